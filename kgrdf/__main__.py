@@ -1,0 +1,3 @@
+from kgrdf.cli import main
+
+main()

@@ -1,0 +1,51 @@
+"""``kg demo``: the example organization loaded into a knowledge base, then three questions."""
+
+import tempfile
+from pathlib import Path
+
+from kgrdf import importer, render
+from kgrdf.kb import KnowledgeBase
+from kgrdf.resources import example_path
+
+
+def load(path: Path) -> tuple[KnowledgeBase, str]:
+    """Make a knowledge base at ``path`` holding the example organization; return it and the id of
+    the fact a correction superseded (the hotfix process's old entry point)."""
+    kb = KnowledgeBase.create(path)
+    with kb.writing("import") as writer:
+        importer.apply(writer, importer.read_records(example_path("fernhill.jsonl")))
+    with kb.reading() as session:
+        old = session.facts("process/hotfix", predicate="entry_point")["facts"][0]["id"]
+    with kb.writing("supersede") as writer:
+        writer.supersede(old, object="channel/deploys", valid_from="2026-10-20",
+                         reason="hotfixes now start in #deploys, like releases")
+    return kb, old
+
+
+def run(path: Path | None, as_json: bool) -> None:
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="kgrdf-demo-")) / "kb"
+    kb, superseded = load(path)
+    with kb.reading() as session:
+        lookup = session.lookup("hotfix")
+        two_hops = session.neighbors("process/release", hops=2)
+        history = session.history(superseded)
+        stats = session.stats()
+    reviewers = sorted({(e["from"], e["to"]) for e in two_hops["edges"] if e["predicate"] == "reviews"})
+    if as_json:
+        render.emit({"kb": str(path), "stats": stats, "lookup": lookup, "two_hops": two_hops,
+                     "reviewers_of_released_repos": [{"person": p, "repo": r} for p, r in reviewers],
+                     "history": history})
+        return
+    print(f"Loaded the example organization (Fernhill Analytics) into {path}")
+    render.stats(False, stats)
+    print(f"\n$ kg lookup hotfix --kb {path}")
+    render.lookup(False, lookup)
+    print(f"\n$ kg neighbors process/release --hops 2 --kb {path}")
+    print("Two hops out: which repos does the release process use, and who reviews them?")
+    for person, repo in reviewers:
+        print(f"  {person} reviews {repo}")
+    render.neighbors(False, two_hops)
+    print(f"\n$ kg history {superseded} --kb {path}")
+    render.history(False, history)
+    print(f"\nTry: kg --help, and any command above with --kb {path}")

@@ -1,0 +1,45 @@
+"""The errors a user can meet, each with its exit code (§7): 1 refused, 2 bad input, 3 damaged."""
+
+
+class KgError(Exception):
+    """An expected error: a one-line reason and, where there is one, the way out."""
+
+    exit_code = 1
+    kind = "refused"
+
+    def __init__(self, message: str, hint: str | None = None, **details):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details = details
+
+    def as_json(self) -> dict:
+        out = {"error": self.kind, "message": self.message}
+        if self.hint:
+            out["hint"] = self.hint
+        out.update(self.details)
+        return out
+
+
+class Refused(KgError):
+    """The knowledge base refuses the change: validation, privacy or conflict (exit 1)."""
+
+
+class NotFound(Refused):
+    """An entity or fact that is not known (exit 1)."""
+
+    kind = "not_found"
+
+
+class BadInput(KgError):
+    """Malformed input: a date, a source, a query, a file (exit 2)."""
+
+    exit_code = 2
+    kind = "bad_input"
+
+
+class Damaged(KgError):
+    """The knowledge base is damaged, missing or locked out (exit 3)."""
+
+    exit_code = 3
+    kind = "damaged"

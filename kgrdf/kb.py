@@ -1,0 +1,254 @@
+"""The knowledge base: one object holding the journal, the index and the schema (§5).
+
+The CLI, the demo and the tests all go through :class:`KnowledgeBase`. Reads open the index
+read-only under the shared lock and never parse the journal; writes take the exclusive lock,
+finish whatever a write cut short left, compute their change against the index, append it to the
+journal (flushed and fsynced), apply it to the index, record the position in ``view.json`` and
+commit to the local git history.
+"""
+
+import json
+import os
+import secrets
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from kgrdf import clock, vcs, vocab
+from kgrdf.errors import BadInput, Damaged, NotFound
+from kgrdf.journal import Journal, Position, Transaction
+from kgrdf.session import Session
+from kgrdf.writer import Writer
+
+FORMAT = 1
+DEFAULT_PERSPECTIVE = "main"
+
+
+def default_home() -> Path:
+    """``--kb``, else KGRDF_HOME, else the platform's user data folder."""
+    if os.environ.get("KGRDF_HOME"):
+        return Path(os.environ["KGRDF_HOME"])
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "kgrdf"
+
+
+class KnowledgeBase:
+    """A knowledge base folder. Open one with :meth:`open`, make one with :meth:`create`."""
+
+    def __init__(self, path: Path, backend: str = "oxigraph"):
+        self.path = Path(path)
+        self.backend_kind = backend
+        settings = self._read_json(self.path / "format.json")
+        self.format = settings.get("format", FORMAT)
+        self.perspective = settings.get("perspective", DEFAULT_PERSPECTIVE)
+        self.replica = self._read_json(self.path / "replica.json").get("replica")
+        self._memory = None  # the in-memory backend keeps its index for the object's life
+
+    # --- making and opening ----------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: Path, perspective: str = DEFAULT_PERSPECTIVE, backend: str = "oxigraph") -> "KnowledgeBase":
+        """Make a new, empty knowledge base at ``path``. Raises Refused if one is there already."""
+        from kgrdf.errors import Refused
+
+        path = Path(path)
+        if not vocab.PERSPECTIVE_PATTERN.match(perspective):
+            raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
+        if (path / "format.json").exists():
+            raise Refused(f"{path} is a knowledge base already", hint="use it with --kb, or pick another folder")
+        if path.exists() and any(path.iterdir()):
+            raise Refused(f"{path} is not empty", hint="kg init needs an empty or new folder")
+        path.mkdir(parents=True, exist_ok=True)
+        _write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
+        _write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
+        (path / "journal").mkdir(exist_ok=True)
+        if vcs.available():
+            vcs.init(path)
+            vcs.commit(path, "kg init")
+        return cls(path, backend)
+
+    @classmethod
+    def open(cls, path: Path, backend: str = "oxigraph") -> "KnowledgeBase":
+        """Open the knowledge base at ``path``. Raises NotFound when there is none."""
+        path = Path(path)
+        if not (path / "format.json").is_file():
+            raise NotFound(f"no knowledge base at {path}",
+                           hint=f"kg init --kb {path} makes one (or set KGRDF_HOME)")
+        kb = cls(path, backend)
+        if kb.format > FORMAT:
+            raise Damaged(f"{path} has format {kb.format}; this kgrdf reads format {FORMAT}",
+                          hint="upgrade kgrdf")
+        return kb
+
+    # --- files -----------------------------------------------------------------------------------
+
+    @property
+    def journal(self) -> Journal:
+        return Journal(self.path / "journal", self.replica)
+
+    @property
+    def index_path(self) -> Path:
+        return self.path / "index"
+
+    @staticmethod
+    def _read_json(path: Path) -> dict:
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (ValueError, OSError) as exc:
+            raise Damaged(f"{path.name} does not parse: {exc}") from None
+
+    def view(self) -> Position:
+        """The journal position the knowledge base's files reflect (``view.json``)."""
+        return Position.from_dict(self._read_json(self.path / "view.json"))
+
+    def _write_view(self, position: Position) -> None:
+        _write_json(self.path / "view.json", {"replica": self.replica, **position.as_dict()})
+
+    # --- the index -------------------------------------------------------------------------------
+
+    def _open_backend(self, read_only: bool):
+        from kgrdf.store import open_backend
+
+        if self.backend_kind == "memory":
+            if self._memory is None:
+                self._memory = open_backend("memory")
+            return self._memory
+        if read_only and not self.index_path.exists():
+            return None
+        return open_backend("oxigraph", self.index_path, read_only=read_only)
+
+    def _close_backend(self, backend) -> None:
+        if backend is not None and backend is not self._memory:
+            backend.close()
+
+    def _is_fresh(self, backend, view: Position) -> bool:
+        """A stat and one lookup: the journal ends where view.json says and the index is there."""
+        from kgrdf import schema
+
+        if backend is None:
+            return False
+        if self.journal.end_offset() != (view.segment, view.offset):
+            return False
+        return backend.position() == (view.seq, view.digest) and backend.schema_digest() == schema.digest()
+
+    @contextmanager
+    def reading(self):
+        """A read-only :class:`Session` on an index that reflects the whole journal."""
+        from kgrdf import lock
+
+        lock_path = self.path / "lock"
+        for attempt in range(2):
+            with lock.held(lock_path, exclusive=False):
+                backend = self._open_backend(read_only=True)
+                try:
+                    if self._is_fresh(backend, self.view()):
+                        yield Session(self, backend)
+                        return
+                finally:
+                    self._close_backend(backend)
+            if attempt == 0:
+                with lock.held(lock_path, exclusive=True):
+                    backend = self._open_backend(read_only=False)
+                    try:
+                        self._recover(backend)
+                    finally:
+                        self._close_backend(backend)
+        raise Damaged("the index could not be brought up to date with the journal",
+                      hint="remove the index/ folder and run the command again")
+
+    @contextmanager
+    def writing(self, command: str):
+        """A :class:`Writer` whose changes become one journal transaction and one commit."""
+        from kgrdf import lock
+
+        if self.replica is None:
+            raise Damaged("replica.json is missing", hint="kg init made it; restore it from git (git checkout replica.json)")
+        with lock.held(self.path / "lock", exclusive=True):
+            backend = self._open_backend(read_only=False)
+            try:
+                position = self._recover(backend)
+                writer = Writer(self, backend, seq=position.seq + 1)
+                yield writer
+                if writer.deletes or writer.adds:
+                    self._commit(backend, writer, position, command)
+            finally:
+                self._close_backend(backend)
+
+    def _commit(self, backend, writer: Writer, position: Position, command: str) -> None:
+        from kgrdf import model
+
+        tx = Transaction(seq=writer.seq, command=command, time=clock.iso(clock.now()),
+                         deletes=model.lines(writer.deletes), adds=model.lines(writer.adds),
+                         prev=position.tx_id)
+        after = self.journal.append(tx, position)
+        backend.apply(tx, after)
+        self._write_view(after)
+        vcs.commit(self.path, f"kg {command} (transaction {tx.seq})")
+
+    def _recover(self, backend) -> Position:
+        """Bring the view and the index up to the journal's end; return that position.
+
+        Complete transactions past view.json were flushed by a write cut short: they are applied.
+        A torn tail is set aside as ``<segment>.torn-<time>``. An index that is missing, behind or
+        on another ontology is rebuilt from the journal.
+        """
+        from kgrdf import schema
+
+        view = self.view()
+        journal = self.journal
+        if journal.end_offset() != (view.segment, view.offset):
+            pending, torn = journal.read_after(view)
+            if torn is not None:
+                aside = journal.set_aside(torn, clock.iso(clock.now()).replace(":", ""))
+                print(f"kg: set aside a torn journal tail of {torn.size} bytes as {aside.name}", file=sys.stderr)
+        else:
+            pending = []
+        target = pending[-1][1] if pending else view
+        index_at = backend.position()
+        known = {view.seq: view.digest, **{after.seq: after.digest for _, after in pending}}
+        if (index_at is None or known.get(index_at[0]) != index_at[1]
+                or backend.schema_digest() != schema.digest()):
+            self._rebuild(backend, target)
+        else:
+            for tx, after in pending:
+                if tx.seq > index_at[0]:
+                    backend.apply(tx, after)
+        if target != view:
+            self._write_view(target)
+            vcs.commit(self.path, f"kg: finish a write cut short (transaction {target.seq})")
+        return target
+
+    def _rebuild(self, backend, target: Position) -> None:
+        """Replace the index with the journal's rebuild and the schema graph."""
+        from kgrdf import journal as journal_mod
+        from kgrdf import model, schema
+
+        entries, _torn = self.journal.read_after(Position())
+        entries = [(tx, after) for tx, after in entries if tx.seq <= target.seq]
+        last = entries[-1][1] if entries else Position()
+        if (last.seq, last.digest) != (target.seq, target.digest):
+            raise Damaged("the journal does not match view.json: it was edited outside kgrdf or lost records",
+                          hint=journal_mod._WAY_OUT)
+        quads = journal_mod.fold(tx for tx, _ in entries)
+        quads.update(model.lines(schema.quads()))
+        quads.update(model.lines(_schema_digest_quads(schema.digest())))
+        backend.replace_all(sorted(quads), target)
+
+
+def _schema_digest_quads(digest: str):
+    from pyoxigraph import Literal, Quad
+
+    return [Quad(vocab.INDEX_NODE, vocab.kg("schemaDigest"), Literal(digest), vocab.DEFAULT_GRAPH)]
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Write a small JSON file whole: a temporary file, fsynced, renamed over the old one."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=2, sort_keys=True)
+        out.write("\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,374 @@
+"""Entities and facts as values, and the quads that say them. Pure: no I/O.
+
+A fact is one named graph holding one triple; everything about it is in its provenance graph:
+status, authority, sources, the two timelines, supersession, and an update record for every change
+that says what each field held before. This module folds the quads of a fact back into a
+:class:`Fact`, and turns a new fact or a change into the quads to add and delete.
+"""
+
+import base64
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from kgrdf import vocab
+from kgrdf.vocab import kg
+
+# Every field of a fact's metadata: its property and how its value is written.
+FIELDS: dict[str, tuple[NamedNode, str]] = {
+    "status": (kg("factStatus"), "concept"),
+    "authority": (kg("authority"), "concept"),
+    "sensitivity": (kg("sensitivity"), "concept"),
+    "observed_at": (kg("observedAt"), "datetime"),
+    "observations": (kg("observations"), "integer"),
+    "valid_from": (kg("validFrom"), "datetime"),
+    "valid_to": (kg("validTo"), "datetime"),
+    "recorded_at": (kg("recordedAt"), "datetime"),
+    "retired_at": (kg("retiredAt"), "datetime"),
+    "superseded_by": (kg("supersededBy"), "iri"),
+    "last_confirmed_at": (kg("lastConfirmedAt"), "datetime"),
+    "reviewed_by": (kg("reviewedBy"), "string"),
+    "prevents_rework": (kg("preventsRework"), "boolean"),
+    "audience": (kg("audience"), "string"),
+    "order": (kg("order"), "integer"),
+    "perspective": (kg("perspective"), "iri"),
+}
+_FIELD_BY_IRI = {iri.value: name for name, (iri, _) in FIELDS.items()}
+SOURCES = "sources"
+_SPACES = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """Labels and values compare ignoring case and runs of spaces."""
+    return _SPACES.sub(" ", text).strip().casefold()
+
+
+def clean_label(text: str) -> str:
+    return _SPACES.sub(" ", text).strip()
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: str
+    ref: str
+    quote: str | None = None
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(f"{self.kind}:{self.ref}".encode()).hexdigest()[:12]
+
+    def label(self) -> str:
+        return f"{self.kind}:{self.ref}"
+
+
+@dataclass
+class Entity:
+    id: str
+    iri: str
+    type: str
+    name: str
+    aliases: list[str] = field(default_factory=list)
+    weak_aliases: list[str] = field(default_factory=list)
+    summary: str | None = None
+
+    def as_json(self) -> dict:
+        out = {"id": self.id, "type": self.type, "name": self.name, "aliases": self.aliases,
+               "weak_aliases": self.weak_aliases}
+        if self.summary:
+            out["summary"] = self.summary
+        return out
+
+
+@dataclass
+class Update:
+    seq: int
+    action: str
+    at: str
+    reason: str | None = None
+    changes: dict[str, tuple[list, list]] = field(default_factory=dict)
+
+
+@dataclass
+class Fact:
+    """A fact as the knowledge base holds it now. Times are xsd:dateTime strings in UTC."""
+
+    id: str
+    iri: str
+    subject: str
+    predicate: str
+    target: object  # NamedNode (an entity) or Literal (a value)
+    status: str = "proposed"
+    authority: str = "observed"
+    sensitivity: str = "internal"
+    sources: list[Source] = field(default_factory=list)
+    observed_at: str | None = None
+    observations: int = 1
+    valid_from: str | None = None
+    valid_to: str | None = None
+    recorded_at: str | None = None
+    retired_at: str | None = None
+    superseded_by: str | None = None
+    last_confirmed_at: str | None = None
+    reviewed_by: str | None = None
+    prevents_rework: bool = False
+    audience: str | None = None
+    order: int | None = None
+    perspective: str | None = None
+    updates: list[Update] = field(default_factory=list)
+
+    @property
+    def is_entity_target(self) -> bool:
+        return isinstance(self.target, NamedNode)
+
+    @property
+    def current(self) -> bool:
+        return self.status in ("proposed", "confirmed") and self.retired_at is None
+
+    def value_key(self) -> str:
+        if self.is_entity_target:
+            return self.target.value
+        return normalize(self.target.value)
+
+
+# --- reading quads back into values ----------------------------------------------------------
+
+
+def _py(term, kind: str, schema):
+    if term is None:
+        return None
+    if kind == "concept":
+        return schema.notation(term.value)
+    if kind == "integer":
+        return int(term.value)
+    if kind == "boolean":
+        return term.value in ("true", "1")
+    return term.value
+
+
+def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
+    """A Fact from the rows of ``fact.rq`` (graph, s, p, o of its assertion and provenance graphs)."""
+    triple = None
+    meta: dict[str, object] = {}
+    sources: dict[str, dict] = {}
+    source_nodes: list[str] = []
+    updates: dict[str, dict] = {}
+    changes: dict[str, dict] = {}
+    for row in rows:
+        s, p, o = row["s"].value, row["p"].value, row["o"]
+        if row["kind"].value == "assertion":
+            triple = (s, p, o)
+            continue
+        if s == fact_iri:
+            if p == vocab.WAS_DERIVED_FROM.value:
+                source_nodes.append(o.value)
+            elif p in _FIELD_BY_IRI:
+                name = _FIELD_BY_IRI[p]
+                meta[name] = _py(o, FIELDS[name][1], schema)
+            continue
+        if p == vocab.kg("sourceKind").value:
+            sources.setdefault(s, {})["kind"] = schema.notation(o.value)
+        elif p == vocab.kg("sourceRef").value:
+            sources.setdefault(s, {})["ref"] = o.value
+        elif p == vocab.kg("quote").value:
+            sources.setdefault(s, {})["quote"] = o.value
+        elif p == vocab.kg("updateNumber").value:
+            updates.setdefault(s, {})["seq"] = int(o.value)
+        elif p == vocab.kg("action").value:
+            updates.setdefault(s, {})["action"] = o.value
+        elif p == vocab.ENDED_AT.value:
+            updates.setdefault(s, {})["at"] = o.value
+        elif p == vocab.kg("reason").value:
+            updates.setdefault(s, {})["reason"] = o.value
+        elif p == vocab.kg("change").value:
+            updates.setdefault(s, {}).setdefault("change_nodes", []).append(o.value)
+        elif p == vocab.kg("field").value:
+            changes.setdefault(s, {})["field"] = _FIELD_BY_IRI.get(o.value, SOURCES)
+        elif p == vocab.kg("before").value:
+            changes.setdefault(s, {}).setdefault("before", []).append(o)
+        elif p == vocab.kg("after").value:
+            changes.setdefault(s, {}).setdefault("after", []).append(o)
+    if triple is None:
+        return None
+    fact = Fact(id=vocab.id_of(fact_iri), iri=fact_iri, subject=triple[0], predicate=triple[1],
+                target=triple[2], **meta)
+    fact.sources = sorted(
+        (Source(sources[n].get("kind", "?"), sources[n].get("ref", ""), sources[n].get("quote"))
+         for n in source_nodes if n in sources),
+        key=lambda src: (src.kind, src.ref))
+    for node, data in updates.items():
+        update = Update(seq=data.get("seq", 0), action=data.get("action", "?"), at=data.get("at", ""),
+                        reason=data.get("reason"))
+        for change_node in data.get("change_nodes", []):
+            change = changes.get(change_node, {})
+            name = change.get("field", "?")
+            kind = FIELDS[name][1] if name in FIELDS else "iri"
+            update.changes[name] = ([_py(t, kind, schema) for t in change.get("before", [])],
+                                    [_py(t, kind, schema) for t in change.get("after", [])])
+        fact.updates.append(update)
+    fact.updates.sort(key=lambda u: u.seq)
+    return fact
+
+
+def fold_entity(entity_iri: str, rows: list[dict], schema) -> Entity | None:
+    """An Entity from the rows of ``entity.rq`` (p, o of its description)."""
+    data: dict[str, list] = {}
+    for row in rows:
+        data.setdefault(row["p"].value, []).append(row["o"].value)
+    if vocab.IDENTIFIER.value not in data:
+        return None
+    types = [schema.type_by_iri(t) for t in data.get(vocab.RDF_TYPE.value, [])]
+    type_key = next((t.key for t in types if t), "?")
+    return Entity(
+        id=data[vocab.IDENTIFIER.value][0], iri=entity_iri, type=type_key,
+        name=data.get(vocab.PREF_LABEL.value, ["?"])[0],
+        aliases=sorted(data.get(vocab.ALT_LABEL.value, [])),
+        weak_aliases=sorted(data.get(vocab.WEAK_ALIAS.value, [])),
+        summary=(data.get(vocab.SUMMARY.value) or [None])[0],
+    )
+
+
+# --- values into quads -----------------------------------------------------------------------
+
+
+def _term(value, kind: str, schema):
+    if kind == "concept":
+        group = {"status": schema.statuses, "authority": schema.authorities,
+                 "sensitivity": schema.sensitivities}
+        for concepts in group.values():
+            if value in concepts:
+                return NamedNode(concepts[value].iri)
+        raise ValueError(f"unknown concept {value!r}")
+    if kind == "datetime":
+        return vocab.datetime_literal(value)
+    if kind == "integer":
+        return vocab.integer(value)
+    if kind == "boolean":
+        return vocab.boolean(value)
+    if kind == "iri":
+        return NamedNode(value)
+    return Literal(str(value))
+
+
+def field_quads(fact: Fact, name: str, value, schema) -> list[Quad]:
+    if value is None or (name == "prevents_rework" and value is False):
+        return []
+    predicate, kind = FIELDS[name]
+    graph = vocab.provenance_graph(NamedNode(fact.iri))
+    return [Quad(NamedNode(fact.iri), predicate, _term(value, kind, schema), graph)]
+
+
+def source_quads(fact: Fact, source: Source, schema) -> list[Quad]:
+    fact_node = NamedNode(fact.iri)
+    graph = vocab.provenance_graph(fact_node)
+    node = vocab.source_iri(fact_node, source.digest)
+    kind = schema.source_kinds[source.kind]
+    quads = [
+        Quad(fact_node, vocab.WAS_DERIVED_FROM, node, graph),
+        Quad(node, vocab.RDF_TYPE, vocab.SOURCE, graph),
+        Quad(node, vocab.kg("sourceKind"), NamedNode(kind.iri), graph),
+        Quad(node, vocab.kg("sourceRef"), Literal(source.ref), graph),
+    ]
+    if source.quote:
+        quads.append(Quad(node, vocab.kg("quote"), Literal(source.quote), graph))
+    return quads
+
+
+def fact_quads(fact: Fact, schema) -> list[Quad]:
+    """Every quad of a new fact: its assertion graph and its provenance graph."""
+    fact_node = NamedNode(fact.iri)
+    graph = vocab.provenance_graph(fact_node)
+    quads = [
+        Quad(NamedNode(fact.subject), NamedNode(fact.predicate), fact.target, fact_node),
+        Quad(fact_node, vocab.RDF_TYPE, vocab.FACT, graph),
+        Quad(fact_node, vocab.IDENTIFIER, Literal(fact.id), graph),
+        Quad(graph, vocab.kg("provenanceOf"), fact_node, graph),
+    ]
+    for name in FIELDS:
+        quads += field_quads(fact, name, getattr(fact, name), schema)
+    for source in fact.sources:
+        quads += source_quads(fact, source, schema)
+    return quads
+
+
+def change_quads(fact: Fact, changes: dict, *, seq: int, at: str, action: str, reason: str | None,
+                 schema, new_sources: list[Source] = ()) -> tuple[list[Quad], list[Quad], Fact]:
+    """The quads to delete and add to change ``fact``'s fields, with an update record saying what
+    each field held before. Returns (deletes, adds, the fact as it is after)."""
+    after = replace(fact, sources=list(fact.sources))
+    deletes: list[Quad] = []
+    adds: list[Quad] = []
+    fact_node = NamedNode(fact.iri)
+    graph = vocab.provenance_graph(fact_node)
+    update = vocab.update_iri(fact_node, seq)
+    record = [
+        Quad(update, vocab.RDF_TYPE, vocab.UPDATE, graph),
+        Quad(update, vocab.kg("updates"), fact_node, graph),
+        Quad(update, vocab.kg("updateNumber"), vocab.integer(seq), graph),
+        Quad(update, vocab.kg("action"), Literal(action), graph),
+        Quad(update, vocab.ENDED_AT, vocab.datetime_literal(at), graph),
+    ]
+    if reason:
+        record.append(Quad(update, vocab.kg("reason"), Literal(reason), graph))
+    for name, new in changes.items():
+        old = getattr(fact, name)
+        if old == new:
+            continue
+        old_quads = field_quads(fact, name, old, schema)
+        setattr(after, name, new)
+        new_quads = field_quads(after, name, new, schema)
+        deletes += old_quads
+        adds += new_quads
+        node = vocab.change_iri(update, name)
+        record += [
+            Quad(update, vocab.kg("change"), node, graph),
+            Quad(node, vocab.RDF_TYPE, vocab.CHANGE, graph),
+            Quad(node, vocab.kg("field"), FIELDS[name][0], graph),
+        ]
+        record += [Quad(node, vocab.kg("before"), q.object, graph) for q in old_quads]
+        record += [Quad(node, vocab.kg("after"), q.object, graph) for q in new_quads]
+    fresh = [s for s in new_sources if (s.kind, s.ref) not in {(o.kind, o.ref) for o in fact.sources}]
+    if fresh:
+        node = vocab.change_iri(update, SOURCES)
+        record += [
+            Quad(update, vocab.kg("change"), node, graph),
+            Quad(node, vocab.RDF_TYPE, vocab.CHANGE, graph),
+            Quad(node, vocab.kg("field"), vocab.WAS_DERIVED_FROM, graph),
+        ]
+        record += [Quad(node, vocab.kg("before"), Literal(s.label()), graph) for s in fact.sources]
+        for source in fresh:
+            adds += source_quads(fact, source, schema)
+            after.sources.append(source)
+        record += [Quad(node, vocab.kg("after"), Literal(s.label()), graph) for s in after.sources]
+    if deletes or adds:
+        adds += record
+    after.updates = fact.updates + [Update(seq, action, at, reason)]
+    return deletes, adds, after
+
+
+def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
+    node = NamedNode(entity.iri)
+    graph = vocab.entities_graph(perspective)
+    quads = [
+        Quad(node, vocab.RDF_TYPE, NamedNode(schema.types[entity.type].iri), graph),
+        Quad(node, vocab.IDENTIFIER, Literal(entity.id), graph),
+        Quad(node, vocab.PREF_LABEL, Literal(entity.name), graph),
+        Quad(node, vocab.kg("perspective"), vocab.perspective_iri(perspective), graph),
+    ]
+    quads += [Quad(node, vocab.ALT_LABEL, Literal(a), graph) for a in entity.aliases]
+    quads += [Quad(node, vocab.WEAK_ALIAS, Literal(a), graph) for a in entity.weak_aliases]
+    if entity.summary:
+        quads.append(Quad(node, vocab.SUMMARY, Literal(entity.summary), graph))
+    return quads
+
+
+def mint_fact_id(replica: str, seq: int, n: int) -> str:
+    """``f-`` and six characters, derived from the replica and the journal sequence number."""
+    digest = hashlib.sha256(f"{replica}:{seq}:{n}".encode()).digest()
+    return "f-" + base64.b32encode(digest).decode("ascii").lower()[:6]
+
+
+def lines(quads) -> list[str]:
+    """Quads as the journal's canonical N-Quads lines (without the final dot)."""
+    return [str(q) for q in quads]

@@ -1,0 +1,201 @@
+"""Output: one JSON document for programs (--json), or plain text for a person, in colour on a terminal."""
+
+import json as jsonlib
+import sys
+
+_COLOURS = {"confirmed": "green", "proposed": "yellow", "rejected": "red", "expired": "bright_black",
+            "error": "red", "dim": "bright_black", "title": "cyan"}
+
+
+def _tty() -> bool:
+    return sys.stdout.isatty()
+
+
+def paint(text: str, colour: str) -> str:
+    if not _tty():
+        return text
+    import typer
+
+    return typer.style(text, fg=_COLOURS.get(colour, colour))
+
+
+def emit(document) -> None:
+    sys.stdout.write(jsonlib.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def out(as_json: bool, document, text: str) -> None:
+    if as_json:
+        emit(document)
+    elif text:
+        print(text)
+
+
+def error(exc, as_json: bool) -> None:
+    line = f"kg: {exc.message}"
+    if exc.hint:
+        line += f" ({exc.hint})"
+    print(line, file=sys.stderr)
+    if as_json:
+        emit(exc.as_json())
+
+
+def _sources(fact: dict) -> str:
+    return ", ".join(f"{s['kind']}:{s['ref']}" for s in fact.get("sources", [])) or "no source"
+
+
+def fact_line(fact: dict, indent: str = "  ") -> str:
+    status = paint(f"[{fact['status']}]", fact["status"])
+    when = []
+    if fact.get("valid_from"):
+        when.append(f"from {fact['valid_from'][:10]}")
+    if fact.get("valid_to"):
+        when.append(f"to {fact['valid_to'][:10]}")
+    if fact.get("superseded_by"):
+        when.append(f"superseded by {fact['superseded_by']}")
+    extra = f" ({'; '.join(when)})" if when else ""
+    rework = " !" if fact.get("prevents_rework") else ""
+    return (f"{indent}{fact['id']} {status}{rework} {fact['sentence']}{extra}\n"
+            f"{indent}    {paint(fact['authority'] + ' · ' + _sources(fact), 'dim')}")
+
+
+def _entity_head(entity: dict) -> str:
+    head = paint(f"{entity['name']}", "title") + f"  {entity['id']} ({entity['type']})"
+    if entity.get("aliases"):
+        head += f"\n  also: {', '.join(entity['aliases'])}"
+    if entity.get("weak_aliases"):
+        head += f"\n  related: {', '.join(entity['weak_aliases'])}"
+    if entity.get("summary"):
+        head += f"\n  {entity['summary']}"
+    return head
+
+
+def lookup(as_json: bool, result: dict) -> None:
+    if as_json:
+        return emit(result)
+    print(_entity_head(result["entity"]))
+    print(f"facts ({len(result['facts'])}):")
+    for fact in result["facts"]:
+        print(fact_line(fact))
+    if not result["facts"]:
+        print("  none current")
+    if result["backlinks"]:
+        print(f"pointing here ({len(result['backlinks'])}):")
+        for fact in result["backlinks"]:
+            print(fact_line(fact))
+
+
+def facts(as_json: bool, result: dict) -> None:
+    if as_json:
+        return emit(result)
+    scope = []
+    if result.get("as_of"):
+        scope.append(f"true at {result['as_of']}")
+    if result.get("known_at"):
+        scope.append(f"as known at {result['known_at']}")
+    print(_entity_head(result["entity"]) + (f"\n  ({', '.join(scope)})" if scope else ""))
+    for fact in result["facts"]:
+        print(fact_line(fact))
+    if not result["facts"]:
+        print("  no facts")
+
+
+def outcome(as_json: bool, result, shown: dict) -> None:
+    closed = [{"id": f.id, "superseded_by": result.fact.id} for f in (result.closed or [])]
+    if as_json:
+        doc = {**shown, "outcome": result.action}
+        if result.note:
+            doc["note"] = result.note
+        if closed:
+            doc["closed"] = closed
+        return emit(doc)
+    print(f"{result.action} {fact_line(shown, indent='').lstrip()}")
+    if result.note:
+        print(paint(result.note, "dim"))
+    for item in closed:
+        print(f"closed {item['id']} (superseded by {item['superseded_by']})")
+
+
+def identify(as_json: bool, found: dict) -> None:
+    if as_json:
+        return emit(found)
+    for match in found["matches"]:
+        print(f"{match['id']}  {match['name']}  ({match['matched']} {match['label']!r})")
+    if len(found["matches"]) > 1:
+        print(paint(f"ambiguous: {len(found['matches'])} entities are called {found['text']!r}", "error"),
+              file=sys.stderr)
+    for suggestion in found["suggestions"]:
+        print(f"maybe {suggestion['id']}  {suggestion['name']}  (weak alias {suggestion['label']!r})")
+    if not found["matches"]:
+        print(f"kg: no entity is called {found['text']!r}", file=sys.stderr)
+
+
+def search(as_json: bool, text: str, hits: list) -> None:
+    if as_json:
+        return emit({"text": text, "results": hits})
+    for hit in hits:
+        labels = ", ".join(f"{m['how']} {m['label']!r}" for m in hit["matched"])
+        print(f"{hit['id']}  {hit['name']}  ({labels})")
+    if not hits:
+        print(f"nothing matches {text!r}")
+
+
+def neighbors(as_json: bool, result: dict) -> None:
+    if as_json:
+        return emit(result)
+    by_distance: dict[int, list] = {}
+    for node in result["nodes"][1:]:
+        by_distance.setdefault(node["distance"], []).append(node)
+    print(_entity_head(result["entity"]))
+    for distance, nodes in sorted(by_distance.items()):
+        print(f"{distance} hop{'s' if distance > 1 else ''}:")
+        for node in nodes:
+            print(f"  {node['id']}  {node['name']}")
+    print("links:")
+    for edge in result["edges"]:
+        print(f"  {edge['from']} --{edge['predicate']}--> {edge['to']}  {paint(edge['fact'], 'dim')}")
+
+
+def history(as_json: bool, result: dict) -> None:
+    if as_json:
+        return emit(result)
+    fact = result["fact"]
+    print(fact_line(fact, indent=""))
+    for event in result["history"]:
+        line = f"  {event['at']}  {event['action']}"
+        if event.get("reason"):
+            line += f"  ({event['reason']})"
+        print(line)
+        for name, change in event.get("changes", {}).items():
+            before = ", ".join(map(str, change["before"])) or "-"
+            after = ", ".join(map(str, change["after"])) or "-"
+            print(paint(f"      {name}: {before} -> {after}", "dim"))
+
+
+def stats(as_json: bool, result: dict) -> None:
+    if as_json:
+        return emit(result)
+    print(f"{result['entity_count']} entities, {result['fact_count']} facts "
+          f"({result['journal']['transactions']} journal transactions, {result['backend']} index)")
+    for kind in ("entities", "facts"):
+        print(f"{kind}: " + ", ".join(f"{k} {v}" for k, v in result[kind].items()))
+
+
+def sparql(as_json: bool, result) -> None:
+    import pyoxigraph as ox
+
+    if isinstance(result, ox.QueryBoolean):
+        return out(as_json, {"boolean": bool(result)}, "true" if result else "false")
+    if isinstance(result, ox.QuerySolutions):
+        if as_json:
+            sys.stdout.buffer.write(result.serialize(format=ox.QueryResultsFormat.JSON))
+            sys.stdout.write("\n")
+            return
+        names = [v.value for v in result.variables]
+        print("\t".join(names))
+        for row in result:
+            print("\t".join("" if row[n] is None else str(row[n]) for n in names))
+        return
+    data = ox.serialize(result, format=ox.RdfFormat.N_TRIPLES)
+    if as_json:
+        return emit({"triples": data.decode("utf-8")})
+    sys.stdout.buffer.write(data)

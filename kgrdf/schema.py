@@ -1,0 +1,179 @@
+"""The effective schema, read from ``ontology/*.ttl``: types, predicates, markers and sentences.
+
+Nothing of the schema is repeated here; this module turns the ontology into values the write path
+checks against. Loading it costs a few milliseconds (pyoxigraph parses the Turtle).
+"""
+
+from dataclasses import dataclass, field
+from functools import cache
+
+from kgrdf import queries
+from kgrdf.errors import Refused
+
+SCHEMES = {
+    "StatusScheme": "statuses",
+    "AuthorityScheme": "authorities",
+    "SourceKindScheme": "source_kinds",
+    "SensitivityScheme": "sensitivities",
+}
+
+
+@dataclass(frozen=True)
+class EntityType:
+    key: str
+    iri: str
+    axis: str
+    label: str
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class Predicate:
+    key: str
+    iri: str
+    axis: str
+    label: str
+    sentence: str
+    takes_entity: bool
+    value_type: str | None
+    single_valued: bool
+    high_risk: bool
+    person_ok: bool
+    ordered: bool
+    domain: frozenset[str] = frozenset()
+    range: frozenset[str] = frozenset()
+
+    @property
+    def object_kind(self) -> str:
+        return "entity" if self.takes_entity else "value"
+
+    def reads(self, subject: str, target: str) -> str:
+        """The reviewer sentence filled in."""
+        return self.sentence.replace("{subject}", subject).replace("{target}", target)
+
+
+@dataclass(frozen=True)
+class Concept:
+    notation: str
+    iri: str
+    label: str
+    trusted: bool | None = None
+
+
+@dataclass
+class Schema:
+    types: dict[str, EntityType]
+    predicates: dict[str, Predicate]
+    statuses: dict[str, Concept] = field(default_factory=dict)
+    authorities: dict[str, Concept] = field(default_factory=dict)
+    source_kinds: dict[str, Concept] = field(default_factory=dict)
+    sensitivities: dict[str, Concept] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self._by_iri = {p.iri: p for p in self.predicates.values()}
+        self._type_by_iri = {t.iri: t for t in self.types.values()}
+        self._concept_by_iri = {
+            c.iri: c
+            for group in (self.statuses, self.authorities, self.source_kinds, self.sensitivities)
+            for c in group.values()
+        }
+
+    def predicate(self, key: str) -> Predicate:
+        """The predicate named ``key``; raises Refused naming the known ones."""
+        found = self.predicates.get(key)
+        if found is None:
+            close = [k for k in self.predicates if key.lower() in k or k in key.lower()]
+            hint = f"did you mean {', '.join(close)}?" if close else "kg schema lists the predicates"
+            raise Refused(f"unknown predicate {key!r}: it is not in the schema", hint=hint)
+        return found
+
+    def predicate_by_iri(self, iri: str) -> Predicate | None:
+        return self._by_iri.get(iri)
+
+    def type_by_iri(self, iri: str) -> EntityType | None:
+        return self._type_by_iri.get(iri)
+
+    def concept_by_iri(self, iri: str) -> Concept | None:
+        return self._concept_by_iri.get(iri)
+
+    def notation(self, iri: str | None) -> str | None:
+        if iri is None:
+            return None
+        concept = self._concept_by_iri.get(iri)
+        return concept.notation if concept else iri
+
+
+SCHEMA_GRAPH = "https://kgrdf.org/ns"
+
+
+def ontology_files() -> list:
+    from kgrdf.resources import data_dir
+
+    return sorted(data_dir("ontology").glob("*.ttl"))
+
+
+def digest() -> str:
+    """A digest of the ontology files: the index reloads its schema graph when it changes."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in ontology_files():
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def quads() -> list:
+    """The ontology as quads in the schema graph, which the index holds beside the data."""
+    from pyoxigraph import NamedNode, Quad, RdfFormat, parse
+
+    graph = NamedNode(SCHEMA_GRAPH)
+    out = []
+    for path in ontology_files():
+        for triple in parse(path=str(path), format=RdfFormat.TURTLE):
+            out.append(Quad(triple.subject, triple.predicate, triple.object, graph))
+    return out
+
+
+def from_backend(backend) -> Schema:
+    """The schema the index holds in its schema graph."""
+    def select(name):
+        rows = backend.select(queries.load(name))
+        return [{k: queries.value(v) for k, v in row.items()} for row in rows]
+
+    types = {
+        r["key"]: EntityType(r["key"], r["type"], r["axis"], r["label"] or r["key"], r["comment"])
+        for r in select("schema-types")
+    }
+    grouped: dict[str, dict] = {}
+    for r in select("schema-predicates"):
+        entry = grouped.setdefault(r["key"], {**r, "domain": set(), "range": set()})
+        if r["domain"]:
+            entry["domain"].add(r["domain"])
+        if r["range"]:
+            entry["range"].add(r["range"])
+    predicates = {
+        key: Predicate(
+            key=key, iri=r["predicate"], axis=r["axis"], label=r["label"] or key,
+            sentence=r["sentence"], takes_entity=bool(r["isObject"]), value_type=r["valueType"],
+            single_valued=bool(r["singleValued"]), high_risk=bool(r["highRisk"]),
+            person_ok=bool(r["personOk"]), ordered=bool(r["ordered"]),
+            domain=frozenset(r["domain"]), range=frozenset(r["range"]),
+        )
+        for key, r in grouped.items()
+    }
+    schema = Schema(types=types, predicates=predicates)
+    for r in select("schema-concepts"):
+        group = getattr(schema, SCHEMES[r["scheme"].rsplit("#", 1)[-1]])
+        group[r["notation"]] = Concept(r["notation"], r["concept"], r["label"] or r["notation"], r["trusted"])
+    schema.__post_init__()
+    return schema
+
+
+@cache
+def core() -> Schema:
+    """The core schema of ``ontology/``, without a knowledge base."""
+    from kgrdf.store.oxigraph import OxigraphBackend
+
+    backend = OxigraphBackend(None)
+    backend.store.extend(quads())
+    return from_backend(backend)

@@ -1,0 +1,312 @@
+"""Reading the knowledge base: every answer comes from a named query in ``queries/``.
+
+A :class:`Session` wraps an index that reflects the whole journal. Its methods return plain
+values (dicts and lists) that the CLI renders for a person or prints as JSON.
+"""
+
+from functools import cached_property
+
+from pyoxigraph import Literal, NamedNode
+
+from kgrdf import clock, model, queries, vocab
+from kgrdf.errors import BadInput, NotFound, Refused
+
+MAX_HOPS = 4
+
+
+def _now_literal(moment=None) -> Literal:
+    return vocab.datetime_literal(clock.iso(moment or clock.now()))
+
+
+class Session:
+    def __init__(self, kb, backend):
+        self.kb = kb
+        self.backend = backend
+        self.perspective = kb.perspective
+
+    @cached_property
+    def schema(self):
+        from kgrdf import schema
+
+        return schema.from_backend(self.backend)
+
+    # --- running queries --------------------------------------------------------------------------
+
+    def rows(self, name: str, **bindings) -> list[dict]:
+        """Rows of the named query as terms."""
+        return self.backend.select(queries.load(name), bindings)
+
+    def values(self, name: str, **bindings) -> list[dict]:
+        """Rows of the named query as plain Python values."""
+        return [{k: queries.value(v) for k, v in row.items()} for row in self.rows(name, **bindings)]
+
+    # --- entities ----------------------------------------------------------------------------------
+
+    def entity_iri(self, entity_id: str) -> NamedNode:
+        return vocab.entity_iri(self.perspective, entity_id)
+
+    def entity(self, iri: NamedNode) -> model.Entity | None:
+        return model.fold_entity(iri.value, self.rows("entity", entity=iri), self.schema)
+
+    def entity_by_id(self, entity_id: str) -> model.Entity | None:
+        if not vocab.ID_PATTERN.match(entity_id):
+            return None
+        return self.entity(self.entity_iri(entity_id))
+
+    def identify(self, text: str) -> dict:
+        """Entities named ``text``: by id, name or strong alias (matches); by weak alias (suggestions)."""
+        key = model.normalize(text).lower()
+        matches, suggestions = {}, {}
+        for row in self.values("identify", key=Literal(key)):
+            target = suggestions if row["how"] == "weak alias" else matches
+            target.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
+                                          "matched": row["how"], "label": row["label"]})
+        for entity_id in matches:
+            suggestions.pop(entity_id, None)
+        return {"text": text, "matches": list(matches.values()), "suggestions": list(suggestions.values())}
+
+    def resolve(self, text: str, role: str = "entity") -> model.Entity:
+        """The one entity ``text`` names (id, name or strong alias).
+
+        Raises NotFound for an unknown name (with weak-alias suggestions) and Refused for an
+        ambiguous one (with the candidates).
+        """
+        entity = self.entity_by_id(text.strip())
+        if entity is not None:
+            return entity
+        found = self.identify(text)
+        if len(found["matches"]) == 1:
+            return self.entity_by_id(found["matches"][0]["id"])
+        if len(found["matches"]) > 1:
+            names = ", ".join(f"{m['id']} ({m['matched']} {m['label']!r})" for m in found["matches"])
+            raise Refused(f"{role} {text!r} is ambiguous: it names {names}", hint="give the id instead",
+                          candidates=[m["id"] for m in found["matches"]])
+        hint = None
+        if found["suggestions"]:
+            hint = "did you mean " + ", ".join(
+                f"{s['id']} (weak alias {s['label']!r})" for s in found["suggestions"]) + "?"
+        else:
+            near = self.search(text)[:3]
+            if near:
+                hint = "did you mean " + ", ".join(f"{n['id']} ({n['name']!r})" for n in near) + "?"
+            else:
+                hint = "kg add-entity makes it; kg search finds names"
+        raise NotFound(f"{role} {text!r} is not known", hint=hint,
+                       candidates=[s["id"] for s in found["suggestions"]])
+
+    def search(self, text: str) -> list[dict]:
+        """Entities whose id, name, alias or weak alias contains ``text``, ignoring case."""
+        needle = model.normalize(text).lower()
+        if not needle:
+            raise BadInput("search needs some text")
+        found: dict[str, dict] = {}
+        for row in self.values("search", text=Literal(needle)):
+            hit = found.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
+                                               "matched": []})
+            hit["matched"].append({"how": row["how"], "label": row["label"]})
+        exact = [h for h in found.values() if any(model.normalize(m["label"]) == needle for m in h["matched"])]
+        return exact + [h for h in found.values() if h not in exact]
+
+    # --- facts -------------------------------------------------------------------------------------
+
+    def fact_iri(self, fact_id: str) -> NamedNode:
+        if not vocab.FACT_ID_PATTERN.match(fact_id):
+            raise BadInput(f"{fact_id!r} is not a fact id; fact ids look like f-3k9x2a")
+        return vocab.fact_iri(self.perspective, fact_id)
+
+    def fact(self, fact_id: str) -> model.Fact:
+        """The fact ``fact_id`` with its update records. Raises NotFound."""
+        iri = self.fact_iri(fact_id)
+        fact = model.fold_fact(iri.value, self.rows("fact", fact=iri), self.schema)
+        if fact is None:
+            raise NotFound(f"no fact {fact_id}", hint="kg facts SUBJECT --all lists a subject's facts")
+        return fact
+
+    def describe(self, fact: model.Fact) -> dict:
+        """A fact as a plain dict for output, with names and its reviewer sentence."""
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        subject = self.entity(NamedNode(fact.subject))
+        out = {
+            "id": fact.id,
+            "subject": subject.id if subject else vocab.id_of(fact.subject),
+            "subject_name": subject.name if subject else None,
+            "predicate": predicate.key if predicate else fact.predicate,
+        }
+        if fact.is_entity_target:
+            target = self.entity(fact.target)
+            out["object"] = target.id if target else vocab.id_of(fact.target.value)
+            out["object_name"] = target.name if target else None
+            shown = out["object_name"] or out["object"]
+        else:
+            out["value"] = fact.target.value
+            shown = fact.target.value
+        for name in ("status", "authority", "sensitivity", "valid_from", "valid_to", "recorded_at",
+                     "retired_at", "observed_at", "observations", "last_confirmed_at", "reviewed_by",
+                     "prevents_rework", "order", "audience"):
+            value = getattr(fact, name)
+            if value is not None:
+                out[name] = value
+        if fact.superseded_by:
+            out["superseded_by"] = vocab.id_of(fact.superseded_by)
+        out["sources"] = [{"kind": s.kind, "ref": s.ref, **({"quote": s.quote} if s.quote else {})}
+                          for s in fact.sources]
+        if predicate:
+            out["sentence"] = predicate.reads(out["subject_name"] or out["subject"], shown)
+        return out
+
+    @staticmethod
+    def _group(rows: list[dict]) -> list[dict]:
+        """Fact rows (one per source) folded into one dict per fact, in the query's order."""
+        facts: dict[str, dict] = {}
+        for row in rows:
+            fact = facts.get(row["id"])
+            if fact is None:
+                subject_shown = row.get("subjectName") or row.get("subjectId")
+                if row.get("targetId"):
+                    target = {"object": row["targetId"], "object_name": row.get("targetName")}
+                    shown = row.get("targetName") or row["targetId"]
+                else:
+                    target = {"value": row["target"]}
+                    shown = row["target"]
+                fact = {
+                    "id": row["id"], "subject": row.get("subjectId"), "subject_name": row.get("subjectName"),
+                    "predicate": row["predicateKey"], **target,
+                    "status": row["status"], "authority": row["authority"],
+                    "sentence": row["sentence"].replace("{subject}", subject_shown or "?").replace("{target}", shown),
+                    "sources": [],
+                }
+                for key, name in (("validFrom", "valid_from"), ("validTo", "valid_to"),
+                                  ("recordedAt", "recorded_at"), ("retiredAt", "retired_at"),
+                                  ("observations", "observations"), ("order", "order"),
+                                  ("direction", "direction")):
+                    if row.get(key) is not None:
+                        fact[name] = row[key]
+                if row.get("supersededBy"):
+                    fact["superseded_by"] = vocab.id_of(row["supersededBy"])
+                if row.get("preventsRework"):
+                    fact["prevents_rework"] = True
+                facts[row["id"]] = fact
+            if row.get("sourceKind"):
+                source = {"kind": row["sourceKind"], "ref": row["sourceRef"]}
+                if source not in fact["sources"]:
+                    fact["sources"].append(source)
+        return list(facts.values())
+
+    def lookup(self, text: str) -> dict:
+        """The entity ``text`` names and its current facts, as subject and as object."""
+        entity = self.resolve(text)
+        rows = self.values("lookup", entity=NamedNode(entity.iri), now=_now_literal())
+        facts = self._group(rows)
+        return {"entity": entity.as_json(),
+                "facts": [f for f in facts if f["direction"] == "out"],
+                "backlinks": [f for f in facts if f["direction"] == "in"]}
+
+    def facts(self, text: str, predicate: str | None = None, as_of=None, known_at=None,
+              everything: bool = False) -> dict:
+        """Facts about a subject: current (default), true at ``as_of``, held at ``known_at``, or all."""
+        entity = self.resolve(text, role="subject")
+        bindings = {"subject": NamedNode(entity.iri)}
+        if predicate:
+            bindings["predicate"] = NamedNode(self.schema.predicate(predicate).iri)
+        if everything:
+            rows = self.values("facts-all", **bindings)
+        else:
+            now = clock.now()
+            bindings["validAt"] = _now_literal(as_of or known_at or now)
+            bindings["knownAt"] = _now_literal(known_at or now)
+            rows = self.values("facts", **bindings)
+        for row in rows:
+            row["subjectId"], row["subjectName"] = entity.id, entity.name
+        out = {"entity": entity.as_json(), "facts": self._group(rows)}
+        if as_of:
+            out["as_of"] = clock.iso(as_of)
+        if known_at:
+            out["known_at"] = clock.iso(known_at)
+        return out
+
+    def neighbors(self, text: str, hops: int = 1) -> dict:
+        """Entities within ``hops`` current facts of an entity, breadth first, and the facts between."""
+        if not 1 <= hops <= MAX_HOPS:
+            raise BadInput(f"--hops must be between 1 and {MAX_HOPS}")
+        start = self.resolve(text)
+        now = _now_literal()
+        seen = {start.id: 0}
+        nodes = [{"id": start.id, "type": start.type, "name": start.name, "distance": 0}]
+        edges, seen_edges = [], set()
+        frontier = [start]
+        for distance in range(1, hops + 1):
+            next_frontier = []
+            for node in frontier:
+                for row in self.values("neighbors", entity=NamedNode(node.iri), now=now):
+                    if row["id"] not in seen_edges:
+                        seen_edges.add(row["id"])
+                        src, dst = (node.id, row["peerId"]) if row["direction"] == "out" else (row["peerId"], node.id)
+                        edges.append({"fact": row["id"], "from": src, "predicate": row["predicateKey"],
+                                      "to": dst, "status": row["status"]})
+                    if row["peerId"] not in seen:
+                        seen[row["peerId"]] = distance
+                        nodes.append({"id": row["peerId"], "type": row["peerType"], "name": row["peerName"],
+                                      "distance": distance})
+                        next_frontier.append(model.Entity(row["peerId"], row["peer"], row["peerType"], row["peerName"]))
+            frontier = next_frontier
+        return {"entity": start.as_json(), "hops": hops, "nodes": nodes, "edges": edges}
+
+    def history(self, fact_id: str) -> dict:
+        """A fact and every change to it, oldest first, with what each field held before."""
+        fact = self.fact(fact_id)
+        events = [{"at": fact.recorded_at, "action": "recorded"}]
+        for update in fact.updates:
+            event = {"at": update.at, "action": update.action, "transaction": update.seq}
+            if update.reason:
+                event["reason"] = update.reason
+            event["changes"] = {
+                name: {"before": [self._shown(v, name) for v in before],
+                       "after": [self._shown(v, name) for v in after]}
+                for name, (before, after) in update.changes.items()
+            }
+            events.append(event)
+        return {"fact": self.describe(fact), "history": events}
+
+    @staticmethod
+    def _shown(value, field: str):
+        if field == "superseded_by" and isinstance(value, str):
+            return vocab.id_of(value)
+        return value
+
+    def stats(self) -> dict:
+        out = {"entities": {}, "facts": {}}
+        for row in self.values("stats"):
+            out[row["what"]][row["key"]] = row["count"]
+        out["entity_count"] = sum(out["entities"].values())
+        out["fact_count"] = sum(out["facts"].values())
+        position = self.kb.view()
+        out["journal"] = {"replica": self.kb.replica, "transactions": position.seq}
+        out["backend"] = self.backend.name
+        return out
+
+    # --- raw SPARQL and export -----------------------------------------------------------------------
+
+    def sparql(self, text: str):
+        """Run any SPARQL query over the knowledge base's data and schema graphs."""
+        try:
+            return self.backend.sparql(text)
+        except SyntaxError as exc:
+            raise BadInput(f"the query does not parse: {exc}") from None
+
+    def export(self, fmt: str) -> bytes:
+        """The knowledge base as TriG, N-Quads or JSON-LD (the whole dataset), or as Turtle
+        (the current knowledge as one plain graph: entity descriptions and current fact triples)."""
+        import pyoxigraph as ox
+
+        formats = {"trig": ox.RdfFormat.TRIG, "nquads": ox.RdfFormat.N_QUADS,
+                   "jsonld": ox.RdfFormat.JSON_LD, "turtle": ox.RdfFormat.TURTLE}
+        if fmt not in formats:
+            raise BadInput(f"unknown export format {fmt!r}; use one of {', '.join(formats)}")
+        if fmt == "turtle":
+            data = self.backend.construct(queries.load("graph-current"), {"now": _now_literal()})
+        else:
+            data = self.backend.quads()
+        prefixes = {k: v for k, v in vocab.PREFIXES.items()}
+        if fmt in ("trig", "turtle"):
+            return ox.serialize(data, format=formats[fmt], prefixes=prefixes)
+        return ox.serialize(data, format=formats[fmt])

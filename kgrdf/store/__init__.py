@@ -1,0 +1,20 @@
+"""The index behind one interface: an embedded Oxigraph store on disk (default) or in memory.
+
+Every backend runs the same files of ``queries/``; see :mod:`kgrdf.store.base` for what a backend
+must do and the capability flags it declares.
+"""
+
+from kgrdf.store.base import Backend
+
+__all__ = ["Backend", "open_backend"]
+
+
+def open_backend(kind: str, path=None, read_only: bool = False) -> Backend:
+    """Open the backend ``kind`` ("oxigraph" or "memory")."""
+    from kgrdf.store.oxigraph import OxigraphBackend
+
+    if kind == "oxigraph":
+        return OxigraphBackend(path, read_only=read_only)
+    if kind == "memory":
+        return OxigraphBackend(None)
+    raise ValueError(f"unknown backend {kind!r}")

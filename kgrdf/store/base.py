@@ -1,0 +1,69 @@
+"""What a backend of the index must do.
+
+The index is derived: it holds the quads the journal leaves and the journal position it reflects,
+and it answers the named queries. Backends declare what they can do, as rdflib's ``Store`` does,
+so that the knowledge base and the tests can ask instead of guessing:
+
+- ``persistent``: the index survives the process (else it is rebuilt from the journal each open);
+- ``local``: it lives on this machine and takes the knowledge base's file lock;
+- ``dataset_scoping``: a query can be restricted to a list of graphs.
+"""
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+
+from kgrdf.journal import Position, Transaction
+from kgrdf.queries import Query
+
+
+class Backend(ABC):
+    name: str = "backend"
+    persistent: bool = False
+    local: bool = True
+    dataset_scoping: bool = True
+
+    @abstractmethod
+    def select(self, query: Query, bindings: dict | None = None) -> list[dict]:
+        """Rows of a named SELECT query as dicts of variable name to term (None when unbound)."""
+
+    @abstractmethod
+    def ask(self, query: Query, bindings: dict | None = None) -> bool:
+        """The answer of a named ASK query."""
+
+    @abstractmethod
+    def sparql(self, text: str, graphs: list | None = None):
+        """Run any SPARQL query over the data graphs (never the index's own bookkeeping)."""
+
+    @abstractmethod
+    def apply(self, tx: Transaction, after: Position) -> None:
+        """Apply one journal transaction and record ``after`` as the index's position.
+
+        Applying the last transaction twice must leave the same state (recovery replays it).
+        """
+
+    @abstractmethod
+    def replace_all(self, nquads: Iterable[str], position: Position) -> None:
+        """Replace everything with these quads (a rebuild from the journal)."""
+
+    @abstractmethod
+    def position(self) -> tuple[int, str] | None:
+        """The journal sequence number and digest the index reflects, or None for an empty index."""
+
+    @abstractmethod
+    def schema_digest(self) -> str | None:
+        """The digest of the ontology whose schema graph the index holds."""
+
+    @abstractmethod
+    def construct(self, query: Query, bindings: dict | None = None) -> list:
+        """The triples of a named CONSTRUCT query."""
+
+    @abstractmethod
+    def quads(self) -> Iterator:
+        """Every data quad (the index's bookkeeping excluded)."""
+
+    @abstractmethod
+    def graphs(self) -> list:
+        """The names of the data graphs."""
+
+    def close(self) -> None:
+        """Release the backend's resources."""

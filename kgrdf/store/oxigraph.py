@@ -1,0 +1,144 @@
+"""The embedded Oxigraph backend: a persistent store on disk, or an in-memory one.
+
+pyoxigraph has no transaction object: each ``update()`` is atomic on its own, so a transaction
+and the position it moves the index to go into one update. A very large transaction (an import)
+is loaded in bulk and its position set after; replaying it is harmless since applying a
+transaction twice leaves the same quads.
+"""
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kgrdf import vocab
+from kgrdf.errors import Damaged
+from kgrdf.journal import Position, Transaction
+from kgrdf.queries import Query
+from kgrdf.store.base import Backend
+
+BULK_THRESHOLD = 20_000
+_KG_SEQ = vocab.kg("journalSeq")
+_KG_DIGEST = vocab.kg("journalDigest")
+_KG_SCHEMA = vocab.kg("schemaDigest")
+
+
+class OxigraphBackend(Backend):
+    name = "oxigraph"
+    dataset_scoping = True
+
+    def __init__(self, path: Path | None, read_only: bool = False):
+        self.path = path
+        self.read_only = read_only
+        self.persistent = path is not None
+        self.name = "oxigraph" if path is not None else "memory"
+        try:
+            if path is None:
+                self.store = ox.Store()
+            elif read_only:
+                self.store = ox.Store.read_only(str(path))
+            else:
+                self.store = ox.Store(str(path))
+        except OSError as exc:
+            raise Damaged(f"cannot open the index at {path}: {exc}",
+                          hint="remove the index/ folder; the next command rebuilds it from the journal") from None
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def _run(self, query: Query, bindings: dict | None):
+        subs = {ox.Variable(k): v for k, v in (bindings or {}).items() if v is not None}
+        return self.store.query(query.text, substitutions=subs or None)
+
+    def construct(self, query: Query, bindings: dict | None = None) -> list:
+        return list(self._run(query, bindings))
+
+    def select(self, query: Query, bindings: dict | None = None) -> list[dict]:
+        solutions = self._run(query, bindings)
+        names = [v.value for v in solutions.variables]
+        return [{n: row[n] for n in names} for row in solutions]
+
+    def ask(self, query: Query, bindings: dict | None = None) -> bool:
+        return bool(self._run(query, bindings))
+
+    def sparql(self, text: str, graphs: list | None = None):
+        scope = graphs if graphs is not None else self.graphs()
+        return self.store.query(text, default_graph=scope or [vocab.INDEX_NODE], named_graphs=scope)
+
+    def graphs(self) -> list:
+        return list(self.store.named_graphs())
+
+    def quads(self):
+        for quad in self.store.quads_for_pattern(None, None, None, None):
+            if not isinstance(quad.graph_name, ox.DefaultGraph):
+                yield quad
+
+    def position(self) -> tuple[int, str] | None:
+        seq = digest = None
+        for quad in self.store.quads_for_pattern(vocab.INDEX_NODE, None, None, vocab.DEFAULT_GRAPH):
+            if quad.predicate == _KG_SEQ:
+                seq = int(quad.object.value)
+            elif quad.predicate == _KG_DIGEST:
+                digest = quad.object.value
+        return None if seq is None else (seq, digest or "")
+
+    def schema_digest(self) -> str | None:
+        for quad in self.store.quads_for_pattern(vocab.INDEX_NODE, _KG_SCHEMA, None, vocab.DEFAULT_GRAPH):
+            return quad.object.value
+        return None
+
+    # --- writes --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _position_update(after: Position) -> str:
+        node = vocab.INDEX_NODE.value
+        return (f"DELETE WHERE {{ <{node}> <{_KG_SEQ.value}> ?s }} ;\n"
+                f"DELETE WHERE {{ <{node}> <{_KG_DIGEST.value}> ?d }} ;\n"
+                f"INSERT DATA {{ <{vocab.INDEX_NODE.value}> <{_KG_SEQ.value}> {after.seq} ; "
+                f"<{_KG_DIGEST.value}> \"{after.digest}\" }}")
+
+    def apply(self, tx: Transaction, after: Position) -> None:
+        if len(tx.adds) + len(tx.deletes) > BULK_THRESHOLD:
+            if tx.deletes:
+                self.store.update(_data_block("DELETE DATA", tx.deletes))
+            self.store.bulk_extend(_parse_lines(tx.adds))
+            self.store.update(self._position_update(after))
+            return
+        parts = []
+        if tx.deletes:
+            parts.append(_data_block("DELETE DATA", tx.deletes))
+        if tx.adds:
+            parts.append(_data_block("INSERT DATA", tx.adds))
+        parts.append(self._position_update(after))
+        self.store.update(" ;\n".join(parts))
+
+    def replace_all(self, nquads: Iterable[str], position: Position) -> None:
+        self.store.clear()
+        data = "".join(f"{line} .\n" for line in nquads).encode("utf-8")
+        if data:
+            self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS)
+        self.store.update(self._position_update(position))
+        if self.persistent:
+            self.store.flush()
+
+    def close(self) -> None:
+        if self.persistent and not self.read_only:
+            try:
+                self.store.flush()
+            except OSError:
+                pass
+        self.store = None
+
+
+def _data_block(keyword: str, lines: list[str]) -> str:
+    """``INSERT DATA { GRAPH <g> { s p o . } ... }`` from N-Quads lines (each names its graph last)."""
+    by_graph: dict[str, list[str]] = {}
+    for line in lines:
+        triple, _, graph = line.rpartition(" ")
+        by_graph.setdefault(graph, []).append(triple)
+    body = "\n".join(f"GRAPH {g} {{ {' . '.join(ts)} }}" for g, ts in by_graph.items())
+    return f"{keyword} {{\n{body}\n}}"
+
+
+def _parse_lines(lines: list[str]):
+    data = "".join(f"{line} .\n" for line in lines).encode("utf-8")
+    return ox.parse(input=data, format=ox.RdfFormat.N_QUADS)

@@ -1,0 +1,330 @@
+"""Writing: the operations of §6 as changes to the knowledge base, checked before anything is saved.
+
+A :class:`Writer` collects one command's change (quads to delete and to add) while seeing its own
+pending changes, so that one command may add an entity and a fact about it (an import does).
+Nothing reaches the journal until the command's last check has passed; an exception leaves the
+knowledge base as it was.
+"""
+
+from dataclasses import dataclass, replace
+
+from pyoxigraph import Literal, NamedNode
+
+from kgrdf import clock, model, vocab
+from kgrdf.errors import BadInput, Refused
+from kgrdf.session import Session
+
+PERSON_TYPES = {"person", "actor"}
+DEFAULT_REVIEWER = "cli"
+
+
+@dataclass
+class Outcome:
+    """What a write did to one fact: created, observed again, left rejected, revived, unchanged."""
+
+    fact: model.Fact
+    action: str
+    note: str | None = None
+    closed: list = None
+
+
+def parse_source(text: str, kinds) -> model.Source:
+    """``KIND:REF`` as a Source. Raises BadInput naming the kinds."""
+    kind, sep, ref = text.partition(":")
+    kind = kind.strip().lower()
+    if not sep or not ref.strip():
+        raise BadInput(f"source {text!r} must be KIND:REF, e.g. slack:https://chat.example/p123")
+    if kind not in kinds:
+        raise BadInput(f"unknown source kind {kind!r}; use one of {', '.join(sorted(kinds))}")
+    return model.Source(kind, ref.strip())
+
+
+class Writer(Session):
+    def __init__(self, kb, backend, seq: int):
+        super().__init__(kb, backend)
+        self.seq = seq
+        self.deletes: list = []
+        self.adds: list = []
+        self._entities: dict[str, model.Entity] = {}  # pending, by IRI
+        self._facts: dict[str, model.Fact] = {}  # pending, by IRI
+        self._by_subject_predicate: dict[tuple[str, str], list[str]] = {}
+        self._minted = 0
+        self.now = clock.iso(clock.now())
+
+    # --- pending state seen before the index -----------------------------------------------------
+
+    def entity(self, iri: NamedNode):
+        return self._entities.get(iri.value) or super().entity(iri)
+
+    def identify(self, text: str) -> dict:
+        found = super().identify(text)
+        key = model.normalize(text)
+        for entity in self._entities.values():
+            labels = [("id", entity.id), ("name", entity.name)] + [("alias", a) for a in entity.aliases]
+            for how, label in labels:
+                if model.normalize(label) == key and entity.id not in {m["id"] for m in found["matches"]}:
+                    found["matches"].append({"id": entity.id, "type": entity.type, "name": entity.name,
+                                             "matched": how, "label": label})
+        return found
+
+    def fact(self, fact_id: str) -> model.Fact:
+        iri = self.fact_iri(fact_id)
+        return self._facts.get(iri.value) or super().fact(fact_id)
+
+    def _facts_for(self, subject: str, predicate: str) -> list[model.Fact]:
+        """Every fact, pending or held, with this subject and predicate."""
+        out = {}
+        for row in self.rows("subject-predicate", subject=NamedNode(subject), predicate=NamedNode(predicate)):
+            iri = row["fact"].value
+            out[iri] = self._facts.get(iri) or super().fact(vocab.id_of(iri))
+        for iri in self._by_subject_predicate.get((subject, predicate), []):
+            out[iri] = self._facts[iri]
+        return list(out.values())
+
+    def _stage(self, deletes, adds, fact: model.Fact | None = None) -> None:
+        self.deletes += deletes
+        self.adds += adds
+        if fact is not None:
+            key = (fact.subject, fact.predicate)
+            if fact.iri not in self._facts:
+                self._by_subject_predicate.setdefault(key, []).append(fact.iri)
+            self._facts[fact.iri] = fact
+
+    def _change(self, fact: model.Fact, changes: dict, action: str, reason: str | None = None,
+                sources=()) -> model.Fact:
+        deletes, adds, after = model.change_quads(fact, changes, seq=self.seq, at=self.now, action=action,
+                                                  reason=reason, schema=self.schema, new_sources=list(sources))
+        # A quad added and deleted within one command cancels out.
+        pending_adds = {str(q) for q in self.adds}
+        real_deletes = []
+        for quad in deletes:
+            if str(quad) in pending_adds:
+                self.adds = [q for q in self.adds if str(q) != str(quad)]
+            else:
+                real_deletes.append(quad)
+        self._stage(real_deletes, adds, after)
+        return after
+
+    # --- entities -----------------------------------------------------------------------------------
+
+    def add_entity(self, entity_id: str, name: str, aliases=(), weak_aliases=(), summary: str | None = None):
+        """Make an entity, or add to one: a new name or summary replaces the old, aliases are added.
+
+        Returns (entity, "created" | "updated" | "unchanged").
+        """
+        entity_id = entity_id.strip()
+        if not vocab.ID_PATTERN.match(entity_id):
+            raise BadInput(f"entity id {entity_id!r} must be TYPE/NAME in lower case, e.g. person/dana or repo/web-app")
+        type_key = entity_id.split("/", 1)[0]
+        if type_key not in self.schema.types:
+            raise Refused(f"unknown entity type {type_key!r} in {entity_id}",
+                          hint="one of " + ", ".join(sorted(self.schema.types)))
+        name = model.clean_label(name or "")
+        if not name:
+            raise BadInput("an entity needs a --name")
+        if summary is not None and type_key in PERSON_TYPES:
+            raise Refused(f"a {type_key} has no summary: only work-operational facts from the People whitelist",
+                          hint="record what matters as facts (role, title, reviews ...)")
+        aliases = [model.clean_label(a) for a in aliases if model.clean_label(a)]
+        weak = [model.clean_label(a) for a in weak_aliases if model.clean_label(a)]
+        iri = vocab.entity_iri(self.perspective, entity_id)
+        old = self.entity(iri)
+        if old is None:
+            new = model.Entity(entity_id, iri.value, type_key, name, sorted(set(aliases) - {name}),
+                               sorted(set(weak) - {name} - set(aliases)), summary)
+            outcome = "created"
+        else:
+            new = replace(old, name=name or old.name,
+                          aliases=sorted(set(old.aliases) | set(aliases)),
+                          weak_aliases=sorted(set(old.weak_aliases) | set(weak)),
+                          summary=summary if summary is not None else old.summary)
+            new.aliases = [a for a in new.aliases if a != new.name]
+            new.weak_aliases = [a for a in new.weak_aliases if a not in new.aliases and a != new.name]
+            outcome = "unchanged" if new == old else "updated"
+        if outcome != "unchanged":
+            old_quads = model.entity_quads(old, self.perspective, self.schema) if old else []
+            new_quads = model.entity_quads(new, self.perspective, self.schema)
+            old_lines = {str(q) for q in old_quads}
+            new_lines = {str(q) for q in new_quads}
+            self._stage([q for q in old_quads if str(q) not in new_lines],
+                        [q for q in new_quads if str(q) not in old_lines])
+            self._entities[iri.value] = new
+        return new, outcome
+
+    # --- facts --------------------------------------------------------------------------------------
+
+    def _mint(self) -> str:
+        from kgrdf import queries
+
+        while True:
+            fact_id = model.mint_fact_id(self.kb.replica, self.seq, self._minted)
+            self._minted += 1
+            iri = vocab.fact_iri(self.perspective, fact_id)
+            if iri.value not in self._facts and not self.backend.ask(queries.load("fact-exists"), {"fact": iri}):
+                return fact_id
+
+    def _target(self, predicate, object_text: str | None, value_text: str | None):
+        """The object entity or the value literal, checked against the predicate's kind and type."""
+        if (object_text is None) == (value_text is None):
+            raise BadInput(f"give exactly one of --object (an entity) or --value (text) for {predicate.key}")
+        if predicate.takes_entity:
+            if object_text is None:
+                raise Refused(f"{predicate.key} takes an entity (--object), not a value",
+                              hint=f"e.g. --object {next(iter(sorted(predicate.range)), 'team')}/NAME")
+            return self.resolve(object_text, role="object")
+        if value_text is None:
+            raise Refused(f"{predicate.key} takes a value (--value), not an entity")
+        text = value_text.strip()
+        if not text:
+            raise BadInput(f"the value for {predicate.key} is empty")
+        if predicate.value_type == vocab.XSD_DATE.value:
+            return Literal(clock.parse_date(text, what=f"{predicate.key} value").isoformat(), datatype=vocab.XSD_DATE)
+        return Literal(text)
+
+    def _check(self, subject: model.Entity, predicate, target, authority: str) -> None:
+        """The schema's rules a fact must meet before it is written."""
+        if predicate.domain and subject.type not in predicate.domain:
+            raise Refused(f"{predicate.key} is not about a {subject.type} ({subject.id}); it takes "
+                          + ", ".join(sorted(predicate.domain)))
+        target_type = target.type if isinstance(target, model.Entity) else None
+        if target_type and predicate.range and target_type not in predicate.range:
+            raise Refused(f"{predicate.key} does not point to a {target_type} ({target.id}); it takes "
+                          + ", ".join(sorted(predicate.range)))
+        names_person = subject.type in PERSON_TYPES or target_type in PERSON_TYPES
+        if names_person and not predicate.person_ok:
+            raise Refused(f"{predicate.key} is not on the People whitelist: a fact naming a person "
+                          f"may only use work-operational predicates",
+                          hint="kg schema lists the whitelisted predicates")
+        if names_person and authority == "inferred":
+            raise Refused("a fact with authority inferred may not name a person")
+
+    def propose(self, subject: str, predicate: str, *, object: str | None = None, value: str | None = None,
+                sources=(), authority: str = "observed", valid_from: str | None = None,
+                valid_to: str | None = None, order: int | None = None, prevents_rework: bool = False,
+                status: str = "proposed", reason: str | None = None) -> Outcome:
+        """Propose a fact, or observe it again if the knowledge base holds it already."""
+        pred = self.schema.predicate(predicate)
+        if authority not in self.schema.authorities:
+            raise BadInput(f"unknown authority {authority!r}; use one of {', '.join(self.schema.authorities)}")
+        if status not in ("proposed", "confirmed"):
+            raise BadInput(f"a new fact is proposed or confirmed, not {status!r}")
+        sources = [s if isinstance(s, model.Source) else parse_source(s, self.schema.source_kinds) for s in sources]
+        if not sources:
+            raise BadInput("a fact needs at least one --source KIND:REF (where it came from)",
+                           hint="e.g. --source slack:https://chat.example/p123 or --source report:weekly-2026-11")
+        start = clock.iso(clock.parse_time(valid_from, "--valid-from")) if valid_from else None
+        end = clock.iso(clock.parse_time(valid_to, "--valid-to")) if valid_to else None
+        if start and end and start > end:
+            raise BadInput(f"--valid-from {start} is after --valid-to {end}")
+        if order is not None and not pred.ordered:
+            raise BadInput(f"--order applies to ordered predicates (has_step), not {pred.key}")
+        subject_entity = self.resolve(subject, role="subject")
+        target = self._target(pred, object, value)
+        self._check(subject_entity, pred, target, authority)
+        target_term = NamedNode(target.iri) if isinstance(target, model.Entity) else target
+        key = target_term.value if isinstance(target_term, NamedNode) else model.normalize(target_term.value)
+
+        same = [f for f in self._facts_for(subject_entity.iri, pred.iri) if f.value_key() == key]
+        current = [f for f in same if f.current]
+        if current:
+            fact = current[0]
+            changes = {"observed_at": self.now, "observations": fact.observations + 1}
+            if prevents_rework and not fact.prevents_rework:
+                changes["prevents_rework"] = True
+            after = self._change(fact, changes, "observe", reason, sources)
+            return Outcome(after, "observed", f"{fact.id} was known: observed again ({after.observations} observations)")
+        rejected = [f for f in same if f.status == "rejected"]
+        if rejected:
+            fact = rejected[0]
+            return Outcome(fact, "rejected", f"{fact.id} was rejected; it stays rejected")
+        expired = [f for f in same if f.status == "expired"]
+        if expired:
+            fact = expired[0]
+            after = self._change(fact, {"status": "proposed", "retired_at": None, "observed_at": self.now,
+                                        "observations": fact.observations + 1}, "revive", reason, sources)
+            return Outcome(after, "revived", f"{fact.id} had expired: proposed again")
+
+        names_person = subject_entity.type in PERSON_TYPES or (
+            isinstance(target, model.Entity) and target.type in PERSON_TYPES)
+        fact_id = self._mint()
+        fact = model.Fact(
+            id=fact_id, iri=vocab.fact_iri(self.perspective, fact_id).value, subject=subject_entity.iri,
+            predicate=pred.iri, target=target_term, status=status, authority=authority,
+            sensitivity="personal" if names_person else "internal", sources=sources,
+            observed_at=self.now, observations=1, valid_from=start, valid_to=end, recorded_at=self.now,
+            prevents_rework=prevents_rework, order=order,
+            perspective=vocab.perspective_iri(self.perspective).value,
+            last_confirmed_at=self.now if status == "confirmed" else None,
+        )
+        self._stage([], model.fact_quads(fact, self.schema), fact)
+        return Outcome(fact, "created")
+
+    def _open_fact(self, fact_id: str) -> model.Fact:
+        return self.fact(fact_id.strip())
+
+    def confirm(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None,
+                close_replaced: bool = True) -> Outcome:
+        """Confirm a fact. For a single-valued predicate, close the confirmed value it replaces."""
+        fact = self._open_fact(fact_id)
+        if fact.superseded_by:
+            raise Refused(f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}",
+                          hint=f"confirm {vocab.id_of(fact.superseded_by)} instead")
+        if fact.status == "confirmed":
+            return Outcome(fact, "unchanged", f"{fact.id} is confirmed already", [])
+        after = self._change(fact, {"status": "confirmed", "retired_at": None, "last_confirmed_at": self.now,
+                                    "reviewed_by": reviewed_by}, "confirm", reason)
+        closed = self._close_replaced(after) if close_replaced else []
+        return Outcome(after, "confirmed", None, closed)
+
+    def _close_replaced(self, fact: model.Fact) -> list[model.Fact]:
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        if predicate is None or not predicate.single_valued:
+            return []
+        closed = []
+        for other in self._facts_for(fact.subject, fact.predicate):
+            if other.iri == fact.iri or other.status != "confirmed" or not other.current:
+                continue
+            closed.append(self._close(other, fact))
+        return closed
+
+    def _close(self, old: model.Fact, replacement: model.Fact) -> model.Fact:
+        end = self.now
+        if replacement.valid_from and (old.valid_from or "") < replacement.valid_from <= self.now:
+            end = replacement.valid_from
+        return self._change(old, {"valid_to": end, "superseded_by": replacement.iri, "retired_at": self.now},
+                            "close", f"replaced by {replacement.id}")
+
+    def reject(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None) -> Outcome:
+        fact = self._open_fact(fact_id)
+        if fact.status == "rejected":
+            return Outcome(fact, "unchanged", f"{fact.id} is rejected already")
+        if fact.superseded_by:
+            raise Refused(f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}; it is closed already")
+        after = self._change(fact, {"status": "rejected", "retired_at": self.now, "reviewed_by": reviewed_by},
+                             "reject", reason)
+        return Outcome(after, "rejected")
+
+    def supersede(self, fact_id: str, *, object: str | None = None, value: str | None = None, sources=(),
+                  valid_from: str | None = None, reason: str | None = None) -> Outcome:
+        """Correct a fact: a confirmed replacement with the new object or value closes the old one."""
+        old = self._open_fact(fact_id)
+        if not old.current:
+            state = f"superseded by {vocab.id_of(old.superseded_by)}" if old.superseded_by else old.status
+            raise Refused(f"{old.id} is not current ({state}); only a current fact can be superseded")
+        predicate = self.schema.predicate_by_iri(old.predicate)
+        subject = self.entity(NamedNode(old.subject))
+        all_sources = [parse_source(s, self.schema.source_kinds) if isinstance(s, str) else s for s in sources]
+        all_sources.append(model.Source("user", "kg supersede"))
+        outcome = self.propose(subject.id, predicate.key, object=object, value=value, sources=all_sources,
+                               authority="user", valid_from=valid_from, status="confirmed", reason=reason)
+        new = outcome.fact
+        if new.iri == old.iri:
+            raise Refused(f"{old.id} already says that; nothing to supersede")
+        if outcome.action == "rejected":
+            raise Refused(f"the replacement value was rejected before ({new.id})",
+                          hint=f"confirm {new.id} first if it is right after all")
+        if new.status != "confirmed":
+            new = self.confirm(new.id, close_replaced=False, reason=f"supersedes {old.id}").fact
+        closed = self._close(old, new)
+        return Outcome(new, "superseded", f"{old.id} closed, replaced by {new.id}", [closed])
+
