@@ -17,8 +17,6 @@ from pathlib import Path
 from kgrdf import clock, vcs, vocab
 from kgrdf.errors import BadInput, Damaged, NotFound
 from kgrdf.journal import Journal, Position, Transaction
-from kgrdf.session import Session
-from kgrdf.writer import Writer
 
 FORMAT = 1
 DEFAULT_PERSPECTIVE = "main"
@@ -144,6 +142,8 @@ class KnowledgeBase:
                 backend = self._open_backend(read_only=True)
                 try:
                     if self._is_fresh(backend, self.view()):
+                        from kgrdf.session import Session
+
                         yield Session(self, backend)
                         return
                 finally:
@@ -169,6 +169,8 @@ class KnowledgeBase:
             backend = self._open_backend(read_only=False)
             try:
                 position = self._recover(backend)
+                from kgrdf.writer import Writer
+
                 writer = Writer(self, backend, seq=position.seq + 1)
                 yield writer
                 if writer.deletes or writer.adds:
@@ -176,7 +178,7 @@ class KnowledgeBase:
             finally:
                 self._close_backend(backend)
 
-    def _commit(self, backend, writer: Writer, position: Position, command: str) -> None:
+    def _commit(self, backend, writer, position: Position, command: str) -> None:
         from kgrdf import model
 
         tx = Transaction(seq=writer.seq, command=command, time=clock.iso(clock.now()),

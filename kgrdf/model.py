@@ -45,6 +45,11 @@ def normalize(text: str) -> str:
     return _SPACES.sub(" ", text).strip().casefold()
 
 
+def match_key(text: str) -> str:
+    """The key a label is found by: lower case, runs of spaces folded (SPARQL LCASE agrees)."""
+    return _SPACES.sub(" ", text).strip().lower()
+
+
 def clean_label(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
@@ -211,15 +216,16 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
     return fact
 
 
-def fold_entity(entity_iri: str, rows: list[dict], schema) -> Entity | None:
-    """An Entity from the rows of ``entity.rq`` (p, o of its description)."""
+def fold_entity(entity_iri: str, rows: list[dict]) -> Entity | None:
+    """An Entity from the rows of ``entity.rq`` (p, o of its description, and its type's key)."""
     data: dict[str, list] = {}
+    type_key = "?"
     for row in rows:
         data.setdefault(row["p"].value, []).append(row["o"].value)
+        if row["p"] == vocab.RDF_TYPE and row.get("typeKey") is not None:
+            type_key = row["typeKey"].value
     if vocab.IDENTIFIER.value not in data:
         return None
-    types = [schema.type_by_iri(t) for t in data.get(vocab.RDF_TYPE.value, [])]
-    type_key = next((t.key for t in types if t), "?")
     return Entity(
         id=data[vocab.IDENTIFIER.value][0], iri=entity_iri, type=type_key,
         name=data.get(vocab.PREF_LABEL.value, ["?"])[0],
@@ -358,6 +364,10 @@ def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
     ]
     quads += [Quad(node, vocab.ALT_LABEL, Literal(a), graph) for a in entity.aliases]
     quads += [Quad(node, vocab.WEAK_ALIAS, Literal(a), graph) for a in entity.weak_aliases]
+    keys = {(kg("nameKey"), match_key(entity.name))}
+    keys |= {(kg("aliasKey"), match_key(a)) for a in entity.aliases}
+    keys |= {(kg("weakAliasKey"), match_key(a)) for a in entity.weak_aliases}
+    quads += [Quad(node, prop, Literal(key), graph) for prop, key in sorted(keys, key=str)]
     if entity.summary:
         quads.append(Quad(node, vocab.SUMMARY, Literal(entity.summary), graph))
     return quads

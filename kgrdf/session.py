@@ -42,11 +42,15 @@ class Session:
 
     # --- entities ----------------------------------------------------------------------------------
 
+    @property
+    def entities_graph(self) -> NamedNode:
+        return vocab.entities_graph(self.perspective)
+
     def entity_iri(self, entity_id: str) -> NamedNode:
         return vocab.entity_iri(self.perspective, entity_id)
 
     def entity(self, iri: NamedNode) -> model.Entity | None:
-        return model.fold_entity(iri.value, self.rows("entity", entity=iri), self.schema)
+        return model.fold_entity(iri.value, self.rows("entity", entity=iri))
 
     def entity_by_id(self, entity_id: str) -> model.Entity | None:
         if not vocab.ID_PATTERN.match(entity_id):
@@ -54,13 +58,12 @@ class Session:
         return self.entity(self.entity_iri(entity_id))
 
     def identify(self, text: str) -> dict:
-        """Entities named ``text``: by id, name or strong alias (matches); by weak alias (suggestions)."""
-        key = model.normalize(text).lower()
+        """Entities named ``text``: by name or strong alias (matches); by weak alias (suggestions)."""
         matches, suggestions = {}, {}
-        for row in self.values("identify", key=Literal(key)):
+        for row in self.values("identify", key=Literal(model.match_key(text)), entities=self.entities_graph):
             target = suggestions if row["how"] == "weak alias" else matches
             target.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
-                                          "matched": row["how"], "label": row["label"]})
+                                          "matched": row["how"], "label": text.strip()})
         for entity_id in matches:
             suggestions.pop(entity_id, None)
         return {"text": text, "matches": list(matches.values()), "suggestions": list(suggestions.values())}
@@ -94,17 +97,21 @@ class Session:
         raise NotFound(f"{role} {text!r} is not known", hint=hint,
                        candidates=[s["id"] for s in found["suggestions"]])
 
+    _HOW = {vocab.PREF_LABEL.value: "name", vocab.ALT_LABEL.value: "alias",
+            vocab.WEAK_ALIAS.value: "weak alias", vocab.IDENTIFIER.value: "id"}
+
     def search(self, text: str) -> list[dict]:
-        """Entities whose id, name, alias or weak alias contains ``text``, ignoring case."""
-        needle = model.normalize(text).lower()
+        """Entities whose id, name, alias or weak alias contains ``text``, ignoring case.
+        Exact matches first."""
+        needle = model.match_key(text)
         if not needle:
             raise BadInput("search needs some text")
         found: dict[str, dict] = {}
-        for row in self.values("search", text=Literal(needle)):
+        for row in self.values("search", text=Literal(needle), entities=self.entities_graph):
             hit = found.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
                                                "matched": []})
-            hit["matched"].append({"how": row["how"], "label": row["label"]})
-        exact = [h for h in found.values() if any(model.normalize(m["label"]) == needle for m in h["matched"])]
+            hit["matched"].append({"how": self._HOW[row["labelProperty"]], "label": row["label"]})
+        exact = [h for h in found.values() if any(model.match_key(m["label"]) == needle for m in h["matched"])]
         return exact + [h for h in found.values() if h not in exact]
 
     # --- facts -------------------------------------------------------------------------------------
@@ -155,25 +162,31 @@ class Session:
         return out
 
     @staticmethod
-    def _group(rows: list[dict]) -> list[dict]:
-        """Fact rows (one per source) folded into one dict per fact, in the query's order."""
+    def _group(rows: list[dict], entity: model.Entity) -> list[dict]:
+        """Fact rows (one per source) folded into one dict per fact, in the query's order.
+
+        ``?peer`` is the other end of each fact: its object, or its subject when ``direction`` is "in".
+        """
         facts: dict[str, dict] = {}
         for row in rows:
             fact = facts.get(row["id"])
             if fact is None:
-                subject_shown = row.get("subjectName") or row.get("subjectId")
-                if row.get("targetId"):
-                    target = {"object": row["targetId"], "object_name": row.get("targetName")}
-                    shown = row.get("targetName") or row["targetId"]
+                peer_shown = row.get("peerName") or row.get("peerId") or row["peer"]
+                if row.get("direction") == "in":
+                    ends = {"subject": row.get("peerId"), "subject_name": row.get("peerName"),
+                            "object": entity.id, "object_name": entity.name}
+                    subject_shown, target_shown = peer_shown, entity.name
                 else:
-                    target = {"value": row["target"]}
-                    shown = row["target"]
+                    ends = {"subject": entity.id, "subject_name": entity.name}
+                    if row.get("peerId"):
+                        ends.update({"object": row["peerId"], "object_name": row.get("peerName")})
+                    else:
+                        ends["value"] = row["peer"]
+                    subject_shown, target_shown = entity.name, peer_shown
                 fact = {
-                    "id": row["id"], "subject": row.get("subjectId"), "subject_name": row.get("subjectName"),
-                    "predicate": row["predicateKey"], **target,
+                    "id": row["id"], **ends, "predicate": row["predicateKey"],
                     "status": row["status"], "authority": row["authority"],
-                    "sentence": row["sentence"].replace("{subject}", subject_shown or "?").replace("{target}", shown),
-                    "sources": [],
+                    "sentence": row["sentence"].replace("{subject}", subject_shown).replace("{target}", target_shown),
                 }
                 for key, name in (("validFrom", "valid_from"), ("validTo", "valid_to"),
                                   ("recordedAt", "recorded_at"), ("retiredAt", "retired_at"),
@@ -186,17 +199,21 @@ class Session:
                 if row.get("preventsRework"):
                     fact["prevents_rework"] = True
                 facts[row["id"]] = fact
-            if row.get("sourceKind"):
-                source = {"kind": row["sourceKind"], "ref": row["sourceRef"]}
-                if source not in fact["sources"]:
-                    fact["sources"].append(source)
         return list(facts.values())
+
+    def _with_sources(self, facts: list[dict]) -> list[dict]:
+        """Each listed fact's sources, one small query a fact (joined into the listing, Oxigraph
+        would plan the two-step path from fact to source as a scan of every source)."""
+        for fact in facts:
+            iri = vocab.fact_iri(self.perspective, fact["id"])
+            fact["sources"] = [{"kind": r["kind"], "ref": r["ref"]} for r in self.values("fact-sources", fact=iri)]
+        return facts
 
     def lookup(self, text: str) -> dict:
         """The entity ``text`` names and its current facts, as subject and as object."""
         entity = self.resolve(text)
         rows = self.values("lookup", entity=NamedNode(entity.iri), now=_now_literal())
-        facts = self._group(rows)
+        facts = self._with_sources(self._group(rows, entity))
         return {"entity": entity.as_json(),
                 "facts": [f for f in facts if f["direction"] == "out"],
                 "backlinks": [f for f in facts if f["direction"] == "in"]}
@@ -215,9 +232,7 @@ class Session:
             bindings["validAt"] = _now_literal(as_of or known_at or now)
             bindings["knownAt"] = _now_literal(known_at or now)
             rows = self.values("facts", **bindings)
-        for row in rows:
-            row["subjectId"], row["subjectName"] = entity.id, entity.name
-        out = {"entity": entity.as_json(), "facts": self._group(rows)}
+        out = {"entity": entity.as_json(), "facts": self._with_sources(self._group(rows, entity))}
         if as_of:
             out["as_of"] = clock.iso(as_of)
         if known_at:

@@ -58,11 +58,11 @@ class Writer(Session):
 
     def identify(self, text: str) -> dict:
         found = super().identify(text)
-        key = model.normalize(text)
+        key = model.match_key(text)
         for entity in self._entities.values():
-            labels = [("id", entity.id), ("name", entity.name)] + [("alias", a) for a in entity.aliases]
+            labels = [("name", entity.name)] + [("alias", a) for a in entity.aliases]
             for how, label in labels:
-                if model.normalize(label) == key and entity.id not in {m["id"] for m in found["matches"]}:
+                if model.match_key(label) == key and entity.id not in {m["id"] for m in found["matches"]}:
                     found["matches"].append({"id": entity.id, "type": entity.type, "name": entity.name,
                                              "matched": how, "label": label})
         return found
