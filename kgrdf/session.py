@@ -30,6 +30,11 @@ class Session:
 
         return schema.from_backend(self.backend)
 
+    @cached_property
+    def notations(self) -> dict[str, str]:
+        """Concept IRI -> notation (status, authority, source kind, sensitivity), from the schema graph."""
+        return {row["concept"]: row["notation"] for row in self.values("schema-concepts")}
+
     # --- running queries --------------------------------------------------------------------------
 
     def rows(self, name: str, **bindings) -> list[dict]:
@@ -161,13 +166,13 @@ class Session:
             out["sentence"] = predicate.reads(out["subject_name"] or out["subject"], shown)
         return out
 
-    @staticmethod
-    def _group(rows: list[dict], entity: model.Entity) -> list[dict]:
+    def _group(self, rows: list[dict], entity: model.Entity) -> list[dict]:
         """Fact rows (one per source) folded into one dict per fact, in the query's order.
 
         ``?peer`` is the other end of each fact: its object, or its subject when ``direction`` is "in".
         """
         facts: dict[str, dict] = {}
+        notations = self.notations
         for row in rows:
             fact = facts.get(row["id"])
             if fact is None:
@@ -185,7 +190,7 @@ class Session:
                     subject_shown, target_shown = entity.name, peer_shown
                 fact = {
                     "id": row["id"], **ends, "predicate": row["predicateKey"],
-                    "status": row["status"], "authority": row["authority"],
+                    "status": notations[row["statusConcept"]], "authority": notations[row["authorityConcept"]],
                     "sentence": row["sentence"].replace("{subject}", subject_shown).replace("{target}", target_shown),
                 }
                 for key, name in (("validFrom", "valid_from"), ("validTo", "valid_to"),
@@ -318,7 +323,10 @@ class Session:
         if fmt not in formats:
             raise BadInput(f"unknown export format {fmt!r}; use one of {', '.join(formats)}")
         if fmt == "turtle":
-            data = self.backend.construct(queries.load("graph-current"), {"now": _now_literal()})
+            from pyoxigraph import Triple
+
+            rows = self.rows("graph-current", now=_now_literal())
+            data = [Triple(r["s"], r["p"], r["o"]) for r in rows]
         else:
             data = self.backend.quads()
         prefixes = {k: v for k, v in vocab.PREFIXES.items()}

@@ -1,0 +1,85 @@
+"""Shared fixtures: a CLI runner, an empty knowledge base, and the example organization."""
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kgrdf.cli import app
+
+runner = CliRunner()
+
+
+class Kg:
+    """Runs ``kg`` commands against one knowledge base, as a user would type them."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __call__(self, *args, expect: int = 0, kb: bool = True):
+        argv = [str(a) for a in args] + (["--kb", str(self.path)] if kb else [])
+        result = runner.invoke(app, argv)
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        assert result.exit_code == expect, (
+            f"kg {' '.join(argv)} exited {result.exit_code}, expected {expect}\n"
+            f"stdout: {result.stdout}\nstderr: {result.stderr}")
+        return result
+
+    def json(self, *args, expect: int = 0):
+        result = self(*args, "--json", expect=expect)
+        return json.loads(result.stdout)
+
+    def snapshot(self) -> dict:
+        """Everything a write changes: journal bytes, view.json, git history, index position."""
+        journal = b"".join(p.read_bytes() for p in sorted((self.path / "journal").rglob("*.rdfp")))
+        commits = subprocess.run(["git", "rev-list", "--all", "--count"], cwd=self.path,
+                                 capture_output=True, text=True).stdout.strip()
+        view = (self.path / "view.json").read_text() if (self.path / "view.json").exists() else ""
+        return {"journal": hashlib.sha256(journal).hexdigest(), "view": view, "commits": commits,
+                "stats": self.json("stats")["fact_count"] if view else 0}
+
+
+@pytest.fixture
+def kg(tmp_path) -> Kg:
+    """An empty, initialised knowledge base."""
+    k = Kg(tmp_path / "kb")
+    k("init")
+    return k
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> Path:
+    from kgrdf import demo
+
+    path = tmp_path_factory.mktemp("demo") / "kb"
+    demo.load(path)
+    return path
+
+
+@pytest.fixture
+def demo(demo_template, tmp_path) -> Kg:
+    """A private copy of the example organization's knowledge base."""
+    path = tmp_path / "demo"
+    shutil.copytree(demo_template, path, symlinks=True)
+    return Kg(path)
+
+
+@pytest.fixture
+def seeded(kg) -> Kg:
+    """A few entities to write facts about."""
+    kg("add-entity", "person/dana", "--name", "Dana Okafor", "--alias", "Dana")
+    kg("add-entity", "person/dan", "--name", "Dan Brooks", "--alias", "Dan")
+    kg("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp", "--weak-alias", "frontend")
+    kg("add-entity", "repo/api", "--name", "api", "--weak-alias", "backend")
+    kg("add-entity", "team/web", "--name", "Web team", "--alias", "Web")
+    kg("add-entity", "team/platform", "--name", "Platform team", "--alias", "Web")
+    kg("add-entity", "environment/staging", "--name", "staging")
+    kg("add-entity", "process/release", "--name", "Release process", "--alias", "release")
+    kg("add-entity", "channel/deploys", "--name", "#deploys")
+    kg("add-entity", "channel/ops", "--name", "#ops")
+    return kg

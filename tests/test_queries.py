@@ -1,0 +1,160 @@
+"""The named queries are data: each parses, documents its parameters, gives its expected rows on the
+example organization, and gives the same answer on Oxigraph and on rdflib's SPARQL engine."""
+
+import re
+from datetime import datetime, timedelta, timezone
+
+import pyoxigraph as ox
+import pytest
+
+from kgrdf import clock, queries, vocab
+
+# The example is recorded at the real time the tests start: ask about the day after.
+NOW = vocab.datetime_literal(clock.iso(datetime.now(timezone.utc) + timedelta(days=1)))
+ENTITIES = vocab.entities_graph("main")
+
+
+def e(entity_id):
+    return vocab.entity_iri("main", entity_id)
+
+
+@pytest.fixture(scope="module")
+def dataset(demo_template):
+    """The example organization as TriG, loaded into both engines."""
+    import rdflib
+
+    from kgrdf.kb import KnowledgeBase
+
+    with KnowledgeBase.open(demo_template).reading() as session:
+        trig = session.export("trig")
+    store = ox.Store()
+    store.load(input=trig, format=ox.RdfFormat.TRIG)
+    graph = rdflib.Dataset()
+    graph.parse(data=trig.decode("utf-8"), format="trig")
+    return store, graph
+
+
+def fact_of(store, subject, predicate_key):
+    rows = store.query(
+        "SELECT ?f ?s ?k WHERE { GRAPH ?f { ?s ?p ?o } GRAPH <https://kgrdf.org/ns> { ?p <https://kgrdf.org/ns#key> ?k } }",
+        substitutions={ox.Variable("s"): e(subject), ox.Variable("k"): ox.Literal(predicate_key)})
+    return next(iter(rows))["f"]
+
+
+def cases(store):
+    """Bindings for each query, and what its rows must show."""
+    hotfix_entry = fact_of(store, "process/hotfix", "rule")
+    return {
+        "lookup": (dict(entity=e("process/hotfix"), now=NOW),
+                   lambda rows: sorted((r["direction"], r["predicateKey"]) for r in rows) == [
+                       ("in", "approves"), ("out", "entry_point"), ("out", "posts_to"), ("out", "rule")]),
+        "facts": (dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint"), validAt=NOW, knownAt=NOW),
+                  lambda rows: [r["peerId"] for r in rows] == ["channel/deploys"]),
+        "facts-all": (dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint")),
+                      lambda rows: sorted(r["peerId"] for r in rows) == ["channel/deploys", "channel/incidents"]),
+        "neighbors": (dict(entity=e("repo/api"), now=NOW),
+                      lambda rows: {r["peerId"] for r in rows} == {
+                          "person/priya", "team/platform", "repo/web-app", "process/release"}),
+        "identify": (dict(entities=ENTITIES, key=ox.Literal("the api")),
+                     lambda rows: [(r["id"], r["how"]) for r in rows] == [("repo/api", "alias")]),
+        "search": (dict(entities=ENTITIES, text=ox.Literal("stag")),
+                   lambda rows: {r["id"] for r in rows} == {"environment/staging", "environment/staging-2",
+                                                             "step/deploy-staging"}),
+        "entity": (dict(entity=e("repo/api")),
+                   lambda rows: {r["o"] for r in rows} >= {"repo/api", "api", "the API", "backend"}),
+        "fact": (dict(fact=hotfix_entry),
+                 lambda rows: {r["kind"] for r in rows} == {"assertion", "provenance"}
+                 and sum(r["kind"] == "assertion" for r in rows) == 1),
+        "fact-sources": (dict(fact=hotfix_entry),
+                         lambda rows: [(r["kind"], r["ref"]) for r in rows] == [("transcript", "session-2026-10-03")]),
+        "fact-exists": (dict(fact=hotfix_entry), lambda answer: answer is True),
+        "subject-predicate": (dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint")),
+                              lambda rows: len(rows) == 2),
+        "stats": ({}, lambda rows: {(r["what"], r["key"]): r["count"] for r in rows}[("entities", "person")] == 3),
+        "schema-types": ({}, lambda rows: len(rows) == 16),
+        "schema-predicates": ({}, lambda rows: {r["key"] for r in rows} >= {"member_of", "has_step", "affiliated_with"}),
+        "schema-concepts": ({}, lambda rows: {r["notation"] for r in rows} >= {"proposed", "slack", "personal"}),
+        "graph-current": (dict(now=NOW), lambda rows: len(rows) > 100),
+    }
+
+
+def test_every_query_is_covered_by_a_case(dataset):
+    assert set(cases(dataset[0])) == set(queries.names())
+
+
+@pytest.mark.parametrize("name", queries.names())
+def test_query_header_documents_every_parameter(name):
+    query = queries.load(name)
+    assert query.title, f"{name}.rq has no '# title:' line"
+    body = "\n".join(line for line in query.text.splitlines() if not line.startswith("#"))
+    used = set(re.findall(r"\$(\w+)", body))
+    assert used == set(query.params), f"{name}.rq uses {sorted(used)}, documents {sorted(query.params)}"
+
+
+def _oxigraph(store, query, bindings):
+    result = store.query(query.text, substitutions={ox.Variable(k): v for k, v in bindings.items()})
+    if isinstance(result, ox.QueryBoolean):
+        return bool(result)
+    if isinstance(result, ox.QuerySolutions):
+        names = [v.value for v in result.variables]
+        return [{n: queries.value(row[n]) for n in names} for row in result]
+    return {(t.subject.value, t.predicate.value, t.object.value) for t in result}
+
+
+def _to_rdflib(term):
+    import rdflib
+
+    if isinstance(term, ox.NamedNode):
+        return rdflib.URIRef(term.value)
+    if term.datatype == vocab.XSD_STRING:  # rdflib keeps xsd:string apart from a plain literal
+        return rdflib.Literal(term.value)
+    return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
+
+
+def _rdflib(graph, query, bindings):
+    import rdflib
+
+    result = graph.query(query.text, initBindings={rdflib.Variable(k): _to_rdflib(v) for k, v in bindings.items()})
+    if result.type == "ASK":
+        return bool(result.askAnswer)
+    if result.type == "CONSTRUCT":
+        return {(str(s), str(p), str(o)) for s, p, o in result}
+    names = [str(v) for v in result.vars]
+    return [{n: (None if row[i] is None else row[i].toPython() if isinstance(row[i], rdflib.Literal)
+                 and row[i].datatype and str(row[i].datatype).endswith(("integer", "boolean")) else str(row[i]))
+             for i, n in enumerate(names)} for row in result]
+
+
+_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T")
+
+
+def _lexical(value) -> str:
+    """One spelling for both engines: rdflib writes 2026-01-01T00:00:00+00:00 where Oxigraph keeps Z."""
+    text = str(value)
+    if _DATETIME.match(text):
+        return clock.iso(datetime.fromisoformat(text.replace("Z", "+00:00")))
+    return text
+
+
+def _comparable(rows):
+    if isinstance(rows, set):
+        return sorted(tuple(_lexical(v) for v in triple) for triple in rows)
+    if not isinstance(rows, list):
+        return rows
+    return sorted(tuple(sorted((k, _lexical(v)) for k, v in row.items())) for row in rows)
+
+
+@pytest.mark.parametrize("name", queries.names())
+def test_query_gives_its_expected_rows_on_oxigraph(dataset, name):
+    store, _ = dataset
+    bindings, expect = cases(store)[name]
+    rows = _oxigraph(store, queries.load(name), bindings)
+    assert expect(rows), f"{name}.rq gave {rows!r:.2000}"
+
+
+@pytest.mark.parametrize("name", queries.names())
+def test_oxigraph_and_rdflib_agree(dataset, name):
+    store, graph = dataset
+    bindings, _ = cases(store)[name]
+    query = queries.load(name)
+    assert _comparable(_oxigraph(store, query, bindings)) == _comparable(_rdflib(graph, query, bindings))

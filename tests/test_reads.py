@@ -1,0 +1,139 @@
+"""Reading through the CLI, on the example organization: what a user sees from each read verb."""
+
+import json
+
+import pytest
+
+
+def test_lookup_shows_current_facts_with_sources_and_backlinks(demo):
+    doc = demo.json("lookup", "hotfix")
+    assert doc["entity"]["id"] == "process/hotfix"
+    by_predicate = {f["predicate"]: f for f in doc["facts"]}
+    assert by_predicate["entry_point"]["object"] == "channel/deploys"  # the superseded one is gone
+    assert by_predicate["rule"]["prevents_rework"] is True
+    assert all(f["sources"] for f in doc["facts"])
+    assert [(f["subject"], f["predicate"]) for f in doc["backlinks"]] == [("person/dana", "approves")]
+    text = demo("lookup", "hotfix").stdout
+    assert "Hotfix process starts in #deploys" in text
+    assert "Dana Okafor approves Hotfix process" in text
+
+
+def test_lookup_of_a_person_has_only_whitelisted_facts_and_no_summary(demo):
+    doc = demo.json("lookup", "Dana")
+    assert "summary" not in doc["entity"]
+    assert {f["predicate"] for f in doc["facts"]} <= {"member_of", "title", "timezone", "approves"}
+
+
+def test_facts_default_is_best_rank_and_all_shows_closed_ones(demo):
+    current = demo.json("facts", "process/hotfix", "--predicate", "entry_point")["facts"]
+    assert [f["object"] for f in current] == ["channel/deploys"]
+    everything = demo.json("facts", "process/hotfix", "--predicate", "entry_point", "--all")["facts"]
+    assert sorted(f["object"] for f in everything) == ["channel/deploys", "channel/incidents"]
+    closed = next(f for f in everything if f["object"] == "channel/incidents")
+    assert closed["superseded_by"] and closed["valid_to"].startswith("2026-10-20")
+
+
+def test_facts_as_of_answers_what_was_true_then(demo):
+    before = demo.json("facts", "hotfix", "--predicate", "entry_point", "--as-of", "2026-03-01")["facts"]
+    assert [f["object"] for f in before] == ["channel/incidents"]
+    after = demo.json("facts", "hotfix", "--predicate", "entry_point", "--as-of", "2026-10-21")["facts"]
+    assert [f["object"] for f in after] == ["channel/deploys"]
+    none_yet = demo.json("facts", "hotfix", "--predicate", "entry_point", "--as-of", "2025-12-31")["facts"]
+    assert none_yet == []
+
+
+def test_facts_known_at_answers_what_we_held_then(kg, monkeypatch):
+    kg("add-entity", "environment/staging", "--name", "staging")
+    monkeypatch.setenv("KGRDF_NOW", "2026-05-01T10:00:00Z")
+    old = kg.json("propose", "staging", "status", "--value", "active", "--source", "report:a")
+    kg("confirm", old["id"])
+    monkeypatch.setenv("KGRDF_NOW", "2026-06-01T10:00:00Z")
+    kg("supersede", old["id"], "--value", "retired", "--valid-from", "2026-05-20")
+    monkeypatch.setenv("KGRDF_NOW", "2026-07-01T10:00:00Z")
+
+    def values(*args):
+        return [f["value"] for f in kg.json("facts", "staging", *args)["facts"]]
+
+    assert values() == ["retired"]
+    assert values("--known-at", "2026-04-01") == []  # nothing recorded yet
+    assert values("--known-at", "2026-05-25") == ["active"]  # the closing was not known then
+    # As of late May, by what we know now: retired since May 20.
+    assert values("--as-of", "2026-05-25") == ["retired"]
+    # Both timelines: what we held on May 25 about May 25.
+    assert values("--as-of", "2026-05-25", "--known-at", "2026-05-25") == ["active"]
+    assert values("--as-of", "2026-05-10", "--known-at", "2026-06-15") == ["active"]
+
+
+def test_rejected_and_expired_do_not_show_unless_all(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    fact = kg.json("propose", "repo/api", "caveat", "--value", "wrong", "--source", "pr:1")
+    kg("reject", fact["id"])
+    assert kg.json("facts", "repo/api")["facts"] == []
+    assert [f["status"] for f in kg.json("facts", "repo/api", "--all")["facts"]] == ["rejected"]
+
+
+def test_search_finds_names_aliases_weak_aliases_and_ids(demo):
+    ids = [h["id"] for h in demo.json("search", "STAGING")["results"]]
+    assert ids[0] == "environment/staging"  # the exact name first
+    assert "environment/staging-2" in ids and "step/deploy-staging" in ids
+    weak = demo.json("search", "backend")["results"]
+    assert [h["id"] for h in weak] == ["repo/api"]
+    assert weak[0]["matched"] == [{"how": "weak alias", "label": "backend"}]
+    assert demo.json("search", "zzzz")["results"] == []
+    assert "search needs some text" in demo("search", "  ", expect=2).stderr
+
+
+def test_neighbors_one_and_two_hops(demo):
+    one = demo.json("neighbors", "process/release")
+    assert {n["id"] for n in one["nodes"] if n["distance"] == 1} >= {"repo/web-app", "channel/deploys",
+                                                                      "step/canary-checks"}
+    two = demo.json("neighbors", "release", "--hops", "2")
+    reviewers = {(e["from"], e["to"]) for e in two["edges"] if e["predicate"] == "reviews"}
+    assert reviewers == {("person/sam", "repo/web-app"), ("person/priya", "repo/api")}
+    assert {n["id"] for n in two["nodes"] if n["distance"] == 2} >= {"person/sam", "gate/smoke-tests"}
+    assert "must be between 1 and 4" in demo("neighbors", "release", "--hops", "9", expect=2).stderr
+
+
+def test_history_shows_the_superseded_fact_and_what_changed(demo):
+    old = demo.json("facts", "hotfix", "--predicate", "entry_point", "--all")["facts"]
+    closed = next(f for f in old if f.get("superseded_by"))
+    doc = demo.json("history", closed["id"])
+    actions = [e["action"] for e in doc["history"]]
+    assert actions == ["recorded", "confirm", "close"]
+    assert doc["history"][-1]["changes"]["valid_to"]["after"] == ["2026-10-20T00:00:00Z"]
+    text = demo("history", closed["id"]).stdout
+    assert "superseded by" in text and "close" in text
+
+
+def test_sparql_select_ask_construct_and_file(demo, tmp_path):
+    select = demo("sparql", "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s a <https://kgrdf.org/ns#Fact> } }", "--json")
+    rows = json.loads(select.stdout)["results"]["bindings"]
+    assert int(rows[0]["n"]["value"]) == demo.json("stats")["fact_count"]
+    ask = demo.json("sparql", "ASK { GRAPH ?g { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> \"#deploys\" } }")
+    assert ask == {"boolean": True}
+    query = tmp_path / "labels.rq"
+    query.write_text("CONSTRUCT { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> ?l } "
+                     "WHERE { GRAPH ?g { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> ?l } }")
+    assert '"Release process"' in demo("sparql", str(query)).stdout
+    bad = demo("sparql", "SELEKT nothing", expect=2)
+    assert "does not parse" in bad.stderr
+
+
+def test_sparql_never_sees_the_index_bookkeeping(demo):
+    doc = demo.json("sparql", "ASK { <urn:kgrdf:index> ?p ?o }")
+    assert doc == {"boolean": False}
+
+
+def test_stats_counts_entities_and_facts(demo):
+    doc = demo.json("stats")
+    assert doc["entities"]["person"] == 3 and doc["entity_count"] == 23
+    assert doc["facts"] == {"confirmed": 33, "proposed": 2}  # 32 confirmed records and a supersede
+    assert doc["journal"]["transactions"] == 2
+
+
+@pytest.mark.parametrize("command", [
+    ["lookup", "hotfix"], ["facts", "hotfix"], ["search", "deploy"], ["neighbors", "hotfix"],
+    ["stats"], ["identify", "hotfix"], ["export", "--format", "nquads"],
+])
+def test_every_read_prints_one_json_document(demo, command):
+    json.loads(demo(*command, "--json").stdout)

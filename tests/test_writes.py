@@ -1,0 +1,224 @@
+"""Writing through the CLI: each verb, the rules of §6, and refusals that write nothing."""
+
+import json
+
+import pytest
+
+
+def propose(kg, *args):
+    return kg.json("propose", *args)
+
+
+def test_init_makes_a_knowledge_base_and_refuses_a_second(tmp_path):
+    from tests.conftest import Kg
+
+    kg = Kg(tmp_path / "new")
+    doc = kg.json("init")
+    assert doc["perspective"] == "main"
+    assert (tmp_path / "new" / "format.json").is_file()
+    assert (tmp_path / "new" / ".git").is_dir()
+    again = kg("init", expect=1)
+    assert "is a knowledge base already" in again.stderr
+
+
+def test_command_on_a_missing_knowledge_base_names_the_way_out(tmp_path):
+    from tests.conftest import Kg
+
+    result = Kg(tmp_path / "nowhere")("lookup", "x", expect=1)
+    assert "no knowledge base at" in result.stderr
+    assert "kg init" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_add_entity_creates_then_adds_aliases(kg):
+    first = kg.json("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp")
+    assert first["outcome"] == "created"
+    second = kg.json("add-entity", "repo/web-app", "--name", "web-app", "--alias", "the web app",
+                     "--weak-alias", "frontend")
+    assert second["outcome"] == "updated"
+    assert second["aliases"] == ["the web app", "webapp"]
+    assert second["weak_aliases"] == ["frontend"]
+    assert kg.json("add-entity", "repo/web-app", "--name", "web-app")["outcome"] == "unchanged"
+
+
+@pytest.mark.parametrize("args, code, reason", [
+    (["Person/Dana", "--name", "Dana"], 2, "must be TYPE/NAME"),
+    (["wizard/merlin", "--name", "Merlin"], 1, "unknown entity type 'wizard'"),
+    (["person/dana", "--name", "Dana", "--summary", "great at everything"], 1, "a person has no summary"),
+    (["repo/x", "--name", "   "], 2, "needs a --name"),
+])
+def test_add_entity_refusals_write_nothing(kg, args, code, reason):
+    before = kg.snapshot()
+    result = kg("add-entity", *args, expect=code)
+    assert reason in result.stderr
+    assert kg.snapshot() == before
+
+
+def test_identify_resolves_names_and_strong_aliases_and_only_suggests_weak_ones(seeded):
+    assert seeded.json("identify", "DANA   okafor")["matches"][0]["id"] == "person/dana"
+    assert seeded.json("identify", "webapp")["matches"][0]["id"] == "repo/web-app"
+    weak = seeded.json("identify", "backend", expect=1)
+    assert weak["matches"] == []
+    assert [s["id"] for s in weak["suggestions"]] == ["repo/api"]
+    ambiguous = seeded.json("identify", "web", expect=1)
+    assert sorted(m["id"] for m in ambiguous["matches"]) == ["team/platform", "team/web"]
+    assert seeded.json("identify", "nobody", expect=1)["matches"] == []
+
+
+def test_propose_records_a_proposal_with_sources_and_both_timelines(seeded):
+    doc = propose(seeded, "Dana", "reviews", "--object", "webapp", "--source", "slack:https://chat/p1",
+                  "--valid-from", "2026-01-05")
+    assert doc["outcome"] == "created"
+    assert doc["id"].startswith("f-") and len(doc["id"]) == 8
+    assert doc["status"] == "proposed"
+    assert doc["subject"] == "person/dana" and doc["object"] == "repo/web-app"
+    assert doc["sources"] == [{"kind": "slack", "ref": "https://chat/p1"}]
+    assert doc["valid_from"] == "2026-01-05T00:00:00Z"
+    assert doc["recorded_at"] and doc["sensitivity"] == "personal"
+    assert doc["sentence"] == "Dana Okafor reviews web-app"
+
+
+def test_proposing_again_observes_instead_of_duplicating(seeded):
+    first = propose(seeded, "environment/staging", "status", "--value", "Active", "--source", "report:r1")
+    again = propose(seeded, "staging", "status", "--value", "  active ", "--source", "ledger:l9")
+    assert again["id"] == first["id"]
+    assert again["outcome"] == "observed"
+    assert again["observations"] == 2
+    assert {s["kind"] for s in again["sources"]} == {"report", "ledger"}
+    facts = seeded.json("facts", "environment/staging", "--all")["facts"]
+    assert len(facts) == 1
+
+
+def test_a_rejected_fact_stays_rejected_when_proposed_again(seeded):
+    fact = propose(seeded, "process/release", "posts_to", "--object", "channel/ops", "--source", "slack:x")
+    assert seeded.json("reject", fact["id"])["status"] == "rejected"
+    again = propose(seeded, "release", "posts_to", "--object", "#ops", "--source", "pr:12")
+    assert again["id"] == fact["id"]
+    assert again["outcome"] == "rejected"
+    assert again["status"] == "rejected"
+    assert "stays rejected" in again["note"]
+    assert seeded.json("lookup", "process/release")["facts"] == []
+
+
+def test_confirming_a_single_valued_fact_closes_the_value_it_replaces(seeded):
+    old = propose(seeded, "release", "entry_point", "--object", "channel/ops", "--source", "report:a")
+    seeded("confirm", old["id"])
+    new = propose(seeded, "release", "entry_point", "--object", "channel/deploys", "--source", "report:b")
+    # Two current values of a single-valued predicate until a person decides.
+    assert len(seeded.json("facts", "release", "--predicate", "entry_point")["facts"]) == 2
+    confirmed = seeded.json("confirm", new["id"])
+    assert confirmed["closed"] == [{"id": old["id"], "superseded_by": new["id"]}]
+    closed = seeded.json("history", old["id"])["fact"]
+    assert closed["superseded_by"] == new["id"]
+    assert closed["valid_to"] and closed["retired_at"]
+    assert closed["status"] == "confirmed"  # closed, never deleted
+    current = seeded.json("facts", "release", "--predicate", "entry_point")["facts"]
+    assert [f["id"] for f in current] == [new["id"]]
+
+
+def test_confirming_a_fact_of_a_multi_valued_predicate_closes_nothing(seeded):
+    a = propose(seeded, "person/dana", "reviews", "--object", "repo/api", "--source", "report:a")
+    b = propose(seeded, "person/dana", "reviews", "--object", "repo/web-app", "--source", "report:a")
+    seeded("confirm", a["id"])
+    assert seeded.json("confirm", b["id"]).get("closed", []) == []
+    assert len(seeded.json("facts", "person/dana")["facts"]) == 2
+
+
+def test_confirm_twice_and_reject_twice_are_harmless(seeded):
+    fact = propose(seeded, "repo/api", "caveat", "--value", "slow tests", "--source", "pr:4")
+    seeded("confirm", fact["id"])
+    assert seeded.json("confirm", fact["id"])["outcome"] == "unchanged"
+    other = propose(seeded, "repo/api", "caveat", "--value", "flaky", "--source", "pr:5")
+    seeded("reject", other["id"])
+    assert seeded.json("reject", other["id"])["outcome"] == "unchanged"
+
+
+def test_supersede_records_a_confirmed_correction_and_closes_the_old_fact(seeded):
+    old = propose(seeded, "environment/staging", "status", "--value", "active", "--source", "report:r")
+    seeded("confirm", old["id"])
+    new = seeded.json("supersede", old["id"], "--value", "retired", "--valid-from", "2026-09-30",
+                      "--reason", "staging was shut down")
+    assert new["status"] == "confirmed" and new["value"] == "retired"
+    assert new["closed"] == [{"id": old["id"], "superseded_by": new["id"]}]
+    history = seeded.json("history", old["id"])
+    assert history["fact"]["valid_to"] == "2026-09-30T00:00:00Z"
+    close = history["history"][-1]
+    assert close["action"] == "close"
+    assert close["changes"]["superseded_by"] == {"before": [], "after": [new["id"]]}
+    # The old value is what was true before the change, the new one after it.
+    before = seeded.json("facts", "staging", "--as-of", "2026-09-01")["facts"]
+    after = seeded.json("facts", "staging", "--as-of", "2026-10-01")["facts"]
+    assert [f["value"] for f in before] == ["active"]
+    assert [f["value"] for f in after] == ["retired"]
+    refused = seeded("supersede", old["id"], "--value", "again", expect=1)
+    assert "not current" in refused.stderr
+
+
+def test_update_records_keep_what_each_field_held_before(seeded):
+    fact = propose(seeded, "repo/api", "caveat", "--value", "needs staging db", "--source", "pr:1")
+    propose(seeded, "repo/api", "caveat", "--value", "needs staging db", "--source", "doc:wiki")
+    seeded("confirm", fact["id"], "--reason", "checked with the team")
+    events = seeded.json("history", fact["id"])["history"]
+    assert [e["action"] for e in events] == ["recorded", "observe", "confirm"]
+    observe, confirm = events[1], events[2]
+    assert observe["changes"]["observations"] == {"before": [1], "after": [2]}
+    assert observe["changes"]["sources"]["before"] == ["pr:1"]
+    assert sorted(observe["changes"]["sources"]["after"]) == ["doc:wiki", "pr:1"]
+    assert confirm["changes"]["status"] == {"before": ["proposed"], "after": ["confirmed"]}
+    assert confirm["reason"] == "checked with the team"
+
+
+@pytest.mark.parametrize("args, code, reason", [
+    (["repo/api", "colour", "--value", "blue", "--source", "pr:1"], 1, "unknown predicate 'colour'"),
+    (["nobody", "reviews", "--object", "repo/api", "--source", "pr:1"], 1, "subject 'nobody' is not known"),
+    (["Dana", "reviews", "--object", "web", "--source", "pr:1"], 1, "object 'web' is ambiguous"),
+    (["Dana", "reviews", "--object", "backend", "--source", "pr:1"], 1, "did you mean repo/api"),
+    (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--valid-from", "last tuesday"], 2, "is not a date"),
+    (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--valid-from", "2026-02-30"], 2, "is not a date"),
+    (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--valid-from", "2026-05-01",
+      "--valid-to", "2026-04-01"], 2, "is after --valid-to"),
+    (["repo/api", "caveat", "--value", "x"], 2, "at least one --source"),
+    (["repo/api", "caveat", "--value", "x", "--source", "carrier-pigeon:7"], 2, "unknown source kind"),
+    (["repo/api", "caveat", "--value", "x", "--source", "nocolon"], 2, "must be KIND:REF"),
+    (["Dana", "reviews", "--value", "repo/api", "--source", "pr:1"], 1, "takes an entity (--object)"),
+    (["repo/api", "caveat", "--object", "repo/web-app", "--source", "pr:1"], 1, "takes a value (--value)"),
+    (["repo/api", "caveat", "--source", "pr:1"], 2, "exactly one of --object"),
+    (["Dana", "caveat", "--value", "moody", "--source", "pr:1"], 1, "not on the People whitelist"),
+    (["Dana", "reviews", "--object", "repo/api", "--source", "pr:1", "--authority", "inferred"], 1,
+     "authority inferred may not name a person"),
+    (["repo/api", "member_of", "--object", "team/web", "--source", "pr:1"], 1, "member_of is not about a repo"),
+    (["process/release", "posts_to", "--object", "repo/api", "--source", "pr:1"], 1,
+     "posts_to does not point to a repo"),
+    (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--authority", "rumour"], 2, "unknown authority"),
+])
+def test_bad_proposals_are_refused_with_a_reason_and_write_nothing(seeded, args, code, reason):
+    before = seeded.snapshot()
+    result = seeded("propose", *args, expect=code)
+    assert reason in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+    assert seeded.snapshot() == before
+
+
+def test_refusals_print_one_json_document_with_json(seeded):
+    result = seeded("propose", "repo/api", "colour", "--value", "blue", "--source", "pr:1", "--json", expect=1)
+    doc = json.loads(result.stdout)
+    assert doc["error"] == "refused" and "unknown predicate" in doc["message"]
+
+
+@pytest.mark.parametrize("verb", ["confirm", "reject", "history"])
+def test_unknown_or_malformed_fact_ids(seeded, verb):
+    assert "no fact f-zzzzzz" in seeded(verb, "f-zzzzzz", expect=1).stderr
+    assert "is not a fact id" in seeded(verb, "fact-1", expect=2).stderr
+
+
+def test_every_write_is_one_journal_transaction_and_one_commit(seeded):
+    before = seeded.snapshot()
+    propose(seeded, "repo/api", "caveat", "--value", "x", "--source", "pr:1")
+    after = seeded.snapshot()
+    assert int(after["commits"]) == int(before["commits"]) + 1
+    view = json.loads((seeded.path / "view.json").read_text())
+    assert view["seq"] == json.loads(before["view"])["seq"] + 1
+    segments = list((seeded.path / "journal").rglob("*.rdfp"))
+    text = "".join(p.read_text() for p in segments)
+    assert text.count("TX .") == text.count("TC .") == view["seq"]
