@@ -141,7 +141,11 @@ class KnowledgeBase:
             with lock.held(lock_path, exclusive=False):
                 backend = self._open_backend(read_only=True)
                 try:
-                    if self._is_fresh(backend, self.view()):
+                    view = self.view()
+                    if self.backend_kind == "memory" and self.journal.end_offset() == (view.segment, view.offset):
+                        if not self._is_fresh(backend, view):
+                            self._rebuild(backend, view)  # a private index: the shared lock suffices
+                    if self._is_fresh(backend, view):
                         from kgrdf.session import Session
 
                         yield Session(self, backend)

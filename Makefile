@@ -1,0 +1,36 @@
+# The two commands of the README, and a few more. Each sets up what it needs first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test quick bench setup system-deps clean
+
+demo: $(STAMP)
+	$(BIN)/kg demo
+
+test: $(STAMP) system-deps
+	$(BIN)/python -m pytest
+
+quick: $(STAMP) system-deps
+	$(BIN)/python -m pytest -m "not slow"
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# rapper (Debian's raptor2-utils) is the second RDF parser the export tests read our files with.
+system-deps:
+	@command -v rapper >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq raptor2-utils >/dev/null; }
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build dist

@@ -1,0 +1,152 @@
+"""The journal is the truth and the index is derived: exports other tools read back, rebuilds that
+lose nothing, torn tails set aside, the in-memory backend, and the git history."""
+
+import json
+import shutil
+import subprocess
+from collections import Counter
+
+import pytest
+
+from kgrdf import journal as journal_mod
+from kgrdf.kb import KnowledgeBase
+
+
+def _rapper_count(path, syntax):
+    if shutil.which("rapper") is None:
+        pytest.fail("rapper is missing: install Debian's raptor2-utils (make test does)")
+    result = subprocess.run(["rapper", "-i", syntax, "-c", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    for line in result.stderr.splitlines():
+        if "returned" in line:
+            return int(line.split("returned")[1].split()[0])
+    raise AssertionError(result.stderr)
+
+
+@pytest.mark.parametrize("fmt, rapper_syntax, rdflib_format", [
+    ("trig", "trig", "trig"), ("nquads", "nquads", "nquads"),
+])
+def test_export_reads_back_in_rapper_and_rdflib_with_one_triple_per_fact_graph(demo, tmp_path, fmt,
+                                                                               rapper_syntax, rdflib_format):
+    import rdflib
+
+    out = tmp_path / f"kb.{fmt}"
+    demo("export", "--format", fmt, "--output", out)
+    dataset = rdflib.Dataset()
+    dataset.parse(out, format=rdflib_format)
+    quads = list(dataset.quads((None, None, None, None)))
+    with KnowledgeBase.open(demo.path).reading() as session:
+        expected = sum(1 for _ in session.backend.quads())
+    assert len(quads) == expected
+    assert _rapper_count(out, rapper_syntax) == expected
+    kg_fact = rdflib.URIRef("https://kgrdf.org/ns#Fact")
+    facts = {s for s, p, o, g in quads if p == rdflib.RDF.type and o == kg_fact}
+    per_graph = Counter(g for s, p, o, g in quads if g in facts)
+    assert len(facts) == demo.json("stats")["fact_count"] == 35
+    assert set(per_graph.values()) == {1}
+    assert set(per_graph) == facts
+
+
+def test_turtle_export_is_the_current_knowledge_as_one_graph(demo, tmp_path):
+    import rdflib
+
+    out = tmp_path / "kb.ttl"
+    demo("export", "--format", "turtle", "--output", out)
+    graph = rdflib.Graph().parse(out, format="turtle")
+    assert _rapper_count(out, "turtle") == len(graph)
+    hotfix = rdflib.URIRef("https://kgrdf.org/kb/main/process/hotfix")
+    entry = rdflib.URIRef("https://kgrdf.org/ns#entryPoint")
+    assert list(graph.objects(hotfix, entry)) == [rdflib.URIRef("https://kgrdf.org/kb/main/channel/deploys")]
+
+
+def test_export_refuses_an_unknown_format(demo):
+    assert "unknown export format" in demo("export", "--format", "rdfxml", expect=2).stderr
+
+
+def test_deleting_the_index_loses_nothing(demo):
+    before = demo.json("lookup", "hotfix")
+    stats = demo.json("stats")
+    shutil.rmtree(demo.path / "index")
+    assert demo.json("lookup", "hotfix") == before
+    assert demo.json("stats") == stats
+    assert (demo.path / "index").is_dir()
+
+
+def test_an_index_behind_the_journal_catches_up(demo, tmp_path):
+    stale = tmp_path / "stale-index"
+    shutil.copytree(demo.path / "index", stale)
+    fact = demo.json("propose", "repo/api", "caveat", "--value", "needs the staging db", "--source", "pr:7")
+    shutil.rmtree(demo.path / "index")
+    shutil.copytree(stale, demo.path / "index")
+    assert fact["id"] in {f["id"] for f in demo.json("facts", "repo/api")["facts"]}
+
+
+def test_a_write_cut_short_after_the_journal_append_is_finished_by_the_next_command(demo):
+    kb = KnowledgeBase.open(demo.path)
+    view = json.loads((demo.path / "view.json").read_text())
+    # Append a transaction the way a write does, then stop before the index and view.json.
+    with kb.writing("propose") as writer:
+        writer.propose("repo/api", "caveat", value="written before a crash", sources=["pr:9"])
+        position = journal_mod.Position.from_dict(view)
+        tx = journal_mod.Transaction(seq=writer.seq, command="propose", time="2026-11-30T00:00:00Z",
+                                     adds=[str(q) for q in writer.adds], prev=position.tx_id)
+        kb.journal.append(tx, position)
+        writer.adds.clear()  # nothing more: the process "dies" here
+    assert json.loads((demo.path / "view.json").read_text())["seq"] == view["seq"]
+    values = [f.get("value") for f in demo.json("facts", "repo/api")["facts"]]
+    assert "written before a crash" in values
+    assert json.loads((demo.path / "view.json").read_text())["seq"] == view["seq"] + 1
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=demo.path, capture_output=True, text=True)
+    assert status.stdout == ""
+
+
+def test_a_torn_journal_tail_is_set_aside_not_dropped(demo):
+    segment = sorted((demo.path / "journal").rglob("*.rdfp"))[-1]
+    with open(segment, "ab") as out:
+        out.write(b'H id <urn:uuid:torn> .\nH seq "99" .\nTX .\nA <urn:a> <urn:b> "half')
+    result = demo("propose", "repo/api", "caveat", "--value", "after the tear", "--source", "pr:3", "--json")
+    assert "set aside a torn journal tail" in result.stderr
+    aside = list(segment.parent.glob(segment.name + ".torn-*"))
+    assert len(aside) == 1 and b'"half' in aside[0].read_bytes()
+    assert b"torn" not in segment.read_bytes()
+    assert json.loads(result.stdout)["status"] == "proposed"
+
+
+def test_a_journal_behind_view_json_refuses_writes_and_says_the_way_out(demo):
+    segment = sorted((demo.path / "journal").rglob("*.rdfp"))[-1]
+    data = segment.read_bytes()
+    segment.write_bytes(data[: len(data) // 2])
+    result = demo("propose", "repo/api", "caveat", "--value", "x", "--source", "pr:3", expect=3)
+    assert "move journal/ aside" in result.stderr
+
+
+def test_the_memory_backend_answers_like_the_disk_index(demo):
+    disk = KnowledgeBase.open(demo.path)
+    memory = KnowledgeBase.open(demo.path, backend="memory")
+    with disk.reading() as a, memory.reading() as b:
+        assert b.backend.name == "memory" and not b.backend.persistent
+        assert a.lookup("release") == b.lookup("release")
+        assert a.neighbors("release", 2) == b.neighbors("release", 2)
+        assert a.stats()["facts"] == b.stats()["facts"]
+
+
+def test_the_git_history_holds_the_journal_and_never_the_index(demo):
+    tracked = subprocess.run(["git", "ls-files"], cwd=demo.path, capture_output=True, text=True).stdout.split()
+    assert any(name.startswith("journal/") for name in tracked)
+    assert "view.json" in tracked and "format.json" in tracked
+    assert not any(name.startswith("index/") for name in tracked)
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=demo.path, capture_output=True, text=True).stdout
+    assert "kg supersede (transaction 2)" in log and "kg import (transaction 1)" in log
+
+
+def test_a_stale_git_lock_is_removed_with_a_note(demo):
+    import os
+    import time
+
+    lock = demo.path / ".git" / "index.lock"
+    lock.write_text("")
+    old = time.time() - 120
+    os.utime(lock, (old, old))
+    result = demo("propose", "repo/api", "caveat", "--value", "y", "--source", "pr:3")
+    assert "removed a stale git lock" in result.stderr
+    assert not lock.exists()
