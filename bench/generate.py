@@ -88,7 +88,8 @@ def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
             status = rng.choice(STATUSES)
             fact = model.Fact(
                 id=fact_id, iri=vocab.fact_iri(kb.perspective, fact_id).value, subject=subject.iri,
-                predicate=pred.iri, target=target, status=status, authority=rng.choice(["user", "observed", "stakeholder"]),
+                predicate=pred.iri, target=target, status=status,
+                authority="user" if pred.key.startswith("stated_") else rng.choice(["user", "observed", "stakeholder"]),
                 sensitivity="personal" if names_person else "internal",
                 sources=[model.Source(rng.choice(["slack", "report", "ledger", "pr"]), f"ref-{rng.randint(0, 10**6)}")],
                 observed_at=now, observations=rng.randint(1, 4), recorded_at=now,

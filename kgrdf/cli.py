@@ -309,6 +309,44 @@ def stats(kb: KbOption = None, json: JsonOption = False):
 
 
 @app.command()
+def validate(kb: KbOption = None, json: JsonOption = False):
+    """Check the whole knowledge base: every fact and entity against the SHACL shapes, and the store
+    itself (journal position, index equal to a rebuild, torn tail, files edited outside kgrdf).
+
+    Exits 0 when clean (warnings allowed), 1 with violations, 3 when the store is damaged.
+    """
+    progress = None
+    if sys.stderr.isatty() and not json:
+        def progress(done, total):
+            print(f"\rchecked {done}/{total} facts", end="" if done < total else "\n", file=sys.stderr)
+    report = _kb(kb).validate(progress=progress)
+    render.validation(json, report)
+    if report["damage"]:
+        raise typer.Exit(3)
+    if any(f["severity"] == "violation" for f in report["findings"]):
+        raise typer.Exit(1)
+
+
+@app.command()
+def schema(
+    format: Annotated[str, typer.Option("--format", "-f", help="text, or turtle (the ontology itself).")] = "text",
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """The effective schema: entity types and predicates with their axis, markers and reviewer sentences."""
+    from kgrdf import schema as schema_module
+    from kgrdf.errors import BadInput
+
+    if format not in ("text", "turtle"):
+        raise BadInput(f"unknown schema format {format!r}; use text or turtle")
+    if format == "turtle":
+        for path in schema_module.ontology_files():
+            sys.stdout.write(path.read_text(encoding="utf-8"))
+        return
+    render.schema(json, schema_module.core())
+
+
+@app.command()
 def demo(
     kb: Annotated[Optional[Path], typer.Option("--kb", help="Load the example into this folder (default: a temporary one).")] = None,
     json: JsonOption = False,

@@ -104,6 +104,23 @@ class KnowledgeBase:
     def _write_view(self, position: Position) -> None:
         _write_json(self.path / "view.json", {"replica": self.replica, **position.as_dict()})
 
+    # --- checking ------------------------------------------------------------------------------------
+
+    def validate(self, progress=None) -> dict:
+        """The whole knowledge base against the shapes, and the store's own checks (§7 validate).
+
+        Returns {"damage": [...], "findings": [...]}; the shapes run only on an undamaged index.
+        """
+        from kgrdf import lock, validation
+
+        with lock.held(self.path / "lock", exclusive=False):
+            damage = validation.check_store(self)
+        findings = []
+        if not damage:
+            with self.reading() as session:
+                findings = [f.as_json() for f in validation.validate_all(session, progress=progress)]
+        return {"damage": damage, "findings": findings}
+
     # --- the index -------------------------------------------------------------------------------
 
     def _open_backend(self, read_only: bool):
@@ -178,6 +195,7 @@ class KnowledgeBase:
                 writer = Writer(self, backend, seq=position.seq + 1)
                 yield writer
                 if writer.deletes or writer.adds:
+                    writer.validate()
                     self._commit(backend, writer, position, command)
             finally:
                 self._close_backend(backend)

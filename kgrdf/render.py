@@ -199,3 +199,39 @@ def sparql(as_json: bool, result) -> None:
     if as_json:
         return emit({"triples": data.decode("utf-8")})
     sys.stdout.buffer.write(data)
+
+
+def validation(as_json: bool, report: dict) -> None:
+    if as_json:
+        return emit(report)
+    for problem in report["damage"]:
+        print(paint(f"damaged: {problem['check']}: {problem['message']}", "error"))
+    violations = [f for f in report["findings"] if f["severity"] == "violation"]
+    warnings = [f for f in report["findings"] if f["severity"] == "warning"]
+    for finding in violations + warnings:
+        colour = "error" if finding["severity"] == "violation" else "proposed"
+        print(f"{paint(finding['severity'], colour)} {finding['focus']}: {finding['message']}")
+    if report["damage"]:
+        print("the knowledge base is damaged: writes refuse until it is repaired")
+    elif not report["findings"]:
+        print("clean: every fact and entity conforms, and the index matches the journal")
+    else:
+        print(f"{len(violations)} violations, {len(warnings)} warnings")
+
+
+def schema(as_json: bool, schema) -> None:
+    types = [{"key": t.key, "axis": t.axis, "label": t.label} for t in schema.types.values()]
+    predicates = [{
+        "key": p.key, "axis": p.axis, "object": p.object_kind, "sentence": p.sentence,
+        "single_valued": p.single_valued, "high_risk": p.high_risk, "person_ok": p.person_ok,
+        "domain": sorted(p.domain), "range": sorted(p.range),
+    } for p in schema.predicates.values()]
+    if as_json:
+        return emit({"types": types, "predicates": predicates})
+    for axis in ("People", "Process", "Product", "Organizations"):
+        print(paint(axis, "title") + ": " + ", ".join(t["key"] for t in types if t["axis"] == axis))
+        for p in (p for p in predicates if p["axis"] == axis):
+            marks = [m for m, on in (("single-valued", p["single_valued"]), ("high-risk", p["high_risk"]),
+                                     ("people whitelist", p["person_ok"])) if on]
+            print(f"  {p['key']:<22} {p['object']:<6} {p['sentence']}"
+                  + (paint(f"  [{', '.join(marks)}]", "dim") if marks else ""))

@@ -50,6 +50,7 @@ class Writer(Session):
         self._by_subject_predicate: dict[tuple[str, str], list[str]] = {}
         self._minted = 0
         self.now = clock.iso(clock.now())
+        self.warnings: list = []
 
     # --- pending state seen before the index -----------------------------------------------------
 
@@ -105,6 +106,33 @@ class Writer(Session):
         self._stage(real_deletes, adds, after)
         return after
 
+    # --- validation ------------------------------------------------------------------------------
+
+    def validate(self) -> list:
+        """Check what this write touches against the SHACL shapes. Raises Refused on a violation
+        (nothing has been written yet); returns the warnings."""
+        from kgrdf import validation
+
+        facts = list(self._facts.values())
+        if not facts and not self._entities:
+            return []
+        focus = [f.iri for f in facts] + list(self._entities)
+        context: dict[str, model.Fact] = {}
+        for fact in facts:
+            predicate = self.schema.predicate_by_iri(fact.predicate)
+            if predicate is not None and predicate.single_valued:
+                for other in self._facts_for(fact.subject, fact.predicate):
+                    context.setdefault(other.iri, other)
+        context.update({f.iri: f for f in facts})
+        named = {f.subject for f in facts} | {f.target.value for f in facts if f.is_entity_target}
+        entities = {iri: self.entity(NamedNode(iri)) for iri in named | set(self._entities)}
+        fact_quads = [q for f in context.values() for q in model.fact_quads(f, self.schema)]
+        entity_quads = [q for e in entities.values() if e is not None
+                        for q in model.entity_quads(e, self.perspective, self.schema)]
+        findings = validation.check(validation.view(fact_quads, entity_quads), focus)
+        self.warnings = validation.refuse_violations(findings)
+        return self.warnings
+
     # --- entities -----------------------------------------------------------------------------------
 
     def add_entity(self, entity_id: str, name: str, aliases=(), weak_aliases=(), summary: str | None = None):
@@ -122,9 +150,6 @@ class Writer(Session):
         name = model.clean_label(name or "")
         if not name:
             raise BadInput("an entity needs a --name")
-        if summary is not None and type_key in PERSON_TYPES:
-            raise Refused(f"a {type_key} has no summary: only work-operational facts from the People whitelist",
-                          hint="record what matters as facts (role, title, reviews ...)")
         aliases = [model.clean_label(a) for a in aliases if model.clean_label(a)]
         weak = [model.clean_label(a) for a in weak_aliases if model.clean_label(a)]
         iri = vocab.entity_iri(self.perspective, entity_id)
@@ -181,23 +206,6 @@ class Writer(Session):
             return Literal(clock.parse_date(text, what=f"{predicate.key} value").isoformat(), datatype=vocab.XSD_DATE)
         return Literal(text)
 
-    def _check(self, subject: model.Entity, predicate, target, authority: str) -> None:
-        """The schema's rules a fact must meet before it is written."""
-        if predicate.domain and subject.type not in predicate.domain:
-            raise Refused(f"{predicate.key} is not about a {subject.type} ({subject.id}); it takes "
-                          + ", ".join(sorted(predicate.domain)))
-        target_type = target.type if isinstance(target, model.Entity) else None
-        if target_type and predicate.range and target_type not in predicate.range:
-            raise Refused(f"{predicate.key} does not point to a {target_type} ({target.id}); it takes "
-                          + ", ".join(sorted(predicate.range)))
-        names_person = subject.type in PERSON_TYPES or target_type in PERSON_TYPES
-        if names_person and not predicate.person_ok:
-            raise Refused(f"{predicate.key} is not on the People whitelist: a fact naming a person "
-                          f"may only use work-operational predicates",
-                          hint="kg schema lists the whitelisted predicates")
-        if names_person and authority == "inferred":
-            raise Refused("a fact with authority inferred may not name a person")
-
     def propose(self, subject: str, predicate: str, *, object: str | None = None, value: str | None = None,
                 sources=(), authority: str = "observed", valid_from: str | None = None,
                 valid_to: str | None = None, order: int | None = None, prevents_rework: bool = False,
@@ -220,7 +228,6 @@ class Writer(Session):
             raise BadInput(f"--order applies to ordered predicates (has_step), not {pred.key}")
         subject_entity = self.resolve(subject, role="subject")
         target = self._target(pred, object, value)
-        self._check(subject_entity, pred, target, authority)
         target_term = NamedNode(target.iri) if isinstance(target, model.Entity) else target
         key = target_term.value if isinstance(target_term, NamedNode) else model.normalize(target_term.value)
 

@@ -1,0 +1,236 @@
+"""SHACL validation of what a write touches, before anything reaches the journal (§6, §4).
+
+A write's *validation view* is a small RDF graph: for each fact it touches, the fact's provenance
+triples and its one triple said about it (``kg:assertedSubject``, ``kg:assertedPredicate``,
+``kg:assertedObject``); the description of each entity it touches or names; and, as context only,
+the other facts with the same subject and predicate (for the single-valued warning). pySHACL checks
+the view against ``shapes/*.ttl`` with the ontology as its ont_graph, focused on the touched nodes,
+so the cost follows the size of the change, not of the knowledge base.
+"""
+
+from dataclasses import dataclass
+from functools import cache
+
+from kgrdf import vocab
+from kgrdf.errors import Refused
+
+ASSERTED = {"s": vocab.kg("assertedSubject"), "p": vocab.kg("assertedPredicate"), "o": vocab.kg("assertedObject")}
+
+
+@dataclass
+class Finding:
+    focus: str
+    message: str
+    severity: str  # "violation" or "warning"
+    shape: str | None = None
+
+    def as_json(self) -> dict:
+        return {"focus": vocab.id_of(self.focus), "message": self.message, "severity": self.severity}
+
+
+def _rdflib_term(term):
+    import rdflib
+    from pyoxigraph import BlankNode, Literal, NamedNode
+
+    if isinstance(term, NamedNode):
+        return rdflib.URIRef(term.value)
+    if isinstance(term, BlankNode):
+        return rdflib.BNode(term.value)
+    if isinstance(term, Literal):
+        if term.language:
+            return rdflib.Literal(term.value, lang=term.language)
+        if term.datatype == vocab.XSD_STRING:
+            return rdflib.Literal(term.value)
+        return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
+    raise TypeError(term)
+
+
+@cache
+def shapes_graph():
+    import rdflib
+
+    from kgrdf.resources import data_dir
+
+    graph = rdflib.Graph()
+    for path in sorted(data_dir("shapes").glob("*.ttl")):
+        graph.parse(path, format="turtle")
+    return graph
+
+
+@cache
+def ontology_graph():
+    import rdflib
+
+    from kgrdf import schema
+
+    graph = rdflib.Graph()
+    for quad in schema.quads():
+        graph.add((_rdflib_term(quad.subject), _rdflib_term(quad.predicate), _rdflib_term(quad.object)))
+    return graph
+
+
+def view(fact_quads, entity_quads):
+    """The validation view of some facts' quads (assertion and provenance graphs) and entities' quads,
+    with the ontology beside them."""
+    import rdflib
+
+    graph = rdflib.Graph()
+    graph += ontology_graph()  # the schema the shapes look up: types, markers, the whitelist
+    for quad in fact_quads:
+        graph_name = quad.graph_name.value
+        if graph_name.endswith("/provenance"):
+            graph.add((_rdflib_term(quad.subject), _rdflib_term(quad.predicate), _rdflib_term(quad.object)))
+        else:
+            fact = rdflib.URIRef(graph_name)
+            graph.add((fact, _rdflib_term(ASSERTED["s"]), _rdflib_term(quad.subject)))
+            graph.add((fact, _rdflib_term(ASSERTED["p"]), _rdflib_term(quad.predicate)))
+            graph.add((fact, _rdflib_term(ASSERTED["o"]), _rdflib_term(quad.object)))
+    for quad in entity_quads:
+        graph.add((_rdflib_term(quad.subject), _rdflib_term(quad.predicate), _rdflib_term(quad.object)))
+    return graph
+
+
+def check(data, focus: list[str]) -> list[Finding]:
+    """Validate the view ``data`` on the ``focus`` nodes; every finding, violations and warnings."""
+    import rdflib
+    from pyshacl import validate
+
+    if not focus:
+        return []
+    _conforms, report, _text = validate(
+        data, shacl_graph=shapes_graph(), inference="none",
+        advanced=True, allow_warnings=True, focus_nodes=[rdflib.URIRef(f) for f in focus],
+    )
+    sh = rdflib.Namespace("http://www.w3.org/ns/shacl#")
+    findings = []
+    for result in report.subjects(rdflib.RDF.type, sh.ValidationResult):
+        severity = report.value(result, sh.resultSeverity)
+        findings.append(Finding(
+            focus=str(report.value(result, sh.focusNode)),
+            message=str(report.value(result, sh.resultMessage) or "does not conform"),
+            severity="warning" if severity == sh.Warning else "violation",
+            shape=str(report.value(result, sh.sourceShape)),
+        ))
+    return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
+
+
+def refuse_violations(findings: list[Finding]) -> list[Finding]:
+    """Raise Refused with the first violation's message; return the warnings."""
+    violations = [f for f in findings if f.severity == "violation"]
+    if violations:
+        first = violations[0]
+        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+        # A refused fact's id was never given out: name only an entity.
+        where = "" if "/fact/" in first.focus else f"{vocab.id_of(first.focus)}: "
+        raise Refused(f"{where}{first.message}{more}", findings=[f.as_json() for f in violations])
+    return [f for f in findings if f.severity == "warning"]
+
+
+# --- the whole knowledge base ---------------------------------------------------------------------
+
+def validate_all(session, chunk: int = 2000, progress=None) -> list[Finding]:
+    """Every fact and entity against the shapes, a chunk of facts at a time (with the entities they
+    name and, for single-valued predicates, the facts beside them)."""
+    from pyoxigraph import DefaultGraph
+
+    from kgrdf.schema import SCHEMA_GRAPH
+
+    entities_graph = vocab.entities_graph(session.perspective).value
+    fact_quads: dict[str, list] = {}
+    entity_quads: dict[str, list] = {}
+    for quad in session.backend.quads():
+        graph = quad.graph_name.value if not isinstance(quad.graph_name, DefaultGraph) else ""
+        if graph == SCHEMA_GRAPH or not graph:
+            continue
+        if graph == entities_graph:
+            entity_quads.setdefault(quad.subject.value, []).append(quad)
+        else:
+            fact_quads.setdefault(graph.removesuffix("/provenance"), []).append(quad)
+    single_valued = {p.iri for p in session.schema.predicates.values() if p.single_valued}
+    assertions = {}
+    siblings: dict[tuple[str, str], list[str]] = {}
+    for fact, quads in fact_quads.items():
+        for quad in quads:
+            if quad.graph_name.value == fact:
+                assertions[fact] = quad
+                if quad.predicate.value in single_valued:
+                    siblings.setdefault((quad.subject.value, quad.predicate.value), []).append(fact)
+    facts = sorted(fact_quads)
+    findings: list[Finding] = []
+    # Entities no fact names are checked in the first chunk.
+    unnamed = set(entity_quads)
+    for start in range(0, max(len(facts), 1), chunk):
+        part = facts[start:start + chunk]
+        context = set(part)
+        named = set(unnamed) if start == 0 else set()
+        for fact in part:
+            triple = assertions.get(fact)
+            if triple is None:
+                continue
+            named.add(triple.subject.value)
+            if not hasattr(triple.object, "datatype"):
+                named.add(triple.object.value)
+            context.update(siblings.get((triple.subject.value, triple.predicate.value), []))
+        unnamed -= named
+        data = view([q for f in context for q in fact_quads[f]],
+                    [q for e in named for q in entity_quads.get(e, [])])
+        focus = part + [e for e in named if e in entity_quads]
+        findings += check(data, focus)
+        if progress:
+            progress(min(start + chunk, len(facts)), len(facts))
+    return findings
+
+
+def check_store(kb) -> list[dict]:
+    """The store's own checks: each finding is {"check", "message"}; any of them means damage."""
+    import subprocess
+
+    from kgrdf import journal as journal_mod
+    from kgrdf.errors import Damaged
+    from kgrdf.schema import SCHEMA_GRAPH
+
+    problems = []
+    view_position = kb.view()
+    try:
+        entries, torn = kb.journal.read_after(journal_mod.Position())
+    except Damaged as exc:
+        return [{"check": "journal parses", "message": exc.message}]
+    if torn is not None:
+        problems.append({"check": "torn tail", "message":
+                         f"{torn.segment.name} ends with {torn.size} bytes that are not a whole transaction"})
+    last = entries[-1][1] if entries else journal_mod.Position()
+    if (last.seq, last.digest) != (view_position.seq, view_position.digest):
+        problems.append({"check": "journal position", "message":
+                         f"view.json is at transaction {view_position.seq}, the journal ends at {last.seq}"
+                         + ("" if last.seq != view_position.seq else " with another digest (edited outside kgrdf?)")})
+    backend = kb._open_backend(read_only=True)
+    try:
+        if backend is None:
+            problems.append({"check": "index", "message": "there is no index (the next command rebuilds it)"})
+        else:
+            at = backend.position()
+            if at != (view_position.seq, view_position.digest):
+                problems.append({"check": "index position", "message":
+                                 f"the index reflects transaction {at[0] if at else 'none'}, view.json {view_position.seq}"})
+            # The schema graph comes from ontology/, not the journal: compare the data only.
+            expected = journal_mod.fold(tx for tx, _ in entries)
+            actual = {str(q) for q in backend.quads() if q.graph_name.value != SCHEMA_GRAPH}
+            if actual != expected:
+                problems.append({"check": "index equals a rebuild", "message":
+                                 f"the index differs from the journal's rebuild: {len(actual - expected)} quads "
+                                 f"more, {len(expected - actual)} fewer"})
+    finally:
+        kb._close_backend(backend)
+    if (kb.path / ".git").exists():
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=kb.path,
+                                capture_output=True, text=True).stdout.split("\n")
+        edited = [line[3:] for line in status if line.strip()]
+        if edited:
+            problems.append({"check": "edited outside kgrdf", "message":
+                             "changed since the last commit: " + ", ".join(edited[:5])})
+    for name in ("view.json", "format.json", "replica.json"):
+        try:
+            kb._read_json(kb.path / name)
+        except Damaged as exc:
+            problems.append({"check": "files parse", "message": exc.message})
+    return problems
