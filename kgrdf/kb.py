@@ -9,7 +9,6 @@ commit to the local git history.
 
 import json
 import os
-import secrets
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,6 +55,8 @@ class KnowledgeBase:
             raise Refused(f"{path} is a knowledge base already", hint="use it with --kb, or pick another folder")
         if path.exists() and any(path.iterdir()):
             raise Refused(f"{path} is not empty", hint="kg init needs an empty or new folder")
+        import secrets
+
         path.mkdir(parents=True, exist_ok=True)
         _write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
         _write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})

@@ -4,7 +4,6 @@ Commit messages name the command and the journal sequence number, never a person
 """
 
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,7 +14,9 @@ STALE_LOCK_SECONDS = 30
 _GIT_LOCKS = ["index.lock", "HEAD.lock", "config.lock"]
 
 
-def _git(path: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+def _git(path: Path, *args: str, check: bool = True):
+    import subprocess
+
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     return subprocess.run(
         ["git", "-c", "user.name=kgrdf", "-c", "user.email=kgrdf@localhost", "-c", "commit.gpgsign=false",
@@ -25,6 +26,8 @@ def _git(path: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
 
 
 def available() -> bool:
+    import subprocess
+
     try:
         subprocess.run(["git", "--version"], capture_output=True, check=True)
         return True
