@@ -72,6 +72,10 @@ def check(data, focus: list[str]) -> list[Finding]:
 
     if not focus:
         return []
+    # A fact's sources are checked with it.
+    derived = vocab.term("prov:wasDerivedFrom")
+    focus = list(focus) + [q.object.value for f in focus if "/fact/" in f
+                           for q in data.quads_for_pattern(vocab.NamedNode(f), derived, None)]
     _conforms, report, _text = validate(
         data, shacl_graph=shapes_graph(), inference="none",
         advanced=True, allow_warnings=True, focus_nodes=[rdflib.URIRef(f) for f in focus],

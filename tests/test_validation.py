@@ -1,5 +1,7 @@
 """SHACL on the write path, kg validate and kg schema."""
 
+from pathlib import Path
+
 import pytest
 
 
@@ -65,3 +67,52 @@ def test_shapes_refuse_on_the_write_path_and_nothing_is_written(seeded, args, re
     result = seeded(*args, expect=1)
     assert reason in result.stderr
     assert seeded.snapshot() == before
+
+
+SHAPE_CASES = sorted((Path(__file__).parent / "shapes").glob("*/*.ttl"))
+
+
+def _findings(path):
+    """Validate an example, written in the validation view's form, the way a write is validated."""
+    import pyoxigraph as ox
+
+    from kgrdf import validation
+
+    quads = [ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
+             for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
+    data = validation.view([], quads)  # the ontology beside the example's triples
+    focus = sorted({q.subject.value for q in quads if q.subject.value.startswith("https://kgrdf.org/kb/")
+                    and "/source/" not in q.subject.value})
+    return validation.check(data, focus)
+
+
+@pytest.mark.parametrize("path", SHAPE_CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_each_shape_passes_its_good_example_and_fails_its_bad_one(path):
+    expected = path.read_text().splitlines()[0].removeprefix("# expect:").strip()
+    findings = _findings(path)
+    violations = [f.message for f in findings if f.severity == "violation"]
+    warnings = [f.message for f in findings if f.severity == "warning"]
+    if path.parent.name == "good":
+        assert violations == [] and warnings == []
+    elif path.parent.name == "bad":
+        assert any(expected in message for message in violations), violations
+    else:
+        assert violations == [] and any(expected in message for message in warnings), warnings
+
+
+def test_every_shape_has_a_bad_example():
+    import re
+
+    import rdflib
+
+    from kgrdf.validation import shapes_graph
+
+    templates = {str(o) for o in shapes_graph().objects(None, rdflib.URIRef("http://www.w3.org/ns/shacl#message"))}
+    expected = [path.read_text().splitlines()[0].removeprefix("# expect:").strip() for path in SHAPE_CASES
+                if path.parent.name != "good"]
+
+    def covered(template):
+        pattern = ".+?".join(re.escape(part) for part in re.split(r"\{\?\w+\}", template))
+        return any(e in template or re.fullmatch(pattern, e) or re.match(pattern, e) for e in expected)
+
+    assert [t for t in templates if not covered(t)] == []
