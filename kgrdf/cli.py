@@ -322,23 +322,66 @@ def validate(kb: KbOption = None, json: JsonOption = False):
         raise typer.Exit(1)
 
 
-@app.command()
+schema_app = typer.Typer(cls=_Commands, help="The effective schema, and checks of a site's schema extension.",
+                         no_args_is_help=False, add_completion=False, pretty_exceptions_enable=False,
+                         rich_markup_mode=None)
+app.add_typer(schema_app, name="schema")
+
+
+@schema_app.callback(invoke_without_command=True)
 def schema(
-    format: Annotated[str, typer.Option("--format", "-f", help="text, or turtle (the ontology itself).")] = "text",
+    ctx: typer.Context,
+    format: Annotated[str, typer.Option("--format", "-f", help="text, or turtle (the effective ontology).")] = "text",
     kb: KbOption = None,
     json: JsonOption = False,
 ):
-    """The effective schema: entity types and predicates with their axis, markers and reviewer sentences."""
+    """The effective schema: entity types and predicates with their axis, markers and reviewer
+    sentences, the core ontology plus the knowledge base's schema.json when it is accepted."""
     from kgrdf import schema as schema_module
     from kgrdf.errors import BadInput
 
+    if ctx.invoked_subcommand:
+        return
     if format not in ("text", "turtle"):
         raise BadInput(f"unknown schema format {format!r}; use text or turtle")
+    base = _kb(kb)
+    with base.reading() as session:
+        effective, quads = session.schema, session.backend.schema_quads()
+    extension = None
+    if (base.path / "schema.json").is_file():
+        from kgrdf import extension as extension_module
+
+        ext = extension_module.check_file(base.path / "schema.json")
+        extension = {"accepted": ext.accepted, "problems": ext.problems}
     if format == "turtle":
-        for path in schema_module.ontology_files():
-            sys.stdout.write(path.read_text(encoding="utf-8"))
+        import pyoxigraph as ox
+
+        triples = [ox.Triple(q.subject, q.predicate, q.object) for q in quads]
+        sys.stdout.buffer.write(ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=schema_module_prefixes()))
         return
-    render.schema(json, schema_module.core())
+    render.schema(json, effective, extension)
+
+
+def schema_module_prefixes() -> dict:
+    from kgrdf import vocab
+
+    return {**vocab.PREFIXES, "site": "https://kgrdf.org/ns/site#"}
+
+
+@schema_app.command("check")
+def schema_check(
+    file: Annotated[Path, typer.Argument(help="A schema.json to check, without installing it.")],
+    json: JsonOption = False,
+):
+    """Check a site schema extension without installing it: its OWL RL closure with the core ontology
+    against the shapes for schemas. Exits 1 when it would be refused."""
+    from kgrdf import extension
+
+    ext = extension.check_file(file)
+    render.out(json, {"file": str(file), "accepted": ext.accepted, "problems": ext.problems},
+               f"{file}: accepted" if ext.accepted else f"{file}: refused\n" + "\n".join(f"  {p}" for p in ext.problems))
+    if not ext.accepted:
+        raise typer.Exit(1)
 
 
 @app.command()

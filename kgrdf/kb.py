@@ -147,7 +147,7 @@ class KnowledgeBase:
             return False
         if self.journal.end_offset() != (view.segment, view.offset):
             return False
-        return backend.position() == (view.seq, view.digest) and backend.schema_digest() == schema.digest()
+        return backend.position() == (view.seq, view.digest) and backend.schema_digest() == schema.digest(self.path)
 
     @contextmanager
     def reading(self):
@@ -234,7 +234,7 @@ class KnowledgeBase:
         index_at = backend.position()
         known = {view.seq: view.digest, **{after.seq: after.digest for _, after in pending}}
         if (index_at is None or known.get(index_at[0]) != index_at[1]
-                or backend.schema_digest() != schema.digest()):
+                or backend.schema_digest() != schema.digest(self.path)):
             self._rebuild(backend, target)
         else:
             for tx, after in pending:
@@ -257,8 +257,12 @@ class KnowledgeBase:
             raise Damaged("the journal does not match view.json: it was edited outside kgrdf or lost records",
                           hint=journal_mod._WAY_OUT)
         quads = journal_mod.fold(tx for tx, _ in entries)
-        quads.update(model.lines(schema.quads()))
-        quads.update(model.lines(_schema_digest_quads(schema.digest())))
+        schema_quads, ext = schema.effective_quads(self.path)
+        if ext is not None and not ext.accepted:
+            print(f"kg: schema.json is refused ({'; '.join(ext.problems)}); working on the core schema",
+                  file=sys.stderr)
+        quads.update(model.lines(schema_quads))
+        quads.update(model.lines(_schema_digest_quads(schema.digest(self.path))))
         backend.replace_all(sorted(quads), target)
 
 

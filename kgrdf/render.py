@@ -223,7 +223,7 @@ def validation(as_json: bool, report: dict) -> None:
         print(f"{len(violations)} violations, {len(warnings)} warnings")
 
 
-def schema(as_json: bool, schema) -> None:
+def schema(as_json: bool, schema, extension=None) -> None:
     types = [{"key": t.key, "axis": t.axis, "label": t.label} for t in schema.types.values()]
     predicates = [{
         "key": p.key, "axis": p.axis, "object": p.object_kind, "sentence": p.sentence,
@@ -231,7 +231,13 @@ def schema(as_json: bool, schema) -> None:
         "domain": sorted(p.domain), "range": sorted(p.range),
     } for p in schema.predicates.values()]
     if as_json:
-        return emit({"types": types, "predicates": predicates})
+        return emit({"types": types, "predicates": predicates, "extension": extension})
+    if extension is not None:
+        if extension["accepted"]:
+            print("schema.json: accepted")
+        else:
+            print(paint("schema.json is refused: ", "error") + "; ".join(extension["problems"])
+                  + " (the knowledge base works on the core schema)")
     for axis in ("People", "Process", "Product", "Organizations"):
         print(paint(axis, "title") + ": " + ", ".join(t["key"] for t in types if t["axis"] == axis))
         for p in (p for p in predicates if p["axis"] == axis):

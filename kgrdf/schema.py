@@ -112,14 +112,30 @@ def ontology_files() -> list:
     return sorted(data_dir("ontology").glob("*.ttl"))
 
 
-def digest() -> str:
-    """A digest of the ontology files: the index reloads its schema graph when it changes."""
+def digest(kb_path=None) -> str:
+    """A digest of the ontology files and a knowledge base's schema.json: the index reloads its
+    schema graph when it changes."""
     import hashlib
 
     h = hashlib.sha256()
     for path in ontology_files():
         h.update(path.name.encode() + b"\0" + path.read_bytes())
+    if kb_path is not None and (kb_path / "schema.json").is_file():
+        h.update(b"schema.json\0" + (kb_path / "schema.json").read_bytes())
     return h.hexdigest()
+
+
+def effective_quads(kb_path) -> tuple[list, object]:
+    """The core ontology plus a knowledge base's schema.json when it is accepted, and the extension
+    (None without a schema.json). A refused extension leaves the core schema."""
+    core_quads = quads()
+    path = kb_path / "schema.json"
+    if not path.is_file():
+        return core_quads, None
+    from kgrdf import extension
+
+    ext = extension.check_file(path)
+    return (core_quads + ext.quads if ext.accepted else core_quads), ext
 
 
 def quads() -> list:

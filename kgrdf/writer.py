@@ -129,7 +129,8 @@ class Writer(Session):
         fact_quads = [q for f in context.values() for q in model.fact_quads(f, self.schema)]
         entity_quads = [q for e in entities.values() if e is not None
                         for q in model.entity_quads(e, self.perspective, self.schema)]
-        findings = validation.check(validation.view(fact_quads, entity_quads), focus)
+        data = validation.view(fact_quads, entity_quads, self.backend.schema_quads())
+        findings = validation.check(data, focus)
         self.warnings = validation.refuse_violations(findings)
         return self.warnings
 

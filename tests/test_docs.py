@@ -9,13 +9,15 @@ import typer
 
 from kgrdf.cli import app
 
-COMMANDS = sorted(info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands)
+COMMANDS = sorted([info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands]
+                  + [group.name for group in app.registered_groups])
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_command_list_is_what_the_issue_names():
     assert set(COMMANDS) >= {"init", "add-entity", "identify", "propose", "confirm", "reject", "supersede",
-                             "lookup", "facts", "search", "neighbors", "sparql", "history", "export", "stats", "demo"}
+                             "lookup", "facts", "search", "neighbors", "sparql", "history", "export", "stats", "demo",
+                             "validate", "schema"}
 
 
 @pytest.mark.parametrize("name", COMMANDS)

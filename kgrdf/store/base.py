@@ -50,6 +50,10 @@ class Backend(ABC):
         """The journal sequence number and digest the index reflects, or None for an empty index."""
 
     @abstractmethod
+    def schema_quads(self) -> list:
+        """The quads of the schema graph: the ontology and an accepted site extension."""
+
+    @abstractmethod
     def schema_digest(self) -> str | None:
         """The digest of the ontology whose schema graph the index holds."""
 

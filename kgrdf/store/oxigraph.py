@@ -81,6 +81,12 @@ class OxigraphBackend(Backend):
                 digest = quad.object.value
         return None if seq is None else (seq, digest or "")
 
+    def schema_quads(self) -> list:
+        """The effective schema the index holds (the ontology and an accepted site extension)."""
+        from kgrdf.schema import SCHEMA_GRAPH
+
+        return list(self.store.quads_for_pattern(None, None, None, ox.NamedNode(SCHEMA_GRAPH)))
+
     def schema_digest(self) -> str | None:
         for quad in self.store.quads_for_pattern(vocab.INDEX_NODE, _KG_SCHEMA, None, vocab.DEFAULT_GRAPH):
             return quad.object.value
