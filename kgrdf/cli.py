@@ -312,8 +312,8 @@ def validate(kb: KbOption = None, json: JsonOption = False):
     """
     progress = None
     if sys.stderr.isatty() and not json:
-        def progress(done, total):
-            print(f"\rchecked {done}/{total} facts", end="" if done < total else "\n", file=sys.stderr)
+        def progress(facts, _):
+            print(f"checking {facts} facts against the shapes ...", file=sys.stderr)
     report = _kb(kb).validate(progress=progress)
     render.validation(json, report)
     if report["damage"]:

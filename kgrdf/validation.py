@@ -17,7 +17,7 @@ from kgrdf.errors import Refused
 ASSERTED = {"s": vocab.kg("assertedSubject"), "p": vocab.kg("assertedPredicate"), "o": vocab.kg("assertedObject")}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
     focus: str
     message: str
@@ -106,57 +106,24 @@ def refuse_violations(findings: list[Finding]) -> list[Finding]:
 
 # --- the whole knowledge base ---------------------------------------------------------------------
 
-def validate_all(session, chunk: int = 2000, progress=None) -> list[Finding]:
-    """Every fact and entity against the shapes, a chunk of facts at a time (with the entities they
-    name and, for single-valued predicates, the facts beside them)."""
+def validate_all(session, progress=None) -> list[Finding]:
+    """Every fact and entity against the shapes: the whole validation view in one in-memory Oxigraph
+    store, each constraint one set-based query (see kgrdf.shacl)."""
     from pyoxigraph import DefaultGraph
 
+    from kgrdf import shacl
     from kgrdf.schema import SCHEMA_GRAPH
 
     entities_graph = vocab.entities_graph(session.perspective).value
-    fact_quads: dict[str, list] = {}
-    entity_quads: dict[str, list] = {}
+    fact_quads, entity_quads = [], []
     for quad in session.backend.quads():
-        graph = quad.graph_name.value if not isinstance(quad.graph_name, DefaultGraph) else ""
-        if graph == SCHEMA_GRAPH or not graph:
+        if isinstance(quad.graph_name, DefaultGraph) or quad.graph_name.value == SCHEMA_GRAPH:
             continue
-        if graph == entities_graph:
-            entity_quads.setdefault(quad.subject.value, []).append(quad)
-        else:
-            fact_quads.setdefault(graph.removesuffix("/provenance"), []).append(quad)
-    single_valued = {p.iri for p in session.schema.predicates.values() if p.single_valued}
-    assertions = {}
-    siblings: dict[tuple[str, str], list[str]] = {}
-    for fact, quads in fact_quads.items():
-        for quad in quads:
-            if quad.graph_name.value == fact:
-                assertions[fact] = quad
-                if quad.predicate.value in single_valued:
-                    siblings.setdefault((quad.subject.value, quad.predicate.value), []).append(fact)
-    facts = sorted(fact_quads)
-    findings: list[Finding] = []
-    # Entities no fact names are checked in the first chunk.
-    unnamed = set(entity_quads)
-    for start in range(0, max(len(facts), 1), chunk):
-        part = facts[start:start + chunk]
-        context = set(part)
-        named = set(unnamed) if start == 0 else set()
-        for fact in part:
-            triple = assertions.get(fact)
-            if triple is None:
-                continue
-            named.add(triple.subject.value)
-            if not hasattr(triple.object, "datatype"):
-                named.add(triple.object.value)
-            context.update(siblings.get((triple.subject.value, triple.predicate.value), []))
-        unnamed -= named
-        data = view([q for f in context for q in fact_quads[f]],
-                    [q for e in named for q in entity_quads.get(e, [])], session.backend.schema_quads())
-        focus = part + [e for e in named if e in entity_quads]
-        findings += check(data, focus)
-        if progress:
-            progress(min(start + chunk, len(facts)), len(facts))
-    return findings
+        (entity_quads if quad.graph_name.value == entities_graph else fact_quads).append(quad)
+    data = view(fact_quads, entity_quads, session.backend.schema_quads())
+    if progress:
+        progress(len({q.graph_name.value for q in fact_quads}) // 2, 0)
+    return shacl.check(data, shapes_graph())
 
 
 def check_store(kb) -> list[dict]:

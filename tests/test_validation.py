@@ -116,3 +116,17 @@ def test_every_shape_has_a_bad_example():
         return any(e in template or re.fullmatch(pattern, e) or re.match(pattern, e) for e in expected)
 
     assert [t for t in templates if not covered(t)] == []
+
+
+@pytest.mark.parametrize("path", SHAPE_CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_whole_knowledge_base_validation_finds_what_pyshacl_finds(path):
+    import pyoxigraph as ox
+
+    from kgrdf import shacl, validation
+
+    quads = [ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
+             for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
+    set_based = {(f.focus, f.message, f.severity) for f in shacl.check(validation.view([], quads),
+                                                                        validation.shapes_graph())}
+    one_by_one = {(f.focus, f.message, f.severity) for f in _findings(path)}
+    assert set_based == one_by_one
