@@ -286,7 +286,12 @@ def export(
     with _kb(kb).reading() as session:
         data = session.export(format)
     if output:
-        output.write_bytes(data)
+        from kgrdf.errors import BadInput
+
+        try:
+            output.write_bytes(data)
+        except OSError as exc:
+            raise BadInput(f"cannot write {output}: {exc.strerror}") from None
         render.out(json, {"output": str(output), "format": format, "bytes": len(data)},
                    f"wrote {len(data)} bytes of {format} to {output}")
     elif json:

@@ -71,7 +71,6 @@ class Schema:
 
     def __post_init__(self):
         self._by_iri = {p.iri: p for p in self.predicates.values()}
-        self._type_by_iri = {t.iri: t for t in self.types.values()}
         self._concept_by_iri = {
             c.iri: c
             for group in (self.statuses, self.authorities, self.source_kinds, self.sensitivities)
@@ -89,12 +88,6 @@ class Schema:
 
     def predicate_by_iri(self, iri: str) -> Predicate | None:
         return self._by_iri.get(iri)
-
-    def type_by_iri(self, iri: str) -> EntityType | None:
-        return self._type_by_iri.get(iri)
-
-    def concept_by_iri(self, iri: str) -> Concept | None:
-        return self._concept_by_iri.get(iri)
 
     def notation(self, iri: str | None) -> str | None:
         if iri is None:

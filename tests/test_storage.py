@@ -59,8 +59,10 @@ def test_turtle_export_is_the_current_knowledge_as_one_graph(demo, tmp_path):
     assert list(graph.objects(hotfix, entry)) == [rdflib.URIRef("https://kgrdf.org/kb/main/channel/deploys")]
 
 
-def test_export_refuses_an_unknown_format(demo):
+def test_export_refuses_an_unknown_format_and_an_unwritable_file(demo, tmp_path):
     assert "unknown export format" in demo("export", "--format", "rdfxml", expect=2).stderr
+    result = demo("export", "--output", tmp_path / "missing" / "kb.trig", expect=2)
+    assert "cannot write" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_deleting_the_index_loses_nothing(demo):

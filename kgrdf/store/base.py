@@ -58,10 +58,6 @@ class Backend(ABC):
         """The digest of the ontology whose schema graph the index holds."""
 
     @abstractmethod
-    def construct(self, query: Query, bindings: dict | None = None) -> list:
-        """The triples of a named CONSTRUCT query."""
-
-    @abstractmethod
     def quads(self) -> Iterator:
         """Every data quad (the index's bookkeeping excluded)."""
 

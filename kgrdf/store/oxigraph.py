@@ -49,9 +49,6 @@ class OxigraphBackend(Backend):
         subs = {ox.Variable(k): v for k, v in (bindings or {}).items() if v is not None}
         return self.store.query(query.text, substitutions=subs or None)
 
-    def construct(self, query: Query, bindings: dict | None = None) -> list:
-        return list(self._run(query, bindings))
-
     def select(self, query: Query, bindings: dict | None = None) -> list[dict]:
         solutions = self._run(query, bindings)
         names = [v.value for v in solutions.variables]
