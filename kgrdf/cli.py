@@ -317,7 +317,7 @@ def validate(kb: KbOption = None, json: JsonOption = False):
     """
     progress = None
     if sys.stderr.isatty() and not json:
-        def progress(facts, _):
+        def progress(facts):
             print(f"checking {facts} facts against the shapes ...", file=sys.stderr)
     report = _kb(kb).validate(progress=progress)
     render.validation(json, report)

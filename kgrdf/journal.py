@@ -146,12 +146,12 @@ class Journal:
         if position.segment is None:
             if position.seq:
                 raise Damaged("the journal has no record of where the knowledge base is",
-                              hint=_WAY_OUT)
+                              hint=WAY_OUT)
             start_index, offset = 0, 0
         else:
             if position.segment not in names:
                 raise Damaged(f"journal segment {position.segment} is missing: the journal is behind view.json",
-                              hint=_WAY_OUT)
+                              hint=WAY_OUT)
             start_index, offset = names.index(position.segment), position.offset
         out, digest, torn = [], position.digest, None
         for index in range(start_index, len(segments)):
@@ -159,7 +159,7 @@ class Journal:
             begin = offset if index == start_index else 0
             if len(data) < begin:
                 raise Damaged(f"journal segment {segments[index].name} is shorter than view.json says",
-                              hint=_WAY_OUT)
+                              hint=WAY_OUT)
             for tx, block, end in _parse(data, begin, segments[index]):
                 if tx is None:
                     torn = Torn(segments[index], end, len(data) - end)
@@ -181,7 +181,7 @@ class Journal:
         return aside
 
 
-_WAY_OUT = ("move journal/ aside (mv journal journal.aside); the next write starts a new journal "
+WAY_OUT = ("move journal/ aside (mv journal journal.aside); the next write starts a new journal "
             "from the current data as a new replica")
 
 
@@ -207,7 +207,7 @@ def _parse(data: bytes, begin: int, path: Path):
                     match = _HEADER.match(line)
                     if not match:
                         raise Damaged(f"{path.name}: unreadable header row at byte {start}: {line[:60]!r}",
-                                      hint=_WAY_OUT)
+                                      hint=WAY_OUT)
                     headers[match.group(1)] = match.group(2) if match.group(2) is not None else match.group(3)
                 elif line == "TX .":
                     state = "body"
@@ -215,7 +215,7 @@ def _parse(data: bytes, begin: int, path: Path):
                     continue
                 else:
                     raise Damaged(f"{path.name}: unexpected row at byte {start}: {line[:60]!r}",
-                                  hint=_WAY_OUT)
+                                  hint=WAY_OUT)
             else:
                 if line.startswith("A "):
                     adds.append(line[2:-2])
@@ -228,14 +228,14 @@ def _parse(data: bytes, begin: int, path: Path):
                     break
                 else:
                     raise Damaged(f"{path.name}: unexpected row in transaction at byte {start}: {line[:60]!r}",
-                                  hint=_WAY_OUT)
+                                  hint=WAY_OUT)
         try:
             tx = Transaction(seq=int(headers["seq"]), command=json.loads(f'"{headers.get("command", "")}"'),
                              time=headers.get("time", ""), deletes=deletes, adds=adds,
                              tx_id=headers["id"], prev=headers.get("prev"))
         except (KeyError, ValueError):
             raise Damaged(f"{path.name}: transaction at byte {start} lacks its id or sequence number",
-                          hint=_WAY_OUT) from None
+                          hint=WAY_OUT) from None
         yield tx, data[start:pos], pos
 
 

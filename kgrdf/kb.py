@@ -255,7 +255,7 @@ class KnowledgeBase:
         last = entries[-1][1] if entries else Position()
         if (last.seq, last.digest) != (target.seq, target.digest):
             raise Damaged("the journal does not match view.json: it was edited outside kgrdf or lost records",
-                          hint=journal_mod._WAY_OUT)
+                          hint=journal_mod.WAY_OUT)
         quads = journal_mod.fold(tx for tx, _ in entries)
         schema_quads, ext = schema.effective_quads(self.path)
         if ext is not None and not ext.accepted:

@@ -122,6 +122,7 @@ class Session:
     # --- facts -------------------------------------------------------------------------------------
 
     def fact_iri(self, fact_id: str) -> NamedNode:
+        fact_id = fact_id.strip()
         if not vocab.FACT_ID_PATTERN.match(fact_id):
             raise BadInput(f"{fact_id!r} is not a fact id; fact ids look like f-3k9x2a")
         return vocab.fact_iri(self.perspective, fact_id)

@@ -267,13 +267,10 @@ class Writer(Session):
         self._stage([], model.fact_quads(fact, self.schema), fact)
         return Outcome(fact, "created")
 
-    def _open_fact(self, fact_id: str) -> model.Fact:
-        return self.fact(fact_id.strip())
-
     def confirm(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None,
                 close_replaced: bool = True) -> Outcome:
         """Confirm a fact. For a single-valued predicate, close the confirmed value it replaces."""
-        fact = self._open_fact(fact_id)
+        fact = self.fact(fact_id)
         if fact.superseded_by:
             raise Refused(f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}",
                           hint=f"confirm {vocab.id_of(fact.superseded_by)} instead")
@@ -303,7 +300,7 @@ class Writer(Session):
                             "close", f"replaced by {replacement.id}")
 
     def reject(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None) -> Outcome:
-        fact = self._open_fact(fact_id)
+        fact = self.fact(fact_id)
         if fact.status == "rejected":
             return Outcome(fact, "unchanged", f"{fact.id} is rejected already")
         if fact.superseded_by:
@@ -315,7 +312,7 @@ class Writer(Session):
     def supersede(self, fact_id: str, *, object: str | None = None, value: str | None = None, sources=(),
                   valid_from: str | None = None, reason: str | None = None) -> Outcome:
         """Correct a fact: a confirmed replacement with the new object or value closes the old one."""
-        old = self._open_fact(fact_id)
+        old = self.fact(fact_id)
         if not old.current:
             state = f"superseded by {vocab.id_of(old.superseded_by)}" if old.superseded_by else old.status
             raise Refused(f"{old.id} is not current ({state}); only a current fact can be superseded")
