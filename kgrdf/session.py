@@ -129,6 +129,7 @@ class Session:
 
     def fact(self, fact_id: str) -> model.Fact:
         """The fact ``fact_id`` with its update records. Raises NotFound."""
+        fact_id = fact_id.strip()
         iri = self.fact_iri(fact_id)
         fact = model.fold_fact(iri.value, self.rows("fact", fact=iri), self.schema)
         if fact is None:
