@@ -181,8 +181,11 @@ class KnowledgeBase:
                       hint="remove the index/ folder and run the command again")
 
     @contextmanager
-    def writing(self, command: str):
-        """A :class:`Writer` whose changes become one journal transaction and one commit."""
+    def writing(self, command: str, dry_run: bool = False):
+        """A :class:`Writer` whose changes become one journal transaction and one commit.
+
+        With ``dry_run`` the change is computed and validated exactly as for real, then dropped.
+        """
         from kgrdf import lock
 
         if self.replica is None:
@@ -197,7 +200,8 @@ class KnowledgeBase:
                 yield writer
                 if writer.deletes or writer.adds:
                     writer.validate()
-                    self._commit(backend, writer, position, command)
+                    if not dry_run:
+                        self._commit(backend, writer, position, command)
             finally:
                 self._close_backend(backend)
 

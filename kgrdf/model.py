@@ -211,8 +211,8 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
             kind = FIELDS[name][1] if name in FIELDS else "iri"
             update.changes[name] = ([_py(t, kind, schema) for t in change.get("before", [])],
                                     [_py(t, kind, schema) for t in change.get("after", [])])
-        fact.updates.append(update)
-    fact.updates.sort(key=lambda u: u.seq)
+        fact.updates.append((len(node), node, update))
+    fact.updates = [u for _, _, u in sorted(fact.updates, key=lambda entry: (entry[2].seq, entry[0], entry[1]))]
     return fact
 
 
@@ -307,7 +307,7 @@ def change_quads(fact: Fact, changes: dict, *, seq: int, at: str, action: str, r
     adds: list[Quad] = []
     fact_node = NamedNode(fact.iri)
     graph = vocab.provenance_graph(fact_node)
-    update = vocab.update_iri(fact_node, seq)
+    update = vocab.update_iri(fact_node, seq, 1 + sum(1 for u in fact.updates if u.seq == seq))
     record = [
         Quad(update, vocab.RDF_TYPE, vocab.UPDATE, graph),
         Quad(update, vocab.kg("updates"), fact_node, graph),

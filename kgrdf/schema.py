@@ -40,6 +40,8 @@ class Predicate:
     high_risk: bool
     person_ok: bool
     ordered: bool
+    profile: bool = False
+    grouping: str | None = None  # "anchor", "container" or "area": how the daily batch groups its facts
     domain: frozenset[str] = frozenset()
     range: frozenset[str] = frozenset()
 
@@ -165,7 +167,8 @@ def from_backend(backend) -> Schema:
             key=key, iri=r["predicate"], axis=r["axis"], label=r["label"] or key,
             sentence=r["sentence"], takes_entity=bool(r["isObject"]), value_type=r["valueType"],
             single_valued=bool(r["singleValued"]), high_risk=bool(r["highRisk"]),
-            person_ok=bool(r["personOk"]), ordered=bool(r["ordered"]),
+            person_ok=bool(r["personOk"]), ordered=bool(r["ordered"]), profile=bool(r["profile"]),
+            grouping=r["grouping"],
             domain=frozenset(r["domain"]), range=frozenset(r["range"]),
         )
         for key, r in grouped.items()

@@ -10,7 +10,7 @@ that this and pySHACL report the same findings on every example under tests/shap
 
 import re
 
-from kgrdf.validation import Finding
+from kgrdf.validation import Finding, readable
 
 SH = "http://www.w3.org/ns/shacl#"
 PREFIXES = """PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
@@ -110,5 +110,5 @@ def check(store, shapes) -> list[Finding]:
                 term = row[match.group(1)]
                 return "" if term is None else term.value
             message = re.sub(r"\{\?(\w+)\}", fill, template)
-            findings.add(Finding(focus=row["this"].value, message=message, severity=severity))
+            findings.add(Finding(focus=row["this"].value, message=readable(message), severity=severity))
     return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))

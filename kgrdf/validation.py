@@ -8,6 +8,7 @@ the view against ``shapes/*.ttl`` with the ontology as its ont_graph, focused on
 so the cost follows the size of the change, not of the knowledge base.
 """
 
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -85,11 +86,19 @@ def check(data, focus: list[str]) -> list[Finding]:
         severity = report.value(result, sh.resultSeverity)
         findings.append(Finding(
             focus=str(report.value(result, sh.focusNode)),
-            message=str(report.value(result, sh.resultMessage) or "does not conform"),
+            message=readable(str(report.value(result, sh.resultMessage) or "does not conform")),
             severity="warning" if severity == sh.Warning else "violation",
             shape=str(report.value(result, sh.sourceShape)),
         ))
     return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
+
+
+_KB_IRI = re.compile(r"https://kgrdf\.org/kb/[^\s/]+/(?:fact/)?([\w/.-]+)")
+
+
+def readable(message: str) -> str:
+    """A shape's message with the IRIs it names shown as ids (f-3k9x2a, repo/web-app)."""
+    return _KB_IRI.sub(lambda m: m.group(1), message)
 
 
 def refuse_violations(findings: list[Finding]) -> list[Finding]:

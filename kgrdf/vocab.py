@@ -93,8 +93,10 @@ def source_iri(fact: NamedNode, digest: str) -> NamedNode:
     return NamedNode(f"{fact.value}/source/{digest}")
 
 
-def update_iri(fact: NamedNode, seq: int) -> NamedNode:
-    return NamedNode(f"{fact.value}/update/{seq}")
+def update_iri(fact: NamedNode, seq: int, step: int = 1) -> NamedNode:
+    """The record of a change to ``fact`` made by transaction ``seq`` (its ``step``-th change of the
+    fact in that transaction, when one command changes a fact twice: proposed, then confirmed)."""
+    return NamedNode(f"{fact.value}/update/{seq}" + (f".{step}" if step > 1 else ""))
 
 
 def change_iri(update: NamedNode, field_key: str) -> NamedNode:

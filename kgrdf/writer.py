@@ -8,9 +8,9 @@ knowledge base as it was.
 
 from dataclasses import dataclass, replace
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import Literal, NamedNode, Quad
 
-from kgrdf import clock, model, vocab
+from kgrdf import autoconfirm, clock, model, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.session import Session
 
@@ -20,12 +20,14 @@ DEFAULT_REVIEWER = "cli"
 
 @dataclass
 class Outcome:
-    """What a write did to one fact: created, observed again, left rejected, revived, unchanged."""
+    """What a write did to one fact: created, observed again, left rejected, revived, confirmed,
+    reconfirmed, unchanged; and, when a rule confirmed it, which (``rule``), or why none did."""
 
     fact: model.Fact
     action: str
     note: str | None = None
     closed: list = None
+    rule: str | None = None
 
 
 def parse_source(text: str, kinds) -> model.Source:
@@ -49,6 +51,7 @@ class Writer(Session):
         self._facts: dict[str, model.Fact] = {}  # pending, by IRI
         self._by_subject_predicate: dict[tuple[str, str], list[str]] = {}
         self._minted = 0
+        self._deleted: set[str] = set()  # facts this command deletes (retention)
         self.now = clock.iso(clock.now())
         self.warnings: list = []
 
@@ -210,8 +213,41 @@ class Writer(Session):
     def propose(self, subject: str, predicate: str, *, object: str | None = None, value: str | None = None,
                 sources=(), authority: str = "observed", valid_from: str | None = None,
                 valid_to: str | None = None, order: int | None = None, prevents_rework: bool = False,
-                status: str = "proposed", reason: str | None = None) -> Outcome:
-        """Propose a fact, or observe it again if the knowledge base holds it already."""
+                status: str = "proposed", reason: str | None = None, user_words=None,
+                auto_confirm: bool = True) -> Outcome:
+        """Propose a fact, or observe it again if the knowledge base holds it already, then apply the
+        auto-confirm rules (unless ``auto_confirm`` is off).
+
+        ``user_words`` is ``(source, verdict)``: a user source carrying the quote, and the
+        transcript's verdict on it (kgrdf.transcript.verify). Verified words confirm the fact, and
+        bring back a rejected one; words not verified leave it proposed and the outcome says why.
+        """
+        verified = user_words is not None and user_words[1].verified
+        if user_words is not None:
+            sources = [*sources, user_words[0]]
+        if verified:
+            authority = "user"
+        outcome = self._propose(subject, predicate, object=object, value=value, sources=sources,
+                                authority=authority, valid_from=valid_from, valid_to=valid_to, order=order,
+                                prevents_rework=prevents_rework, status=status, reason=reason,
+                                revive_rejected=verified)
+        if outcome.fact.status != "proposed" or not (auto_confirm or verified):
+            return outcome
+        pred = self.schema.predicate(predicate)
+        decision = autoconfirm.decide(predicate=pred, sources=outcome.fact.sources,
+                                      source_kinds=self.schema.source_kinds,
+                                      names_person=outcome.fact.sensitivity == "personal", user_verified=verified)
+        if decision.rule is None:
+            why = user_words[1].reason if user_words is not None else decision.why_not
+            note = f"{outcome.note}; " if outcome.note else ""
+            return replace(outcome, note=f"{note}stays proposed: {why}")
+        confirmed = self.confirm(outcome.fact.id, reviewed_by="auto", reason=f"auto-confirmed: {decision.rule}",
+                                 close_replaced=False)
+        note = "; ".join(n for n in (outcome.note, f"confirmed automatically: {decision.rule}", confirmed.note) if n)
+        return Outcome(confirmed.fact, outcome.action, note, [], decision.rule)
+
+    def _propose(self, subject: str, predicate: str, *, object, value, sources, authority, valid_from, valid_to,
+                 order, prevents_rework, status, reason, revive_rejected: bool) -> Outcome:
         pred = self.schema.predicate(predicate)
         if authority not in self.schema.authorities:
             raise BadInput(f"unknown authority {authority!r}; use one of {', '.join(self.schema.authorities)}")
@@ -237,11 +273,19 @@ class Writer(Session):
         if current:
             fact = current[0]
             changes = {"observed_at": self.now, "observations": fact.observations + 1}
+            if authority == "user" and any(s.kind == "user" for s in sources):
+                changes["authority"] = "user"  # the user's own words now back it
             if prevents_rework and not fact.prevents_rework:
                 changes["prevents_rework"] = True
             after = self._change(fact, changes, "observe", reason, sources)
             return Outcome(after, "observed", f"{fact.id} was known: observed again ({after.observations} observations)")
-        rejected = [f for f in same if f.status == "rejected"]
+        rejected = [f for f in same if f.status == "rejected" and not f.superseded_by]
+        if rejected and revive_rejected:
+            fact = rejected[0]
+            after = self._change(fact, {"status": "proposed", "retired_at": None, "observed_at": self.now,
+                                        "observations": fact.observations + 1}, "revive",
+                                 reason or "the user's verified words bring it back", sources)
+            return Outcome(after, "revived", f"{fact.id} had been rejected: the user's own words bring it back")
         if rejected:
             fact = rejected[0]
             return Outcome(fact, "rejected", f"{fact.id} was rejected; it stays rejected")
@@ -269,28 +313,41 @@ class Writer(Session):
 
     def confirm(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None,
                 close_replaced: bool = True) -> Outcome:
-        """Confirm a fact. For a single-valued predicate, close the confirmed value it replaces."""
+        """Confirm a fact. For a single-valued predicate, close the confirmed value it replaces
+        (unless ``close_replaced`` is off: an automatic confirmation leaves that to a person).
+
+        Confirming a confirmed fact again (a person vouching for it anew) refreshes its
+        last_confirmed_at, and closes any value it replaces that an automatic confirmation left open.
+        """
         fact = self.fact(fact_id)
         if fact.superseded_by:
             raise Refused(f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}",
                           hint=f"confirm {vocab.id_of(fact.superseded_by)} instead")
-        if fact.status == "confirmed":
+        if not fact.current and fact.status == "confirmed":
+            raise Refused(f"{fact.id} is closed; only a current fact can be confirmed")
+        action = "reconfirm" if fact.status == "confirmed" else "confirm"
+        if action == "reconfirm" and reviewed_by == "auto":
             return Outcome(fact, "unchanged", f"{fact.id} is confirmed already", [])
         after = self._change(fact, {"status": "confirmed", "retired_at": None, "last_confirmed_at": self.now,
-                                    "reviewed_by": reviewed_by}, "confirm", reason)
-        closed = self._close_replaced(after) if close_replaced else []
-        return Outcome(after, "confirmed", None, closed)
+                                    "reviewed_by": reviewed_by}, action, reason)
+        rivals = self._rivals(after)
+        if close_replaced:
+            closed = [self._close(other, after) for other in rivals]
+            return Outcome(after, action + "ed", None, closed)
+        note = None
+        if rivals:
+            ids = ", ".join(r.id for r in rivals)
+            note = (f"{ids} stays current beside it until a person confirms the change "
+                    f"(kg confirm {after.id} closes {ids})")
+        return Outcome(after, action + "ed", note, [])
 
-    def _close_replaced(self, fact: model.Fact) -> list[model.Fact]:
+    def _rivals(self, fact: model.Fact) -> list[model.Fact]:
+        """The other current confirmed values of a single-valued predicate that ``fact`` replaces."""
         predicate = self.schema.predicate_by_iri(fact.predicate)
         if predicate is None or not predicate.single_valued:
             return []
-        closed = []
-        for other in self._facts_for(fact.subject, fact.predicate):
-            if other.iri == fact.iri or other.status != "confirmed" or not other.current:
-                continue
-            closed.append(self._close(other, fact))
-        return closed
+        return [other for other in self._facts_for(fact.subject, fact.predicate)
+                if other.iri != fact.iri and other.status == "confirmed" and other.current]
 
     def _close(self, old: model.Fact, replacement: model.Fact) -> model.Fact:
         end = self.now
@@ -333,3 +390,35 @@ class Writer(Session):
         closed = self._close(old, new)
         return Outcome(new, "superseded", f"{old.id} closed, replaced by {new.id}", [closed])
 
+
+    # --- expiry and retention -------------------------------------------------------------------------
+
+    def _cutoff(self, days: int):
+        from datetime import timedelta
+
+        return vocab.datetime_literal(clock.iso(clock.parse_time(self.now) - timedelta(days=days)))
+
+    def expire_proposals(self, days: int) -> list[model.Fact]:
+        """Proposals not observed again for ``days`` days become expired (kept, with their history);
+        proposing one again revives it."""
+        expired = []
+        for row in self.rows("proposals-due", before=self._cutoff(days)):
+            if row["fact"].value in self._deleted:
+                continue
+            fact = self.fact(row["id"].value)
+            expired.append(self._change(fact, {"status": "expired", "retired_at": self.now}, "expire",
+                                        f"not observed again for {days} days"))
+        return expired
+
+    def delete_past_retention(self, days: int) -> int:
+        """Delete every fact naming a person that was not observed again for ``days`` days, whatever
+        its status: its assertion and provenance graphs leave the index. Returns how many (never whom)."""
+        count = 0
+        for row in self.rows("retention-due", before=self._cutoff(days)):
+            fact_iri = row["fact"]
+            quads = [Quad(r["s"], r["p"], r["o"], fact_iri if r["kind"].value == "assertion" else r["g"])
+                     for r in self.rows("fact", fact=fact_iri)]
+            self._stage(quads, [])
+            self._deleted.add(fact_iri.value)
+            count += 1
+        return count

@@ -11,6 +11,7 @@ from kgrdf import clock, queries, vocab
 
 # The example is recorded at the real time the tests start: ask about the day after.
 NOW = vocab.datetime_literal(clock.iso(datetime.now(timezone.utc) + timedelta(days=1)))
+LATER = vocab.datetime_literal(clock.iso(datetime.now(timezone.utc) + timedelta(days=400)))
 ENTITIES = vocab.entities_graph("main")
 
 
@@ -75,6 +76,9 @@ def cases(store):
         "schema-predicates": ({}, lambda rows: {r["key"] for r in rows} >= {"member_of", "has_step", "affiliated_with"}),
         "schema-concepts": ({}, lambda rows: {r["notation"] for r in rows} >= {"proposed", "slack", "personal"}),
         "graph-current": (dict(now=NOW), lambda rows: len(rows) > 100),
+        # The example holds two proposals and nine facts naming a person, all recorded today.
+        "proposals-due": (dict(before=LATER), lambda rows: len(rows) == 2),
+        "retention-due": (dict(before=LATER), lambda rows: len(rows) == 9),
     }
 
 

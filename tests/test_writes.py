@@ -124,10 +124,14 @@ def test_confirming_a_fact_of_a_multi_valued_predicate_closes_nothing(seeded):
     assert len(seeded.json("facts", "person/dana")["facts"]) == 2
 
 
-def test_confirm_twice_and_reject_twice_are_harmless(seeded):
+def test_confirm_twice_reconfirms_and_reject_twice_is_harmless(seeded, monkeypatch):
     fact = propose(seeded, "repo/api", "caveat", "--value", "slow tests", "--source", "pr:4")
+    monkeypatch.setenv("KGRDF_NOW", "2026-11-01T10:00:00Z")
     seeded("confirm", fact["id"])
-    assert seeded.json("confirm", fact["id"])["outcome"] == "unchanged"
+    monkeypatch.setenv("KGRDF_NOW", "2026-11-20T10:00:00Z")
+    again = seeded.json("confirm", fact["id"])
+    assert (again["outcome"], again["status"]) == ("reconfirmed", "confirmed")
+    assert again["last_confirmed_at"] == "2026-11-20T10:00:00Z"
     other = propose(seeded, "repo/api", "caveat", "--value", "flaky", "--source", "pr:5")
     seeded("reject", other["id"])
     assert seeded.json("reject", other["id"])["outcome"] == "unchanged"

@@ -1,0 +1,44 @@
+"""The settings of curation (§6, §8), each a number a site may change with an environment variable.
+
+    KGRDF_PROPOSAL_DAYS   30   a proposal not observed again for this long expires
+    KGRDF_RETENTION_DAYS 365   a person fact not observed again for this long is deleted by kg expire
+    KGRDF_STALE_DAYS     180   lint calls a confirmed fact stale when not observed again for this long
+    KGRDF_BATCH_GROUPS    10   groups in one daily batch
+    KGRDF_GROUP_FACTS      8   facts in one lettered part of a group (at most 26)
+    KGRDF_BATCH_FACTS     40   facts in one daily batch
+    KGRDF_FOLD_UNDER       5   groups smaller than this fold into one group per axis
+    KGRDF_CONTEXT_BUDGET 1500  tokens in a context pack unless --budget says otherwise
+"""
+
+import os
+
+from kgrdf.errors import BadInput
+
+DEFAULTS = {
+    "KGRDF_PROPOSAL_DAYS": 30,
+    "KGRDF_RETENTION_DAYS": 365,
+    "KGRDF_STALE_DAYS": 180,
+    "KGRDF_BATCH_GROUPS": 10,
+    "KGRDF_GROUP_FACTS": 8,
+    "KGRDF_BATCH_FACTS": 40,
+    "KGRDF_FOLD_UNDER": 5,
+    "KGRDF_CONTEXT_BUDGET": 1500,
+}
+LIMITS = {"KGRDF_GROUP_FACTS": 26}  # one letter a part
+
+
+def get(name: str) -> int:
+    """The setting ``name``: its environment variable when set, else the default. Raises BadInput
+    for a value that is not a positive whole number (or above its limit)."""
+    text = os.environ.get(name)
+    if text is None or not text.strip():
+        return DEFAULTS[name]
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    limit = LIMITS.get(name)
+    if value < 1 or (limit is not None and value > limit):
+        bound = f"between 1 and {limit}" if limit else "a whole number of at least 1"
+        raise BadInput(f"{name}={text!r} must be {bound}")
+    return value

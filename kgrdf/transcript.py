@@ -1,0 +1,109 @@
+"""The user's own words: is a quote in a genuine user prompt of an agent session's transcript? (§6)
+
+A transcript is JSON lines, one record a line, in one of the common agent-session forms:
+
+- ``{"type": "user", "message": {"role": "user", "content": ...}}`` (a session log that wraps each
+  message in a record with a type);
+- ``{"role": "user", "content": ...}`` (a plain chat message list);
+- ``{"type": "response_item", "payload": {"type": "message", "role": "user", "content": ...}}``.
+
+``content`` is a string or a list of parts. Only text parts of user messages are prompts. Tool
+results travel in user records too (parts of type ``tool_result``, records with ``toolUseResult``)
+and are not the user's words; neither are assistant, system or tool turns, records marked as meta
+(text the agent's harness adds), or side-chain records (a sub-agent's prompts, written by an agent).
+Matching ignores case and runs of spaces. Pure apart from reading the file.
+"""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgrdf.errors import BadInput
+from kgrdf.model import normalize
+
+MIN_QUOTE = 8  # characters, after folding spaces: shorter quotes would match almost any prompt
+_TEXT_PARTS = {"text", "input_text"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verified: bool
+    reason: str  # why, in words for the person running the command
+
+
+def _text(content) -> list[str]:
+    """The text of a message's content: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return [content]
+    texts = []
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+    return texts
+
+
+def prompts(record: dict) -> list[str]:
+    """The user-prompt texts one transcript record carries (none for any other kind of record)."""
+    if not isinstance(record, dict) or record.get("isMeta") or record.get("isSidechain"):
+        return []
+    if "toolUseResult" in record:
+        return []
+    message = record
+    if record.get("type") == "user" and isinstance(record.get("message"), dict):
+        message = record["message"]
+    elif record.get("type") == "response_item" and isinstance(record.get("payload"), dict):
+        message = record["payload"]
+        if message.get("type") != "message":
+            return []
+    elif "type" in record and record.get("type") not in ("user", "message"):
+        return []
+    if message.get("role") != "user":
+        return []
+    return _text(message.get("content"))
+
+
+def read_prompts(path: Path) -> list[str]:
+    """Every user prompt of the transcript at ``path``. Raises BadInput when it cannot be read or
+    holds no JSON record at all; a line that does not parse (a torn last line) is skipped."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise BadInput(f"cannot read the transcript {path}: {exc.strerror}") from None
+    records, out = 0, []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        records += 1
+        out += prompts(record)
+    if not records:
+        raise BadInput(f"{path} is not a transcript: no line of it is a JSON record")
+    return out
+
+
+def check_quote(quote: str) -> str:
+    """The quote as it is compared; raises BadInput when it is too short to mean anything."""
+    folded = normalize(quote or "")
+    if len(folded) < MIN_QUOTE:
+        raise BadInput(f"--quote must be the user's words, at least {MIN_QUOTE} characters; got {quote!r}")
+    return folded
+
+
+def verify(quote: str, path: Path) -> Verdict:
+    """Whether ``quote`` appears in a genuine user prompt of the transcript at ``path``."""
+    needle = check_quote(quote)
+    found = read_prompts(path)
+    if not found:
+        return Verdict(False, f"{Path(path).name} holds no user prompt (only assistant turns, tool results or meta records)")
+    if any(needle in normalize(prompt) for prompt in found):
+        return Verdict(True, f"the quote is in a user prompt of {Path(path).name}")
+    return Verdict(False, f"the quote is not in any of the {len(found)} user prompts of {Path(path).name}"
+                          " (assistant turns and tool results do not count)")
