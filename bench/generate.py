@@ -1,6 +1,7 @@
 """Generate a knowledge base of N facts for benchmarks: a synthetic organization that keeps to the schema.
 
     python bench/generate.py 100000 /tmp/kb-100k
+    python bench/generate.py --records 100000 /tmp/records-100k.jsonl   # the same, as kg import records
 
 Entities are about a tenth of the facts; every fact fits its predicate's domain and range and the
 People whitelist. The facts are written as one journal transaction (the normal write path's
@@ -37,6 +38,42 @@ def entities(n_entities: int, rng: random.Random) -> dict[str, list[model.Entity
     return out
 
 
+def synthetic_facts(pool, n_facts: int, rng: random.Random, schema):
+    """(subject, predicate, target entity or None, value literal or None, names a person) for n
+    distinct facts that fit their predicate's domain, range and the People whitelist."""
+    person_types = {"person", "actor"}
+    predicates = list(schema.predicates.values())
+    seen = set()
+    made = 0
+    while made < n_facts:
+        pred = rng.choice(predicates)
+        domain = sorted(pred.domain) or [t for t in TYPE_SHARE if t not in person_types]
+        subject_type = rng.choice(domain)
+        subject = rng.choice(pool[subject_type])
+        target_entity = value = None
+        if pred.takes_entity:
+            targets = sorted(pred.range) or [t for t in TYPE_SHARE if t not in person_types]
+            target_type = rng.choice(targets)
+            target_entity = rng.choice(pool[target_type])
+            if target_entity.id == subject.id:
+                continue
+        else:
+            target_type = None
+            if pred.value_type == vocab.XSD_DATE.value:
+                value = Literal(f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}", datatype=vocab.XSD_DATE)
+            else:
+                value = Literal(f"{pred.key} value {rng.randint(0, 10**6)}")
+        names_person = subject_type in person_types or target_type in person_types
+        if names_person and not pred.person_ok:
+            continue
+        key = (subject.id, pred.key, target_entity.id if target_entity else value.value)
+        if key in seen:
+            continue
+        seen.add(key)
+        made += 1
+        yield subject, pred, target_entity, value, names_person
+
+
 def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
     rng = random.Random(seed)
     kb = KnowledgeBase.create(path)
@@ -45,40 +82,14 @@ def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
     for group in pool.values():
         for entity in group:
             entity.iri = vocab.entity_iri(kb.perspective, entity.id).value
-    person_types = {"person", "actor"}
-    predicates = list(schema.predicates.values())
     now = clock.iso(clock.now())
     with kb.writing("generate") as writer:
         for group in pool.values():
             for entity in group:
-                writer.adds.extend(model.entity_quads(entity, kb.perspective, schema))
-        seen, used_ids = set(), set()
-        made = minted = 0
-        while made < n_facts:
-            pred = rng.choice(predicates)
-            domain = sorted(pred.domain) or [t for t in TYPE_SHARE if t not in person_types]
-            subject_type = rng.choice(domain)
-            subject = rng.choice(pool[subject_type])
-            if pred.takes_entity:
-                targets = sorted(pred.range) or [t for t in TYPE_SHARE if t not in person_types]
-                target_type = rng.choice(targets)
-                target_entity = rng.choice(pool[target_type])
-                if target_entity.id == subject.id:
-                    continue
-                target = NamedNode(target_entity.iri)
-            else:
-                target_type = None
-                if pred.value_type == vocab.XSD_DATE.value:
-                    target = Literal(f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}", datatype=vocab.XSD_DATE)
-                else:
-                    target = Literal(f"{pred.key} value {rng.randint(0, 10**6)}")
-            names_person = subject_type in person_types or target_type in person_types
-            if names_person and not pred.person_ok:
-                continue
-            key = (subject.id, pred.key, target.value)
-            if key in seen:
-                continue
-            seen.add(key)
+                writer._stage([], model.entity_quads(entity, kb.perspective, schema))
+        used_ids = set()
+        minted = 0
+        for subject, pred, target_entity, value, names_person in synthetic_facts(pool, n_facts, rng, schema):
             fact_id = model.mint_fact_id(kb.replica, writer.seq, minted)
             while fact_id in used_ids:
                 minted += 1
@@ -88,7 +99,7 @@ def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
             status = rng.choice(STATUSES)
             fact = model.Fact(
                 id=fact_id, iri=vocab.fact_iri(kb.perspective, fact_id).value, subject=subject.iri,
-                predicate=pred.iri, target=target, status=status,
+                predicate=pred.iri, target=NamedNode(target_entity.iri) if target_entity else value, status=status,
                 authority="user" if pred.key.startswith("stated_") else rng.choice(["user", "observed", "stakeholder"]),
                 sensitivity="personal" if names_person else "internal",
                 sources=[model.Source(rng.choice(["slack", "report", "ledger", "pr"]), f"ref-{rng.randint(0, 10**6)}")],
@@ -98,12 +109,42 @@ def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
                 perspective=vocab.perspective_iri(kb.perspective).value,
                 order=rng.randint(1, 9) if pred.ordered else None,
             )
-            writer.adds.extend(model.fact_quads(fact, schema))
-            made += 1
+            writer._stage([], model.fact_quads(fact, schema))
     return kb
 
 
+def records(path: Path, n_facts: int, seed: int = 7) -> None:
+    """Write the same kind of synthetic organization as import records (JSON lines) for kg import."""
+    import json
+
+    rng = random.Random(seed)
+    schema = schema_mod.core()
+    pool = entities(max(20, n_facts // 10), rng)
+    with open(path, "w", encoding="utf-8") as out:
+        for group in pool.values():
+            for entity in group:
+                out.write(json.dumps({"type": "entity", "id": entity.id, "name": entity.name,
+                                      "aliases": entity.aliases}) + "\n")
+        for subject, pred, target_entity, value, _ in synthetic_facts(pool, n_facts, rng, schema):
+            record = {"type": "fact", "subject": subject.id, "predicate": pred.key,
+                      "sources": [f"{rng.choice(['slack', 'report', 'ledger', 'pr'])}:ref-{rng.randint(0, 10**6)}"]}
+            if pred.key.startswith("stated_"):
+                record["authority"] = "user"
+            if target_entity:
+                record["object"] = target_entity.id
+            else:
+                record["value"] = value.value
+            if pred.ordered:
+                record["order"] = rng.randint(1, 9)
+            out.write(json.dumps(record) + "\n")
+
+
 def main() -> None:
+    if sys.argv[1] == "--records":
+        n_facts, path = int(sys.argv[2]), Path(sys.argv[3])
+        records(path, n_facts)
+        print(f"wrote {n_facts} fact records and their entities to {path}")
+        return
     n_facts, path = int(sys.argv[1]), Path(sys.argv[2])
     start = time.perf_counter()
     generate(path, n_facts)

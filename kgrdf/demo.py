@@ -12,8 +12,14 @@ def load(path: Path) -> tuple[KnowledgeBase, str]:
     """Make a knowledge base at ``path`` holding the example organization; return it and the id of
     the fact a correction superseded (the hotfix process's old entry point)."""
     kb = KnowledgeBase.create(path)
+    records = importer.read_records(example_path("fernhill.jsonl"))
     with kb.writing("import") as writer:
-        importer.apply(writer, importer.read_records(example_path("fernhill.jsonl")))
+        report = importer.stage_all(writer, records, auto_confirm=False)
+    # An import makes proposals; the example marks the facts a person has reviewed since.
+    with kb.writing("confirm") as writer:
+        for record in records:
+            if record.data.get("status") == "confirmed":
+                writer.confirm(report.fact_ids[record.line], reviewed_by="demo")
     with kb.reading() as session:
         old = session.facts("process/hotfix", predicate="entry_point")["facts"][0]["id"]
     with kb.writing("supersede") as writer:

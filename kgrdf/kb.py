@@ -18,6 +18,7 @@ from kgrdf.errors import BadInput, Damaged, NotFound
 from kgrdf.journal import Journal, Position, Transaction
 
 FORMAT = 1
+LARGE = 100_000  # journal lines: a write this large commits to git while the index is updated
 DEFAULT_PERSPECTIVE = "main"
 
 
@@ -198,7 +199,7 @@ class KnowledgeBase:
 
                 writer = Writer(self, backend, seq=position.seq + 1)
                 yield writer
-                if writer.deletes or writer.adds:
+                if writer.has_change:
                     writer.validate()
                     if not dry_run:
                         self._commit(backend, writer, position, command)
@@ -206,15 +207,27 @@ class KnowledgeBase:
                 self._close_backend(backend)
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
-        from kgrdf import model
-
         tx = Transaction(seq=writer.seq, command=command, time=clock.iso(clock.now()),
-                         deletes=model.lines(writer.deletes), adds=model.lines(writer.adds),
+                         deletes=writer.delete_lines(), adds=writer.add_lines(),
                          prev=position.tx_id)
         after = self.journal.append(tx, position)
-        backend.apply(tx, after)
+        message = f"kg {command} (transaction {tx.seq})"
+        if len(tx.adds) + len(tx.deletes) < LARGE:
+            backend.apply(tx, after)
+            self._write_view(after)
+            vcs.commit(self.path, message)
+            return
+        # A large write (an import): the git commit runs beside the index update. view.json goes
+        # first; an index found behind it is rebuilt from the journal, so a cut here loses nothing.
+        import threading
+
         self._write_view(after)
-        vcs.commit(self.path, f"kg {command} (transaction {tx.seq})")
+        git = threading.Thread(target=vcs.commit, args=(self.path, message))
+        git.start()
+        try:
+            backend.apply(tx, after)
+        finally:
+            git.join()
 
     def _recover(self, backend) -> Position:
         """Bring the view and the index up to the journal's end; return that position.

@@ -238,13 +238,15 @@ def fold_entity(entity_iri: str, rows: list[dict]) -> Entity | None:
 # --- values into quads -----------------------------------------------------------------------
 
 
-def _term(value, kind: str, schema):
+_CONCEPT_GROUPS = {"status": "statuses", "authority": "authorities", "sensitivity": "sensitivities"}
+
+
+def _term(value, kind: str, schema, name: str = ""):
     if kind == "concept":
-        group = {"status": schema.statuses, "authority": schema.authorities,
-                 "sensitivity": schema.sensitivities}
-        for concepts in group.values():
-            if value in concepts:
-                return NamedNode(concepts[value].iri)
+        for group in ([_CONCEPT_GROUPS[name]] if name in _CONCEPT_GROUPS else _CONCEPT_GROUPS.values()):
+            concept = getattr(schema, group).get(value)
+            if concept is not None:
+                return NamedNode(concept.iri)
         raise ValueError(f"unknown concept {value!r}")
     if kind == "datetime":
         return vocab.datetime_literal(value)
@@ -257,17 +259,18 @@ def _term(value, kind: str, schema):
     return Literal(str(value))
 
 
-def field_quads(fact: Fact, name: str, value, schema) -> list[Quad]:
+def field_quads(fact: Fact, name: str, value, schema, fact_node=None, graph=None) -> list[Quad]:
     if value is None or (name == "prevents_rework" and value is False):
         return []
     predicate, kind = FIELDS[name]
-    graph = vocab.provenance_graph(NamedNode(fact.iri))
-    return [Quad(NamedNode(fact.iri), predicate, _term(value, kind, schema), graph)]
+    fact_node = fact_node or NamedNode(fact.iri)
+    graph = graph or vocab.provenance_graph(fact_node)
+    return [Quad(fact_node, predicate, _term(value, kind, schema, name), graph)]
 
 
-def source_quads(fact: Fact, source: Source, schema) -> list[Quad]:
-    fact_node = NamedNode(fact.iri)
-    graph = vocab.provenance_graph(fact_node)
+def source_quads(fact: Fact, source: Source, schema, fact_node=None, graph=None) -> list[Quad]:
+    fact_node = fact_node or NamedNode(fact.iri)
+    graph = graph or vocab.provenance_graph(fact_node)
     node = vocab.source_iri(fact_node, source.digest)
     kind = schema.source_kinds[source.kind]
     quads = [
@@ -292,9 +295,9 @@ def fact_quads(fact: Fact, schema) -> list[Quad]:
         Quad(graph, vocab.kg("provenanceOf"), fact_node, graph),
     ]
     for name in FIELDS:
-        quads += field_quads(fact, name, getattr(fact, name), schema)
+        quads += field_quads(fact, name, getattr(fact, name), schema, fact_node, graph)
     for source in fact.sources:
-        quads += source_quads(fact, source, schema)
+        quads += source_quads(fact, source, schema, fact_node, graph)
     return quads
 
 

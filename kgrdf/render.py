@@ -245,3 +245,54 @@ def schema(as_json: bool, schema, extension=None) -> None:
                                      ("people whitelist", p["person_ok"])) if on]
             print(f"  {p['key']:<22} {p['object']:<6} {p['sentence']}"
                   + (paint(f"  [{', '.join(marks)}]", "dim") if marks else ""))
+
+
+def import_report(as_json: bool, report: dict, path: str) -> None:
+    if as_json:
+        return emit(report)
+    head = "imported" if report["applied"] else "dry run of"
+    print(f"{head} {path}: {report['records']} records")
+    for what in ("entities", "facts"):
+        counts = report[what]
+        if counts:
+            print(f"  {what}: " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())))
+    if report["auto_confirmed"]:
+        print("  confirmed automatically: " + ", ".join(f"{n} by {rule}" for rule, n in report["auto_confirmed"].items()))
+    batches = report["daily_batches"]
+    waiting = report["proposals"]
+    print(f"  {waiting} proposal{'s' if waiting != 1 else ''} wait{'s' if waiting == 1 else ''} for review: "
+          f"{batches} daily batch{'es' if batches != 1 else ''}")
+    if report["refused"]:
+        print(paint(f"  refused {report['refused_total']}: " + ", ".join(
+            f"{n} {reason}" for reason, n in sorted(report["refused"].items())), "error"))
+        for refusal in report["refusals"]:
+            print(f"    line {refusal['line']}: {refusal['reason']}: {refusal['message']}")
+        more = report["refused_total"] - len(report["refusals"])
+        if more > 0:
+            print(f"    ... and {more} more (--json lists the first {len(report['refusals'])})")
+    if not report["applied"]:
+        print(paint("nothing written: run again with --apply to import", "dim"))
+
+
+def batch(as_json: bool, document: dict) -> None:
+    if as_json:
+        return emit(document)
+    if document.get("expired"):
+        print(paint(f"{document['expired']} proposals not observed again for 30 days expired", "dim"))
+    if not document["groups"]:
+        print("Nothing waits for review.")
+        return
+    groups = document["groups"]
+    print(paint(f"Today's batch: {len(groups)} group{'s' if len(groups) != 1 else ''}, "
+                f"{document['in_batch']} fact{'s' if document['in_batch'] != 1 else ''}", "title")
+          + f" ({document['waiting']} proposal{'s' if document['waiting'] != 1 else ''} wait in all: {document['batches']} daily "
+            f"batch{'es' if document['batches'] != 1 else ''})")
+    for group in groups:
+        print(f"\n{group['number']}. {group['title']} ({len(group['facts'])} fact{'s' if len(group['facts']) != 1 else ''})")
+        if group.get("known"):
+            print(paint("   known: " + "; ".join(group["known"]), "dim"))
+        for fact in group["facts"]:
+            rework = "! " if fact["prevents_rework"] else "  "
+            print(f"   {fact['label']:<4}{rework}{fact['sentence']}  {paint(fact['id'], 'dim')}")
+    print('\nAnswer in one line, e.g.  kg batch apply "confirm all except 1b, reject 2a"'
+          "\n(except and skip leave a fact proposed for a later batch; only reject rejects)")

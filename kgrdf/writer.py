@@ -45,30 +45,40 @@ class Writer(Session):
     def __init__(self, kb, backend, seq: int):
         super().__init__(kb, backend)
         self.seq = seq
-        self.deletes: list = []
-        self.adds: list = []
+        self._deletes: dict[str, Quad] = {}  # by N-Quads line, in the order staged
+        self._adds: dict[str, Quad] = {}
+        self.validated = False  # set when the pending change has been validated as it stands
         self._entities: dict[str, model.Entity] = {}  # pending, by IRI
         self._facts: dict[str, model.Fact] = {}  # pending, by IRI
         self._by_subject_predicate: dict[tuple[str, str], list[str]] = {}
         self._minted = 0
         self._deleted: set[str] = set()  # facts this command deletes (retention)
+        self._created: set[str] = set()  # entities this command makes: the index holds no fact about them
+        self._made: set[str] = set()  # facts this command makes
+        self._held: dict[str, model.Entity | None] = {}  # entities read from the index, by IRI
+        self._pending_labels: dict[str, list] = {}  # match key -> (how, label, entity) of pending entities
+        self._fact_ids: set[str] | None = None  # every fact id of the index, once a large write needs it
         self.now = clock.iso(clock.now())
         self.warnings: list = []
 
     # --- pending state seen before the index -----------------------------------------------------
 
     def entity(self, iri: NamedNode):
-        return self._entities.get(iri.value) or super().entity(iri)
+        pending = self._entities.get(iri.value)
+        if pending is not None:
+            return pending
+        if iri.value not in self._held:
+            self._held[iri.value] = super().entity(iri)
+        return self._held[iri.value]
 
     def identify(self, text: str) -> dict:
         found = super().identify(text)
-        key = model.match_key(text)
-        for entity in self._entities.values():
-            labels = [("name", entity.name)] + [("alias", a) for a in entity.aliases]
-            for how, label in labels:
-                if model.match_key(label) == key and entity.id not in {m["id"] for m in found["matches"]}:
-                    found["matches"].append({"id": entity.id, "type": entity.type, "name": entity.name,
-                                             "matched": how, "label": label})
+        known = {m["id"] for m in found["matches"]}
+        for how, label, entity in self._pending_labels.get(model.match_key(text), []):
+            if entity.id not in known and self._entities.get(entity.iri) is entity:
+                known.add(entity.id)
+                found["matches"].append({"id": entity.id, "type": entity.type, "name": entity.name,
+                                         "matched": how, "label": label})
         return found
 
     def fact(self, fact_id: str) -> model.Fact:
@@ -78,16 +88,45 @@ class Writer(Session):
     def _facts_for(self, subject: str, predicate: str) -> list[model.Fact]:
         """Every fact, pending or held, with this subject and predicate."""
         out = {}
-        for row in self.rows("subject-predicate", subject=NamedNode(subject), predicate=NamedNode(predicate)):
+        held = [] if subject in self._created else self.rows(
+            "subject-predicate", subject=NamedNode(subject), predicate=NamedNode(predicate))
+        for row in held:
             iri = row["fact"].value
             out[iri] = self._facts.get(iri) or super().fact(vocab.id_of(iri))
         for iri in self._by_subject_predicate.get((subject, predicate), []):
             out[iri] = self._facts[iri]
         return list(out.values())
 
+    @property
+    def adds(self) -> list[Quad]:
+        return list(self._adds.values())
+
+    @property
+    def deletes(self) -> list[Quad]:
+        return list(self._deletes.values())
+
+    @property
+    def has_change(self) -> bool:
+        return bool(self._deletes or self._adds)
+
+    def delete_lines(self) -> list[str]:
+        """The pending deletions as the journal's N-Quads lines."""
+        return list(self._deletes)
+
+    def add_lines(self) -> list[str]:
+        return list(self._adds)
+
     def _stage(self, deletes, adds, fact: model.Fact | None = None) -> None:
-        self.deletes += deletes
-        self.adds += adds
+        """Add to the pending change. A quad added and deleted within one command cancels out."""
+        self.validated = False
+        for quad in deletes:
+            key = str(quad)
+            if self._adds.pop(key, None) is None:
+                self._deletes[key] = quad
+        for quad in adds:
+            key = str(quad)
+            if self._deletes.pop(key, None) is None:
+                self._adds[key] = quad
         if fact is not None:
             key = (fact.subject, fact.predicate)
             if fact.iri not in self._facts:
@@ -98,27 +137,29 @@ class Writer(Session):
                 sources=()) -> model.Fact:
         deletes, adds, after = model.change_quads(fact, changes, seq=self.seq, at=self.now, action=action,
                                                   reason=reason, schema=self.schema, new_sources=list(sources))
-        # A quad added and deleted within one command cancels out.
-        pending_adds = {str(q) for q in self.adds}
-        real_deletes = []
-        for quad in deletes:
-            if str(quad) in pending_adds:
-                self.adds = [q for q in self.adds if str(q) != str(quad)]
-            else:
-                real_deletes.append(quad)
-        self._stage(real_deletes, adds, after)
+        self._stage(deletes, adds, after)
         return after
 
     # --- validation ------------------------------------------------------------------------------
 
-    def validate(self) -> list:
-        """Check what this write touches against the SHACL shapes. Raises Refused on a violation
-        (nothing has been written yet); returns the warnings."""
+    BULK = 200  # facts and entities: above this, the shapes run set-based over the whole change
+
+    def findings(self) -> list:
+        """Every finding of the SHACL shapes on what this write touches (violations and warnings).
+
+        A small write builds its validation view (its facts with their sources, the entities they
+        name, the facts beside a single-valued one) and runs pySHACL focused on those nodes. A large
+        one (an import) loads its facts and the entities graph into the view and runs each
+        constraint as one set-based query (kgrdf.shacl), keeping the violations about its own
+        nodes; its warnings (a second current value of a single-valued predicate) are kg lint's.
+        """
         from kgrdf import validation
 
         facts = list(self._facts.values())
         if not facts and not self._entities:
             return []
+        if len(facts) + len(self._entities) > self.BULK:
+            return self._bulk_findings(facts)
         focus = [f.iri for f in facts] + list(self._entities)
         context: dict[str, model.Fact] = {}
         for fact in facts:
@@ -133,9 +174,62 @@ class Writer(Session):
         entity_quads = [q for e in entities.values() if e is not None
                         for q in model.entity_quads(e, self.perspective, self.schema)]
         data = validation.view(fact_quads, entity_quads, self.backend.schema_quads())
-        findings = validation.check(data, focus)
-        self.warnings = validation.refuse_violations(findings)
+        return validation.check(data, focus)
+
+    def _bulk_findings(self, facts: list[model.Fact]) -> list:
+        from kgrdf import shacl, validation
+
+        entities_graph = vocab.entities_graph(self.perspective)
+        in_entities = f" <{entities_graph.value}>"
+        entity_lines = {str(q) for q in self.backend.quads_in(entities_graph)}
+        entity_lines.difference_update(self._deletes)
+        entity_lines.update(k for k in self._adds if k.endswith(in_entities))
+        # A fact made by this write is all in its staged quads; one it changed is read whole.
+        fact_lines = {k for k in self._adds if not k.endswith(in_entities)}
+        fact_lines.update(str(q) for f in facts if f.iri not in self._made
+                          for q in model.fact_quads(f, self.schema))
+        data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
+        own = {f.iri for f in facts} | set(self._entities)
+        return [f for f in shacl.check(data, validation.shapes_graph(), severities=("violation",))
+                if f.focus.split("/source/")[0] in own]
+
+    def validate(self) -> list:
+        """Check what this write touches against the SHACL shapes. Raises Refused on a violation
+        (nothing has been written yet); returns the warnings."""
+        from kgrdf import validation
+
+        if self.validated:
+            return self.warnings
+        self.warnings = validation.refuse_violations(self.findings())
+        self.validated = True
         return self.warnings
+
+    # --- a large write (an import) -------------------------------------------------------------------
+
+    def fork(self) -> "Writer":
+        """A writer for the same transaction with nothing pending (an import stages into it, then
+        adopts it once its refused records are out)."""
+        return Writer(self.kb, self.backend, self.seq)
+
+    def adopt(self, other: "Writer") -> None:
+        """Take over ``other``'s pending change (self had none)."""
+        self.__dict__.update(other.__dict__)
+
+    def drop_fact(self, iri: str) -> None:
+        """Take a pending fact, and every change this write made to it, out of the write."""
+        graphs = {iri, iri + "/provenance"}
+        for pending in (self._adds, self._deletes):
+            for key in [k for k, q in pending.items() if q.graph_name.value in graphs]:
+                del pending[key]
+        fact = self._facts.pop(iri, None)
+        if fact is not None:
+            listed = self._by_subject_predicate.get((fact.subject, fact.predicate), [])
+            if iri in listed:
+                listed.remove(iri)
+
+    def pending_facts(self) -> dict[str, model.Fact]:
+        """The facts this write makes or changes, by IRI, as they will be."""
+        return self._facts
 
     # --- entities -----------------------------------------------------------------------------------
 
@@ -178,6 +272,10 @@ class Writer(Session):
             self._stage([q for q in old_quads if str(q) not in new_lines],
                         [q for q in new_quads if str(q) not in old_lines])
             self._entities[iri.value] = new
+            if old is None:
+                self._created.add(iri.value)
+            for how, label in [("name", new.name)] + [("alias", a) for a in new.aliases]:
+                self._pending_labels.setdefault(model.match_key(label), []).append((how, label, new))
         return new, outcome
 
     # --- facts --------------------------------------------------------------------------------------
@@ -185,11 +283,18 @@ class Writer(Session):
     def _mint(self) -> str:
         from kgrdf import queries
 
+        if self._fact_ids is None and self._minted >= 32:
+            self._fact_ids = {row["id"].value for row in self.rows("fact-ids")}
         while True:
             fact_id = model.mint_fact_id(self.kb.replica, self.seq, self._minted)
             self._minted += 1
             iri = vocab.fact_iri(self.perspective, fact_id)
-            if iri.value not in self._facts and not self.backend.ask(queries.load("fact-exists"), {"fact": iri}):
+            if iri.value in self._facts:
+                continue
+            if self._fact_ids is not None:
+                if fact_id not in self._fact_ids:
+                    return fact_id
+            elif not self.backend.ask(queries.load("fact-exists"), {"fact": iri}):
                 return fact_id
 
     def _target(self, predicate, object_text: str | None, value_text: str | None):
@@ -309,6 +414,7 @@ class Writer(Session):
             last_confirmed_at=self.now if status == "confirmed" else None,
         )
         self._stage([], model.fact_quads(fact, self.schema), fact)
+        self._made.add(fact.iri)
         return Outcome(fact, "created")
 
     def confirm(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None,

@@ -79,6 +79,16 @@ def cases(store):
         # The example holds two proposals and nine facts naming a person, all recorded today.
         "proposals-due": (dict(before=LATER), lambda rows: len(rows) == 2),
         "retention-due": (dict(before=LATER), lambda rows: len(rows) == 9),
+        "context-facts": (dict(entity=e("process/release"), now=NOW),
+                          lambda rows: sorted((r["direction"], r["predicateKey"], r["anchoring"]) for r in rows) == [
+                              ("out", "has_step", "container")] * 4 + [("out", "posts_to", None),
+                              ("out", "purpose", None), ("out", "uses", None), ("out", "uses", None)]),
+        # Two proposals: a caveat of the api and Sam's preferred channel.
+        "proposals": ({}, lambda rows: sorted(r["predicate"].rsplit("#", 1)[1] for r in rows) == ["caveat", "prefersChannel"]),
+        "anchors": ({}, lambda rows: sorted((r["thing"].rsplit("/", 1)[1], r["anchor"].rsplit("/", 1)[1]) for r in rows) == [
+            ("canary-checks", "release"), ("deploy-staging", "release"), ("gradual-rollout", "release"),
+            ("merge-to-main", "release"), ("retired-env-no-work", "staging-2")]),
+        "fact-ids": ({}, lambda rows: len(rows) == 36 and all(r["id"].startswith("f-") for r in rows)),
     }
 
 

@@ -62,6 +62,10 @@ class Backend(ABC):
         """Every data quad (the index's bookkeeping excluded)."""
 
     @abstractmethod
+    def quads_in(self, graph) -> Iterator:
+        """Every quad of one named graph (a dump, like export: the entities graph for validation)."""
+
+    @abstractmethod
     def graphs(self) -> list:
         """The names of the data graphs."""
 

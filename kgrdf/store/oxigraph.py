@@ -69,6 +69,9 @@ class OxigraphBackend(Backend):
             if not isinstance(quad.graph_name, ox.DefaultGraph):
                 yield quad
 
+    def quads_in(self, graph):
+        return self.store.quads_for_pattern(None, None, None, graph)
+
     def position(self) -> tuple[int, str] | None:
         seq = digest = None
         for quad in self.store.quads_for_pattern(vocab.INDEX_NODE, None, None, vocab.DEFAULT_GRAPH):
@@ -103,7 +106,8 @@ class OxigraphBackend(Backend):
         if len(tx.adds) + len(tx.deletes) > BULK_THRESHOLD:
             if tx.deletes:
                 self.store.update(_data_block("DELETE DATA", tx.deletes))
-            self.store.bulk_extend(_parse_lines(tx.adds))
+            data = "".join(f"{line} .\n" for line in tx.adds).encode("utf-8")
+            self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS)
             self.store.update(self._position_update(after))
             return
         parts = []
@@ -140,8 +144,3 @@ def _data_block(keyword: str, lines: list[str]) -> str:
         by_graph.setdefault(graph, []).append(triple)
     body = "\n".join(f"GRAPH {g} {{ {' . '.join(ts)} }}" for g, ts in by_graph.items())
     return f"{keyword} {{\n{body}\n}}"
-
-
-def _parse_lines(lines: list[str]):
-    data = "".join(f"{line} .\n" for line in lines).encode("utf-8")
-    return ox.parse(input=data, format=ox.RdfFormat.N_QUADS)

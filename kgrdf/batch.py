@@ -1,0 +1,177 @@
+"""``kg batch`` and ``kg batch apply``: today's review batch from the knowledge base, saved as
+``batch.json`` so that the one-line answer decides exactly what was printed (§8).
+
+The rules (grouping, caps, priority, the decision grammar) are kgrdf.review's, pure; this module
+reads the proposals, saves and loads the batch, and applies a decision through the writer.
+"""
+
+import json
+import os
+from pathlib import Path
+
+from pyoxigraph import NamedNode
+
+from kgrdf import clock, review, settings, vocab
+from kgrdf.errors import BadInput, Refused
+
+KNOWN_SHOWN = 3  # confirmed facts shown beside a group, as what is already known
+
+
+def caps() -> review.Caps:
+    return review.Caps(groups=settings.get("KGRDF_BATCH_GROUPS"), group_facts=settings.get("KGRDF_GROUP_FACTS"),
+                       batch_facts=settings.get("KGRDF_BATCH_FACTS"), fold_under=settings.get("KGRDF_FOLD_UNDER"))
+
+
+def items(session) -> list[review.Item]:
+    """Every current proposal as a batch item: its sentence, and the anchor it is reviewed under."""
+    schema = session.schema
+    types = {t.iri: t for t in schema.types.values()}
+    anchors: dict[str, str] = {}
+    for row in session.rows("anchors"):
+        anchors.setdefault(row["thing"].value, row["anchor"].value)
+    known: dict[str, tuple[str, str, str]] = {}  # IRI -> (id, name, axis)
+    rows = session.values("proposals")
+    for row in rows:
+        if row.get("subjectId"):
+            cls = types.get(row.get("subjectClass"))
+            known[row["subject"]] = (row["subjectId"], row.get("subjectName") or row["subjectId"],
+                                     cls.axis if cls else "Other")
+
+    def describe(iri: str) -> tuple[str, str, str]:
+        if iri not in known:
+            entity = session.entity(NamedNode(iri))
+            axis = schema.types[entity.type].axis if entity and entity.type in schema.types else "Other"
+            known[iri] = (entity.id, entity.name, axis) if entity else (vocab.id_of(iri), vocab.id_of(iri), "Other")
+        return known[iri]
+
+    out = []
+    for row in rows:
+        predicate = schema.predicate_by_iri(row["predicate"])
+        if predicate is None or not row.get("subjectId"):
+            continue
+        subject_id, subject_name, _ = describe(row["subject"])
+        target = row.get("objectName") or row.get("objectId") or row["object"]
+        if predicate.grouping == "area" and row.get("objectId"):
+            anchor = row["object"]
+        else:
+            anchor = anchors.get(row["subject"], row["subject"])
+        anchor_id, anchor_name, axis = describe(anchor)
+        out.append(review.Item(
+            id=row["id"], subject=subject_id, anchor=anchor_id, anchor_name=anchor_name, axis=axis,
+            sentence=predicate.reads(subject_name, target), prevents_rework=bool(row.get("preventsRework")),
+            observations=row.get("observations") or 1, recorded_at=row.get("recordedAt") or "",
+            order=row.get("order")))
+    return out
+
+
+def pending_items(writer, iris) -> list[review.Item]:
+    """The pending proposals ``iris`` of a write (an import's) as batch items, anchored by the
+    index's anchoring facts and the write's own."""
+    schema = writer.schema
+    anchors = {row["thing"].value: row["anchor"].value for row in writer.rows("anchors")}
+    pending = writer.pending_facts()
+    facts = [pending[iri] for iri in iris]
+    for fact in pending.values():
+        predicate = schema.predicate_by_iri(fact.predicate)
+        if fact.current and predicate is not None and predicate.grouping in ("anchor", "container"):
+            thing, anchor = (fact.subject, fact.target.value) if predicate.grouping == "anchor" else (
+                fact.target.value, fact.subject)
+            anchors.setdefault(thing, anchor)
+    out = []
+    for fact in facts:
+        predicate = schema.predicate_by_iri(fact.predicate)
+        if fact.status != "proposed" or predicate is None:
+            continue
+        anchor_iri = fact.target.value if predicate.grouping == "area" and fact.is_entity_target else (
+            anchors.get(fact.subject, fact.subject))
+        anchor = writer.entity(NamedNode(anchor_iri))
+        out.append(review.Item(
+            id=fact.id, subject=vocab.id_of(fact.subject), anchor=anchor.id if anchor else anchor_iri,
+            anchor_name=anchor.name if anchor else anchor_iri,
+            axis=schema.types[anchor.type].axis if anchor and anchor.type in schema.types else "Other",
+            sentence="", prevents_rework=fact.prevents_rework, observations=fact.observations,
+            recorded_at=fact.recorded_at or "", order=fact.order))
+    return out
+
+
+def make(session) -> dict:
+    """Today's batch as a document: its groups, each with what is already known about its entity,
+    and how many proposals wait beyond it."""
+    all_items = items(session)
+    plan = review.plan(all_items, caps())
+    groups = plan[0] if plan else []
+    document = {"made_at": clock.iso(clock.now()), "groups": [], "waiting": len(all_items),
+                "in_batch": sum(len(g.items) for g in groups), "batches": len(plan), "answered_at": None}
+    for group in groups:
+        shown = group.as_json()
+        shown["known"] = _known(session, group.anchor) if group.anchor else []
+        document["groups"].append(shown)
+    return document
+
+
+def _known(session, anchor_id: str) -> list[str]:
+    try:
+        found = session.lookup(anchor_id)
+    except Refused:
+        return []
+    return [f["sentence"] for f in found["facts"] if f["status"] == "confirmed"][:KNOWN_SHOWN]
+
+
+def path(kb) -> Path:
+    return kb.path / "batch.json"
+
+
+def save(kb, document: dict) -> None:
+    """Write batch.json whole (a temporary file renamed over the old one; never half a batch)."""
+    target = path(kb)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def load(kb) -> dict:
+    try:
+        document = json.loads(path(kb).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise Refused("there is no batch to answer", hint="kg batch prints today's batch and saves it") from None
+    except ValueError:
+        raise BadInput("batch.json does not parse", hint="kg batch prints and saves a new one") from None
+    if document.get("answered_at"):
+        raise Refused(f"the saved batch was answered at {document['answered_at']}",
+                      hint="kg batch prints the next one")
+    return document
+
+
+def groups_of(document: dict) -> list[review.Group]:
+    """The saved batch's groups, exactly as printed."""
+    return [review.Group(g["number"], g["title"], g.get("anchor"),
+                         [review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="", sentence=f["sentence"])
+                          for f in g["facts"]])
+            for g in document["groups"]]
+
+
+def apply(kb, text: str) -> dict:
+    """Answer the saved batch with the decision ``text``. A decision that does not parse changes
+    nothing; one that does is applied whole, in one transaction, and the batch is marked answered."""
+    document = load(kb)
+    groups = groups_of(document)
+    decided = review.parse(text, groups)
+    counts = {"confirm": 0, "reject": 0, "defer": 0}
+    changed = []
+    with kb.writing("batch apply") as writer:
+        for group in groups:
+            for item in group.items:
+                decision = decided.get(item.id, "defer")
+                if decision != "defer" and writer.fact(item.id).status != "proposed":
+                    changed.append(item.id)  # decided elsewhere since the batch was printed
+                    continue
+                if decision == "confirm":
+                    writer.confirm(item.id, reviewed_by="batch", reason="confirmed in the daily batch")
+                elif decision == "reject":
+                    writer.reject(item.id, reviewed_by="batch", reason="rejected in the daily batch")
+                counts[decision] += 1
+    document["answered_at"] = clock.iso(clock.now())
+    document["decision"] = text
+    save(kb, document)
+    return {"decision": text, "confirmed": counts["confirm"], "rejected": counts["reject"],
+            "left_proposed": counts["defer"], "changed_since_printed": changed}

@@ -1,0 +1,326 @@
+"""Context packs (§7): the few current, confirmed facts an agent needs about one thing, cited,
+ranked, and cut to a token budget.
+
+A pack is meant for a task brief. General context costs more than it helps, so a pack holds only
+the thing itself and its close neighbourhood: the facts where it is the subject or the object, and
+the facts of the entities anchored to it (the steps of a process, the decisions and lessons about
+it, the features that are part of it or live in it). Nothing else reaches a pack: no summary, no
+alias, no identifier; only facts in their reviewer sentences, each with its fact id and a source.
+
+Ranking: facts that prevent rework first, then the facts of the thing itself (a process's steps in
+their order, then what it says, then what points to it), then the facts of the entities anchored
+to it. The budget cuts whole facts from the bottom of that ranking, and the pack says how many.
+
+:func:`pack` reads the knowledge base; everything else here takes values and returns values.
+"""
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+
+from kgrdf.errors import BadInput, NotFound
+
+TOPIC_ENTITIES = 3  # a topic packs at most this many of the entities that match it
+MAX_ANCHORED = 30  # entities anchored to one packed entity whose facts are read (cost stays bounded)
+SOURCE_WIDTH = 40  # a source reference longer than this is shortened in the middle
+
+TOKEN_METHOD = (
+    "kgrdf-approx-1: a run of ASCII letters counts ceil(length/4) tokens (at least 1); a run with a "
+    "non-ASCII letter, and any other non-ASCII character, counts its UTF-8 bytes; each digit, "
+    "punctuation mark and newline counts 1, a run of 2 or more spaces 1, a single space 0. It "
+    "over-counts the BPE tokenizers of current models (cl100k, o200k) on English text, by about 1.5x."
+)
+
+_PIECE = re.compile(r"[^\W\d_]+|\d|\n|[ \t]{2,}|\S")
+
+
+def count_tokens(text: str) -> int:
+    """Tokens in ``text`` by the stated approximation (TOKEN_METHOD): never fewer than a BPE
+    tokenizer counts on English text. Additive over lines: a joining newline counts 1.
+
+    >>> count_tokens("Sam reviews web-app [f-3k9x2a]")
+    16
+    """
+    total = 0
+    for match in _PIECE.finditer(text):
+        piece = match.group()
+        if piece[0].isalpha():
+            total += max(1, math.ceil(len(piece) / 4)) if piece.isascii() else len(piece.encode("utf-8"))
+        else:
+            total += 1 if piece.isascii() else len(piece.encode("utf-8"))
+    return total
+
+
+# --- ranking ---------------------------------------------------------------------------------------
+
+# The kinds of fact in a pack, most specific first: a process's steps, the facts the thing says
+# (it is the subject), the facts that point to it (it is the object), the facts of the entities
+# anchored to it.
+KINDS = ("steps", "about", "links", "around")
+REWORK = "prevents rework"
+
+
+def rank_key(fact: dict) -> tuple:
+    """Where a fact goes in a pack: prevents rework first, then the thing's own facts before its
+    neighbourhood's, then by packed entity, kind, step order, predicate and id."""
+    anchor_order = fact.get("anchor_order")
+    order = fact.get("order")
+    return (
+        0 if fact.get("prevents_rework") else 1,
+        0 if fact["kind"] != "around" else 1,
+        fact.get("entity_index", 0),
+        KINDS.index(fact["kind"]),
+        anchor_order is None, anchor_order or 0, fact.get("anchor") or "",
+        order is None, order or 0,
+        fact.get("predicate") or "", fact["sentence"], fact["id"],
+    )
+
+
+def rank(facts: list[dict]) -> list[dict]:
+    """The facts in pack order (see :func:`rank_key`), each with its ``section``."""
+    ranked = sorted(facts, key=rank_key)
+    for fact in ranked:
+        fact["section"] = REWORK if fact.get("prevents_rework") else fact["kind"]
+    return ranked
+
+
+# --- rendering -------------------------------------------------------------------------------------
+
+
+def short_source(sources: list[dict]) -> str:
+    """The first source as ``kind:ref``, a long reference shortened in the middle, and how many
+    more there are. ``[{"kind": "slack", "ref": "https://chat.example/p1"}]`` -> ``slack:chat.example/p1``."""
+    if not sources:
+        return "no source"
+    ref = re.sub(r"^[a-z][a-z0-9+.-]*://(www\.)?", "", str(sources[0]["ref"]))
+    if len(ref) > SOURCE_WIDTH:
+        half = (SOURCE_WIDTH - 3) // 2
+        ref = ref[:half] + "..." + ref[-half:]
+    more = f" +{len(sources) - 1}" if len(sources) > 1 else ""
+    return f"{sources[0]['kind']}:{ref}{more}"
+
+
+def _title(pack: dict) -> list[str]:
+    entities = pack["entities"]
+    if "topic" not in pack:
+        entity = entities[0]
+        lines = [f"# Context: {entity['name']} ({entity['type']}, {entity['id']})"]
+    else:
+        named = "; ".join(f"{e['name']} ({e['type']}, {e['id']})" for e in entities)
+        lines = [f"# Context for \"{pack['topic']}\": {named}"]
+        if pack.get("more_matches"):
+            lines.append(f"{pack['more_matches']} more entities match (kg search lists them).")
+    lines.append("Confirmed facts, most useful first, each with [fact id · source].")
+    return lines
+
+
+def _section_key(fact: dict) -> tuple:
+    """Facts that share a heading: one "Prevents rework" section, then a section per kind and entity."""
+    return (fact["section"], None if fact["section"] == REWORK else fact.get("entity_index", 0))
+
+
+def _heading(pack: dict, fact: dict) -> str:
+    if fact["section"] == REWORK:
+        return "## Prevents rework"
+    name = pack["entities"][fact.get("entity_index", 0)]["name"]
+    return {"steps": f"## {name}: steps, in order", "about": f"## About {name}",
+            "links": f"## Linked to {name}", "around": f"## Around {name}"}[fact["section"]]
+
+
+def _bullet(fact: dict) -> str:
+    mark = f"{fact['order']}." if fact["section"] == "steps" and fact.get("order") is not None else "-"
+    return f"{mark} {fact['sentence']} [{fact['id']} · {fact['source']}]"
+
+
+def _footer(pack: dict, shown: int, omitted: int) -> list[str]:
+    lines = []
+    if shown == 0 and omitted == 0:
+        lines.append("No confirmed facts yet (kg lookup shows proposed ones).")
+    if omitted:
+        lines.append(f"_{omitted} more fact{'s' if omitted != 1 else ''} left out to fit {pack['budget']} tokens._")
+    if pack.get("unread_entities"):
+        lines.append(f"_The facts of {pack['unread_entities']} more anchored entities were not read._")
+    return lines
+
+
+def _lines(pack: dict, facts: list[dict], omitted: int) -> list[str]:
+    lines = _title(pack)
+    section = None
+    for fact in facts:
+        key = _section_key(fact)
+        if key != section:
+            lines += ["", _heading(pack, fact)]
+            section = key
+        lines.append(_bullet(fact))
+    footer = _footer(pack, len(facts), omitted)
+    return lines + ([""] + footer if footer else [])
+
+
+def markdown(pack: dict) -> str:
+    """The pack as markdown: a title line, then one section per kind with one bullet per fact,
+    then what was left out."""
+    return "\n".join(_lines(pack, pack["facts"], pack["omitted"]))
+
+
+def _cost(lines: list[str]) -> int:
+    """count_tokens of the lines joined by newlines, by its additivity."""
+    return sum(count_tokens(line) for line in lines) + max(0, len(lines) - 1)
+
+
+def fit(pack: dict, ranked: Iterable[dict], total: int) -> dict:
+    """``pack`` with ``facts`` (the longest prefix of ``ranked`` whose markdown fits
+    ``pack["budget"]``), ``omitted``, ``tokens`` and ``markdown``.
+
+    ``ranked`` is consumed only as far as needed (each fact needs its ``source`` once it is
+    taken), and holds ``total`` facts. Raises BadInput when the budget cannot hold even the title
+    and the note of what was left out.
+    """
+    budget = pack["budget"]
+    head = _title(pack)
+    used = _cost(head)
+    kept: list[dict] = []
+    section = None
+    for fact in ranked:
+        key = _section_key(fact)
+        added = [""] + [_heading(pack, fact)] if key != section else []
+        added.append(_bullet(fact))
+        cost = _cost(added) + 1
+        footer = _footer(pack, len(kept) + 1, total - len(kept) - 1)
+        if used + cost + (_cost(footer) + 2 if footer else 0) > budget:
+            break
+        kept.append(fact)
+        used += cost
+        section = key
+    # The footer's count can gain a digit as facts leave: check the whole text and drop more if need be.
+    while True:
+        omitted = total - len(kept)
+        text = "\n".join(_lines(pack, kept, omitted))
+        tokens = count_tokens(text)
+        if tokens <= budget:
+            break
+        if not kept:
+            minimum = tokens
+            while (needed := count_tokens("\n".join(_lines({**pack, "budget": minimum}, [], total)))) > minimum:
+                minimum = needed  # the note names the budget: a longer number, a longer note
+            raise BadInput(f"a budget of {budget} tokens cannot hold even the pack's title and note, "
+                           f"which take {minimum}", hint=f"give --budget {minimum} or more")
+        kept.pop()
+    public = [{k: fact[k] for k in ("id", "sentence", "source", "section", "entity", "anchor", "predicate",
+                                      "order", "prevents_rework") if fact.get(k) is not None} for fact in kept]
+    return {**pack, "facts": public, "omitted": omitted, "tokens": tokens, "markdown": text}
+
+
+# --- reading the knowledge base ----------------------------------------------------------------------
+
+
+def _entities(session, text: str) -> tuple[list, dict]:
+    """The entity ``text`` names (id, name or strong alias), else the few entities a topic matches:
+    exact matches first. Raises NotFound when nothing matches."""
+    entity = session.entity_by_id(text.strip())
+    if entity is not None:
+        return [entity], {}
+    found = session.identify(text)
+    if len(found["matches"]) == 1:
+        return [session.entity_by_id(found["matches"][0]["id"])], {}
+    hits = session.search(text)
+    if not hits:
+        raise NotFound(f"nothing is called {text!r} or has it in its name",
+                       hint="kg search finds names; kg add-entity makes an entity")
+    chosen = [session.entity_by_id(hit["id"]) for hit in hits[:TOPIC_ENTITIES]]
+    topic = {"topic": text.strip()}
+    if len(hits) > TOPIC_ENTITIES:
+        topic["more_matches"] = len(hits) - TOPIC_ENTITIES
+    return chosen, topic
+
+
+def candidate(row: dict, entity, kind: str, index: int, packed, anchor: dict | None = None) -> dict:
+    """A fact row of context-facts.rq about ``entity`` as a candidate for the pack about ``packed``
+    (the same entity, or the one ``entity`` is anchored to), in plain words."""
+    peer = row.get("peerName") or row.get("peerId") or str(row["peer"])
+    subject, target = (peer, entity.name) if row["direction"] == "in" else (entity.name, peer)
+    template = row.get("sentence") or "{subject} " + (row.get("predicateKey") or row["predicate"]) + " {target}"
+    fact = {
+        "id": row["id"], "iri": row["fact"], "kind": kind, "entity_index": index,
+        "entity": packed.id, "predicate": row.get("predicateKey"),
+        "sentence": template.replace("{subject}", str(subject)).replace("{target}", str(target)),
+        "prevents_rework": bool(row.get("preventsRework")),
+    }
+    if row.get("order") is not None:
+        fact["order"] = row["order"]
+    if anchor is not None:
+        fact["anchor"] = anchor["id"]
+        fact["anchor_order"] = anchor.get("order")
+    return fact
+
+
+def _is_anchored(row: dict) -> bool:
+    """Whether the other end of a fact belongs to the entity (its step; a lesson about it; a part)."""
+    return ((row.get("anchoring") == "container" and row["direction"] == "out")
+            or (row.get("anchoring") == "anchor" and row["direction"] == "in"))
+
+
+def gather(session, entities: list, now) -> tuple[list[dict], int]:
+    """The candidate facts of a pack about ``entities``, and how many anchored entities were not read."""
+    from pyoxigraph import NamedNode
+
+    from kgrdf import model
+
+    packed_iris = {e.iri for e in entities}
+    seen: set[str] = set()
+    facts: list[dict] = []
+    unread = 0
+    for index, entity in enumerate(entities):
+        anchored: dict[str, dict] = {}
+        for row in session.values("context-facts", entity=NamedNode(entity.iri), now=now):
+            if row["id"] in seen:
+                continue
+            seen.add(row["id"])
+            kind = "steps" if row.get("anchoring") == "container" and row["direction"] == "out" else (
+                "about" if row["direction"] == "out" else "links")
+            facts.append(candidate(row, entity, kind, index, entity))
+            if _is_anchored(row) and row.get("peerId") and row["peer"] not in packed_iris:
+                anchor = anchored.setdefault(row["peer"], {"id": row["peerId"], "name": row.get("peerName") or row["peerId"]})
+                if kind == "steps" and row.get("order") is not None:
+                    anchor["order"] = row["order"]
+        by_rank = sorted(anchored.items(), key=lambda item: (item[1].get("order") is None, item[1].get("order") or 0,
+                                                              item[1]["id"]))
+        unread += max(0, len(by_rank) - MAX_ANCHORED)
+        for iri, anchor in by_rank[:MAX_ANCHORED]:
+            node = model.Entity(anchor["id"], iri, "?", anchor["name"])
+            for row in session.values("context-facts", entity=NamedNode(iri), now=now):
+                if row["direction"] != "out" or row["id"] in seen:
+                    continue
+                seen.add(row["id"])
+                facts.append(candidate(row, node, "around", index, entity, anchor))
+    return facts, unread
+
+
+def pack(session, text: str, budget: int) -> dict:
+    """A context pack about the entity ``text`` names, or about a topic: the entities whose names
+    match it. Raises NotFound when nothing matches and BadInput for a budget too small for the
+    pack's title.
+
+    Example: ``pack(session, "release", 1500)["facts"][0]["sentence"]`` is "Release process is
+    announced in #deploys" in the example organization (it prevents rework).
+    """
+    from pyoxigraph import NamedNode
+
+    from kgrdf import clock, vocab
+
+    if budget < 1:
+        raise BadInput(f"--budget must be a positive number of tokens, not {budget}")
+    entities, topic = _entities(session, text)
+    now = vocab.datetime_literal(clock.iso(clock.now()))
+    facts, unread = gather(session, entities, now)
+    ranked = rank(facts)
+
+    def cited(facts: list[dict]) -> Iterator[dict]:
+        for fact in facts:  # a source is read only for a fact the budget may keep
+            sources = session.values("fact-sources", fact=NamedNode(fact["iri"]))
+            yield {**fact, "source": short_source(sources)}
+
+    head = {"for": text, **topic, "entities": [{"id": e.id, "type": e.type, "name": e.name} for e in entities],
+            "budget": budget, "token_method": TOKEN_METHOD}
+    if unread:
+        head["unread_entities"] = unread
+    return fit(head, cited(ranked), len(ranked))

@@ -1,0 +1,207 @@
+"""The daily batch and the one-line decision that answers it (§8). Pure: values in, values out.
+
+Grouping. A proposal goes to its anchor's group: a step to its process, a decision or lesson to
+what it is about, a feature to what it is part of or lives in (the ontology marks those predicates
+kg:AnchorPredicate and kg:ContainerPredicate), and a fact of reviews, owns or approves
+(kg:AreaPredicate) to the area it names; anything else to its subject. Groups of fewer than
+KGRDF_FOLD_UNDER (5) facts fold into one group per axis ("Process: other facts"). A group is split
+into parts of at most KGRDF_GROUP_FACTS (8) facts, each part a numbered group of the batch, its
+facts lettered a, b, c...
+
+Order. Groups go by priority: one holding a fact that prevented rework first, then the most
+observed, the largest, the oldest. A batch takes them in that order until KGRDF_BATCH_GROUPS (10)
+groups or KGRDF_BATCH_FACTS (40) facts; the rest wait for the next day's batch.
+
+Decisions. ``confirm all except 2b, reject 3a``: clauses separated by commas, semicolons or "and";
+each starts with a verb and names targets (``all``, a group ``2``, a fact ``2b``):
+
+- ``confirm`` and ``reject`` decide their targets;
+- ``skip`` and ``except`` defer theirs: they stay proposed for a later batch;
+- a later clause wins over an earlier one for the same fact;
+- a fact no clause names stays proposed. Only an explicit reject rejects.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from kgrdf.errors import BadInput
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+@dataclass(frozen=True)
+class Item:
+    """A proposal as the batch sees it."""
+
+    id: str
+    subject: str  # entity id
+    anchor: str  # entity id of the thing it is reviewed under
+    anchor_name: str
+    axis: str  # the anchor's axis: People, Process, Product, Organizations
+    sentence: str  # the fact in plain words
+    prevents_rework: bool = False
+    observations: int = 1
+    recorded_at: str = ""
+    order: int | None = None
+
+
+@dataclass
+class Group:
+    number: int
+    title: str
+    anchor: str | None  # None for a folded group ("Process: other facts")
+    items: list[Item] = field(default_factory=list)
+
+    def label(self, index: int) -> str:
+        return f"{self.number}{LETTERS[index]}"
+
+    def as_json(self) -> dict:
+        return {"number": self.number, "title": self.title, "anchor": self.anchor,
+                "facts": [{"label": self.label(i), "id": item.id, "sentence": item.sentence,
+                           "prevents_rework": item.prevents_rework, "observations": item.observations}
+                          for i, item in enumerate(self.items)]}
+
+
+@dataclass(frozen=True)
+class Caps:
+    groups: int = 10
+    group_facts: int = 8
+    batch_facts: int = 40
+    fold_under: int = 5
+
+
+def _item_key(item: Item):
+    return (not item.prevents_rework, -item.observations,
+            item.order if item.order is not None else 1 << 30, item.recorded_at, item.id)
+
+
+def _groups(items: list[Item], caps: Caps) -> list[tuple[str, str | None, list[Item]]]:
+    """(title, anchor, items) for every group before splitting, in priority order."""
+    by_anchor: dict[str, list[Item]] = {}
+    for item in items:
+        by_anchor.setdefault(item.anchor, []).append(item)
+    groups, folded = [], {}
+    for anchor, members in by_anchor.items():
+        if len(members) < caps.fold_under:
+            folded.setdefault(members[0].axis, []).extend(members)
+        else:
+            groups.append((members[0].anchor_name, anchor, members))
+    groups += [(f"{axis}: other facts", None, members) for axis, members in folded.items()]
+
+    def priority(group):
+        title, _, members = group
+        return (not any(m.prevents_rework for m in members), -max(m.observations for m in members),
+                -len(members), min(m.recorded_at for m in members), title)
+
+    return [(title, anchor, sorted(members, key=_item_key)) for title, anchor, members in sorted(groups, key=priority)]
+
+
+def plan(items: list[Item], caps: Caps = Caps()) -> list[list[Group]]:
+    """Every proposal's place: the batches they take, day after day, each a list of numbered groups."""
+    batches: list[list[Group]] = []
+    current: list[Group] = []
+    facts = 0
+    for title, anchor, members in _groups(items, caps):
+        parts = [members[i:i + caps.group_facts] for i in range(0, len(members), caps.group_facts)]
+        for n, part in enumerate(parts, start=1):
+            if current and (len(current) >= caps.groups or facts + len(part) > caps.batch_facts):
+                batches.append(current)
+                current, facts = [], 0
+            shown = f"{title} ({n}/{len(parts)})" if len(parts) > 1 else title
+            current.append(Group(len(current) + 1, shown, anchor, part))
+            facts += len(part)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def today(items: list[Item], caps: Caps = Caps()) -> list[Group]:
+    """Today's batch: the first of the plan (empty when nothing waits)."""
+    batches = plan(items, caps)
+    return batches[0] if batches else []
+
+
+# --- decisions -------------------------------------------------------------------------------------
+
+VERBS = {"confirm": "confirm", "reject": "reject", "skip": "defer", "except": "defer"}
+_TOKEN = re.compile(r"\s*(?:(?P<sep>[,;])|(?P<word>[A-Za-z]+|\d+[A-Za-z]?))")
+
+
+def _tokens(text: str):
+    """(kind, value, position) for each word, number-letter target and separator."""
+    position = 0
+    while position < len(text):
+        if text[position:].strip() == "":
+            return
+        match = _TOKEN.match(text, position)
+        if not match:
+            raise BadInput(_where(text, position, "a word, a group number like 2, or a fact like 2b"))
+        if match.group("sep"):
+            yield ("sep", match.group("sep"), match.start("sep"))
+        else:
+            yield ("word", match.group("word").lower(), match.start("word"))
+        position = match.end()
+
+
+def _where(text: str, position: int, expected: str) -> str:
+    shown = text[position:position + 12].strip() or "the end"
+    return f"the decision goes wrong at {shown!r} (character {position + 1}): expected {expected}"
+
+
+def parse(text: str, groups: list[Group]) -> dict[str, str]:
+    """The decision ``text`` for ``groups`` as {fact id: "confirm" | "reject" | "defer"}, for the
+    facts it names (the others stay proposed). Raises BadInput saying where it went wrong; a
+    decision that parses always means exactly this mapping."""
+    if not text or not text.strip():
+        raise BadInput("the decision is empty: say for example \"confirm all\" or \"confirm all except 2b\"")
+    by_number = {g.number: g for g in groups}
+    decided: dict[str, str] = {}
+    verb, verb_word = None, ""
+    targets_in_clause = 0
+    last_kind = None
+    for kind, value, position in _tokens(text):
+        if kind == "sep":
+            if verb is None:
+                raise BadInput(_where(text, position, "confirm, reject, skip or except first"))
+            if last_kind == "sep":
+                raise BadInput(_where(text, position, "a verb or a target between two separators"))
+            last_kind = "sep"
+            continue
+        if value in VERBS:
+            if verb is not None and targets_in_clause == 0:
+                raise BadInput(_where(text, position, f"what to {verb_word}: all, a group like 2, or a fact like 2b"))
+            verb, verb_word, targets_in_clause = VERBS[value], value, 0
+        elif value == "and":
+            if last_kind in (None, "sep") or verb is None:
+                raise BadInput(_where(text, position, "confirm, reject, skip or except"))
+        elif verb is None:
+            raise BadInput(_where(text, position, "confirm, reject, skip or except"))
+        elif value == "all":
+            for group in groups:
+                for item in group.items:
+                    decided[item.id] = verb
+            targets_in_clause += 1
+        elif value[0].isdigit():
+            number = int(value.rstrip(LETTERS))
+            group = by_number.get(number)
+            if group is None:
+                raise BadInput(_where(text, position, f"a group of this batch (1 to {len(groups)})"))
+            letter = value[len(str(number)):] if not value[-1].isdigit() else ""
+            if letter:
+                index = LETTERS.index(letter)
+                if index >= len(group.items):
+                    last = group.label(len(group.items) - 1)
+                    raise BadInput(_where(text, position, f"a fact of group {number} ({number}a to {last})"))
+                decided[group.items[index].id] = verb
+            else:
+                for item in group.items:
+                    decided[item.id] = verb
+            targets_in_clause += 1
+        else:
+            raise BadInput(_where(text, position, "confirm, reject, skip, except, all, a group like 2 or a fact like 2b"))
+        last_kind = "word"
+    if verb is None:
+        raise BadInput(_where(text, 0, "confirm, reject, skip or except"))
+    if targets_in_clause == 0:
+        raise BadInput(_where(text, len(text), f"what to {verb_word}: all, a group like 2, or a fact like 2b"))
+    return decided

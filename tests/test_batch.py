@@ -1,0 +1,249 @@
+"""The daily batch (§8): grouping, folding, lettered parts, caps, priority, and the one-line answer."""
+
+import json
+import re
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from kgrdf import review
+from kgrdf.errors import BadInput
+
+from .conftest import Kg
+
+# --- a knowledge base with a few hundred proposals ----------------------------------------------------
+
+
+def _records():
+    out = [{"type": "entity", "id": f"process/p{p}", "name": f"Process {p}"} for p in range(3)]
+    out += [{"type": "entity", "id": f"step/p{p}-s{s}", "name": f"Step {s} of process {p}"}
+            for p in range(3) for s in range(6)]
+    out += [{"type": "entity", "id": f"repo/r{r}", "name": f"repo {r}"} for r in range(40)]
+    out += [{"type": "entity", "id": f"person/u{u}", "name": f"User {u}"} for u in range(6)]
+    out += [{"type": "entity", "id": "lesson/l0", "name": "Lesson zero"}]
+    out += [{"type": "entity", "id": f"channel/c{c}", "name": f"#chan{c}"} for c in range(3)]
+    facts = []
+    for p in range(3):
+        for s in range(6):
+            facts.append({"subject": f"process/p{p}", "predicate": "has_step", "object": f"step/p{p}-s{s}", "order": s + 1})
+            facts.append({"subject": f"step/p{p}-s{s}", "predicate": "posts_to", "object": f"channel/c{p}"})
+    for r in range(40):
+        for n in range(r % 12 + 1):  # 1 to 12 caveats: small groups fold, big ones split
+            facts.append({"subject": f"repo/r{r}", "predicate": "caveat", "value": f"caveat {n} of {r}"})
+    for u in range(6):
+        for r in range(3):
+            facts.append({"subject": f"person/u{u}", "predicate": "reviews", "object": f"repo/r{(u + r) % 20}"})
+    facts.append({"subject": "lesson/l0", "predicate": "about", "object": "repo/r11"})
+    facts.append({"subject": "lesson/l0", "predicate": "states", "value": "never deploy on Fridays"})
+    facts.append({"subject": "repo/r0", "predicate": "caveat", "value": "the rework one", "prevents_rework": True})
+    for fact in facts:
+        fact.update(type="fact", sources=["slack:seed"])
+    return out + facts
+
+
+@pytest.fixture(scope="module")
+def batch_template(tmp_path_factory):
+    path = tmp_path_factory.mktemp("batch") / "kb"
+    kg = Kg(path)
+    kg("init")
+    seed = path.parent / "seed.jsonl"
+    seed.write_text("\n".join(json.dumps(r) for r in _records()), encoding="utf-8")
+    report = kg.json("import", seed, "--apply")
+    assert report["refused"] == {} and report["proposals"] > 200
+    return path
+
+
+@pytest.fixture
+def many(batch_template, tmp_path):
+    path = tmp_path / "kb"
+    shutil.copytree(batch_template, path, symlinks=True)
+    return Kg(path)
+
+
+def test_the_batch_keeps_to_its_caps_and_letters_its_facts(many):
+    batch = many.json("batch")
+    groups = batch["groups"]
+    assert len(groups) <= 10 and batch["in_batch"] <= 40
+    assert batch["waiting"] > 200 and batch["batches"] >= batch["waiting"] // 40
+    assert [g["number"] for g in groups] == list(range(1, len(groups) + 1))
+    for group in groups:
+        assert 1 <= len(group["facts"]) <= 8
+        assert [f["label"] for f in group["facts"]] == [f"{group['number']}{c}" for c in "abcdefgh"[:len(group["facts"])]]
+    ids = [f["id"] for g in groups for f in g["facts"]]
+    assert len(ids) == len(set(ids)) == batch["in_batch"]
+    statuses = {f["id"]: f["status"] for e in ("repo/r0",) for f in many.json("facts", e)["facts"]}
+    assert all(statuses.get(i, "proposed") == "proposed" for i in ids)
+
+
+def test_the_caps_are_settings(many, monkeypatch):
+    monkeypatch.setenv("KGRDF_BATCH_GROUPS", "3")
+    monkeypatch.setenv("KGRDF_GROUP_FACTS", "4")
+    monkeypatch.setenv("KGRDF_BATCH_FACTS", "10")
+    groups = many.json("batch")["groups"]
+    assert len(groups) <= 3 and sum(len(g["facts"]) for g in groups) <= 10
+    assert all(len(g["facts"]) <= 4 for g in groups)
+    monkeypatch.setenv("KGRDF_GROUP_FACTS", "27")
+    assert "KGRDF_GROUP_FACTS='27' must be between 1 and 26" in many("batch", expect=2).stderr
+
+
+def test_what_prevents_rework_comes_first(many):
+    first = many.json("batch")["groups"][0]
+    assert first["facts"][0]["prevents_rework"] is True
+    assert first["facts"][0]["sentence"] == "repo 0 comes with a caveat: the rework one"
+
+
+def test_facts_are_grouped_under_their_anchor(monkeypatch, many):
+    monkeypatch.setenv("KGRDF_BATCH_GROUPS", "1000")
+    monkeypatch.setenv("KGRDF_BATCH_FACTS", "1000")
+    groups = many.json("batch")["groups"]
+    by_title = {}
+    for group in groups:
+        by_title.setdefault(re.sub(r" \(\d+/\d+\)$", "", group["title"]), []).extend(f["sentence"] for f in group["facts"])
+    # A step's facts go to its process; a lesson's to what it is about; reviews to the area.
+    assert "Step 2 of process 1 is announced in #chan1" in by_title["Process 1"]
+    assert "Lesson zero says: never deploy on Fridays" in by_title["repo 11"]
+    assert "User 0 reviews repo 11" not in by_title.get("People: other facts", [])
+    assert any("reviews repo 5" in s for s in by_title["repo 5"])
+    # Anchors with fewer than five facts fold into one group per axis.
+    assert "repo 1 comes with a caveat: caveat 0 of 1" in by_title["Product: other facts"]
+    # A group larger than a part is split into lettered parts of at most eight.
+    assert any(re.search(r"\(2/2\)$", g["title"]) for g in groups)
+
+
+def test_the_plan_puts_every_proposal_in_exactly_one_batch():
+    items = [review.Item(id=f"f-{i:06d}", subject=f"s{i % 37}", anchor=f"a{i % 37}", anchor_name=f"A{i % 37}",
+                         axis=["People", "Process", "Product"][i % 3], sentence=str(i),
+                         prevents_rework=i % 29 == 0, observations=1 + i % 4, recorded_at=f"2026-01-{1 + i % 28:02d}")
+             for i in range(700)]
+    caps = review.Caps()
+    plan = review.plan(items, caps)
+    seen = [item.id for batch in plan for group in batch for item in group.items]
+    assert sorted(seen) == sorted(i.id for i in items)
+    for batch in plan:
+        assert len(batch) <= caps.groups and sum(len(g.items) for g in batch) <= caps.batch_facts
+        assert all(len(g.items) <= caps.group_facts for g in batch)
+    assert all(item.prevents_rework for item in plan[0][0].items[:1])
+
+
+# --- answering it ---------------------------------------------------------------------------------------
+
+
+def test_confirm_all_except_and_reject_do_exactly_what_was_printed(many):
+    groups = many.json("batch")["groups"]
+    label = {f["label"]: f["id"] for g in groups for f in g["facts"]}
+    result = many.json("batch", "apply", "confirm all except 2b, reject 3a")
+    assert result["rejected"] == 1 and result["left_proposed"] == 1
+    assert result["confirmed"] == len(label) - 2
+    def status(fact_id):
+        return many.json("history", fact_id)["fact"]["status"]
+    assert status(label["2b"]) == "proposed"
+    assert status(label["3a"]) == "rejected"
+    assert status(label["1a"]) == "confirmed"
+    history = many.json("history", label["1a"])["history"]
+    assert history[-1]["reason"] == "confirmed in the daily batch"
+    # Answered once; the next kg batch prints the next one, without what was decided.
+    assert "was answered" in many("batch", "apply", "confirm all", expect=1).stderr
+    following = {f["id"] for g in many.json("batch")["groups"] for f in g["facts"]}
+    assert label["3a"] not in following and label["1a"] not in following
+
+
+@pytest.mark.parametrize("decision,where", [
+    ("confirm 1a, rejekt 2", "'rejekt 2' (character 13)"),
+    ("confirm 99", "'99' (character 9): expected a group of this batch"),
+    ("confirm 1z", "'1z' (character 9): expected a fact of group 1"),
+    ("confirm all except", "expected what to except"),
+    ("2b", "'2b' (character 1): expected confirm, reject, skip or except"),
+    ("confirm 1a,, 1b", "between two separators"),
+    ("confirm 1a!", "'!' (character 11)"),
+    ("", "the decision is empty"),
+], ids=["typo", "no-group", "no-letter", "dangling-except", "no-verb", "double-comma", "stray-mark", "empty"])
+def test_a_malformed_decision_says_where_and_changes_nothing(many, decision, where):
+    many("batch")
+    before = many.snapshot()
+    saved = (many.path / "batch.json").read_text()
+    result = many("batch", "apply", decision, expect=2)
+    assert where in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert many.snapshot() == before and (many.path / "batch.json").read_text() == saved
+
+
+def test_apply_without_a_printed_batch_is_refused(many):
+    assert "there is no batch to answer" in many("batch", "apply", "confirm all", expect=1).stderr
+
+
+def test_proposals_past_30_days_expire_before_the_batch(many, monkeypatch):
+    monkeypatch.setenv("KGRDF_NOW", "2099-01-01T00:00:00Z")
+    batch = many.json("batch")
+    assert batch["expired"] > 200 and batch["groups"] == [] and batch["waiting"] == 0
+    assert "Nothing waits for review" in many("batch").stdout
+
+
+# --- the grammar, as properties ---------------------------------------------------------------------------
+
+GROUPS = [review.Group(n, f"g{n}", None, [review.Item(id=f"f-{n}{c}", subject="", anchor="", anchor_name="",
+                                                      axis="", sentence="") for c in "abcdefgh"[:size]])
+          for n, size in ((1, 3), (2, 8), (3, 1), (4, 5))]
+IDS = {f"{g.number}{c}": item.id for g in GROUPS for c, item in zip("abcdefgh", g.items)}
+VERB_DECISION = {"confirm": "confirm", "reject": "reject", "skip": "defer", "except": "defer"}
+
+target = st.one_of(st.just("all"), st.sampled_from([str(g.number) for g in GROUPS]), st.sampled_from(sorted(IDS)))
+clause = st.tuples(st.sampled_from(sorted(VERB_DECISION)), st.lists(target, min_size=1, max_size=3))
+
+
+def reference(clauses) -> dict:
+    """What a list of clauses means, clause by clause: later clauses win."""
+    out = {}
+    for verb, targets in clauses:
+        for t in targets:
+            if t == "all":
+                chosen = list(IDS.values())
+            elif t.isdigit():
+                chosen = [i.id for g in GROUPS if g.number == int(t) for i in g.items]
+            else:
+                chosen = [IDS[t]]
+            for fact_id in chosen:
+                out[fact_id] = VERB_DECISION[verb]
+    return out
+
+
+@given(st.lists(clause, min_size=1, max_size=5), st.sampled_from([", ", "; ", " and ", " , "]),
+       st.sampled_from([" ", ", "]), st.booleans())
+def test_a_well_formed_decision_means_its_clauses_in_order(clauses, separator, target_separator, upper):
+    text = separator.join(f"{verb} {target_separator.join(targets)}" for verb, targets in clauses)
+    if upper:
+        text = text.upper()
+    assert review.parse(text, GROUPS) == reference(clauses)
+
+
+@given(st.text(alphabet="confirmrejectskipexcptal0123456789abh ,;!", max_size=40))
+def test_any_text_either_parses_to_facts_of_the_batch_or_is_refused(text):
+    try:
+        decided = review.parse(text, GROUPS)
+    except BadInput as exc:
+        assert "decision" in exc.message
+        return
+    assert set(decided) <= set(IDS.values())
+    assert set(decided.values()) <= {"confirm", "reject", "defer"}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet="confirmrejectskipexcptal12345ab ,", min_size=1, max_size=30))
+def test_any_decision_applies_exactly_as_parsed_or_changes_nothing(many, tmp_path_factory, text):
+    kg = Kg(tmp_path_factory.mktemp("apply") / "kb")
+    shutil.copytree(many.path, kg.path, symlinks=True)
+    printed = kg.json("batch")
+    groups = [review.Group(g["number"], g["title"], None, [
+        review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="", sentence="") for f in g["facts"]])
+        for g in printed["groups"]]
+    ids = [f["id"] for g in printed["groups"] for f in g["facts"]]
+    before = kg.snapshot()
+    try:
+        decided = review.parse(text, groups)
+    except BadInput:
+        kg("batch", "apply", text, expect=2)
+        assert kg.snapshot() == before
+        return
+    kg("batch", "apply", text)
+    expected = {"confirm": "confirmed", "reject": "rejected", "defer": "proposed"}
+    for fact_id in ids:
+        assert kg.json("history", fact_id)["fact"]["status"] == expected[decided.get(fact_id, "defer")]

@@ -1,0 +1,128 @@
+"""kg import: a dry run unless --apply, proposals unless --auto-confirm, refusals by reason (§6)."""
+
+import json
+
+import pytest
+
+
+def records_file(path, *records):
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+ENTITIES = [
+    {"type": "entity", "id": "repo/web", "name": "web", "aliases": ["webapp"]},
+    {"type": "entity", "id": "person/kim", "name": "Kim Lee", "aliases": ["Kim"]},
+    {"type": "entity", "id": "process/release", "name": "Release process", "aliases": ["release"]},
+]
+GOOD = [
+    {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "slow CI",
+     "sources": ["ledger:L1", {"kind": "report", "ref": "R1"}]},
+    {"type": "fact", "subject": "release", "predicate": "uses", "object": "repo/web", "sources": ["slack:S1"]},
+    {"type": "fact", "subject": "Kim", "predicate": "reviews", "object": "webapp", "sources": ["slack:S2"],
+     "prevents_rework": True},
+    {"type": "fact", "subject": "person/kim", "predicate": "title", "value": "Staff engineer", "sources": ["profile:hr"]},
+]
+BAD = [
+    {"type": "fact", "subject": "person/kim", "predicate": "caveat", "value": "moody", "sources": ["slack:3"]},  # whitelist
+    {"type": "fact", "subject": "Kim", "predicate": "knows", "object": "webapp", "sources": ["slack:3"]},  # schema
+    {"type": "fact", "subject": "release", "predicate": "uses", "value": "a value", "sources": ["slack:3"]},  # schema
+    {"type": "fact", "subject": "nobody", "predicate": "reviews", "object": "webapp", "sources": ["slack:3"]},  # unresolved
+    {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": ["bogus:3"]},  # malformed
+    {"type": "entity", "id": "person/jo", "name": "Jo Park", "summary": "great at everything"},  # whitelist
+]
+
+
+@pytest.fixture
+def mixed(tmp_path):
+    return records_file(tmp_path / "seed.jsonl", *ENTITIES, *GOOD, *BAD)
+
+
+def test_a_dry_run_counts_everything_and_writes_nothing(kg, mixed):
+    before = kg.snapshot()
+    report = kg.json("import", mixed)
+    assert kg.snapshot() == before
+    assert report["applied"] is False
+    assert report["entities"] == {"created": 3}
+    assert report["facts"] == {"created": 4}
+    assert report["refused"] == {"whitelist": 2, "schema": 2, "unresolved": 1, "malformed": 1}
+    assert [r["line"] for r in report["refusals"]] == [8, 9, 10, 11, 12, 13]
+    assert report["proposals"] == 4 and report["daily_batches"] == 1
+    text = kg("import", mixed).stdout
+    assert "nothing written" in text and "refused 6" in text
+
+
+def test_apply_writes_the_same_as_the_dry_run_said_all_as_proposals(kg, mixed):
+    dry = kg.json("import", mixed)
+    applied = kg.json("import", mixed, "--apply")
+    assert applied["applied"] is True
+    assert {k: v for k, v in applied.items() if k != "applied"} == {k: v for k, v in dry.items() if k != "applied"}
+    stats = kg.json("stats")
+    assert stats["facts"] == {"proposed": 4} and stats["entity_count"] == 3
+    kg("validate")
+
+
+def test_auto_confirm_applies_the_rules(kg, mixed):
+    report = kg.json("import", mixed, "--apply", "--auto-confirm")
+    assert report["auto_confirmed"] == {"two trusted sources of different kinds": 1, "a structured profile source": 1}
+    assert report["proposals"] == 2
+    assert kg.json("stats")["facts"] == {"confirmed": 2, "proposed": 2}
+
+
+def test_importing_again_observes_instead_of_duplicating(kg, tmp_path):
+    path = records_file(tmp_path / "seed.jsonl", *ENTITIES, *GOOD)
+    kg("import", path, "--apply")
+    again = kg.json("import", path, "--apply")
+    assert again["entities"] == {"unchanged": 3} and again["facts"] == {"observed": 4}
+    assert kg.json("stats")["fact_count"] == 4
+
+
+def test_a_json_array_is_read_too(kg, tmp_path):
+    path = tmp_path / "seed.json"
+    path.write_text(json.dumps(ENTITIES + GOOD[:1]), encoding="utf-8")
+    assert kg.json("import", path, "--apply")["facts"] == {"created": 1}
+
+
+@pytest.mark.parametrize("content,message", [
+    ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "fact", broken\n', "seed.jsonl:2: not JSON"),
+    ('{"type": "place", "id": "x"}\n', "seed.jsonl:1: a record is an object"),
+    ('[1, 2]', "seed.jsonl:1: a record is an object"),
+], ids=["broken-line", "unknown-type", "not-objects"])
+def test_a_malformed_file_is_one_line_and_writes_nothing(kg, tmp_path, content, message):
+    path = tmp_path / "seed.jsonl"
+    path.write_text(content, encoding="utf-8")
+    before = kg.snapshot()
+    result = kg("import", path, "--apply", expect=2)
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert kg.snapshot() == before
+
+
+def test_a_missing_file_is_bad_input(kg, tmp_path):
+    assert "cannot read" in kg("import", tmp_path / "none.jsonl", expect=2).stderr
+
+
+def test_the_batches_count_follows_the_batch_caps(kg, tmp_path, monkeypatch):
+    entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(30)]
+    facts = [{"type": "fact", "subject": f"repo/r{i}", "predicate": "caveat", "value": f"caveat {j}",
+              "sources": ["slack:x"]} for i in range(30) for j in range(5)]
+    path = records_file(tmp_path / "seed.jsonl", *entities, *facts)
+    # 30 groups of 5: at most 10 groups and 40 facts a day -> 8 groups a batch -> 4 batches.
+    assert kg.json("import", path)["daily_batches"] == 4
+    monkeypatch.setenv("KGRDF_BATCH_FACTS", "100")
+    assert kg.json("import", path)["daily_batches"] == 3
+
+
+def test_a_large_import_is_validated_set_based_and_refuses_the_same_way(kg, tmp_path):
+    """Above 200 facts the shapes run as set-based queries; the refusals must not change."""
+    entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(60)]
+    entities.append({"type": "entity", "id": "person/kim", "name": "Kim Lee"})
+    facts = [{"type": "fact", "subject": f"repo/r{i}", "predicate": "caveat", "value": f"caveat {j}",
+              "sources": ["slack:x"]} for i in range(60) for j in range(5)]
+    bad = [{"type": "fact", "subject": "person/kim", "predicate": "caveat", "value": "moody", "sources": ["slack:3"]},
+           {"type": "fact", "subject": "repo/r1", "predicate": "uses", "value": "text", "sources": ["slack:3"]}]
+    path = records_file(tmp_path / "seed.jsonl", *entities, *facts, *bad)
+    report = kg.json("import", path, "--apply")
+    assert report["facts"] == {"created": 300}
+    assert report["refused"] == {"whitelist": 1, "schema": 1}
+    assert kg.json("stats")["fact_count"] == 300
+    kg("validate")
