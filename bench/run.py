@@ -5,8 +5,8 @@
 
 For each size it generates a knowledge base (bench/generate.py), then times, for the same entity:
 
-- kg: the CLI in a fresh process (`kg lookup`, `kg facts`, `kg neighbors --hops 2`, `kg propose`),
-  the best of --repeat runs;
+- kg: the CLI in a fresh process (`kg lookup`, `kg facts`, `kg neighbors --hops 2`, `kg context --for`,
+  `kg propose`), the best of --repeat runs;
 - floor: the same named SPARQL queries on pyoxigraph in one warm process (best of --repeat);
 - naive: rdflib parsing a TriG export of the same data, then the same queries (what a tool that keeps
   its knowledge in one RDF file pays on every command); for propose, parse, add the fact's quads and
@@ -89,7 +89,25 @@ def floor_runner(path: Path):
                         nxt.append(row["peer"])
             frontier = nxt
 
-    return store, {"lookup": lookup, "facts": facts, "neighbors": neighbors}
+    def context(entity_id):
+        # a pack's reads: the entity, its confirmed facts, those of the entities anchored to it, and a
+        # source for each fact (kg reads sources only for the facts the budget keeps: at most this many)
+        iri = vocab.entity_iri("main", entity_id)
+        run("entity", entity=iri)
+        rows = run("context-facts", entity=iri, now=now)
+        anchored = {row["peer"] for row in rows if _anchored(row)}
+        for node in anchored:
+            rows += [row for row in run("context-facts", entity=node, now=now) if row["direction"].value == "out"]
+        for row in rows:
+            run("fact-sources", fact=row["fact"])
+
+    return store, {"lookup": lookup, "facts": facts, "neighbors": neighbors, "context": context}
+
+
+def _anchored(row) -> bool:
+    """Whether a row of context-facts.rq leads to an entity anchored to the packed one."""
+    anchoring = row["anchoring"].value if row["anchoring"] is not None else None
+    return (anchoring, row["direction"].value) in (("container", "out"), ("anchor", "in"))
 
 
 def naive_runner(trig: Path):
@@ -134,13 +152,23 @@ def naive_runner(trig: Path):
                         nxt.append(peer)
             frontier = nxt
 
+    def context(dataset, entity_id):
+        run(dataset, "entity", entity=iri(entity_id))
+        rows = run(dataset, "context-facts", entity=iri(entity_id), now=now)
+        anchored = {row["peer"] for row in rows if _anchored(row)}
+        for node in anchored:
+            rows += [row for row in run(dataset, "context-facts", entity=node, now=now)
+                     if row["direction"].value == "out"]
+        for row in rows:
+            run(dataset, "fact-sources", fact=row["fact"])
+
     def propose(dataset, entity_id):
         subject = iri(entity_id)
         graph = rdflib.URIRef(vocab.fact_iri("main", "f-naive1").value)
         dataset.add((subject, rdflib.URIRef(vocab.KG + "caveat"), rdflib.Literal("naive"), graph))
         dataset.serialize(destination=str(trig) + ".out", format="trig")
 
-    return load, {"lookup": lookup, "facts": facts, "neighbors": neighbors, "propose": propose}
+    return load, {"lookup": lookup, "facts": facts, "neighbors": neighbors, "context": context, "propose": propose}
 
 
 def naive_once(trig: Path, command: str, entity: str, cap: float) -> tuple[float, bool]:
@@ -164,20 +192,20 @@ def measure(size: int, repeat: int, naive_max: int, naive_cap: float, work: Path
     path = work / f"kb-{size}"
     print(f"\n== {size} facts: generating ...", flush=True)
     start = time.perf_counter()
-    kb = generate(path, size)
+    generate(path, size)
     print(f"   generated in {time.perf_counter() - start:.1f} s", flush=True)
     targets = pick()
     kb_args = ["--kb", str(path)]
-    commands = {
-        "lookup": ["lookup", targets["person"]],
-        "facts": ["facts", targets["repo"]],
-        "neighbors": ["neighbors", targets["hub"], "--hops", "2"],
+    commands = {  # name: (the kg command, the entity the floor and the naive way ask about)
+        "lookup": (["lookup", targets["person"]], targets["person"]),
+        "facts": (["facts", targets["repo"]], targets["repo"]),
+        "neighbors": (["neighbors", targets["hub"], "--hops", "2"], targets["hub"]),
+        "context": (["context", "--for", targets["repo"]], targets["repo"]),
     }
     rows = []
     cli(["stats"] + kb_args)  # warm the page cache and the index once
     store, floor = floor_runner(path)
-    for name, args in commands.items():
-        entity = args[1]
+    for name, (args, entity) in commands.items():
         kg_time = best_of(repeat, lambda: cli(args + kb_args))
         floor_time = best_of(repeat, lambda: floor[name](entity))
         rows.append({"size": size, "command": name, "kg": kg_time, "floor": floor_time})

@@ -138,14 +138,37 @@ def propose(
     valid_to: Annotated[Optional[str], typer.Option(help="When it stopped being true.")] = None,
     order: Annotated[Optional[int], typer.Option(help="Place in a sequence, for has_step.")] = None,
     prevents_rework: Annotated[bool, typer.Option("--prevents-rework", help="Not knowing it once caused rework.")] = False,
+    from_user: Annotated[bool, typer.Option("--from-user", help="The user said it: give their words with --quote "
+                                            "and the session with --transcript.")] = False,
+    quote: Annotated[Optional[str], typer.Option(help="The user's own words (with --from-user).")] = None,
+    transcript: Annotated[Optional[Path], typer.Option(help="The agent session's transcript, JSON lines (with "
+                                                       "--from-user): the quote must be in a user prompt there.")] = None,
     reason: ReasonOption = None,
     kb: KbOption = None,
     json: JsonOption = False,
 ):
-    """Propose a fact. Proposing a known fact again observes it again; a rejected one stays rejected."""
+    """Propose a fact. Proposing a known fact again observes it again; a rejected one stays rejected.
+
+    The auto-confirm rules then apply: the user's words with the quote found in a genuine user
+    prompt of the transcript (--from-user); two trusted sources of different kinds for a low-risk
+    fact naming no person; a profile source for a person's title or timezone. Anything else stays
+    proposed for the daily batch (kg batch), and the output says why.
+    """
+    from kgrdf import model, transcript as transcript_module
+    from kgrdf.errors import BadInput
+
+    user_words = None
+    if from_user:
+        if not quote or transcript is None:
+            raise BadInput("--from-user needs the user's words (--quote TEXT) and the session (--transcript PATH)")
+        verdict = transcript_module.verify(quote, transcript)
+        user_words = (model.Source("user", f"transcript:{transcript.resolve()}", quote.strip()), verdict)
+    elif quote or transcript:
+        raise BadInput("--quote and --transcript go with --from-user")
     _write_fact(kb, "propose", json, lambda writer: writer.propose(
         subject, predicate, object=object, value=value, sources=source or [], authority=authority,
-        valid_from=valid_from, valid_to=valid_to, order=order, prevents_rework=prevents_rework, reason=reason))
+        valid_from=valid_from, valid_to=valid_to, order=order, prevents_rework=prevents_rework, reason=reason,
+        user_words=user_words))
 
 
 @app.command()
@@ -184,6 +207,124 @@ def supersede(
     """Correct a fact: record the new object or value, confirmed, and close the old one (kept in history)."""
     _write_fact(kb, "supersede", json, lambda writer: writer.supersede(
         fact_id, object=object, value=value, sources=source or [], valid_from=valid_from, reason=reason))
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="JSON (an array) or JSON lines of {\"type\": \"entity\", ...} and "
+                                         "{\"type\": \"fact\", ...} records.")],
+    apply: Annotated[bool, typer.Option("--apply", help="Write the import. Without it, a dry run: "
+                                        "the same checks and counts, nothing written.")] = False,
+    auto_confirm: Annotated[bool, typer.Option("--auto-confirm", help="Apply the auto-confirm rules (two trusted "
+                                               "sources, profile fields). Without it every fact is a proposal.")] = False,
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Import entities and facts in one transaction, checked as kg add-entity and kg propose check
+    them. Refused records are counted by reason (whitelist, schema, unresolved, malformed) and left
+    out; the rest go in. Says how many daily batches the proposals take."""
+    from kgrdf import importer
+
+    report = importer.run(_kb(kb), file, apply=apply, auto_confirm=auto_confirm, progress=_progress("records"))
+    render.import_report(json, report.as_json(), str(file))
+
+
+class _Progress:
+    """A progress bar on a terminal's stderr: called with (done, total); ``note`` says what comes next."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __call__(self, done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        end = "\n" if done >= total else ""
+        print(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {self.what}", end=end,
+              file=sys.stderr, flush=True)
+
+    def note(self, text: str) -> None:
+        print(f"  {text}", file=sys.stderr, flush=True)
+
+
+def _progress(what: str):
+    """A progress bar when stderr is a terminal; nothing when it is piped or captured."""
+    return _Progress(what) if sys.stderr.isatty() else None
+
+
+batch_app = typer.Typer(cls=_Commands, help="Today's review batch, and the one-line answer to it.",
+                        no_args_is_help=False, add_completion=False, pretty_exceptions_enable=False,
+                        rich_markup_mode=None)
+app.add_typer(batch_app, name="batch")
+
+
+@batch_app.callback(invoke_without_command=True)
+def batch(
+    ctx: typer.Context,
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Print today's review batch and save it (batch.json) for kg batch apply.
+
+    Proposals are grouped by what they are about (a step under its process, a lesson under what it
+    is about, reviews/owns/approves under the area); small groups fold into one per axis; parts of
+    at most 8 facts are lettered; at most 10 groups and 40 facts (KGRDF_BATCH_GROUPS,
+    KGRDF_GROUP_FACTS, KGRDF_BATCH_FACTS), what prevents rework first. Proposals not observed
+    again for 30 days expire first.
+    """
+    from kgrdf import batch as batch_module, settings
+
+    if ctx.invoked_subcommand:
+        return
+    base = _kb(kb)
+    with base.writing("expire") as writer:
+        expired = len(writer.expire_proposals(settings.get("KGRDF_PROPOSAL_DAYS")))
+    with base.reading() as session:
+        document = batch_module.make(session)
+    document["expired"] = expired
+    batch_module.save(base, document)
+    render.batch(json, document)
+
+
+@batch_app.command("apply")
+def batch_apply(
+    decision: Annotated[str, typer.Argument(help="One line, e.g. \"confirm all except 2b, reject 3a\": confirm, "
+                                            "reject, skip or except, then all, a group (2) or a fact (2b); "
+                                            "later clauses win; skip and except leave facts proposed.")],
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Answer the batch kg batch printed last. A decision that does not parse changes nothing and
+    says where it went wrong; one that does is applied whole, in one transaction."""
+    from kgrdf import batch as batch_module
+
+    result = batch_module.apply(_kb(kb), decision)
+    changed = result["changed_since_printed"]
+    render.out(json, result, f"confirmed {result['confirmed']}, rejected {result['rejected']}, "
+               f"left {result['left_proposed']} proposed"
+               + (f"; {len(changed)} changed since the batch was printed, left as they are: {', '.join(changed)}"
+                  if changed else ""))
+
+
+@app.command()
+def expire(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would expire or be deleted; change nothing.")] = False,
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Expire proposals not observed again for 30 days (KGRDF_PROPOSAL_DAYS; kept, with status
+    expired; proposing one again revives it) and delete facts naming a person not observed again
+    for 365 days (KGRDF_RETENTION_DAYS). Says how many, never whom."""
+    from kgrdf import settings
+
+    proposal_days, retention_days = settings.get("KGRDF_PROPOSAL_DAYS"), settings.get("KGRDF_RETENTION_DAYS")
+    with _kb(kb).writing("expire", dry_run=dry_run) as writer:
+        deleted = writer.delete_past_retention(retention_days)
+        expired = len(writer.expire_proposals(proposal_days))
+    verb = ("would expire", "would delete") if dry_run else ("expired", "deleted")
+    render.out(json, {"expired": expired, "deleted": deleted, "dry_run": dry_run,
+                      "proposal_days": proposal_days, "retention_days": retention_days},
+               f"{verb[0]} {expired} proposal{'s' if expired != 1 else ''} not observed again for {proposal_days} days; "
+               f"{verb[1]} {deleted} person fact{'s' if deleted != 1 else ''} past retention ({retention_days} days)")
 
 
 # --- reading --------------------------------------------------------------------------------------
@@ -315,9 +456,8 @@ def validate(kb: KbOption = None, json: JsonOption = False):
 
     Exits 0 when clean (warnings allowed), 1 with violations, 3 when the store is damaged.
     """
-    progress = None
-    if sys.stderr.isatty() and not json:
-        def progress(facts):
+    def progress(facts):
+        if sys.stderr.isatty() and not json:
             print(f"checking {facts} facts against the shapes ...", file=sys.stderr)
     report = _kb(kb).validate(progress=progress)
     render.validation(json, report)
@@ -342,7 +482,6 @@ def schema(
 ):
     """The effective schema: entity types and predicates with their axis, markers and reviewer
     sentences, the core ontology plus the knowledge base's schema.json when it is accepted."""
-    from kgrdf import schema as schema_module
     from kgrdf.errors import BadInput
 
     if ctx.invoked_subcommand:
@@ -390,11 +529,57 @@ def schema_check(
 
 
 @app.command()
+def context(
+    target: Annotated[str, typer.Option("--for", metavar="ENTITY|TOPIC", help="An entity id, name or strong alias; "
+                                        "else a topic: the few entities whose names match it, exact matches first.")],
+    budget: Annotated[Optional[int], typer.Option(help="At most this many tokens. Default: $KGRDF_CONTEXT_BUDGET, else 1500.",
+                                                  show_default=False)] = None,
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """A small cited pack for a task brief: current, confirmed facts about a repo, process or topic and
+    its close neighbourhood, each with its fact id and a source, what prevents rework first, then the
+    most specific, cut from the bottom to the token budget (the pack says how many facts it left out).
+
+    Tokens are counted by a stated approximation that over-counts real tokenizers: a run of letters is
+    ceil(length/4), each digit, punctuation mark and newline 1, a non-ASCII character its UTF-8 bytes.
+    --json gives the facts, the markdown, the tokens used and the method. Exits 1 when nothing
+    matches, 2 when the budget cannot hold even the pack's title.
+    """
+    from kgrdf import context as context_module, settings
+
+    with _kb(kb).reading() as session:
+        result = context_module.pack(session, target, budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET"))
+    render.out(json, result, result["markdown"])
+
+
+@app.command()
+def lint(kb: KbOption = None, json: JsonOption = False):
+    """What needs a person's attention, each finding with the command that fixes it: stale facts
+    (confirmed, not seen for $KGRDF_STALE_DAYS, else 180 days), contradictions (two current values of
+    a single-valued predicate), orphan entities, alias collisions between people, merge suggestions
+    (near-identical names of one type), and facts naming a person past retention ($KGRDF_RETENTION_DAYS,
+    else 365 days; ids only).
+
+    --json prints {"now", "settings", "findings": [{"kind", "message", "entities", "facts", "fix",
+    "alternatives"}], "counts": {kind: n}}. Exits 0 when there is nothing to fix, 1 with findings.
+    """
+    from kgrdf import lint as lint_module
+
+    with _kb(kb).reading() as session:
+        result = lint_module.lint(session)
+    render.out(json, result, lint_module.text(result))
+    if result["findings"]:
+        raise typer.Exit(1)
+
+
+@app.command()
 def demo(
     kb: Annotated[Optional[Path], typer.Option("--kb", help="Load the example into this folder (default: a temporary one).")] = None,
     json: JsonOption = False,
 ):
-    """Load the example organization and show a lookup, a two-hop question and a fact's history."""
+    """Load the example organization and show a lookup, a two-hop question, a fact's history and a
+    context pack."""
     from kgrdf import demo as demo_module
 
     demo_module.run(kb, json)

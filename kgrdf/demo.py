@@ -1,9 +1,10 @@
-"""``kg demo``: the example organization loaded into a knowledge base, then three questions."""
+"""``kg demo``: the example organization loaded into a knowledge base, then a lookup, a two-hop
+question, a fact's history and a context pack."""
 
 import tempfile
 from pathlib import Path
 
-from kgrdf import importer, render
+from kgrdf import context, importer, render, settings
 from kgrdf.kb import KnowledgeBase
 from kgrdf.resources import example_path
 
@@ -37,11 +38,12 @@ def run(path: Path | None, as_json: bool) -> None:
         two_hops = session.neighbors("process/release", hops=2)
         history = session.history(superseded)
         stats = session.stats()
+        pack = context.pack(session, "process/release", settings.get("KGRDF_CONTEXT_BUDGET"))
     reviewers = sorted({(e["from"], e["to"]) for e in two_hops["edges"] if e["predicate"] == "reviews"})
     if as_json:
         render.emit({"kb": str(path), "stats": stats, "lookup": lookup, "two_hops": two_hops,
                      "reviewers_of_released_repos": [{"person": p, "repo": r} for p, r in reviewers],
-                     "history": history})
+                     "history": history, "context": pack})
         return
     print(f"Loaded the example organization (Fernhill Analytics) into {path}")
     render.stats(False, stats)
@@ -54,4 +56,7 @@ def run(path: Path | None, as_json: bool) -> None:
     render.neighbors(False, two_hops)
     print(f"\n$ kg history {superseded} --kb {path}")
     render.history(False, history)
+    print(f"\n$ kg context --for process/release --kb {path}")
+    print("A context pack for an agent about to touch the release process (confirmed facts only, cited):\n")
+    print(pack["markdown"])
     print(f"\nTry: kg --help, and any command above with --kb {path}")

@@ -22,6 +22,7 @@ from kgrdf.errors import BadInput, KgError
 # Where a refusal comes from, in the words of §6.
 WHITELIST_SHAPES = {vocab.kg("PeopleWhitelistShape").value, vocab.kg("PersonShape").value}
 LISTED_REFUSALS = 20  # refusals shown one by one; the rest are counted
+CHUNK = 20_000  # records staged between two checks against the shapes
 
 
 @dataclass
@@ -154,6 +155,8 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
         for n, record in enumerate(records):
             if progress and n % 1000 == 0:
                 progress(n, len(records))
+            if n and n % CHUNK == 0 and len(records) > fresh.BULK:
+                fresh.check_chunk()  # checked beside the staging of the next chunk
             if n in skip:
                 report.refuse(record, *skip[n])
                 continue
@@ -168,6 +171,7 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
                 made.setdefault(staged[0], []).append((record, staged[1], staged[2]))
         if progress:
             progress(len(records), len(records))
+            progress.note("checking the shapes ...")
         failing_facts, failing_entities = {}, {}
         findings = fresh.findings()
         for finding in findings:
@@ -209,4 +213,6 @@ def run(kb, path: Path, apply: bool = False, auto_confirm: bool = False, progres
     with kb.writing("import", dry_run=not apply) as writer:
         report = stage_all(writer, records, auto_confirm, progress)
         report.applied = apply and writer.has_change
+        if progress and report.applied:
+            progress.note("writing the journal, the index and the git commit ...")
     return report

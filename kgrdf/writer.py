@@ -54,10 +54,15 @@ class Writer(Session):
         self._minted = 0
         self._deleted: set[str] = set()  # facts this command deletes (retention)
         self._created: set[str] = set()  # entities this command makes: the index holds no fact about them
-        self._made: set[str] = set()  # facts this command makes
         self._held: dict[str, model.Entity | None] = {}  # entities read from the index, by IRI
         self._pending_labels: dict[str, list] = {}  # match key -> (how, label, entity) of pending entities
         self._fact_ids: set[str] | None = None  # every fact id of the index, once a large write needs it
+        # A large write checks its facts in chunks while it goes on staging (see check_chunk).
+        self._first_lines: dict[str, list[str] | None] = {}  # fact IRI -> its quads as staged first
+        self._unchecked: set[str] = set()  # facts staged since the last chunk was checked
+        self._chunks: list = []  # (facts checked, entity IRIs, future findings)
+        self._checker = None
+        self._index_entities: set[str] | None = None
         self.now = clock.iso(clock.now())
         self.warnings: list = []
 
@@ -109,6 +114,11 @@ class Writer(Session):
     def has_change(self) -> bool:
         return bool(self._deletes or self._adds)
 
+    def discard(self) -> None:
+        """Drop the pending change: the write ends with nothing written."""
+        self._deletes.clear()
+        self._adds.clear()
+
     def delete_lines(self) -> list[str]:
         """The pending deletions as the journal's N-Quads lines."""
         return list(self._deletes)
@@ -116,22 +126,26 @@ class Writer(Session):
     def add_lines(self) -> list[str]:
         return list(self._adds)
 
-    def _stage(self, deletes, adds, fact: model.Fact | None = None) -> None:
+    def _stage(self, deletes, adds, fact: model.Fact | None = None, created: bool = False) -> None:
         """Add to the pending change. A quad added and deleted within one command cancels out."""
         self.validated = False
         for quad in deletes:
             key = str(quad)
             if self._adds.pop(key, None) is None:
                 self._deletes[key] = quad
-        for quad in adds:
-            key = str(quad)
+        keys = [str(quad) for quad in adds]
+        for key, quad in zip(keys, adds):
             if self._deletes.pop(key, None) is None:
                 self._adds[key] = quad
         if fact is not None:
             key = (fact.subject, fact.predicate)
             if fact.iri not in self._facts:
                 self._by_subject_predicate.setdefault(key, []).append(fact.iri)
+                self._first_lines[fact.iri] = keys if created else None
+            else:
+                self._first_lines[fact.iri] = None  # changed since it was staged: read it whole
             self._facts[fact.iri] = fact
+            self._unchecked.add(fact.iri)
 
     def _change(self, fact: model.Fact, changes: dict, action: str, reason: str | None = None,
                 sources=()) -> model.Fact:
@@ -177,21 +191,57 @@ class Writer(Session):
         return validation.check(data, focus)
 
     def _bulk_findings(self, facts: list[model.Fact]) -> list:
+        """The violations of a large write: what check_chunk has checked, and the rest now."""
+        self.check_chunk()
+        latest: dict[str, list] = {}  # node -> the findings of the last chunk that checked it
+        for checked, entities, future in self._chunks:
+            found = future.result()
+            for iri in checked | entities:
+                latest[iri] = []
+            for finding in found:
+                node = finding.focus.split("/source/")[0]
+                if node in checked or node in entities:
+                    latest[node].append(finding)
+        self._chunks = []
+        if self._checker is not None:
+            self._checker.shutdown()
+            self._checker = None
+        return [finding for node in sorted(latest) for finding in latest[node]
+                if node in self._facts or node in self._entities]
+
+    def check_chunk(self) -> None:
+        """Check the facts staged since the last chunk against the shapes, in a worker thread, while
+        the write goes on staging (Oxigraph lets go of the GIL while it loads and queries). A fact
+        staged again later is checked again, as it is then, in a later chunk."""
+        from concurrent.futures import ThreadPoolExecutor
+
         from kgrdf import shacl, validation
 
+        if not self._unchecked and not self._entities:
+            return
         entities_graph = vocab.entities_graph(self.perspective)
         in_entities = f" <{entities_graph.value}>"
-        entity_lines = {str(q) for q in self.backend.quads_in(entities_graph)}
-        entity_lines.difference_update(self._deletes)
-        entity_lines.update(k for k in self._adds if k.endswith(in_entities))
-        # A fact made by this write is all in its staged quads; one it changed is read whole.
-        fact_lines = {k for k in self._adds if not k.endswith(in_entities)}
-        fact_lines.update(str(q) for f in facts if f.iri not in self._made
-                          for q in model.fact_quads(f, self.schema))
-        data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
-        own = {f.iri for f in facts} | set(self._entities)
-        return [f for f in shacl.check(data, validation.shapes_graph(), severities=("violation",))
-                if f.focus.split("/source/")[0] in own]
+        if self._index_entities is None:
+            self._index_entities = {str(q) for q in self.backend.quads_in(entities_graph)}
+        entity_lines = self._index_entities.difference(self._deletes)
+        entity_lines.update(k for k, q in self._adds.items() if k.endswith(in_entities))
+        fact_lines = []
+        for iri in self._unchecked:
+            first = self._first_lines.get(iri)
+            if first is not None:
+                fact_lines += first
+            else:
+                fact_lines += [str(q) for q in model.fact_quads(self._facts[iri], self.schema)]
+        checked, self._unchecked = self._unchecked, set()
+        ontology = self.backend.schema_quads()
+
+        def check():
+            data = validation.view_from_lines(fact_lines, entity_lines, ontology)
+            return shacl.check(data, validation.shapes_graph(), severities=("violation",))
+
+        if self._checker is None:
+            self._checker = ThreadPoolExecutor(max_workers=1)
+        self._chunks.append((checked, set(self._entities), self._checker.submit(check)))
 
     def validate(self) -> list:
         """Check what this write touches against the SHACL shapes. Raises Refused on a violation
@@ -413,8 +463,7 @@ class Writer(Session):
             perspective=vocab.perspective_iri(self.perspective).value,
             last_confirmed_at=self.now if status == "confirmed" else None,
         )
-        self._stage([], model.fact_quads(fact, self.schema), fact)
-        self._made.add(fact.iri)
+        self._stage([], model.fact_quads(fact, self.schema), fact, created=True)
         return Outcome(fact, "created")
 
     def confirm(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None,
@@ -520,7 +569,7 @@ class Writer(Session):
         """Delete every fact naming a person that was not observed again for ``days`` days, whatever
         its status: its assertion and provenance graphs leave the index. Returns how many (never whom)."""
         count = 0
-        for row in self.rows("retention-due", before=self._cutoff(days)):
+        for row in self.rows("lint-retention", before=self._cutoff(days)):
             fact_iri = row["fact"]
             quads = [Quad(r["s"], r["p"], r["o"], fact_iri if r["kind"].value == "assertion" else r["g"])
                      for r in self.rows("fact", fact=fact_iri)]

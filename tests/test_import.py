@@ -126,3 +126,31 @@ def test_a_large_import_is_validated_set_based_and_refuses_the_same_way(kg, tmp_
     assert report["refused"] == {"whitelist": 1, "schema": 1}
     assert kg.json("stats")["fact_count"] == 300
     kg("validate")
+
+
+def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not(kg, tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    path = records_file(tmp_path / "seed.jsonl", *ENTITIES, *GOOD)
+    leader, follower = pty.openpty()
+    run = subprocess.run([sys.executable, "-m", "kgrdf", "import", str(path), "--kb", str(kg.path)],
+                         stdout=subprocess.PIPE, stderr=follower, timeout=120)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert run.returncode == 0
+    assert b"7/7 records" in shown and b"[####" in shown and b"checking the shapes" in shown
+    piped = subprocess.run([sys.executable, "-m", "kgrdf", "import", str(path), "--kb", str(kg.path)],
+                           capture_output=True, timeout=120)
+    assert piped.returncode == 0 and b"records" not in piped.stderr

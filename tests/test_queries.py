@@ -78,7 +78,6 @@ def cases(store):
         "graph-current": (dict(now=NOW), lambda rows: len(rows) > 100),
         # The example holds two proposals and nine facts naming a person, all recorded today.
         "proposals-due": (dict(before=LATER), lambda rows: len(rows) == 2),
-        "retention-due": (dict(before=LATER), lambda rows: len(rows) == 9),
         "context-facts": (dict(entity=e("process/release"), now=NOW),
                           lambda rows: sorted((r["direction"], r["predicateKey"], r["anchoring"]) for r in rows) == [
                               ("out", "has_step", "container")] * 4 + [("out", "posts_to", None),
@@ -88,7 +87,15 @@ def cases(store):
         "anchors": ({}, lambda rows: sorted((r["thing"].rsplit("/", 1)[1], r["anchor"].rsplit("/", 1)[1]) for r in rows) == [
             ("canary-checks", "release"), ("deploy-staging", "release"), ("gradual-rollout", "release"),
             ("merge-to-main", "release"), ("retired-env-no-work", "staging-2")]),
-        "fact-ids": ({}, lambda rows: len(rows) == 36 and all(r["id"].startswith("f-") for r in rows)),
+        "lint-stale": (dict(before=LATER, now=NOW), lambda rows: len(rows) == 32),
+        "lint-retention": (dict(before=LATER), lambda rows: len(rows) == 9),
+        "lint-contradictions": (dict(now=NOW), lambda rows: rows == []),
+        "lint-orphans": (dict(entities=ENTITIES, now=NOW), lambda rows: sorted(r["entity"] for r in rows) == [
+            e("channel/incidents").value, e("organization/fernhill").value]),
+        "lint-names": (dict(entities=ENTITIES), lambda rows: len({r["entity"] for r in rows}) == 23),
+        "lint-links": (dict(now=NOW), lambda rows: rows == []),
+        "lint-degree": (dict(entity=e("process/hotfix"), now=NOW), lambda rows: [r["facts"] for r in rows] == [4]),
+        "fact-ids": ({}, lambda rows: len(rows) == 35 and all(r["id"].startswith("f-") for r in rows)),
     }
 
 

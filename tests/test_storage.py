@@ -93,7 +93,7 @@ def test_a_write_cut_short_after_the_journal_append_is_finished_by_the_next_comm
         tx = journal_mod.Transaction(seq=writer.seq, command="propose", time="2026-11-30T00:00:00Z",
                                      adds=[str(q) for q in writer.adds], prev=position.tx_id)
         kb.journal.append(tx, position)
-        writer.adds.clear()  # nothing more: the process "dies" here
+        writer.discard()  # nothing more: the process "dies" here
     assert json.loads((demo.path / "view.json").read_text())["seq"] == view["seq"]
     values = [f.get("value") for f in demo.json("facts", "repo/api")["facts"]]
     assert "written before a crash" in values
@@ -138,7 +138,7 @@ def test_the_git_history_holds_the_journal_and_never_the_index(demo):
     assert "view.json" in tracked and "format.json" in tracked
     assert not any(name.startswith("index/") for name in tracked)
     log = subprocess.run(["git", "log", "--format=%s"], cwd=demo.path, capture_output=True, text=True).stdout
-    assert "kg supersede (transaction 2)" in log and "kg import (transaction 1)" in log
+    assert "kg supersede (transaction 3)" in log and "kg import (transaction 1)" in log
 
 
 def test_a_stale_git_lock_is_removed_with_a_note(demo):

@@ -1,0 +1,460 @@
+"""Upkeep (§8): what in the knowledge base needs a person's attention, each with the command that fixes it.
+
+:func:`lint` runs every check over the whole knowledge base and returns one JSON-ready document;
+:func:`text` renders it for a person. The matching of names is pure (:func:`near_identical`,
+:func:`alias_collisions`, :func:`merge_suggestions`, :func:`orphan_fix`), so its tests are literals.
+
+The document (``kg lint --json``)::
+
+    {
+      "now": "2027-06-01T00:00:00Z",                  # the time the checks used (KGRDF_NOW honoured)
+      "settings": {"stale_days": 180, "retention_days": 365},
+      "findings": [
+        {
+          "kind": "stale",                            # one of KINDS
+          "message": "f-3k9x2a: Release process is announced in #deploys; last seen 2026-10-01, 243 days ago",
+          "entities": ["process/release", "channel/deploys"],   # entity ids, the subject first
+          "facts": ["f-3k9x2a"],                      # fact ids
+          "fix": "kg confirm f-3k9x2a",               # a command line to paste
+          "alternatives": ["kg reject f-3k9x2a"]      # other fixes, maybe none
+        }
+      ],
+      "counts": {"stale": 1, "contradiction": 0, "orphan": 0, "alias_collision": 0,
+                 "merge_suggestion": 0, "retention": 0}         # every kind, always
+    }
+
+Findings come in the order of KINDS, then by the ids they name. The kinds:
+
+- ``stale``: a current confirmed fact last observed and last confirmed more than KGRDF_STALE_DAYS
+  ago. Fix: confirm it again (``kg confirm`` on a confirmed fact refreshes last_confirmed_at), or
+  reject it.
+- ``contradiction``: two or more current confirmed values of a single-valued predicate on one
+  subject. Fix: confirm the newest (confirming one value closes the others); or confirm another.
+- ``orphan``: an entity in no current fact, proposed or confirmed, as subject or object. Fix: a
+  ``kg propose`` template with a predicate the schema allows for its type (placeholders in capitals).
+- ``alias_collision``: two people (person or actor) sharing a name or strong alias, or one's first
+  name being the other's alias, with no current distinct_from or alias_of between them. Fix:
+  propose that they are distinct (or, if they are one person, that one is an alias of the other).
+- ``merge_suggestion``: two entities of one type whose names are equal but for case, spaces and
+  punctuation, or one letter apart (names of 6 letters or more; a changed digit is a numbered
+  sibling, not a typo), or whose name is the other's alias, with no distinct_from or alias_of
+  between them. Fix: propose that the one with fewer facts is an alias of the other (nothing is
+  moved); or that they are distinct.
+- ``retention``: a fact naming a person not observed again for KGRDF_RETENTION_DAYS, whatever its
+  status: what ``kg expire`` deletes. Such a finding names ids only, never a name or a value, and
+  no other finding shows the fact (it is left out of stale facts and contradictions).
+
+"Current" is what ``kg lookup`` shows: proposed or confirmed, not retired, true now.
+"""
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from urllib.parse import unquote
+
+from kgrdf import clock, model, settings, vocab
+
+KINDS = ("stale", "contradiction", "orphan", "alias_collision", "merge_suggestion", "retention")
+PERSON_TYPES = frozenset({"person", "actor"})  # the types the People whitelist protects
+LINT_SOURCE = "user:kg-lint"  # the source a fix proposes with: the person who runs it
+MIN_FUZZY_LENGTH = 6  # shorter names one letter apart are too often different things ("api", "app")
+SHOWN_PER_KIND = 20  # the text form lists this many findings of a kind; --json lists all
+
+
+@dataclass
+class Named:
+    """An entity as lint sees it: id, type, name and strong aliases."""
+
+    id: str
+    type: str
+    name: str
+    aliases: list[str] = field(default_factory=list)
+
+
+# --- the checks -----------------------------------------------------------------------------------
+
+
+def lint(session, now: datetime | None = None, stale_days: int | None = None,
+         retention_days: int | None = None) -> dict:
+    """Every finding in the knowledge base, as the document described above.
+
+    The days default to the settings KGRDF_STALE_DAYS and KGRDF_RETENTION_DAYS (BadInput for a bad
+    value); ``now`` to the clock (KGRDF_NOW).
+    """
+    now = now or clock.now()
+    stale_days = stale_days or settings.get("KGRDF_STALE_DAYS")
+    retention_days = retention_days or settings.get("KGRDF_RETENTION_DAYS")
+    check = _Check(session, now)
+    retention = check.retention(now - timedelta(days=retention_days), retention_days)
+    past_retention = {f["facts"][0] for f in retention}
+    findings = (check.stale(now - timedelta(days=stale_days), skip=past_retention)
+                + check.contradictions(skip=past_retention) + check.orphans() + check.alias_collisions()
+                + check.merge_suggestions() + retention)
+    counts = {kind: 0 for kind in KINDS}
+    for finding in findings:
+        counts[finding["kind"]] += 1
+    return {"now": clock.iso(now), "settings": {"stale_days": stale_days, "retention_days": retention_days},
+            "findings": findings, "counts": counts}
+
+
+def _finding(kind: str, message: str, entities, facts, fix: str, alternatives=()) -> dict:
+    return {"kind": kind, "message": message, "entities": list(entities), "facts": list(facts),
+            "fix": fix, "alternatives": list(alternatives)}
+
+
+def _command(*words: str) -> str:
+    """A command line a shell reads back as these words."""
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _entity_id(iri: str) -> str:
+    return unquote(vocab.id_of(iri))
+
+
+class _Check:
+    """The queries of one lint run, and what they share: the entities, the links between them, the
+    number of facts naming an entity."""
+
+    def __init__(self, session, now: datetime):
+        self.session = session
+        self.schema = session.schema
+        self.now = vocab.datetime_literal(clock.iso(now))
+        self.moment = now
+        self._degrees: dict[str, int] = {}
+        self._orphans: list[str] | None = None
+        self.colliding: set[frozenset] = set()  # pairs of people an alias collision names already
+        self._links: set[frozenset] | None = None
+        self.entities: dict[str, Named] = {}  # by IRI
+        for row in session.values("lint-names", entities=session.entities_graph):
+            entity = self.entities.get(row["entity"])
+            if entity is None:
+                entity_id = _entity_id(row["entity"])
+                entity = self.entities[row["entity"]] = Named(entity_id, entity_id.partition("/")[0], row["name"])
+            if row["alias"] is not None and row["alias"] not in entity.aliases:
+                entity.aliases.append(row["alias"])
+        self.by_id = {e.id: e for e in self.entities.values()}
+
+    def _id(self, iri: str) -> str:
+        entity = self.entities.get(iri)
+        return entity.id if entity else _entity_id(iri)
+
+    def _shown(self, term: str) -> str:
+        entity = self.entities.get(term)
+        return entity.name if entity else term
+
+    def _days_ago(self, when: str) -> int:
+        return (self.moment - clock.parse_time(when)).days
+
+    def degree(self, entity_id: str) -> int:
+        """How many current facts name the entity."""
+        if entity_id not in self._degrees:
+            rows = self.session.values("lint-degree", entity=self.session.entity_iri(entity_id), now=self.now)
+            self._degrees[entity_id] = rows[0]["facts"] if rows else 0
+        return self._degrees[entity_id]
+
+    def stale(self, before: datetime, skip=frozenset()) -> list[dict]:
+        out = []
+        rows = self.session.values("lint-stale", before=vocab.datetime_literal(clock.iso(before)), now=self.now)
+        for row in rows:
+            fact_id = vocab.id_of(row["fact"])
+            predicate = self.schema.predicate_by_iri(row["predicate"])
+            if fact_id in skip or predicate is None:
+                continue
+            seen = max(row["observedAt"], row["confirmedAt"] or "")
+            sentence = predicate.reads(self._shown(row["subject"]), self._shown(row["object"]))
+            ids = [self._id(row["subject"])] + ([self._id(row["object"])] if predicate.takes_entity else [])
+            out.append(_finding(
+                "stale", f"{fact_id}: {sentence}; last seen {seen[:10]}, {self._days_ago(seen)} days ago",
+                ids, [fact_id], _command("kg", "confirm", fact_id), [_command("kg", "reject", fact_id)]))
+        return sorted(out, key=lambda f: (f["entities"], f["facts"]))
+
+    def contradictions(self, skip=frozenset()) -> list[dict]:
+        groups: dict[tuple[str, str], list[dict]] = {}
+        for row in self.session.values("lint-contradictions", now=self.now):
+            if vocab.id_of(row["fact"]) not in skip:
+                groups.setdefault((row["subject"], row["predicate"]), []).append(row)
+        out = []
+        for (subject, predicate_iri), rows in groups.items():
+            if len(rows) < 2:
+                continue
+            predicate = self.schema.predicate_by_iri(predicate_iri)
+            key = predicate.key if predicate else vocab.id_of(predicate_iri)
+            rows.sort(key=lambda r: (r["recordedAt"], vocab.id_of(r["fact"])), reverse=True)
+            ids = [vocab.id_of(r["fact"]) for r in rows]
+            values = ", ".join(f"{self._shown(r['object'])!r} ({fact_id}{', newest' if i == 0 else ''})"
+                               for i, (r, fact_id) in enumerate(zip(rows, ids)))
+            objects = sorted({self._id(r["object"]) for r in rows}) if predicate and predicate.takes_entity else []
+            out.append(_finding(
+                "contradiction",
+                f"{self._shown(subject)} has {len(rows)} current values of {key}, which takes one: {values}",
+                [self._id(subject)] + objects, ids, _command("kg", "confirm", ids[0]),
+                [_command("kg", "confirm", other) for other in ids[1:]]))
+        return sorted(out, key=lambda f: (f["entities"], f["facts"]))
+
+    def orphan_ids(self) -> list[str]:
+        if self._orphans is None:
+            rows = self.session.values("lint-orphans", entities=self.session.entities_graph, now=self.now)
+            self._orphans = sorted(self._id(r["entity"]) for r in rows)
+            self._degrees.update({entity_id: 0 for entity_id in self._orphans})
+        return self._orphans
+
+    def orphans(self) -> list[dict]:
+        out = []
+        for entity_id in self.orphan_ids():
+            entity = self.by_id.get(entity_id)
+            type_key = entity.type if entity else entity_id.partition("/")[0]
+            name = entity.name if entity else entity_id
+            out.append(_finding("orphan", f"{name} ({entity_id}) takes part in no current fact",
+                                [entity_id], [], orphan_fix(entity_id, type_key, self.schema)))
+        return out
+
+    def _linked(self, a: Named, b: Named) -> bool:
+        """Whether a current distinct_from or alias_of joins the two (asked once, when a pair needs it)."""
+        if self._links is None:
+            self._links = {frozenset((_entity_id(r["subject"]), _entity_id(r["object"])))
+                           for r in self.session.values("lint-links", now=self.now)}
+        return frozenset((a.id, b.id)) in self._links
+
+    def _alias_fix(self, a: Named, b: Named) -> str:
+        """``kg propose`` saying the one with fewer facts (on a tie, the later id) is another name
+        for the other."""
+        alias, kept = sorted((a, b), key=lambda e: (self.degree(e.id), e.id == min(a.id, b.id)))
+        return _command("kg", "propose", alias.id, "alias_of", "--object", kept.id, "--source", LINT_SOURCE)
+
+    def _distinct_fix(self, a: Named, b: Named) -> str:
+        return _command("kg", "propose", a.id, "distinct_from", "--object", b.id, "--source", LINT_SOURCE)
+
+    def alias_collisions(self) -> list[dict]:
+        out = []
+        people = [e for e in self.entities.values() if e.type in PERSON_TYPES]
+        for a, b, why in alias_collisions(people):
+            if self._linked(a, b):
+                continue
+            self.colliding.add(frozenset((a.id, b.id)))
+            out.append(_finding("alias_collision", f"{a.name} ({a.id}) and {b.name} ({b.id}): {why}",
+                                [a.id, b.id], [], self._distinct_fix(a, b), [self._alias_fix(a, b)]))
+        return out
+
+    def merge_suggestions(self) -> list[dict]:
+        """After :meth:`alias_collisions`: a pair of people it names is not suggested again."""
+        out = []
+        for a, b, why in merge_suggestions(self.entities.values()):
+            if self._linked(a, b) or frozenset((a.id, b.id)) in self.colliding:
+                continue
+            facts = f"{self.degree(a.id)} and {self.degree(b.id)} current facts"
+            out.append(_finding("merge_suggestion", f"{a.name!r} ({a.id}) and {b.name!r} ({b.id}): {why} ({facts})",
+                                [a.id, b.id], [], self._alias_fix(a, b), [self._distinct_fix(a, b)]))
+        return out
+
+    def retention(self, before: datetime, days: int) -> list[dict]:
+        ends = {vocab.id_of(row["fact"]): [self._id(row[end]) for end in ("subject", "object") if row[end]]
+                for row in self.session.values("lint-retention", before=vocab.datetime_literal(clock.iso(before)))}
+        return [_finding("retention", f"{fact_id} names a person and was not observed again for {days} days",
+                         ids, [fact_id], "kg expire")
+                for fact_id, ids in sorted(ends.items())]
+
+
+# --- the pure core ----------------------------------------------------------------------------------
+
+
+_NOT_LETTERS = re.compile(r"[\W_]+")
+
+
+def squash(text: str) -> str:
+    """A name without case, spaces, hyphens or punctuation: "Web App", "web-app" -> "webapp"."""
+    return _NOT_LETTERS.sub("", text.casefold())
+
+
+def one_letter_apart(a: str, b: str) -> bool:
+    """Whether one edit (a letter changed, added or dropped) turns ``a`` into ``b``, and the edit
+    is not a digit: "staging-2" and "staging-3" are numbered siblings, not a typo."""
+    if len(a) > len(b):
+        a, b = b, a
+    if a == b or len(b) - len(a) > 1:
+        return False
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] and not (a[i].isdigit() or b[i].isdigit())
+    return a[i:] == b[i + 1:] and not b[i].isdigit()
+
+
+def near_identical(a: str, b: str) -> str | None:
+    """Why two names look like one, or None: equal but for case, spaces and punctuation, or (both
+    at least MIN_FUZZY_LENGTH letters) one letter apart."""
+    return _near(squash(a), squash(b))
+
+
+def _near(ka: str, kb: str) -> str | None:
+    if not ka or not kb:
+        return None
+    if ka == kb:
+        return "the same name but for case, spaces and punctuation"
+    if min(len(ka), len(kb)) >= MIN_FUZZY_LENGTH and one_letter_apart(ka, kb):
+        return "names one letter apart"
+    return None
+
+
+def _variants(key: str) -> set[str]:
+    """The key with one letter dropped, at each place that is not a digit: two keys one letter apart
+    share a variant, or one is a variant of the other."""
+    return {key[:i] + key[i + 1:] for i, ch in enumerate(key) if not ch.isdigit()}
+
+
+def merge_suggestions(entities) -> list[tuple[Named, Named, str]]:
+    """Pairs of entities of one type that may be one: near-identical names, or a name that is the
+    other's strong alias (ignoring case, spaces and punctuation). Sorted by ids, ``a.id < b.id``.
+
+    Each name is filed under itself and under each of its one-letter-shorter variants: two names
+    one letter apart meet in one of these drawers, so the cost follows the number of entities, not
+    its square.
+    """
+    by_type: dict[str, dict[str, list[Named]]] = {}
+    for entity in entities:
+        key = squash(entity.name)
+        if key:
+            by_type.setdefault(entity.type, {}).setdefault(key, []).append(entity)
+    found: dict[tuple[str, str], tuple[Named, Named, str]] = {}
+
+    def add(a: Named, b: Named, why: str) -> None:
+        if a.id != b.id:
+            a, b = sorted((a, b), key=lambda e: e.id)
+            found.setdefault((a.id, b.id), (a, b, why))
+
+    for by_key in by_type.values():
+        drawers: dict[str, list[str]] = {}
+        for key, group in by_key.items():
+            for i, a in enumerate(group):
+                for b in group[i + 1:]:
+                    add(a, b, _near(key, key))
+                for alias in a.aliases:
+                    for b in by_key.get(squash(alias), ()):
+                        add(b, a, f"the name of one is an alias of the other ({alias!r})")
+            if len(key) >= MIN_FUZZY_LENGTH:
+                for drawer in _variants(key) | {key}:
+                    drawers.setdefault(drawer, []).append(key)
+        for keys in drawers.values():
+            if len(keys) < 2:
+                continue
+            for i, ka in enumerate(keys):
+                for kb in keys[i + 1:]:
+                    why = _near(ka, kb)
+                    if why:
+                        for a in by_key[ka]:
+                            for b in by_key[kb]:
+                                add(a, b, why)
+    return [found[pair] for pair in sorted(found)]
+
+
+def alias_collisions(people) -> list[tuple[Named, Named, str]]:
+    """Pairs of people a name could mean either of: a shared name or strong alias, or one's alias
+    being the other's first name ("Dana" for "Dana Okafor" and for "Dana Lee" alias "Dana").
+    Names compare by :func:`kgrdf.model.match_key`. Sorted by ids, ``a.id < b.id``."""
+    labels: dict[str, list[Named]] = {}
+    first_names: dict[str, list[Named]] = {}
+    spelled: dict[str, str] = {}  # a match key as someone wrote it
+    for person in people:
+        for text in [person.name, *person.aliases]:
+            key = model.match_key(text)
+            if key and person not in labels.setdefault(key, []):
+                labels[key].append(person)
+                spelled.setdefault(key, model.clean_label(text))
+        words = model.match_key(person.name).split(" ")
+        if len(words) > 1:
+            first_names.setdefault(words[0], []).append(person)
+    found: dict[tuple[str, str], tuple[Named, Named, str]] = {}
+
+    def add(a: Named, b: Named, why: str) -> None:
+        if a.id != b.id:
+            a, b = sorted((a, b), key=lambda e: e.id)
+            found.setdefault((a.id, b.id), (a, b, why))
+
+    for label, group in sorted(labels.items()):
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                add(a, b, f"both are called {spelled[label]!r}")
+        for b in first_names.get(label, []):
+            for a in group:
+                add(a, b, f"{spelled[label]!r} names {a.name} and is the first name of {b.name}")
+    return [found[pair] for pair in sorted(found)]
+
+
+def orphan_fix(entity_id: str, type_key: str, schema) -> str:
+    """A ``kg propose`` template that ties an entity of ``type_key`` into the graph, from the
+    schema's domains and ranges: a predicate that places it under a parent first (a step in a
+    process, a feature part of a product), then one that gives it children, then one of its own
+    axis; one whose other end the schema names, many-valued and low-risk before the others. The
+    other end is a placeholder in capitals (a type of the predicate's axis, else the first type it
+    allows), the source ``KIND:REF``."""
+    def axis(key):
+        return schema.types[key].axis if key in schema.types else None
+
+    choices = []
+    for predicate in schema.predicates.values():
+        if not predicate.takes_entity or (type_key in PERSON_TYPES and not predicate.person_ok):
+            continue
+        for direction, own, other in (("out", predicate.domain, predicate.range),
+                                      ("in", predicate.range, predicate.domain)):
+            if type_key not in own:
+                continue
+            places_under = (predicate.grouping, direction) in (("anchor", "out"), ("container", "in"))
+            holds = (predicate.grouping, direction) in (("anchor", "in"), ("container", "out"))
+            rank = 0 if places_under else 1 if holds else 2 if predicate.axis == axis(type_key) else 3
+            order = (rank, not other, predicate.single_valued, predicate.high_risk, direction != "out", predicate.key)
+            choices.append((order, predicate, direction, other))
+    if choices:
+        _, predicate, direction, other = min(choices, key=lambda c: c[0])
+        placeholder = min(other, key=lambda t: (axis(t) != predicate.axis, t)).upper() if other else "ENTITY"
+        if direction == "out":
+            return _command("kg", "propose", entity_id, predicate.key, "--object", placeholder, "--source", "KIND:REF")
+        return _command("kg", "propose", placeholder, predicate.key, "--object", entity_id, "--source", "KIND:REF")
+    values = sorted((p.axis != axis(type_key), p.key) for p in schema.predicates.values()
+                    if not p.takes_entity and type_key in p.domain
+                    and (type_key not in PERSON_TYPES or p.person_ok))
+    if values:
+        return _command("kg", "propose", entity_id, values[0][1], "--value", "VALUE", "--source", "KIND:REF")
+    return _command("kg", "propose", entity_id, "PREDICATE", "--object", "ENTITY", "--source", "KIND:REF")
+
+
+# --- for a person -----------------------------------------------------------------------------------
+
+_HEADINGS = {
+    "stale": "stale: confirmed facts not observed or confirmed again for {stale_days} days",
+    "contradiction": "contradictions: more than one current value of a single-valued predicate",
+    "orphan": "orphans: entities in no current fact",
+    "alias_collision": "alias collisions: people a name could mean either of",
+    "merge_suggestion": "merge suggestions: near-identical names of one type",
+    "retention": "retention: facts naming a person not observed again for {retention_days} days",
+}
+
+
+def text(result: dict) -> str:
+    """The findings grouped by kind, each with its fix, and a summary line. Retention findings show
+    fact ids only, on one line."""
+    lines = []
+    for kind in KINDS:
+        found = [f for f in result["findings"] if f["kind"] == kind]
+        if not found:
+            continue
+        lines.append(f"{_HEADINGS[kind].format(**result['settings'])} ({len(found)})")
+        if kind == "retention":
+            ids = [f["facts"][0] for f in found]
+            shown = " ".join(ids[:SHOWN_PER_KIND])
+            more = f" and {len(ids) - SHOWN_PER_KIND} more" if len(ids) > SHOWN_PER_KIND else ""
+            lines += [f"  {shown}{more}", f"    fix: {found[0]['fix']}  (deletes them)"]
+            continue
+        for finding in found[:SHOWN_PER_KIND]:
+            lines.append(f"  {finding['message']}")
+            lines.append(f"    fix: {finding['fix']}")
+            lines += [f"     or: {alternative}" for alternative in finding["alternatives"]]
+        if len(found) > SHOWN_PER_KIND:
+            lines.append(f"  ... and {len(found) - SHOWN_PER_KIND} more (kg lint --json lists every one)")
+    total = len(result["findings"])
+    if not total:
+        lines.append("no findings: nothing stale, contradictory, orphaned, colliding, duplicated or past retention")
+    else:
+        parts = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in result["counts"].items() if n)
+        lines.append(f"{total} finding{'s' if total != 1 else ''}: {parts}")
+    return "\n".join(lines)
