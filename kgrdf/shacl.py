@@ -101,7 +101,7 @@ def queries(shapes):
     return out
 
 
-def check(store, shapes, severities=("violation", "warning")) -> list[Finding]:
+def check(store, shapes, severities=("violation", "warning"), threads: int = 2) -> list[Finding]:
     """Every finding of the shapes on the whole view held in the pyoxigraph ``store`` (of the
     given severities only: an import leaves the warnings to kg lint)."""
     from concurrent.futures import ThreadPoolExecutor
@@ -119,6 +119,6 @@ def check(store, shapes, severities=("violation", "warning")) -> list[Finding]:
 
     # Oxigraph lets go of the GIL while it evaluates: two queries at a time use both cores.
     chosen = [c for c in queries(shapes) if c[2] in severities]
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         findings = set().union(*pool.map(run, chosen))
     return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))

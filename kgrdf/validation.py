@@ -98,6 +98,18 @@ def view_from_lines(fact_lines, entity_lines, ontology):
     return store
 
 
+def check_lines(fact_lines, entity_lines, ontology_lines) -> list[Finding]:
+    """The violations in a view made of N-Quads lines: what a large write's worker runs on each
+    chunk of it."""
+    from pyoxigraph import RdfFormat, parse
+
+    from kgrdf import shacl
+
+    ontology = list(parse(input=(" .\n".join(ontology_lines) + " .\n").encode("utf-8"), format=RdfFormat.N_QUADS))
+    data = view_from_lines(fact_lines, entity_lines, ontology)
+    return shacl.check(data, shapes_graph(), severities=("violation",), threads=2)
+
+
 def check(data, focus: list[str]) -> list[Finding]:
     """Validate the view ``data`` on the ``focus`` nodes; every finding, violations and warnings."""
     import rdflib

@@ -210,12 +210,14 @@ class Writer(Session):
                 if node in self._facts or node in self._entities]
 
     def check_chunk(self) -> None:
-        """Check the facts staged since the last chunk against the shapes, in a worker thread, while
-        the write goes on staging (Oxigraph lets go of the GIL while it loads and queries). A fact
-        staged again later is checked again, as it is then, in a later chunk."""
+        """Check the facts staged since the last chunk against the shapes in a worker thread, while
+        the write goes on staging (Oxigraph lets go of the interpreter lock while it loads and
+        queries). A fact staged again later is checked again, as it is then, in a later chunk.
+        (A worker process was tried: on two cores it competes for the CPU as much as a thread does
+        for the lock, and it was slower.)"""
         from concurrent.futures import ThreadPoolExecutor
 
-        from kgrdf import shacl, validation
+        from kgrdf import validation
 
         if not self._unchecked and not self._entities:
             return
@@ -233,15 +235,11 @@ class Writer(Session):
             else:
                 fact_lines += [str(q) for q in model.fact_quads(self._facts[iri], self.schema)]
         checked, self._unchecked = self._unchecked, set()
-        ontology = self.backend.schema_quads()
-
-        def check():
-            data = validation.view_from_lines(fact_lines, entity_lines, ontology)
-            return shacl.check(data, validation.shapes_graph(), severities=("violation",))
-
         if self._checker is None:
             self._checker = ThreadPoolExecutor(max_workers=1)
-        self._chunks.append((checked, set(self._entities), self._checker.submit(check)))
+            self._ontology_lines = [str(q) for q in self.backend.schema_quads()]
+        future = self._checker.submit(validation.check_lines, fact_lines, list(entity_lines), self._ontology_lines)
+        self._chunks.append((checked, set(self._entities), future))
 
     def validate(self) -> list:
         """Check what this write touches against the SHACL shapes. Raises Refused on a violation
