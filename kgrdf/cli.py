@@ -305,6 +305,46 @@ def batch_apply(
                   if changed else ""))
 
 
+identifiers_app = typer.Typer(cls=_Commands, help="People's chat ids, tracker accounts and code-host logins "
+                              "(identifiers.jsonl, mode 0600; never in a pack, an export, a search or kg sparql).",
+                              no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                              rich_markup_mode=None)
+app.add_typer(identifiers_app, name="identifiers")
+
+
+@identifiers_app.command("add")
+def identifiers_add(
+    entity: Annotated[str, typer.Argument(help="A person or actor: id, name or alias.")],
+    kind: Annotated[str, typer.Argument(help="chat (a member id), tracker (an account) or code-host (a login).")],
+    value: Annotated[str, typer.Argument(help="The identifier, e.g. U024BE7LH or sam-reyes.")],
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Record one of a person's identifiers, for routing and mentions. Kept apart from the facts."""
+    from kgrdf import identifiers
+
+    base = _kb(kb)
+    with base.writing("identifiers") as writer:
+        entry, outcome = identifiers.add(base, writer, entity, kind, value)
+    render.out(json, {**entry, "outcome": outcome}, f"{outcome} the {entry['kind']} identifier of {entry['entity']}")
+
+
+@identifiers_app.command("list")
+def identifiers_list(
+    entity: Annotated[Optional[str], typer.Argument(help="Only this person or actor.")] = None,
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """The identifiers recorded, by person. The one command that shows them."""
+    from kgrdf import identifiers
+
+    base = _kb(kb)
+    with base.reading() as session:
+        entries = identifiers.listed(base, session, entity)
+    render.out(json, {"identifiers": entries},
+               "\n".join(f"{e['entity']}  {e['kind']}  {e['value']}" for e in entries) or "no identifiers recorded")
+
+
 @app.command()
 def expire(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would expire or be deleted; change nothing.")] = False,

@@ -1,0 +1,86 @@
+"""Identifiers: the chat member ids, tracker accounts and code-host logins of people (§8).
+
+They are needed to route mentions and requests, and they are personal data, so they live apart from
+the facts: in ``identifiers.jsonl`` (one ``{"entity", "kind", "value", "added_at"}`` a line, mode
+0600, never in the git history), never in the index, so no context pack, export, search, SPARQL
+query or console page can show them. Only ``kg identifiers list`` does.
+"""
+
+import json
+import os
+from pathlib import Path
+
+from kgrdf import clock
+from kgrdf.errors import BadInput, Damaged, Refused
+
+FILE = "identifiers.jsonl"
+KINDS = {"chat": "a chat member id", "tracker": "an issue tracker account", "code-host": "a code-host login"}
+HOLDERS = {"person", "actor"}
+
+
+def path(kb) -> Path:
+    return kb.path / FILE
+
+
+def read(kb) -> list[dict]:
+    """Every identifier. Raises Damaged naming the line that does not parse."""
+    try:
+        text = path(kb).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                raise Damaged(f"{FILE}:{number} does not parse", hint=f"fix or remove that line of {path(kb)}") from None
+    return out
+
+
+def write(kb, entries: list[dict]) -> None:
+    """Write the file whole, readable by its owner only: a temporary file made 0600, fsynced,
+    renamed over the old one."""
+    target = path(kb)
+    tmp = target.with_name(target.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        for entry in entries:
+            out.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, target)
+
+
+def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str]:
+    """Record that ``entity_text`` (a person or actor) is known as ``value`` in ``kind``.
+    Returns (the entry, "added" | "unchanged"). The caller holds the write lock."""
+    kind = kind.strip().lower()
+    if kind not in KINDS:
+        raise BadInput(f"unknown identifier kind {kind!r}; use one of {', '.join(KINDS)}")
+    value = value.strip()
+    if not value:
+        raise BadInput("the identifier's value is empty")
+    entity = session.resolve(entity_text)
+    if entity.type not in HOLDERS:
+        raise Refused(f"{entity.id} is a {entity.type}: identifiers are kept for people and actors only")
+    entries = read(kb)
+    for entry in entries:
+        if (entry["entity"], entry["kind"], entry["value"]) == (entity.id, kind, value):
+            return entry, "unchanged"
+    for entry in entries:
+        if (entry["kind"], entry["value"]) == (kind, value):
+            raise Refused(f"the {kind} identifier {value!r} belongs to {entry['entity']} already",
+                          hint="one identifier names one person")
+    entry = {"entity": entity.id, "kind": kind, "value": value, "added_at": clock.iso(clock.now())}
+    write(kb, entries + [entry])
+    return entry, "added"
+
+
+def listed(kb, session, entity_text: str | None = None) -> list[dict]:
+    entries = read(kb)
+    if entity_text:
+        entity = session.resolve(entity_text)
+        entries = [e for e in entries if e["entity"] == entity.id]
+    return sorted(entries, key=lambda e: (e["entity"], e["kind"], e["value"]))

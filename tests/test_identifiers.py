@@ -1,0 +1,75 @@
+"""Identifiers (§8): kept apart in identifiers.jsonl (0600), shown only by kg identifiers list."""
+
+import json
+import stat
+import subprocess
+
+import pytest
+
+SECRET = "U024BE7LH"
+
+
+@pytest.fixture
+def known(demo):
+    demo("identifiers", "add", "Sam", "chat", SECRET)
+    demo("identifiers", "add", "person/sam", "code-host", "sam-reyes-gh")
+    return demo
+
+
+def test_identifiers_are_listed_and_kept_owner_only(known):
+    listed = known.json("identifiers", "list", "sam")["identifiers"]
+    assert [(e["entity"], e["kind"], e["value"]) for e in listed] == [
+        ("person/sam", "chat", SECRET), ("person/sam", "code-host", "sam-reyes-gh")]
+    path = known.path / "identifiers.jsonl"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    tracked = subprocess.run(["git", "ls-files"], cwd=known.path, capture_output=True, text=True).stdout
+    assert "identifiers.jsonl" not in tracked
+
+
+def test_adding_one_twice_is_harmless_and_one_value_names_one_person(known):
+    before = (known.path / "identifiers.jsonl").read_text()
+    assert known.json("identifiers", "add", "Sam", "chat", SECRET)["outcome"] == "unchanged"
+    result = known("identifiers", "add", "Dana", "chat", SECRET, expect=1)
+    assert "belongs to person/sam already" in result.stderr
+    assert (known.path / "identifiers.jsonl").read_text() == before
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (["web-app", "chat", "X1"], 1, "identifiers are kept for people and actors only"),
+    (["Sam", "email", "sam@example.com"], 2, "unknown identifier kind 'email'"),
+    (["Sam", "chat", "  "], 2, "the identifier's value is empty"),
+    (["nobody", "chat", "X2"], 1, "'nobody' is not known"),
+], ids=["not-a-person", "unknown-kind", "empty", "unknown-entity"])
+def test_bad_identifiers_are_refused_and_nothing_is_written(known, args, code, message):
+    before = (known.path / "identifiers.jsonl").read_text()
+    assert message in known("identifiers", "add", *args, expect=code).stderr
+    assert (known.path / "identifiers.jsonl").read_text() == before
+
+
+@pytest.mark.parametrize("command", [
+    ["export", "--format", "trig"], ["export", "--format", "nquads"], ["export", "--format", "jsonld"],
+    ["export", "--format", "turtle"], ["search", "sam"], ["lookup", "sam"], ["facts", "sam", "--all"],
+    ["context", "--for", "Sam"], ["context", "--for", "web-app"], ["neighbors", "sam", "--hops", "2"],
+    ["sparql", "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"], ["stats"], ["lint"],
+])
+def test_no_read_but_the_list_ever_shows_an_identifier(known, command):
+    result = _run(known, command)
+    assert SECRET not in result and "sam-reyes-gh" not in result
+
+
+def _run(kg, command):
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    out = CliRunner().invoke(app, [*command, "--kb", str(kg.path)])
+    assert out.exit_code in (0, 1), out.stdout + out.stderr  # lint exits 1 with findings
+    return out.stdout + out.stderr
+
+
+def test_a_damaged_identifiers_file_is_reported_with_its_line(known):
+    path = known.path / "identifiers.jsonl"
+    path.write_text(path.read_text() + "{not json\n")
+    result = known("identifiers", "list", expect=3)
+    assert "identifiers.jsonl:3 does not parse" in result.stderr
+    json.loads(path.read_text().splitlines()[0])  # the good lines are still there
