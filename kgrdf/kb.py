@@ -176,10 +176,31 @@ class KnowledgeBase:
                     backend = self._open_backend(read_only=False)
                     try:
                         self._recover(backend)
+                    except Damaged as exc:
+                        damage = exc  # reads go on from an index that matches view.json
+                        break
                     finally:
                         self._close_backend(backend)
-        raise Damaged("the index could not be brought up to date with the journal",
-                      hint="remove the index/ folder and run the command again")
+        else:
+            raise Damaged("the index could not be brought up to date with the journal",
+                          hint="remove the index/ folder and run the command again")
+        with lock.held(lock_path, exclusive=False):
+            backend = self._open_backend(read_only=True)
+            try:
+                view = self.view()
+                if backend is None or backend.position() != (view.seq, view.digest):
+                    raise damage
+                if self.journal.segments():
+                    then = f"writes refuse until you {damage.hint}"
+                else:
+                    then = "the next write starts a new journal from it as a new replica"
+                print(f"kg: the journal is damaged ({damage.message}); reading the index as of transaction "
+                      f"{view.seq}; {then}", file=sys.stderr)
+                from kgrdf.session import Session
+
+                yield Session(self, backend)
+            finally:
+                self._close_backend(backend)
 
     @contextmanager
     def writing(self, command: str, dry_run: bool = False):
@@ -194,6 +215,7 @@ class KnowledgeBase:
         with lock.held(self.path / "lock", exclusive=True):
             backend = self._open_backend(read_only=False)
             try:
+                self._start_new_journal_if_gone(backend)
                 position = self._recover(backend)
                 from kgrdf.writer import Writer
 
@@ -228,6 +250,42 @@ class KnowledgeBase:
             backend.apply(tx, after)
         finally:
             git.join()
+
+    def _start_new_journal_if_gone(self, backend) -> None:
+        """The way out of a damaged journal: once it has been moved aside (or emptied), the next
+        write starts a new journal from the current data, as a new replica, so that no fact id
+        minted from (replica, sequence) repeats. The sequence goes on from where it was.
+
+        Order, so that a write cut short at any step is finished by the next: a new replica.json;
+        view.json without the old position; the genesis transaction (every quad of the index)
+        appended to the new journal; the index's position; view.json; the commit. Until the journal
+        holds the genesis transaction, the index holds the data and this runs again.
+        """
+        import secrets
+
+        if self.journal.segments():
+            return
+        at = backend.position()
+        if at is None or at[0] == 0:
+            return  # a new knowledge base: nothing to start from
+        view = self.view()
+        if view.seq and (view.seq, view.digest) != at:
+            raise Damaged("the journal is gone and the index does not match view.json: there is nothing "
+                          "whole to start a new journal from", hint="restore journal/ (mv journal.aside journal)")
+        from kgrdf.schema import SCHEMA_GRAPH
+
+        quads = sorted(str(q) for q in backend.quads() if q.graph_name.value != SCHEMA_GRAPH)
+        old_replica = self.replica
+        self.replica = "r-" + secrets.token_hex(4)
+        _write_json(self.path / "replica.json", {"replica": self.replica})
+        self._write_view(Position())
+        tx = Transaction(seq=at[0] + 1, command="new journal", time=clock.iso(clock.now()), adds=quads)
+        after = self.journal.append(tx, Position())
+        backend.set_position(after)
+        self._write_view(after)
+        print(f"kg: started a new journal from the current data as replica {self.replica} "
+              f"(was {old_replica}): {len(quads)} quads, transaction {tx.seq}", file=sys.stderr)
+        vcs.commit(self.path, f"kg: a new journal from the current data (replica {self.replica})")
 
     def _recover(self, backend) -> Position:
         """Bring the view and the index up to the journal's end; return that position.

@@ -152,3 +152,41 @@ def test_a_stale_git_lock_is_removed_with_a_note(demo):
     result = demo("propose", "repo/api", "caveat", "--value", "y", "--source", "pr:3")
     assert "removed a stale git lock" in result.stderr
     assert not lock.exists()
+
+
+def test_a_damaged_journal_refuses_writes_reads_go_on_and_moving_it_aside_starts_a_new_one(demo):
+    segment = sorted((demo.path / "journal").rglob("*.rdfp"))[-1]
+    with open(segment, "ab") as out:
+        out.write(b'H id <urn:uuid:x> .\nTZ .\n')  # whole lines, but a row no journal has: not a torn tail
+    write = demo("propose", "repo/api", "caveat", "--value", "after the damage", "--source", "pr:8", expect=3)
+    assert "unexpected row" in write.stderr and "mv journal journal.aside" in write.stderr
+    read = demo("lookup", "hotfix")
+    assert "Hotfix process" in read.stdout and "reading the index as of transaction 3" in read.stderr
+    old_replica = json.loads((demo.path / "replica.json").read_text())["replica"]
+    (demo.path / "journal").rename(demo.path / "journal.aside")
+    fact = demo.json("propose", "repo/api", "caveat", "--value", "after the damage", "--source", "pr:8")
+    new_replica = json.loads((demo.path / "replica.json").read_text())["replica"]
+    assert new_replica != old_replica
+    assert [p.parent.name for p in (demo.path / "journal").rglob("*.rdfp")] == [new_replica]
+    # Nothing of the data was lost, the sequence goes on, and the index is the new journal's rebuild.
+    stats = demo.json("stats")
+    assert stats["fact_count"] == 36 and stats["journal"]["transactions"] == 5
+    assert fact["id"] in {f["id"] for f in demo.json("facts", "repo/api")["facts"]}
+    demo("validate")
+    shutil.rmtree(demo.path / "index")
+    assert demo.json("stats")["fact_count"] == 36
+
+
+def test_a_new_journal_cut_short_is_finished_by_the_next_write(demo):
+    from kgrdf.kb import KnowledgeBase
+
+    (demo.path / "journal").rename(demo.path / "journal.aside")
+    kb = KnowledgeBase.open(demo.path)
+    backend = kb._open_backend(read_only=False)
+    try:
+        kb._write_view(journal_mod.Position())  # the first step of a new journal, then the process dies
+    finally:
+        kb._close_backend(backend)
+    demo("propose", "repo/api", "caveat", "--value", "after the cut", "--source", "pr:9")
+    assert demo.json("stats")["fact_count"] == 36
+    demo("validate")

@@ -42,6 +42,10 @@ class Backend(ABC):
         """
 
     @abstractmethod
+    def set_position(self, position: Position) -> None:
+        """Record that the index reflects the journal up to ``position`` (its data unchanged)."""
+
+    @abstractmethod
     def replace_all(self, nquads: Iterable[str], position: Position) -> None:
         """Replace everything with these quads (a rebuild from the journal)."""
 

@@ -118,6 +118,9 @@ class OxigraphBackend(Backend):
         parts.append(self._position_update(after))
         self.store.update(" ;\n".join(parts))
 
+    def set_position(self, position: Position) -> None:
+        self.store.update(self._position_update(position))
+
     def replace_all(self, nquads: Iterable[str], position: Position) -> None:
         self.store.clear()
         data = "".join(f"{line} .\n" for line in nquads).encode("utf-8")
