@@ -61,6 +61,7 @@ def test_the_shapes_conform_to_the_shapes_for_shacl():
     (["add-entity", "person/eve", "--name", "Eve", "--summary", "likes cats"], "a person has no summary"),
     (["propose", "Dana", "caveat", "--value", "moody", "--source", "pr:1"], "not on the People whitelist"),
     (["propose", "Dana", "stated_preference", "--value", "tables", "--source", "pr:1"], "stated_* fact"),
+    (["propose", "Dana", "reviews", "--object", "person/dan", "--source", "pr:1"], "reviews does not point to a person"),
 ])
 def test_shapes_refuse_on_the_write_path_and_nothing_is_written(seeded, args, reason):
     before = seeded.snapshot()
