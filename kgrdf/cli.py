@@ -55,6 +55,14 @@ ValueOption = Annotated[Optional[str], typer.Option("--value", "-v", help="The v
 ReasonOption = Annotated[Optional[str], typer.Option("--reason", help="Why, kept in the fact's history.")]
 
 
+def _group(name: str, help: str, no_args_is_help: bool = False) -> typer.Typer:
+    """A command group (kg schema, kg batch, kg identifiers) with the same error handling as kg."""
+    group = typer.Typer(cls=_Commands, help=help, no_args_is_help=no_args_is_help, add_completion=False,
+                        pretty_exceptions_enable=False, rich_markup_mode=None)
+    app.add_typer(group, name=name)
+    return group
+
+
 def _kb(path: Optional[Path], backend: str = "oxigraph"):
     from kgrdf.kb import KnowledgeBase, default_home
 
@@ -251,10 +259,7 @@ def _progress(what: str):
     return _Progress(what) if sys.stderr.isatty() else None
 
 
-batch_app = typer.Typer(cls=_Commands, help="Today's review batch, and the one-line answer to it.",
-                        no_args_is_help=False, add_completion=False, pretty_exceptions_enable=False,
-                        rich_markup_mode=None)
-app.add_typer(batch_app, name="batch")
+batch_app = _group("batch", "Today's review batch, and the one-line answer to it.")
 
 
 @batch_app.callback(invoke_without_command=True)
@@ -305,11 +310,8 @@ def batch_apply(
                   if changed else ""))
 
 
-identifiers_app = typer.Typer(cls=_Commands, help="People's chat ids, tracker accounts and code-host logins "
-                              "(identifiers.jsonl, mode 0600; never in a pack, an export, a search or kg sparql).",
-                              no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                              rich_markup_mode=None)
-app.add_typer(identifiers_app, name="identifiers")
+identifiers_app = _group("identifiers", "People's chat ids, tracker accounts and code-host logins (identifiers.jsonl, "
+                         "mode 0600; never in a pack, an export, a search or kg sparql).", no_args_is_help=True)
 
 
 @identifiers_app.command("add")
@@ -507,10 +509,7 @@ def validate(kb: KbOption = None, json: JsonOption = False):
         raise typer.Exit(1)
 
 
-schema_app = typer.Typer(cls=_Commands, help="The effective schema, and checks of a site's schema extension.",
-                         no_args_is_help=False, add_completion=False, pretty_exceptions_enable=False,
-                         rich_markup_mode=None)
-app.add_typer(schema_app, name="schema")
+schema_app = _group("schema", "The effective schema, and checks of a site's schema extension.")
 
 
 @schema_app.callback(invoke_without_command=True)

@@ -83,3 +83,19 @@ def seeded(kg) -> Kg:
     kg("add-entity", "channel/deploys", "--name", "#deploys")
     kg("add-entity", "channel/ops", "--name", "#ops")
     return kg
+
+
+def both_engines(path: Path):
+    """The knowledge base at ``path`` exported as TriG and loaded into Oxigraph and into rdflib."""
+    import pyoxigraph as ox
+    import rdflib
+
+    from kgrdf.kb import KnowledgeBase
+
+    with KnowledgeBase.open(path).reading() as session:
+        trig = session.export("trig")
+    store = ox.Store()
+    store.load(input=trig, format=ox.RdfFormat.TRIG)
+    graph = rdflib.Dataset()
+    graph.parse(data=trig.decode("utf-8"), format="trig")
+    return store, graph

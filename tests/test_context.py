@@ -1,8 +1,6 @@
 """Context packs (§7): small, cited, ranked, within their token budget; confirmed and current facts only."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -353,41 +351,3 @@ def test_every_example_pack_is_confirmed_and_current(session, full_packs):
             confirmed.setdefault(f["id"], session.fact(f["id"]))
     assert confirmed
     assert all(f.status == "confirmed" and f.current for f in confirmed.values())
-
-
-# --- the named query, and the read path ------------------------------------------------------------------
-
-
-def test_the_context_query_agrees_on_oxigraph_and_rdflib(demo_template):
-    import pyoxigraph as ox
-    import rdflib
-
-    from kgrdf import clock, queries, vocab
-    from kgrdf.kb import KnowledgeBase
-
-    with KnowledgeBase.open(demo_template).reading() as reading:
-        trig = reading.export("trig")
-    store = ox.Store()
-    store.load(input=trig, format=ox.RdfFormat.TRIG)
-    graph = rdflib.Dataset()
-    graph.parse(data=trig.decode("utf-8"), format="trig")
-    query = queries.load("context-facts")
-    now = clock.iso(clock.now())
-    iri = vocab.entity_iri("main", "process/release").value
-    ours = sorted((r["id"].value, r["direction"].value, r["anchoring"].value if r["anchoring"] else None)
-                  for r in store.query(query.text, substitutions={
-                      ox.Variable("entity"): ox.NamedNode(iri), ox.Variable("now"): vocab.datetime_literal(now)}))
-    theirs = sorted((str(r["id"]), str(r["direction"]), str(r["anchoring"]) if r["anchoring"] else None)
-                    for r in graph.query(query.text, initBindings={
-                        rdflib.Variable("entity"): rdflib.URIRef(iri),
-                        rdflib.Variable("now"): rdflib.Literal(now, datatype=rdflib.XSD.dateTime)}))
-    assert ours == theirs
-    assert [a for _, _, a in ours].count("container") == 4 and len(ours) == 8
-
-
-def test_context_does_not_import_rdflib_pyshacl_or_owlrl(demo_template):
-    code = ("import sys; from kgrdf.cli import main; sys.argv = ['kg', 'context', '--for', 'release', '--kb', %r]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('rdflib', 'pyshacl', 'owlrl') if m in sys.modules))") % str(demo_template)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr

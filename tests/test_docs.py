@@ -45,12 +45,13 @@ def test_bad_usage_exits_2_without_a_traceback():
     assert "Traceback" not in result.stderr
 
 
-def test_a_read_does_not_import_rdflib_pyshacl_or_owlrl(tmp_path):
-    from kgrdf import demo
-
-    demo.load(tmp_path / "kb")
-    code = ("import sys; from kgrdf.cli import main; sys.argv = ['kg', 'lookup', 'hotfix', '--kb', %r]\n"
+@pytest.mark.parametrize("command", [
+    ["lookup", "hotfix"], ["facts", "hotfix"], ["neighbors", "release", "--hops", "2"], ["search", "deploy"],
+    ["context", "--for", "release"], ["lint"], ["stats"], ["identifiers", "list"],
+], ids=lambda c: c[0])
+def test_a_read_does_not_import_rdflib_pyshacl_or_owlrl(demo_template, command):
+    code = ("import sys; from kgrdf.cli import main; sys.argv = ['kg', *%r, '--kb', %r]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('rdflib', 'pyshacl', 'owlrl') if m in sys.modules))") % str(tmp_path / "kb")
+            "print(sorted(m for m in ('rdflib', 'pyshacl', 'owlrl') if m in sys.modules))") % (command, str(demo_template))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr

@@ -3,8 +3,6 @@ and gone once its fix command has run; a clean knowledge base; the JSON document
 
 import json
 import shlex
-import subprocess
-import sys
 
 import pytest
 
@@ -392,20 +390,10 @@ def test_the_example_organization_has_two_orphans(demo):
         ("orphan", ["channel/incidents"]), ("orphan", ["organization/fernhill"])]
 
 
-def test_lint_reads_without_rdflib_pyshacl_or_owlrl(demo_template):
-    code = ("import sys; from kgrdf.cli import main; sys.argv = ['kg', 'lint', '--kb', %r]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('rdflib', 'pyshacl', 'owlrl') if m in sys.modules))") % str(demo_template)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
-
-
 def test_the_lint_queries_give_the_same_rows_on_oxigraph_and_rdflib(linked, contradicted, monkeypatch):
     """Over a knowledge base with every kind of finding."""
-    import pyoxigraph as ox
-
     from kgrdf import clock, queries, vocab
-    from kgrdf.kb import KnowledgeBase
+    from tests.conftest import both_engines
     from tests.test_queries import _comparable, _oxigraph, _rdflib
 
     linked("add-entity", "person/dana", "--name", "Dana Okafor", "--alias", "Dana")
@@ -413,14 +401,7 @@ def test_the_lint_queries_give_the_same_rows_on_oxigraph_and_rdflib(linked, cont
     linked("add-entity", "channel/deploy", "--name", "deploys")
     linked("propose", "person/dana", "distinct_from", "--object", "person/dana-lee", "--source", "user:kg-lint")
     linked("propose", "person/dana", "title", "--value", "Lead", "--source", "profile:dir")
-    with KnowledgeBase.open(linked.path).reading() as session:
-        trig = session.export("trig")
-    store = ox.Store()
-    store.load(input=trig, format=ox.RdfFormat.TRIG)
-    import rdflib
-
-    graph = rdflib.Dataset()
-    graph.parse(data=trig.decode("utf-8"), format="trig")
+    store, graph = both_engines(linked.path)
     later = vocab.datetime_literal("2027-06-01T00:00:00Z")
     now = vocab.datetime_literal(clock.iso(clock.now()))
     bindings = {"before": later, "now": now, "entities": vocab.entities_graph("main"),

@@ -9,6 +9,8 @@ import pytest
 
 from kgrdf import clock, queries, vocab
 
+from .conftest import both_engines
+
 # The example is recorded at the real time the tests start: ask about the day after.
 NOW = vocab.datetime_literal(clock.iso(datetime.now(timezone.utc) + timedelta(days=1)))
 LATER = vocab.datetime_literal(clock.iso(datetime.now(timezone.utc) + timedelta(days=400)))
@@ -22,17 +24,7 @@ def e(entity_id):
 @pytest.fixture(scope="module")
 def dataset(demo_template):
     """The example organization as TriG, loaded into both engines."""
-    import rdflib
-
-    from kgrdf.kb import KnowledgeBase
-
-    with KnowledgeBase.open(demo_template).reading() as session:
-        trig = session.export("trig")
-    store = ox.Store()
-    store.load(input=trig, format=ox.RdfFormat.TRIG)
-    graph = rdflib.Dataset()
-    graph.parse(data=trig.decode("utf-8"), format="trig")
-    return store, graph
+    return both_engines(demo_template)
 
 
 def fact_of(store, subject, predicate_key):
