@@ -20,6 +20,7 @@ from kgrdf.journal import Journal, Position, Transaction
 FORMAT = 1
 LARGE = 100_000  # journal lines: a write this large commits to git while the index is updated
 DEFAULT_PERSPECTIVE = "main"
+UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (never tracked)
 
 
 def default_home() -> Path:
@@ -115,6 +116,11 @@ class KnowledgeBase:
         """
         from kgrdf import lock, validation
 
+        try:
+            with self.reading():
+                pass  # like any command, finish a write cut short first: that is no damage
+        except Damaged:
+            pass  # the checks below say what is wrong
         with lock.held(self.path / "lock", exclusive=False):
             damage = validation.check_store(self)
         findings = []
@@ -164,7 +170,9 @@ class KnowledgeBase:
                     if self.backend_kind == "memory" and self.journal.end_offset() == (view.segment, view.offset):
                         if not self._is_fresh(backend, view):
                             self._rebuild(backend, view)  # a private index: the shared lock suffices
-                    if self._is_fresh(backend, view):
+                    # A write cut short before its git commit is committed first (once: when git
+                    # is busy, the read goes on and a later command commits it).
+                    if self._is_fresh(backend, view) and (attempt or not (self.path / UNCOMMITTED).exists()):
                         from kgrdf.session import Session
 
                         yield Session(self, backend)
@@ -217,6 +225,11 @@ class KnowledgeBase:
             try:
                 self._start_new_journal_if_gone(backend)
                 position = self._recover(backend)
+                if not (self.path / UNCOMMITTED).exists() and vcs.changed(self.path, "journal"):
+                    from kgrdf.journal import WAY_OUT
+
+                    raise Damaged("the journal was changed outside kgrdf since the last commit "
+                                  "(git diff journal shows how)", hint=WAY_OUT)
                 from kgrdf.writer import Writer
 
                 writer = Writer(self, backend, seq=position.seq + 1)
@@ -232,24 +245,36 @@ class KnowledgeBase:
         tx = Transaction(seq=writer.seq, command=command, time=clock.iso(clock.now()),
                          deletes=writer.delete_lines(), adds=writer.add_lines(),
                          prev=position.tx_id)
+        (self.path / UNCOMMITTED).touch()
         after = self.journal.append(tx, position)
         message = f"kg {command} (transaction {tx.seq})"
         if len(tx.adds) + len(tx.deletes) < LARGE:
             backend.apply(tx, after)
             self._write_view(after)
-            vcs.commit(self.path, message)
+            self._git_commit(message)
             return
         # A large write (an import): the git commit runs beside the index update. view.json goes
         # first; an index found behind it is rebuilt from the journal, so a cut here loses nothing.
         import threading
 
         self._write_view(after)
-        git = threading.Thread(target=vcs.commit, args=(self.path, message))
+        git = threading.Thread(target=self._git_commit, args=(message,))
         git.start()
         try:
             backend.apply(tx, after)
         finally:
             git.join()
+
+    def _git_commit(self, message: str) -> None:
+        """Commit to the git history. When git cannot commit now, say so and go on: the journal
+        holds the change, and the next command commits it."""
+        try:
+            vcs.commit(self.path, message)
+        except vcs.Busy as exc:
+            print(f"kg: git did not commit ({exc}); the change is in the journal and the next command "
+                  f"commits it", file=sys.stderr)
+            return
+        (self.path / UNCOMMITTED).unlink(missing_ok=True)
 
     def _start_new_journal_if_gone(self, backend) -> None:
         """The way out of a damaged journal: once it has been moved aside (or emptied), the next
@@ -275,6 +300,7 @@ class KnowledgeBase:
         from kgrdf.schema import SCHEMA_GRAPH
 
         quads = sorted(str(q) for q in backend.quads() if q.graph_name.value != SCHEMA_GRAPH)
+        (self.path / UNCOMMITTED).touch()
         old_replica = self.replica
         self.replica = "r-" + secrets.token_hex(4)
         _write_json(self.path / "replica.json", {"replica": self.replica})
@@ -285,7 +311,7 @@ class KnowledgeBase:
         self._write_view(after)
         print(f"kg: started a new journal from the current data as replica {self.replica} "
               f"(was {old_replica}): {len(quads)} quads, transaction {tx.seq}", file=sys.stderr)
-        vcs.commit(self.path, f"kg: a new journal from the current data (replica {self.replica})")
+        self._git_commit(f"kg: a new journal from the current data (replica {self.replica})")
 
     def _recover(self, backend) -> Position:
         """Bring the view and the index up to the journal's end; return that position.
@@ -298,6 +324,13 @@ class KnowledgeBase:
 
         view = self.view()
         journal = self.journal
+        if not view.seq and not journal.segments():
+            at = backend.position()
+            if at is not None and at[0] > 0:
+                # A new journal was being started from the index and was cut short before its first
+                # transaction: the index holds the data. Start it again; never rebuild from nothing.
+                self._start_new_journal_if_gone(backend)
+                view, journal = self.view(), self.journal
         if journal.end_offset() != (view.segment, view.offset):
             pending, torn = journal.read_after(view)
             if torn is not None:
@@ -317,7 +350,8 @@ class KnowledgeBase:
                     backend.apply(tx, after)
         if target != view:
             self._write_view(target)
-            vcs.commit(self.path, f"kg: finish a write cut short (transaction {target.seq})")
+        if target != view or (self.path / UNCOMMITTED).exists():
+            self._git_commit(f"kg: finish a write cut short (transaction {target.seq})")
         return target
 
     def _rebuild(self, backend, target: Position) -> None:

@@ -23,18 +23,48 @@ def held(path: Path, exclusive: bool):
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-        deadline = time.monotonic() + _timeout()
-        delay = 0.005
-        while True:
-            try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise Damaged(f"the knowledge base is locked by another kg command ({path})",
-                                  hint="wait for it to finish, or raise KGRDF_LOCK_TIMEOUT") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _wait(fd, mode, path)
         yield
     finally:
         os.close(fd)
+
+
+def _wait(fd: int, mode: int, path: Path) -> None:
+    """Wait in the kernel's queue (a blocking flock), so that the holder cannot take the lock back
+    before the waiters get a turn; polling would starve them. An alarm ends the wait."""
+    import signal
+    import threading
+
+    timeout = _timeout()
+    if threading.current_thread() is not threading.main_thread():
+        deadline, delay = time.monotonic() + timeout, 0.005
+        while True:  # no alarm outside the main thread: poll
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise _locked(path) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+
+    def expired(signum, frame):
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        fcntl.flock(fd, mode)
+    except TimeoutError:
+        raise _locked(path) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _locked(path: Path) -> Damaged:
+    return Damaged(f"the knowledge base is locked by another kg command ({path})",
+                   hint="wait for it to finish, or raise KGRDF_LOCK_TIMEOUT")

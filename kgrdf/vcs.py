@@ -9,9 +9,14 @@ import time
 from pathlib import Path
 
 TRACKED = ["journal", "view.json", "format.json", "replica.json", "schema.json", "forgotten.jsonl", ".gitignore"]
-IGNORED = ["index/", "lock", "secret.key", "secret.key.aside-*", "*.torn-*", "*.tmp", "batch.json", "identifiers.jsonl"]
+IGNORED = ["index/", "lock", "secret.key", "secret.key.aside-*", "*.torn-*", "*.tmp", "batch.json", "identifiers.jsonl", "uncommitted"]
 STALE_LOCK_SECONDS = 30
 _GIT_LOCKS = ["index.lock", "HEAD.lock", "config.lock"]
+
+
+class Busy(Exception):
+    """git could not commit now: a lock held by a git command that runs, or was cut short less than
+    30 s ago. The journal holds the change; the next command commits it."""
 
 
 def _git(path: Path, *args: str, check: bool = True):
@@ -63,9 +68,22 @@ def commit(path: Path, message: str) -> bool:
     if not (path / ".git").exists():
         return False
     remove_stale_locks(path)
+    import subprocess
+
     present = [name for name in TRACKED if (path / name).exists()]
-    _git(path, "add", "-A", "--", *present)
-    if _git(path, "diff", "--cached", "--quiet", check=False).returncode == 0:
-        return False
-    _git(path, "commit", "-q", "--no-verify", "-m", message)
+    try:
+        _git(path, "add", "-A", "--", *present)
+        if _git(path, "diff", "--cached", "--quiet", check=False).returncode == 0:
+            return False
+        _git(path, "commit", "-q", "--no-verify", "-m", message)
+    except subprocess.CalledProcessError as exc:
+        reason = (exc.stderr or "").strip().splitlines()
+        raise Busy(reason[0] if reason else f"git exited {exc.returncode}") from None
     return True
+
+
+def changed(path: Path, name: str) -> bool:
+    """Whether the tracked file or folder ``name`` differs from the last commit."""
+    if not (path / ".git").exists():
+        return False
+    return _git(path, "diff", "--quiet", "HEAD", "--", name, check=False).returncode == 1

@@ -1,5 +1,6 @@
 """SHACL on the write path, kg validate and kg schema."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,25 @@ def test_validate_reports_a_journal_edited_outside_kgrdf_as_damage(demo):
     assert "journal position" in checks and "edited outside kgrdf" in checks
 
 
-def test_validate_reports_a_torn_tail(demo):
+def test_validate_sets_a_torn_tail_aside_like_any_command_then_reports_clean(demo):
     segment = sorted((demo.path / "journal").rglob("*.rdfp"))[-1]
     with open(segment, "ab") as out:
         out.write(b'H id <urn:uuid:t> .\nTX .\n')
-    report = demo.json("validate", expect=3)
-    assert "torn tail" in {d["check"] for d in report["damage"]}
+    result = demo("validate", "--json")
+    assert "set aside a torn journal tail of 25 bytes" in result.stderr
+    assert [p.name.split(".torn-")[0] for p in segment.parent.glob("*.torn-*")] == [segment.name]
+    assert json.loads(result.stdout)["damage"] == []
+
+
+def test_validate_reports_a_torn_tail_the_store_checks_find(demo):
+    from kgrdf import validation
+    from kgrdf.kb import KnowledgeBase
+
+    segment = sorted((demo.path / "journal").rglob("*.rdfp"))[-1]
+    with open(segment, "ab") as out:
+        out.write(b'H id <urn:uuid:t> .\nTX .\n')
+    checks = {d["check"] for d in validation.check_store(KnowledgeBase.open(demo.path))}
+    assert "torn tail" in checks
 
 
 def test_a_second_current_value_of_a_single_valued_predicate_is_a_warning_not_a_refusal(seeded):

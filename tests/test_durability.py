@@ -1,0 +1,652 @@
+"""Durability (§5, §11 Reliability): writes killed at any point, writers in several processes at
+once, readers beside them, and the ways out of a journal that is damaged or gone.
+
+Every command here runs in a process of its own where the fault needs one (a kill, a second writer,
+a reader beside it); the checks that follow use the in-process ``kg`` runner. The random fault test
+is seeded: set KGRDF_FAULT_SEED to replay a failure (the seed is in every assertion message).
+"""
+
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kgrdf import validation
+from kgrdf.journal import Position
+from kgrdf.kb import KnowledgeBase
+from kgrdf.store.oxigraph import OxigraphBackend
+
+SEED = int(os.environ.get("KGRDF_FAULT_SEED") or 20261130)
+ENTITIES = 20  # repo/r0 .. repo/r19: facts spread over them, as real writes are
+
+# A kg command that kills itself with SIGKILL at one named point of the library: just before or
+# just after a function runs, the first time its arguments mention a text (argv: module:qualified.name,
+# before|after, the text or "", the kg arguments). The library has no fault hooks; this puts the kill
+# at an exact phase instead of a lucky delay.
+KILL_AT = r"""
+import importlib, os, signal, sys
+target, when, match, argv = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+module_name, _, qualname = target.partition(":")
+owner = importlib.import_module(module_name)
+*path, name = qualname.split(".")
+for part in path:
+    owner = getattr(owner, part)
+original = getattr(owner, name)
+def patched(*args, **kwargs):
+    if match not in repr((args, kwargs)):
+        return original(*args, **kwargs)
+    if when == "before":
+        os.kill(os.getpid(), signal.SIGKILL)
+    result = original(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+    return result
+setattr(owner, name, patched)
+sys.argv = ["kg", *argv]
+from kgrdf.cli import main
+main()
+"""
+
+# Where the pinpointed kills land, in the order a write passes them.
+POINTS = [
+    ("kgrdf.journal:Journal.append", "before", ""),             # validated, nothing written
+    ("kgrdf.store.oxigraph:OxigraphBackend.apply", "before", ""),  # in the journal, not in the index
+    ("kgrdf.store.oxigraph:OxigraphBackend.apply", "after", ""),   # in the index, view.json behind
+    ("kgrdf.kb:KnowledgeBase._write_view", "after", ""),        # view.json written, no git commit
+    ("kgrdf.vcs:_git", "after", "'add'"),                       # git add done, git commit not run
+    ("kgrdf.vcs:commit", "after", ""),                          # committed, the answer not printed
+]
+
+PHASES = [
+    "before the journal append",
+    "during the journal append (torn tail)",
+    "after the journal append, before the index update",
+    "index updated, before view.json",
+    "during the git commit",
+    "committed, before the answer",
+    "after the answer (acknowledged)",
+]
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+def _records(path: Path, records) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _entities(kg, tmp_path):
+    kg("import", _records(tmp_path / "entities.jsonl",
+                          [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(ENTITIES)]),
+       "--apply")
+
+
+def _spawn(kb_path: Path, *argv: str) -> subprocess.Popen:
+    """A kg command in a fresh process, in a process group of its own (its git children with it)."""
+    return subprocess.Popen([sys.executable, *argv, "--kb", str(kb_path), "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group is still running (not a zombie nobody reaped)."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = Path(entry.path, "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def _finish(proc: subprocess.Popen) -> tuple[str, str]:
+    """Collect a process's output, then wait for what it left running (a git command it started):
+    the next command starts after them, as a user's next command would."""
+    out, err = proc.communicate(timeout=120)
+    deadline = time.monotonic() + 30
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return out, err
+
+
+def _journal_bytes(kb_path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(kb_path / "journal"):
+        for name in files:
+            if name.endswith(".rdfp"):
+                try:
+                    total += os.stat(os.path.join(root, name)).st_size
+                except FileNotFoundError:
+                    pass
+    return total
+
+
+def _git(kb_path: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=kb_path, capture_output=True, text=True, check=True).stdout
+
+
+def _acknowledged(proc: subprocess.Popen, out: str) -> str | None:
+    """The fact id a write printed, when it exited 0: what the user was told landed."""
+    if proc.returncode != 0:
+        return None
+    doc = json.loads(out)
+    return doc.get("id", "import")
+
+
+def _state(kb_path: Path) -> dict:
+    return {"view": (kb_path / "view.json").read_text(), "journal": KnowledgeBase.open(kb_path).journal.end_offset(),
+            "head": _git(kb_path, "rev-parse", "HEAD").strip()}
+
+
+def _phase(kb_path: Path, before: dict) -> str:
+    """Where a write that did not answer was cut short, read from what it left on disk."""
+    kb = KnowledgeBase.open(kb_path)
+    if kb.journal.end_offset() == before["journal"]:
+        return PHASES[0]
+    entries, _torn = kb.journal.read_after(Position.from_dict(json.loads(before["view"])))
+    if not entries:
+        return PHASES[1]
+    index = OxigraphBackend(kb.index_path, read_only=True)
+    try:
+        at = index.position()
+    finally:
+        index.close()
+    if at is None or at[0] < entries[-1][0].seq:
+        return PHASES[2]
+    if (kb_path / "view.json").read_text() == before["view"]:
+        return PHASES[3]
+    if _git(kb_path, "rev-parse", "HEAD").strip() == before["head"]:
+        return PHASES[4]
+    return PHASES[5]
+
+
+def _kill_when(proc: subprocess.Popen, ready, delay: float) -> None:
+    """SIGKILL the process ``delay`` seconds after ``ready()`` first holds (polled every 0.5 ms)."""
+    while proc.poll() is None:
+        if ready():
+            if delay:
+                time.sleep(delay)
+            proc.send_signal(signal.SIGKILL)
+            return
+        time.sleep(0.0005)
+
+
+def _timeline(kb_path: Path, *argv: str) -> dict:
+    """Run a write to the end, noting when the journal grows and when the process exits."""
+    start = time.monotonic()
+    size = _journal_bytes(kb_path)
+    proc = _spawn(kb_path, *argv)
+    grew = None
+    while proc.poll() is None:
+        if grew is None and _journal_bytes(kb_path) != size:
+            grew = time.monotonic() - start
+        time.sleep(0.0005)
+    out, err = _finish(proc)
+    assert proc.returncode == 0, err
+    took = time.monotonic() - start
+    return {"took": took, "journal": grew if grew is not None else took, "out": out}
+
+
+def _import_file(tmp_path: Path, tag: str) -> tuple[Path, int]:
+    entities = [{"type": "entity", "id": f"repo/i{tag}-{k}", "name": f"i{tag}-{k}"} for k in range(10)]
+    facts = [{"type": "fact", "subject": f"repo/i{tag}-{k}", "predicate": "caveat", "value": f"import {tag} {k} {j}",
+              "sources": ["slack:import"]} for k in range(10) for j in range(12)]
+    return _records(tmp_path / f"import-{tag}.jsonl", entities + facts), len(facts)
+
+
+def _after_kill(kg, rng, tag, mode, facts, fact_id, landed) -> list[str]:
+    """The next commands after a kill, a read and a write in either order: they succeed and see the
+    whole write or nothing of it; what was acknowledged is there; nothing is damaged. Returns the
+    ids the follow-up write acknowledged."""
+    acked = []
+    for step in rng.sample(["read", "write"], 2):
+        if step == "read":
+            stats = kg.json("stats")
+            assert stats["fact_count"] == facts, f"stats: {stats}"
+        else:
+            doc = kg.json("propose", f"repo/r{rng.randrange(ENTITIES)}", "caveat", "--value", f"after kill {tag}",
+                          "--source", "pr:after")
+            assert doc["outcome"] == "created"
+            acked.append(doc["id"])
+            facts += 1
+    if fact_id and fact_id != "import":
+        assert kg.json("history", fact_id)["fact"]["id"] == fact_id
+    if mode.startswith("import") and landed:  # (one that did not land left the count as it was)
+        assert len(kg.json("facts", f"repo/i{tag}-0")["facts"]) == 12
+    damage = validation.check_store(KnowledgeBase.open(kg.path))
+    assert damage == []
+    return acked
+
+
+# --- 1. writes killed at any point ---------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_write_killed_at_any_point_loses_nothing_acknowledged_and_the_next_command_finishes_it(kg, tmp_path):
+    rng = random.Random(SEED)
+    _entities(kg, tmp_path)
+    path = kg.path
+
+    def propose_argv(tag):
+        return ["propose", f"repo/r{rng.randrange(ENTITIES)}", "caveat", "--value", f"write {tag}",
+                "--source", f"pr:{tag}"]
+
+    # How long a write takes in a fresh process, and where in it the journal grows.
+    warm = [_timeline(path, "-m", "kgrdf", *propose_argv(f"warm-{i}")) for i in range(2)]
+    acked = [json.loads(w["out"])["id"] for w in warm]
+    took = statistics.median(w["took"] for w in warm)
+    tail = statistics.median(w["took"] - w["journal"] for w in warm)  # journal append -> exit
+    import_file, import_facts = _import_file(tmp_path, "warm")
+    warm_import = _timeline(path, "-m", "kgrdf", "import", str(import_file), "--apply")
+    import_took, import_tail = warm_import["took"], warm_import["took"] - warm_import["journal"]
+    facts = kg.json("stats")["fact_count"]
+
+    modes = (["timed"] * 24 + ["journal"] * 9 + ["git"] * 5 + ["point"] * len(POINTS)
+             + ["import timed"] * 4 + ["import journal"] * 4)
+    rng.shuffle(modes)
+    phases: dict[str, Counter] = {}
+    point = 0
+    started = time.monotonic()
+    for number, mode in enumerate(modes):
+        tag = f"{number}"
+        new_facts = 1
+        if mode.startswith("import"):
+            file, new_facts = _import_file(tmp_path, tag)
+            argv = ["-m", "kgrdf", "import", str(file), "--apply"]
+        elif mode == "point":
+            target, when, match = POINTS[point % len(POINTS)]
+            point += 1
+            argv = ["-c", KILL_AT, target, when, match, *propose_argv(tag)]
+        else:
+            argv = ["-m", "kgrdf", *propose_argv(tag)]
+        before = _state(path)
+        size = _journal_bytes(path)
+        proc = _spawn(path, *argv)
+        if mode == "timed":
+            delay = rng.uniform(0, 1.15 * took)
+            time.sleep(delay)
+            proc.send_signal(signal.SIGKILL)
+        elif mode == "import timed":
+            delay = rng.uniform(0, 1.15 * import_took)
+            time.sleep(delay)
+            proc.send_signal(signal.SIGKILL)
+        elif mode == "journal":
+            delay = rng.choice([0.0, rng.uniform(0, 0.03), rng.uniform(0, tail)])  # at once, in index and git, any
+            _kill_when(proc, lambda: _journal_bytes(path) != size, delay)
+        elif mode == "import journal":
+            delay = rng.uniform(0, import_tail)
+            _kill_when(proc, lambda: _journal_bytes(path) != size, delay)
+        elif mode == "git":
+            delay = 0.0
+            _kill_when(proc, lambda: os.path.exists(path / ".git" / "index.lock"), 0)
+        else:
+            delay = 0.0
+        out, err = _finish(proc)
+        where = (f"kill {number} ({mode}{f' at {target} {when}' if mode == 'point' else ''}, "
+                 f"delay {delay:.3f} s) of seed {SEED}; exit {proc.returncode}; stderr: {err[-800:]}")
+        if mode == "point":
+            assert proc.returncode == -signal.SIGKILL, f"the kill point is gone from the library: {where}"
+        else:
+            assert proc.returncode in (0, -signal.SIGKILL), where
+        phase = "?"
+        try:  # whatever fails, say which kill of which seed
+            fact_id = _acknowledged(proc, out)
+            phase = PHASES[-1] if fact_id else _phase(path, before)
+            phases.setdefault(mode, Counter())[phase] += 1
+            landed = phase not in PHASES[:2]
+            if fact_id and fact_id != "import":
+                acked.append(fact_id)
+            if landed:
+                facts += new_facts
+            acked += _after_kill(kg, rng, tag, mode, facts, fact_id, landed)
+            facts += 1  # the follow-up write
+            if number % 15 == 14:
+                kg("validate")
+        except Exception as exc:
+            raise AssertionError(f"after a kill {phase}: {where}\n{exc}") from exc
+    kills_took = time.monotonic() - started
+
+    # Everything acknowledged is there, the journal is one chain, and the whole base validates.
+    for fact_id in acked:
+        assert kg.json("history", fact_id)["fact"]["id"] == fact_id, f"{fact_id} lost; seed {SEED}"
+    assert kg.json("stats")["fact_count"] == facts
+    entries, torn = KnowledgeBase.open(path).journal.read_after(Position())
+    assert torn is None
+    assert [tx.seq for tx, _ in entries] == list(range(1, len(entries) + 1)), f"seed {SEED}"
+    assert all(tx.prev == prev.tx_id for (tx, _), (prev, _) in zip(entries[1:], entries)), f"seed {SEED}"
+    kg("validate")
+
+    total = Counter()
+    for counts in phases.values():
+        total.update(counts)
+    print(f"\nseed {SEED}: {len(modes)} kills in {kills_took:.0f} s; a write takes {took:.2f} s "
+          f"(journal append to exit {tail:.2f} s), an import of {import_facts} facts {import_took:.2f} s "
+          f"(journal append to exit {import_tail:.2f} s)")
+    for phase in PHASES:
+        by_mode = ", ".join(f"{mode} {counts[phase]}" for mode, counts in sorted(phases.items()) if counts[phase])
+        print(f"  {total[phase]:3d}  {phase}" + (f"  ({by_mode})" if by_mode else ""))
+    print(f"  acknowledged writes (including the follow-ups): {len(acked)}; facts at the end: {facts}")
+    # The kills covered the whole write: before it wrote anything, and each step between the journal
+    # append and the answer (the pinpointed kills make sure of these; the others land where they may).
+    for phase in [PHASES[0], *PHASES[2:-1]]:
+        assert total[phase] >= 1, f"no kill landed {phase}; seed {SEED}: {dict(total)}"
+
+
+# --- 2. writers and readers in several processes at once ------------------------------------------
+
+# A writer: N writes, each its own transaction, once the file GO exists (argv: kb, tag, N, GO, PAUSE).
+# Between two writes it pauses up to PAUSE seconds, as a caller doing other work would.
+WRITER = r"""
+import json, random, sys, time
+from pathlib import Path
+from kgrdf.kb import KnowledgeBase
+path, tag, count, go, pause = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]), float(sys.argv[5])
+kb = KnowledgeBase.open(path)
+Path(f"{go}.{tag}").touch()
+while not go.exists():
+    time.sleep(0.001)
+ids, waits, rng = [], [], random.Random(tag)
+for i in range(count):
+    started = time.monotonic()
+    with kb.writing("propose") as writer:
+        waits.append(time.monotonic() - started)
+        outcome = writer.propose(f"repo/r{i % 20}", "caveat", value=f"{tag} {i}", sources=[f"pr:{tag}-{i}"])
+    ids.append(outcome.fact.id)
+    time.sleep(rng.uniform(0, pause))
+print(json.dumps({"ids": ids, "longest_wait": max(waits)}))
+"""
+
+# A reader: reads in a loop until the file STOP exists (argv: kb, GO, STOP, BASE). In each read,
+# every fact has its whole provenance (a status, an authority, a source with its kind) and its
+# assertion, and the facts are as many as the writes the index says it reflects (each write after
+# transaction BASE adds one fact): a half-applied write would break one or the other.
+READER = r"""
+import json, sys, time, traceback
+from pathlib import Path
+from kgrdf.kb import KnowledgeBase
+path, go, stop, base = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+INCOMPLETE = '''
+PREFIX kg: <https://kgrdf.org/ns#>
+PREFIX prov: <http://www.w3.org/ns/prov#>
+SELECT ?fact WHERE {
+  GRAPH ?provenance { ?fact a kg:Fact }
+  FILTER NOT EXISTS { GRAPH ?provenance { ?fact kg:factStatus ?status ; kg:authority ?authority ;
+                                                prov:wasDerivedFrom ?source . ?source kg:sourceKind ?kind } }
+  FILTER NOT EXISTS { GRAPH ?fact { ?s ?p ?o } }
+}'''
+kb = KnowledgeBase.open(path)
+Path(f"{go}.reader").touch()
+while not go.exists():
+    time.sleep(0.001)
+reads, problems, errors, seen, slowest = 0, [], [], set(), 0.0
+while not stop.exists():
+    started = time.monotonic()
+    try:
+        with kb.reading() as session:
+            stats = session.stats()
+            incomplete = [row["fact"].value for row in session.sparql(INCOMPLETE)]
+    except Exception:
+        errors.append(traceback.format_exc())
+        continue
+    slowest = max(slowest, time.monotonic() - started)
+    reads += 1
+    at = stats["journal"]["transactions"]
+    seen.add(at)
+    if incomplete:
+        problems.append(f"at transaction {at}: facts without their provenance: {incomplete[:3]}")
+    if stats["fact_count"] != at - base:
+        problems.append(f"at transaction {at}: {stats['fact_count']} facts, expected {at - base}")
+    time.sleep(0.02)
+print(json.dumps({"reads": reads, "positions": len(seen), "problems": problems[:10], "errors": errors[:3],
+                  "slowest": slowest}))
+"""
+
+
+def _start_together(tmp_path: Path, procs: dict, names) -> None:
+    """Let the processes go at once, when all of them have loaded kgrdf and opened the base."""
+    go = tmp_path / "go"
+    deadline = time.monotonic() + 60
+    while not all(Path(f"{go}.{name}").exists() for name in names):
+        for name, proc in procs.items():
+            assert proc.poll() is None, f"{name} stopped early: {proc.communicate()}"
+        assert time.monotonic() < deadline, "the processes did not start"
+        time.sleep(0.01)
+    go.touch()
+
+
+def _writers(tmp_path: Path, kb_path: Path, count: int, pause: float, env=None) -> dict:
+    return {tag: subprocess.Popen([sys.executable, "-c", WRITER, str(kb_path), tag, str(count),
+                                   str(tmp_path / "go"), str(pause)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, **(env or {})})
+            for tag in ("a", "b")}
+
+
+def _tags_in_journal(kb_path: Path) -> list[tuple[int, str]]:
+    """(sequence number, the writer's "a 12" value) of each transaction that proposed a value."""
+    out = []
+    for tx, _ in KnowledgeBase.open(kb_path).journal.read_after(Position())[0]:
+        for line in tx.adds:
+            if "<https://kgrdf.org/ns#caveat>" in line:
+                out.append((tx.seq, line.split('"')[1]))
+    return out
+
+
+@pytest.mark.slow
+def test_two_writers_at_once_both_land_in_one_order_and_a_reader_never_sees_half_a_write(kg, tmp_path):
+    _entities(kg, tmp_path)
+    base = KnowledgeBase.open(kg.path).view().seq
+    count = 100
+    writers = _writers(tmp_path, kg.path, count, pause=0.03)
+    reader = subprocess.Popen([sys.executable, "-c", READER, str(kg.path), str(tmp_path / "go"),
+                               str(tmp_path / "stop"), str(base)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = time.monotonic()
+    _start_together(tmp_path, {**writers, "reader": reader}, ["a", "b", "reader"])
+    results = {}
+    for tag, proc in writers.items():
+        out, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, f"writer {tag}: {err[-2000:]}"
+        results[tag] = json.loads(out)
+    took = time.monotonic() - started
+    (tmp_path / "stop").touch()
+    out, err = reader.communicate(timeout=120)
+    assert reader.returncode == 0, err[-2000:]
+    reads = json.loads(out)
+
+    # Every write landed, once, and is found by its value and its id.
+    ids = {tag: r["ids"] for tag, r in results.items()}
+    assert len(set(ids["a"]) | set(ids["b"])) == 2 * count
+    assert kg.json("stats")["fact_count"] == 2 * count
+    found = {}
+    for i in range(ENTITIES):
+        for fact in kg.json("facts", f"repo/r{i}")["facts"]:
+            found[fact["value"]] = fact["id"]
+    expected = {f"{tag} {i}": ids[tag][i] for tag in ids for i in range(count)}
+    assert found == expected
+
+    # The journal holds the writes in one order: 1..N without gaps or repeats, each after the one
+    # before it, and each writer's writes in the order it made them.
+    entries, torn = KnowledgeBase.open(kg.path).journal.read_after(Position())
+    assert torn is None
+    assert [tx.seq for tx, _ in entries] == list(range(1, base + 2 * count + 1))
+    assert all(tx.prev == prev.tx_id for (tx, _), (prev, _) in zip(entries[1:], entries))
+    order = [value for _, value in _tags_in_journal(kg.path)]
+    for tag in ids:
+        assert [v for v in order if v.startswith(f"{tag} ")] == [f"{tag} {i}" for i in range(count)]
+    switches = sum(1 for x, y in zip(order, order[1:]) if x[0] != y[0])
+
+    # The index equals a rebuild, nothing is left uncommitted, and git has one commit per write.
+    assert validation.check_store(KnowledgeBase.open(kg.path)) == []
+    kg("validate")
+    log = _git(kg.path, "log", "--format=%s").splitlines()
+    assert log[-1] == "kg init"
+    writes = [f"kg propose (transaction {n})" for n in range(base + 1, base + 2 * count + 1)]
+    assert sorted(log[:-1]) == sorted([f"kg import (transaction {base})", *writes])
+
+    # The reader read all along, never failed, and never saw half a write.
+    assert reads["errors"] == []
+    assert reads["problems"] == []
+    print(f"\n{2 * count} writes in {took:.1f} s; the writers took turns {switches} times; longest wait for "
+          f"the lock: a {results['a']['longest_wait']:.2f} s, b {results['b']['longest_wait']:.2f} s; "
+          f"{reads['reads']} reads at {reads['positions']} positions, the slowest {reads['slowest']:.2f} s")
+    assert reads["positions"] >= 5, reads
+
+
+@pytest.mark.slow
+def test_a_writer_that_writes_without_pause_does_not_starve_the_other(kg, tmp_path):
+    _entities(kg, tmp_path)
+    count = 30
+    # A lock timeout well above one write (~0.3 s) and below one writer's whole run (~9 s).
+    writers = _writers(tmp_path, kg.path, count, pause=0, env={"KGRDF_LOCK_TIMEOUT": "5"})
+    _start_together(tmp_path, writers, ["a", "b"])
+    failed = {}
+    for tag, proc in writers.items():
+        _out, err = proc.communicate(timeout=600)
+        if proc.returncode != 0:
+            failed[tag] = err.strip().splitlines()[-1:]
+    assert failed == {}, "a writer gave up waiting for the lock while the other wrote"
+    order = [value.split()[0] for _, value in _tags_in_journal(kg.path)]
+    longest = max(len(run) for run in "".join(order).replace("ab", "a b").replace("ba", "b a").split())
+    assert longest <= 10, f"one writer made {longest} writes in a row while the other waited: {''.join(order)}"
+
+
+# --- 3. git locks, a journal that is damaged or gone ----------------------------------------------
+
+def test_a_fresh_git_lock_is_waited_for_or_reported_and_the_answer_tells_the_truth(kg, tmp_path):
+    _entities(kg, tmp_path)
+    lock = kg.path / ".git" / "index.lock"  # as a git command killed with its kg, or one running, leaves it
+    lock.write_text("")
+    aged = time.time() - 25
+    os.utime(lock, (aged, aged))
+    proc = _spawn(kg.path, "-m", "kgrdf", "propose", "repo/r1", "caveat", "--value", "beside a git lock",
+                  "--source", "pr:1")
+    out, err = _finish(proc)
+    assert "Traceback" not in err
+    landed = "beside a git lock" in [f["value"] for f in kg.json("facts", "repo/r1")["facts"]]
+    if proc.returncode == 0:
+        assert landed and json.loads(out)["id"]
+    else:  # reported: one line, and nothing written
+        assert proc.returncode in (1, 3) and len(err.strip().splitlines()) == 1, err
+        assert not landed
+    lock.unlink(missing_ok=True)  # the git command that held it has finished
+    kg.json("stats")
+    kg("validate")
+    seq = KnowledgeBase.open(kg.path).view().seq
+    assert f"(transaction {seq})" in _git(kg.path, "log", "--format=%s")
+
+
+@pytest.mark.parametrize("target, when, match, first", [
+    pytest.param(*point, first, id=f"{name}, then {first}")
+    for name, point in [("after the journal append", POINTS[1]), ("after view.json", POINTS[3]),
+                        ("after git add", POINTS[4]), ("after the commit", POINTS[5])]
+    for first in ("kg validate", "a read")
+])
+def test_a_write_cut_short_is_finished_by_whatever_command_comes_next(kg, tmp_path, target, when, match, first):
+    _entities(kg, tmp_path)
+    proc = _spawn(kg.path, "-c", KILL_AT, target, when, match,
+                  "propose", "repo/r1", "caveat", "--value", "cut short", "--source", "pr:1")
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    seq = KnowledgeBase.open(kg.path).journal.read_after(Position())[0][-1][0].seq  # the write cut short
+    if first == "a read":
+        assert "cut short" in [f["value"] for f in kg.json("facts", "repo/r1")["facts"]]
+    kg("validate")  # clean: the write was cut short, nothing is damaged
+    assert "cut short" in [f["value"] for f in kg.json("facts", "repo/r1")["facts"]]
+    assert _git(kg.path, "status", "--porcelain", "--untracked-files=no") == ""
+    kg("propose", "repo/r2", "caveat", "--value", "the next write", "--source", "pr:2")
+    log = _git(kg.path, "log", "--format=%s").splitlines()
+    assert [line for line in log if f"(transaction {seq})" in line]
+    assert log[0] == f"kg propose (transaction {seq + 1})"  # its own commit, not folded into this one
+
+
+def _three_facts(kg, tmp_path) -> list[str]:
+    _entities(kg, tmp_path)
+    return [kg.json("propose", f"repo/r{i}", "caveat", "--value", f"known {i}", "--source", f"pr:{i}")["id"]
+            for i in range(3)]
+
+
+def _follow_the_way_out(kg, ids: list[str], hint: str) -> None:
+    """Move journal/ aside as the hint says; the next write starts a new journal as a new replica,
+    from the current data, and nothing known is lost."""
+    assert "mv journal journal.aside" in hint
+    replica = KnowledgeBase.open(kg.path).replica
+    seq = KnowledgeBase.open(kg.path).view().seq
+    (kg.path / "journal").rename(kg.path / "journal.aside")
+    aside = {p.relative_to(kg.path): p.read_bytes() for p in (kg.path / "journal.aside").rglob("*") if p.is_file()}
+    assert kg.json("stats")["fact_count"] == len(ids)  # reads go on
+    result = kg("propose", "repo/r5", "caveat", "--value", "in the new journal", "--source", "pr:5", "--json")
+    assert "new journal" in result.stderr
+    new = json.loads(result.stdout)["id"]
+    kb = KnowledgeBase.open(kg.path)
+    assert kb.replica != replica
+    assert kb.view().seq > seq  # the sequence goes on: no (replica, sequence) is used twice
+    more = [kg.json("propose", f"repo/r{i}", "caveat", "--value", f"later {i}", "--source", "pr:6")["id"]
+            for i in range(6, 9)]
+    assert not {new, *more} & set(ids)
+    for fact_id in [*ids, new, *more]:
+        assert kg.json("history", fact_id)["fact"]["id"] == fact_id
+    assert kg.json("stats")["fact_count"] == len(ids) + 4
+    kg("validate")
+    assert {p.relative_to(kg.path): p.read_bytes() for p in (kg.path / "journal.aside").rglob("*")
+            if p.is_file()} == aside  # the old journal is left as it was
+
+
+def test_a_journal_behind_view_json_refuses_writes_and_its_way_out_starts_a_new_journal(kg, tmp_path):
+    ids = _three_facts(kg, tmp_path)
+    segment = sorted((kg.path / "journal").rglob("*.rdfp"))[-1]
+    segment.write_bytes(segment.read_bytes()[: segment.stat().st_size // 2])
+    refused = kg("propose", "repo/r4", "caveat", "--value", "refused", "--source", "pr:4", expect=3)
+    assert "Traceback" not in refused.stderr
+    read = kg("stats", "--json")  # reads go on, with a line saying the journal is damaged
+    assert json.loads(read.stdout)["fact_count"] == len(ids)
+    assert "journal" in read.stderr
+    _follow_the_way_out(kg, ids, refused.stderr)
+
+
+def test_a_journal_moved_aside_is_started_again_from_the_current_data(kg, tmp_path):
+    ids = _three_facts(kg, tmp_path)
+    from kgrdf.journal import WAY_OUT
+
+    _follow_the_way_out(kg, ids, WAY_OUT)
+
+
+def test_a_journal_damaged_inside_refuses_writes_with_the_way_out_and_reads_go_on(kg, tmp_path):
+    ids = _three_facts(kg, tmp_path)
+    segment = sorted((kg.path / "journal").rglob("*.rdfp"))[-1]
+    data = segment.read_bytes()
+    assert data.count(b'H seq "2" .') == 1
+    segment.write_bytes(data.replace(b'H seq "2" .', b'H seq "X" .'))  # same length: the end is where it was
+    found = kg("validate", expect=3)
+    assert "journal" in found.stdout + found.stderr
+    refused = kg("propose", "repo/r4", "caveat", "--value", "on a damaged journal", "--source", "pr:4", expect=3)
+    assert "move journal/ aside" in refused.stderr
+    assert kg.json("stats")["fact_count"] == len(ids)
+
+
+@pytest.mark.parametrize("target, when, match", [
+    pytest.param("kgrdf.kb:KnowledgeBase._write_view", "after", "", id="view.json reset"),
+    pytest.param("kgrdf.journal:Journal.append", "after", "", id="first transaction appended"),
+    pytest.param("kgrdf.vcs:commit", "before", "", id="before the commit"),
+])
+def test_starting_a_new_journal_cut_short_is_finished_by_the_next_command(kg, tmp_path, target, when, match):
+    ids = _three_facts(kg, tmp_path)
+    (kg.path / "journal").rename(kg.path / "journal.aside")
+    proc = _spawn(kg.path, "-c", KILL_AT, target, when, match,
+                  "propose", "repo/r5", "caveat", "--value", "cut short", "--source", "pr:5")
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    assert kg.json("stats")["fact_count"] == len(ids)  # the next command: a read
+    for fact_id in ids:
+        assert kg.json("history", fact_id)["fact"]["id"] == fact_id
+    kg("propose", "repo/r6", "caveat", "--value", "after the cut", "--source", "pr:6")
+    assert kg.json("stats")["fact_count"] == len(ids) + 1
+    kg("validate")
