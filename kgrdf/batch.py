@@ -25,36 +25,32 @@ def caps() -> review.Caps:
 def items(session) -> list[review.Item]:
     """Every current proposal as a batch item: its sentence, and the anchor it is reviewed under."""
     schema = session.schema
-    types = {t.iri: t for t in schema.types.values()}
     anchors: dict[str, str] = {}
     for row in session.rows("anchors"):
         anchors.setdefault(row["thing"].value, row["anchor"].value)
-    known: dict[str, tuple[str, str, str]] = {}  # IRI -> (id, name, axis)
-    rows = session.values("proposals")
-    for row in rows:
-        if row.get("subjectId"):
-            cls = types.get(row.get("subjectClass"))
-            known[row["subject"]] = (row["subjectId"], row.get("subjectName") or row["subjectId"],
-                                     cls.axis if cls else "Other")
+    names = {row["entity"]: row["name"] for row in session.values("lint-names", entities=session.entities_graph)}
+    proposals = {row["fact"]: row for row in session.values("proposals")}
+    triples = {row["fact"]: row for row in session.values("assertions") if row["fact"] in proposals}
 
     def describe(iri: str) -> tuple[str, str, str]:
-        if iri not in known:
-            entity = session.entity(NamedNode(iri))
-            axis = schema.types[entity.type].axis if entity and entity.type in schema.types else "Other"
-            known[iri] = (entity.id, entity.name, axis) if entity else (vocab.id_of(iri), vocab.id_of(iri), "Other")
-        return known[iri]
+        """(id, name, axis) of an entity: its id and type are in its IRI."""
+        entity_id = vocab.id_of(iri)
+        entity_type = schema.types.get(entity_id.split("/", 1)[0])
+        return entity_id, names.get(iri, entity_id), entity_type.axis if entity_type else "Other"
 
     out = []
-    for row in rows:
-        predicate = schema.predicate_by_iri(row["predicate"])
-        if predicate is None or not row.get("subjectId"):
+    for fact, row in proposals.items():
+        triple = triples.get(fact)
+        predicate = schema.predicate_by_iri(triple["predicate"]) if triple else None
+        if predicate is None:
             continue
-        subject_id, subject_name, _ = describe(row["subject"])
-        target = row.get("objectName") or row.get("objectId") or row["object"]
-        if predicate.grouping == "area" and row.get("objectId"):
-            anchor = row["object"]
+        target = names.get(triple["object"]) or (vocab.id_of(triple["object"]) if predicate.takes_entity
+                                                 else triple["object"])
+        if predicate.grouping == "area" and predicate.takes_entity:
+            anchor = triple["object"]
         else:
-            anchor = anchors.get(row["subject"], row["subject"])
+            anchor = anchors.get(triple["subject"], triple["subject"])
+        subject_id, subject_name, _ = describe(triple["subject"])
         anchor_id, anchor_name, axis = describe(anchor)
         out.append(review.Item(
             id=row["id"], subject=subject_id, anchor=anchor_id, anchor_name=anchor_name, axis=axis,
