@@ -45,9 +45,9 @@ def count_tokens(text: str) -> int:
     for match in _PIECE.finditer(text):
         piece = match.group()
         if piece[0].isalpha():
-            total += max(1, math.ceil(len(piece) / 4)) if piece.isascii() else len(piece.encode("utf-8"))
+            total += max(1, math.ceil(len(piece) / 4)) if piece.isascii() else len(piece.encode("utf-8", "surrogatepass"))
         else:
-            total += 1 if piece.isascii() else len(piece.encode("utf-8"))
+            total += 1 if piece.isascii() else len(piece.encode("utf-8", "surrogatepass"))
     return total
 
 

@@ -351,3 +351,8 @@ def test_every_example_pack_is_confirmed_and_current(session, full_packs):
             confirmed.setdefault(f["id"], session.fact(f["id"]))
     assert confirmed
     assert all(f.status == "confirmed" and f.current for f in confirmed.values())
+
+
+def test_a_lone_surrogate_is_counted_not_a_crash():
+    # JSON may carry one ("\ud800"), and so may a name read back from the index.
+    assert count_tokens("\ud800") == 3
