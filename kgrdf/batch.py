@@ -6,7 +6,6 @@ reads the proposals, saves and loads the batch, and applies a decision through t
 """
 
 import json
-import os
 from pathlib import Path
 
 from pyoxigraph import NamedNode
@@ -118,11 +117,10 @@ def path(kb) -> Path:
 
 
 def save(kb, document: dict) -> None:
-    """Write batch.json whole (a temporary file renamed over the old one; never half a batch)."""
-    target = path(kb)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
+    """Write batch.json whole (never half a batch)."""
+    from kgrdf.kb import write_json
+
+    write_json(path(kb), document)
 
 
 def load(kb) -> dict:

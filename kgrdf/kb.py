@@ -60,8 +60,8 @@ class KnowledgeBase:
         import secrets
 
         path.mkdir(parents=True, exist_ok=True)
-        _write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
-        _write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
+        write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
+        write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
         (path / "journal").mkdir(exist_ok=True)
         if vcs.available():
             vcs.init(path)
@@ -105,7 +105,7 @@ class KnowledgeBase:
         return Position.from_dict(self._read_json(self.path / "view.json"))
 
     def _write_view(self, position: Position) -> None:
-        _write_json(self.path / "view.json", {"replica": self.replica, **position.as_dict()})
+        write_json(self.path / "view.json", {"replica": self.replica, **position.as_dict()})
 
     # --- checking ------------------------------------------------------------------------------------
 
@@ -303,7 +303,7 @@ class KnowledgeBase:
         (self.path / UNCOMMITTED).touch()
         old_replica = self.replica
         self.replica = "r-" + secrets.token_hex(4)
-        _write_json(self.path / "replica.json", {"replica": self.replica})
+        write_json(self.path / "replica.json", {"replica": self.replica})
         self._write_view(Position())
         tx = Transaction(seq=at[0] + 1, command="new journal", time=clock.iso(clock.now()), adds=quads)
         after = self.journal.append(tx, Position())
@@ -381,7 +381,7 @@ def _schema_digest_quads(digest: str):
     return [Quad(vocab.INDEX_NODE, vocab.kg("schemaDigest"), Literal(digest), vocab.DEFAULT_GRAPH)]
 
 
-def _write_json(path: Path, data: dict) -> None:
+def write_json(path: Path, data: dict) -> None:
     """Write a small JSON file whole: a temporary file, fsynced, renamed over the old one."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as out:

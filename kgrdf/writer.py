@@ -173,7 +173,7 @@ class Writer(Session):
         if not facts and not self._entities:
             return []
         if len(facts) + len(self._entities) > self.BULK:
-            return self._bulk_findings(facts)
+            return self._bulk_findings()
         focus = [f.iri for f in facts] + list(self._entities)
         context: dict[str, model.Fact] = {}
         for fact in facts:
@@ -190,7 +190,7 @@ class Writer(Session):
         data = validation.view(fact_quads, entity_quads, self.backend.schema_quads())
         return validation.check(data, focus)
 
-    def _bulk_findings(self, facts: list[model.Fact]) -> list:
+    def _bulk_findings(self) -> list:
         """The violations of a large write: what check_chunk has checked, and the rest now."""
         self.check_chunk()
         latest: dict[str, list] = {}  # node -> the findings of the last chunk that checked it
