@@ -109,7 +109,7 @@ def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
                 perspective=vocab.perspective_iri(kb.perspective).value,
                 order=rng.randint(1, 9) if pred.ordered else None,
             )
-            writer._stage([], model.fact_quads(fact, schema))
+            writer._stage([], model.fact_quads(fact, schema), fact, created=True)
     return kb
 
 

@@ -50,6 +50,8 @@ SourceOption = Annotated[
     typer.Option("--source", "-s", help="Where it came from, KIND:REF (repeat). Kinds: user, ledger, report, "
                  "memory, transcript, profile (trusted); slack, pr, ticket, doc, chat (untrusted)."),
 ]
+AllowForgotten = Annotated[bool, typer.Option(
+    "--allow-forgotten", help="Add a person who was forgotten with kg forget again, knowingly.")]
 ObjectOption = Annotated[Optional[str], typer.Option("--object", "-o", help="The object: an entity id, name or alias.")]
 ValueOption = Annotated[Optional[str], typer.Option("--value", "-v", help="The value: text (or a date for dated predicates).")]
 ReasonOption = Annotated[Optional[str], typer.Option("--reason", help="Why, kept in the fact's history.")]
@@ -107,12 +109,14 @@ def add_entity(
     alias: Annotated[Optional[list[str]], typer.Option("--alias", "-a", help="A strong alias: a true synonym (repeat).")] = None,
     weak_alias: Annotated[Optional[list[str]], typer.Option("--weak-alias", help="A weak alias: a related term, searchable, never an identity (repeat).")] = None,
     summary: Annotated[Optional[str], typer.Option(help="A short description (never for a person).")] = None,
+    allow_forgotten: AllowForgotten = False,
     kb: KbOption = None,
     json: JsonOption = False,
 ):
     """Add an entity, or add names to one: a new name or summary replaces the old, aliases add up."""
     base = _kb(kb)
     with base.writing("add-entity") as writer:
+        writer.allow_forgotten = allow_forgotten
         entity, outcome = writer.add_entity(entity_id, name, alias or [], weak_alias or [], summary)
     render.out(json, {**entity.as_json(), "outcome": outcome}, f"{outcome} {entity.id} ({entity.name})")
 
@@ -225,15 +229,17 @@ def import_(
                                         "the same checks and counts, nothing written.")] = False,
     auto_confirm: Annotated[bool, typer.Option("--auto-confirm", help="Apply the auto-confirm rules (two trusted "
                                                "sources, profile fields). Without it every fact is a proposal.")] = False,
+    allow_forgotten: AllowForgotten = False,
     kb: KbOption = None,
     json: JsonOption = False,
 ):
     """Import entities and facts in one transaction, checked as kg add-entity and kg propose check
-    them. Refused records are counted by reason (whitelist, schema, unresolved, malformed) and left
-    out; the rest go in. Says how many daily batches the proposals take."""
+    them. Refused records are counted by reason (whitelist, schema, unresolved, malformed,
+    forgotten) and left out; the rest go in. Says how many daily batches the proposals take."""
     from kgrdf import importer
 
-    report = importer.run(_kb(kb), file, apply=apply, auto_confirm=auto_confirm, progress=_progress("records"))
+    report = importer.run(_kb(kb), file, apply=apply, auto_confirm=auto_confirm, progress=_progress("records"),
+                          allow_forgotten=allow_forgotten)
     render.import_report(json, report.as_json(), str(file))
 
 
@@ -355,18 +361,51 @@ def expire(
 ):
     """Expire proposals not observed again for 30 days (KGRDF_PROPOSAL_DAYS; kept, with status
     expired; proposing one again revives it) and delete facts naming a person not observed again
-    for 365 days (KGRDF_RETENTION_DAYS). Says how many, never whom."""
-    from kgrdf import settings
+    for 365 days (KGRDF_RETENTION_DAYS) as kg forget deletes: from the data, the private journal
+    (their changes become placeholders) and the git history (restarted). Says how many, never whom."""
+    from kgrdf import forget, settings
 
     proposal_days, retention_days = settings.get("KGRDF_PROPOSAL_DAYS"), settings.get("KGRDF_RETENTION_DAYS")
-    with _kb(kb).writing("expire", dry_run=dry_run) as writer:
-        deleted = writer.delete_past_retention(retention_days)
+    base = _kb(kb)
+    with base.writing("expire", dry_run=dry_run) as writer:
         expired = len(writer.expire_proposals(proposal_days))
+        due = writer.past_retention(retention_days)
+    deleted = len(due)
+    if due and not dry_run:
+        forget.purge_facts(base, due, f"deleting {deleted} person fact{'s' if deleted != 1 else ''} past retention")
     verb = ("would expire", "would delete") if dry_run else ("expired", "deleted")
     render.out(json, {"expired": expired, "deleted": deleted, "dry_run": dry_run,
                       "proposal_days": proposal_days, "retention_days": retention_days},
                f"{verb[0]} {expired} proposal{'s' if expired != 1 else ''} not observed again for {proposal_days} days; "
-               f"{verb[1]} {deleted} person fact{'s' if deleted != 1 else ''} past retention ({retention_days} days)")
+               f"{verb[1]} {deleted} person fact{'s' if deleted != 1 else ''} past retention ({retention_days} days)"
+               + ("; the git history was restarted" if due and not dry_run else ""))
+
+
+@app.command()
+def forget(
+    person: Annotated[str, typer.Argument(metavar="PERSON", help="The person or actor: person/ID (or a name or alias).")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would be deleted; change nothing.")] = False,
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Forget a person on request: every fact, name and identifier naming them leaves the data, the
+    private journal (each of their changes becomes a placeholder keeping its sequence number), the
+    git history (restarted), leftovers and journals moved aside. Only a keyed hash of the id is kept
+    (forgotten.jsonl), so adding them again needs --allow-forgotten. Refused when the shared journal
+    names them: it is never rewritten."""
+    from kgrdf import forget as forgetting
+
+    result = forgetting.forget(_kb(kb), person, dry_run=dry_run)
+    facts, ids = result["facts"], result["identifiers"]
+    if dry_run:
+        text = (f"would forget {result['entity']}: {facts} fact{'s' if facts != 1 else ''} and "
+                f"{ids} identifier{'s' if ids != 1 else ''}")
+    else:
+        text = (f"forgot {result['entity']}: {facts} fact{'s' if facts != 1 else ''}, {result['records']} journal "
+                f"records ({result['placeholders']} changes are placeholders now), {ids} identifier"
+                f"{'s' if ids != 1 else ''}, {result['leftovers']} leftover{'s' if result['leftovers'] != 1 else ''}; "
+                f"the git history was restarted. Adding them again needs --allow-forgotten.")
+    render.out(json, result, text)
 
 
 # --- reading --------------------------------------------------------------------------------------

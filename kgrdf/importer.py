@@ -113,6 +113,8 @@ def _reason(exc: KgError) -> str:
         return "unresolved"
     if isinstance(exc, BadInput):
         return "malformed"
+    if "was forgotten" in exc.message:
+        return "forgotten"
     return "schema"
 
 
@@ -207,7 +209,8 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
     raise BadInput("the import's entity records keep failing validation; check them with kg add-entity one by one")
 
 
-def run(kb, path: Path, apply: bool = False, auto_confirm: bool = False, progress=None) -> Report:
+def run(kb, path: Path, apply: bool = False, auto_confirm: bool = False, progress=None,
+        allow_forgotten: bool = False) -> Report:
     """Import the records of the file at ``path`` into ``kb``: a dry run unless ``apply``."""
     import gc
 
@@ -217,6 +220,7 @@ def run(kb, path: Path, apply: bool = False, auto_confirm: bool = False, progres
     gc.disable()
     try:
         with kb.writing("import", dry_run=not apply) as writer:
+            writer.allow_forgotten = allow_forgotten
             report = stage_all(writer, records, auto_confirm, progress)
             report.applied = apply and writer.has_change
             if progress and report.applied:

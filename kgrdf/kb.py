@@ -21,6 +21,7 @@ FORMAT = 1
 LARGE = 100_000  # journal lines: a write this large commits to git while the index is updated
 DEFAULT_PERSPECTIVE = "main"
 UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (never tracked)
+PURGING = "purging.json"  # a deletion under way (see kgrdf.forget; never tracked)
 
 
 def default_home() -> Path:
@@ -152,7 +153,7 @@ class KnowledgeBase:
 
         if backend is None:
             return False
-        if self.journal.end_offset() != (view.segment, view.offset):
+        if self.journal.end_offset() != view.ends():
             return False
         return backend.position() == (view.seq, view.digest) and backend.schema_digest() == schema.digest(self.path)
 
@@ -167,12 +168,13 @@ class KnowledgeBase:
                 backend = self._open_backend(read_only=True)
                 try:
                     view = self.view()
-                    if self.backend_kind == "memory" and self.journal.end_offset() == (view.segment, view.offset):
+                    if self.backend_kind == "memory" and self.journal.end_offset() == view.ends():
                         if not self._is_fresh(backend, view):
                             self._rebuild(backend, view)  # a private index: the shared lock suffices
                     # A write cut short before its git commit is committed first (once: when git
                     # is busy, the read goes on and a later command commits it).
-                    if self._is_fresh(backend, view) and (attempt or not (self.path / UNCOMMITTED).exists()):
+                    owed = (self.path / UNCOMMITTED).exists() or (self.path / PURGING).exists()
+                    if self._is_fresh(backend, view) and (attempt or not owed):
                         from kgrdf.session import Session
 
                         yield Session(self, backend)
@@ -181,6 +183,7 @@ class KnowledgeBase:
                     self._close_backend(backend)
             if attempt == 0:
                 with lock.held(lock_path, exclusive=True):
+                    self._finish_purge()
                     backend = self._open_backend(read_only=False)
                     try:
                         self._recover(backend)
@@ -221,6 +224,7 @@ class KnowledgeBase:
         if self.replica is None:
             raise Damaged("replica.json is missing", hint="kg init made it; restore it from git (git checkout replica.json)")
         with lock.held(self.path / "lock", exclusive=True):
+            self._finish_purge()
             backend = self._open_backend(read_only=False)
             try:
                 self._start_new_journal_if_gone(backend)
@@ -230,9 +234,11 @@ class KnowledgeBase:
 
                     raise Damaged("the journal was changed outside kgrdf since the last commit "
                                   "(git diff journal shows how)", hint=WAY_OUT)
+                from kgrdf import privacy
                 from kgrdf.writer import Writer
 
                 writer = Writer(self, backend, seq=position.seq + 1)
+                writer.key = privacy.key(self)
                 yield writer
                 if writer.has_change:
                     writer.validate()
@@ -246,7 +252,7 @@ class KnowledgeBase:
                          deletes=writer.delete_lines(), adds=writer.add_lines(),
                          prev=position.tx_id)
         (self.path / UNCOMMITTED).touch()
-        after = self.journal.append(tx, position)
+        after = self.journal.append(tx, position, private=writer.is_private)
         message = f"kg {command} (transaction {tx.seq})"
         if len(tx.adds) + len(tx.deletes) < LARGE:
             backend.apply(tx, after)
@@ -299,14 +305,19 @@ class KnowledgeBase:
                           "whole to start a new journal from", hint="restore journal/ (mv journal.aside journal)")
         from kgrdf.schema import SCHEMA_GRAPH
 
+        from kgrdf import privacy
+        from kgrdf.session import Session
+
         quads = sorted(str(q) for q in backend.quads() if q.graph_name.value != SCHEMA_GRAPH)
+        private = {row["fact"].value for row in Session(self, backend).rows("private-facts")}
+        route = privacy.Router(self.perspective, private.__contains__)
         (self.path / UNCOMMITTED).touch()
         old_replica = self.replica
         self.replica = "r-" + secrets.token_hex(4)
         write_json(self.path / "replica.json", {"replica": self.replica})
         self._write_view(Position())
         tx = Transaction(seq=at[0] + 1, command="new journal", time=clock.iso(clock.now()), adds=quads)
-        after = self.journal.append(tx, Position())
+        after = self.journal.append(tx, Position(), private=route)
         backend.set_position(after)
         self._write_view(after)
         print(f"kg: started a new journal from the current data as replica {self.replica} "
@@ -331,11 +342,12 @@ class KnowledgeBase:
                 # transaction: the index holds the data. Start it again; never rebuild from nothing.
                 self._start_new_journal_if_gone(backend)
                 view, journal = self.view(), self.journal
-        if journal.end_offset() != (view.segment, view.offset):
+        if journal.end_offset() != view.ends():
             pending, torn = journal.read_after(view)
-            if torn is not None:
-                aside = journal.set_aside(torn, clock.iso(clock.now()).replace(":", ""))
-                print(f"kg: set aside a torn journal tail of {torn.size} bytes as {aside.name}", file=sys.stderr)
+            for piece in torn:
+                aside = journal.set_aside(piece, clock.iso(clock.now()).replace(":", ""))
+                print(f"kg: set aside a torn journal tail of {piece.size} bytes as "
+                      f"{aside.parent.name}/{aside.name}", file=sys.stderr)
         else:
             pending = []
         target = pending[-1][1] if pending else view
@@ -354,12 +366,23 @@ class KnowledgeBase:
             self._git_commit(f"kg: finish a write cut short (transaction {target.seq})")
         return target
 
-    def _rebuild(self, backend, target: Position) -> None:
+    def _finish_purge(self) -> None:
+        """A deletion cut short (``purging.json`` is there) is finished before anything else runs.
+        The caller holds the exclusive lock and no open index."""
+        from kgrdf import forget
+
+        if (self.path / forget.MARKER).exists():
+            counts = forget.finish(self)
+            print(f"kg: finished a deletion cut short ({counts['records']} journal records dropped); the git "
+                  f"history was restarted", file=sys.stderr)
+
+    def _rebuild(self, backend, target: Position, entries=None) -> None:
         """Replace the index with the journal's rebuild and the schema graph."""
         from kgrdf import journal as journal_mod
         from kgrdf import model, schema
 
-        entries, _torn = self.journal.read_after(Position())
+        if entries is None:
+            entries, _torn = self.journal.read_after(Position())
         entries = [(tx, after) for tx, after in entries if tx.seq <= target.seq]
         last = entries[-1][1] if entries else Position()
         if (last.seq, last.digest) != (target.seq, target.digest):

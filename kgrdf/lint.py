@@ -54,9 +54,9 @@ from datetime import datetime, timedelta
 from urllib.parse import unquote
 
 from kgrdf import clock, model, settings, vocab
+from kgrdf.privacy import PERSON_TYPES
 
 KINDS = ("stale", "contradiction", "orphan", "alias_collision", "merge_suggestion", "retention")
-PERSON_TYPES = frozenset({"person", "actor"})  # the types the People whitelist protects
 LINT_SOURCE = "user:kg-lint"  # the source a fix proposes with: the person who runs it
 MIN_FUZZY_LENGTH = 6  # shorter names one letter apart are too often different things ("api", "app")
 SHOWN_PER_KIND = 20  # the text form lists this many findings of a kind; --json lists all

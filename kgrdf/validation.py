@@ -199,9 +199,10 @@ def check_store(kb) -> list[dict]:
         entries, torn = kb.journal.read_after(journal_mod.Position())
     except Damaged as exc:
         return [{"check": "journal parses", "message": exc.message}]
-    if torn is not None:
+    for piece in torn:
         problems.append({"check": "torn tail", "message":
-                         f"{torn.segment.name} ends with {torn.size} bytes that are not a whole transaction"})
+                         f"{piece.segment.parent.name}/{piece.segment.name} ends with {piece.size} bytes that are "
+                         f"not a whole transaction"})
     last = entries[-1][1] if entries else journal_mod.Position()
     if (last.seq, last.digest) != (view_position.seq, view_position.digest):
         problems.append({"check": "journal position", "message":

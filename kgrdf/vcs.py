@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 TRACKED = ["journal", "view.json", "format.json", "replica.json", "schema.json", "forgotten.jsonl", ".gitignore"]
-IGNORED = ["index/", "lock", "secret.key", "secret.key.aside-*", "*.torn-*", "*.tmp", "batch.json", "identifiers.jsonl", "uncommitted"]
+IGNORED = ["index/", "lock", "secret.key", "secret.key.aside-*", "*.torn-*", "*.tmp", "batch.json", "identifiers.jsonl", "uncommitted", "purging.json", "journal.aside*"]
 STALE_LOCK_SECONDS = 30
 _GIT_LOCKS = ["index.lock", "HEAD.lock", "config.lock"]
 
@@ -73,6 +73,8 @@ def commit(path: Path, message: str) -> bool:
     present = [name for name in TRACKED if (path / name).exists()]
     try:
         _git(path, "add", "-A", "--", *present)
+        if len(present) < len(TRACKED):
+            _git(path, "add", "-u")  # a tracked file removed (forgotten.jsonl moved aside with a lost key)
         if _git(path, "diff", "--cached", "--quiet", check=False).returncode == 0:
             return False
         _git(path, "commit", "-q", "--no-verify", "-m", message)

@@ -10,11 +10,10 @@ from dataclasses import dataclass, replace
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kgrdf import autoconfirm, clock, model, vocab
+from kgrdf import autoconfirm, clock, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.session import Session
 
-PERSON_TYPES = {"person", "actor"}
 DEFAULT_REVIEWER = "cli"
 
 
@@ -52,7 +51,6 @@ class Writer(Session):
         self._facts: dict[str, model.Fact] = {}  # pending, by IRI
         self._by_subject_predicate: dict[tuple[str, str], list[str]] = {}
         self._minted = 0
-        self._deleted: set[str] = set()  # facts this command deletes (retention)
         self._created: set[str] = set()  # entities this command makes: the index holds no fact about them
         self._held: dict[str, model.Entity | None] = {}  # entities read from the index, by IRI
         self._pending_labels: dict[str, list] = {}  # match key -> (how, label, entity) of pending entities
@@ -65,6 +63,12 @@ class Writer(Session):
         self._index_entities: set[str] | None = None
         self.now = clock.iso(clock.now())
         self.warnings: list = []
+        self._people: privacy.NameIndex | None = None  # the names of people, once a value needs them
+        self._pending_people = privacy.NameIndex()  # and of the people this write adds or renames
+        self.key: privacy.Key | None = None  # the secret key, as the write found it (see privacy.key)
+        self.allow_forgotten = False  # adding a forgotten person again is refused unless this is set
+        self._forgotten: list[dict] | None = None
+        self.is_private = privacy.Router(self.perspective, self._fact_is_private)
 
     # --- pending state seen before the index -----------------------------------------------------
 
@@ -125,6 +129,19 @@ class Writer(Session):
 
     def add_lines(self) -> list[str]:
         return list(self._adds)
+
+    def _fact_is_private(self, iri: str) -> bool | None:
+        fact = self._facts.get(iri)
+        return None if fact is None else privacy.fact_is_private(fact)
+
+    def _names_a_person(self, texts) -> bool:
+        """Whether any text names a known person or actor by name or strong alias."""
+        if self._people is None:
+            self._people = privacy.NameIndex()
+            for row in self.rows("person-labels", entities=vocab.entities_graph(self.perspective)):
+                self._people.add(row["key"].value, row["entity"].value)
+        indexes = [index for index in (self._people, self._pending_people) if index]
+        return any(index.find(text) for text in texts if text for index in indexes)
 
     def _stage(self, deletes, adds, fact: model.Fact | None = None, created: bool = False) -> None:
         """Add to the pending change. A quad added and deleted within one command cancels out."""
@@ -300,6 +317,8 @@ class Writer(Session):
         weak = [model.clean_label(a) for a in weak_aliases if model.clean_label(a)]
         iri = vocab.entity_iri(self.perspective, entity_id)
         old = self.entity(iri)
+        if old is None and type_key in privacy.PERSON_TYPES and not self.allow_forgotten:
+            self._refuse_forgotten(entity_id)
         if old is None:
             new = model.Entity(entity_id, iri.value, type_key, name, sorted(set(aliases) - {name}),
                                sorted(set(weak) - {name} - set(aliases)), summary)
@@ -324,7 +343,16 @@ class Writer(Session):
                 self._created.add(iri.value)
             for how, label in [("name", new.name)] + [("alias", a) for a in new.aliases]:
                 self._pending_labels.setdefault(model.match_key(label), []).append((how, label, new))
+                if new.type in privacy.PERSON_TYPES:
+                    self._pending_people.add(label, new.iri)
         return new, outcome
+
+    def _refuse_forgotten(self, entity_id: str) -> None:
+        if self._forgotten is None:
+            self._forgotten = privacy.forgotten(self.kb)
+        if self._forgotten and (self.key or privacy.key(self.kb, make=False)).is_forgotten(entity_id, self._forgotten):
+            raise Refused(f"{entity_id} was forgotten on request; adding them again is refused",
+                          hint="add them again knowingly with --allow-forgotten")
 
     # --- facts --------------------------------------------------------------------------------------
 
@@ -449,8 +477,10 @@ class Writer(Session):
                                         "observations": fact.observations + 1}, "revive", reason, sources)
             return Outcome(after, "revived", f"{fact.id} had expired: proposed again")
 
-        names_person = subject_entity.type in PERSON_TYPES or (
-            isinstance(target, model.Entity) and target.type in PERSON_TYPES)
+        names_person = subject_entity.type in privacy.PERSON_TYPES or (
+            isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES) or self._names_a_person(
+            [target_term.value if isinstance(target_term, Literal) else None]
+            + [text for s in sources for text in (s.ref, s.quote)])
         fact_id = self._mint()
         fact = model.Fact(
             id=fact_id, iri=vocab.fact_iri(self.perspective, fact_id).value, subject=subject_entity.iri,
@@ -556,22 +586,12 @@ class Writer(Session):
         proposing one again revives it."""
         expired = []
         for row in self.rows("proposals-due", before=self._cutoff(days)):
-            if row["fact"].value in self._deleted:
-                continue
             fact = self.fact(row["id"].value)
             expired.append(self._change(fact, {"status": "expired", "retired_at": self.now}, "expire",
                                         f"not observed again for {days} days"))
         return expired
 
-    def delete_past_retention(self, days: int) -> int:
-        """Delete every fact naming a person that was not observed again for ``days`` days, whatever
-        its status: its assertion and provenance graphs leave the index. Returns how many (never whom)."""
-        count = 0
-        for row in self.rows("lint-retention", before=self._cutoff(days)):
-            fact_iri = row["fact"]
-            quads = [Quad(r["s"], r["p"], r["o"], fact_iri if r["kind"].value == "assertion" else r["g"])
-                     for r in self.rows("fact", fact=fact_iri)]
-            self._stage(quads, [])
-            self._deleted.add(fact_iri.value)
-            count += 1
-        return count
+    def past_retention(self, days: int) -> list[str]:
+        """The facts naming a person that were not observed again for ``days`` days, whatever their
+        status (their IRIs): kg expire deletes them with kgrdf.forget."""
+        return [row["fact"].value for row in self.rows("lint-retention", before=self._cutoff(days))]

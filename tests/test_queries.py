@@ -68,7 +68,7 @@ def cases(store):
         "schema-predicates": ({}, lambda rows: {r["key"] for r in rows} >= {"member_of", "has_step", "affiliated_with"}),
         "schema-concepts": ({}, lambda rows: {r["notation"] for r in rows} >= {"proposed", "slack", "personal"}),
         "graph-current": (dict(now=NOW), lambda rows: len(rows) > 100),
-        # The example holds two proposals and nine facts naming a person, all recorded today.
+        # The example holds two proposals and ten facts naming a person, all recorded today.
         "proposals-due": (dict(before=LATER), lambda rows: len(rows) == 2),
         "context-facts": (dict(entity=e("process/release"), now=NOW),
                           lambda rows: sorted((r["direction"], r["predicateKey"], r["anchoring"]) for r in rows) == [
@@ -82,13 +82,17 @@ def cases(store):
             ("canary-checks", "release"), ("deploy-staging", "release"), ("gradual-rollout", "release"),
             ("merge-to-main", "release"), ("retired-env-no-work", "staging-2")]),
         "lint-stale": (dict(before=LATER, now=NOW), lambda rows: len(rows) == 32),
-        "lint-retention": (dict(before=LATER), lambda rows: len(rows) == 9),
+        "lint-retention": (dict(before=LATER), lambda rows: len(rows) == 10),
         "lint-contradictions": (dict(now=NOW), lambda rows: rows == []),
         "lint-orphans": (dict(entities=ENTITIES, now=NOW), lambda rows: sorted(r["entity"] for r in rows) == [
             e("channel/incidents").value, e("organization/fernhill").value]),
         "lint-names": (dict(entities=ENTITIES), lambda rows: len({r["entity"] for r in rows}) == 23),
         "lint-links": (dict(now=NOW), lambda rows: rows == []),
         "lint-degree": (dict(entity=e("process/hotfix"), now=NOW), lambda rows: [r["facts"] for r in rows] == [4]),
+        # Ten facts name a person: nine about them, and the hotfix rule, whose text names Dana.
+        "private-facts": ({}, lambda rows: len(rows) == 10 and hotfix_entry.value in {r["fact"] for r in rows}),
+        "person-labels": (dict(entities=ENTITIES), lambda rows: sorted(r["key"] for r in rows) == [
+            "dana", "dana okafor", "priya", "priya natarajan", "sam", "sam reyes"]),
         "fact-ids": ({}, lambda rows: len(rows) == 35 and all(r["id"].startswith("f-") for r in rows)),
     }
 

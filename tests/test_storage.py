@@ -167,7 +167,11 @@ def test_a_damaged_journal_refuses_writes_reads_go_on_and_moving_it_aside_starts
     fact = demo.json("propose", "repo/api", "caveat", "--value", "after the damage", "--source", "pr:8")
     new_replica = json.loads((demo.path / "replica.json").read_text())["replica"]
     assert new_replica != old_replica
-    assert [p.parent.name for p in (demo.path / "journal").rglob("*.rdfp")] == [new_replica]
+    assert sorted(p.parent.name for p in (demo.path / "journal").rglob("*.rdfp")) == ["local", new_replica]
+    # The new journal is split as every write is: people and their facts in the private one.
+    shared = b"".join(p.read_bytes() for p in (demo.path / "journal" / new_replica).glob("*.rdfp"))
+    local = b"".join(p.read_bytes() for p in (demo.path / "journal" / "local").glob("*.rdfp"))
+    assert b"Dana Okafor" in local and b"Dana" not in shared and b"Release process" in shared
     # Nothing of the data was lost, the sequence goes on, and the index is the new journal's rebuild.
     stats = demo.json("stats")
     assert stats["fact_count"] == 36 and stats["journal"]["transactions"] == 5

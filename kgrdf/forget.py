@@ -1,0 +1,316 @@
+"""Forgetting: a person on request (``kg forget``) and person facts past retention (``kg expire``), §8.
+
+A deletion here removes records from the history, not just from the current data. What names the
+person is in the private journal (see :mod:`kgrdf.privacy`), which is rewritten: every record of a
+fact that names them, and the rows of their entity, are dropped; a transaction block left with no
+rows becomes a placeholder that keeps its id, sequence number and time, so the sequence and the ids
+minted from it never go back. The shared journal is never rewritten (it may have been copied to
+other replicas): a deletion that would need it is refused before anything is touched.
+
+The steps, in order. The first writes ``purging.json`` (what to drop: fact IRIs, digests of other
+rows, keyed hashes; never a name), and any command that finds it finishes the rest, so a deletion
+cut short at any step is completed by the next command:
+
+1. leftovers are deleted, whatever they hold: torn tails, ``*.tmp`` files, ``batch.json``, journals
+   moved aside (``journal.aside*``);
+2. the private journal is rewritten into ``journal/local.new/``, fsynced, then swapped in;
+3. the forgotten person's identifiers are removed from ``identifiers.jsonl``;
+4. the record (a keyed hash of the id and the counts) is appended to ``forgotten.jsonl``;
+5. the index is rebuilt in a new folder (a store keeps deleted bytes in its files until compaction);
+6. ``view.json`` takes the journal's new position;
+7. the git history is restarted (old commits would still hold the records);
+8. ``purging.json`` is removed.
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import uuid
+from dataclasses import dataclass, field
+
+from kgrdf import clock, identifiers, privacy, vcs, vocab
+from kgrdf.errors import Refused
+from kgrdf.journal import LOCAL, Position, Stream, Transaction, fsync_dir, parse_blocks
+
+from kgrdf.kb import PURGING as MARKER
+
+
+def digest(line: str) -> str:
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Plan:
+    """What a deletion drops, as ``purging.json`` holds it."""
+
+    graphs: set[str] = field(default_factory=set)  # facts (IRIs) whose every record goes
+    lines: set[str] = field(default_factory=set)  # digests of other rows that go (a person's entity rows)
+    identifiers: list[str] = field(default_factory=list)  # keyed hashes of entity ids whose identifiers go
+    record: dict | None = None  # what forgotten.jsonl keeps of a forget
+
+    def drops(self, quad: str, entities_graph: str) -> bool:
+        graph = privacy.graph_of(quad)
+        if graph == entities_graph:
+            return digest(quad) in self.lines
+        return privacy.fact_of(graph) in self.graphs
+
+    def as_json(self) -> dict:
+        return {"graphs": sorted(self.graphs), "lines": sorted(self.lines), "identifiers": self.identifiers,
+                "record": self.record}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Plan":
+        return cls(set(data["graphs"]), set(data["lines"]), list(data["identifiers"]), data.get("record"))
+
+
+def _rows(stream: Stream):
+    """(segment, row text) of every A and D row of a journal folder."""
+    for path in stream.segments():
+        for row in path.read_text(encoding="utf-8", errors="replace").split("\n"):
+            if row.startswith(("A ", "D ")) and row.endswith(" ."):
+                yield path, row[2:-2]
+
+
+def terms_of(entity, values: list[str]) -> list[str]:
+    """What names a person: their id, name, aliases and identifiers' values, longest first."""
+    return sorted({t for t in (entity.id, entity.name, *entity.aliases, *entity.weak_aliases, *values) if t.strip()},
+                  key=len, reverse=True)
+
+
+def naming(kb, terms: list[str]) -> Plan:
+    """Every record that names a person by one of ``terms`` (whole words, any case; the id is in
+    their entity's IRI): the rows of facts whose subject, object or text names them, and their
+    entity's rows."""
+    pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in terms) + r")(?![\w-])",
+                         re.IGNORECASE)
+    entities_graph = vocab.entities_graph(kb.perspective).value
+    plan = Plan()
+    for stream in (kb.journal.local, kb.journal.shared):
+        for path in stream.segments():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for match in pattern.finditer(text):
+                start = text.rfind("\n", 0, match.start()) + 1
+                end = text.find("\n", match.end())
+                row = text[start:end if end >= 0 else len(text)]
+                if not (row.startswith(("A ", "D ")) and row.endswith(" .")):
+                    continue
+                quad = row[2:-2]
+                graph = privacy.graph_of(quad)
+                if graph == entities_graph:
+                    plan.lines.add(digest(quad))
+                else:
+                    plan.graphs.add(privacy.fact_of(graph))
+    return plan
+
+
+def refuse_if_shared(kb, plan: Plan, what: str) -> None:
+    """A deletion that would need the shared journal rewritten is refused, naming what holds it."""
+    entities_graph = vocab.entities_graph(kb.perspective).value
+    facts, entities, rows = set(), set(), 0
+    for _path, quad in _rows(kb.journal.shared):
+        if plan.drops(quad, entities_graph):
+            rows += 1
+            graph = privacy.graph_of(quad)
+            if graph == entities_graph:
+                entities.add(quad[1:quad.index(">")])
+            else:
+                facts.add(vocab.id_of(privacy.fact_of(graph)))
+    if rows:
+        held = ", ".join(sorted(facts)[:8]) + (" ..." if len(facts) > 8 else "")
+        names = f"{len(facts)} fact{'s' if len(facts) != 1 else ''} ({held})" if facts else ""
+        if entities:
+            names += (" and " if names else "") + f"the names of {len(entities)} entit{'ies' if len(entities) != 1 else 'y'}"
+        raise Refused(f"{what} is refused: the shared journal (journal/{kb.replica}) holds {rows} record"
+                      f"{'s' if rows != 1 else ''} of it: {names}; the shared journal is never rewritten",
+                      hint="it may have been copied to other replicas; nothing was changed")
+
+
+def start(kb, plan: Plan) -> dict:
+    """Record the plan and carry it out (the caller holds the exclusive lock, no index open)."""
+    from kgrdf.kb import write_json
+
+    write_json(kb.path / MARKER, plan.as_json())
+    return finish(kb)
+
+
+def finish(kb) -> dict:
+    """Carry out the plan in ``purging.json`` from wherever it stands; return the counts."""
+    plan = Plan.from_json(json.loads((kb.path / MARKER).read_text(encoding="utf-8")))
+    leftovers = _delete_leftovers(kb)
+    counts = _rewrite_private_journal(kb, plan)
+    counts["leftovers"] = leftovers
+    counts["identifiers"] = _drop_identifiers(kb, plan)
+    if plan.record is not None and not any(r.get("id") == plan.record["id"] for r in privacy.forgotten(kb)):
+        privacy.append_forgotten(kb, {**plan.record, **{k: counts[k] for k in ("records", "placeholders")}})
+    _rebuild_index(kb)
+    _restart_history(kb)
+    (kb.path / MARKER).unlink()
+    fsync_dir(kb.path)
+    return counts
+
+
+def _rewrite_private_journal(kb, plan: Plan) -> dict:
+    """Rewrite journal/local/ without the plan's rows, into local.new/, then swap it in."""
+    folder = kb.path / "journal"
+    local, new, old = folder / LOCAL, folder / (LOCAL + ".new"), folder / (LOCAL + ".old")
+    if new.exists() and not local.exists():
+        os.replace(new, local)  # cut short between the two renames
+    shutil.rmtree(new, ignore_errors=True)  # an unfinished copy
+    shutil.rmtree(old, ignore_errors=True)
+    counts = {"records": 0, "placeholders": 0}
+    entities_graph = vocab.entities_graph(kb.perspective).value
+    segments = Stream(local).segments()
+    if not segments:
+        return counts
+    new.mkdir()
+    for path in segments:
+        data = path.read_bytes()
+        with open(new / path.name, "wb") as out:
+            for tx, begin, end in parse_blocks(data, 0, path):
+                if tx is None:
+                    break  # a torn tail: a leftover, dropped with the rest
+                deletes = [q for q in tx.deletes if not plan.drops(q, entities_graph)]
+                adds = [q for q in tx.adds if not plan.drops(q, entities_graph)]
+                dropped = len(tx.deletes) + len(tx.adds) - len(deletes) - len(adds)
+                if not dropped:
+                    out.write(data[begin:end])
+                    continue
+                counts["records"] += dropped
+                if not deletes and not adds:
+                    counts["placeholders"] += 1
+                    kept = Transaction(tx.seq, "", tx.time, [], [], tx.tx_id, tx.prev, tx.streams, placeholder=True)
+                else:
+                    kept = Transaction(tx.seq, tx.command, tx.time, deletes, adds, tx.tx_id, tx.prev, tx.streams,
+                                       tx.placeholder)
+                out.write(kept.encode())
+            out.flush()
+            os.fsync(out.fileno())
+    if not counts["records"]:
+        shutil.rmtree(new)  # nothing of it named them (a rewrite finished before a cut)
+        return counts
+    fsync_dir(new)
+    os.replace(local, old)
+    os.replace(new, local)
+    fsync_dir(folder)
+    shutil.rmtree(old)
+    return counts
+
+
+def _delete_leftovers(kb) -> int:
+    """What writes cut short and earlier ways out left, whatever it holds."""
+    found = [p for p in (kb.path / "journal").glob("*/*.torn-*")]
+    found += [p for p in kb.path.glob("*.tmp")]
+    found += [p for p in (kb.path / "journal").glob("*.tmp")]
+    found += [kb.path / name for name in ("batch.json",) if (kb.path / name).exists()]
+    found += [p for p in kb.path.glob("journal.aside*")]
+    for path in found:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    return len(found)
+
+
+def _drop_identifiers(kb, plan: Plan) -> int:
+    if not plan.identifiers:
+        return 0
+    key = privacy.key(kb, make=False)
+    entries = identifiers.read(kb)
+    kept = [e for e in entries if key.digest(e["entity"]) not in plan.identifiers]
+    if len(kept) != len(entries):
+        identifiers.write(kb, kept)
+    return len(entries) - len(kept)
+
+
+def _rebuild_index(kb) -> None:
+    """A new index from the rewritten journal, in a new folder; view.json at its end."""
+    shutil.rmtree(kb.index_path, ignore_errors=True)
+    backend = kb._open_backend(read_only=False)
+    try:
+        entries, _torn = kb.journal.read_after(Position())
+        target = entries[-1][1] if entries else Position()
+        kb._rebuild(backend, target, entries)
+        kb._write_view(target)
+    finally:
+        kb._close_backend(backend)
+
+
+def _restart_history(kb) -> None:
+    """Old commits hold the dropped records: the history starts again from the files as they are."""
+    if not (kb.path / ".git").exists() or not vcs.available():
+        return
+    shutil.rmtree(kb.path / ".git")
+    vcs.init(kb.path)
+    vcs.commit(kb.path, "kg: the history starts again here (records were deleted on request or past retention)")
+    (kb.path / "uncommitted").unlink(missing_ok=True)
+
+
+# --- the two deletions ---------------------------------------------------------------------------
+
+def forget(kb, text: str, dry_run: bool = False) -> dict:
+    """Forget a person or an actor: see the module's description. Returns the counts."""
+    from kgrdf import lock
+    from kgrdf.session import Session
+
+    with lock.held(kb.path / "lock", exclusive=True):
+        kb._finish_purge()
+        backend = kb._open_backend(read_only=False)
+        try:
+            kb._start_new_journal_if_gone(backend)
+            kb._recover(backend)
+            entity = Session(kb, backend).resolve(text)
+        finally:
+            kb._close_backend(backend)
+        if entity.type not in privacy.PERSON_TYPES:
+            raise Refused(f"{entity.id} is a {entity.type}: kg forget is for people and actors",
+                          hint="retract a fact with kg reject or kg supersede")
+        key = privacy.key(kb)
+        hashed = key.digest(entity.id)  # refuses when keyed records need a key that is not there
+        values = [e["value"] for e in identifiers.read(kb) if e["entity"] == entity.id]
+        terms = terms_of(entity, values)
+        plan = naming(kb, terms)
+        plan.identifiers = [hashed] if values else []
+        refuse_if_shared(kb, plan, f"forgetting {entity.id}")
+        plan.record = {"id": str(uuid.uuid4()), "hash": hashed, "hash_kind": privacy.HMAC,
+                       "forgotten_at": clock.iso(clock.now())[:10], "facts": len(plan.graphs),
+                       "identifiers": len(values)}
+        result = {"entity": entity.id, "facts": len(plan.graphs), "identifiers": len(values), "dry_run": dry_run}
+        if dry_run:
+            return result
+        counts = start(kb, plan)
+        counts["remaining"] = remaining(kb, terms)
+    return {**result, **counts}
+
+
+def purge_facts(kb, graphs: list[str], what: str) -> dict:
+    """Delete these facts from the data, the private journal and the history (kg expire's
+    retention). The caller holds no lock."""
+    from kgrdf import lock
+
+    with lock.held(kb.path / "lock", exclusive=True):
+        kb._finish_purge()
+        plan = Plan(graphs=set(graphs))
+        refuse_if_shared(kb, plan, what)
+        return start(kb, plan)
+
+
+def remaining(kb, terms) -> list[str]:
+    """Files of the knowledge base folder, outside the index and git, that still hold a term: none
+    that kgrdf writes; a file someone put there is named on stderr."""
+    found = []
+    for root, dirs, files in os.walk(kb.path):
+        dirs[:] = [d for d in dirs if not (root == str(kb.path) and d in (".git", "index"))]
+        for name in files:
+            path = os.path.join(root, name)
+            try:
+                data = open(path, "rb").read().lower()
+            except OSError:
+                continue
+            if any(t.lower().encode() in data for t in terms if t):
+                found.append(os.path.relpath(path, kb.path))
+    if found:
+        print(f"kg: these files still hold the name (not written by kgrdf): {', '.join(found[:5])}", file=sys.stderr)
+    return found

@@ -1,0 +1,270 @@
+"""Privacy (§5, §8): the two journals, forget that leaves no trace, retention the same way, the
+secret key's cases, and a forget cut short finished by the next command."""
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from kgrdf.kb import KnowledgeBase
+
+from .test_durability import KILL_AT, _finish, _git, _spawn
+
+
+def _propose(kg, *args) -> dict:
+    return kg.json("propose", *args)
+
+
+def _people(kg, tmp_path) -> dict:
+    """Sam appears as a subject, an object, by alias, by identifier, in a user's quote and in a value,
+    over several commits; Priya and the rest of the organization are there too."""
+    kg("add-entity", "person/sam", "--name", "Sam Reyes", "--alias", "Sam", "--alias", "Sammy R")
+    kg("add-entity", "person/priya", "--name", "Priya Natarajan", "--alias", "Priya")
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("add-entity", "team/web", "--name", "Web team")
+    kg("add-entity", "process/release", "--name", "Release process")
+    kg("identifiers", "add", "person/sam", "chat", "U0SAMCHAT")
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {
+        "role": "user", "content": "Remember: Sammy R reviews every api change before it merges."}}) + "\n")
+    facts = {
+        "sam_member": _propose(kg, "person/sam", "member_of", "--object", "team/web", "-s", "profile:directory")["id"],
+        "priya_reports": _propose(kg, "person/priya", "distinct_from", "--object", "person/sam", "-s", "slack:p1")["id"],
+        "quote": _propose(kg, "person/sam", "reviews", "--object", "repo/api", "--from-user", "--quote",
+                          "Sammy R reviews every api change", "--transcript", str(transcript))["id"],
+        "value": _propose(kg, "process/release", "rule", "--value", "Sam Reyes signs off every release",
+                          "-s", "memory:notes")["id"],
+        "priya_member": _propose(kg, "person/priya", "member_of", "--object", "team/web", "-s", "profile:directory")["id"],
+        "api_caveat": _propose(kg, "repo/api", "caveat", "--value", "slow integration tests", "-s", "pr:12")["id"],
+    }
+    kg("confirm", facts["sam_member"])
+    kg("supersede", facts["value"], "--value", "Sam Reyes and Priya sign off every release", "-s", "memory:notes2")
+    return facts
+
+
+SAM = ["person/sam", "Sam Reyes", "Sam", "Sammy R", "U0SAMCHAT"]
+
+
+def _files_naming(root: Path, terms) -> list[str]:
+    """Every file under root, .git objects decompressed, that holds a term as a whole word (any case)."""
+    pattern = re.compile(rb"(?<![\w-])(?:" + b"|".join(re.escape(t.encode()) for t in terms) + rb")(?![\w-])",
+                         re.IGNORECASE)
+    found = []
+    for path in root.rglob("*"):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        if ".git" in path.parts and "objects" in path.parts and "pack" not in path.parts:
+            try:
+                data = zlib.decompress(data)
+            except zlib.error:
+                pass
+        if pattern.search(data):
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+def _unpack_git(root: Path) -> None:
+    """Pack files too: unpack them so their objects are searched one by one."""
+    for pack in (root / ".git" / "objects" / "pack").glob("*.pack"):
+        subprocess.run(["git", "unpack-objects", "-q"], cwd=root, stdin=open(pack, "rb"), check=True)
+
+
+# --- two journals --------------------------------------------------------------------------------
+
+def test_what_names_a_person_goes_to_the_private_journal_the_rest_to_the_replicas(kg, tmp_path):
+    facts = _people(kg, tmp_path)
+    kb = KnowledgeBase.open(kg.path)
+    local = b"".join(p.read_bytes() for p in kb.journal.local.segments()).decode()
+    shared = b"".join(p.read_bytes() for p in kb.journal.shared.segments()).decode()
+    assert kb.journal.local.dir.name == "local" and kb.journal.shared.dir.name == kb.replica
+    for term in ["Sam Reyes", "Sammy R", "Priya Natarajan", facts["sam_member"], facts["quote"], facts["value"]]:
+        assert term in local and term not in shared, term
+    assert facts["api_caveat"] in shared and facts["api_caveat"] not in local
+    assert "Release process" in shared  # an entity that is not a person
+    # One sequence across both: every transaction once, in order, the index equal to a rebuild.
+    seqs = [tx.seq for tx, _ in kb.journal.read_after(type(kb.view())())[0]]
+    assert seqs == list(range(1, len(seqs) + 1)) and seqs[-1] == kb.view().seq
+    kg("validate")
+
+
+# --- forget ---------------------------------------------------------------------------------------
+
+def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path):
+    facts = _people(kg, tmp_path)
+    kg("propose", "repo/api", "caveat", "--value", "a write cut short", "-s", "pr:1")
+    segment = KnowledgeBase.open(kg.path).journal.local.segments()[-1]
+    (segment.parent / (segment.name + ".torn-20261101T000000Z")).write_text("A <x> <y> \"Sam Reyes\" <z> .\n")
+    kg("batch")  # batch.json names Sam
+    (kg.path / "batch.json.tmp").write_text('{"text": "Sam Reyes reviews api"}')  # a kg batch cut short
+    assert _files_naming(kg.path, SAM)  # they are everywhere before
+    before_priya = {f["id"] for f in kg.json("facts", "person/priya", "--all")["facts"]}
+    assert facts["priya_reports"] in before_priya
+
+    dry = kg.json("forget", "person/sam", "--dry-run")
+    assert dry == {"entity": "person/sam", "facts": 5, "identifiers": 1, "dry_run": True}
+    result = kg.json("forget", "person/sam")
+    assert result["facts"] == 5 and result["identifiers"] == 1 and result["remaining"] == []
+    assert result["leftovers"] == 3  # the torn tail, the .tmp file, batch.json
+
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, SAM) == []
+    # Everyone else is intact: Priya's own fact stays, the one pointing at Sam is gone with him.
+    assert {f["id"] for f in kg.json("facts", "person/priya", "--all")["facts"]} == {facts["priya_member"]}
+    assert facts["api_caveat"] in {f["id"] for f in kg.json("facts", "repo/api")["facts"]}
+    assert kg.json("lookup", "Priya")["entity"]["name"] == "Priya Natarajan"
+    kg("lookup", "person/sam", expect=1)
+    assert [e["entity"] for e in kg.json("identifiers", "list")["identifiers"]] == []
+    # The sequence never goes back: placeholders keep it, the next write goes on from it.
+    kb = KnowledgeBase.open(kg.path)
+    seq = kb.view().seq
+    entries, torn = kb.journal.read_after(type(kb.view())())
+    assert torn == [] and [tx.seq for tx, _ in entries] == list(range(1, seq + 1))
+    placeholders = [tx for tx, _ in entries if not tx.adds and not tx.deletes]
+    assert len(placeholders) == result["placeholders"] > 0
+    # The history starts again: one commit, and the forgotten record holds a keyed hash only.
+    assert _git(kg.path, "log", "--format=%s").splitlines() == [
+        "kg: the history starts again here (records were deleted on request or past retention)"]
+    [record] = [json.loads(line) for line in (kg.path / "forgotten.jsonl").read_text().splitlines()]
+    assert record["hash_kind"] == "hmac-sha256" and record["facts"] == 5 and len(record["hash"]) == 64
+    kg("validate")
+    later = _propose(kg, "repo/api", "caveat", "--value", "after the forget", "-s", "pr:2")
+    assert KnowledgeBase.open(kg.path).view().seq == seq + 1 and later["id"]
+
+
+def test_a_forgotten_person_is_not_added_again_without_allow_forgotten(kg, tmp_path):
+    _people(kg, tmp_path)
+    kg("forget", "person/sam")
+    refused = kg("add-entity", "person/sam", "--name", "Sam Reyes", expect=1)
+    assert "person/sam was forgotten on request" in refused.stderr and "--allow-forgotten" in refused.stderr
+    records = tmp_path / "people.jsonl"
+    records.write_text(json.dumps({"type": "entity", "id": "person/sam", "name": "Sam Reyes"}) + "\n")
+    report = kg.json("import", records, "--apply")
+    assert report["refused"] == {"forgotten": 1}
+    assert kg.json("add-entity", "person/sam", "--name", "Sam Reyes", "--allow-forgotten")["outcome"] == "created"
+
+
+def test_forget_is_refused_when_the_shared_journal_names_them_and_nothing_changes(kg):
+    kg("add-entity", "process/release", "--name", "Release process")
+    stated = _propose(kg, "process/release", "rule", "--value", "Jo Park signs off", "-s", "memory:notes")
+    kg("add-entity", "person/jo", "--name", "Jo Park")  # the text was written before Jo was known
+    before = kg.snapshot()
+    result = kg("forget", "person/jo", expect=1)
+    assert "the shared journal" in result.stderr and stated["id"] in result.stderr
+    assert "never rewritten" in result.stderr and "Jo Park" not in result.stderr
+    assert kg.snapshot() == before and not (kg.path / "forgotten.jsonl").exists()
+
+
+def test_forget_refuses_what_is_not_a_person(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    assert "for people and actors" in kg("forget", "repo/api", expect=1).stderr
+    assert "not known" in kg("forget", "person/nobody", expect=1).stderr
+
+
+# --- retention ------------------------------------------------------------------------------------
+
+def test_expire_deletes_person_facts_past_retention_from_the_journal_and_history(kg, monkeypatch):
+    kg("add-entity", "person/dana", "--name", "Dana Okafor")
+    kg("add-entity", "repo/api", "--name", "api")
+    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:00:00Z")
+    old = _propose(kg, "person/dana", "reviews", "--object", "repo/api", "-s", "pr:1")
+    kg("confirm", old["id"])
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-02T09:00:00Z")
+    result = kg("expire")
+    assert "deleted 1 person fact past retention" in result.stdout and "restarted" in result.stdout
+    journal = b"".join(p.read_bytes() for p in (kg.path / "journal").rglob("*.rdfp"))
+    assert old["id"].encode() not in journal
+    assert b'H placeholder "forgotten"' in journal  # the propose and the confirm, kept as placeholders
+    assert old["id"] not in _git(kg.path, "log", "-p", "--all")
+    assert kg.json("lookup", "person/dana")["entity"]["name"] == "Dana Okafor"  # the person stays
+    kg("validate")
+
+
+# --- the secret key -------------------------------------------------------------------------------
+
+def test_the_first_write_makes_the_key_private_and_out_of_the_history(kg):
+    key = kg.path / "secret.key"
+    kg("add-entity", "repo/api", "--name", "api")
+    assert len(key.read_bytes()) == 32 and stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert "secret.key" not in _git(kg.path, "ls-files")
+
+
+def test_a_broken_key_with_no_keyed_record_is_set_aside_and_made_again(kg):
+    key = kg.path / "secret.key"
+    kg("add-entity", "repo/api", "--name", "api")
+    key.write_bytes(b"short")
+    result = kg("add-entity", "repo/web", "--name", "web")
+    assert "secret.key was 5 bytes, not a key of 32; set it aside as secret.key.aside-" in result.stderr
+    assert len(key.read_bytes()) == 32
+    [aside] = kg.path.glob("secret.key.aside-*")
+    assert aside.read_bytes() == b"short" and "secret.key.aside" not in _git(kg.path, "ls-files")
+
+
+@pytest.mark.parametrize("damage", ["missing", "broken"])
+def test_keyed_records_without_their_key_refuse_what_needs_it_and_nothing_else(kg, tmp_path, damage):
+    _people(kg, tmp_path)
+    kg("forget", "person/sam")
+    key = kg.path / "secret.key"
+    saved = key.read_bytes()
+    if damage == "missing":
+        key.unlink()
+    else:
+        key.write_bytes(b"")
+    for argv in (["add-entity", "person/sam", "--name", "Sam Reyes"], ["add-entity", "person/lee", "--name", "Lee"],
+                 ["forget", "person/priya"]):
+        result = kg(*argv, expect=1)
+        assert str(key) in result.stderr and "unmatchable" in result.stderr, argv
+    assert kg.json("add-entity", "repo/web", "--name", "web")["outcome"] == "created"  # other writes go on
+    assert not key.exists() if damage == "missing" else key.read_bytes() == b""  # never made anew
+    key.write_bytes(saved)  # restored: the record matches again
+    assert "was forgotten" in kg("add-entity", "person/sam", "--name", "Sam Reyes", expect=1).stderr
+    assert kg.json("add-entity", "person/lee", "--name", "Lee")["outcome"] == "created"
+
+
+def test_a_key_lost_for_good_is_left_behind_with_the_records_and_the_journal(kg, tmp_path):
+    _people(kg, tmp_path)
+    kg("forget", "person/sam")
+    (kg.path / "secret.key").unlink()
+    for name in ("forgotten.jsonl", "journal"):
+        (kg.path / name).rename(tmp_path / f"{name}.aside")
+    result = kg("add-entity", "person/sam", "--name", "Sam Reyes")  # a choice made knowingly
+    assert "new journal" in result.stderr and len((kg.path / "secret.key").read_bytes()) == 32
+    kg("validate")
+
+
+# --- a forget cut short ---------------------------------------------------------------------------
+
+FORGET_POINTS = [
+    ("kgrdf.kb:write_json", "after", "purging.json"),           # the plan recorded, nothing done
+    ("kgrdf.forget:_rewrite_private_journal", "after", ""),      # the private journal rewritten
+    ("kgrdf.forget:_drop_identifiers", "after", ""),            # the identifiers gone
+    ("kgrdf.forget:_rebuild_index", "before", ""),               # the record kept, the old index
+    ("kgrdf.vcs:init", "after", ""),                             # the old history gone, no commit yet
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target, when, match", FORGET_POINTS,
+                         ids=["plan recorded", "journal rewritten", "identifiers dropped", "before the index",
+                              "history removed"])
+def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_path, target, when, match):
+    facts = _people(kg, tmp_path)
+    proc = _spawn(kg.path, "-c", KILL_AT, target, when, match, "forget", "person/sam")
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    read = kg("facts", "person/priya", "--all", "--json")  # a read finishes it first
+    assert "finished a deletion cut short" in read.stderr
+    assert {f["id"] for f in json.loads(read.stdout)["facts"]} == {facts["priya_member"]}
+    assert not (kg.path / "purging.json").exists()
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, SAM) == []
+    assert len((kg.path / "forgotten.jsonl").read_text().splitlines()) == 1
+    kg("validate")
+    kg("propose", "repo/api", "caveat", "--value", "after", "-s", "pr:3")
+    assert os.path.exists(kg.path / ".git") and "kg propose" in _git(kg.path, "log", "--format=%s")
