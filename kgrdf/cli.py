@@ -44,6 +44,9 @@ KbOption = Annotated[
     typer.Option("--kb", help="The knowledge base folder. Default: $KGRDF_HOME, else ~/.local/share/kgrdf.",
                  show_default=False),
 ]
+PerspectiveOption = Annotated[Optional[str], typer.Option(
+    "--perspective", envvar="KGRDF_PERSPECTIVE", show_envvar=True,
+    help="Whose knowledge: the command sees and writes this perspective only. Default: the knowledge base's.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for programs.")]
 SourceOption = Annotated[
     Optional[list[str]],
@@ -65,15 +68,15 @@ def _group(name: str, help: str, no_args_is_help: bool = False) -> typer.Typer:
     return group
 
 
-def _kb(path: Optional[Path], backend: str = "oxigraph"):
+def _kb(path: Optional[Path], perspective: Optional[str] = None, backend: str = "oxigraph"):
     from kgrdf.kb import KnowledgeBase, default_home
 
-    return KnowledgeBase.open(path or default_home(), backend=backend)
+    return KnowledgeBase.open(path or default_home(), backend=backend, perspective=perspective)
 
 
-def _write_fact(kb: Optional[Path], command: str, as_json: bool, change) -> None:
+def _write_fact(base, command: str, as_json: bool, change) -> None:
     """Run one fact-changing library call in a write, then render the fact it leaves and any warning."""
-    with _kb(kb).writing(command) as writer:
+    with base.writing(command) as writer:
         outcome = change(writer)
         shown = writer.describe(outcome.fact)
     render.outcome(as_json, outcome, shown, writer.warnings)
@@ -111,10 +114,11 @@ def add_entity(
     summary: Annotated[Optional[str], typer.Option(help="A short description (never for a person).")] = None,
     allow_forgotten: AllowForgotten = False,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Add an entity, or add names to one: a new name or summary replaces the old, aliases add up."""
-    base = _kb(kb)
+    base = _kb(kb, perspective)
     with base.writing("add-entity") as writer:
         writer.allow_forgotten = allow_forgotten
         entity, outcome = writer.add_entity(entity_id, name, alias or [], weak_alias or [], summary)
@@ -125,13 +129,14 @@ def add_entity(
 def identify(
     name: Annotated[str, typer.Argument(help="A name, alias or id.")],
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Which entity a name means: by id, name or strong alias. Weak aliases only suggest.
 
     Exits 1 when nothing matches or the name is ambiguous.
     """
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         found = session.identify(name)
     render.identify(json, found)
     if len(found["matches"]) != 1:
@@ -157,6 +162,7 @@ def propose(
                                                        "--from-user): the quote must be in a user prompt there.")] = None,
     reason: ReasonOption = None,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Propose a fact. Proposing a known fact again observes it again; a rejected one stays rejected.
@@ -177,7 +183,7 @@ def propose(
         user_words = (model.Source("user", f"transcript:{transcript.resolve()}", quote.strip()), verdict)
     elif quote or transcript:
         raise BadInput("--quote and --transcript go with --from-user")
-    _write_fact(kb, "propose", json, lambda writer: writer.propose(
+    _write_fact(_kb(kb, perspective), "propose", json, lambda writer: writer.propose(
         subject, predicate, object=object, value=value, sources=source or [], authority=authority,
         valid_from=valid_from, valid_to=valid_to, order=order, prevents_rework=prevents_rework, reason=reason,
         user_words=user_words))
@@ -188,10 +194,11 @@ def confirm(
     fact_id: Annotated[str, typer.Argument(metavar="ID", help="The fact id, e.g. f-3k9x2a.")],
     reason: ReasonOption = None,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Confirm a fact. For a single-valued predicate this closes the confirmed value it replaces."""
-    _write_fact(kb, "confirm", json, lambda writer: writer.confirm(fact_id, reason=reason))
+    _write_fact(_kb(kb, perspective), "confirm", json, lambda writer: writer.confirm(fact_id, reason=reason))
 
 
 @app.command()
@@ -199,10 +206,11 @@ def reject(
     fact_id: Annotated[str, typer.Argument(metavar="ID", help="The fact id.")],
     reason: ReasonOption = None,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Reject a fact: it leaves current reads and stays rejected if proposed again."""
-    _write_fact(kb, "reject", json, lambda writer: writer.reject(fact_id, reason=reason))
+    _write_fact(_kb(kb, perspective), "reject", json, lambda writer: writer.reject(fact_id, reason=reason))
 
 
 @app.command()
@@ -214,10 +222,11 @@ def supersede(
     valid_from: Annotated[Optional[str], typer.Option(help="When the new value became true (default: now).")] = None,
     reason: ReasonOption = None,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Correct a fact: record the new object or value, confirmed, and close the old one (kept in history)."""
-    _write_fact(kb, "supersede", json, lambda writer: writer.supersede(
+    _write_fact(_kb(kb, perspective), "supersede", json, lambda writer: writer.supersede(
         fact_id, object=object, value=value, sources=source or [], valid_from=valid_from, reason=reason))
 
 
@@ -231,6 +240,7 @@ def import_(
                                                "sources, profile fields). Without it every fact is a proposal.")] = False,
     allow_forgotten: AllowForgotten = False,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Import entities and facts in one transaction, checked as kg add-entity and kg propose check
@@ -238,7 +248,7 @@ def import_(
     forgotten) and left out; the rest go in. Says how many daily batches the proposals take."""
     from kgrdf import importer
 
-    report = importer.run(_kb(kb), file, apply=apply, auto_confirm=auto_confirm, progress=_progress("records"),
+    report = importer.run(_kb(kb, perspective), file, apply=apply, auto_confirm=auto_confirm, progress=_progress("records"),
                           allow_forgotten=allow_forgotten)
     render.import_report(json, report.as_json(), str(file))
 
@@ -272,6 +282,7 @@ batch_app = _group("batch", "Today's review batch, and the one-line answer to it
 def batch(
     ctx: typer.Context,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Print today's review batch and save it (batch.json) for kg batch apply.
@@ -286,7 +297,7 @@ def batch(
 
     if ctx.invoked_subcommand:
         return
-    base = _kb(kb)
+    base = _kb(kb, perspective)
     with base.writing("expire") as writer:
         expired = len(writer.expire_proposals(settings.get("KGRDF_PROPOSAL_DAYS")))
     with base.reading() as session:
@@ -302,13 +313,14 @@ def batch_apply(
                                             "reject, skip or except, then all, a group (2) or a fact (2b); "
                                             "later clauses win; skip and except leave facts proposed.")],
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Answer the batch kg batch printed last. A decision that does not parse changes nothing and
     says where it went wrong; one that does is applied whole, in one transaction."""
     from kgrdf import batch as batch_module
 
-    result = batch_module.apply(_kb(kb), decision)
+    result = batch_module.apply(_kb(kb, perspective), decision)
     changed = result["changed_since_printed"]
     render.out(json, result, f"confirmed {result['confirmed']}, rejected {result['rejected']}, "
                f"left {result['left_proposed']} proposed"
@@ -326,12 +338,13 @@ def identifiers_add(
     kind: Annotated[str, typer.Argument(help="chat (a member id), tracker (an account) or code-host (a login).")],
     value: Annotated[str, typer.Argument(help="The identifier, e.g. U024BE7LH or sam-reyes.")],
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Record one of a person's identifiers, for routing and mentions. Kept apart from the facts."""
     from kgrdf import identifiers
 
-    base = _kb(kb)
+    base = _kb(kb, perspective)
     with base.writing("identifiers") as writer:
         entry, outcome = identifiers.add(base, writer, entity, kind, value)
     render.out(json, {**entry, "outcome": outcome}, f"{outcome} the {entry['kind']} identifier of {entry['entity']}")
@@ -341,12 +354,13 @@ def identifiers_add(
 def identifiers_list(
     entity: Annotated[Optional[str], typer.Argument(help="Only this person or actor.")] = None,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """The identifiers recorded, by person. The one command that shows them."""
     from kgrdf import identifiers
 
-    base = _kb(kb)
+    base = _kb(kb, perspective)
     with base.reading() as session:
         entries = identifiers.listed(base, session, entity)
     render.out(json, {"identifiers": entries},
@@ -357,6 +371,7 @@ def identifiers_list(
 def expire(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would expire or be deleted; change nothing.")] = False,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Expire proposals not observed again for 30 days (KGRDF_PROPOSAL_DAYS; kept, with status
@@ -366,7 +381,7 @@ def expire(
     from kgrdf import forget, settings
 
     proposal_days, retention_days = settings.get("KGRDF_PROPOSAL_DAYS"), settings.get("KGRDF_RETENTION_DAYS")
-    base = _kb(kb)
+    base = _kb(kb, perspective)
     with base.writing("expire", dry_run=dry_run) as writer:
         expired = len(writer.expire_proposals(proposal_days))
         due = writer.past_retention(retention_days)
@@ -386,6 +401,7 @@ def forget(
     person: Annotated[str, typer.Argument(metavar="PERSON", help="The person or actor: person/ID (or a name or alias).")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would be deleted; change nothing.")] = False,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Forget a person on request: every fact, name and identifier naming them leaves the data, the
@@ -395,7 +411,7 @@ def forget(
     names them: it is never rewritten."""
     from kgrdf import forget as forgetting
 
-    result = forgetting.forget(_kb(kb), person, dry_run=dry_run)
+    result = forgetting.forget(_kb(kb, perspective), person, dry_run=dry_run)
     facts, ids = result["facts"], result["identifiers"]
     if dry_run:
         text = (f"would forget {result['entity']}: {facts} fact{'s' if facts != 1 else ''} and "
@@ -412,13 +428,42 @@ def forget(
 
 
 @app.command()
+def perspectives(kb: KbOption = None, perspective: PerspectiveOption = None, json: JsonOption = False):
+    """The perspectives (whose knowledge) the knowledge base holds, with their counts. Every other
+    command reads and writes one of them: --perspective, else KGRDF_PERSPECTIVE, else the default."""
+    with _kb(kb, perspective).reading() as session:
+        found = session.perspectives()
+    render.out(json, {"perspectives": found}, "\n".join(
+        f"{'*' if p['current'] else ' '} {p['perspective']}  {p['entities']} entities, {p['facts']} facts"
+        + ("  (default)" if p["default"] else "") for p in found))
+
+
+@app.command()
+def mentions(
+    text: Annotated[str, typer.Argument(help="The message: its text, or - to read it from standard input.")],
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    json: JsonOption = False,
+):
+    """The known names and aliases a message mentions (whole words, any case; the longest name wins
+    where names overlap): the cheap, deterministic step before any extraction. Weak aliases are not
+    mentions."""
+    if text == "-":
+        text = sys.stdin.read()
+    with _kb(kb, perspective).reading() as session:
+        found = session.mentions(text)
+    render.mentions(json, text, found)
+
+
+@app.command()
 def lookup(
     entity: Annotated[str, typer.Argument(help="An entity id, name or alias.")],
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """An entity and its current facts with their sources, and the facts that point to it."""
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         result = session.lookup(entity)
     render.lookup(json, result)
 
@@ -431,11 +476,12 @@ def facts(
     known_at: Annotated[Optional[str], typer.Option(help="Transaction time: what the knowledge base held at T.")] = None,
     all: Annotated[bool, typer.Option("--all", help="Every fact: proposed, confirmed, rejected, expired and closed.")] = False,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Facts about a subject: current by default; --as-of and --known-at combine."""
     when, known = _time(as_of, "--as-of"), _time(known_at, "--known-at")
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         result = session.facts(subject, predicate=predicate, as_of=when, known_at=known, everything=all)
     render.facts(json, result)
 
@@ -444,10 +490,11 @@ def facts(
 def search(
     text: Annotated[str, typer.Argument(help="Text to find in ids, names, aliases and weak aliases.")],
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Find entities by a part of their id, name, alias or weak alias, ignoring case."""
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         hits = session.search(text)
     render.search(json, text, hits)
 
@@ -457,10 +504,11 @@ def neighbors(
     entity: Annotated[str, typer.Argument(help="An entity id, name or alias.")],
     hops: Annotated[int, typer.Option(help="How many facts away (1 to 4).")] = 1,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """The entities within N current facts of an entity, and the facts that link them."""
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         result = session.neighbors(entity, hops)
     render.neighbors(json, result)
 
@@ -469,10 +517,11 @@ def neighbors(
 def history(
     fact_id: Annotated[str, typer.Argument(metavar="FACT_ID", help="The fact id.")],
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """A fact and every change to it, with what each field held before."""
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         result = session.history(fact_id)
     render.history(json, result)
 
@@ -481,6 +530,7 @@ def history(
 def sparql(
     query: Annotated[str, typer.Argument(metavar="QUERY_OR_FILE", help="A SPARQL query, or the path of a .rq file.")],
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Run any SPARQL query over the knowledge base (facts are named graphs; see README)."""
@@ -492,7 +542,7 @@ def sparql(
             query = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise BadInput(f"cannot read {path}: {exc.strerror}") from None
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         result = session.sparql(query)
         render.sparql(json, result)
 
@@ -502,10 +552,11 @@ def export(
     format: Annotated[str, typer.Option("--format", "-f", help="trig, nquads or jsonld (the whole dataset), or turtle (current facts as one graph).")] = "trig",
     output: Annotated[Optional[Path], typer.Option("--output", help="Write to this file instead of stdout.")] = None,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Write the knowledge base in a standard RDF syntax that other RDF tools read back."""
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         data = session.export(format)
     if output:
         from kgrdf.errors import BadInput
@@ -523,15 +574,15 @@ def export(
 
 
 @app.command()
-def stats(kb: KbOption = None, json: JsonOption = False):
+def stats(kb: KbOption = None, perspective: PerspectiveOption = None, json: JsonOption = False):
     """How much the knowledge base holds: entities by type, facts by status."""
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         result = session.stats()
     render.stats(json, result)
 
 
 @app.command()
-def validate(kb: KbOption = None, json: JsonOption = False):
+def validate(kb: KbOption = None, perspective: PerspectiveOption = None, json: JsonOption = False):
     """Check the whole knowledge base: every fact and entity against the SHACL shapes, and the store
     itself (journal position, index equal to a rebuild, torn tail, files edited outside kgrdf).
 
@@ -540,7 +591,7 @@ def validate(kb: KbOption = None, json: JsonOption = False):
     def progress(facts):
         if sys.stderr.isatty() and not json:
             print(f"checking {facts} facts against the shapes ...", file=sys.stderr)
-    report = _kb(kb).validate(progress=progress)
+    report = _kb(kb, perspective).validate(progress=progress)
     render.validation(json, report)
     if report["damage"]:
         raise typer.Exit(3)
@@ -556,6 +607,7 @@ def schema(
     ctx: typer.Context,
     format: Annotated[str, typer.Option("--format", "-f", help="text, or turtle (the effective ontology).")] = "text",
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """The effective schema: entity types and predicates with their axis, markers and reviewer
@@ -566,7 +618,7 @@ def schema(
         return
     if format not in ("text", "turtle"):
         raise BadInput(f"unknown schema format {format!r}; use text or turtle")
-    base = _kb(kb)
+    base = _kb(kb, perspective)
     with base.reading() as session:
         effective, quads = session.schema, session.backend.schema_quads()
     extension = None
@@ -613,6 +665,7 @@ def context(
     budget: Annotated[Optional[int], typer.Option(help="At most this many tokens. Default: $KGRDF_CONTEXT_BUDGET, else 1500.",
                                                   show_default=False)] = None,
     kb: KbOption = None,
+    perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """A small cited pack for a task brief: current, confirmed facts about a repo, process or topic and
@@ -626,13 +679,13 @@ def context(
     """
     from kgrdf import context as context_module, settings
 
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         result = context_module.pack(session, target, budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET"))
     render.out(json, result, result["markdown"])
 
 
 @app.command()
-def lint(kb: KbOption = None, json: JsonOption = False):
+def lint(kb: KbOption = None, perspective: PerspectiveOption = None, json: JsonOption = False):
     """What needs a person's attention, each finding with the command that fixes it: stale facts
     (confirmed, not seen for $KGRDF_STALE_DAYS, else 180 days), contradictions (two current values of
     a single-valued predicate), orphan entities, alias collisions between people, merge suggestions
@@ -644,7 +697,7 @@ def lint(kb: KbOption = None, json: JsonOption = False):
     """
     from kgrdf import lint as lint_module
 
-    with _kb(kb).reading() as session:
+    with _kb(kb, perspective).reading() as session:
         result = lint_module.lint(session)
     render.out(json, result, lint_module.text(result))
     if result["findings"]:

@@ -51,9 +51,9 @@ class Plan:
     identifiers: list[str] = field(default_factory=list)  # keyed hashes of entity ids whose identifiers go
     record: dict | None = None  # what forgotten.jsonl keeps of a forget
 
-    def drops(self, quad: str, entities_graph: str) -> bool:
+    def drops(self, quad: str) -> bool:
         graph = privacy.graph_of(quad)
-        if graph == entities_graph:
+        if privacy.is_entities_graph(graph):
             return digest(quad) in self.lines
         return privacy.fact_of(graph) in self.graphs
 
@@ -87,6 +87,7 @@ def naming(kb, terms: list[str]) -> Plan:
     pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in terms) + r")(?![\w-])",
                          re.IGNORECASE)
     entities_graph = vocab.entities_graph(kb.perspective).value
+    base = vocab.perspective_base(kb.perspective)  # another perspective's records are its own
     plan = Plan()
     for stream in (kb.journal.local, kb.journal.shared):
         for path in stream.segments():
@@ -99,6 +100,8 @@ def naming(kb, terms: list[str]) -> Plan:
                     continue
                 quad = row[2:-2]
                 graph = privacy.graph_of(quad)
+                if not graph.startswith(base):
+                    continue
                 if graph == entities_graph:
                     plan.lines.add(digest(quad))
                 else:
@@ -108,13 +111,12 @@ def naming(kb, terms: list[str]) -> Plan:
 
 def refuse_if_shared(kb, plan: Plan, what: str) -> None:
     """A deletion that would need the shared journal rewritten is refused, naming what holds it."""
-    entities_graph = vocab.entities_graph(kb.perspective).value
     facts, entities, rows = set(), set(), 0
     for _path, quad in _rows(kb.journal.shared):
-        if plan.drops(quad, entities_graph):
+        if plan.drops(quad):
             rows += 1
             graph = privacy.graph_of(quad)
-            if graph == entities_graph:
+            if privacy.is_entities_graph(graph):
                 entities.add(quad[1:quad.index(">")])
             else:
                 facts.add(vocab.id_of(privacy.fact_of(graph)))
@@ -161,7 +163,6 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
     shutil.rmtree(new, ignore_errors=True)  # an unfinished copy
     shutil.rmtree(old, ignore_errors=True)
     counts = {"records": 0, "placeholders": 0}
-    entities_graph = vocab.entities_graph(kb.perspective).value
     segments = Stream(local).segments()
     if not segments:
         return counts
@@ -172,8 +173,8 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
             for tx, begin, end in parse_blocks(data, 0, path):
                 if tx is None:
                     break  # a torn tail: a leftover, dropped with the rest
-                deletes = [q for q in tx.deletes if not plan.drops(q, entities_graph)]
-                adds = [q for q in tx.adds if not plan.drops(q, entities_graph)]
+                deletes = [q for q in tx.deletes if not plan.drops(q)]
+                adds = [q for q in tx.adds if not plan.drops(q)]
                 dropped = len(tx.deletes) + len(tx.adds) - len(deletes) - len(adds)
                 if not dropped:
                     out.write(data[begin:end])

@@ -35,12 +35,15 @@ def default_home() -> Path:
 class KnowledgeBase:
     """A knowledge base folder. Open one with :meth:`open`, make one with :meth:`create`."""
 
-    def __init__(self, path: Path, backend: str = "oxigraph"):
+    def __init__(self, path: Path, backend: str = "oxigraph", perspective: str | None = None):
         self.path = Path(path)
         self.backend_kind = backend
         settings = self._read_json(self.path / "format.json")
         self.format = settings.get("format", FORMAT)
-        self.perspective = settings.get("perspective", DEFAULT_PERSPECTIVE)
+        self.default_perspective = settings.get("perspective", DEFAULT_PERSPECTIVE)
+        if perspective is not None and not vocab.PERSPECTIVE_PATTERN.match(perspective):
+            raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
+        self.perspective = perspective or self.default_perspective
         self.replica = self._read_json(self.path / "replica.json").get("replica")
         self._memory = None  # the in-memory backend keeps its index for the object's life
 
@@ -70,13 +73,13 @@ class KnowledgeBase:
         return cls(path, backend)
 
     @classmethod
-    def open(cls, path: Path, backend: str = "oxigraph") -> "KnowledgeBase":
+    def open(cls, path: Path, backend: str = "oxigraph", perspective: str | None = None) -> "KnowledgeBase":
         """Open the knowledge base at ``path``. Raises NotFound when there is none."""
         path = Path(path)
         if not (path / "format.json").is_file():
             raise NotFound(f"no knowledge base at {path}",
                            hint=f"kg init --kb {path} makes one (or set KGRDF_HOME)")
-        kb = cls(path, backend)
+        kb = cls(path, backend, perspective)
         if kb.format > FORMAT:
             raise Damaged(f"{path} has format {kb.format}; this kgrdf reads format {FORMAT}",
                           hint="upgrade kgrdf")
@@ -310,7 +313,7 @@ class KnowledgeBase:
 
         quads = sorted(str(q) for q in backend.quads() if q.graph_name.value != SCHEMA_GRAPH)
         private = {row["fact"].value for row in Session(self, backend).rows("private-facts")}
-        route = privacy.Router(self.perspective, private.__contains__)
+        route = privacy.Router(private.__contains__)
         (self.path / UNCOMMITTED).touch()
         old_replica = self.replica
         self.replica = "r-" + secrets.token_hex(4)

@@ -33,20 +33,23 @@ def fact_of(graph: str) -> str:
     return graph[:-len(PROVENANCE)] if graph.endswith(PROVENANCE) else graph
 
 
+def is_entities_graph(graph: str) -> bool:
+    """Whether a graph is a perspective's entity graph (``https://kgrdf.org/kb/<perspective>/entities``)."""
+    return graph.startswith(vocab.KB) and graph.endswith("/entities") and graph.count("/", len(vocab.KB)) == 1
+
+
 class Router:
     """Decides, line by line, which journal a change goes to. ``fact_is_private(fact_iri)`` says
     it for a fact's lines (None when the fact is not known: then the line is kept private)."""
 
-    def __init__(self, perspective: str, fact_is_private):
-        self.entities_graph = vocab.entities_graph(perspective).value
-        self.base = vocab.perspective_base(perspective)
+    def __init__(self, fact_is_private):
         self.fact_is_private = fact_is_private
 
     def __call__(self, line: str) -> bool:
         graph = graph_of(line)
-        if graph == self.entities_graph:
+        if is_entities_graph(graph):
             subject = line[1:line.index(">")]
-            return subject[len(self.base):].split("/", 1)[0] in PERSON_TYPES
+            return subject[len(graph) - len("entities"):].split("/", 1)[0] in PERSON_TYPES
         private = self.fact_is_private(fact_of(graph))
         return True if private is None else private
 
@@ -60,31 +63,34 @@ class NameIndex:
     is read once whatever the number of names (a multi-pattern match)."""
 
     def __init__(self):
-        self._by_first: dict[str, list[tuple[tuple[str, ...], object]]] = {}
+        self._by_first: dict[str, list[tuple[tuple[str, ...], str, object]]] = {}
 
     @staticmethod
     def words(text: str) -> list[str]:
         return _WORD.findall(text.casefold())
 
     def add(self, name: str, value) -> None:
+        """Index ``name``; a name that starts with a sign (#deploys, @dana) matches only with it."""
         words = tuple(self.words(name))
         if words:
-            self._by_first.setdefault(words[0], []).append((words, value))
+            lead = name.strip().casefold()[:name.strip().casefold().index(words[0])]
+            self._by_first.setdefault(words[0], []).append((words, lead, value))
 
     def __bool__(self) -> bool:
         return bool(self._by_first)
 
     def find(self, text: str) -> list[tuple[int, int, object]]:
-        """Every (first word, word count, value) of a known name in ``text``, longest first at a word."""
-        words = self.words(text)
+        """Every (start, end, value) of a known name in ``text`` (character offsets), at every word."""
+        spans = [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(text)]
+        words = [w for _, _, w in spans]
         found = []
         for at, word in enumerate(words):
-            for name, value in sorted(self._by_first.get(word, ()), key=lambda entry: -len(entry[0])):
-                if tuple(words[at:at + len(name)]) == name:
-                    found.append((at, len(name), value))
+            for name, lead, value in self._by_first.get(word, ()):
+                start = spans[at][0] - len(lead)
+                if tuple(words[at:at + len(name)]) == name and (
+                        not lead or start >= 0 and text[start:spans[at][0]].casefold() == lead):
+                    found.append((start, spans[at + len(name) - 1][1], value))
         return found
-
-
 
 
 # --- the secret key and the forgotten ------------------------------------------------------------

@@ -143,6 +143,20 @@ def search(as_json: bool, text: str, hits: list) -> None:
         print(f"nothing matches {text!r}")
 
 
+def mentions(as_json: bool, text: str, found: list) -> None:
+    if as_json:
+        return emit({"text": text, "mentions": found})
+    for mention in found:
+        where = f"{mention['text']!r} at {mention['start']}-{mention['end']}"
+        if len(mention["entities"]) == 1:
+            entity = mention["entities"][0]
+            print(f"{where}  {entity['id']}  {entity['name']}  ({entity['matched']})")
+        else:
+            print(f"{where}  ambiguous: " + ", ".join(f"{e['id']} ({e['name']})" for e in mention["entities"]))
+    if not found:
+        print("no known name or alias is mentioned")
+
+
 def neighbors(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)

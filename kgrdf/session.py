@@ -38,8 +38,12 @@ class Session:
     # --- running queries --------------------------------------------------------------------------
 
     def rows(self, name: str, **bindings) -> list[dict]:
-        """Rows of the named query as terms."""
-        return self.backend.select(queries.load(name), bindings)
+        """Rows of the named query as terms. A query that reads the whole knowledge base takes the
+        session's perspective (``$perspective``) unless it is given: no read sees another's."""
+        query = queries.load(name)
+        if "perspective" in query.params and "perspective" not in bindings:
+            bindings["perspective"] = vocab.perspective_iri(self.perspective)
+        return self.backend.select(query, bindings)
 
     def values(self, name: str, **bindings) -> list[dict]:
         """Rows of the named query as plain Python values."""
@@ -118,6 +122,39 @@ class Session:
             hit["matched"].append({"how": self._HOW[row["labelProperty"]], "label": row["label"]})
         exact = [h for h in found.values() if any(model.match_key(m["label"]) == needle for m in h["matched"])]
         return exact + [h for h in found.values() if h not in exact]
+
+    def perspectives(self) -> list[dict]:
+        """Every perspective with data, and the knowledge base's default one: name and counts."""
+        found: dict[str, dict] = {self.kb.default_perspective: {"entities": 0, "facts": 0}}
+        for row in self.values("perspectives"):
+            name = row["perspective"].removeprefix(vocab.KB).rstrip("/")
+            found.setdefault(name, {"entities": 0, "facts": 0})["facts" if row["isFact"] else "entities"] = row["count"]
+        return [{"perspective": name, **counts, "default": name == self.kb.default_perspective,
+                 "current": name == self.perspective} for name, counts in sorted(found.items())]
+
+    def mentions(self, text: str) -> list[dict]:
+        """The known names and strong aliases ``text`` mentions, whole words, any case: at each place
+        the longest name wins and overlapping shorter ones are dropped; a name two entities share is
+        one mention with both (ambiguous). In the order of the text, with character offsets."""
+        from kgrdf.privacy import NameIndex
+
+        index = NameIndex()
+        for row in self.values("labels", entities=self.entities_graph):
+            index.add(row["label"], row)
+        spans: dict[tuple[int, int], dict[str, dict]] = {}
+        for start, end, row in index.find(text):
+            entities = spans.setdefault((start, end), {})
+            if row["id"] not in entities or row["how"] == "name":
+                entities[row["id"]] = {"id": row["id"], "type": row["id"].split("/", 1)[0], "name": row["name"],
+                                       "matched": row["how"], "label": row["label"]}
+        out, taken_to = [], -1
+        for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+            if start < taken_to:
+                continue  # inside or across a longer mention that starts earlier
+            taken_to = end
+            out.append({"start": start, "end": end, "text": text[start:end],
+                        "entities": sorted(spans[(start, end)].values(), key=lambda e: e["id"])})
+        return out
 
     # --- facts -------------------------------------------------------------------------------------
 
@@ -308,10 +345,18 @@ class Session:
 
     # --- raw SPARQL and export -----------------------------------------------------------------------
 
+    def in_scope(self, graph: str) -> bool:
+        """Whether a graph is this session's to read: the perspective's own, or the schema."""
+        from kgrdf.schema import SCHEMA_GRAPH
+
+        return graph.startswith(vocab.perspective_base(self.perspective)) or graph == SCHEMA_GRAPH
+
     def sparql(self, text: str):
-        """Run any SPARQL query over the knowledge base's data and schema graphs."""
+        """Run any SPARQL query over the perspective's data graphs and the schema graph: the dataset
+        the engine sees holds nothing else."""
+        scope = [g for g in self.backend.graphs() if self.in_scope(g.value)]
         try:
-            return self.backend.sparql(text)
+            return self.backend.sparql(text, graphs=scope)
         except SyntaxError as exc:
             raise BadInput(f"the query does not parse: {exc}") from None
 
@@ -330,7 +375,7 @@ class Session:
             rows = self.rows("graph-current", now=_now_literal())
             data = [Triple(r["s"], r["p"], r["o"]) for r in rows]
         else:
-            data = self.backend.quads()
+            data = [q for q in self.backend.quads() if self.in_scope(q.graph_name.value)]
         prefixes = {k: v for k, v in vocab.PREFIXES.items()}
         if fmt in ("trig", "turtle"):
             return ox.serialize(data, format=formats[fmt], prefixes=prefixes)

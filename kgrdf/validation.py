@@ -168,13 +168,14 @@ def validate_all(session, progress=None) -> list[Finding]:
     from kgrdf import shacl
     from kgrdf.schema import SCHEMA_GRAPH
 
-    entities_graph = vocab.entities_graph(session.perspective).value
+    from kgrdf.privacy import is_entities_graph
+
     fact_quads, entity_quads, facts = [], [], 0
-    for quad in session.backend.quads():
+    for quad in session.backend.quads():  # every perspective's: the whole store is checked
         graph = "" if isinstance(quad.graph_name, DefaultGraph) else quad.graph_name.value
         if not graph or graph == SCHEMA_GRAPH:
             continue
-        if graph == entities_graph:
+        if is_entities_graph(graph):
             entity_quads.append(quad)
         else:
             fact_quads.append(quad)

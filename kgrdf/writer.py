@@ -68,7 +68,7 @@ class Writer(Session):
         self.key: privacy.Key | None = None  # the secret key, as the write found it (see privacy.key)
         self.allow_forgotten = False  # adding a forgotten person again is refused unless this is set
         self._forgotten: list[dict] | None = None
-        self.is_private = privacy.Router(self.perspective, self._fact_is_private)
+        self.is_private = privacy.Router(self._fact_is_private)
 
     # --- pending state seen before the index -----------------------------------------------------
 

@@ -93,6 +93,9 @@ def cases(store):
         "private-facts": ({}, lambda rows: len(rows) == 10 and hotfix_entry.value in {r["fact"] for r in rows}),
         "person-labels": (dict(entities=ENTITIES), lambda rows: sorted(r["key"] for r in rows) == [
             "dana", "dana okafor", "priya", "priya natarajan", "sam", "sam reyes"]),
+        "labels": (dict(entities=ENTITIES), lambda rows: len({r["id"] for r in rows}) == 23
+                   and {(r["label"], r["how"]) for r in rows if r["id"] == "repo/api"} >= {
+                       ("api", "name"), ("the API", "alias")}),
         "fact-ids": ({}, lambda rows: len(rows) == 35 and all(r["id"].startswith("f-") for r in rows)),
     }
 
@@ -110,7 +113,16 @@ def test_query_header_documents_every_parameter(name):
     assert used == set(query.params), f"{name}.rq uses {sorted(used)}, documents {sorted(query.params)}"
 
 
+PERSPECTIVE = vocab.perspective_iri("main")
+
+
+def _scoped(query, bindings: dict) -> dict:
+    """A whole-knowledge-base query reads one perspective, as the session binds it."""
+    return {"perspective": PERSPECTIVE, **bindings} if "perspective" in query.params else bindings
+
+
 def _oxigraph(store, query, bindings):
+    bindings = _scoped(query, bindings)
     result = store.query(query.text, substitutions={ox.Variable(k): v for k, v in bindings.items()})
     if isinstance(result, ox.QueryBoolean):
         return bool(result)
@@ -133,6 +145,7 @@ def _to_rdflib(term):
 def _rdflib(graph, query, bindings):
     import rdflib
 
+    bindings = _scoped(query, bindings)
     result = graph.query(query.text, initBindings={rdflib.Variable(k): _to_rdflib(v) for k, v in bindings.items()})
     if result.type == "ASK":
         return bool(result.askAnswer)
@@ -169,6 +182,17 @@ def test_query_gives_its_expected_rows_on_oxigraph(dataset, name):
     bindings, expect = cases(store)[name]
     rows = _oxigraph(store, queries.load(name), bindings)
     assert expect(rows), f"{name}.rq gave {rows!r:.2000}"
+
+
+def test_a_whole_knowledge_base_query_sees_nothing_of_another_perspective(dataset):
+    store, _ = dataset
+    other = vocab.perspective_iri("other")
+    for name in queries.names():
+        query = queries.load(name)
+        if "perspective" in query.params:
+            bindings, _ = cases(store)[name]
+            rows = _oxigraph(store, query, {**bindings, "perspective": other})
+            assert rows == [] or all(row.get("count", 0) == 0 for row in rows), name
 
 
 @pytest.mark.parametrize("name", queries.names())

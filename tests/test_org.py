@@ -1,0 +1,113 @@
+"""Organizations, perspectives and mentions (§9)."""
+
+import json
+
+
+# --- kg mentions ----------------------------------------------------------------------------------
+
+def test_mentions_finds_names_and_aliases_as_whole_words_any_case(demo):
+    text = "Ask dana about THE API; the web-app deploys go through the Release process."
+    found = demo.json("mentions", text)["mentions"]
+    assert [(m["text"], [e["id"] for e in m["entities"]]) for m in found] == [
+        ("dana", ["person/dana"]), ("THE API", ["repo/api"]), ("the web-app", ["repo/web-app"]),
+        ("Release process", ["process/release"])]
+    assert all(text[m["start"]:m["end"]] == m["text"] for m in found)
+    assert found[0]["entities"][0]["matched"] == "alias"
+
+
+def test_where_names_overlap_the_longest_wins_and_a_shared_name_is_ambiguous(demo):
+    demo("add-entity", "organization/texture", "--name", "Texture", "--alias", "Texture HQ", "--alias", "texturehq.com")
+    demo("add-entity", "organization/hq-systems", "--name", "HQ Systems")
+    demo("add-entity", "team/ops", "--name", "Ops", "--alias", "Texture")  # a second entity called Texture
+    found = demo.json("mentions", "Texture HQ Systems and texturehq.com; texture alone.")["mentions"]
+    assert [(m["text"], [e["id"] for e in m["entities"]]) for m in found] == [
+        ("Texture HQ", ["organization/texture"]),  # leftmost, longest: "HQ Systems" overlaps it
+        ("texturehq.com", ["organization/texture"]),
+        ("texture", ["organization/texture", "team/ops"])]
+    shown = demo("mentions", "texture alone").stdout
+    assert "ambiguous: organization/texture (Texture), team/ops (Ops)" in shown
+
+
+def test_mentions_of_a_message_that_names_nothing(demo):
+    assert demo.json("mentions", "nothing known here, not even apiary, released builds or deploys without its sign")["mentions"] == []
+    assert "no known name or alias is mentioned" in demo("mentions", "nothing at all").stdout
+
+
+def test_mentions_reads_the_message_from_standard_input(demo):
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    result = CliRunner().invoke(app, ["mentions", "-", "--json", "--kb", str(demo.path)],
+                                input="Priya reviews the api.\n")
+    assert result.exit_code == 0
+    assert [m["text"] for m in json.loads(result.stdout)["mentions"]] == ["Priya", "the api"]
+
+
+# --- perspectives ---------------------------------------------------------------------------------
+
+def _two_perspectives(kg):
+    """lyra knows the api uses the web app; main knows nothing of it."""
+    kg("add-entity", "repo/api", "--name", "api", "--perspective", "lyra")
+    kg("add-entity", "repo/web", "--name", "web", "--alias", "the web app", "--perspective", "lyra")
+    fact = kg.json("propose", "repo/api", "uses", "--object", "repo/web", "-s", "pr:1", "--perspective", "lyra")
+    kg("confirm", fact["id"], "--perspective", "lyra")
+    kg("add-entity", "repo/billing", "--name", "billing")  # main's own
+    return fact
+
+
+def test_no_read_in_one_perspective_returns_anything_of_another(kg, monkeypatch):
+    fact = _two_perspectives(kg)
+    # lyra sees its own.
+    assert [f["id"] for f in kg.json("facts", "api", "--perspective", "lyra")["facts"]] == [fact["id"]]
+    assert kg.json("stats", "--perspective", "lyra")["fact_count"] == 1
+    # main sees none of it, by any read.
+    kg("lookup", "api", expect=1)
+    kg("history", fact["id"], expect=1)
+    assert kg.json("search", "web")["results"] == []
+    assert kg.json("mentions", "the api calls the web app")["mentions"] == []
+    assert kg.json("stats")["fact_count"] == 0
+    rows = kg.json("sparql", "SELECT ?s WHERE { GRAPH ?g { ?s ?p ?o } FILTER (CONTAINS(STR(?s), 'lyra')) }")
+    assert rows["results"]["bindings"] == []
+    assert b"lyra" not in kg("export", "--format", "nquads").stdout.encode()
+    assert "lyra" not in kg("export", "--format", "turtle").stdout
+    assert "lyra" in kg("export", "--format", "nquads", "--perspective", "lyra").stdout
+    # KGRDF_PERSPECTIVE scopes a command as --perspective does.
+    monkeypatch.setenv("KGRDF_PERSPECTIVE", "lyra")
+    assert kg.json("lookup", "api")["entity"]["id"] == "repo/api"
+    kg("lookup", "billing", expect=1)
+
+
+def test_perspectives_lists_each_with_its_counts_and_the_default(kg):
+    _two_perspectives(kg)
+    listed = kg.json("perspectives")["perspectives"]
+    assert listed == [
+        {"perspective": "lyra", "entities": 2, "facts": 1, "default": False, "current": False},
+        {"perspective": "main", "entities": 1, "facts": 0, "default": True, "current": True}]
+    assert "* lyra  2 entities, 1 facts" in kg("perspectives", "--perspective", "lyra").stdout
+    bad = kg("lookup", "api", "--perspective", "Not Valid", expect=2)
+    assert "perspective 'Not Valid' must be lower-case letters, digits, - or _" in bad.stderr
+
+
+def test_a_fact_reaching_across_perspectives_is_refused_and_nothing_is_written(kg):
+    import pytest
+    from pyoxigraph import NamedNode
+
+    from kgrdf import clock, model, vocab
+    from kgrdf.errors import Refused
+    from kgrdf.kb import KnowledgeBase
+
+    _two_perspectives(kg)
+    before = kg.snapshot()
+    kb = KnowledgeBase.open(kg.path, perspective="main")
+    now = clock.iso(clock.now())
+    with pytest.raises(Refused, match="its object lyra/repo/web is in perspective lyra, the fact in main"):
+        with kb.writing("propose") as writer:
+            fact = model.Fact(
+                id="f-aaaaaa", iri=vocab.fact_iri("main", "f-aaaaaa").value,
+                subject=vocab.entity_iri("main", "repo/billing").value, predicate=vocab.kg("uses").value,
+                target=NamedNode(vocab.entity_iri("lyra", "repo/web").value),
+                sources=[model.Source("pr", "1")], observed_at=now, recorded_at=now,
+                perspective=vocab.perspective_iri("main").value)
+            writer._stage([], model.fact_quads(fact, writer.schema), fact, created=True)
+    assert kg.snapshot() == before
