@@ -367,6 +367,64 @@ def identifiers_list(
                "\n".join(f"{e['entity']}  {e['kind']}  {e['value']}" for e in entries) or "no identifiers recorded")
 
 
+org_app = _group("org", "Organizations: the perspective's own, and the ones it deals with, on the fact machinery.",
+                 no_args_is_help=True)
+
+
+def _org_id(name: str, given: Optional[str]) -> str:
+    """organization/<slug of the name>, unless an id is given."""
+    import re as regex
+
+    if given:
+        return given if given.startswith("organization/") else f"organization/{given}"
+    slug = regex.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")
+    if not slug:
+        from kgrdf.errors import BadInput
+
+        raise BadInput(f"cannot make an id from the name {name!r}", hint="give one with --id")
+    return f"organization/{slug}"
+
+
+OrgAliasOption = Annotated[Optional[list[str]], typer.Option(
+    "--alias", "-a", help="Another name it goes by: a short name, a domain (texturehq.com) (repeat).")]
+OrgIdOption = Annotated[Optional[str], typer.Option("--id", help="The id, organization/SLUG. Default: from the name.")]
+
+
+@org_app.command("init")
+def org_init(
+    name: Annotated[str, typer.Argument(help="The organization this perspective belongs to, e.g. \"Texture\".")],
+    alias: OrgAliasOption = None,
+    org_id: OrgIdOption = None,
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    json: JsonOption = False,
+):
+    """Provision the perspective's self organization: exactly one per perspective (a shape refuses
+    a second), made by the operator and never from chat; every context pack opens with it."""
+    base = _kb(kb, perspective)
+    with base.writing("org init") as writer:
+        entity, outcome = writer.add_entity(_org_id(name, org_id), name, alias or [], is_self=True)
+    render.out(json, {**entity.as_json(), "outcome": outcome, "perspective": base.perspective},
+               f"{outcome} {entity.id} ({entity.name}) as the self organization of perspective {base.perspective}")
+
+
+@org_app.command("add")
+def org_add(
+    name: Annotated[str, typer.Argument(help="The organization's name, e.g. \"Acme Corp\".")],
+    alias: OrgAliasOption = None,
+    org_id: OrgIdOption = None,
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    json: JsonOption = False,
+):
+    """Add an organization we deal with, or add aliases to one. Its attributes are value facts
+    (kg propose ORG founded --value 2023; industry, relationship, first_contact_at,
+    last_contact_at) and its relations object facts (customer_of, vendor_of, parent_of)."""
+    with _kb(kb, perspective).writing("org add") as writer:
+        entity, outcome = writer.add_entity(_org_id(name, org_id), name, alias or [])
+    render.out(json, {**entity.as_json(), "outcome": outcome}, f"{outcome} {entity.id} ({entity.name})")
+
+
 @app.command()
 def expire(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would expire or be deleted; change nothing.")] = False,

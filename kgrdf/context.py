@@ -56,7 +56,8 @@ def count_tokens(text: str) -> int:
 # The kinds of fact in a pack, most specific first: a process's steps, the facts the thing says
 # (it is the subject), the facts that point to it (it is the object), the facts of the entities
 # anchored to it.
-KINDS = ("steps", "about", "links", "around")
+KINDS = ("self", "steps", "about", "links", "around")
+SELF_FACTS = 5  # the perspective's own organization: at most this many of its facts open every pack
 REWORK = "prevents rework"
 
 
@@ -66,6 +67,7 @@ def rank_key(fact: dict) -> tuple:
     anchor_order = fact.get("anchor_order")
     order = fact.get("order")
     return (
+        0 if fact["kind"] == "self" else 1,
         0 if fact.get("prevents_rework") else 1,
         0 if fact["kind"] != "around" else 1,
         fact.get("entity_index", 0),
@@ -80,7 +82,7 @@ def rank(facts: list[dict]) -> list[dict]:
     """The facts in pack order (see :func:`rank_key`), each with its ``section``."""
     ranked = sorted(facts, key=rank_key)
     for fact in ranked:
-        fact["section"] = REWORK if fact.get("prevents_rework") else fact["kind"]
+        fact["section"] = REWORK if fact.get("prevents_rework") and fact["kind"] != "self" else fact["kind"]
     return ranked
 
 
@@ -110,18 +112,22 @@ def _title(pack: dict) -> list[str]:
         lines = [f"# Context for \"{pack['topic']}\": {named}"]
         if pack.get("more_matches"):
             lines.append(f"{pack['more_matches']} more entities match (kg search lists them).")
+    if pack.get("self"):
+        lines.append(f"We are {pack['self']['name']} ({pack['self']['id']}).")
     lines.append("Confirmed facts, most useful first, each with [fact id · source].")
     return lines
 
 
 def _section_key(fact: dict) -> tuple:
     """Facts that share a heading: one "Prevents rework" section, then a section per kind and entity."""
-    return (fact["section"], None if fact["section"] == REWORK else fact.get("entity_index", 0))
+    return (fact["section"], None if fact["section"] in (REWORK, "self") else fact.get("entity_index", 0))
 
 
 def _heading(pack: dict, fact: dict) -> str:
     if fact["section"] == REWORK:
         return "## Prevents rework"
+    if fact["section"] == "self":
+        return f"## Our organization: {pack['self']['name']}"
     name = pack["entities"][fact.get("entity_index", 0)]["name"]
     return {"steps": f"## {name}: steps, in order", "about": f"## About {name}",
             "links": f"## Linked to {name}", "around": f"## Around {name}"}[fact["section"]]
@@ -295,6 +301,24 @@ def gather(session, entities: list, now) -> tuple[list[dict], int]:
     return facts, unread
 
 
+def own_organization(session):
+    """The perspective's self organization (kg org init), or None."""
+    from pyoxigraph import NamedNode
+
+    rows = session.rows("self-organization", entities=session.entities_graph)
+    return session.entity(NamedNode(rows[0]["entity"].value)) if rows else None
+
+
+def own_facts(session, ours, now, seen: set[str]) -> list[dict]:
+    """The first facts the self organization says about itself: they open every pack."""
+    from pyoxigraph import NamedNode
+
+    rows = [r for r in session.values("context-facts", entity=NamedNode(ours.iri), now=now)
+            if r["direction"] == "out" and r["id"] not in seen]
+    rows.sort(key=lambda r: (r.get("predicateKey") or "", r["id"]))
+    return [candidate(row, ours, "self", 0, ours) for row in rows[:SELF_FACTS]]
+
+
 def pack(session, text: str, budget: int) -> dict:
     """A context pack about the entity ``text`` names, or about a topic: the entities whose names
     match it. Raises NotFound when nothing matches and BadInput for a budget too small for the
@@ -312,6 +336,9 @@ def pack(session, text: str, budget: int) -> dict:
     entities, topic = _entities(session, text)
     now = vocab.datetime_literal(clock.iso(clock.now()))
     facts, unread = gather(session, entities, now)
+    ours = own_organization(session)
+    if ours is not None and ours.iri not in {e.iri for e in entities}:
+        facts = own_facts(session, ours, now, {f["id"] for f in facts}) + facts
     ranked = rank(facts)
 
     def cited(facts: list[dict]) -> Iterator[dict]:
@@ -321,6 +348,8 @@ def pack(session, text: str, budget: int) -> dict:
 
     head = {"for": text, **topic, "entities": [{"id": e.id, "type": e.type, "name": e.name} for e in entities],
             "budget": budget, "token_method": TOKEN_METHOD}
+    if ours is not None:
+        head["self"] = {"id": ours.id, "name": ours.name}
     if unread:
         head["unread_entities"] = unread
     return fit(head, cited(ranked), len(ranked))

@@ -77,12 +77,15 @@ class Entity:
     aliases: list[str] = field(default_factory=list)
     weak_aliases: list[str] = field(default_factory=list)
     summary: str | None = None
+    is_self: bool = False  # the perspective's own organization (kg org init)
 
     def as_json(self) -> dict:
         out = {"id": self.id, "type": self.type, "name": self.name, "aliases": self.aliases,
                "weak_aliases": self.weak_aliases}
         if self.summary:
             out["summary"] = self.summary
+        if self.is_self:
+            out["self"] = True
         return out
 
 
@@ -232,6 +235,7 @@ def fold_entity(entity_iri: str, rows: list[dict]) -> Entity | None:
         aliases=sorted(data.get(vocab.ALT_LABEL.value, [])),
         weak_aliases=sorted(data.get(vocab.WEAK_ALIAS.value, [])),
         summary=(data.get(vocab.SUMMARY.value) or [None])[0],
+        is_self="true" in data.get(vocab.SELF_ORGANIZATION.value, []),
     )
 
 
@@ -373,6 +377,8 @@ def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
     quads += [Quad(node, prop, Literal(key), graph) for prop, key in sorted(keys, key=str)]
     if entity.summary:
         quads.append(Quad(node, vocab.SUMMARY, Literal(entity.summary), graph))
+    if entity.is_self:
+        quads.append(Quad(node, vocab.SELF_ORGANIZATION, Literal(True), graph))
     return quads
 
 

@@ -200,6 +200,8 @@ class Writer(Session):
                     context.setdefault(other.iri, other)
         context.update({f.iri: f for f in facts})
         named = {f.subject for f in facts} | {f.target.value for f in facts if f.is_entity_target}
+        if any(e.is_self for e in self._entities.values()):  # the one it must not be a second of
+            named |= {row["entity"].value for row in self.rows("self-organization", entities=self.entities_graph)}
         entities = {iri: self.entity(NamedNode(iri)) for iri in named | set(self._entities)}
         fact_quads = [q for f in context.values() for q in model.fact_quads(f, self.schema)]
         entity_quads = [q for e in entities.values() if e is not None
@@ -298,8 +300,10 @@ class Writer(Session):
 
     # --- entities -----------------------------------------------------------------------------------
 
-    def add_entity(self, entity_id: str, name: str, aliases=(), weak_aliases=(), summary: str | None = None):
+    def add_entity(self, entity_id: str, name: str, aliases=(), weak_aliases=(), summary: str | None = None,
+                   is_self: bool = False):
         """Make an entity, or add to one: a new name or summary replaces the old, aliases are added.
+        ``is_self`` makes an organization the perspective's own (kg org init; the shapes allow one).
 
         Returns (entity, "created" | "updated" | "unchanged").
         """
@@ -321,13 +325,14 @@ class Writer(Session):
             self._refuse_forgotten(entity_id)
         if old is None:
             new = model.Entity(entity_id, iri.value, type_key, name, sorted(set(aliases) - {name}),
-                               sorted(set(weak) - {name} - set(aliases)), summary)
+                               sorted(set(weak) - {name} - set(aliases)), summary, is_self)
             outcome = "created"
         else:
             new = replace(old, name=name or old.name,
                           aliases=sorted(set(old.aliases) | set(aliases)),
                           weak_aliases=sorted(set(old.weak_aliases) | set(weak)),
-                          summary=summary if summary is not None else old.summary)
+                          summary=summary if summary is not None else old.summary,
+                          is_self=old.is_self or is_self)
             new.aliases = [a for a in new.aliases if a != new.name]
             new.weak_aliases = [a for a in new.weak_aliases if a not in new.aliases and a != new.name]
             outcome = "unchanged" if new == old else "updated"

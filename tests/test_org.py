@@ -111,3 +111,39 @@ def test_a_fact_reaching_across_perspectives_is_refused_and_nothing_is_written(k
                 perspective=vocab.perspective_iri("main").value)
             writer._stage([], model.fact_quads(fact, writer.schema), fact, created=True)
     assert kg.snapshot() == before
+
+
+# --- the self organization and organizations -------------------------------------------------------
+
+def test_one_self_organization_per_perspective_first_in_every_pack(demo):
+    made = demo.json("org", "init", "Fernhill Labs", "--alias", "fernhill.io")
+    assert made["id"] == "organization/fernhill-labs" and made["self"] is True
+    before = demo.snapshot()
+    second = demo("org", "init", "Other Co", expect=1)
+    assert "organization/fernhill-labs is this perspective's self organization already" in second.stderr
+    assert demo.snapshot() == before  # refused: nothing written
+    # Another perspective has its own.
+    assert demo.json("org", "init", "Lyra Inc", "--perspective", "lyra")["self"] is True
+    fact = demo.json("propose", "organization/fernhill-labs", "industry", "--value", "developer tools",
+                     "-s", "memory:about-us")
+    demo("confirm", fact["id"])
+    pack = demo.json("context", "--for", "process/release")
+    assert pack["self"] == {"id": "organization/fernhill-labs", "name": "Fernhill Labs"}
+    lines = pack["markdown"].splitlines()
+    assert lines[1] == "We are Fernhill Labs (organization/fernhill-labs)."
+    assert lines[4] == "## Our organization: Fernhill Labs"
+    assert lines[5].startswith("- Fernhill Labs works in developer tools [" + fact["id"])
+    assert pack["facts"][0]["id"] == fact["id"]
+
+
+def test_org_add_resolves_its_names_and_aliases_to_one_organization(kg):
+    kg("org", "add", "Texture", "--alias", "Texture HQ", "--alias", "texturehq.com")
+    for name in ("Texture", "texture hq", "TextureHQ.com"):
+        assert [m["id"] for m in kg.json("identify", name)["matches"]] == ["organization/texture"], name
+    fact = kg.json("propose", "Texture HQ", "founded", "--value", "2023", "-s", "slack:p1")
+    assert fact["subject"] == "organization/texture"
+    relation = kg.json("org", "add", "Acme Corp")
+    kg("propose", "Acme Corp", "customer_of", "--object", "texturehq.com", "-s", "ledger:contracts")
+    assert relation["id"] == "organization/acme-corp"
+    assert "is a customer of Texture" in kg("lookup", "acme corp").stdout
+    assert "cannot make an id" in kg("org", "add", "!!!", expect=2).stderr
