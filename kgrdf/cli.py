@@ -57,6 +57,12 @@ AllowForgotten = Annotated[bool, typer.Option(
     "--allow-forgotten", help="Add a person who was forgotten with kg forget again, knowingly.")]
 ObjectOption = Annotated[Optional[str], typer.Option("--object", "-o", help="The object: an entity id, name or alias.")]
 ValueOption = Annotated[Optional[str], typer.Option("--value", "-v", help="The value: text (or a date for dated predicates).")]
+AudienceOption = Annotated[Optional[str], typer.Option(
+    "--audience", help="Who could hear it: public, workspace:W, channel:C, dm:A,B or owner (the default: "
+                       "the knowledge base owner's own).")]
+HearOption = Annotated[Optional[str], typer.Option(
+    "--audience", help="The audience the answer will be shown in (public, workspace:W, channel:C, dm:A,B): only "
+                       "what it may hear is read. Default: the owner, who may hear everything.")]
 ReasonOption = Annotated[Optional[str], typer.Option("--reason", help="Why, kept in the fact's history.")]
 
 
@@ -161,6 +167,14 @@ def propose(
     transcript: Annotated[Optional[Path], typer.Option(help="The agent session's transcript, JSON lines (with "
                                                        "--from-user): the quote must be in a user prompt there.")] = None,
     reason: ReasonOption = None,
+    audience: AudienceOption = None,
+    said_by: Annotated[Optional[str], typer.Option("--said-by", help="Who said it: an actor or a person (id, name "
+                                                   "or alias). Their organization then is recorded with it.")] = None,
+    message: Annotated[Optional[str], typer.Option(help="The message it was said in (a permalink or an id).")] = None,
+    extracted: Annotated[bool, typer.Option("--extracted", help="A model read it out of text: it stays a proposal "
+                                            "whatever its sources.")] = False,
+    confidence: Annotated[Optional[float], typer.Option(help="The extractor's confidence, 0 to 1 (with --extracted).")] = None,
+    span: Annotated[Optional[str], typer.Option(help="The words it was extracted from (with --extracted).")] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
@@ -174,6 +188,7 @@ def propose(
     """
     from kgrdf import model, transcript as transcript_module
     from kgrdf.errors import BadInput
+    from kgrdf.writer import Heard
 
     user_words = None
     if from_user:
@@ -186,7 +201,7 @@ def propose(
     _write_fact(_kb(kb, perspective), "propose", json, lambda writer: writer.propose(
         subject, predicate, object=object, value=value, sources=source or [], authority=authority,
         valid_from=valid_from, valid_to=valid_to, order=order, prevents_rework=prevents_rework, reason=reason,
-        user_words=user_words))
+        user_words=user_words, heard=Heard(audience or "owner", said_by, message, extracted, confidence, span)))
 
 
 @app.command()
@@ -518,10 +533,12 @@ def lookup(
     entity: Annotated[str, typer.Argument(help="An entity id, name or alias.")],
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
+    audience: HearOption = None,
     json: JsonOption = False,
 ):
     """An entity and its current facts with their sources, and the facts that point to it."""
     with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
         result = session.lookup(entity)
     render.lookup(json, result)
 
@@ -535,11 +552,13 @@ def facts(
     all: Annotated[bool, typer.Option("--all", help="Every fact: proposed, confirmed, rejected, expired and closed.")] = False,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
+    audience: HearOption = None,
     json: JsonOption = False,
 ):
     """Facts about a subject: current by default; --as-of and --known-at combine."""
     when, known = _time(as_of, "--as-of"), _time(known_at, "--known-at")
     with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
         result = session.facts(subject, predicate=predicate, as_of=when, known_at=known, everything=all)
     render.facts(json, result)
 
@@ -549,10 +568,12 @@ def search(
     text: Annotated[str, typer.Argument(help="Text to find in ids, names, aliases and weak aliases.")],
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
+    audience: HearOption = None,
     json: JsonOption = False,
 ):
     """Find entities by a part of their id, name, alias or weak alias, ignoring case."""
     with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
         hits = session.search(text)
     render.search(json, text, hits)
 
@@ -563,10 +584,12 @@ def neighbors(
     hops: Annotated[int, typer.Option(help="How many facts away (1 to 4).")] = 1,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
+    audience: HearOption = None,
     json: JsonOption = False,
 ):
     """The entities within N current facts of an entity, and the facts that link them."""
     with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
         result = session.neighbors(entity, hops)
     render.neighbors(json, result)
 
@@ -576,10 +599,12 @@ def history(
     fact_id: Annotated[str, typer.Argument(metavar="FACT_ID", help="The fact id.")],
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
+    audience: HearOption = None,
     json: JsonOption = False,
 ):
     """A fact and every change to it, with what each field held before."""
     with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
         result = session.history(fact_id)
     render.history(json, result)
 
@@ -589,6 +614,7 @@ def sparql(
     query: Annotated[str, typer.Argument(metavar="QUERY_OR_FILE", help="A SPARQL query, or the path of a .rq file.")],
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
+    audience: HearOption = None,
     json: JsonOption = False,
 ):
     """Run any SPARQL query over the knowledge base (facts are named graphs; see README)."""
@@ -601,6 +627,7 @@ def sparql(
         except OSError as exc:
             raise BadInput(f"cannot read {path}: {exc.strerror}") from None
     with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
         result = session.sparql(query)
         render.sparql(json, result)
 
@@ -611,10 +638,12 @@ def export(
     output: Annotated[Optional[Path], typer.Option("--output", help="Write to this file instead of stdout.")] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
+    audience: HearOption = None,
     json: JsonOption = False,
 ):
     """Write the knowledge base in a standard RDF syntax that other RDF tools read back."""
     with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
         data = session.export(format)
     if output:
         from kgrdf.errors import BadInput
@@ -724,6 +753,7 @@ def context(
                                                   show_default=False)] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
+    audience: HearOption = None,
     json: JsonOption = False,
 ):
     """A small cited pack for a task brief: current, confirmed facts about a repo, process or topic and
@@ -738,6 +768,7 @@ def context(
     from kgrdf import context as context_module, settings
 
     with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
         result = context_module.pack(session, target, budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET"))
     render.out(json, result, result["markdown"])
 

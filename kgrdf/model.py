@@ -31,6 +31,16 @@ FIELDS: dict[str, tuple[NamedNode, str]] = {
     "reviewed_by": (kg("reviewedBy"), "string"),
     "prevents_rework": (kg("preventsRework"), "boolean"),
     "audience": (kg("audience"), "string"),
+    "said_by": (kg("saidBy"), "iri"),
+    "message": (kg("message"), "string"),
+    "speaker_affiliation": (kg("speakerAffiliation"), "iri"),
+    "extracted": (kg("extracted"), "boolean"),
+    "confidence": (kg("confidence"), "decimal"),
+    "span": (kg("span"), "string"),
+    "claimed_role": (kg("claimedRole"), "string"),
+    "verified": (kg("verified"), "boolean"),
+    "promoted_to": (kg("promotedTo"), "iri"),
+    "merged_from": (kg("mergedFrom"), "iri"),
     "order": (kg("order"), "integer"),
     "perspective": (kg("perspective"), "iri"),
 }
@@ -122,6 +132,16 @@ class Fact:
     reviewed_by: str | None = None
     prevents_rework: bool = False
     audience: str | None = None
+    said_by: str | None = None  # the speaker: an actor or person IRI
+    message: str | None = None  # the message it was said in
+    speaker_affiliation: str | None = None  # the speaker's organization then (shown, never trusted)
+    extracted: bool | None = None  # read out of text by a model: always a proposal
+    confidence: float | None = None
+    span: str | None = None  # the words it was extracted from
+    claimed_role: str | None = None  # an affiliation claim's role ("IT")
+    verified: bool | None = None  # an affiliation claim: false until promoted
+    promoted_to: str | None = None  # the actor a claim was promoted to
+    merged_from: str | None = None  # the fact this one carries over from a merged organization
     order: int | None = None
     perspective: str | None = None
     updates: list[Update] = field(default_factory=list)
@@ -152,6 +172,8 @@ def _py(term, kind: str, schema):
         return int(term.value)
     if kind == "boolean":
         return term.value in ("true", "1")
+    if kind == "decimal":
+        return float(term.value)
     return term.value
 
 
@@ -258,6 +280,8 @@ def _term(value, kind: str, schema, name: str = ""):
         return vocab.integer(value)
     if kind == "boolean":
         return vocab.boolean(value)
+    if kind == "decimal":
+        return Literal(f"{float(value):.6f}".rstrip("0").rstrip("."), datatype=vocab.XSD_DECIMAL)
     if kind == "iri":
         return NamedNode(value)
     return Literal(str(value))

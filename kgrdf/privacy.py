@@ -55,7 +55,10 @@ class Router:
 
 
 def fact_is_private(fact) -> bool:
-    return fact.sensitivity == "personal" or any(s.kind == "user" and s.quote for s in fact.sources)
+    """A fact that names a person, that a person or an actor said (its speaker is on it), or that
+    the user stated in their own words."""
+    return (fact.sensitivity == "personal" or fact.said_by is not None
+            or any(s.kind == "user" and s.quote for s in fact.sources))
 
 
 class NameIndex:

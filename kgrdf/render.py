@@ -54,8 +54,34 @@ def fact_line(fact: dict, indent: str = "  ") -> str:
         when.append(f"superseded by {fact['superseded_by']}")
     extra = f" ({'; '.join(when)})" if when else ""
     rework = " !" if fact.get("prevents_rework") else ""
-    return (f"{indent}{fact['id']} {status}{rework} {fact['sentence']}{extra}\n"
+    line = (f"{indent}{fact['id']} {status}{rework} {fact['sentence']}{extra}\n"
             f"{indent}    {paint(fact['authority'] + ' · ' + _sources(fact), 'dim')}")
+    heard = _heard(fact)
+    return line + (f"\n{indent}    {paint(heard, 'dim')}" if heard else "")
+
+
+def _heard(fact: dict) -> str:
+    """Where a fact was heard, when there is more to say than the owner's own."""
+    parts = []
+    if fact.get("audience") not in (None, "owner"):
+        parts.append(f"heard in {fact['audience']}")
+    if fact.get("said_by"):
+        who = fact.get("said_by_name") or fact["said_by"]
+        if fact.get("speaker_affiliation"):
+            who += f" ({fact.get('speaker_affiliation_name') or fact['speaker_affiliation']})"
+        parts.append(f"said by {who}" + (f" in {fact['message']}" if fact.get("message") else ""))
+    elif fact.get("message"):
+        parts.append(f"in {fact['message']}")
+    if fact.get("extracted"):
+        parts.append("extracted" + (f" ({fact['confidence']:.2f})" if fact.get("confidence") is not None else "")
+                     + (f" from {fact['span']!r}" if fact.get("span") else ""))
+    if fact.get("claimed_role") is not None or fact.get("verified") is False:
+        parts.append("unverified claim" if not fact.get("verified") else "verified claim")
+    if fact.get("promoted_to"):
+        parts.append(f"promoted to {fact['promoted_to']}")
+    if fact.get("merged_from"):
+        parts.append(f"carried over from {fact['merged_from']} in a merge")
+    return " · ".join(parts)
 
 
 def _entity_head(entity: dict) -> str:

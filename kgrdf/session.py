@@ -43,7 +43,36 @@ class Session:
         query = queries.load(name)
         if "perspective" in query.params and "perspective" not in bindings:
             bindings["perspective"] = vocab.perspective_iri(self.perspective)
-        return self.backend.select(query, bindings)
+        return self.backend.select(query, bindings, self._scope)
+
+    # --- the audience a read is for ------------------------------------------------------------------
+
+    _scope: list | None = None  # the graphs a read for an audience may see (None: the owner's, all)
+
+    def hear_as(self, text: str | None) -> None:
+        """Read, from now on, only what the audience ``text`` may hear (kgrdf.audience): every query
+        runs on a dataset of the perspective's entity graph, the schema, and the graphs of the facts
+        that audience may hear, so nothing else reaches a ranking, a limit or a pack. An audience
+        that does not parse fails closed: no fact at all, and a note on stderr. None: the owner's."""
+        import sys
+
+        from kgrdf import audience
+        from kgrdf.schema import SCHEMA_GRAPH
+
+        if text is None:
+            return
+        try:
+            shown_to = audience.parse(text)
+        except BadInput as exc:
+            print(f"kg: {exc.message}: nothing is shown (an unknown audience fails closed)", file=sys.stderr)
+            shown_to = None
+        scope = [self.entities_graph, NamedNode(SCHEMA_GRAPH)]
+        if shown_to is not None:
+            for row in self.rows("audiences"):
+                heard = row["audience"].value if row.get("audience") is not None else None
+                if audience.may_hear(heard, shown_to):
+                    scope += [row["fact"], vocab.provenance_graph(row["fact"])]
+        self._scope = scope
 
     def values(self, name: str, **bindings) -> list[dict]:
         """Rows of the named query as plain Python values."""
@@ -193,7 +222,7 @@ class Session:
             shown = fact.target.value
         for name in ("status", "authority", "sensitivity", "valid_from", "valid_to", "recorded_at",
                      "retired_at", "observed_at", "observations", "last_confirmed_at", "reviewed_by",
-                     "prevents_rework", "order", "audience"):
+                     "prevents_rework", "order"):
             value = getattr(fact, name)
             if value is not None:
                 out[name] = value
@@ -201,8 +230,24 @@ class Session:
             out["superseded_by"] = vocab.id_of(fact.superseded_by)
         out["sources"] = [{"kind": s.kind, "ref": s.ref, **({"quote": s.quote} if s.quote else {})}
                           for s in fact.sources]
+        out.update(self._heard_of(fact))
         if predicate:
             out["sentence"] = predicate.reads(out["subject_name"] or out["subject"], shown)
+        return out
+
+    def _heard_of(self, fact: model.Fact) -> dict:
+        """heard() from a fact in hand (a write's, not yet in the index)."""
+        out = {"audience": fact.audience or "owner"}
+        for name in ("said_by", "speaker_affiliation", "promoted_to", "merged_from"):
+            iri = getattr(fact, name)
+            if iri:
+                entity = self.entity(NamedNode(iri)) if name in ("said_by", "speaker_affiliation") else None
+                out[name] = entity.id if entity else vocab.id_of(iri)
+                if entity:
+                    out[name + "_name"] = entity.name
+        for name in ("message", "extracted", "confidence", "span", "claimed_role", "verified"):
+            if getattr(fact, name) is not None:
+                out[name] = getattr(fact, name)
         return out
 
     def _group(self, rows: list[dict], entity: model.Entity) -> list[dict]:
@@ -251,7 +296,30 @@ class Session:
         for fact in facts:
             iri = vocab.fact_iri(self.perspective, fact["id"])
             fact["sources"] = [{"kind": r["kind"], "ref": r["ref"]} for r in self.values("fact-sources", fact=iri)]
+            fact.update(self.heard(iri))
         return facts
+
+    def heard(self, fact: NamedNode) -> dict:
+        """Where a fact was heard, as shown beside it: audience, speaker and their organization
+        then, message; extraction; a claim's role and whether it is verified; what it came from."""
+        rows = self.values("fact-heard", fact=fact)
+        if not rows:
+            return {}
+        row, out = rows[0], {}
+        out["audience"] = row.get("audience") or "owner"
+        for key, name in (("saidBy", "said_by"), ("affiliation", "speaker_affiliation")):
+            if row.get(key):
+                entity = self.entity(NamedNode(row[key]))
+                out[name] = entity.id if entity else vocab.id_of(row[key])
+                out[name + "_name"] = entity.name if entity else None
+        for key, name in (("message", "message"), ("extracted", "extracted"), ("confidence", "confidence"),
+                          ("span", "span"), ("claimedRole", "claimed_role"), ("verified", "verified")):
+            if row.get(key) is not None:
+                out[name] = row[key]
+        for key, name in (("promotedTo", "promoted_to"), ("mergedFrom", "merged_from")):
+            if row.get(key):
+                out[name] = vocab.id_of(row[key])
+        return out
 
     def lookup(self, text: str) -> dict:
         """The entity ``text`` names and its current facts, as subject and as object."""
@@ -346,14 +414,19 @@ class Session:
     # --- raw SPARQL and export -----------------------------------------------------------------------
 
     def in_scope(self, graph: str) -> bool:
-        """Whether a graph is this session's to read: the perspective's own, or the schema."""
+        """Whether a graph is this session's to read: the perspective's own (those of the facts its
+        audience may hear, when a read is for an audience), or the schema."""
         from kgrdf.schema import SCHEMA_GRAPH
 
+        if self._scope is not None:
+            if not hasattr(self, "_scope_names"):
+                self._scope_names = {g.value for g in self._scope}
+            return graph in self._scope_names
         return graph.startswith(vocab.perspective_base(self.perspective)) or graph == SCHEMA_GRAPH
 
     def sparql(self, text: str):
         """Run any SPARQL query over the perspective's data graphs and the schema graph: the dataset
-        the engine sees holds nothing else."""
+        the engine sees holds nothing else (and, for an audience, only what it may hear)."""
         scope = [g for g in self.backend.graphs() if self.in_scope(g.value)]
         try:
             return self.backend.sparql(text, graphs=scope)

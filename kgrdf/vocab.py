@@ -58,6 +58,7 @@ XSD_DATE = NamedNode(XSD + "date")
 XSD_INTEGER = NamedNode(XSD + "integer")
 XSD_BOOLEAN = NamedNode(XSD + "boolean")
 XSD_STRING = NamedNode(XSD + "string")
+XSD_DECIMAL = NamedNode(XSD + "decimal")
 DEFAULT_GRAPH = DefaultGraph()
 
 # Where the index records the journal position it reflects: the store's default graph, which no

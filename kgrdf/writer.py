@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from pyoxigraph import Literal, NamedNode, Quad
 
+from kgrdf import audience as audiences
 from kgrdf import autoconfirm, clock, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.session import Session
@@ -27,6 +28,20 @@ class Outcome:
     note: str | None = None
     closed: list = None
     rule: str | None = None
+
+
+@dataclass
+class Heard:
+    """Where a fact was heard: the audience that could hear it, who said it and in which message,
+    and for a fact a model extracted from text, its confidence and the words (then it is always a
+    proposal)."""
+
+    audience: str = audiences.OWNER
+    said_by: str | None = None  # an actor or person: an id, name or alias
+    message: str | None = None
+    extracted: bool = False
+    confidence: float | None = None
+    span: str | None = None
 
 
 def parse_source(text: str, kinds) -> model.Source:
@@ -400,7 +415,7 @@ class Writer(Session):
                 sources=(), authority: str = "observed", valid_from: str | None = None,
                 valid_to: str | None = None, order: int | None = None, prevents_rework: bool = False,
                 status: str = "proposed", reason: str | None = None, user_words=None,
-                auto_confirm: bool = True) -> Outcome:
+                auto_confirm: bool = True, heard: Heard | None = None) -> Outcome:
         """Propose a fact, or observe it again if the knowledge base holds it already, then apply the
         auto-confirm rules (unless ``auto_confirm`` is off).
 
@@ -408,6 +423,9 @@ class Writer(Session):
         transcript's verdict on it (kgrdf.transcript.verify). Verified words confirm the fact, and
         bring back a rejected one; words not verified leave it proposed and the outcome says why.
         """
+        heard = self._heard(heard or Heard())
+        if heard["extracted"] and (user_words is not None or status != "proposed"):
+            raise BadInput("an extracted fact is always a proposal: --extracted does not go with --from-user")
         verified = user_words is not None and user_words[1].verified
         if user_words is not None:
             sources = [*sources, user_words[0]]
@@ -416,7 +434,10 @@ class Writer(Session):
         outcome = self._propose(subject, predicate, object=object, value=value, sources=sources,
                                 authority=authority, valid_from=valid_from, valid_to=valid_to, order=order,
                                 prevents_rework=prevents_rework, status=status, reason=reason,
-                                revive_rejected=verified)
+                                revive_rejected=verified, heard=heard)
+        if heard["extracted"]:
+            return replace(outcome, note="; ".join(n for n in (outcome.note, "stays proposed: it was extracted "
+                                                                "from text, and extracted facts are always reviewed") if n))
         if outcome.fact.status != "proposed" or not (auto_confirm or verified):
             return outcome
         pred = self.schema.predicate(predicate)
@@ -432,8 +453,42 @@ class Writer(Session):
         note = "; ".join(n for n in (outcome.note, f"confirmed automatically: {decision.rule}", confirmed.note) if n)
         return Outcome(confirmed.fact, outcome.action, note, [], decision.rule)
 
+    def _heard(self, heard: Heard) -> dict:
+        """The fields a Heard gives a new fact: a canonical audience, the speaker resolved (an actor
+        or a person) and their organization now. Raises BadInput or Refused before anything is staged."""
+        out = {"audience": audiences.parse(heard.audience), "said_by": None, "message": None,
+               "speaker_affiliation": None, "extracted": True if heard.extracted else None,
+               "confidence": None, "span": None}
+        if heard.confidence is not None or heard.span is not None:
+            if not heard.extracted:
+                raise BadInput("--confidence and --span describe an extracted fact: add --extracted")
+        if heard.confidence is not None:
+            if not 0 <= heard.confidence <= 1:
+                raise BadInput(f"--confidence is between 0 and 1, not {heard.confidence}")
+            out["confidence"] = float(heard.confidence)
+        if heard.span is not None:
+            out["span"] = model.clean_label(heard.span) or None
+        if heard.message is not None:
+            out["message"] = heard.message.strip() or None
+        if heard.said_by is not None:
+            speaker = self.resolve(heard.said_by, role="speaker")
+            if speaker.type not in privacy.PERSON_TYPES:
+                raise Refused(f"{speaker.id} is a {speaker.type}: --said-by names an actor or a person")
+            out["said_by"] = speaker.iri
+            out["speaker_affiliation"] = self._affiliation(speaker.iri)
+        return out
+
+    def _affiliation(self, speaker: str) -> str | None:
+        """The organization a speaker is affiliated with now: their newest current, confirmed
+        affiliated_with fact (recorded with what they say; never a reason to trust it)."""
+        predicate = self.schema.predicate("affiliated_with")
+        current = [f for f in self._facts_for(speaker, predicate.iri)
+                   if f.status == "confirmed" and f.current and f.is_entity_target]
+        current.sort(key=lambda f: f.recorded_at or "", reverse=True)
+        return current[0].target.value if current else None
+
     def _propose(self, subject: str, predicate: str, *, object, value, sources, authority, valid_from, valid_to,
-                 order, prevents_rework, status, reason, revive_rejected: bool) -> Outcome:
+                 order, prevents_rework, status, reason, revive_rejected: bool, heard: dict | None = None) -> Outcome:
         pred = self.schema.predicate(predicate)
         if authority not in self.schema.authorities:
             raise BadInput(f"unknown authority {authority!r}; use one of {', '.join(self.schema.authorities)}")
@@ -456,9 +511,12 @@ class Writer(Session):
 
         same = [f for f in self._facts_for(subject_entity.iri, pred.iri) if f.value_key() == key]
         current = [f for f in same if f.current]
+        heard = heard or self._heard(Heard())
         if current:
             fact = current[0]
             changes = {"observed_at": self.now, "observations": fact.observations + 1}
+            if audiences.wider(heard["audience"], fact.audience):
+                changes["audience"] = heard["audience"]  # heard again where more may hear it
             if authority == "user" and any(s.kind == "user" for s in sources):
                 changes["authority"] = "user"  # the user's own words now back it
             if prevents_rework and not fact.prevents_rework:
@@ -494,7 +552,7 @@ class Writer(Session):
             observed_at=self.now, observations=1, valid_from=start, valid_to=end, recorded_at=self.now,
             prevents_rework=prevents_rework, order=order,
             perspective=vocab.perspective_iri(self.perspective).value,
-            last_confirmed_at=self.now if status == "confirmed" else None,
+            last_confirmed_at=self.now if status == "confirmed" else None, **heard,
         )
         self._stage([], model.fact_quads(fact, self.schema), fact, created=True)
         return Outcome(fact, "created")

@@ -147,3 +147,98 @@ def test_org_add_resolves_its_names_and_aliases_to_one_organization(kg):
     assert relation["id"] == "organization/acme-corp"
     assert "is a customer of Texture" in kg("lookup", "acme corp").stdout
     assert "cannot make an id" in kg("org", "add", "!!!", expect=2).stderr
+
+
+# --- audience -------------------------------------------------------------------------------------
+
+def _heard_in_a_dm(kg):
+    """Texture's founding year was said in public; its revenue only in a DM between Jo and Sam."""
+    kg("org", "add", "Texture", "--alias", "Texture HQ")
+    public = kg.json("propose", "Texture", "founded", "--value", "2023", "-s", "slack:p1", "--audience", "public")
+    secret = kg.json("propose", "Texture", "industry", "--value", "utilities with 10M revenue", "-s", "slack:p2",
+                     "--audience", "dm:sam,jo")
+    for fact in (public, secret):
+        kg("confirm", fact["id"])
+    return public, secret
+
+
+def test_what_was_heard_in_a_dm_is_never_told_to_a_public_channel(kg):
+    public, secret = _heard_in_a_dm(kg)
+    assert secret["audience"] == "dm:jo,sam"  # canonical: the people in order
+    query = "SELECT ?v WHERE { GRAPH ?g { ?s ?p ?v } FILTER (isLiteral(?v) && CONTAINS(STR(?v), '10M')) }"
+    for room in ("channel:general", "public", "workspace:acme", "dm:jo,pat"):
+        pack = kg.json("context", "--for", "Texture", "--audience", room)
+        assert [f["id"] for f in pack["facts"]] == [public["id"]], room
+        assert kg.json("sparql", query, "--audience", room)["results"]["bindings"] == [], room
+        assert "10M" not in kg("export", "--format", "nquads", "--audience", room).stdout, room
+        assert secret["id"] not in kg("facts", "Texture", "--audience", room).stdout, room
+    for room in ("dm:jo,sam", "dm:jo", "owner"):
+        pack = kg.json("context", "--for", "Texture", "--audience", room)
+        assert {f["id"] for f in pack["facts"]} == {public["id"], secret["id"]}, room
+        assert len(kg.json("sparql", query, "--audience", room)["results"]["bindings"]) == 1, room
+        assert "10M" in kg("export", "--format", "nquads", "--audience", room).stdout, room
+    # A read that names no audience is the owner's: everything.
+    assert {f["id"] for f in kg.json("context", "--for", "Texture")["facts"]} == {public["id"], secret["id"]}
+
+
+def test_an_unknown_audience_fails_closed(kg):
+    _heard_in_a_dm(kg)
+    result = kg("context", "--for", "Texture", "--audience", "team:sales", "--json")
+    assert json.loads(result.stdout)["facts"] == []
+    assert "'team:sales' is not an audience: nothing is shown" in result.stderr
+    facts = "SELECT ?f WHERE { GRAPH ?f { ?s ?p ?o } FILTER (CONTAINS(STR(?f), '/fact/')) }"
+    assert kg.json("sparql", facts, "--audience", "nonsense")["results"]["bindings"] == []
+    assert kg.json("sparql", facts, "--audience", "public")["results"]["bindings"] != []
+    assert "is not an audience" in kg("propose", "Texture", "founded", "--value", "2024", "-s", "slack:p3",
+                                      "--audience", "team:sales", expect=2).stderr
+
+
+def test_heard_again_where_more_may_hear_it_widens_the_audience(kg):
+    _public, secret = _heard_in_a_dm(kg)
+    again = kg.json("propose", "Texture", "industry", "--value", "utilities with 10M revenue", "-s", "slack:p7",
+                    "--audience", "channel:sales")
+    assert again["audience"] == "dm:jo,sam"  # not wider: a channel is not known to hold the DM's people
+    again = kg.json("propose", "Texture", "industry", "--value", "utilities with 10M revenue", "-s", "slack:p8",
+                    "--audience", "public")
+    assert again["id"] == secret["id"] and again["audience"] == "public"
+
+
+# --- attribution and extraction ---------------------------------------------------------------------
+
+def test_the_speaker_and_their_organization_then_are_recorded_and_shown_never_trusted(kg):
+    kg("org", "add", "Texture")
+    kg("org", "add", "Acme Corp")
+    kg("add-entity", "actor/jo", "--name", "Jo Park", "--alias", "Jo")
+    works = kg.json("propose", "Jo", "affiliated_with", "--object", "Texture", "-s", "profile:directory")
+    kg("confirm", works["id"])
+    said = kg.json("propose", "Acme Corp", "customer_of", "--object", "Texture", "-s", "slack:p4",
+                   "--said-by", "Jo", "--message", "slack:https://chat.example/p4")
+    assert (said["said_by"], said["speaker_affiliation"], said["message"]) == (
+        "actor/jo", "organization/texture", "slack:https://chat.example/p4")
+    assert said["status"] == "proposed"  # an affiliation is shown, never a reason to confirm
+    shown = kg("facts", "Acme Corp").stdout
+    assert "said by Jo Park (Texture) in slack:https://chat.example/p4" in shown
+    assert kg.json("history", said["id"])["fact"]["speaker_affiliation"] == "organization/texture"
+    # Jo moves on: what Jo said before keeps the organization of then.
+    kg("supersede", works["id"], "--object", "Acme Corp", "-s", "profile:directory")
+    assert kg.json("history", said["id"])["fact"]["speaker_affiliation"] == "organization/texture"
+    later = kg.json("propose", "Texture", "industry", "--value", "energy", "-s", "slack:p5", "--said-by", "Jo")
+    assert later["speaker_affiliation"] == "organization/acme-corp"
+    assert "an actor or a person" in kg("propose", "Texture", "founded", "--value", "2020", "-s", "slack:p6",
+                                        "--said-by", "Acme Corp", expect=1).stderr
+
+
+def test_an_extracted_fact_is_always_a_proposal(kg):
+    kg("org", "add", "Texture")
+    two_kinds = ["-s", "report:q3", "-s", "ledger:contracts"]  # would confirm a stated fact automatically
+    stated = kg.json("propose", "Texture", "founded", "--value", "2023", *two_kinds)
+    assert stated["status"] == "confirmed"
+    extracted = kg.json("propose", "Texture", "industry", "--value", "utilities", *two_kinds, "--extracted",
+                        "--confidence", "0.82", "--span", "Texture sells to utilities")
+    assert extracted["status"] == "proposed" and "extracted facts are always reviewed" in extracted["note"]
+    assert (extracted["extracted"], extracted["confidence"], extracted["span"]) == (
+        True, 0.82, "Texture sells to utilities")
+    assert "between 0 and 1" in kg("propose", "Texture", "industry", "--value", "x", "-s", "slack:1",
+                                   "--extracted", "--confidence", "7", expect=2).stderr
+    assert "add --extracted" in kg("propose", "Texture", "industry", "--value", "x", "-s", "slack:1",
+                                   "--span", "x", expect=2).stderr

@@ -96,6 +96,12 @@ def cases(store):
         "labels": (dict(entities=ENTITIES), lambda rows: len({r["id"] for r in rows}) == 23
                    and {(r["label"], r["how"]) for r in rows if r["id"] == "repo/api"} >= {
                        ("api", "name"), ("the API", "alias")}),
+        "audiences": ({}, lambda rows: len(rows) == 35 and {r["audience"] for r in rows} == {"owner"}),
+        "fact-heard": (dict(fact=hotfix_entry), lambda rows: len(rows) == 1 and rows[0]["audience"] == "owner"
+                       and rows[0]["saidBy"] is None),
+        "perspectives": ({}, lambda rows: sorted((r["perspective"], r["isFact"], r["count"]) for r in rows) == [
+            (vocab.perspective_iri("main").value, False, 23), (vocab.perspective_iri("main").value, True, 35)]),
+        "self-organization": (dict(entities=ENTITIES), lambda rows: rows == []),
         "fact-ids": ({}, lambda rows: len(rows) == 35 and all(r["id"].startswith("f-") for r in rows)),
     }
 

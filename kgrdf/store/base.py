@@ -23,11 +23,12 @@ class Backend(ABC):
     dataset_scoping: bool = True
 
     @abstractmethod
-    def select(self, query: Query, bindings: dict | None = None) -> list[dict]:
-        """Rows of a named SELECT query as dicts of variable name to term (None when unbound)."""
+    def select(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> list[dict]:
+        """Rows of a named SELECT query as dicts of variable name to term (None when unbound).
+        With ``graphs``, the query sees only those named graphs (an audience's dataset)."""
 
     @abstractmethod
-    def ask(self, query: Query, bindings: dict | None = None) -> bool:
+    def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
         """The answer of a named ASK query."""
 
     @abstractmethod

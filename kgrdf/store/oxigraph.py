@@ -45,17 +45,20 @@ class OxigraphBackend(Backend):
 
     # --- reads ---------------------------------------------------------------------------------
 
-    def _run(self, query: Query, bindings: dict | None):
+    def _run(self, query: Query, bindings: dict | None, graphs: list | None = None):
         subs = {ox.Variable(k): v for k, v in (bindings or {}).items() if v is not None}
-        return self.store.query(query.text, substitutions=subs or None)
+        if graphs is None:
+            return self.store.query(query.text, substitutions=subs or None)
+        return self.store.query(query.text, substitutions=subs or None, default_graph=[vocab.INDEX_NODE],
+                                named_graphs=graphs)
 
-    def select(self, query: Query, bindings: dict | None = None) -> list[dict]:
-        solutions = self._run(query, bindings)
+    def select(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> list[dict]:
+        solutions = self._run(query, bindings, graphs)
         names = [v.value for v in solutions.variables]
         return [{n: row[n] for n in names} for row in solutions]
 
-    def ask(self, query: Query, bindings: dict | None = None) -> bool:
-        return bool(self._run(query, bindings))
+    def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
+        return bool(self._run(query, bindings, graphs))
 
     def sparql(self, text: str, graphs: list | None = None):
         scope = graphs if graphs is not None else self.graphs()
