@@ -440,6 +440,86 @@ def org_add(
     render.out(json, {**entity.as_json(), "outcome": outcome}, f"{outcome} {entity.id} ({entity.name})")
 
 
+SaidByOption = Annotated[Optional[str], typer.Option(
+    "--said-by", help="Who said it: an actor or a person (id, name or alias); their organization then is recorded.")]
+MessageOption = Annotated[Optional[str], typer.Option(help="The message it was said in (a permalink or an id).")]
+
+
+@org_app.command("set")
+def org_set(
+    org: Annotated[str, typer.Argument(help="The organization: an id, name or alias.")],
+    key: Annotated[str, typer.Argument(help="founded, industry, relationship, first_contact_at, last_contact_at, "
+                                       "or any other key (a free-text attribute).")],
+    value: Annotated[str, typer.Argument(help="The value.")],
+    source: SourceOption = None,
+    audience: AudienceOption = None,
+    said_by: SaidByOption = None,
+    message: MessageOption = None,
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    json: JsonOption = False,
+):
+    """Propose an attribute of an organization: a fact with a value, like any other. Two confirmed
+    values of one attribute both stay, marked as conflicting, until a person runs kg supersede."""
+    from kgrdf.writer import Heard
+
+    _write_fact(_kb(kb, perspective), "org set", json, lambda writer: writer.set_attribute(
+        org, key, value, sources=source or [], heard=Heard(audience or "owner", said_by, message)))
+
+
+@org_app.command("affiliate")
+def org_affiliate(
+    org: Annotated[str, typer.Argument(help="The organization the person was said to belong to.")],
+    claimed_name: Annotated[str, typer.Option("--claimed-name", help="The name that was said (\"Jim\").")],
+    said_by: SaidByOption = None,
+    role: Annotated[Optional[str], typer.Option(help="The role that was said (\"IT\").")] = None,
+    message: MessageOption = None,
+    source: SourceOption = None,
+    audience: AudienceOption = None,
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    json: JsonOption = False,
+):
+    """Record that someone said a person by this name works at an organization ("check with Jim,
+    he's our IT guy"): an unverified claim with who said it and where. No actor is made; kg org
+    promote links the claim to a real actor later, keeping the claim as evidence."""
+    from kgrdf.writer import Heard
+
+    _write_fact(_kb(kb, perspective), "org affiliate", json, lambda writer: writer.claim_member(
+        org, claimed_name, role, sources=source or [], heard=Heard(audience or "owner", said_by, message)))
+
+
+@org_app.command("promote")
+def org_promote(
+    claim: Annotated[str, typer.Argument(metavar="CLAIM", help="The claim's fact id (kg org affiliate printed it).")],
+    actor: Annotated[str, typer.Argument(help="The real actor or person it was: an id, name or alias.")],
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    json: JsonOption = False,
+):
+    """Link an affiliation claim to a real actor: a confirmed "ACTOR is affiliated with ORG" whose
+    source is the claim. The claim itself stays, unverified, as the evidence."""
+    _write_fact(_kb(kb, perspective), "org promote", json, lambda writer: writer.promote_claim(claim, actor))
+
+
+@org_app.command("merge")
+def org_merge(
+    keep: Annotated[str, typer.Argument(help="The organization to keep: an id, name or alias.")],
+    merge: Annotated[str, typer.Argument(help="Its duplicate, merged into it.")],
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    json: JsonOption = False,
+):
+    """Make one organization of two duplicates: the second's current facts move to the first, each
+    naming the fact it came from (whose own history stays), its name and aliases become the first's
+    aliases, and its id resolves to the first from now on. The merge is recorded in both."""
+    with _kb(kb, perspective).writing("org merge") as writer:
+        result = writer.merge_organizations(keep, merge)
+    render.out(json, result, f"merged {result['merged']} into {result['kept']}: {len(result['moved'])} facts moved, "
+                             f"{len(result['observed'])} it knew already observed again; aliases: "
+                             f"{', '.join(result['aliases'])}")
+
+
 @app.command()
 def expire(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would expire or be deleted; change nothing.")] = False,

@@ -88,6 +88,7 @@ class Entity:
     weak_aliases: list[str] = field(default_factory=list)
     summary: str | None = None
     is_self: bool = False  # the perspective's own organization (kg org init)
+    merged_into: str | None = None  # the survivor's IRI, for an organization merged into another
 
     def as_json(self) -> dict:
         out = {"id": self.id, "type": self.type, "name": self.name, "aliases": self.aliases,
@@ -96,6 +97,8 @@ class Entity:
             out["summary"] = self.summary
         if self.is_self:
             out["self"] = True
+        if self.merged_into:
+            out["merged_into"] = vocab.id_of(self.merged_into)
         return out
 
 
@@ -258,6 +261,7 @@ def fold_entity(entity_iri: str, rows: list[dict]) -> Entity | None:
         weak_aliases=sorted(data.get(vocab.WEAK_ALIAS.value, [])),
         summary=(data.get(vocab.SUMMARY.value) or [None])[0],
         is_self="true" in data.get(vocab.SELF_ORGANIZATION.value, []),
+        merged_into=(data.get(vocab.MERGED_INTO.value) or [None])[0],
     )
 
 
@@ -403,7 +407,14 @@ def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
         quads.append(Quad(node, vocab.SUMMARY, Literal(entity.summary), graph))
     if entity.is_self:
         quads.append(Quad(node, vocab.SELF_ORGANIZATION, Literal(True), graph))
+    if entity.merged_into:
+        quads.append(Quad(node, vocab.MERGED_INTO, NamedNode(entity.merged_into), graph))
     return quads
+
+
+def attribute_key(text: str) -> str:
+    """The key of a free-text attribute ``KEY: VALUE``, compared as match keys."""
+    return match_key(text.partition(":")[0])
 
 
 def mint_fact_id(replica: str, seq: int, n: int) -> str:

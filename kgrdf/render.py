@@ -52,6 +52,8 @@ def fact_line(fact: dict, indent: str = "  ") -> str:
         when.append(f"to {fact['valid_to'][:10]}")
     if fact.get("superseded_by"):
         when.append(f"superseded by {fact['superseded_by']}")
+    if fact.get("conflicting"):
+        when.append(f"conflicts with {', '.join(fact['conflicting'])}")
     extra = f" ({'; '.join(when)})" if when else ""
     rework = " !" if fact.get("prevents_rework") else ""
     line = (f"{indent}{fact['id']} {status}{rework} {fact['sentence']}{extra}\n"

@@ -95,10 +95,24 @@ class Session:
             return None
         return self.entity(self.entity_iri(entity_id))
 
+    def _survivor(self, entity: model.Entity) -> model.Entity:
+        """An organization merged into another resolves to the one that was kept."""
+        seen = {entity.iri}
+        while entity.merged_into and entity.merged_into not in seen:
+            seen.add(entity.merged_into)
+            entity = self.entity(NamedNode(entity.merged_into)) or entity
+        return entity
+
     def identify(self, text: str) -> dict:
-        """Entities named ``text``: by name or strong alias (matches); by weak alias (suggestions)."""
+        """Entities named ``text``: by name or strong alias (matches); by weak alias (suggestions).
+        A merged organization's names lead to the one it was merged into."""
         matches, suggestions = {}, {}
         for row in self.values("identify", key=Literal(model.match_key(text)), entities=self.entities_graph):
+            entity = self.entity_by_id(row["id"])
+            if entity is not None and entity.merged_into:
+                survivor = self._survivor(entity)
+                row = {**row, "id": survivor.id, "type": survivor.type, "name": survivor.name,
+                       "how": f"{row['how']} of {entity.id}, merged into it"}
             target = suggestions if row["how"] == "weak alias" else matches
             target.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
                                           "matched": row["how"], "label": text.strip()})
@@ -114,10 +128,10 @@ class Session:
         """
         entity = self.entity_by_id(text.strip())
         if entity is not None:
-            return entity
+            return self._survivor(entity)
         found = self.identify(text)
         if len(found["matches"]) == 1:
-            return self.entity_by_id(found["matches"][0]["id"])
+            return self._survivor(self.entity_by_id(found["matches"][0]["id"]))
         if len(found["matches"]) > 1:
             names = ", ".join(f"{m['id']} ({m['matched']} {m['label']!r})" for m in found["matches"])
             raise Refused(f"{role} {text!r} is ambiguous: it names {names}", hint="give the id instead",
@@ -321,13 +335,43 @@ class Session:
                 out[name] = vocab.id_of(row[key])
         return out
 
+    def mark_conflicts(self, facts: list[dict]) -> list[dict]:
+        """Two current, confirmed values of a single-valued predicate (or of one key of a free-text
+        attribute) of one subject conflict: each is marked with the others, and they are listed
+        together, newest first, where the first of them was (§9: contradictions coexist until a
+        person resolves them with kg supersede)."""
+        groups: dict[tuple, list[dict]] = {}
+        for fact in facts:
+            predicate = self.schema.predicates.get(fact.get("predicate") or "")
+            if (predicate is None or fact.get("status") != "confirmed" or fact.get("retired_at")
+                    or not (predicate.single_valued or predicate.key == "attribute")):
+                continue
+            key = model.attribute_key(fact.get("value") or "") if predicate.key == "attribute" else None
+            groups.setdefault((fact.get("subject"), predicate.key, key), []).append(fact)
+        placed: dict[str, list[dict]] = {}
+        for group in groups.values():
+            if len(group) > 1:
+                group.sort(key=lambda f: f.get("recorded_at") or "", reverse=True)
+                for fact in group:
+                    fact["conflicting"] = [other["id"] for other in group if other is not fact]
+                placed[id(group)] = group
+        out, done = [], set()
+        for fact in facts:
+            group = next((g for g in placed.values() if fact in g), None)
+            if group is None:
+                out.append(fact)
+            elif id(group) not in done:
+                done.add(id(group))
+                out.extend(group)
+        return out
+
     def lookup(self, text: str) -> dict:
         """The entity ``text`` names and its current facts, as subject and as object."""
         entity = self.resolve(text)
         rows = self.values("lookup", entity=NamedNode(entity.iri), now=_now_literal())
         facts = self._with_sources(self._group(rows, entity))
         return {"entity": entity.as_json(),
-                "facts": [f for f in facts if f["direction"] == "out"],
+                "facts": self.mark_conflicts([f for f in facts if f["direction"] == "out"]),
                 "backlinks": [f for f in facts if f["direction"] == "in"]}
 
     def facts(self, text: str, predicate: str | None = None, as_of=None, known_at=None,
@@ -344,7 +388,7 @@ class Session:
             bindings["validAt"] = _now_literal(as_of or known_at or now)
             bindings["knownAt"] = _now_literal(known_at or now)
             rows = self.values("facts", **bindings)
-        out = {"entity": entity.as_json(), "facts": self._with_sources(self._group(rows, entity))}
+        out = {"entity": entity.as_json(), "facts": self.mark_conflicts(self._with_sources(self._group(rows, entity)))}
         if as_of:
             out["as_of"] = clock.iso(as_of)
         if known_at:

@@ -242,3 +242,98 @@ def test_an_extracted_fact_is_always_a_proposal(kg):
                                    "--extracted", "--confidence", "7", expect=2).stderr
     assert "add --extracted" in kg("propose", "Texture", "industry", "--value", "x", "-s", "slack:1",
                                    "--span", "x", expect=2).stderr
+
+
+# --- claims -----------------------------------------------------------------------------------------
+
+def test_a_claimed_member_makes_no_actor_and_is_promoted_as_a_separate_step(kg):
+    kg("org", "add", "Acme Corp")
+    kg("add-entity", "actor/dana", "--name", "Dana Diaz")
+    before = kg.json("stats")["entities"]
+    claim = kg.json("org", "affiliate", "Acme Corp", "--claimed-name", "Jim", "--role", "IT",
+                    "--said-by", "actor/dana", "--message", "slack:https://chat.example/p77")
+    assert kg.json("stats")["entities"] == before  # no actor was made from a name
+    assert (claim["claimed_role"], claim["verified"], claim["status"]) == ("IT", False, "proposed")
+    assert claim["said_by"] == "actor/dana" and claim["sources"] == [
+        {"kind": "chat", "ref": "slack:https://chat.example/p77"}]
+    assert "Acme Corp has a member called Jim, someone said" in claim["sentence"]
+    assert "no actor was made" in claim["note"]
+    kg("lookup", "Jim", expect=1)
+    # Later a real Jim appears; a person links the claim to him.
+    kg("add-entity", "actor/jim-beale", "--name", "Jim Beale")
+    link = kg.json("org", "promote", claim["id"], "Jim Beale")
+    assert (link["subject"], link["predicate"], link["object"], link["status"]) == (
+        "actor/jim-beale", "affiliated_with", "organization/acme-corp", "confirmed")
+    assert link["sources"] == [{"kind": "user", "ref": f"kg org promote {claim['id']}"}]
+    kept = kg.json("history", claim["id"])["fact"]
+    assert kept["verified"] is False and kept["promoted_to"] == "actor/jim-beale"  # the claim stays as evidence
+    assert "promoted" in kg("org", "promote", claim["id"], "Jim Beale", expect=1).stderr
+    assert "not an affiliation claim" in kg("org", "promote", link["id"], "Jim Beale", expect=1).stderr
+    assert "--said-by" in kg("org", "affiliate", "Acme Corp", "--claimed-name", "Ann", "--message", "m1",
+                             expect=2).stderr
+
+
+# --- contradictions coexist ---------------------------------------------------------------------------
+
+def test_two_values_of_an_organization_attribute_coexist_newest_first_until_superseded(kg, monkeypatch):
+    kg("org", "add", "Texture")
+    monkeypatch.setenv("KGRDF_NOW", "2026-11-01T09:00:00Z")
+    older = kg.json("org", "set", "Texture", "founded", "2019", "-s", "slack:p1")
+    kg("confirm", older["id"])
+    monkeypatch.setenv("KGRDF_NOW", "2026-11-02T09:00:00Z")
+    newer = kg.json("org", "set", "Texture", "founded", "2021", "-s", "slack:p2")
+    confirmed = kg.json("confirm", newer["id"])
+    assert "both shown as conflicting" in confirmed["note"] and "closed" not in confirmed
+    facts = kg.json("facts", "Texture")["facts"]
+    assert [(f["id"], f.get("conflicting")) for f in facts] == [
+        (newer["id"], [older["id"]]), (older["id"], [newer["id"]])]
+    assert f"conflicts with {older['id']}" in kg("lookup", "Texture").stdout
+    # Free-text attributes conflict by key.
+    one = kg.json("org", "set", "Texture", "revenue", "10M", "-s", "slack:p3")
+    two = kg.json("org", "set", "Texture", "revenue", "12M", "-s", "slack:p4")
+    other = kg.json("org", "set", "Texture", "headcount", "40", "-s", "slack:p5")
+    for fact in (one, two, other):
+        kg("confirm", fact["id"])
+    marks = {f["id"]: f.get("conflicting") for f in kg.json("facts", "Texture")["facts"]}
+    assert marks[one["id"]] == [two["id"]] and marks[other["id"]] is None
+    # A person resolves it.
+    kg("supersede", older["id"], "--value", "2021", "-s", "report:registry")
+    facts = kg.json("facts", "Texture", "--predicate", "founded")["facts"]
+    assert [(f["id"], f.get("conflicting")) for f in facts] == [(newer["id"], None)]
+
+
+# --- merge ------------------------------------------------------------------------------------------------
+
+def test_a_merge_keeps_both_provenance_chains_and_the_merged_id_resolves_to_the_survivor(kg):
+    kg("org", "add", "Texture", "--alias", "Texture HQ")
+    kg("org", "add", "Texture Inc", "--alias", "texturehq.com")
+    kg("org", "add", "Acme Corp")
+    own = kg.json("org", "set", "Texture", "industry", "utilities", "-s", "slack:p1")
+    dup = kg.json("org", "set", "Texture Inc", "industry", "utilities", "-s", "slack:p2")
+    moved_attr = kg.json("org", "set", "Texture Inc", "founded", "2023", "-s", "ledger:registry",
+                         "--audience", "channel:sales")
+    relation = kg.json("propose", "Acme Corp", "customer_of", "--object", "Texture Inc", "-s", "ledger:contracts")
+    kg("confirm", moved_attr["id"])
+    result = kg.json("org", "merge", "Texture", "Texture Inc")
+    assert (result["kept"], result["merged"], result["observed"]) == (
+        "organization/texture", "organization/texture-inc", [own["id"]])
+    assert len(result["moved"]) == 2
+    # The merged id and its names resolve to the survivor.
+    for name in ("organization/texture-inc", "Texture Inc", "texturehq.com"):
+        assert kg.json("lookup", name)["entity"]["id"] == "organization/texture", name
+    facts = {f["predicate"]: f for f in kg.json("facts", "Texture")["facts"]}
+    carried = kg.json("history", facts["founded"]["id"])["fact"]
+    assert carried["merged_from"] == moved_attr["id"] and carried["status"] == "confirmed"
+    assert carried["audience"] == "channel:sales" and carried["sources"] == [{"kind": "ledger", "ref": "registry"}]
+    # The old fact keeps its own chain: its sources, its confirmation, then the merge that closed it.
+    old = kg.json("history", moved_attr["id"])
+    assert old["fact"]["superseded_by"] == carried["id"]
+    assert [u["action"] for u in old["history"]] == ["recorded", "confirm", "merge"]
+    # The fact both knew: observed again, with both sources.
+    both = kg.json("history", own["id"])["fact"]
+    assert {s["ref"] for s in both["sources"]} == {"p1", "p2"}
+    assert kg.json("history", dup["id"])["fact"]["superseded_by"] == own["id"]
+    assert [f["subject"] for f in kg.json("lookup", "Texture")["backlinks"]] == ["organization/acme-corp"]
+    assert relation["id"] not in {f["id"] for f in kg.json("lookup", "Texture")["backlinks"]}
+    kg("validate")
+    assert "one organization already" in kg("org", "merge", "Texture", "texturehq.com", expect=1).stderr
