@@ -520,6 +520,83 @@ def org_merge(
                              f"{', '.join(result['aliases'])}")
 
 
+@org_app.command("customers")
+def org_customers(
+    quiet_days: Annotated[int, typer.Option("--quiet-days", help="Only customers not spoken to for this many days "
+                                            "(no current last_contact_at since).")] = 90,
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    audience: HearOption = None,
+    json: JsonOption = False,
+):
+    """Customers we have not spoken to in N days (customers-quiet.rq): organizations that are
+    customers of the self organization, or whose relationship is customer."""
+    with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
+        result = session.quiet_customers(quiet_days)
+    lines = [f"{c['id']}  {c['name']}  last contact {c['last_contact'] or 'never'}" for c in result["customers"]]
+    render.out(json, result, "\n".join(lines) or f"every customer was spoken to in the last {quiet_days} days")
+
+
+@org_app.command("of")
+def org_of(
+    actors: Annotated[list[str], typer.Argument(help="The actors of a conversation: ids, names or aliases.")],
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    audience: HearOption = None,
+    json: JsonOption = False,
+):
+    """The organizations each actor is affiliated with now (actor-organizations.rq)."""
+    with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
+        result = session.organizations_of(actors)
+    render.out(json, result, "\n".join(
+        f"{a['actor']}  {a['name']}: " + (", ".join(f"{o['name']} ({o['id']})" for o in a["organizations"]) or "none known")
+        for a in result["actors"]))
+
+
+@org_app.command("relations")
+def org_relations(
+    org: Annotated[str, typer.Argument(help="The organization: an id, name or alias.")],
+    hops: Annotated[int, typer.Option(help="How far to follow relations: 1, 2 or 3.")] = 2,
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    audience: HearOption = None,
+    json: JsonOption = False,
+):
+    """An organization's relations (customer_of, vendor_of, parent_of), either way, to N hops."""
+    with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
+        result = session.relations(org, hops)
+    render.out(json, result, "\n".join(f"{r['hop']}  {r['sentence']}  [{r['fact']}]" for r in result["relations"])
+               or "no relations known")
+
+
+@org_app.command("digest")
+def org_digest(
+    org: Annotated[str, typer.Argument(help="The organization: an id, name or alias.")],
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    audience: HearOption = None,
+    json: JsonOption = False,
+):
+    """A markdown digest of an organization: its names, confirmed attributes (conflicts marked),
+    relations, people, unverified claims, each with its fact id and source. A view, never a source
+    of truth; for an audience, only what it may hear."""
+    from kgrdf import digest
+
+    with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
+        result = session.lookup(org)
+    if result["entity"]["type"] != "organization":
+        from kgrdf.errors import Refused
+
+        raise Refused(f"{result['entity']['id']} is a {result['entity']['type']}, not an organization",
+                      hint="kg lookup shows any entity")
+    text = digest.markdown(result, audience)
+    render.out(json, {"organization": result["entity"]["id"], "audience": audience, "markdown": text}, text)
+
+
 @app.command()
 def expire(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would expire or be deleted; change nothing.")] = False,
@@ -827,8 +904,10 @@ def schema_check(
 
 @app.command()
 def context(
-    target: Annotated[str, typer.Option("--for", metavar="ENTITY|TOPIC", help="An entity id, name or strong alias; "
-                                        "else a topic: the few entities whose names match it, exact matches first.")],
+    target: Annotated[Optional[str], typer.Option("--for", metavar="ENTITY|TOPIC", help="An entity id, name or strong "
+                      "alias; else a topic: the few entities whose names match it, exact matches first.")] = None,
+    message: Annotated[Optional[str], typer.Option(help="A message: the pack is about the entities it mentions "
+                                                   "(as kg mentions finds them); - reads it from standard input.")] = None,
     budget: Annotated[Optional[int], typer.Option(help="At most this many tokens. Default: $KGRDF_CONTEXT_BUDGET, else 1500.",
                                                   show_default=False)] = None,
     kb: KbOption = None,
@@ -836,8 +915,9 @@ def context(
     audience: HearOption = None,
     json: JsonOption = False,
 ):
-    """A small cited pack for a task brief: current, confirmed facts about a repo, process or topic and
-    its close neighbourhood, each with its fact id and a source, what prevents rework first, then the
+    """A small cited pack for a task brief: current, confirmed facts about a repo, process or topic (or
+    about what a message mentions, with --message) and its close neighbourhood, the self organization
+    first, each with its fact id and a source, what prevents rework first, then the
     most specific, cut from the bottom to the token budget (the pack says how many facts it left out).
 
     Tokens are counted by a stated approximation that over-counts real tokenizers: a run of letters is
@@ -846,10 +926,19 @@ def context(
     matches, 2 when the budget cannot hold even the pack's title.
     """
     from kgrdf import context as context_module, settings
+    from kgrdf.errors import BadInput
 
+    if (target is None) == (message is None):
+        raise BadInput("give one of --for ENTITY|TOPIC and --message TEXT")
+    if message == "-":
+        message = sys.stdin.read()
+    budget = budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET")
     with _kb(kb, perspective).reading() as session:
         session.hear_as(audience)
-        result = context_module.pack(session, target, budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET"))
+        if message is not None:
+            result = context_module.pack_for_message(session, message, budget)
+        else:
+            result = context_module.pack(session, target, budget)
     render.out(json, result, result["markdown"])
 
 

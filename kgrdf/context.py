@@ -104,7 +104,14 @@ def short_source(sources: list[dict]) -> str:
 
 def _title(pack: dict) -> list[str]:
     entities = pack["entities"]
-    if "topic" not in pack:
+    if "message" in pack:
+        named = "; ".join(f"{e['name']} ({e['type']}, {e['id']})" for e in entities) or "no known name"
+        lines = [f"# Context for a message that mentions: {named}"]
+        if pack.get("ambiguous"):
+            lines.append(f"Left out, as more than one entity has the name: {', '.join(pack['ambiguous'])}.")
+        if pack.get("more_matches"):
+            lines.append(f"{pack['more_matches']} more mentioned entities left out (kg mentions lists them).")
+    elif "topic" not in pack:
         entity = entities[0]
         lines = [f"# Context: {entity['name']} ({entity['type']}, {entity['id']})"]
     else:
@@ -301,14 +308,6 @@ def gather(session, entities: list, now) -> tuple[list[dict], int]:
     return facts, unread
 
 
-def own_organization(session):
-    """The perspective's self organization (kg org init), or None."""
-    from pyoxigraph import NamedNode
-
-    rows = session.rows("self-organization", entities=session.entities_graph)
-    return session.entity(NamedNode(rows[0]["entity"].value)) if rows else None
-
-
 def own_facts(session, ours, now, seen: set[str]) -> list[dict]:
     """The first facts the self organization says about itself: they open every pack."""
     from pyoxigraph import NamedNode
@@ -319,6 +318,29 @@ def own_facts(session, ours, now, seen: set[str]) -> list[dict]:
     return [candidate(row, ours, "self", 0, ours) for row in rows[:SELF_FACTS]]
 
 
+MESSAGE_ENTITIES = 5  # a message's pack is about at most this many of the entities it mentions
+
+
+def pack_for_message(session, message: str, budget: int) -> dict:
+    """A pack about the entities a message mentions (kg mentions: whole names and strong aliases,
+    in the order of the message; a name two entities share is left out), the self organization
+    first. With nothing mentioned, the pack holds the self organization alone."""
+    chosen, ambiguous = [], []
+    for mention in session.mentions(message):
+        if len(mention["entities"]) > 1:
+            ambiguous.append(mention["text"])
+            continue
+        entity = session._survivor(session.entity_by_id(mention["entities"][0]["id"]))
+        if entity.iri not in {e.iri for e in chosen}:
+            chosen.append(entity)
+    head = {"message": message, "mentioned": len(chosen)}
+    if ambiguous:
+        head["ambiguous"] = ambiguous
+    if len(chosen) > MESSAGE_ENTITIES:
+        head["more_matches"] = len(chosen) - MESSAGE_ENTITIES
+    return _packed(session, chosen[:MESSAGE_ENTITIES], head, budget)
+
+
 def pack(session, text: str, budget: int) -> dict:
     """A context pack about the entity ``text`` names, or about a topic: the entities whose names
     match it. Raises NotFound when nothing matches and BadInput for a budget too small for the
@@ -327,16 +349,23 @@ def pack(session, text: str, budget: int) -> dict:
     Example: ``pack(session, "release", 1500)["facts"][0]["sentence"]`` is "Release process is
     announced in #deploys" in the example organization (it prevents rework).
     """
+    if budget < 1:
+        raise BadInput(f"--budget must be a positive number of tokens, not {budget}")
+    entities, topic = _entities(session, text)
+    return _packed(session, entities, {"for": text, **topic}, budget)
+
+
+def _packed(session, entities: list, head: dict, budget: int) -> dict:
+    """The pack about ``entities``: gathered, ranked (the self organization first), cited, fitted."""
     from pyoxigraph import NamedNode
 
     from kgrdf import clock, vocab
 
     if budget < 1:
         raise BadInput(f"--budget must be a positive number of tokens, not {budget}")
-    entities, topic = _entities(session, text)
     now = vocab.datetime_literal(clock.iso(clock.now()))
     facts, unread = gather(session, entities, now)
-    ours = own_organization(session)
+    ours = session.own_organization()
     if ours is not None and ours.iri not in {e.iri for e in entities}:
         facts = own_facts(session, ours, now, {f["id"] for f in facts}) + facts
     ranked = rank(facts)
@@ -346,7 +375,7 @@ def pack(session, text: str, budget: int) -> dict:
             sources = session.values("fact-sources", fact=NamedNode(fact["iri"]))
             yield {**fact, "source": short_source(sources)}
 
-    head = {"for": text, **topic, "entities": [{"id": e.id, "type": e.type, "name": e.name} for e in entities],
+    head = {**head, "entities": [{"id": e.id, "type": e.type, "name": e.name} for e in entities],
             "budget": budget, "token_method": TOKEN_METHOD}
     if ours is not None:
         head["self"] = {"id": ours.id, "name": ours.name}

@@ -175,6 +175,57 @@ class Session:
         return [{"perspective": name, **counts, "default": name == self.kb.default_perspective,
                  "current": name == self.perspective} for name, counts in sorted(found.items())]
 
+    # --- organizations -------------------------------------------------------------------------------
+
+    def own_organization(self) -> model.Entity | None:
+        """The perspective's self organization (kg org init), or None."""
+        rows = self.rows("self-organization", entities=self.entities_graph)
+        return self.entity(NamedNode(rows[0]["entity"].value)) if rows else None
+
+    def quiet_customers(self, days: int) -> dict:
+        """Customers not spoken to for ``days`` days (or never): customers-quiet.rq."""
+        from datetime import timedelta
+
+        if days < 0:
+            raise BadInput(f"--days is a number of days, not {days}")
+        ours = self.own_organization()
+        cutoff = (clock.now() - timedelta(days=days)).date().isoformat()
+        rows = self.values("customers-quiet", us=NamedNode(ours.iri if ours else vocab.KB + "no-self-organization"),
+                           before=Literal(cutoff, datatype=vocab.XSD_DATE))
+        return {"days": days, "before": cutoff, "self": ours.id if ours else None,
+                "customers": [{"id": r["id"], "name": r["name"], "last_contact": r.get("lastContact")} for r in rows]}
+
+    def organizations_of(self, actors: list[str]) -> dict:
+        """The organizations each actor is affiliated with now (the actors of a conversation)."""
+        out = []
+        for text in actors:
+            actor = self.resolve(text, role="actor")
+            rows = self.values("actor-organizations", actor=NamedNode(actor.iri))
+            out.append({"actor": actor.id, "name": actor.name,
+                        "organizations": [{"id": r["id"], "name": r["name"], "fact": r["factId"]} for r in rows]})
+        return {"actors": out}
+
+    def relations(self, text: str, hops: int = 2) -> dict:
+        """An organization's relations (customer_of, vendor_of, parent_of), breadth first to ``hops``."""
+        if hops not in (1, 2, 3):
+            raise BadInput(f"--hops is 1, 2 or 3, not {hops}")
+        start = self.resolve(text)
+        seen, frontier, edges = {start.iri: 0}, [start], []
+        for distance in range(1, hops + 1):
+            following = []
+            for org in frontier:
+                for row in self.values("org-relations", org=NamedNode(org.iri)):
+                    subject, target = (org.name, row["peerName"]) if row["direction"] == "out" else (row["peerName"], org.name)
+                    edge = {"fact": row["factId"], "hop": distance, "predicate": row["predicateKey"],
+                            "sentence": row["sentence"].replace("{subject}", subject or "?").replace("{target}", target or "?")}
+                    if edge["fact"] not in {e["fact"] for e in edges}:
+                        edges.append(edge)
+                    if row["peer"] not in seen:
+                        seen[row["peer"]] = distance
+                        following.append(model.Entity(row["peerId"], row["peer"], "organization", row["peerName"]))
+            frontier = following
+        return {"organization": start.as_json(), "hops": hops, "relations": edges}
+
     def mentions(self, text: str) -> list[dict]:
         """The known names and strong aliases ``text`` mentions, whole words, any case: at each place
         the longest name wins and overlapping shorter ones are dropped; a name two entities share is

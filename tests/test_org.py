@@ -337,3 +337,96 @@ def test_a_merge_keeps_both_provenance_chains_and_the_merged_id_resolves_to_the_
     assert relation["id"] not in {f["id"] for f in kg.json("lookup", "Texture")["backlinks"]}
     kg("validate")
     assert "one organization already" in kg("org", "merge", "Texture", "texturehq.com", expect=1).stderr
+
+
+# --- structural questions -------------------------------------------------------------------------
+
+def test_customers_not_contacted_in_90_days_on_a_fixture_with_known_answers(kg, monkeypatch):
+    monkeypatch.setenv("KGRDF_NOW", "2026-11-30T09:00:00Z")
+    kg("org", "init", "Fernhill Labs")
+    trusted = ["-s", "ledger:crm", "-s", "report:accounts"]  # two trusted kinds: confirmed automatically
+    for name, contact in [("Acme Corp", "2026-11-20"), ("Globex", "2026-06-01"), ("Initech", None),
+                          ("Umbrella", "2026-09-01"), ("Hooli", "2026-01-01")]:
+        kg("org", "add", name)
+        if name == "Umbrella":
+            kg("org", "set", name, "relationship", "customer", *trusted)  # a customer by relationship
+        elif name != "Hooli":
+            kg("propose", name, "customer_of", "--object", "Fernhill Labs", *trusted)
+        if contact:
+            kg("org", "set", name, "last_contact_at", contact, *trusted)
+    # Globex was contacted again: two values coexist, the newer counts.
+    kg("org", "set", "Globex", "last_contact_at", "2026-10-15", *trusted)
+    quiet = kg.json("org", "customers", "--quiet-days", "90")
+    assert quiet["before"] == "2026-09-01"
+    assert [(c["id"], c["last_contact"]) for c in quiet["customers"]] == [
+        ("organization/initech", None)]  # Umbrella was spoken to on the cut-off day, Hooli is no customer
+    quiet = kg.json("org", "customers", "--quiet-days", "30")
+    assert [(c["id"], c["last_contact"]) for c in quiet["customers"]] == [
+        ("organization/initech", None), ("organization/umbrella", "2026-09-01"), ("organization/globex", "2026-10-15")]
+    assert "organization/initech  Initech  last contact never" in kg("org", "customers").stdout
+
+
+def test_organizations_of_the_actors_in_a_conversation_and_relations_two_hops_out(kg):
+    trusted = ["-s", "ledger:crm", "-s", "report:accounts"]
+    for name in ("Texture", "Acme Corp", "Globex", "Hooli"):
+        kg("org", "add", name)
+    kg("add-entity", "actor/jo", "--name", "Jo Park")
+    kg("add-entity", "actor/ann", "--name", "Ann Lee")
+    link = kg.json("propose", "actor/jo", "affiliated_with", "--object", "Texture", "-s", "profile:dir")
+    kg("confirm", link["id"])
+    orgs = kg.json("org", "of", "actor/jo", "Ann Lee")["actors"]
+    assert [(a["actor"], [o["id"] for o in a["organizations"]]) for a in orgs] == [
+        ("actor/jo", ["organization/texture"]), ("actor/ann", [])]
+    kg("propose", "Acme Corp", "customer_of", "--object", "Texture", *trusted)
+    kg("propose", "Globex", "vendor_of", "--object", "Acme Corp", *trusted)
+    kg("propose", "Hooli", "parent_of", "--object", "Globex", *trusted)  # three hops from Texture
+    hops = kg.json("org", "relations", "Texture")["relations"]
+    assert [(r["hop"], r["sentence"]) for r in hops] == [
+        (1, "Acme Corp is a customer of Texture"), (2, "Globex is a vendor of Acme Corp")]
+    assert len(kg.json("org", "relations", "Texture", "--hops", "3")["relations"]) == 3
+
+
+def test_a_pack_for_a_message_is_about_what_it_mentions_self_organization_first(kg):
+    kg("org", "init", "Fernhill Labs")
+    kg("org", "add", "Texture", "--alias", "Texture HQ")
+    kg("add-entity", "repo/api", "--name", "api", "--alias", "the api")
+    trusted = ["-s", "ledger:crm", "-s", "report:accounts"]
+    ours = kg.json("org", "set", "Fernhill Labs", "industry", "developer tools", *trusted, "--audience", "public")
+    public = kg.json("propose", "Texture", "customer_of", "--object", "Fernhill Labs", *trusted, "--audience", "public")
+    private = kg.json("org", "set", "Texture", "revenue", "10M", *trusted, "--audience", "dm:jo,sam")
+    caveat = kg.json("propose", "the api", "caveat", "--value", "rate limited to 100 rps", *trusted)
+    pack = kg.json("context", "--message", "Jo from Texture HQ asks why the api is slow", "--audience", "public")
+    assert [e["id"] for e in pack["entities"]] == ["organization/texture", "repo/api"]
+    assert pack["markdown"].splitlines()[1] == "We are Fernhill Labs (organization/fernhill-labs)."
+    ids = [f["id"] for f in pack["facts"]]
+    assert ids[0] == ours["id"] and public["id"] in ids
+    assert private["id"] not in ids and caveat["id"] not in ids  # the owner's own and a DM's: not public
+    dm = kg.json("context", "--message", "Jo from Texture HQ asks why the api is slow", "--audience", "dm:jo,sam")
+    assert private["id"] in {f["id"] for f in dm["facts"]}
+    owner = kg.json("context", "--message", "the api again")
+    assert caveat["id"] in {f["id"] for f in owner["facts"]}
+    none = kg.json("context", "--message", "hello there")
+    assert none["entities"] == [] and [f["id"] for f in none["facts"]] == [ours["id"]]
+    assert "give one of --for" in kg("context", expect=2).stderr
+
+
+def test_a_digest_shows_what_the_audience_may_hear_and_marks_conflicts_and_claims(kg):
+    kg("org", "init", "Fernhill Labs")
+    kg("org", "add", "Texture", "--alias", "Texture HQ")
+    kg("add-entity", "actor/jo", "--name", "Jo Park")
+    trusted = ["-s", "ledger:crm", "-s", "report:accounts"]
+    first = kg.json("org", "set", "Texture", "founded", "2019", *trusted, "--audience", "public")
+    second = kg.json("org", "set", "Texture", "founded", "2021", *trusted, "--audience", "public")
+    kg("confirm", second["id"])
+    secret = kg.json("org", "set", "Texture", "revenue", "10M", *trusted, "--audience", "dm:jo,me")
+    kg("propose", "Texture", "customer_of", "--object", "Fernhill Labs", *trusted, "--audience", "public")
+    kg("org", "affiliate", "Texture", "--claimed-name", "Jim", "--role", "IT", "--said-by", "actor/jo",
+       "--message", "slack:p1", "--audience", "public")
+    public = kg("org", "digest", "Texture HQ", "--audience", "public").stdout
+    assert public.startswith("# Texture (organization/texture)\nAlso known as: Texture HQ.")
+    assert f"Texture was founded in 2021 (conflicts with {first['id']})" in public
+    assert "Texture is a customer of Fernhill Labs" in public
+    assert "- Jim, IT [" in public and "said by Jo Park" in public
+    assert "10M" not in public and secret["id"] not in public
+    assert "revenue: 10M" in kg("org", "digest", "Texture", "--audience", "dm:jo,me").stdout
+    assert "not an organization" in kg("org", "digest", "actor/jo", expect=1).stderr

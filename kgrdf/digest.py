@@ -1,0 +1,54 @@
+"""An organization's digest (§9): markdown for a person or an agent to read, a view of the
+knowledge base and never a source of truth. It is built from one lookup, so a digest for an
+audience holds only what that audience may hear."""
+
+RELATIONS = ("customer_of", "vendor_of", "parent_of")
+
+
+def _cite(fact: dict) -> str:
+    source = fact["sources"][0] if fact.get("sources") else None
+    cited = f"{fact['id']}" + (f" · {source['kind']}:{source['ref']}" if source else "")
+    said = ""
+    if fact.get("said_by"):
+        said = f"; said by {fact.get('said_by_name') or fact['said_by']}"
+        if fact.get("speaker_affiliation"):
+            said += f" ({fact.get('speaker_affiliation_name') or fact['speaker_affiliation']})"
+    return f"[{cited}{said}]"
+
+
+def markdown(result: dict, audience: str | None) -> str:
+    """The digest of ``result`` (Session.lookup of an organization)."""
+    entity = result["entity"]
+    confirmed = [f for f in result["facts"] if f["status"] == "confirmed"]
+    backlinks = [f for f in result["backlinks"] if f["status"] == "confirmed"]
+    proposed = [f for f in result["facts"] + result["backlinks"] if f["status"] == "proposed"]
+    lines = [f"# {entity['name']} ({entity['id']})"]
+    if entity.get("self"):
+        lines.append("Our own organization.")
+    if entity.get("aliases"):
+        lines.append(f"Also known as: {', '.join(entity['aliases'])}.")
+    lines.append(f"_A digest for {audience or 'the owner'}: a view of the knowledge base, not a source of truth._")
+    attributes = [f for f in confirmed if "value" in f and f["predicate"] != "claimed_member"]
+    relations = [f for f in confirmed + backlinks if f["predicate"] in RELATIONS]
+    people = [f for f in backlinks if f["predicate"] == "affiliated_with"]
+    claims = [f for f in result["facts"] if f["predicate"] == "claimed_member" and f["status"] in ("proposed", "confirmed")]
+    other = [f for f in confirmed + backlinks if f not in attributes + relations + people + claims]
+    sections = [("Attributes", attributes), ("Relations", relations), ("People", people), ("Also", other)]
+    for title, facts in sections:
+        if not facts:
+            continue
+        lines += ["", f"## {title}"]
+        for fact in facts:
+            conflict = f" (conflicts with {', '.join(fact['conflicting'])})" if fact.get("conflicting") else ""
+            lines.append(f"- {fact['sentence']}{conflict} {_cite(fact)}")
+    if claims:
+        lines += ["", "## Claims (unverified: someone said so)"]
+        for fact in claims:
+            role = f", {fact['claimed_role']}" if fact.get("claimed_role") else ""
+            promoted = f"; promoted to {fact['promoted_to']}" if fact.get("promoted_to") else ""
+            lines.append(f"- {fact['value']}{role} {_cite(fact)}{promoted}")
+    if proposed:
+        lines += ["", f"_{len(proposed)} more proposed fact{'s' if len(proposed) != 1 else ''} wait for review (kg batch)._"]
+    if not (attributes or relations or people or other or claims or proposed):
+        lines += ["", "Nothing is known about it yet."]
+    return "\n".join(lines)
