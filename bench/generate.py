@@ -22,6 +22,7 @@ TYPE_SHARE = {"person": 12, "team": 3, "process": 4, "step": 14, "gate": 3, "cha
               "repo": 10, "service": 8, "environment": 3, "feature": 12, "decision": 8, "principle": 2,
               "lesson": 6, "organization": 6, "actor": 2}
 STATUSES = ["confirmed"] * 6 + ["proposed"] * 3 + ["rejected"]
+AUDIENCES = ["public"] * 4 + ["owner"] * 3 + ["channel:general", "workspace:acme", "dm:jo,sam"]
 
 
 def entities(n_entities: int, rng: random.Random) -> dict[str, list[model.Entity]]:
@@ -108,6 +109,7 @@ def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
                 prevents_rework=rng.random() < 0.05,
                 perspective=vocab.perspective_iri(kb.perspective).value,
                 order=rng.randint(1, 9) if pred.ordered else None,
+                audience=rng.choice(AUDIENCES),
             )
             writer._stage([], model.fact_quads(fact, schema), fact, created=True)
     return kb

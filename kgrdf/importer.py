@@ -140,9 +140,24 @@ def _stage(writer, record: Record, auto_confirm: bool, report: Report):
         data["subject"], data["predicate"], object=data.get("object"), value=data.get("value"),
         sources=_sources(data), authority=data.get("authority") or "observed", valid_from=data.get("valid_from"),
         valid_to=data.get("valid_to"), order=order, prevents_rework=bool(data.get("prevents_rework")),
-        auto_confirm=auto_confirm)
+        auto_confirm=auto_confirm, heard=_heard(data))
     report.count(result.action, result.rule)
     return result.fact.iri, result.action, result.rule
+
+
+def _heard(data: dict):
+    """Where a fact record was heard: "audience", "said_by", "message", and "extracted" with
+    "confidence" and "span", as kg propose takes them."""
+    from kgrdf.writer import Heard
+
+    confidence = data.get("confidence")
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))):
+        raise BadInput(f"confidence must be a number between 0 and 1, not {confidence!r}")
+    for name in ("audience", "said_by", "message", "span"):
+        if data.get(name) is not None and not isinstance(data[name], str):
+            raise BadInput(f"{name} must be text, not {data[name]!r}")
+    return Heard(data.get("audience") or "owner", data.get("said_by"), data.get("message"),
+                 bool(data.get("extracted")), confidence, data.get("span"))
 
 
 def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) -> Report:

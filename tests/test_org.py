@@ -430,3 +430,21 @@ def test_a_digest_shows_what_the_audience_may_hear_and_marks_conflicts_and_claim
     assert "10M" not in public and secret["id"] not in public
     assert "revenue: 10M" in kg("org", "digest", "Texture", "--audience", "dm:jo,me").stdout
     assert "not an organization" in kg("org", "digest", "actor/jo", expect=1).stderr
+
+
+def test_import_records_carry_their_audience_and_speaker(kg, tmp_path):
+    kg("org", "add", "Texture")
+    kg("add-entity", "actor/jo", "--name", "Jo Park")
+    records = tmp_path / "heard.jsonl"
+    records.write_text("\n".join(json.dumps(r) for r in [
+        {"type": "fact", "subject": "Texture", "predicate": "industry", "value": "utilities", "sources": ["slack:p1"],
+         "audience": "dm:jo,sam", "said_by": "actor/jo", "message": "slack:p1"},
+        {"type": "fact", "subject": "Texture", "predicate": "founded", "value": "2023", "sources": ["slack:p2"],
+         "audience": "team:x"},
+        {"type": "fact", "subject": "Texture", "predicate": "founded", "value": "2024", "sources": ["slack:p3"],
+         "extracted": True, "confidence": "high"},
+    ]) + "\n")
+    report = kg.json("import", records, "--apply")
+    assert report["refused"] == {"malformed": 2}
+    [fact] = kg.json("facts", "Texture")["facts"]
+    assert (fact["audience"], fact["said_by"], fact["message"]) == ("dm:jo,sam", "actor/jo", "slack:p1")
