@@ -236,13 +236,16 @@ def supersede(
     source: SourceOption = None,
     valid_from: Annotated[Optional[str], typer.Option(help="When the new value became true (default: now).")] = None,
     reason: ReasonOption = None,
+    audience: Annotated[Optional[str], typer.Option(
+        "--audience", help="Who could hear the correction. Default: the audience of the fact it corrects.")] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Correct a fact: record the new object or value, confirmed, and close the old one (kept in history)."""
     _write_fact(_kb(kb, perspective), "supersede", json, lambda writer: writer.supersede(
-        fact_id, object=object, value=value, sources=source or [], valid_from=valid_from, reason=reason))
+        fact_id, object=object, value=value, sources=source or [], valid_from=valid_from, reason=reason,
+        audience=audience))
 
 
 @app.command("import")

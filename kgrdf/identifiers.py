@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from kgrdf import clock
-from kgrdf.errors import BadInput, Damaged, Refused
+from kgrdf.errors import BadInput, Refused
 
 FILE = "identifiers.jsonl"
 KINDS = {"chat": "a chat member id", "tracker": "an issue tracker account", "code-host": "a code-host login"}
@@ -24,18 +24,9 @@ def path(kb) -> Path:
 
 def read(kb) -> list[dict]:
     """Every identifier. Raises Damaged naming the line that does not parse."""
-    try:
-        text = path(kb).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                raise Damaged(f"{FILE}:{number} does not parse", hint=f"fix or remove that line of {path(kb)}") from None
-    return out
+    from kgrdf.kb import read_jsonl
+
+    return read_jsonl(path(kb), hint=f"fix or remove that line of {path(kb)}")
 
 
 def write(kb, entries: list[dict]) -> None:

@@ -407,6 +407,23 @@ def _schema_digest_quads(digest: str):
     return [Quad(vocab.INDEX_NODE, vocab.kg("schemaDigest"), Literal(digest), vocab.DEFAULT_GRAPH)]
 
 
+def read_jsonl(path: Path, hint: str) -> list[dict]:
+    """The records of a JSON-lines file (none when it is missing). Raises Damaged naming the line
+    that does not parse, with ``hint`` as the way out."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                raise Damaged(f"{path.name}:{number} does not parse", hint=hint) from None
+    return out
+
+
 def write_json(path: Path, data: dict) -> None:
     """Write a small JSON file whole: a temporary file, fsynced, renamed over the old one."""
     tmp = path.with_name(path.name + ".tmp")

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from kgrdf import clock, vocab
-from kgrdf.errors import Damaged, Refused
+from kgrdf.errors import Refused
 
 PERSON_TYPES = frozenset({"person", "actor"})  # the types the People whitelist protects
 PROVENANCE = "/provenance"
@@ -106,20 +106,9 @@ HMAC = "hmac-sha256"
 
 def forgotten(kb) -> list[dict]:
     """The records of forget: a hash of each forgotten id and counts, never the id."""
-    path = kb.path / FORGOTTEN
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                raise Damaged(f"{FORGOTTEN}:{number} does not parse",
-                              hint="restore it from git (git checkout forgotten.jsonl)") from None
-    return out
+    from kgrdf.kb import read_jsonl
+
+    return read_jsonl(kb.path / FORGOTTEN, hint="restore it from git (git checkout forgotten.jsonl)")
 
 
 def append_forgotten(kb, record: dict) -> None:

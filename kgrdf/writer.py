@@ -747,8 +747,9 @@ class Writer(Session):
         return Outcome(after, "rejected")
 
     def supersede(self, fact_id: str, *, object: str | None = None, value: str | None = None, sources=(),
-                  valid_from: str | None = None, reason: str | None = None) -> Outcome:
-        """Correct a fact: a confirmed replacement with the new object or value closes the old one."""
+                  valid_from: str | None = None, reason: str | None = None, audience: str | None = None) -> Outcome:
+        """Correct a fact: a confirmed replacement with the new object or value closes the old one.
+        The replacement is heard where the old one was, unless ``audience`` says otherwise."""
         old = self.fact(fact_id)
         if not old.current:
             state = f"superseded by {vocab.id_of(old.superseded_by)}" if old.superseded_by else old.status
@@ -758,7 +759,8 @@ class Writer(Session):
         all_sources = [parse_source(s, self.schema.source_kinds) if isinstance(s, str) else s for s in sources]
         all_sources.append(model.Source("user", "kg supersede"))
         outcome = self.propose(subject.id, predicate.key, object=object, value=value, sources=all_sources,
-                               authority="user", valid_from=valid_from, status="confirmed", reason=reason)
+                               authority="user", valid_from=valid_from, status="confirmed", reason=reason,
+                               heard=Heard(audience or old.audience or audiences.OWNER))
         new = outcome.fact
         if new.iri == old.iri:
             raise Refused(f"{old.id} already says that; nothing to supersede")

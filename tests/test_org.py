@@ -201,6 +201,11 @@ def test_heard_again_where_more_may_hear_it_widens_the_audience(kg):
     again = kg.json("propose", "Texture", "industry", "--value", "utilities with 10M revenue", "-s", "slack:p8",
                     "--audience", "public")
     assert again["id"] == secret["id"] and again["audience"] == "public"
+    # A correction is heard where the fact it corrects was, unless it says otherwise.
+    fixed = kg.json("supersede", secret["id"], "--value", "utilities with 12M revenue")
+    assert fixed["audience"] == "public"
+    private = kg.json("supersede", fixed["id"], "--value", "utilities, 12M", "--audience", "dm:jo")
+    assert private["audience"] == "dm:jo"
 
 
 # --- attribution and extraction ---------------------------------------------------------------------

@@ -102,6 +102,16 @@ def cases(store):
         "perspectives": ({}, lambda rows: sorted((r["perspective"], r["isFact"], r["count"]) for r in rows) == [
             (vocab.perspective_iri("main").value, False, 23), (vocab.perspective_iri("main").value, True, 35)]),
         "self-organization": (dict(entities=ENTITIES), lambda rows: rows == []),
+        # Every fact naming the hotfix process, closed ones too: its two entry points (one superseded),
+        # where it is announced, its rule, and who approves it.
+        "entity-facts": (dict(entity=e("process/hotfix")), lambda rows: sorted(r["direction"] for r in rows) == [
+            "in", "out", "out", "out", "out"] and len({r["id"] for r in rows}) == 5),
+        # The example organization records no customers, affiliations or relations between organizations:
+        # tests/test_org.py asks these on fixtures with known answers.
+        "customers-quiet": (dict(us=e("organization/fernhill"), before=ox.Literal("2100-01-01", datatype=vocab.XSD_DATE)),
+                            lambda rows: rows == []),
+        "actor-organizations": (dict(actor=e("person/dana")), lambda rows: rows == []),
+        "org-relations": (dict(org=e("organization/fernhill")), lambda rows: rows == []),
         "fact-ids": ({}, lambda rows: len(rows) == 35 and all(r["id"].startswith("f-") for r in rows)),
     }
 
@@ -207,3 +217,51 @@ def test_oxigraph_and_rdflib_agree(dataset, name):
     bindings, _ = cases(store)[name]
     query = queries.load(name)
     assert _comparable(_oxigraph(store, query, bindings)) == _comparable(_rdflib(graph, query, bindings))
+
+
+# --- the organization questions, on a fixture that holds answers for them ---------------------------
+
+@pytest.fixture(scope="module")
+def org_dataset(tmp_path_factory):
+    """Fernhill and four organizations: customers, a vendor, a parent, an affiliated actor."""
+    from .conftest import Kg
+
+    kg = Kg(tmp_path_factory.mktemp("org") / "kb")
+    kg("init")
+    kg("org", "init", "Fernhill")
+    trusted = ["-s", "ledger:crm", "-s", "report:accounts"]
+    for name in ("Acme", "Globex", "Initech", "Hooli"):
+        kg("org", "add", name)
+    kg("propose", "Acme", "customer_of", "--object", "Fernhill", *trusted)
+    kg("propose", "Initech", "customer_of", "--object", "Fernhill", *trusted)
+    kg("org", "set", "Acme", "last_contact_at", "2026-11-20", *trusted)
+    kg("org", "set", "Initech", "last_contact_at", "2026-05-01", *trusted)
+    kg("propose", "Globex", "vendor_of", "--object", "Acme", *trusted)
+    kg("propose", "Hooli", "parent_of", "--object", "Globex", *trusted)
+    kg("add-entity", "actor/jo", "--name", "Jo Park")
+    link = kg.json("propose", "actor/jo", "affiliated_with", "--object", "Acme", "-s", "profile:dir")
+    kg("confirm", link["id"])
+    return both_engines(kg.path)
+
+
+ORG = vocab.entity_iri("main", "organization/fernhill")
+ORG_CASES = {
+    "customers-quiet": (dict(us=ORG, before=ox.Literal("2026-09-01", datatype=vocab.XSD_DATE)),
+                        lambda rows: [(r["id"], r["lastContact"]) for r in rows] == [
+                            ("organization/initech", "2026-05-01")]),
+    "actor-organizations": (dict(actor=vocab.entity_iri("main", "actor/jo")),
+                            lambda rows: [r["id"] for r in rows] == ["organization/acme"]),
+    "org-relations": (dict(org=vocab.entity_iri("main", "organization/acme")),
+                      lambda rows: sorted((r["direction"], r["predicateKey"], r["peerId"]) for r in rows) == [
+                          ("in", "vendor_of", "organization/globex"), ("out", "customer_of", "organization/fernhill")]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORG_CASES))
+def test_organization_questions_give_their_known_answers_on_both_engines(org_dataset, name):
+    store, graph = org_dataset
+    bindings, expect = ORG_CASES[name]
+    query = queries.load(name)
+    rows = _oxigraph(store, query, bindings)
+    assert expect(rows), f"{name}.rq gave {rows!r:.2000}"
+    assert _comparable(rows) == _comparable(_rdflib(graph, query, bindings))
