@@ -4,6 +4,10 @@ A file starts with a header the CLI help, the tests and the console read::
 
     # title: Current facts about an entity
     # param: entity - the entity IRI
+    # scope: entities - (optional) it reads no fact
+
+A query that reads facts projects ``?fact`` (or takes ``$fact``), so that a read for an audience can
+keep the rows of the facts that audience may hear (see Session.hear_as).
 
 Parameters are bound by the engine (pyoxigraph ``substitutions``, rdflib ``initBindings``), never
 pasted into the text. A parameter is written ``$name`` in the query and must be projected by the
@@ -22,10 +26,11 @@ class Query:
     title: str
     text: str
     params: dict[str, str] = field(default_factory=dict)
+    scope: str = "facts"  # "entities": it reads no fact
 
 
 def _parse(name: str, text: str) -> Query:
-    title, params = "", {}
+    title, params, scope = "", {}, "facts"
     for line in text.splitlines():
         if not line.startswith("#"):
             break
@@ -35,7 +40,9 @@ def _parse(name: str, text: str) -> Query:
         elif body.startswith("param:"):
             pname, _, desc = body.removeprefix("param:").strip().partition(" - ")
             params[pname.strip()] = desc.strip()
-    return Query(name=name, title=title, text=text, params=params)
+        elif body.startswith("scope:"):
+            scope = body.removeprefix("scope:").strip().split()[0]
+    return Query(name=name, title=title, text=text, params=params, scope=scope)
 
 
 @cache

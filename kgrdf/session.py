@@ -39,25 +39,34 @@ class Session:
 
     def rows(self, name: str, **bindings) -> list[dict]:
         """Rows of the named query as terms. A query that reads the whole knowledge base takes the
-        session's perspective (``$perspective``) unless it is given: no read sees another's."""
+        session's perspective (``$perspective``) unless it is given: no read sees another's. In a
+        read for an audience, only the rows of the facts it may hear come back (see hear_as)."""
         query = queries.load(name)
         if "perspective" in query.params and "perspective" not in bindings:
             bindings["perspective"] = vocab.perspective_iri(self.perspective)
-        return self.backend.select(query, bindings, self._scope)
+        if self._allowed is None or query.scope == "entities":
+            return self.backend.select(query, bindings)
+        if "fact" in query.params:
+            fact = bindings.get("fact")
+            return self.backend.select(query, bindings) if fact is not None and fact.value in self._allowed else []
+        rows = self.backend.select(query, bindings)
+        if rows and "fact" not in rows[0]:
+            raise Refused(f"{name}.rq cannot be asked for an audience: its rows do not name their facts")
+        return [row for row in rows if row["fact"] is None or row["fact"].value in self._allowed]
 
     # --- the audience a read is for ------------------------------------------------------------------
 
-    _scope: list | None = None  # the graphs a read for an audience may see (None: the owner's, all)
+    _allowed: set[str] | None = None  # the facts a read for an audience may see (None: the owner's, all)
 
     def hear_as(self, text: str | None) -> None:
-        """Read, from now on, only what the audience ``text`` may hear (kgrdf.audience): every query
-        runs on a dataset of the perspective's entity graph, the schema, and the graphs of the facts
-        that audience may hear, so nothing else reaches a ranking, a limit or a pack. An audience
-        that does not parse fails closed: no fact at all, and a note on stderr. None: the owner's."""
+        """Read, from now on, only what the audience ``text`` may hear (kgrdf.audience): the rows of
+        every query are kept only for the facts that audience may hear, before anything ranks,
+        limits or packs them; ``kg sparql`` and ``kg export`` see a dataset of just their graphs. An
+        audience that does not parse fails closed: no fact at all, and a note on stderr. None: the
+        owner's, who may hear everything."""
         import sys
 
         from kgrdf import audience
-        from kgrdf.schema import SCHEMA_GRAPH
 
         if text is None:
             return
@@ -66,13 +75,26 @@ class Session:
         except BadInput as exc:
             print(f"kg: {exc.message}: nothing is shown (an unknown audience fails closed)", file=sys.stderr)
             shown_to = None
-        scope = [self.entities_graph, NamedNode(SCHEMA_GRAPH)]
+        allowed: set[str] = set()
         if shown_to is not None:
             for row in self.rows("audiences"):
                 heard = row["audience"].value if row.get("audience") is not None else None
                 if audience.may_hear(heard, shown_to):
-                    scope += [row["fact"], vocab.provenance_graph(row["fact"])]
-        self._scope = scope
+                    allowed.add(row["fact"].value)
+        self._allowed = allowed
+
+    def may_read(self, graph: str) -> bool:
+        """Whether a graph is this session's to read: the perspective's own (for an audience, the
+        entity graph and the graphs of the facts it may hear), or the schema."""
+        from kgrdf.schema import SCHEMA_GRAPH
+
+        if graph == SCHEMA_GRAPH:
+            return True
+        if not graph.startswith(vocab.perspective_base(self.perspective)):
+            return False
+        if self._allowed is None or graph == self.entities_graph.value:
+            return True
+        return graph.removesuffix("/provenance") in self._allowed
 
     def values(self, name: str, **bindings) -> list[dict]:
         """Rows of the named query as plain Python values."""
@@ -190,10 +212,15 @@ class Session:
             raise BadInput(f"--days is a number of days, not {days}")
         ours = self.own_organization()
         cutoff = (clock.now() - timedelta(days=days)).date().isoformat()
-        rows = self.values("customers-quiet", us=NamedNode(ours.iri if ours else vocab.KB + "no-self-organization"),
-                           before=Literal(cutoff, datatype=vocab.XSD_DATE))
-        return {"days": days, "before": cutoff, "self": ours.id if ours else None,
-                "customers": [{"id": r["id"], "name": r["name"], "last_contact": r.get("lastContact")} for r in rows]}
+        customers: dict[str, dict] = {}
+        for row in self.values("customers-quiet", us=NamedNode(ours.iri if ours else vocab.KB + "no-self-organization")):
+            customer = customers.setdefault(row["id"], {"id": row["id"], "name": row["name"], "last_contact": None})
+            heard = row.get("contactFact") and (self._allowed is None or row["contactFact"] in self._allowed)
+            if heard and (customer["last_contact"] or "") < row["contact"]:
+                customer["last_contact"] = row["contact"]  # coexisting values: the newer counts
+        quiet = [c for c in customers.values() if (c["last_contact"] or "") < cutoff]
+        quiet.sort(key=lambda c: (c["last_contact"] or "", c["id"]))
+        return {"days": days, "before": cutoff, "self": ours.id if ours else None, "customers": quiet}
 
     def organizations_of(self, actors: list[str]) -> dict:
         """The organizations each actor is affiliated with now (the actors of a conversation)."""
@@ -508,21 +535,10 @@ class Session:
 
     # --- raw SPARQL and export -----------------------------------------------------------------------
 
-    def in_scope(self, graph: str) -> bool:
-        """Whether a graph is this session's to read: the perspective's own (those of the facts its
-        audience may hear, when a read is for an audience), or the schema."""
-        from kgrdf.schema import SCHEMA_GRAPH
-
-        if self._scope is not None:
-            if not hasattr(self, "_scope_names"):
-                self._scope_names = {g.value for g in self._scope}
-            return graph in self._scope_names
-        return graph.startswith(vocab.perspective_base(self.perspective)) or graph == SCHEMA_GRAPH
-
     def sparql(self, text: str):
         """Run any SPARQL query over the perspective's data graphs and the schema graph: the dataset
         the engine sees holds nothing else (and, for an audience, only what it may hear)."""
-        scope = [g for g in self.backend.graphs() if self.in_scope(g.value)]
+        scope = [g for g in self.backend.graphs() if self.may_read(g.value)]
         try:
             return self.backend.sparql(text, graphs=scope)
         except SyntaxError as exc:
@@ -541,9 +557,9 @@ class Session:
             from pyoxigraph import Triple
 
             rows = self.rows("graph-current", now=_now_literal())
-            data = [Triple(r["s"], r["p"], r["o"]) for r in rows]
+            data = list(dict.fromkeys(Triple(r["s"], r["p"], r["o"]) for r in rows))
         else:
-            data = [q for q in self.backend.quads() if self.in_scope(q.graph_name.value)]
+            data = [q for q in self.backend.quads() if self.may_read(q.graph_name.value)]
         prefixes = {k: v for k, v in vocab.PREFIXES.items()}
         if fmt in ("trig", "turtle"):
             return ox.serialize(data, format=formats[fmt], prefixes=prefixes)
