@@ -101,7 +101,8 @@ def main() -> None:
         from kgrdf.kb import KnowledgeBase
 
         with KnowledgeBase.open(kb).reading() as session:
-            names = sorted({r["name"] for r in session.values("labels", entities=session.entities_graph)})
+            names = sorted({r["label"] for r in session.values("labels", entities=session.entities_graph)
+                            if r["property"].endswith("prefLabel")})
         text = message(names, rng)
         entity = "repo/rep-000001"
         rows = {"mentions": [], "context public": [], "context owner": [], "context --for": [], "lookup": []}

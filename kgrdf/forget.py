@@ -12,7 +12,7 @@ rows, keyed hashes; never a name), and any command that finds it finishes the re
 cut short at any step is completed by the next command:
 
 1. leftovers are deleted, whatever they hold: torn tails, ``*.tmp`` files, ``batch.json``, journals
-   moved aside (``journal.aside*``);
+   moved aside (``journal.aside*``), the derived ``cache/``;
 2. the private journal is rewritten into ``journal/local.new/``, fsynced, then swapped in;
 3. the forgotten person's identifiers are removed from ``identifiers.jsonl``;
 4. the record (a keyed hash of the id and the counts) is appended to ``forgotten.jsonl``;
@@ -207,6 +207,7 @@ def _delete_leftovers(kb) -> int:
     found += [p for p in (kb.path / "journal").glob("*.tmp")]
     found += [kb.path / name for name in ("batch.json",) if (kb.path / name).exists()]
     found += [p for p in kb.path.glob("journal.aside*")]
+    found += [kb.path / "cache"] if (kb.path / "cache").exists() else []  # derived: names for kg mentions
     for path in found:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)

@@ -82,6 +82,17 @@ class NameIndex:
     def __bool__(self) -> bool:
         return bool(self._by_first)
 
+    def dump(self) -> dict:
+        return {word: [[list(name), lead, value] for name, lead, value in entries]
+                for word, entries in self._by_first.items()}
+
+    @classmethod
+    def load(cls, data: dict) -> "NameIndex":
+        index = cls()
+        index._by_first = {word: [(tuple(name), lead, tuple(value) if isinstance(value, list) else value)
+                                  for name, lead, value in entries] for word, entries in data.items()}
+        return index
+
     def find(self, text: str) -> list[tuple[int, int, object]]:
         """Every (start, end, value) of a known name in ``text`` (character offsets), at every word."""
         spans = [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(text)]

@@ -18,6 +18,9 @@ def _now_literal(moment=None) -> Literal:
     return vocab.datetime_literal(clock.iso(moment or clock.now()))
 
 
+UNKNOWN_AUDIENCE = "?"  # an audience that did not parse: it may hear nothing
+
+
 class Session:
     def __init__(self, kb, backend):
         self.kb = kb
@@ -44,26 +47,27 @@ class Session:
         query = queries.load(name)
         if "perspective" in query.params and "perspective" not in bindings:
             bindings["perspective"] = vocab.perspective_iri(self.perspective)
-        if self._allowed is None or query.scope == "entities":
+        if self._hearer is None or query.scope == "entities":
             return self.backend.select(query, bindings)
         if "fact" in query.params:
             fact = bindings.get("fact")
-            return self.backend.select(query, bindings) if fact is not None and fact.value in self._allowed else []
+            return self.backend.select(query, bindings) if fact is not None and self.may_hear(fact.value) else []
         rows = self.backend.select(query, bindings)
         if rows and "fact" not in rows[0]:
             raise Refused(f"{name}.rq cannot be asked for an audience: its rows do not name their facts")
-        return [row for row in rows if row["fact"] is None or row["fact"].value in self._allowed]
+        return [row for row in rows if row["fact"] is None or self.may_hear(row["fact"].value)]
 
     # --- the audience a read is for ------------------------------------------------------------------
 
-    _allowed: set[str] | None = None  # the facts a read for an audience may see (None: the owner's, all)
+    _hearer: str | None = None  # the audience a read is for (None: the owner's, who may hear all)
+    _heard: dict  # fact IRI -> whether the hearer may hear it, as asked
 
     def hear_as(self, text: str | None) -> None:
         """Read, from now on, only what the audience ``text`` may hear (kgrdf.audience): the rows of
         every query are kept only for the facts that audience may hear, before anything ranks,
-        limits or packs them; ``kg sparql`` and ``kg export`` see a dataset of just their graphs. An
-        audience that does not parse fails closed: no fact at all, and a note on stderr. None: the
-        owner's, who may hear everything."""
+        limits or packs them (each fact's audience is read once, when a row first names it);
+        ``kg sparql`` and ``kg export`` see a dataset of just their graphs. An audience that does
+        not parse fails closed: no fact at all, and a note on stderr. None: the owner's."""
         import sys
 
         from kgrdf import audience
@@ -71,17 +75,38 @@ class Session:
         if text is None:
             return
         try:
-            shown_to = audience.parse(text)
+            self._hearer = audience.parse(text)
         except BadInput as exc:
             print(f"kg: {exc.message}: nothing is shown (an unknown audience fails closed)", file=sys.stderr)
-            shown_to = None
-        allowed: set[str] = set()
-        if shown_to is not None:
-            for row in self.rows("audiences"):
-                heard = row["audience"].value if row.get("audience") is not None else None
-                if audience.may_hear(heard, shown_to):
-                    allowed.add(row["fact"].value)
-        self._allowed = allowed
+            self._hearer = UNKNOWN_AUDIENCE
+        self._heard = {}
+
+    def may_hear(self, fact: str) -> bool:
+        """Whether the read's audience may hear the fact ``fact`` (an IRI)."""
+        from kgrdf import audience
+
+        if self._hearer is None:
+            return True
+        if fact not in self._heard:
+            rows = [] if self._hearer == UNKNOWN_AUDIENCE else self.backend.select(
+                queries.load("fact-audience"), {"fact": NamedNode(fact)})
+            heard = rows[0]["audience"].value if rows and rows[0].get("audience") is not None else None
+            self._heard[fact] = bool(rows) and audience.may_hear(heard, self._hearer)
+        return self._heard[fact]
+
+    def _all_heard(self) -> set[str]:
+        """Every fact of the perspective the read's audience may hear (one scan: for kg sparql and
+        kg export, whose dataset is restricted to them)."""
+        from kgrdf import audience
+
+        if self._hearer == UNKNOWN_AUDIENCE:
+            return set()
+        allowed = set()
+        for row in self.backend.select(queries.load("audiences"), {"perspective": vocab.perspective_iri(self.perspective)}):
+            heard = row["audience"].value if row.get("audience") is not None else None
+            if audience.may_hear(heard, self._hearer):
+                allowed.add(row["fact"].value)
+        return allowed
 
     def may_read(self, graph: str) -> bool:
         """Whether a graph is this session's to read: the perspective's own (for an audience, the
@@ -92,9 +117,11 @@ class Session:
             return True
         if not graph.startswith(vocab.perspective_base(self.perspective)):
             return False
-        if self._allowed is None or graph == self.entities_graph.value:
+        if self._hearer is None or graph == self.entities_graph.value:
             return True
-        return graph.removesuffix("/provenance") in self._allowed
+        if not hasattr(self, "_everything_heard"):
+            self._everything_heard = self._all_heard()
+        return graph.removesuffix("/provenance") in self._everything_heard
 
     def values(self, name: str, **bindings) -> list[dict]:
         """Rows of the named query as plain Python values."""
@@ -215,7 +242,7 @@ class Session:
         customers: dict[str, dict] = {}
         for row in self.values("customers-quiet", us=NamedNode(ours.iri if ours else vocab.KB + "no-self-organization")):
             customer = customers.setdefault(row["id"], {"id": row["id"], "name": row["name"], "last_contact": None})
-            heard = row.get("contactFact") and (self._allowed is None or row["contactFact"] in self._allowed)
+            heard = row.get("contactFact") and self.may_hear(row["contactFact"])
             if heard and (customer["last_contact"] or "") < row["contact"]:
                 customer["last_contact"] = row["contact"]  # coexisting values: the newer counts
         quiet = [c for c in customers.values() if (c["last_contact"] or "") < cutoff]
@@ -253,21 +280,55 @@ class Session:
             frontier = following
         return {"organization": start.as_json(), "hops": hops, "relations": edges}
 
+    def _names(self):
+        """The word-keyed matcher of every name and strong alias (labels.rq) and each entity's name.
+        Built once per state of the index and kept in ``cache/`` beside it (derived, like the index;
+        never in git; deleted by kg forget): loading it costs a fraction of reading 20k labels."""
+        import json
+        import os
+
+        from kgrdf.privacy import NameIndex
+
+        at = self.backend.position()
+        path = self.kb.path / "cache" / f"names-{self.perspective}.json"
+        key = f"{at[0]}:{at[1]}" if at else ""
+        try:
+            cached = json.loads(path.read_text(encoding="utf-8"))
+            if cached.get("at") == key and key:
+                return NameIndex.load(cached["index"]), cached["names"]
+        except (OSError, ValueError, KeyError):
+            pass
+        index, names = NameIndex(), {}
+        for row in self.rows("labels", entities=self.entities_graph):
+            iri, label = row["entity"].value, row["label"].value
+            how = "name" if row["property"] == vocab.PREF_LABEL else "alias"
+            if how == "name":
+                names[iri] = label
+            index.add(label, (iri, label, how))
+        if key and self.kb.backend_kind != "memory":
+            try:
+                path.parent.mkdir(exist_ok=True)
+                tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+                tmp.write_text(json.dumps({"at": key, "index": index.dump(), "names": names}), encoding="utf-8")
+                os.replace(tmp, path)
+            except OSError:
+                pass  # a read-only folder: the next read builds it again
+        return index, names
+
     def mentions(self, text: str) -> list[dict]:
         """The known names and strong aliases ``text`` mentions, whole words, any case: at each place
         the longest name wins and overlapping shorter ones are dropped; a name two entities share is
         one mention with both (ambiguous). In the order of the text, with character offsets."""
         from kgrdf.privacy import NameIndex
 
-        index = NameIndex()
-        for row in self.values("labels", entities=self.entities_graph):
-            index.add(row["label"], row)
+        index, names = self._names()
         spans: dict[tuple[int, int], dict[str, dict]] = {}
-        for start, end, row in index.find(text):
+        for start, end, (iri, label, how) in index.find(text):
             entities = spans.setdefault((start, end), {})
-            if row["id"] not in entities or row["how"] == "name":
-                entities[row["id"]] = {"id": row["id"], "type": row["id"].split("/", 1)[0], "name": row["name"],
-                                       "matched": row["how"], "label": row["label"]}
+            entity_id = vocab.id_of(iri)
+            if entity_id not in entities or how == "name":
+                entities[entity_id] = {"id": entity_id, "type": entity_id.split("/", 1)[0], "name": names.get(iri, label),
+                                       "matched": how, "label": label}
         out, taken_to = [], -1
         for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
             if start < taken_to:

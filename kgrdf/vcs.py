@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 TRACKED = ["journal", "view.json", "format.json", "replica.json", "schema.json", "forgotten.jsonl", ".gitignore"]
-IGNORED = ["index/", "lock", "secret.key", "secret.key.aside-*", "*.torn-*", "*.tmp", "batch.json", "identifiers.jsonl", "uncommitted", "purging.json", "journal.aside*"]
+IGNORED = ["index/", "lock", "secret.key", "secret.key.aside-*", "*.torn-*", "*.tmp", "batch.json", "identifiers.jsonl", "uncommitted", "purging.json", "journal.aside*", "cache/"]
 STALE_LOCK_SECONDS = 30
 _GIT_LOCKS = ["index.lock", "HEAD.lock", "config.lock"]
 

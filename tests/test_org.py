@@ -453,3 +453,14 @@ def test_import_records_carry_their_audience_and_speaker(kg, tmp_path):
     assert report["refused"] == {"malformed": 2}
     [fact] = kg.json("facts", "Texture")["facts"]
     assert (fact["audience"], fact["said_by"], fact["message"]) == ("dm:jo,sam", "actor/jo", "slack:p1")
+
+
+def test_mentions_keeps_its_names_beside_the_index_and_sees_every_write(kg):
+    kg("org", "add", "Texture")
+    assert [m["text"] for m in kg.json("mentions", "Texture and Globex")["mentions"]] == ["Texture"]
+    assert (kg.path / "cache" / "names-main.json").exists()
+    kg("org", "add", "Globex")  # a write moves the index on: the names are read again
+    assert [m["text"] for m in kg.json("mentions", "Texture and Globex")["mentions"]] == ["Texture", "Globex"]
+    (kg.path / "cache" / "names-main.json").write_text("{not json")  # a damaged cache is rebuilt
+    assert [m["text"] for m in kg.json("mentions", "Texture and Globex")["mentions"]] == ["Texture", "Globex"]
+    assert "cache/" in (kg.path / ".gitignore").read_text()

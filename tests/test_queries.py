@@ -93,10 +93,11 @@ def cases(store):
         "private-facts": ({}, lambda rows: len(rows) == 10 and hotfix_entry.value in {r["fact"] for r in rows}),
         "person-labels": (dict(entities=ENTITIES), lambda rows: sorted(r["key"] for r in rows) == [
             "dana", "dana okafor", "priya", "priya natarajan", "sam", "sam reyes"]),
-        "labels": (dict(entities=ENTITIES), lambda rows: len({r["id"] for r in rows}) == 23
-                   and {(r["label"], r["how"]) for r in rows if r["id"] == "repo/api"} >= {
-                       ("api", "name"), ("the API", "alias")}),
+        "labels": (dict(entities=ENTITIES), lambda rows: len({r["entity"] for r in rows}) == 23
+                   and {(r["label"], r["property"].rsplit("#", 1)[1]) for r in rows
+                        if r["entity"] == e("repo/api").value} >= {("api", "prefLabel"), ("the API", "altLabel")}),
         "audiences": ({}, lambda rows: len(rows) == 35 and {r["audience"] for r in rows} == {"owner"}),
+        "fact-audience": (dict(fact=hotfix_entry), lambda rows: [r["audience"] for r in rows] == ["owner"]),
         "fact-heard": (dict(fact=hotfix_entry), lambda rows: len(rows) == 1 and rows[0]["audience"] == "owner"
                        and rows[0]["saidBy"] is None),
         "perspectives": ({}, lambda rows: sorted((r["perspective"], r["isFact"], r["count"]) for r in rows) == [
