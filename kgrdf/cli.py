@@ -6,6 +6,7 @@ on stderr (and, with --json, one JSON document on stdout); never a traceback.
 """
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -78,6 +79,14 @@ def _kb(path: Optional[Path], perspective: Optional[str] = None, backend: str = 
     from kgrdf.kb import KnowledgeBase, default_home
 
     return KnowledgeBase.open(path or default_home(), backend=backend, perspective=perspective)
+
+
+@contextmanager
+def _reading(kb: Optional[Path], perspective: Optional[str], audience: Optional[str] = None):
+    """A read of one perspective, for the audience the answer will be shown in (None: the owner)."""
+    with _kb(kb, perspective).reading() as session:
+        session.hear_as(audience)
+        yield session
 
 
 def _write_fact(base, command: str, as_json: bool, change) -> None:
@@ -534,8 +543,7 @@ def org_customers(
 ):
     """Customers we have not spoken to in N days (customers-quiet.rq): organizations that are
     customers of the self organization, or whose relationship is customer."""
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         result = session.quiet_customers(quiet_days)
     lines = [f"{c['id']}  {c['name']}  last contact {c['last_contact'] or 'never'}" for c in result["customers"]]
     render.out(json, result, "\n".join(lines) or f"every customer was spoken to in the last {quiet_days} days")
@@ -550,8 +558,7 @@ def org_of(
     json: JsonOption = False,
 ):
     """The organizations each actor is affiliated with now (actor-organizations.rq)."""
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         result = session.organizations_of(actors)
     render.out(json, result, "\n".join(
         f"{a['actor']}  {a['name']}: " + (", ".join(f"{o['name']} ({o['id']})" for o in a["organizations"]) or "none known")
@@ -568,8 +575,7 @@ def org_relations(
     json: JsonOption = False,
 ):
     """An organization's relations (customer_of, vendor_of, parent_of), either way, to N hops."""
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         result = session.relations(org, hops)
     render.out(json, result, "\n".join(f"{r['hop']}  {r['sentence']}  [{r['fact']}]" for r in result["relations"])
                or "no relations known")
@@ -588,8 +594,7 @@ def org_digest(
     of truth; for an audience, only what it may hear."""
     from kgrdf import digest
 
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         result = session.lookup(org)
     if result["entity"]["type"] != "organization":
         from kgrdf.errors import Refused
@@ -697,8 +702,7 @@ def lookup(
     json: JsonOption = False,
 ):
     """An entity and its current facts with their sources, and the facts that point to it."""
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         result = session.lookup(entity)
     render.lookup(json, result)
 
@@ -717,8 +721,7 @@ def facts(
 ):
     """Facts about a subject: current by default; --as-of and --known-at combine."""
     when, known = _time(as_of, "--as-of"), _time(known_at, "--known-at")
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         result = session.facts(subject, predicate=predicate, as_of=when, known_at=known, everything=all)
     render.facts(json, result)
 
@@ -732,8 +735,7 @@ def search(
     json: JsonOption = False,
 ):
     """Find entities by a part of their id, name, alias or weak alias, ignoring case."""
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         hits = session.search(text)
     render.search(json, text, hits)
 
@@ -748,8 +750,7 @@ def neighbors(
     json: JsonOption = False,
 ):
     """The entities within N current facts of an entity, and the facts that link them."""
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         result = session.neighbors(entity, hops)
     render.neighbors(json, result)
 
@@ -763,8 +764,7 @@ def history(
     json: JsonOption = False,
 ):
     """A fact and every change to it, with what each field held before."""
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         result = session.history(fact_id)
     render.history(json, result)
 
@@ -786,8 +786,7 @@ def sparql(
             query = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise BadInput(f"cannot read {path}: {exc.strerror}") from None
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         result = session.sparql(query)
         render.sparql(json, result)
 
@@ -802,8 +801,7 @@ def export(
     json: JsonOption = False,
 ):
     """Write the knowledge base in a standard RDF syntax that other RDF tools read back."""
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         data = session.export(format)
     if output:
         from kgrdf.errors import BadInput
@@ -936,8 +934,7 @@ def context(
     if message == "-":
         message = sys.stdin.read()
     budget = budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET")
-    with _kb(kb, perspective).reading() as session:
-        session.hear_as(audience)
+    with _reading(kb, perspective, audience) as session:
         if message is not None:
             result = context_module.pack_for_message(session, message, budget)
         else:
