@@ -41,14 +41,6 @@ def parse(text: str) -> str:
     raise BadInput(f"{text!r} is not an audience", hint="one of " + ", ".join(KINDS))
 
 
-def is_known(text: str) -> bool:
-    try:
-        parse(text)
-        return True
-    except BadInput:
-        return False
-
-
 def may_hear(heard_in: str | None, shown_to: str) -> bool:
     """Whether an assertion heard in ``heard_in`` may be told to ``shown_to`` (both canonical).
     An assertion with no recorded audience is the owner's."""

@@ -398,20 +398,6 @@ org_app = _group("org", "Organizations: the perspective's own, and the ones it d
                  no_args_is_help=True)
 
 
-def _org_id(name: str, given: Optional[str]) -> str:
-    """organization/<slug of the name>, unless an id is given."""
-    import re as regex
-
-    if given:
-        return given if given.startswith("organization/") else f"organization/{given}"
-    slug = regex.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")
-    if not slug:
-        from kgrdf.errors import BadInput
-
-        raise BadInput(f"cannot make an id from the name {name!r}", hint="give one with --id")
-    return f"organization/{slug}"
-
-
 OrgAliasOption = Annotated[Optional[list[str]], typer.Option(
     "--alias", "-a", help="Another name it goes by: a short name, a domain (texturehq.com) (repeat).")]
 OrgIdOption = Annotated[Optional[str], typer.Option("--id", help="The id, organization/SLUG. Default: from the name.")]
@@ -428,9 +414,11 @@ def org_init(
 ):
     """Provision the perspective's self organization: exactly one per perspective (a shape refuses
     a second), made by the operator and never from chat; every context pack opens with it."""
+    from kgrdf import model
+
     base = _kb(kb, perspective)
     with base.writing("org init") as writer:
-        entity, outcome = writer.add_entity(_org_id(name, org_id), name, alias or [], is_self=True)
+        entity, outcome = writer.add_entity(model.organization_id(name, org_id), name, alias or [], is_self=True)
     render.out(json, {**entity.as_json(), "outcome": outcome, "perspective": base.perspective},
                f"{outcome} {entity.id} ({entity.name}) as the self organization of perspective {base.perspective}")
 
@@ -447,8 +435,10 @@ def org_add(
     """Add an organization we deal with, or add aliases to one. Its attributes are value facts
     (kg propose ORG founded --value 2023; industry, relationship, first_contact_at,
     last_contact_at) and its relations object facts (customer_of, vendor_of, parent_of)."""
+    from kgrdf import model
+
     with _kb(kb, perspective).writing("org add") as writer:
-        entity, outcome = writer.add_entity(_org_id(name, org_id), name, alias or [])
+        entity, outcome = writer.add_entity(model.organization_id(name, org_id), name, alias or [])
     render.out(json, {**entity.as_json(), "outcome": outcome}, f"{outcome} {entity.id} ({entity.name})")
 
 
@@ -595,14 +585,8 @@ def org_digest(
     from kgrdf import digest
 
     with _reading(kb, perspective, audience) as session:
-        result = session.lookup(org)
-    if result["entity"]["type"] != "organization":
-        from kgrdf.errors import Refused
-
-        raise Refused(f"{result['entity']['id']} is a {result['entity']['type']}, not an organization",
-                      hint="kg lookup shows any entity")
-    text = digest.markdown(result, audience)
-    render.out(json, {"organization": result["entity"]["id"], "audience": audience, "markdown": text}, text)
+        result = digest.of(session, org, audience)
+    render.out(json, result, result["markdown"])
 
 
 @app.command()

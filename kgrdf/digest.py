@@ -2,17 +2,26 @@
 knowledge base and never a source of truth. It is built from one lookup, so a digest for an
 audience holds only what that audience may hear."""
 
+from kgrdf.errors import Refused
+from kgrdf.render import speaker
+
 RELATIONS = ("customer_of", "vendor_of", "parent_of")
+
+
+def of(session, text: str, audience: str | None) -> dict:
+    """The digest of the organization ``text`` names, as the session's audience may hear it.
+    Raises Refused for an entity that is not an organization."""
+    result = session.lookup(text)
+    if result["entity"]["type"] != "organization":
+        raise Refused(f"{result['entity']['id']} is a {result['entity']['type']}, not an organization",
+                      hint="kg lookup shows any entity")
+    return {"organization": result["entity"]["id"], "audience": audience, "markdown": markdown(result, audience)}
 
 
 def _cite(fact: dict) -> str:
     source = fact["sources"][0] if fact.get("sources") else None
     cited = f"{fact['id']}" + (f" · {source['kind']}:{source['ref']}" if source else "")
-    said = ""
-    if fact.get("said_by"):
-        said = f"; said by {fact.get('said_by_name') or fact['said_by']}"
-        if fact.get("speaker_affiliation"):
-            said += f" ({fact.get('speaker_affiliation_name') or fact['speaker_affiliation']})"
+    said = f"; said by {speaker(fact)}" if fact.get("said_by") else ""
     return f"[{cited}{said}]"
 
 

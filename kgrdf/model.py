@@ -412,6 +412,19 @@ def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
     return quads
 
 
+def organization_id(name: str, given: str | None = None) -> str:
+    """``organization/<slug of the name>``, unless an id is given. Raises BadInput for a name
+    with nothing to make a slug of."""
+    if given:
+        return given if given.startswith("organization/") else f"organization/{given}"
+    slug = re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")
+    if not slug:
+        from kgrdf.errors import BadInput
+
+        raise BadInput(f"cannot make an id from the name {name!r}", hint="give one with --id")
+    return f"organization/{slug}"
+
+
 def attribute_key(text: str) -> str:
     """The key of a free-text attribute ``KEY: VALUE``, compared as match keys."""
     return match_key(text.partition(":")[0])

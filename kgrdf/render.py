@@ -62,16 +62,21 @@ def fact_line(fact: dict, indent: str = "  ") -> str:
     return line + (f"\n{indent}    {paint(heard, 'dim')}" if heard else "")
 
 
+def speaker(fact: dict) -> str:
+    """Who said a fact, with their organization when they said it: "Jo Park (Texture)"."""
+    who = fact.get("said_by_name") or fact["said_by"]
+    if fact.get("speaker_affiliation"):
+        who += f" ({fact.get('speaker_affiliation_name') or fact['speaker_affiliation']})"
+    return who
+
+
 def _heard(fact: dict) -> str:
     """Where a fact was heard, when there is more to say than the owner's own."""
     parts = []
     if fact.get("audience") not in (None, "owner"):
         parts.append(f"heard in {fact['audience']}")
     if fact.get("said_by"):
-        who = fact.get("said_by_name") or fact["said_by"]
-        if fact.get("speaker_affiliation"):
-            who += f" ({fact.get('speaker_affiliation_name') or fact['speaker_affiliation']})"
-        parts.append(f"said by {who}" + (f" in {fact['message']}" if fact.get("message") else ""))
+        parts.append(f"said by {speaker(fact)}" + (f" in {fact['message']}" if fact.get("message") else ""))
     elif fact.get("message"):
         parts.append(f"in {fact['message']}")
     if fact.get("extracted"):

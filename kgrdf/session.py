@@ -157,11 +157,10 @@ class Session:
         A merged organization's names lead to the one it was merged into."""
         matches, suggestions = {}, {}
         for row in self.values("identify", key=Literal(model.match_key(text)), entities=self.entities_graph):
-            entity = self.entity_by_id(row["id"])
-            if entity is not None and entity.merged_into:
-                survivor = self._survivor(entity)
+            if row.get("mergedInto"):
+                survivor = self._survivor(self.entity_by_id(row["id"]))
                 row = {**row, "id": survivor.id, "type": survivor.type, "name": survivor.name,
-                       "how": f"{row['how']} of {entity.id}, merged into it"}
+                       "how": f"{row['how']} of {row['id']}, merged into it"}
             target = suggestions if row["how"] == "weak alias" else matches
             target.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
                                           "matched": row["how"], "label": text.strip()})
@@ -236,7 +235,7 @@ class Session:
         from datetime import timedelta
 
         if days < 0:
-            raise BadInput(f"--days is a number of days, not {days}")
+            raise BadInput(f"--quiet-days is a number of days, not {days}")
         ours = self.own_organization()
         cutoff = (clock.now() - timedelta(days=days)).date().isoformat()
         customers: dict[str, dict] = {}
@@ -264,7 +263,7 @@ class Session:
         if hops not in (1, 2, 3):
             raise BadInput(f"--hops is 1, 2 or 3, not {hops}")
         start = self.resolve(text)
-        seen, frontier, edges = {start.iri: 0}, [start], []
+        seen, frontier, edges, listed = {start.iri: 0}, [start], [], set()
         for distance in range(1, hops + 1):
             following = []
             for org in frontier:
@@ -272,7 +271,8 @@ class Session:
                     subject, target = (org.name, row["peerName"]) if row["direction"] == "out" else (row["peerName"], org.name)
                     edge = {"fact": row["factId"], "hop": distance, "predicate": row["predicateKey"],
                             "sentence": row["sentence"].replace("{subject}", subject or "?").replace("{target}", target or "?")}
-                    if edge["fact"] not in {e["fact"] for e in edges}:
+                    if edge["fact"] not in listed:
+                        listed.add(edge["fact"])
                         edges.append(edge)
                     if row["peer"] not in seen:
                         seen[row["peer"]] = distance
@@ -319,8 +319,6 @@ class Session:
         """The known names and strong aliases ``text`` mentions, whole words, any case: at each place
         the longest name wins and overlapping shorter ones are dropped; a name two entities share is
         one mention with both (ambiguous). In the order of the text, with character offsets."""
-        from kgrdf.privacy import NameIndex
-
         index, names = self._names()
         spans: dict[tuple[int, int], dict[str, dict]] = {}
         for start, end, (iri, label, how) in index.find(text):
@@ -388,19 +386,21 @@ class Session:
             out["sentence"] = predicate.reads(out["subject_name"] or out["subject"], shown)
         return out
 
-    def _heard_of(self, fact: model.Fact) -> dict:
-        """heard() from a fact in hand (a write's, not yet in the index)."""
-        out = {"audience": fact.audience or "owner"}
+    def _heard_of(self, fields) -> dict:
+        """Where a fact was heard, shown: from a fact in hand (a write's, maybe not in the index yet)
+        or from heard()'s row, as a dict of the Fact's field names."""
+        get = fields.get if isinstance(fields, dict) else lambda name: getattr(fields, name)
+        out = {"audience": get("audience") or "owner"}
         for name in ("said_by", "speaker_affiliation", "promoted_to", "merged_from"):
-            iri = getattr(fact, name)
+            iri = get(name)
             if iri:
                 entity = self.entity(NamedNode(iri)) if name in ("said_by", "speaker_affiliation") else None
                 out[name] = entity.id if entity else vocab.id_of(iri)
                 if entity:
                     out[name + "_name"] = entity.name
         for name in ("message", "extracted", "confidence", "span", "claimed_role", "verified"):
-            if getattr(fact, name) is not None:
-                out[name] = getattr(fact, name)
+            if get(name) is not None:
+                out[name] = get(name)
         return out
 
     def _group(self, rows: list[dict], entity: model.Entity) -> list[dict]:
@@ -452,27 +452,19 @@ class Session:
             fact.update(self.heard(iri))
         return facts
 
+    _HEARD_COLUMNS = {"audience": "audience", "saidBy": "said_by", "message": "message",
+                      "affiliation": "speaker_affiliation", "extracted": "extracted", "confidence": "confidence",
+                      "span": "span", "claimedRole": "claimed_role", "verified": "verified",
+                      "promotedTo": "promoted_to", "mergedFrom": "merged_from"}
+
     def heard(self, fact: NamedNode) -> dict:
-        """Where a fact was heard, as shown beside it: audience, speaker and their organization
-        then, message; extraction; a claim's role and whether it is verified; what it came from."""
+        """Where a fact was heard, as shown beside it (fact-heard.rq): audience, speaker and their
+        organization then, message; extraction; a claim's role and whether it is verified; what it
+        came from. {} for a fact the read may not see."""
         rows = self.values("fact-heard", fact=fact)
         if not rows:
             return {}
-        row, out = rows[0], {}
-        out["audience"] = row.get("audience") or "owner"
-        for key, name in (("saidBy", "said_by"), ("affiliation", "speaker_affiliation")):
-            if row.get(key):
-                entity = self.entity(NamedNode(row[key]))
-                out[name] = entity.id if entity else vocab.id_of(row[key])
-                out[name + "_name"] = entity.name if entity else None
-        for key, name in (("message", "message"), ("extracted", "extracted"), ("confidence", "confidence"),
-                          ("span", "span"), ("claimedRole", "claimed_role"), ("verified", "verified")):
-            if row.get(key) is not None:
-                out[name] = row[key]
-        for key, name in (("promotedTo", "promoted_to"), ("mergedFrom", "merged_from")):
-            if row.get(key):
-                out[name] = vocab.id_of(row[key])
-        return out
+        return self._heard_of({name: rows[0].get(column) for column, name in self._HEARD_COLUMNS.items()})
 
     def mark_conflicts(self, facts: list[dict]) -> list[dict]:
         """Two current, confirmed values of a single-valued predicate (or of one key of a free-text
@@ -487,20 +479,20 @@ class Session:
                 continue
             key = model.attribute_key(fact.get("value") or "") if predicate.key == "attribute" else None
             groups.setdefault((fact.get("subject"), predicate.key, key), []).append(fact)
-        placed: dict[str, list[dict]] = {}
+        group_of: dict[int, list[dict]] = {}  # id(fact) -> its conflicting group, newest first
         for group in groups.values():
             if len(group) > 1:
                 group.sort(key=lambda f: f.get("recorded_at") or "", reverse=True)
                 for fact in group:
                     fact["conflicting"] = [other["id"] for other in group if other is not fact]
-                placed[id(group)] = group
-        out, done = [], set()
+                    group_of[id(fact)] = group
+        out, placed = [], set()
         for fact in facts:
-            group = next((g for g in placed.values() if fact in g), None)
+            group = group_of.get(id(fact))
             if group is None:
                 out.append(fact)
-            elif id(group) not in done:
-                done.add(id(group))
+            elif id(group) not in placed:
+                placed.add(id(group))
                 out.extend(group)
         return out
 

@@ -352,13 +352,7 @@ class Writer(Session):
             new.weak_aliases = [a for a in new.weak_aliases if a not in new.aliases and a != new.name]
             outcome = "unchanged" if new == old else "updated"
         if outcome != "unchanged":
-            old_quads = model.entity_quads(old, self.perspective, self.schema) if old else []
-            new_quads = model.entity_quads(new, self.perspective, self.schema)
-            old_lines = {str(q) for q in old_quads}
-            new_lines = {str(q) for q in new_quads}
-            self._stage([q for q in old_quads if str(q) not in new_lines],
-                        [q for q in new_quads if str(q) not in old_lines])
-            self._entities[iri.value] = new
+            self._replace_entity(old, new)
             if old is None:
                 self._created.add(iri.value)
             for how, label in [("name", new.name)] + [("alias", a) for a in new.aliases]:
@@ -511,8 +505,7 @@ class Writer(Session):
 
         same = [f for f in self._facts_for(subject_entity.iri, pred.iri) if f.value_key() == key]
         current = [f for f in same if f.current]
-        heard = {**(heard or self._heard(Heard()))}
-        claim = {k: heard.pop(k) for k in ("claimed_role", "verified") if k in heard}
+        heard = heard or self._heard(Heard())  # the new fact's fields of where it was heard (and a claim's)
         if current:
             fact = current[0]
             changes = {"observed_at": self.now, "observations": fact.observations + 1}
@@ -553,7 +546,7 @@ class Writer(Session):
             observed_at=self.now, observations=1, valid_from=start, valid_to=end, recorded_at=self.now,
             prevents_rework=prevents_rework, order=order,
             perspective=vocab.perspective_iri(self.perspective).value,
-            last_confirmed_at=self.now if status == "confirmed" else None, **heard, **claim,
+            last_confirmed_at=self.now if status == "confirmed" else None, **heard,
         )
         self._stage([], model.fact_quads(fact, self.schema), fact, created=True)
         return Outcome(fact, "created")
@@ -703,8 +696,9 @@ class Writer(Session):
         return {"kept": survivor.id, "merged": merged.id, "moved": moved, "observed": observed,
                 "aliases": names}
 
-    def _replace_entity(self, old: model.Entity, new: model.Entity) -> None:
-        old_quads = model.entity_quads(old, self.perspective, self.schema)
+    def _replace_entity(self, old: model.Entity | None, new: model.Entity) -> None:
+        """Stage the change from ``old``'s description (None: a new entity) to ``new``'s."""
+        old_quads = model.entity_quads(old, self.perspective, self.schema) if old else []
         new_quads = model.entity_quads(new, self.perspective, self.schema)
         old_lines, new_lines = {str(q) for q in old_quads}, {str(q) for q in new_quads}
         self._stage([q for q in old_quads if str(q) not in new_lines], [q for q in new_quads if str(q) not in old_lines])
