@@ -10,11 +10,24 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgrdf.errors import Damaged
+from kgrdf.errors import BadInput, Damaged
+
+DEFAULT_WAIT = 120.0
 
 
-def _timeout() -> float:
-    return float(os.environ.get("KGRDF_LOCK_TIMEOUT", "120"))
+def wait_seconds() -> float:
+    """How long a command waits for the lock: KGRDF_LOCK_TIMEOUT seconds, else 120. Raises BadInput
+    for a value that is not a positive number."""
+    text = os.environ.get("KGRDF_LOCK_TIMEOUT", "").strip()
+    if not text:
+        return DEFAULT_WAIT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise BadInput(f"KGRDF_LOCK_TIMEOUT={text!r} must be a positive number of seconds")
+    return value
 
 
 @contextmanager
@@ -38,7 +51,7 @@ def _wait(fd: int, mode: int, path: Path) -> None:
     import signal
     import threading
 
-    timeout = _timeout()
+    timeout = wait_seconds()
     if threading.current_thread() is not threading.main_thread():
         deadline, delay = time.monotonic() + timeout, 0.005
         while True:  # no alarm outside the main thread: poll

@@ -8,6 +8,7 @@
     KGRDF_BATCH_FACTS     40   facts in one daily batch
     KGRDF_FOLD_UNDER       5   groups smaller than this fold into one group per axis
     KGRDF_CONTEXT_BUDGET 1500  tokens in a context pack unless --budget says otherwise
+    KGRDF_QUERY_TIMEOUT   30   seconds a kg sparql query may run unless --timeout says otherwise
 """
 
 import os
@@ -23,6 +24,7 @@ DEFAULTS = {
     "KGRDF_BATCH_FACTS": 40,
     "KGRDF_FOLD_UNDER": 5,
     "KGRDF_CONTEXT_BUDGET": 1500,
+    "KGRDF_QUERY_TIMEOUT": 30,
 }
 LIMITS = {"KGRDF_GROUP_FACTS": 26}  # one letter a part
 

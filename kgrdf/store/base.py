@@ -32,8 +32,10 @@ class Backend(ABC):
         """The answer of a named ASK query."""
 
     @abstractmethod
-    def sparql(self, text: str, graphs: list | None = None):
-        """Run any SPARQL query over the data graphs (never the index's own bookkeeping)."""
+    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None):
+        """Run any SPARQL query over the data graphs (never the index's own bookkeeping) and return
+        its answer read whole. With ``timeout``, the query is stopped after that many seconds
+        (Refused); a query that does not parse or that the engine fails on is BadInput."""
 
     @abstractmethod
     def apply(self, tx: Transaction, after: Position) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgrdf import vocab
-from kgrdf.errors import Damaged
+from kgrdf.errors import BadInput, Damaged
 from kgrdf.journal import Position, Transaction
 from kgrdf.queries import Query
 from kgrdf.store.base import Backend
@@ -60,9 +60,17 @@ class OxigraphBackend(Backend):
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
         return bool(self._run(query, bindings, graphs))
 
-    def sparql(self, text: str, graphs: list | None = None):
+    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None):
+        from kgrdf.store import bounded
+
         scope = graphs if graphs is not None else self.graphs()
-        return self.store.query(text, default_graph=scope or [vocab.INDEX_NODE], named_graphs=scope)
+        options = {"default_graph": scope or [vocab.INDEX_NODE], "named_graphs": scope}
+        if timeout is None:
+            try:
+                return bounded.materialize(self.store.query(text, **options))
+            except SyntaxError as exc:
+                raise BadInput(f"the query does not parse: {exc}") from None
+        return bounded.query(self.store, text, timeout, **options)
 
     def graphs(self) -> list:
         return list(self.store.named_graphs())

@@ -1,0 +1,163 @@
+"""What a user's SPARQL text must pass before kgrdf runs it (§7: ``kg sparql`` is a sandbox).
+
+Three checks, made on the text alone by a small scanner, before any parser sees it:
+
+- size: at most MAX_BYTES of UTF-8;
+- nesting: brackets, braces and parentheses at most MAX_NESTING deep (Oxigraph's parser and
+  evaluator recurse, and a query nested a few thousand deep overflows the stack);
+- no ``SERVICE``: it would send requests, with data of the knowledge base in them, to any host.
+  pyoxigraph has no switch to turn it off, so the keyword is refused in any spelling (any case,
+  ``SERVICE SILENT``, ``SERVICE ?u``, glued to what is around it, as Oxigraph's parser accepts
+  ``1SERVICE<...>`` and ``SERVICESILENT``), while the word inside a string, an IRI, a comment, a
+  variable, a language tag or a prefixed name (``kg:Service``) is left alone.
+
+The scanner knows SPARQL's lexical forms only as far as it must to find code: comments, strings
+(short and long, with escapes), IRIs, variables and language tags. Where it cannot tell (an
+unclosed string), it refuses rather than guess. The query still goes to the engine afterwards, in
+a bounded child process (see :mod:`kgrdf.store.bounded`), which catches what text checks cannot.
+"""
+
+import re
+
+from kgrdf.errors import BadInput, Refused
+
+MAX_BYTES = 1024 * 1024
+MAX_NESTING = 64
+
+_IRI = re.compile(r'<(?:[^<>"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>')
+# SPARQL's name characters (PN_CHARS, the grammar's letters beyond ASCII included)
+_NAME = ("A-Za-z0-9_\u00B7\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u037D\u037F-\u1FFF\u200C-\u200D"
+         "\u203F-\u2040\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD"
+         "\U00010000-\U000EFFFF")
+_VARNAME = re.compile(f"[{_NAME}]*")
+_LANGTAG = re.compile(r"[A-Za-z]+(?:-[A-Za-z0-9]+)*")
+# A run of characters that can make one name (a prefixed name, a keyword, a number).
+_RUN = re.compile(f"[{_NAME}\\-.:\\\\%]+")
+_SERVICE = re.compile(r"service", re.IGNORECASE)
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def check(text: str) -> None:
+    """Refuse a query text kgrdf must not run. Raises BadInput (too large, nested too deep, a
+    string left open) or Refused (``SERVICE``).
+
+    >>> check('SELECT * WHERE { ?s a kg:Service ; ?p "service" }')
+    """
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_BYTES:
+        raise BadInput(f"the query is {size:,} bytes; kg sparql runs queries of at most {MAX_BYTES:,} bytes")
+    depth, pos, end = 0, 0, len(text)
+    while pos < end:
+        char = text[pos]
+        if char == "#":
+            newline = min((i for i in (text.find("\n", pos), text.find("\r", pos)) if i >= 0), default=end)
+            pos = newline
+        elif char in "\"'":
+            pos = _skip_string(text, pos)
+        elif char == "<":
+            match = _IRI.match(text, pos)
+            pos = match.end() if match else pos + 1  # else the operator "<" or "<="
+        elif char in "?$":
+            pos = _VARNAME.match(text, pos + 1).end()
+        elif char == "@":
+            tag = _LANGTAG.match(text, pos + 1)
+            pos = tag.end() if tag else pos + 1
+        elif char in _OPEN:
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, pos) + 1
+                raise BadInput(f"the query nests brackets, braces or parentheses more than {MAX_NESTING} deep "
+                               f"(line {line})")
+            pos += 1
+        elif char in _CLOSE:
+            depth = max(depth - 1, 0)
+            pos += 1
+        elif (run := _RUN.match(text, pos)) is not None:
+            _check_run(text, run)
+            pos = run.end()
+        else:
+            pos += 1
+
+
+def _check_run(text: str, run: re.Match) -> None:
+    """A run of name characters holds the keyword SERVICE when "service" appears in it before any
+    colon: after a colon it is the local part of a prefixed name (``kg:Service``), which Oxigraph
+    reads whole; before one, the parser may end a token (a number, ``true``) and read SERVICE."""
+    body = run.group()
+    found = _SERVICE.search(body)
+    if found is not None and ":" not in body[:found.start()]:
+        line = text.count("\n", 0, run.start() + found.start()) + 1
+        raise Refused(f"kg sparql does not run SERVICE (line {line}): no request leaves the machine",
+                      hint="query the knowledge base alone; a remote endpoint is queried with its own tools")
+
+
+def _skip_string(text: str, pos: int) -> int:
+    """The position after the string literal starting at ``pos`` (short or long, with escapes).
+    Raises BadInput for a string left open, or a short one running past its line."""
+    quote = text[pos]
+    long = text.startswith(quote * 3, pos)
+    pos += 3 if long else 1
+    end = len(text)
+    while pos < end:
+        char = text[pos]
+        if char == "\\":
+            pos += 2
+        elif long and text.startswith(quote * 3, pos):
+            # a long string may end with one or two of its quotes before the closing three
+            while text.startswith(quote * 4, pos):
+                pos += 1
+            return pos + 3
+        elif not long and char == quote:
+            return pos + 1
+        elif not long and char in "\n\r":
+            break
+        else:
+            pos += 1
+    line = text.count("\n", 0, pos) + 1
+    raise BadInput(f"the query does not parse: a string is not closed (line {line})")
+
+
+WRITERS_MARGIN = 5.0  # seconds a waiting writer has left after a read's limit, to take the lock
+
+
+def time_limit(requested: float | None = None) -> float:
+    """The seconds a query may run: ``requested`` (``--timeout``), else KGRDF_QUERY_TIMEOUT (30).
+    Never longer than writers wait for the lock (KGRDF_LOCK_TIMEOUT) less WRITERS_MARGIN, so that a
+    write issued while a query runs still lands. Raises BadInput for a limit that is not positive."""
+    import math
+
+    from kgrdf import lock, settings
+
+    if requested is None:
+        seconds = float(settings.get("KGRDF_QUERY_TIMEOUT"))
+    elif not (math.isfinite(requested) and requested > 0):
+        raise BadInput(f"--timeout {requested:g} must be a positive number of seconds")
+    else:
+        seconds = requested
+    return max(min(seconds, lock.wait_seconds() - WRITERS_MARGIN), 0.1)
+
+
+def query_text(argument: str) -> str:
+    """The query ``kg sparql`` was given: the text itself, or the contents of the file it names (a
+    ``.rq`` path, or one short line that is a file), read no further than MAX_BYTES. Raises
+    BadInput for a file that cannot be read or is too large."""
+    from pathlib import Path
+
+    path = Path(argument)
+    try:
+        is_file = argument.endswith(".rq") or (len(argument) < 4096 and "\n" not in argument and path.is_file())
+    except (OSError, ValueError):
+        is_file = False
+    if not is_file:
+        return argument
+    try:
+        with open(path, "rb") as source:
+            data = source.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror}") from None
+    if len(data) > MAX_BYTES:
+        raise BadInput(f"{path} is larger than {MAX_BYTES:,} bytes; kg sparql runs queries of at most that size")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path} is not UTF-8 text (byte {exc.start})") from None

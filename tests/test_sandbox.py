@@ -1,0 +1,221 @@
+"""kg sparql is a sandbox (§7): no SERVICE, a time limit that frees the lock, bounded size and nesting."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kgrdf import sandbox
+from tests.conftest import Kg
+
+PORT9 = "<http://127.0.0.1:9/>"  # Oxigraph refuses port 9 before connecting: a SERVICE call shows, none is sent
+ALL = "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
+# every quad four times over, ordered: minutes of work, growing memory
+CARTESIAN = ("SELECT * WHERE { GRAPH ?g { ?a ?p ?x } GRAPH ?g2 { ?b ?q ?y } GRAPH ?g3 { ?c ?r ?z } "
+             "GRAPH ?g4 { ?d ?t ?w } } ORDER BY ?x ?y ?z ?w")
+
+
+def one_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def small_template(tmp_path_factory):
+    kg = Kg(tmp_path_factory.mktemp("sandbox") / "kb")
+    kg("init")
+    kg("add-entity", "service/db", "--name", "service", "--summary", "the service database")
+    kg("add-entity", "repo/web-app", "--name", "web-app")
+    return kg.path
+
+
+@pytest.fixture
+def small(small_template, tmp_path):
+    """A knowledge base with an entity named "service", of the type kg:Service."""
+    shutil.copytree(small_template, tmp_path / "kb", symlinks=True)
+    return Kg(tmp_path / "kb")
+
+
+@pytest.mark.parametrize("query", [
+    f"SELECT * WHERE {{ SERVICE {PORT9} {{ ?s ?p ?o }} }}",
+    f"select * where {{ service silent {PORT9} {{ ?s ?p ?o }} }}",
+    f"SELECT * WHERE {{ BIND({PORT9} AS ?u) SeRvIcE ?u {{ ?s ?p ?o }} }}",
+    f"SELECT * WHERE {{ {{ OPTIONAL {{ {{ SERVICE {PORT9} {{ ?s ?p ?o }} }} }} }} }}",
+    f"SELECT * WHERE {{ GRAPH ?g {{ ?s ?p ?o }} SERVICESILENT{PORT9}{{}} }}",
+    f"SELECT * WHERE {{ GRAPH ?g {{ ?s ?p 1SERVICE{PORT9}{{}} }} }}",
+    f"PREFIX : {PORT9} SELECT * WHERE {{ ?s ?p ?o . SERVICE:x {{}} }}",
+    f'SELECT * WHERE {{ ?s ?p "service" . SERVICE ?u {{}} }}  # SERVICE in a comment too',
+    f"SELECT * WHERE {{ ?s ?p ?o }}\n# first line clean\nSERVICE {PORT9} {{}}",
+])
+def test_service_is_refused_before_running(small, query):
+    before = small.snapshot()
+    result = small("sparql", query, expect=1)
+    assert "does not run SERVICE" in one_line(result)
+    assert result.stdout == ""
+    assert small.snapshot() == before
+
+
+@pytest.mark.parametrize("query, expected", [
+    ('SELECT ?e WHERE { GRAPH ?g { ?e <http://www.w3.org/2004/02/skos/core#prefLabel> "service" } }', "service/db"),
+    ("SELECT ?e WHERE { GRAPH ?g { ?e <http://www.w3.org/2004/02/skos/core#prefLabel> 'service' } }", "service/db"),
+    ('SELECT ?e WHERE { GRAPH ?g { ?e ?p """a "SERVICE" <x> {} ...""" } }', ""),
+    ("PREFIX kg: <https://kgrdf.org/ns#> SELECT ?service WHERE { GRAPH ?g { ?service a kg:Service } }", "service/db"),
+    ("SELECT ?e WHERE { GRAPH ?g { ?e a <https://kgrdf.org/ns#Service> } } # SERVICE <http://x/> {}", "service/db"),
+    ('SELECT $service WHERE { GRAPH ?g { $service ?p ?o FILTER(?o = "x"@service) } }', ""),
+    ("SELECT ?e WHERE { GRAPH ?g { ?e a ?t } FILTER(CONTAINS(STR(?e), \"/service/\")) }", "service/db"),
+])
+def test_service_as_a_word_in_data_still_runs(small, query, expected):
+    out = small("sparql", query).stdout
+    assert expected in out
+
+
+WORDS = ["SERVICE", "service", "Service", "sErViCe", "SERVICESILENT", "SERVICE SILENT"]
+GLUE = ["", " ", "\n", "\t", ".", " . ", "1", "1.0", "true", "{}", "[]", ")", "\"x\"", "?o ", "?o.", ":", "kg:",
+        "kg:a.", "_:b", "# c\n", "<http://x/>", "@en ", "\\u0020"]
+TARGETS = [PORT9, "?u", ":x", "<http://127.0.0.1:9/a b>"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(before=st.sampled_from(GLUE), word=st.sampled_from(WORDS), after=st.sampled_from(["", " ", "\n"]),
+       target=st.sampled_from(TARGETS), wrap=st.integers(0, 3))
+def test_no_spelling_of_service_reaches_the_engine(small, before, word, after, target, wrap):
+    """Whatever the glue around the keyword, either kg refuses it or Oxigraph never attempts a call
+    (it would fail naming port 9, or an unbound service variable)."""
+    inner = f"GRAPH ?g {{ ?s ?p ?o }} {before}{word}{after}{target} {{ ?s ?p ?o }}"
+    query = (f"PREFIX : {PORT9} PREFIX kg: <https://kgrdf.org/ns#> SELECT * WHERE "
+             + "{ " * wrap + inner + " }" * wrap + " }")
+    query = query.replace("WHERE { ", "WHERE { BIND(<http://127.0.0.1:9/> AS ?u) ", 1)
+    result = _run(small, query)
+    assert result.exit_code in (0, 1, 2)
+    assert "port 9" not in result.stderr and "service name" not in result.stderr, (query, result.stderr)
+    if result.exit_code:
+        one_line(result)
+
+
+def _run(kg, query):
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    result = CliRunner().invoke(app, ["sparql", query, "--kb", str(kg.path)])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["service", "SERVICE", "Service", " ", "\n", "{", "}", "\\", "\"", "'", "x", ":"]),
+                max_size=12))
+def test_the_word_inside_a_string_iri_or_comment_is_never_refused(parts):
+    body = "".join(parts).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    iri_body = "".join(p for p in parts if p.strip() and p not in "{}\\\"'")
+    comment = "".join(parts).replace("\n", " ")
+    sandbox.check(f'SELECT * WHERE {{ ?s ?p "{body}" . ?s <http://e/{iri_body}> ?o }} # {comment}\n')
+
+
+@pytest.mark.parametrize("opener, closer", [("(", ")"), ("{", "}"), ("[", "]")])
+def test_deep_nesting_is_refused_with_one_line(small, opener, closer):
+    deep = {"(": f"SELECT * WHERE {{ FILTER({'(' * 5000}1{')' * 5000}) }}",
+            "{": f"SELECT * WHERE {'{' * 5000}{'}' * 5000}",
+            "[": f"SELECT * WHERE {{ ?s ?p {'[ ?p ' * 5000}1{']' * 5000} }}"}[opener]
+    result = small("sparql", deep, expect=2)
+    assert f"more than {sandbox.MAX_NESTING} deep" in one_line(result)
+
+
+def test_nesting_within_the_bound_runs(small):
+    depth = sandbox.MAX_NESTING - 2
+    small("sparql", f"SELECT * WHERE {'{' * depth}{'}' * depth}")
+    small("sparql", f"SELECT * WHERE {{ FILTER({'(' * depth}true{')' * depth}) }}")
+
+
+def test_a_query_that_crashes_the_engine_is_one_line(small):
+    chain = "+".join(["1"] * 20000)  # shallow, but the parser recurses once a term
+    result = small("sparql", f"SELECT * WHERE {{ FILTER({chain} > 0) }}", expect=2)
+    assert "query engine failed" in one_line(result)
+    small("sparql", ALL)  # and the next query runs
+
+
+def test_size_is_bounded_as_text_and_as_file(small, tmp_path):
+    huge = ALL + " #" + "x" * sandbox.MAX_BYTES
+    assert "bytes" in one_line(small("sparql", huge, expect=2))
+    path = tmp_path / "huge.rq"
+    path.write_text(huge)
+    assert "larger than" in one_line(small("sparql", str(path), expect=2))
+    path.write_text(f"SELECT * WHERE {{ SERVICE {PORT9} {{}} }}")
+    assert "SERVICE" in one_line(small("sparql", str(path), expect=1))
+
+
+def test_a_slow_query_stops_at_its_limit(small):
+    started = time.monotonic()
+    result = small("sparql", CARTESIAN, "--timeout", "1", expect=1)
+    elapsed = time.monotonic() - started
+    assert "time limit of 1 s" in one_line(result)
+    assert elapsed < 4
+    small("sparql", ALL)
+
+
+@pytest.mark.parametrize("option, env", [(["--timeout", "0"], {}), (["--timeout", "-3"], {}),
+                                         (["--timeout", "nan"], {}), ([], {"KGRDF_QUERY_TIMEOUT": "soon"}),
+                                         ([], {"KGRDF_LOCK_TIMEOUT": "abc"})])
+def test_a_bad_limit_is_bad_input(small, monkeypatch, option, env):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    one_line(small("sparql", ALL, *option, expect=2))
+
+
+def _kg(*args, **env):
+    return subprocess.Popen([sys.executable, "-m", "kgrdf", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+
+
+def _wait_for_child(parent: int) -> int:
+    """The query's process, once the reader has forked it."""
+    for _ in range(200):
+        kids = subprocess.run(["pgrep", "-P", str(parent)], capture_output=True, text=True).stdout.split()
+        if kids:
+            return int(kids[0])
+        time.sleep(0.05)
+    raise AssertionError("the query never started")
+
+
+def test_a_write_lands_within_the_limit_of_a_slow_read(small):
+    """The env default applies, and a writer waiting behind the read gets the lock once it stops."""
+    kb = str(small.path)
+    reader = _kg("sparql", CARTESIAN, "--kb", kb, KGRDF_QUERY_TIMEOUT="2")
+    _wait_for_child(reader.pid)
+    started = time.monotonic()
+    writer = _kg("add-entity", "repo/api", "--name", "api", "--kb", kb, KGRDF_LOCK_TIMEOUT="30")
+    assert writer.wait(timeout=30) == 0, writer.stderr.read()
+    assert time.monotonic() - started < 2 + 3
+    assert reader.wait(timeout=10) == 1
+    assert "time limit" in reader.stderr.read()
+    assert "api" in small("lookup", "repo/api").stdout
+
+
+def test_a_killed_reader_takes_its_query_with_it(small):
+    kb = str(small.path)
+    reader = _kg("sparql", CARTESIAN, "--kb", kb, "--timeout", "60")
+    child = _wait_for_child(reader.pid)
+    reader.send_signal(signal.SIGKILL)
+    reader.wait()
+    started = time.monotonic()
+    writer = _kg("add-entity", "repo/api", "--name", "api", "--kb", kb, KGRDF_LOCK_TIMEOUT="20")
+    assert writer.wait(timeout=30) == 0, writer.stderr.read()
+    assert time.monotonic() - started < 5
+    assert not _running(child)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
