@@ -31,7 +31,7 @@ import sys
 import uuid
 from dataclasses import dataclass, field
 
-from kgrdf import clock, identifiers, privacy, vcs, vocab
+from kgrdf import clock, files, identifiers, privacy, vcs, vocab
 from kgrdf.errors import Refused
 from kgrdf.journal import LOCAL, Position, Stream, Transaction, fsync_dir, parse_blocks
 
@@ -166,10 +166,10 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
     segments = Stream(local).segments()
     if not segments:
         return counts
-    new.mkdir()
+    files.new_folder(new)
     for path in segments:
         data = path.read_bytes()
-        with open(new / path.name, "wb") as out:
+        with files.create(new / path.name) as out:
             for tx, begin, end in parse_blocks(data, 0, path):
                 if tx is None:
                     break  # a torn tail: a leftover, dropped with the rest

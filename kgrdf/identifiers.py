@@ -6,11 +6,9 @@ the facts: in ``identifiers.jsonl`` (one ``{"entity", "kind", "value", "added_at
 query or console page can show them. Only ``kg identifiers list`` does.
 """
 
-import json
-import os
 from pathlib import Path
 
-from kgrdf import clock
+from kgrdf import clock, files, model
 from kgrdf.errors import BadInput, Refused
 
 FILE = "identifiers.jsonl"
@@ -24,24 +22,12 @@ def path(kb) -> Path:
 
 def read(kb) -> list[dict]:
     """Every identifier. Raises Damaged naming the line that does not parse."""
-    from kgrdf.kb import read_jsonl
-
-    return read_jsonl(path(kb), hint=f"fix or remove that line of {path(kb)}")
+    return files.read_jsonl(path(kb), hint=f"fix or remove that line of {path(kb)}")
 
 
 def write(kb, entries: list[dict]) -> None:
-    """Write the file whole, readable by its owner only: a temporary file made 0600, fsynced,
-    renamed over the old one."""
-    target = path(kb)
-    tmp = target.with_name(target.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        for entry in entries:
-            out.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, target)
+    """Write the file whole, readable by its owner only (0600), never through a link."""
+    files.write_jsonl(path(kb), entries)
 
 
 def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str]:
@@ -50,7 +36,7 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
     kind = kind.strip().lower()
     if kind not in KINDS:
         raise BadInput(f"unknown identifier kind {kind!r}; use one of {', '.join(KINDS)}")
-    value = value.strip()
+    value = model.refuse_unprintable(value.strip(), "the identifier")
     if not value:
         raise BadInput("the identifier's value is empty")
     entity = session.resolve(entity_text)

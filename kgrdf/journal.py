@@ -37,6 +37,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from kgrdf import files
 from kgrdf.errors import Damaged
 
 SEGMENT_BYTES = 4 * 1024 * 1024
@@ -156,8 +157,8 @@ class Stream:
         if new:
             path = self.dir / f"{tx.seq:010d}.rdfp"
         self.dir.mkdir(parents=True, exist_ok=True)
-        with open(path, "ab") as out:
-            start = out.tell()
+        with files.appending(path) as out:
+            start = out.seek(0, os.SEEK_END)
             out.write(block)
             out.flush()
             os.fsync(out.fileno())
@@ -284,9 +285,9 @@ class Journal:
         """Move a torn tail to ``<segment>.torn-<time>`` and cut it from the segment (a segment
         left empty is removed)."""
         aside = torn.segment.with_name(f"{torn.segment.name}.torn-{stamp}")
-        with open(torn.segment, "rb") as src:
+        with open(torn.segment, "rb") as src, files.create(aside) as out:
             src.seek(torn.offset)
-            aside.write_bytes(src.read())
+            out.write(src.read())
         if torn.offset == 0:
             torn.segment.unlink()
             fsync_dir(torn.segment.parent)

@@ -13,8 +13,9 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgrdf import clock, vcs, vocab
+from kgrdf import clock, files, vcs, vocab
 from kgrdf.errors import BadInput, Damaged, NotFound
+from kgrdf.files import read_jsonl, write_json  # noqa: F401 (their old home; callers import them here)
 from kgrdf.journal import Journal, Position, Transaction
 
 FORMAT = 1
@@ -64,12 +65,13 @@ class KnowledgeBase:
         import secrets
 
         path.mkdir(parents=True, exist_ok=True)
-        write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
-        write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
-        (path / "journal").mkdir(exist_ok=True)
-        if vcs.available():
-            vcs.init(path)
-            vcs.commit(path, "kg init")
+        with files.private():
+            write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
+            write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
+            (path / "journal").mkdir(exist_ok=True)
+            if vcs.available():
+                vcs.init(path)
+                vcs.commit(path, "kg init")
         return cls(path, backend)
 
     @classmethod
@@ -227,6 +229,7 @@ class KnowledgeBase:
         if self.replica is None:
             raise Damaged("replica.json is missing", hint="kg init made it; restore it from git (git checkout replica.json)")
         with lock.held(self.path / "lock", exclusive=True):
+            files.tighten(self.path)
             self._finish_purge()
             backend = self._open_backend(read_only=False)
             try:
@@ -405,31 +408,3 @@ def _schema_digest_quads(digest: str):
     from pyoxigraph import Literal, Quad
 
     return [Quad(vocab.INDEX_NODE, vocab.kg("schemaDigest"), Literal(digest), vocab.DEFAULT_GRAPH)]
-
-
-def read_jsonl(path: Path, hint: str) -> list[dict]:
-    """The records of a JSON-lines file (none when it is missing). Raises Damaged naming the line
-    that does not parse, with ``hint`` as the way out."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                raise Damaged(f"{path.name}:{number} does not parse", hint=hint) from None
-    return out
-
-
-def write_json(path: Path, data: dict) -> None:
-    """Write a small JSON file whole: a temporary file, fsynced, renamed over the old one."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=2, sort_keys=True)
-        out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)

@@ -32,8 +32,17 @@ def wait_seconds() -> float:
 
 @contextmanager
 def held(path: Path, exclusive: bool):
-    """Hold the lock file ``path``, shared or exclusive, waiting up to KGRDF_LOCK_TIMEOUT seconds."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    """Hold the lock file ``path``, shared or exclusive, waiting up to KGRDF_LOCK_TIMEOUT seconds.
+    While it is held, what kgrdf makes in the folder is its owner's alone (a umask of 077)."""
+    from kgrdf import files
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as exc:
+        raise Damaged(f"the lock file {path} cannot be opened: {exc.strerror}",
+                      hint="it must be a plain file kgrdf can write (remove a link or folder standing there)") from None
+    umask = files.private()
+    umask.__enter__()
     try:
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         try:
@@ -42,6 +51,7 @@ def held(path: Path, exclusive: bool):
             _wait(fd, mode, path)
         yield
     finally:
+        umask.__exit__(None, None, None)
         os.close(fd)
 
 

@@ -50,6 +50,26 @@ _SPACES = re.compile(r"\s+")
 _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 
 
+UNPRINTABLE = {"Cc": "a control character", "Cf": "an invisible format character", "Cs": "a lone surrogate",
+               "Zl": "a line separator", "Zp": "a paragraph separator"}
+
+
+def refuse_unprintable(text: str, what: str) -> str:
+    """``text`` when it holds no control, format or separator character (Unicode categories Cc,
+    Cf, Cs, Zl, Zp: newlines and tabs, zero-width and direction marks, U+2028, U+2029); such a
+    character splits a line of a file or hides what a value says. Raises BadInput naming it."""
+    import unicodedata
+
+    from kgrdf.errors import BadInput
+
+    for index, char in enumerate(text):
+        category = unicodedata.category(char)
+        if category in UNPRINTABLE:
+            raise BadInput(f"{what} holds {UNPRINTABLE[category]} (U+{ord(char):04X}) at character {index + 1}; "
+                           f"use visible characters only")
+    return text
+
+
 def normalize(text: str) -> str:
     """Labels and values compare ignoring case and runs of spaces."""
     return _SPACES.sub(" ", text).strip().casefold()

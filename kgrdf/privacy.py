@@ -15,7 +15,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from kgrdf import clock, vocab
+from kgrdf import clock, files, vocab
 from kgrdf.errors import Refused
 
 PERSON_TYPES = frozenset({"person", "actor"})  # the types the People whitelist protects
@@ -123,8 +123,8 @@ def forgotten(kb) -> list[dict]:
 
 
 def append_forgotten(kb, record: dict) -> None:
-    with open(kb.path / FORGOTTEN, "a", encoding="utf-8") as out:
-        out.write(json.dumps(record, sort_keys=True) + "\n")
+    with files.appending(kb.path / FORGOTTEN) as out:
+        out.write((json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
         out.flush()
         os.fsync(out.fileno())
 
@@ -179,11 +179,5 @@ def key(kb, make: bool = True) -> Key:
         os.replace(path, aside)
         print(f"kg: {KEY} was {problem}; set it aside as {aside.name} and made a new one", file=sys.stderr)
     value = secrets.token_bytes(KEY_BYTES)
-    tmp = path.with_name(KEY + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(value)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
+    files.replace(path, value)
     return Key(value, path=path)

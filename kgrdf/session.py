@@ -8,7 +8,7 @@ from functools import cached_property
 
 from pyoxigraph import Literal, NamedNode
 
-from kgrdf import clock, model, queries, vocab
+from kgrdf import clock, files, model, queries, vocab
 from kgrdf.errors import BadInput, NotFound, Refused
 
 MAX_HOPS = 4
@@ -285,7 +285,6 @@ class Session:
         Built once per state of the index and kept in ``cache/`` beside it (derived, like the index;
         never in git; deleted by kg forget): loading it costs a fraction of reading 20k labels."""
         import json
-        import os
 
         from kgrdf.privacy import NameIndex
 
@@ -308,9 +307,7 @@ class Session:
         if key and self.kb.backend_kind != "memory":
             try:
                 path.parent.mkdir(exist_ok=True)
-                tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-                tmp.write_text(json.dumps({"at": key, "index": index.dump(), "names": names}), encoding="utf-8")
-                os.replace(tmp, path)
+                files.replace(path, json.dumps({"at": key, "index": index.dump(), "names": names}).encode("utf-8"))
             except OSError:
                 pass  # a read-only folder: the next read builds it again
         return index, names

@@ -52,7 +52,7 @@ def parse_source(text: str, kinds) -> model.Source:
         raise BadInput(f"source {text!r} must be KIND:REF, e.g. slack:https://chat.example/p123")
     if kind not in kinds:
         raise BadInput(f"unknown source kind {kind!r}; use one of {', '.join(sorted(kinds))}")
-    return model.Source(kind, ref.strip())
+    return model.Source(kind, model.refuse_unprintable(ref.strip(), "the source reference"))
 
 
 class Writer(Session):

@@ -1,0 +1,155 @@
+"""The knowledge base's own files: owner-only, written whole or appended, never through a link.
+
+Private parts (§5, §8) are readable by the owner alone: the private journal, the git history that
+holds it, the index, the name cache, the identifiers, the key, the forget records and markers, the
+batch and journals set aside. While kgrdf writes in the folder it works under a umask of 077, so
+what it makes is 0600 (folders 0700), and :func:`tighten` brings the modes of a knowledge base made
+before down on its next write.
+
+A file is never written through a symbolic link: a temporary file is made new (O_EXCL, O_NOFOLLOW)
+after whatever stood at its name (a leftover, a planted link) is removed, then renamed over its
+target, which replaces a link instead of following it; a file appended to in place (a journal
+segment, forgotten.jsonl, the lock) is opened with O_NOFOLLOW, and a link there is refused.
+
+JSON-lines files are read by "\\n", as they are written: ``str.splitlines`` would also split at
+U+2028, U+0085 and other separators a JSON string may hold unescaped.
+"""
+
+import json
+import os
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+
+from kgrdf.errors import Damaged
+
+UMASK = 0o077
+PRIVATE = ["journal/local", ".git", "index", "cache", "identifiers.jsonl", "secret.key", "purging.json",
+           "batch.json", "forgotten.jsonl", "journal.aside*", "secret.key.aside-*"]
+LINKS_REFUSED = ["journal/local", "index", "cache"]  # folders kgrdf writes in
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+@contextmanager
+def private():
+    """Work under a umask of 077: every file kgrdf makes meanwhile is its owner's alone."""
+    previous = os.umask(UMASK)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def tighten(root: Path) -> None:
+    """Make the private parts of the knowledge base at ``root`` owner-only (a folder's contents are
+    walked only while its own mode is loose). Raises Damaged when a folder kgrdf writes in is a link."""
+    for name in LINKS_REFUSED:
+        if (root / name).is_symlink():
+            raise Damaged(f"{name} is a symbolic link: kgrdf never writes through one",
+                          hint=f"remove the link ({root / name}); the next command makes the folder again")
+    for pattern in PRIVATE:
+        for path in root.glob(pattern):
+            _tighten(path)
+
+
+def _tighten(path: Path) -> None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode) or not info.st_mode & 0o077:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        for folder, dirs, names in os.walk(path):
+            os.chmod(folder, stat.S_IMODE(os.lstat(folder).st_mode) & 0o700)
+            for name in names:
+                child = os.path.join(folder, name)
+                mode = os.lstat(child).st_mode
+                if not stat.S_ISLNK(mode):
+                    os.chmod(child, stat.S_IMODE(mode) & 0o700)
+    else:
+        os.chmod(path, stat.S_IMODE(info.st_mode) & 0o700)
+
+
+def create(path: Path):
+    """A new, empty binary file at ``path``, 0600, opened for writing. Whatever stood there (a file
+    left by a cut, a link) is removed first, never followed."""
+    for attempt in range(3):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+            return os.fdopen(fd, "wb")
+        except FileExistsError:
+            try:
+                os.unlink(path)
+            except IsADirectoryError:
+                break
+            except FileNotFoundError:
+                pass
+    raise Damaged(f"{path.name} cannot be made: something else keeps standing at {path}",
+                  hint="remove it and run the command again")
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Write ``path`` whole: a new temporary file beside it, fsynced, renamed over it (a link at
+    ``path`` is replaced, not followed)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with create(tmp) as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+
+
+@contextmanager
+def appending(path: Path):
+    """``path`` opened to append bytes (made 0600 when new). Raises Damaged when it is a link."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
+    except OSError as exc:
+        if path.is_symlink():
+            raise Damaged(f"{path.name} is a symbolic link: kgrdf never writes through one",
+                          hint=f"remove the link ({path}) and restore the file it replaced") from None
+        raise
+    with os.fdopen(fd, "ab") as out:
+        yield out
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write a small JSON file whole (see :func:`replace`)."""
+    replace(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def write_jsonl(path: Path, records: list[dict]) -> None:
+    """Write a JSON-lines file whole, one record a line (see :func:`replace`)."""
+    replace(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode("utf-8"))
+
+
+def read_jsonl(path: Path, hint: str) -> list[dict]:
+    """The records of a JSON-lines file (none when it is missing), split at "\\n" only. Raises
+    Damaged naming the line that does not parse, with ``hint`` as the way out."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Damaged(f"{path.name} cannot be read: {exc}", hint=hint) from None
+    out = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                raise Damaged(f"{path.name}:{number} does not parse", hint=hint) from None
+    return out
+
+
+def new_folder(path: Path) -> None:
+    """An empty folder at ``path`` (0700); a link or a folder left there is removed first, never followed."""
+    import shutil
+
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+    path.mkdir(mode=0o700)

@@ -1,0 +1,171 @@
+"""Private files are private (§5, §8): owner-only modes, never a write through a link, and no
+character that splits a line of a JSON-lines file."""
+
+import json
+import os
+import shutil
+import stat
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import Kg
+
+PRIVATE_FILES = ["identifiers.jsonl", "secret.key", "batch.json"]
+PRIVATE_DIRS = ["journal/local", "index", ".git"]
+
+
+def loose(path) -> list[str]:
+    """Everything under ``path`` (itself included) that anyone but its owner may read or enter."""
+    found = []
+    paths = [path] + (list(path.rglob("*")) if path.is_dir() else [])
+    for p in paths:
+        mode = os.lstat(p).st_mode
+        if not stat.S_ISLNK(mode) and mode & 0o077:
+            found.append(f"{p} {oct(stat.S_IMODE(mode))}")
+    return found
+
+
+def one_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def people_template(tmp_path_factory):
+    kg = Kg(tmp_path_factory.mktemp("files") / "kb")
+    kg("init")
+    kg("add-entity", "person/sam", "--name", "Sam Reyes", "--alias", "Sam")
+    kg("add-entity", "repo/web-app", "--name", "web-app")
+    kg("propose", "Sam", "reviews", "--object", "web-app", "--source", "slack:p1")
+    kg("identifiers", "add", "Sam", "chat", "U024BE7LH")
+    kg("batch")
+    return kg.path
+
+
+@pytest.fixture
+def people(people_template, tmp_path):
+    """A person with a fact, an identifier, a key and a batch."""
+    shutil.copytree(people_template, tmp_path / "kb", symlinks=True)
+    return Kg(tmp_path / "kb")
+
+
+def test_private_parts_are_owner_only_after_init_and_writes(people):
+    for name in PRIVATE_FILES + PRIVATE_DIRS:
+        assert (people.path / name).exists(), name
+        assert loose(people.path / name) == []
+    people("mentions", "Sam says web-app is slow")  # builds cache/ in a read
+    assert loose(people.path / "cache") == []
+
+
+def test_an_existing_knowledge_base_is_tightened_on_its_next_write(people):
+    for path in [people.path / "identifiers.jsonl", *(people.path / "journal" / "local").rglob("*"),
+                 people.path / "journal" / "local", people.path / "index"]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    assert loose(people.path / "journal" / "local")
+    people("lookup", "web-app")  # a read changes nothing
+    people("add-entity", "repo/api", "--name", "api")
+    for name in ["identifiers.jsonl", "journal/local", "index"]:
+        assert loose(people.path / name) == [], name
+
+
+# every temporary or appended path kgrdf writes, and the command that writes it
+PLANTS = [
+    ("identifiers.jsonl.tmp", ["identifiers", "add", "Sam", "tracker", "sam-r"]),
+    ("view.json.tmp", ["add-entity", "repo/api", "--name", "api"]),
+    ("batch.json.tmp", ["batch"]),
+    ("secret.key.tmp", ["add-entity", "repo/api", "--name", "api"]),
+    ("cache/names-main.json.tmp", ["mentions", "web-app"]),
+]
+
+
+@pytest.mark.parametrize("name, command", PLANTS)
+def test_a_link_at_a_temporary_path_is_replaced_never_followed(people, tmp_path, name, command):
+    target = tmp_path / "precious.txt"
+    target.write_text("precious\n")
+    if name == "secret.key.tmp":
+        (people.path / "secret.key").unlink()  # the key is made again on the next write
+    if name.startswith("cache/"):
+        (people.path / "cache").mkdir(exist_ok=True)
+        for old in (people.path / "cache").iterdir():
+            old.unlink()
+    link = people.path / name
+    link.unlink(missing_ok=True)
+    link.symlink_to(target)
+    people(*command)
+    assert target.read_text() == "precious\n"
+    assert not link.is_symlink()
+
+
+@pytest.mark.parametrize("name", ["journal/local/{segment}", "forgotten.jsonl", "lock"])
+def test_a_link_where_a_file_is_appended_is_refused(people, tmp_path, name):
+    """The link's target holds what the file held, so that reads agree and the write gets to it."""
+    target = tmp_path / "precious"
+    target.write_bytes(b"")
+    if "{segment}" in name:
+        segment = sorted((people.path / "journal" / "local").glob("*.rdfp"))[-1]
+        name = name.format(segment=segment.name)
+        target.write_bytes(segment.read_bytes())
+        command = ["add-entity", "person/ann", "--name", "Ann Lee"]
+    elif name == "forgotten.jsonl":
+        people("add-entity", "person/ann", "--name", "Ann Lee")
+        command = ["forget", "person/ann"]
+    else:
+        command = ["add-entity", "repo/api", "--name", "api"]
+    kept = target.read_bytes()
+    link = people.path / name
+    link.unlink(missing_ok=True)
+    link.symlink_to(target)
+    result = people(*command, expect=3)
+    line = one_line(result)
+    # a journal segment is in git too: the link shows there first as a change made outside kgrdf
+    assert "symbolic link" in line or ("journal" in name and "changed outside kgrdf" in line)
+    assert target.read_bytes() == kept
+
+
+@pytest.mark.parametrize("char", ["\u2028", "\u2029", "\n", "\r", "\x00", "\x1b", "\u0085", "\u200b", "\u202e",
+                                  "\ufeff", "\t"])
+def test_control_and_separator_characters_are_refused_in_identifiers_and_sources(people, char):
+    before = people.snapshot()
+    ids = (people.path / "identifiers.jsonl").read_bytes()
+    result = people("identifiers", "add", "Sam", "chat", f"U0{char}99", expect=2)
+    assert f"U+{ord(char):04X}" in one_line(result)
+    result = people("propose", "web-app", "lives_in", "--value", "eu", "--source", f"slack:p{char}2", expect=2)
+    assert f"U+{ord(char):04X}" in one_line(result)
+    assert people.snapshot() == before
+    assert (people.path / "identifiers.jsonl").read_bytes() == ids
+    people("forget", "person/sam")  # and the file still reads
+
+
+def test_a_file_holding_a_separator_still_reads(people):
+    """A file written before the check (a value holding U+2028 unescaped) reads by its lines."""
+    path = people.path / "identifiers.jsonl"
+    entry = {"entity": "person/sam", "kind": "tracker", "value": "a\u2028b\u0085c", "added_at": "2026-01-01T00:00:00Z"}
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    listed = people.json("identifiers", "list")
+    assert "a\u2028b\u0085c" in json.dumps(listed, ensure_ascii=False)
+    people("forget", "person/sam")
+    assert "U024BE7LH" not in path.read_text(encoding="utf-8")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(min_size=1, max_size=12))
+def test_any_identifier_is_stored_and_read_back_or_refused_in_one_line(people, value):
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    before = (people.path / "identifiers.jsonl").read_bytes()
+    result = CliRunner().invoke(app, ["identifiers", "add", "Sam", "tracker", value, "--kb", str(people.path)])
+    assert not (result.exception and not isinstance(result.exception, SystemExit)), result.exception
+    assert result.exit_code in (0, 1, 2), result.stderr
+    if result.exit_code:
+        one_line(result)
+        assert (people.path / "identifiers.jsonl").read_bytes() == before
+    else:
+        listed = CliRunner().invoke(app, ["identifiers", "list", "--json", "--kb", str(people.path)])
+        assert listed.exit_code == 0, listed.stderr
+        assert value.strip() in [e["value"] for e in json.loads(listed.stdout)["identifiers"]]
