@@ -33,9 +33,16 @@ def wait_seconds() -> float:
 @contextmanager
 def held(path: Path, exclusive: bool):
     """Hold the lock file ``path``, shared or exclusive, waiting up to KGRDF_LOCK_TIMEOUT seconds.
-    While it is held, what kgrdf makes in the folder is its owner's alone (a umask of 077)."""
+    While it is held, what kgrdf makes in the folder is its owner's alone (a umask of 077).
+
+    A writer first takes a turnstile (a record lock on byte 1 of the same file) and keeps it while it
+    waits for the readers before it; a reader passes the turnstile on its way in. So readers arriving
+    after a waiting writer queue behind it, and a stream of overlapping reads never keeps the lock
+    shared for ever: a write waits for the reads already running, each bounded by its time limit.
+    """
     from kgrdf import files
 
+    timeout = wait_seconds()
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError as exc:
@@ -44,31 +51,40 @@ def held(path: Path, exclusive: bool):
     umask = files.private()
     umask.__enter__()
     try:
+        deadline = time.monotonic() + timeout
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        _take(lambda flags: fcntl.lockf(fd, mode | flags, 1, 1), deadline, path)
         try:
-            fcntl.flock(fd, mode | fcntl.LOCK_NB)
-        except BlockingIOError:
-            _wait(fd, mode, path)
+            _take(lambda flags: fcntl.flock(fd, mode | flags), deadline, path)
+        finally:
+            fcntl.lockf(fd, fcntl.LOCK_UN, 1, 1)
         yield
     finally:
         umask.__exit__(None, None, None)
         os.close(fd)
 
 
-def _wait(fd: int, mode: int, path: Path) -> None:
-    """Wait in the kernel's queue (a blocking flock), so that the holder cannot take the lock back
-    before the waiters get a turn; polling would starve them. An alarm ends the wait."""
+def _take(lock, deadline: float, path: Path) -> None:
+    """Call ``lock(flags)`` without blocking, else wait in the kernel's queue (a blocking call), so
+    that the holder cannot take the lock back before the waiters get a turn; polling would starve
+    them. An alarm ends the wait at ``deadline``."""
+    import errno
     import signal
     import threading
 
-    timeout = wait_seconds()
+    try:
+        return lock(fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
     if threading.current_thread() is not threading.main_thread():
-        deadline, delay = time.monotonic() + timeout, 0.005
+        delay = 0.005
         while True:  # no alarm outside the main thread: poll
             try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
+                return lock(fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
                 if time.monotonic() > deadline:
                     raise _locked(path) from None
                 time.sleep(delay)
@@ -77,10 +93,13 @@ def _wait(fd: int, mode: int, path: Path) -> None:
     def expired(signum, frame):
         raise TimeoutError
 
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _locked(path)
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    signal.setitimer(signal.ITIMER_REAL, left)
     try:
-        fcntl.flock(fd, mode)
+        lock(0)
     except TimeoutError:
         raise _locked(path) from None
     finally:

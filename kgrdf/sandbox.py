@@ -161,3 +161,11 @@ def query_text(argument: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInput(f"{path} is not UTF-8 text (byte {exc.start})") from None
+
+
+def memory_limit() -> int:
+    """The bytes of memory a query may take beyond what the reader holds: KGRDF_QUERY_MEMORY MB
+    (1024). Raises BadInput for a value that is not a positive whole number."""
+    from kgrdf import settings
+
+    return settings.get("KGRDF_QUERY_MEMORY") * 1024 * 1024

@@ -589,15 +589,15 @@ class Session:
         """Run a user's SPARQL query over the perspective's data graphs and the schema graph: the
         dataset the engine sees holds nothing else (and, for an audience, only what it may hear).
         The text passes :func:`kgrdf.sandbox.check` first (no SERVICE, bounded size and nesting)
-        and the query runs for at most ``timeout`` seconds (else :func:`kgrdf.sandbox.time_limit`);
-        its answer is returned read whole."""
+        and the query runs for at most ``timeout`` seconds (else :func:`kgrdf.sandbox.time_limit`)
+        and :func:`kgrdf.sandbox.memory_limit`; its answer is returned read whole."""
         from kgrdf import sandbox
 
         sandbox.check(text)
         if timeout is None:
             timeout = sandbox.time_limit()
         scope = [g for g in self.backend.graphs() if self.may_read(g.value)]
-        return self.backend.sparql(text, graphs=scope, timeout=timeout)
+        return self.backend.sparql(text, graphs=scope, timeout=timeout, memory=sandbox.memory_limit())
 
     def export(self, fmt: str) -> bytes:
         """The knowledge base as TriG, N-Quads or JSON-LD (the whole dataset), or as Turtle

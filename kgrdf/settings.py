@@ -9,6 +9,7 @@
     KGRDF_FOLD_UNDER       5   groups smaller than this fold into one group per axis
     KGRDF_CONTEXT_BUDGET 1500  tokens in a context pack unless --budget says otherwise
     KGRDF_QUERY_TIMEOUT   30   seconds a kg sparql query may run unless --timeout says otherwise
+    KGRDF_QUERY_MEMORY  1024   MB of memory a kg sparql query may take
 """
 
 import os
@@ -25,6 +26,7 @@ DEFAULTS = {
     "KGRDF_FOLD_UNDER": 5,
     "KGRDF_CONTEXT_BUDGET": 1500,
     "KGRDF_QUERY_TIMEOUT": 30,
+    "KGRDF_QUERY_MEMORY": 1024,
 }
 LIMITS = {"KGRDF_GROUP_FACTS": 26}  # one letter a part
 

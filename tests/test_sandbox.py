@@ -83,6 +83,7 @@ GLUE = ["", " ", "\n", "\t", ".", " . ", "1", "1.0", "true", "{}", "[]", ")", "\
 TARGETS = [PORT9, "?u", ":x", "<http://127.0.0.1:9/a b>"]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(before=st.sampled_from(GLUE), word=st.sampled_from(WORDS), after=st.sampled_from(["", " ", "\n"]),
        target=st.sampled_from(TARGETS), wrap=st.integers(0, 3))
@@ -162,9 +163,19 @@ def test_a_slow_query_stops_at_its_limit(small):
     small("sparql", ALL)
 
 
+def test_a_query_growing_past_its_memory_stops(small, monkeypatch):
+    monkeypatch.setenv("KGRDF_QUERY_MEMORY", "64")
+    started = time.monotonic()
+    result = small("sparql", CARTESIAN, "--timeout", "60", expect=1)
+    assert "more than its 64 MB of memory" in one_line(result)
+    assert time.monotonic() - started < 10
+    small("sparql", ALL)
+
+
 @pytest.mark.parametrize("option, env", [(["--timeout", "0"], {}), (["--timeout", "-3"], {}),
                                          (["--timeout", "nan"], {}), ([], {"KGRDF_QUERY_TIMEOUT": "soon"}),
-                                         ([], {"KGRDF_LOCK_TIMEOUT": "abc"})])
+                                         ([], {"KGRDF_LOCK_TIMEOUT": "abc"}),
+                                         ([], {"KGRDF_QUERY_MEMORY": "-1"})])
 def test_a_bad_limit_is_bad_input(small, monkeypatch, option, env):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -219,3 +230,26 @@ def _running(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.slow
+def test_a_stream_of_overlapping_reads_never_starves_a_write(small):
+    """Reads keep starting, each overlapping the last: readers that arrive after a waiting writer
+    queue behind it, so the write lands once the reads already running stop at their limit."""
+    kb = str(small.path)
+    readers = [_kg("sparql", CARTESIAN, "--kb", kb, "--timeout", "3")]
+    _wait_for_child(readers[0].pid)
+    started = time.monotonic()  # the first read runs
+    writer = _kg("add-entity", "repo/api", "--name", "api", "--kb", kb, KGRDF_LOCK_TIMEOUT="30")
+    time.sleep(1.5)  # the writer waits
+    while writer.poll() is None and time.monotonic() - started < 12:
+        readers.append(_kg("sparql", CARTESIAN, "--kb", kb, "--timeout", "3"))
+        time.sleep(0.7)
+    landed = time.monotonic() - started
+    assert writer.wait(timeout=30) == 0, writer.stderr.read()
+    for reader in readers:
+        assert reader.wait(timeout=30) in (0, 1)
+    # the read's 3 s, then the write's own work (about a second, more on busy cores); without the
+    # turnstile the readers keep the lock shared and the write waits the whole 12 s
+    assert landed < 3 + 4, f"the write landed {landed:.1f} s after a read of 3 s began"
+    assert "api" in small("lookup", "repo/api").stdout

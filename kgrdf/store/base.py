@@ -32,10 +32,12 @@ class Backend(ABC):
         """The answer of a named ASK query."""
 
     @abstractmethod
-    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None):
+    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None,
+               memory: int | None = None):
         """Run any SPARQL query over the data graphs (never the index's own bookkeeping) and return
-        its answer read whole. With ``timeout``, the query is stopped after that many seconds
-        (Refused); a query that does not parse or that the engine fails on is BadInput."""
+        its answer read whole. With ``timeout`` (seconds) and ``memory`` (bytes), the query is
+        stopped at those limits (Refused); a query that does not parse or that the engine fails on
+        is BadInput."""
 
     @abstractmethod
     def apply(self, tx: Transaction, after: Position) -> None:

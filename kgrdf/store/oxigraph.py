@@ -60,7 +60,8 @@ class OxigraphBackend(Backend):
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
         return bool(self._run(query, bindings, graphs))
 
-    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None):
+    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None,
+               memory: int | None = None):
         from kgrdf.store import bounded
 
         scope = graphs if graphs is not None else self.graphs()
@@ -70,7 +71,7 @@ class OxigraphBackend(Backend):
                 return bounded.materialize(self.store.query(text, **options))
             except SyntaxError as exc:
                 raise BadInput(f"the query does not parse: {exc}") from None
-        return bounded.query(self.store, text, timeout, **options)
+        return bounded.query(self.store, text, timeout, memory, **options)
 
     def graphs(self) -> list:
         return list(self.store.named_graphs())
