@@ -463,7 +463,7 @@ class Writer(Session):
         if heard.span is not None:
             out["span"] = model.clean_label(heard.span) or None
         if heard.message is not None:
-            out["message"] = heard.message.strip() or None
+            out["message"] = model.refuse_unprintable(heard.message.strip(), "the message reference") or None
         if heard.said_by is not None:
             speaker = self.resolve(heard.said_by, role="speaker")
             if speaker.type not in privacy.PERSON_TYPES:

@@ -128,11 +128,16 @@ def test_a_link_where_a_file_is_appended_is_refused(people, tmp_path, name):
 @pytest.mark.parametrize("char", ["\u2028", "\u2029", "\n", "\r", "\x00", "\x1b", "\u0085", "\u200b", "\u202e",
                                   "\ufeff", "\t"])
 def test_control_and_separator_characters_are_refused_in_identifiers_and_sources(people, char):
+    """Cc, Cf, Zl and Zp (and lone surrogates) are refused; U+0085 is a control (Cc) that
+    str.splitlines would have split at."""
     before = people.snapshot()
     ids = (people.path / "identifiers.jsonl").read_bytes()
     result = people("identifiers", "add", "Sam", "chat", f"U0{char}99", expect=2)
     assert f"U+{ord(char):04X}" in one_line(result)
     result = people("propose", "web-app", "lives_in", "--value", "eu", "--source", f"slack:p{char}2", expect=2)
+    assert f"U+{ord(char):04X}" in one_line(result)
+    result = people("propose", "web-app", "lives_in", "--value", "eu", "--source", "slack:p2",
+                    "--message", f"slack:p{char}3", expect=2)
     assert f"U+{ord(char):04X}" in one_line(result)
     assert people.snapshot() == before
     assert (people.path / "identifiers.jsonl").read_bytes() == ids
