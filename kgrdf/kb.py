@@ -229,7 +229,6 @@ class KnowledgeBase:
         if self.replica is None:
             raise Damaged("replica.json is missing", hint="kg init made it; restore it from git (git checkout replica.json)")
         with lock.held(self.path / "lock", exclusive=True):
-            files.tighten(self.path)
             self._finish_purge()
             backend = self._open_backend(read_only=False)
             try:

@@ -33,7 +33,9 @@ def wait_seconds() -> float:
 @contextmanager
 def held(path: Path, exclusive: bool):
     """Hold the lock file ``path``, shared or exclusive, waiting up to KGRDF_LOCK_TIMEOUT seconds.
-    While it is held, what kgrdf makes in the folder is its owner's alone (a umask of 077).
+    While it is held, what kgrdf makes in the folder is its owner's alone (a umask of 077), and a
+    writer first brings the private parts of the folder (the lock's own) down to owner-only, or
+    refuses a link where kgrdf writes (see :func:`kgrdf.files.tighten`).
 
     A writer first takes a turnstile (a record lock on byte 1 of the same file) and keeps it while it
     waits for the readers before it; a reader passes the turnstile on its way in. So readers arriving
@@ -58,6 +60,8 @@ def held(path: Path, exclusive: bool):
             _take(lambda flags: fcntl.flock(fd, mode | flags), deadline, path)
         finally:
             fcntl.lockf(fd, fcntl.LOCK_UN, 1, 1)
+        if exclusive:
+            files.tighten(path.parent)  # every write, a forget included, starts here
         yield
     finally:
         umask.__exit__(None, None, None)

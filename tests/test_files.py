@@ -58,17 +58,27 @@ def test_private_parts_are_owner_only_after_init_and_writes(people):
         assert loose(people.path / name) == []
     people("mentions", "Sam says web-app is slow")  # builds cache/ in a read
     assert loose(people.path / "cache") == []
-
-
-def test_an_existing_knowledge_base_is_tightened_on_its_next_write(people):
-    for path in [people.path / "identifiers.jsonl", *(people.path / "journal" / "local").rglob("*"),
-                 people.path / "journal" / "local", people.path / "index"]:
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    assert loose(people.path / "journal" / "local")
-    people("lookup", "web-app")  # a read changes nothing
-    people("add-entity", "repo/api", "--name", "api")
-    for name in ["identifiers.jsonl", "journal/local", "index"]:
+    people("forget", "person/sam")
+    for name in ["forgotten.jsonl", "journal/local", "index", ".git", "identifiers.jsonl"]:
         assert loose(people.path / name) == [], name
+
+
+@pytest.mark.parametrize("command", [["add-entity", "repo/api", "--name", "api"], ["forget", "person/sam"]])
+def test_an_existing_knowledge_base_is_tightened_on_its_next_write(people, command):
+    aside = people.path / "journal.aside"
+    aside.mkdir()
+    (aside / "old.rdfp").write_text("old\n")
+    made_loose = [people.path / "identifiers.jsonl", people.path / "secret.key", people.path / "batch.json",
+                  aside, *aside.iterdir(), people.path / "journal" / "local", people.path / "index",
+                  *(people.path / "journal" / "local").rglob("*"), *(people.path / "index").iterdir()]
+    for path in made_loose:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    people("lookup", "web-app")  # a read changes nothing
+    assert loose(people.path / "journal" / "local")
+    people(*command)
+    for name in ["identifiers.jsonl", "secret.key", "journal/local", "index", "journal.aside"]:
+        if (people.path / name).exists():
+            assert loose(people.path / name) == [], name
 
 
 # every temporary or appended path kgrdf writes, and the command that writes it
