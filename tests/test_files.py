@@ -174,7 +174,7 @@ def test_any_identifier_is_stored_and_read_back_or_refused_in_one_line(people, v
     from kgrdf.cli import app
 
     before = (people.path / "identifiers.jsonl").read_bytes()
-    result = CliRunner().invoke(app, ["identifiers", "add", "Sam", "tracker", value, "--kb", str(people.path)])
+    result = CliRunner().invoke(app, ["identifiers", "add", "--kb", str(people.path), "--", "Sam", "tracker", value])
     assert not (result.exception and not isinstance(result.exception, SystemExit)), result.exception
     assert result.exit_code in (0, 1, 2), result.stderr
     if result.exit_code:
