@@ -164,7 +164,7 @@ def test_a_slow_query_stops_at_its_limit(small):
     result = small("sparql", SLOW, "--timeout", "1", expect=1)
     elapsed = time.monotonic() - started
     assert "time limit of 1 s" in one_line(result)
-    assert elapsed < 4
+    assert elapsed < 1 + 4
     small("sparql", ALL)
 
 
@@ -210,7 +210,7 @@ def test_a_write_lands_within_the_limit_of_a_slow_read(small):
     started = time.monotonic()
     writer = _kg("add-entity", "repo/api", "--name", "api", "--kb", kb, KGRDF_LOCK_TIMEOUT="30")
     assert writer.wait(timeout=30) == 0, writer.stderr.read()
-    assert time.monotonic() - started < 2 + 3
+    assert time.monotonic() - started < 2 + 5  # the limit, then the write's own work on busy cores
     assert reader.wait(timeout=10) == 1
     assert "time limit" in reader.stderr.read()
     assert "api" in small("lookup", "repo/api").stdout
@@ -225,7 +225,7 @@ def test_a_killed_reader_takes_its_query_with_it(small):
     started = time.monotonic()
     writer = _kg("add-entity", "repo/api", "--name", "api", "--kb", kb, KGRDF_LOCK_TIMEOUT="20")
     assert writer.wait(timeout=30) == 0, writer.stderr.read()
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 8
     assert not _running(child)
 
 
