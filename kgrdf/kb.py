@@ -65,13 +65,13 @@ class KnowledgeBase:
         import secrets
 
         path.mkdir(parents=True, exist_ok=True)
-        with files.private():
-            write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
-            write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
-            (path / "journal").mkdir(exist_ok=True)
-            if vcs.available():
-                vcs.init(path)
-                vcs.commit(path, "kg init")
+        write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
+        write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
+        (path / "journal").mkdir(exist_ok=True)
+        if vcs.available():
+            vcs.init(path)
+            vcs.commit(path, "kg init")
+        files.tighten(path)
         return cls(path, backend)
 
     @classmethod

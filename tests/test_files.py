@@ -52,7 +52,15 @@ def people(people_template, tmp_path):
     return Kg(tmp_path / "kb")
 
 
-def test_private_parts_are_owner_only_after_init_and_writes(people):
+def test_private_parts_are_owner_only_after_init(kg):
+    assert (kg.path / ".git").is_dir()
+    assert loose(kg.path / ".git") == []
+    kg("add-entity", "person/ann", "--name", "Ann Lee")
+    for name in ["journal/local", "index", ".git", "secret.key"]:
+        assert loose(kg.path / name) == [], name
+
+
+def test_private_parts_are_owner_only_after_writes(people):
     for name in PRIVATE_FILES + PRIVATE_DIRS:
         assert (people.path / name).exists(), name
         assert loose(people.path / name) == []
