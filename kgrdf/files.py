@@ -90,10 +90,11 @@ def create(path: Path):
                   hint="remove it and run the command again")
 
 
-def replace(path: Path, data: bytes) -> None:
-    """Write ``path`` whole: a new temporary file beside it, fsynced, renamed over it (a link at
-    ``path`` is replaced, not followed)."""
-    tmp = path.with_name(path.name + ".tmp")
+def replace(path: Path, data: bytes, suffix: str = ".tmp") -> None:
+    """Write ``path`` whole: a new temporary file beside it (``path`` and ``suffix``), fsynced,
+    renamed over it (a link at ``path`` is replaced, not followed). Writers that do not hold the
+    lock alone give a suffix of their own, so that one never removes another's temporary file."""
+    tmp = path.with_name(path.name + suffix)
     with create(tmp) as out:
         out.write(data)
         out.flush()

@@ -285,6 +285,7 @@ class Session:
         Built once per state of the index and kept in ``cache/`` beside it (derived, like the index;
         never in git; deleted by kg forget): loading it costs a fraction of reading 20k labels."""
         import json
+        import os
 
         from kgrdf.privacy import NameIndex
 
@@ -307,7 +308,8 @@ class Session:
         if key and self.kb.backend_kind != "memory":
             try:
                 path.parent.mkdir(exist_ok=True)
-                files.replace(path, json.dumps({"at": key, "index": index.dump(), "names": names}).encode("utf-8"))
+                files.replace(path, json.dumps({"at": key, "index": index.dump(), "names": names}).encode("utf-8"),
+                              suffix=f".{os.getpid()}.tmp")  # readers share the lock
             except OSError:
                 pass  # a read-only folder: the next read builds it again
         return index, names

@@ -95,7 +95,7 @@ PLANTS = [
     ("view.json.tmp", ["add-entity", "repo/api", "--name", "api"]),
     ("batch.json.tmp", ["batch"]),
     ("secret.key.tmp", ["add-entity", "repo/api", "--name", "api"]),
-    ("cache/names-main.json.tmp", ["mentions", "web-app"]),
+    (f"cache/names-main.json.{os.getpid()}.tmp", ["mentions", "web-app"]),  # readers' own names
 ]
 
 
