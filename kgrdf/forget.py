@@ -25,14 +25,12 @@ cut short at any step is completed by the next command:
 import hashlib
 import json
 import os
-import re
 import shutil
-import sys
 import uuid
 from dataclasses import dataclass, field
 
 from kgrdf import clock, files, identifiers, privacy, vcs, vocab
-from kgrdf.errors import Refused
+from kgrdf.errors import Damaged, Refused
 from kgrdf.journal import LOCAL, Position, Stream, Transaction, fsync_dir, parse_blocks
 
 from kgrdf.kb import PURGING as MARKER
@@ -50,20 +48,27 @@ class Plan:
     lines: set[str] = field(default_factory=set)  # digests of other rows that go (a person's entity rows)
     identifiers: list[str] = field(default_factory=list)  # keyed hashes of entity ids whose identifiers go
     record: dict | None = None  # what forgotten.jsonl keeps of a forget
+    renames: dict[str, str] = field(default_factory=dict)  # digest of a name row -> the row that replaces it
 
-    def drops(self, quad: str) -> bool:
+    def rewrite(self, quad: str) -> str | None:
+        """The row as it stays: itself, its replacement, or None when it goes."""
         graph = privacy.graph_of(quad)
         if privacy.is_entities_graph(graph):
-            return digest(quad) in self.lines
-        return privacy.fact_of(graph) in self.graphs
+            key = digest(quad)
+            return None if key in self.lines else self.renames.get(key, quad)
+        return None if privacy.fact_of(graph) in self.graphs else quad
+
+    def drops(self, quad: str) -> bool:
+        return self.rewrite(quad) != quad
 
     def as_json(self) -> dict:
         return {"graphs": sorted(self.graphs), "lines": sorted(self.lines), "identifiers": self.identifiers,
-                "record": self.record}
+                "record": self.record, "renames": self.renames}
 
     @classmethod
     def from_json(cls, data: dict) -> "Plan":
-        return cls(set(data["graphs"]), set(data["lines"]), list(data["identifiers"]), data.get("record"))
+        return cls(set(data["graphs"]), set(data["lines"]), list(data["identifiers"]), data.get("record"),
+                   dict(data.get("renames") or {}))
 
 
 def _rows(stream: Stream):
@@ -74,38 +79,71 @@ def _rows(stream: Stream):
                 yield path, row[2:-2]
 
 
-def terms_of(entity, values: list[str]) -> list[str]:
-    """What names a person: their id, name, aliases and identifiers' values, longest first."""
-    return sorted({t for t in (entity.id, entity.name, *entity.aliases, *entity.weak_aliases, *values) if t.strip()},
-                  key=len, reverse=True)
+def matcher(entity, values: list[str]) -> privacy.People:
+    """What names a person: their IRI, id, name, aliases, weak aliases and identifiers' values."""
+    people = privacy.People()
+    people.add_person(entity.iri, entity.id, [entity.name, *entity.aliases, *entity.weak_aliases], values)
+    return people
 
 
-def naming(kb, terms: list[str]) -> Plan:
-    """Every record that names a person by one of ``terms`` (whole words, any case; the id is in
-    their entity's IRI): the rows of facts whose subject, object or text names them, and their
-    entity's rows."""
-    pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in terms) + r")(?![\w-])",
-                         re.IGNORECASE)
+def _quad(row: str):
+    """A journal row (N-Quads without the final dot) as its decoded terms; None if it is not one."""
+    from pyoxigraph import RdfFormat, parse
+
+    try:
+        return next(iter(parse(input=(row + " .\n").encode("utf-8"), format=RdfFormat.N_QUADS)), None)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def named_rows(text: str, people: privacy.People):
+    """(row, quad) of every A and D row of a journal's text that names one of ``people``, decided on
+    the row's decoded terms (a newline in a literal is a backslash and an n in the row's text). A
+    cheap pattern over the folded text finds the rows that may; only those are parsed."""
+    rows = text.split("\n")
+    pattern = people.candidates()
+    if pattern is None:
+        numbers = range(len(rows))
+    else:
+        folded = privacy.fold(text)  # folding keeps every newline where it is, so rows line up
+        numbers, at, line = [], 0, 0
+        for match in pattern.finditer(folded):
+            line += folded.count("\n", at, match.start())
+            at = match.start()
+            if not numbers or numbers[-1] != line:
+                numbers.append(line)
+    for number in numbers:
+        row = rows[number]
+        if row.startswith(("A ", "D ")) and row.endswith(" ."):
+            quad = _quad(row[2:-2])
+            if quad is not None and people.in_row(quad):
+                yield row[2:-2], quad
+
+
+def naming(kb, people: privacy.People) -> Plan:
+    """Every record that names a person (see :class:`kgrdf.privacy.People`): every row of a fact
+    whose subject, object, speaker or any text names them, their entity's rows, and the rows of
+    other entities whose aliases or summary name them. Another entity's name that names them is
+    replaced by its id, so that the entity keeps a name and nothing else of it changes."""
+    from pyoxigraph import Literal, Quad
+
     entities_graph = vocab.entities_graph(kb.perspective).value
     base = vocab.perspective_base(kb.perspective)  # another perspective's records are its own
     plan = Plan()
     for stream in (kb.journal.local, kb.journal.shared):
         for path in stream.segments():
             text = path.read_text(encoding="utf-8", errors="replace")
-            for match in pattern.finditer(text):
-                start = text.rfind("\n", 0, match.start()) + 1
-                end = text.find("\n", match.end())
-                row = text[start:end if end >= 0 else len(text)]
-                if not (row.startswith(("A ", "D ")) and row.endswith(" .")):
-                    continue
-                quad = row[2:-2]
-                graph = privacy.graph_of(quad)
+            for row, quad in named_rows(text, people):
+                graph = quad.graph_name.value
                 if not graph.startswith(base):
                     continue
-                if graph == entities_graph:
-                    plan.lines.add(digest(quad))
-                else:
+                if graph != entities_graph:
                     plan.graphs.add(privacy.fact_of(graph))
+                elif quad.subject.value not in people.iris and quad.predicate.value in privacy.NAME_PROPERTIES:
+                    plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate,
+                                                         Literal(vocab.id_of(quad.subject.value)), quad.graph_name))
+                else:
+                    plan.lines.add(digest(row))
     return plan
 
 
@@ -173,9 +211,9 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
             for tx, begin, end in parse_blocks(data, 0, path):
                 if tx is None:
                     break  # a torn tail: a leftover, dropped with the rest
-                deletes = [q for q in tx.deletes if not plan.drops(q)]
-                adds = [q for q in tx.adds if not plan.drops(q)]
-                dropped = len(tx.deletes) + len(tx.adds) - len(deletes) - len(adds)
+                deletes = [kept for kept in map(plan.rewrite, tx.deletes) if kept is not None]
+                adds = [kept for kept in map(plan.rewrite, tx.adds) if kept is not None]
+                dropped = sum(1 for q in (*tx.deletes, *tx.adds) if plan.drops(q))
                 if not dropped:
                     out.write(data[begin:end])
                     continue
@@ -272,8 +310,8 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         key = privacy.key(kb)
         hashed = key.digest(entity.id)  # refuses when keyed records need a key that is not there
         values = [e["value"] for e in identifiers.read(kb) if e["entity"] == entity.id]
-        terms = terms_of(entity, values)
-        plan = naming(kb, terms)
+        people = matcher(entity, values)
+        plan = naming(kb, people)
         plan.identifiers = [hashed] if values else []
         refuse_if_shared(kb, plan, f"forgetting {entity.id}")
         plan.record = {"id": str(uuid.uuid4()), "hash": hashed, "hash_kind": privacy.HMAC,
@@ -283,7 +321,13 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         if dry_run:
             return result
         counts = start(kb, plan)
-        counts["remaining"] = remaining(kb, terms)
+        left = remaining(kb, people)
+        if left:
+            raise Damaged(f"{entity.id} was forgotten from what kgrdf keeps, but {len(left)} file"
+                          f"{'s' if len(left) != 1 else ''} of the knowledge base still name them: "
+                          f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}",
+                          hint="kgrdf did not write them that way: take the name out of them or remove them")
+        counts["remaining"] = left
     return {**result, **counts}
 
 
@@ -299,20 +343,51 @@ def purge_facts(kb, graphs: list[str], what: str) -> dict:
         return start(kb, plan)
 
 
-def remaining(kb, terms) -> list[str]:
-    """Files of the knowledge base folder, outside the index and git, that still hold a term: none
-    that kgrdf writes; a file someone put there is named on stderr."""
+def remaining(kb, people: privacy.People) -> list[str]:
+    """The files of the knowledge base folder that still name someone of ``people``, by the matcher
+    that chose what to drop: journal rows of this perspective by their decoded terms, JSON files by
+    their strings, any other file by its text. The index and git are rebuilt from these files."""
+    base = vocab.perspective_base(kb.perspective)
     found = []
     for root, dirs, files in os.walk(kb.path):
-        dirs[:] = [d for d in dirs if not (root == str(kb.path) and d in (".git", "index"))]
-        for name in files:
+        dirs[:] = sorted(d for d in dirs if not (root == str(kb.path) and d in (".git", "index")))
+        for name in sorted(files):
             path = os.path.join(root, name)
             try:
-                data = open(path, "rb").read().lower()
+                text = open(path, "rb").read().decode("utf-8", errors="replace")
             except OSError:
                 continue
-            if any(t.lower().encode() in data for t in terms if t):
+            if name.endswith(".rdfp"):
+                named = any(quad.graph_name.value.startswith(base) for _row, quad in named_rows(text, people))
+            else:
+                named = any(people.in_text(piece) for piece in _texts(text))
+            if named:
                 found.append(os.path.relpath(path, kb.path))
-    if found:
-        print(f"kg: these files still hold the name (not written by kgrdf): {', '.join(found[:5])}", file=sys.stderr)
     return found
+
+
+def _texts(text: str):
+    """The strings of a JSON document or of JSON lines, else the text itself."""
+    def strings(value):
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield key
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+
+    try:
+        yield from strings(json.loads(text))
+        return
+    except ValueError:
+        pass
+    try:
+        values = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError:
+        yield text
+        return
+    for value in values:
+        yield from strings(value)

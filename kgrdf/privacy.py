@@ -13,7 +13,10 @@ import os
 import re
 import secrets
 import sys
+import unicodedata
 from pathlib import Path
+
+from pyoxigraph import Literal, NamedNode
 
 from kgrdf import clock, files, vocab
 from kgrdf.errors import Refused
@@ -38,18 +41,29 @@ def is_entities_graph(graph: str) -> bool:
     return graph.startswith(vocab.KB) and graph.endswith("/entities") and graph.count("/", len(vocab.KB)) == 1
 
 
+# The rows of an entity that hold text (its names, aliases, their match keys and its summary): one
+# of another entity that names a person is private, and a forget drops it (a name is replaced, below).
+NAME_PROPERTIES = frozenset({vocab.PREF_LABEL.value, vocab.kg("nameKey").value})
+TEXT_PROPERTIES = NAME_PROPERTIES | frozenset(
+    p.value for p in (vocab.ALT_LABEL, vocab.WEAK_ALIAS, vocab.SUMMARY, vocab.kg("aliasKey"), vocab.kg("weakAliasKey")))
+
+
 class Router:
     """Decides, line by line, which journal a change goes to. ``fact_is_private(fact_iri)`` says
-    it for a fact's lines (None when the fact is not known: then the line is kept private)."""
+    it for a fact's lines (None when the fact is not known: then the line is kept private);
+    ``row_names_a_person(line)``, when given, says whether an entity row holds text naming one."""
 
-    def __init__(self, fact_is_private):
+    def __init__(self, fact_is_private, row_names_a_person=None):
         self.fact_is_private = fact_is_private
+        self.row_names_a_person = row_names_a_person
 
     def __call__(self, line: str) -> bool:
         graph = graph_of(line)
         if is_entities_graph(graph):
             subject = line[1:line.index(">")]
-            return subject[len(graph) - len("entities"):].split("/", 1)[0] in PERSON_TYPES
+            if subject[len(graph) - len("entities"):].split("/", 1)[0] in PERSON_TYPES:
+                return True
+            return bool(self.row_names_a_person is not None and self.row_names_a_person(line))
         private = self.fact_is_private(fact_of(graph))
         return True if private is None else private
 
@@ -105,6 +119,142 @@ class NameIndex:
                         not lead or start >= 0 and text[start:spans[at][0]].casefold() == lead):
                     found.append((start, spans[at + len(name) - 1][1], value))
         return found
+
+
+# --- what names a person ---------------------------------------------------------------------------
+
+_PIECE = re.compile(r"[^\W_]+")  # a word: letters and digits; anything else separates words
+_JOINER = "-./@+_"  # inside a token these join pieces: person/sam is not a token of person/sam.lee
+
+
+def fold(text: str) -> str:
+    """Text as it is compared: Unicode compatibility forms folded (fullwidth, ligatures, composed
+    or decomposed accents), then case folded."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+def words(text: str) -> tuple[str, ...]:
+    """The words of a text, folded: runs of letters and digits, whatever separates them."""
+    return tuple(_PIECE.findall(fold(text)))
+
+
+class People:
+    """The one matcher of what names a person, for routing a write and for forgetting.
+
+    A person is named by their entity's IRI as a term (exactly: never as a prefix of another); in a
+    text, by a name or alias as whole words in any case, Unicode form and separators ("Samantha
+    Quixley" is in ``Samantha\nQuixley`` and ``SAMANTHA-QUIXLEY``; "Sam" is not in "Samuel"); and by
+    a token (their id, their IRI, an identifier's value) standing whole, not joined by ``-./@+_`` to
+    more letters or digits (``person/sam`` is not in ``person/sam.lee``).
+    """
+
+    def __init__(self):
+        self.iris: dict[str, str] = {}  # entity IRI -> the person
+        self._names: dict[str, list[tuple[tuple[str, ...], str]]] = {}  # first word -> (words, person)
+        self._tokens: dict[str, set[str]] = {}  # folded token -> people
+        self._token_pattern = None
+        self._keys: set[str] | None = set()  # a word each name and token holds (None: no cheap test)
+
+    def __bool__(self) -> bool:
+        return bool(self.iris or self._names or self._tokens)
+
+    def add_person(self, iri: str, entity_id: str, names=(), tokens=()) -> None:
+        """``iri`` names the person as a term; ``names`` (names, aliases) as words; their id, IRI and
+        ``tokens`` (identifier values) as whole tokens."""
+        self.iris[iri] = iri
+        for name in names:
+            self.add_name(name, iri)
+        self.add_token(entity_id, iri, key=(words(entity_id) or ("",))[-1])
+        self.add_token(iri, iri, key=(words(entity_id) or ("",))[-1])
+        for token in tokens:
+            self.add_token(token, iri)
+
+    def add_name(self, name: str, person: str) -> None:
+        found = words(name)
+        if not found:
+            return
+        self._names.setdefault(found[0], []).append((found, person))
+        if self._keys is not None:
+            self._keys.add(max(found, key=len))
+
+    def add_token(self, token: str, person: str, key: str | None = None) -> None:
+        folded = fold(token).strip()
+        if not folded:
+            return
+        self._tokens.setdefault(folded, set()).add(person)
+        self._token_pattern = None
+        pieces = _PIECE.findall(folded)
+        if key is None and pieces:
+            key = max(pieces, key=len)
+        if not key:
+            self._keys = None
+        elif self._keys is not None:
+            self._keys.add(key)
+
+    def in_text(self, text: str | None) -> set[str]:
+        """The people ``text`` names."""
+        if not text:
+            return set()
+        folded = fold(text)
+        found: set[str] = set()
+        if self._names:
+            seen = _PIECE.findall(folded)
+            for at, word in enumerate(seen):
+                for name, person in self._names.get(word, ()):
+                    if tuple(seen[at:at + len(name)]) == name:
+                        found.add(person)
+        if self._tokens:
+            if self._token_pattern is None:
+                joiner = re.escape(_JOINER)
+                alternatives = "|".join(re.escape(t) for t in sorted(self._tokens, key=len, reverse=True))
+                self._token_pattern = re.compile(
+                    rf"(?<![^\W_])(?<![^\W_][{joiner}])(?:{alternatives})(?![^\W_])(?![{joiner}][^\W_])")
+            for match in self._token_pattern.finditer(folded):
+                found |= self._tokens[match.group()]
+        return found
+
+    def in_term(self, term) -> set[str]:
+        """The people an RDF term names: an IRI exactly, a literal by its text."""
+        if isinstance(term, NamedNode):
+            person = self.iris.get(term.value)
+            return {person} if person else set()
+        if isinstance(term, Literal):
+            return self.in_text(term.value)
+        return set()
+
+    def in_row(self, quad) -> set[str]:
+        """The people a journal row names: as its subject, object or graph, or in its text. An id
+        (``dcterms:identifier``) is not text: it is the IRI's, and the IRI is compared exactly."""
+        found = self.in_term(quad.subject) | self.in_term(quad.graph_name)
+        if quad.predicate.value == vocab.IDENTIFIER.value:
+            return found
+        return found | self.in_term(quad.object)
+
+    def candidates(self):
+        """A pattern that finds every journal row (N-Quads text, folded with :func:`fold`) that may
+        name someone: each name and token leaves one of its words in a row's text, whatever N-Quads
+        escapes around it. None when there is no such shortcut (every row must be read)."""
+        if self._keys is None:
+            return None
+        if not self._keys:
+            return re.compile(r"(?!)")
+        return re.compile("|".join(re.escape(k) for k in sorted(self._keys, key=len, reverse=True)))
+
+
+def people_of(rows, entries, base: str) -> People:
+    """The matcher of the people of a perspective: ``rows`` of person-labels.rq (entity, key) and
+    the identifiers ``entries`` (identifiers.jsonl) of ``base``'s entities."""
+    people = People()
+    named: dict[str, list[str]] = {}
+    for row in rows:
+        named.setdefault(row["entity"].value, []).append(row["key"].value)
+    values: dict[str, list[str]] = {}
+    for entry in entries:
+        values.setdefault(base + entry["entity"], []).append(entry["value"])
+    for iri in set(named) | set(values):
+        if iri.startswith(base):
+            people.add_person(iri, iri[len(base):], named.get(iri, ()), values.get(iri, ()))
+    return people
 
 
 # --- the secret key and the forgotten ------------------------------------------------------------
