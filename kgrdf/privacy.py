@@ -1,9 +1,12 @@
 """What is private, and how it is forgotten (§5, §8).
 
 Routing: a journal line goes to the private journal when it describes a person or an actor (their
-entity's type, names and aliases), or belongs to a fact that names one (sensitivity personal) or
-that the user stated (a source of the user kind with their quote). A fact's records go there from
-the write that makes it private on; a line of a fact this write deletes goes there too.
+entity's type, names and aliases), when it is another entity's name, alias or summary that names
+one, or when it belongs to a fact that names one (sensitivity personal: its subject, object, value,
+sources, span, message or claim names them), that one said, that the user stated (a source of the
+user kind with their quote), or whose change this write brings a text naming one. A fact's records
+go there from the write that makes it private on; a line of a fact this write deletes goes there too.
+What names a person is decided by one matcher, :class:`People`, for routing and for ``kg forget``.
 """
 
 import hashlib
@@ -73,6 +76,14 @@ def fact_is_private(fact) -> bool:
     the user stated in their own words."""
     return (fact.sensitivity == "personal" or fact.said_by is not None
             or any(s.kind == "user" and s.quote for s in fact.sources))
+
+
+def fact_texts(fact) -> list[str]:
+    """Every text a fact holds that may name someone: its value, its sources' refs and quotes, the
+    words it was extracted from, the message it was said in and a claim's role."""
+    value = None if fact.is_entity_target else fact.target.value
+    return [t for t in (value, *(s.ref for s in fact.sources), *(s.quote for s in fact.sources), fact.span,
+                        fact.message, fact.claimed_role) if t]
 
 
 class NameIndex:

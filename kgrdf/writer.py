@@ -78,12 +78,13 @@ class Writer(Session):
         self._index_entities: set[str] | None = None
         self.now = clock.iso(clock.now())
         self.warnings: list = []
-        self._people: privacy.NameIndex | None = None  # the names of people, once a value needs them
-        self._pending_people = privacy.NameIndex()  # and of the people this write adds or renames
+        self._people: privacy.People | None = None  # what names a person, once a text needs it
+        self._pending_people = privacy.People()  # and the people this write adds or renames
+        self._private: dict[str, bool] = {}  # fact IRI -> whether its lines go to the private journal
         self.key: privacy.Key | None = None  # the secret key, as the write found it (see privacy.key)
         self.allow_forgotten = False  # adding a forgotten person again is refused unless this is set
         self._forgotten: list[dict] | None = None
-        self.is_private = privacy.Router(self._fact_is_private)
+        self.is_private = privacy.Router(self._fact_is_private, self._row_names_a_person)
 
     # --- pending state seen before the index -----------------------------------------------------
 
@@ -146,17 +147,33 @@ class Writer(Session):
         return list(self._adds)
 
     def _fact_is_private(self, iri: str) -> bool | None:
+        """A fact's lines are private when it is (privacy.fact_is_private), or when a text it holds
+        now names a person: a fact this write changed is looked at again (a new source may name one)."""
         fact = self._facts.get(iri)
-        return None if fact is None else privacy.fact_is_private(fact)
+        if fact is None:
+            return None
+        if iri not in self._private:
+            changed = self._first_lines.get(iri) is None
+            self._private[iri] = privacy.fact_is_private(fact) or (
+                changed and self._names_a_person(privacy.fact_texts(fact)))
+        return self._private[iri]
+
+    def _row_names_a_person(self, line: str) -> bool:
+        """Whether an entity row of this write holds a name, alias or summary that names a person."""
+        quad = self._adds.get(line) or self._deletes.get(line)
+        return (quad is not None and quad.predicate.value in privacy.TEXT_PROPERTIES
+                and isinstance(quad.object, Literal) and self._names_a_person([quad.object.value]))
 
     def _names_a_person(self, texts) -> bool:
-        """Whether any text names a known person or actor by name or strong alias."""
+        """Whether any text names a known person or actor (see privacy.People): by name or strong
+        alias, by id, or by an identifier's value."""
+        from kgrdf import identifiers
+
         if self._people is None:
-            self._people = privacy.NameIndex()
-            for row in self.rows("person-labels", entities=vocab.entities_graph(self.perspective)):
-                self._people.add(row["key"].value, row["entity"].value)
-        indexes = [index for index in (self._people, self._pending_people) if index]
-        return any(index.find(text) for text in texts if text for index in indexes)
+            rows = self.rows("person-labels", entities=vocab.entities_graph(self.perspective))
+            self._people = privacy.people_of(rows, identifiers.read(self.kb), vocab.perspective_base(self.perspective))
+        matchers = [people for people in (self._people, self._pending_people) if people]
+        return any(people.in_text(text) for text in texts if text for people in matchers)
 
     def _stage(self, deletes, adds, fact: model.Fact | None = None, created: bool = False) -> None:
         """Add to the pending change. A quad added and deleted within one command cancels out."""
@@ -357,8 +374,8 @@ class Writer(Session):
                 self._created.add(iri.value)
             for how, label in [("name", new.name)] + [("alias", a) for a in new.aliases]:
                 self._pending_labels.setdefault(model.match_key(label), []).append((how, label, new))
-                if new.type in privacy.PERSON_TYPES:
-                    self._pending_people.add(label, new.iri)
+            if new.type in privacy.PERSON_TYPES:
+                self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases])
         return new, outcome
 
     def _refuse_forgotten(self, entity_id: str) -> None:
@@ -536,8 +553,8 @@ class Writer(Session):
 
         names_person = subject_entity.type in privacy.PERSON_TYPES or (
             isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES) or self._names_a_person(
-            [target_term.value if isinstance(target_term, Literal) else None]
-            + [text for s in sources for text in (s.ref, s.quote)])
+            [target_term.value if isinstance(target_term, Literal) else None, heard["span"], heard["message"],
+             heard.get("claimed_role")] + [text for s in sources for text in (s.ref, s.quote)])
         fact_id = self._mint()
         fact = model.Fact(
             id=fact_id, iri=vocab.fact_iri(self.perspective, fact_id).value, subject=subject_entity.iri,
