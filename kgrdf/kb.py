@@ -23,6 +23,7 @@ LARGE = 100_000  # journal lines: a write this large commits to git while the in
 DEFAULT_PERSPECTIVE = "main"
 UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (never tracked)
 PURGING = "purging.json"  # a deletion under way (see kgrdf.forget; never tracked)
+INDEX_WAY_OUT = "remove the index/ folder (rm -r index); the next command rebuilds it from the journal"
 
 
 def default_home() -> Path:
@@ -138,6 +139,7 @@ class KnowledgeBase:
     # --- the index -------------------------------------------------------------------------------
 
     def _open_backend(self, read_only: bool):
+        """The index, opened. Raises Damaged (with the way out) when the store does not open."""
         from kgrdf.store import open_backend
 
         if self.backend_kind == "memory":
@@ -146,7 +148,25 @@ class KnowledgeBase:
             return self._memory
         if read_only and not self.index_path.exists():
             return None
-        return open_backend("oxigraph", self.index_path, read_only=read_only)
+        try:
+            return open_backend("oxigraph", self.index_path, read_only=read_only)
+        except RuntimeError as exc:  # the store's own word for a corrupt folder
+            raise Damaged(f"cannot open the index at {self.index_path}: {exc}", hint=INDEX_WAY_OUT) from None
+
+    def _open_for_writing(self):
+        """The index, opened for writing by the holder of the exclusive lock. An index that does not
+        open (a rebuild cut short, a damaged folder) is derived: it is made again from the journal,
+        with a note on stderr. One that another process holds open is not touched."""
+        try:
+            return self._open_backend(read_only=False)
+        except Damaged as exc:
+            if self.backend_kind == "memory" or "lock" in exc.message.lower():
+                raise
+        import shutil
+
+        shutil.rmtree(self.index_path, ignore_errors=True)
+        print("kg: the index did not open; rebuilding it from the journal", file=sys.stderr)
+        return self._open_backend(read_only=False)
 
     def _close_backend(self, backend) -> None:
         if backend is not None and backend is not self._memory:
@@ -170,7 +190,10 @@ class KnowledgeBase:
         lock_path = self.path / "lock"
         for attempt in range(2):
             with lock.held(lock_path, exclusive=False):
-                backend = self._open_backend(read_only=True)
+                try:
+                    backend = self._open_backend(read_only=True)
+                except Damaged:
+                    backend = None  # an index that does not open: brought up to date below
                 try:
                     view = self.view()
                     if self.backend_kind == "memory" and self.journal.end_offset() == view.ends():
@@ -189,7 +212,7 @@ class KnowledgeBase:
             if attempt == 0:
                 with lock.held(lock_path, exclusive=True):
                     self._finish_purge()
-                    backend = self._open_backend(read_only=False)
+                    backend = self._open_for_writing()
                     try:
                         self._recover(backend)
                     except Damaged as exc:
@@ -230,7 +253,7 @@ class KnowledgeBase:
             raise Damaged("replica.json is missing", hint="kg init made it; restore it from git (git checkout replica.json)")
         with lock.held(self.path / "lock", exclusive=True):
             self._finish_purge()
-            backend = self._open_backend(read_only=False)
+            backend = self._open_for_writing()
             try:
                 self._start_new_journal_if_gone(backend)
                 position = self._recover(backend)
