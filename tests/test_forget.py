@@ -7,6 +7,7 @@ import re
 import signal
 import stat
 import subprocess
+import unicodedata
 import zlib
 from pathlib import Path
 
@@ -269,3 +270,119 @@ def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_pat
     kg("validate")
     kg("propose", "repo/api", "caveat", "--value", "after", "-s", "pr:3")
     assert os.path.exists(kg.path / ".git") and "kg propose" in _git(kg.path, "log", "--format=%s")
+
+
+# --- one matcher: what names a person, for routing and for forget ----------------------------------
+
+def _decoded(path: Path, stream: str | None = None) -> str:
+    """The terms of every journal row, decoded (a newline in a literal is a newline here), of the
+    private journal ("local"), the replica's ("shared") or both."""
+    from pyoxigraph import RdfFormat, parse
+
+    kb = KnowledgeBase.open(path)
+    streams = {"local": [kb.journal.local], "shared": [kb.journal.shared], None: [kb.journal.local, kb.journal.shared]}
+    terms = []
+    for journal in streams[stream]:
+        for segment in journal.segments():
+            for row in segment.read_text(encoding="utf-8").split("\n"):
+                if row.startswith(("A ", "D ")):
+                    for quad in parse(input=(row[2:] + "\n").encode("utf-8"), format=RdfFormat.N_QUADS):
+                        terms += [quad.subject.value, quad.object.value]
+    return "\n".join(terms)
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def test_forget_takes_the_id_exactly_and_the_names_in_any_case_form_and_separators_and_no_one_else(kg):
+    kg("add-entity", "person/sam", "--name", "Samantha Quixley", "--alias", "Sam Q")
+    kg("add-entity", "person/sam.lee", "--name", "Sam Lee", "--alias", "Sam L")
+    kg("add-entity", "person/samantha", "--name", "Samantha Quinn")
+    kg("add-entity", "person/samuel", "--name", "Samuel Quixley")
+    kg("add-entity", "team/web", "--name", "Web team")
+    kg("add-entity", "process/release", "--name", "Release process")
+    theirs = [_propose(kg, "person/sam", "member_of", "--object", "team/web", "-s", "profile:hr")["id"]]
+    for text in ["ping Samantha\nQuixley", "ask Samantha-Quixley", "SAMANTHA  QUIXLEY signs", "ｓａｍａｎｔｈａ\tＱｕｉｘｌｅｙ",
+                 "(samantha_quixley)", "see person/sam.", "sam q, again"]:
+        theirs.append(_propose(kg, "process/release", "rule", "--value", text, "-s", "memory:n")["id"])
+    others = {}
+    for person in ("person/sam.lee", "person/samantha", "person/samuel"):
+        others[person] = _propose(kg, person, "member_of", "--object", "team/web", "-s", "profile:hr")["id"]
+    kept = {_propose(kg, "process/release", "rule", "--value", text, "-s", "memory:n")["id"]: text
+            for text in ["ask Sam Lee", "Samantha Quinn signs", "Samuel Quixley too", "Samuel, Sam and Samantha",
+                         "see person/sam.lee", "quixley samantha"]}
+
+    assert kg.json("forget", "person/sam", "--dry-run")["facts"] == len(theirs)
+    result = kg.json("forget", "person/sam")
+    assert result["facts"] == len(theirs) and result["remaining"] == []
+    journal = _folded(_decoded(kg.path))
+    assert not re.search(r"samantha[\W_]+quixley|\bsam[\W_]+q\b|person/sam(?![.\w])", journal)
+    assert all(fact not in journal for fact in theirs)
+    for person, fact in others.items():
+        assert [f["id"] for f in kg.json("facts", person)["facts"]] == [fact], person
+    rules = {f["id"]: f["value"] for f in kg.json("facts", "process/release", "--all")["facts"]}
+    assert rules == kept
+    kg("lookup", "person/sam", expect=1)
+    assert kg.json("lookup", "Sam L")["entity"]["id"] == "person/sam.lee"
+    kg("validate")
+
+
+def test_every_text_that_names_a_person_goes_to_the_private_journal_and_forget_takes_it(kg):
+    kg("add-entity", "person/sam", "--name", "Samantha Quixley", "--alias", "Sam Q")
+    kg("add-entity", "person/samuel", "--name", "Samuel Park")
+    kg("identifiers", "add", "person/sam", "chat", "U0SAMCHAT")
+    kg("add-entity", "service/db", "--name", "db", "--summary", "owned by Samantha Quixley")
+    kg("add-entity", "team/qx", "--name", "SAMANTHA  QUIXLEY's team")
+    kg("add-entity", "repo/api", "--name", "api", "--alias", "Samantha-Quixley api", "--weak-alias", "sam q's thing")
+    kg("add-entity", "process/release", "--name", "Release process", "--summary", "run by Samuel")
+    private = {
+        "value": _propose(kg, "process/release", "rule", "--value", "ping Samantha\nQuixley", "-s", "memory:n"),
+        "identifier": _propose(kg, "process/release", "rule", "--value", "ask <@U0SAMCHAT> first", "-s", "memory:n"),
+        "source": _propose(kg, "repo/api", "caveat", "--value", "flaky tests", "-s", "slack:thread with sam q"),
+        "span": _propose(kg, "repo/api", "caveat", "--value", "slow build", "-s", "slack:p1", "--extracted",
+                         "--span", "Samantha-Quixley says the build is slow"),
+        "message": _propose(kg, "repo/api", "caveat", "--value", "no docs", "-s", "slack:p2",
+                            "--message", "from <@u0samchat>"),
+    }
+    shared = {"plain": _propose(kg, "repo/api", "caveat", "--value", "asked Samuel", "-s", "slack:p3")}
+    local, replica = _decoded(kg.path, "local"), _decoded(kg.path, "shared")
+    for text in ["owned by Samantha Quixley", "SAMANTHA QUIXLEY's team", "Samantha-Quixley api", "sam q's thing",
+                 "thread with sam q", "Samantha-Quixley says the build is slow", "from <@u0samchat>"]:
+        assert text in local and text not in replica, text
+    for fact in private.values():
+        assert fact["id"] in local and fact["id"] not in replica
+    assert shared["plain"]["id"] in replica and "run by Samuel" in replica and "Release process" in replica
+
+    assert kg.json("forget", "person/sam")["facts"] == len(private)
+    everything = _decoded(kg.path).casefold()
+    assert "quixley" not in everything and "u0samchat" not in everything and "sam q" not in everything
+    # Another entity's text that named them: an alias or a summary goes, a name becomes the id.
+    db = kg.json("lookup", "service/db")["entity"]
+    assert db["name"] == "db" and "summary" not in db
+    assert kg.json("lookup", "team/qx")["entity"]["name"] == "team/qx"
+    api = kg.json("lookup", "repo/api")
+    assert api["entity"]["aliases"] == [] and api["entity"]["weak_aliases"] == []
+    assert [f["id"] for f in api["facts"]] == [shared["plain"]["id"]]
+    assert kg.json("lookup", "process/release")["entity"]["summary"] == "run by Samuel"
+    kg("validate")
+
+
+def test_a_forget_that_would_leave_a_trace_does_not_exit_0(kg):
+    kg("add-entity", "person/sam", "--name", "Samantha Quixley")
+    (kg.path / "notes.txt").write_text("call Samantha\nQuixley\n")  # not kgrdf's: it cannot be rewritten
+    result = kg("forget", "person/sam", expect=3)
+    assert result.stderr.count("\n") == 1 and "notes.txt" in result.stderr
+    assert "Quixley" not in result.stderr and "Traceback" not in result.stderr
+    assert "Quixley" not in _decoded(kg.path)  # what kgrdf keeps is forgotten all the same
+
+
+def test_a_text_naming_a_person_added_to_a_shared_fact_makes_forget_refuse_naming_it(kg):
+    kg("add-entity", "person/sam", "--name", "Samantha Quixley")
+    kg("add-entity", "repo/api", "--name", "api")
+    fact = _propose(kg, "repo/api", "caveat", "--value", "flaky tests", "-s", "pr:1")["id"]
+    kg("propose", "repo/api", "caveat", "--value", "flaky tests", "-s", "slack:said by samantha quixley")
+    assert "samantha quixley" in _decoded(kg.path, "local") and "samantha quixley" not in _decoded(kg.path, "shared")
+    before = kg.snapshot()
+    result = kg("forget", "person/sam", expect=1)
+    assert fact in result.stderr and "never rewritten" in result.stderr and kg.snapshot() == before
