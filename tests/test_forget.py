@@ -386,3 +386,48 @@ def test_a_text_naming_a_person_added_to_a_shared_fact_makes_forget_refuse_namin
     before = kg.snapshot()
     result = kg("forget", "person/sam", expect=1)
     assert fact in result.stderr and "never rewritten" in result.stderr and kg.snapshot() == before
+
+
+# --- a forget cut short while the index is rebuilt never breaks a read ----------------------------
+
+REBUILD_POINTS = [
+    ("kgrdf.forget:os.unlink", "after", ".sst"),                             # the old index removed in part
+    ("kgrdf.store.oxigraph:OxigraphBackend.replace_all", "before", ""),      # a new index, still empty
+    ("kgrdf.store.oxigraph:OxigraphBackend.replace_all", "after", ""),       # rebuilt, view.json not written
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("read", [["stats"], ["lookup", "Priya"], ["validate"]])
+@pytest.mark.parametrize("target, when, match", REBUILD_POINTS, ids=["old index half removed", "new index empty",
+                                                                      "new index full"])
+def test_a_forget_killed_while_the_index_is_rebuilt_never_breaks_a_read(kg, tmp_path, target, when, match, read):
+    facts = _people(kg, tmp_path)
+    proc = _spawn(kg.path, "-c", KILL_AT, target, when, match, "forget", "person/sam")
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    result = kg(*read)  # exit 0, no traceback: the read finishes the forget first
+    assert "finished a deletion cut short" in result.stderr and "Traceback" not in result.stderr
+    assert {f["id"] for f in kg.json("facts", "person/priya", "--all")["facts"]} == {facts["priya_member"]}
+    assert kg.json("stats")["fact_count"] == 2 and not (kg.path / "purging.json").exists()
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, SAM) == []
+    assert "clean" in kg("validate").stdout
+
+
+def test_an_index_that_does_not_open_is_rebuilt_by_a_read_and_a_locked_one_is_exit_3(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    (kg.path / "index" / "CURRENT").write_text("garbage\n")  # a store that says it is corrupt
+    result = kg("lookup", "api")
+    assert "rebuilding it from the journal" in result.stderr and "api" in result.stdout
+    import pyoxigraph
+
+    holder = pyoxigraph.Store(str(kg.path / "index"))  # another process keeps the index open for writing
+    try:
+        before = kg.snapshot()
+        refused = kg("add-entity", "repo/web", "--name", "web", expect=3)
+        assert refused.stderr.count("\n") == 1 and "cannot open the index" in refused.stderr
+        assert "Traceback" not in refused.stderr and kg.snapshot() == before
+    finally:
+        del holder
+    assert kg.json("add-entity", "repo/web", "--name", "web")["outcome"] == "created"
