@@ -1,15 +1,17 @@
 """Forgetting: a person on request (``kg forget``) and person facts past retention (``kg expire``), §8.
 
 A deletion here removes records from the history, not just from the current data. What names the
-person is in the private journal (see :mod:`kgrdf.privacy`), which is rewritten: every record of a
-fact that names them, and the rows of their entity, are dropped; a transaction block left with no
-rows becomes a placeholder that keeps its id, sequence number and time, so the sequence and the ids
-minted from it never go back. The shared journal is never rewritten (it may have been copied to
+person is decided on each journal row's decoded terms by :class:`kgrdf.privacy.People`, the matcher
+that routed it to the private journal, which is rewritten: every record of a fact that names them,
+the rows of their entity, and another entity's alias, weak alias or summary naming them are
+dropped; another entity's name that names them is replaced by its id (an entity keeps a name); a
+transaction block left with no rows becomes a placeholder that keeps its id, sequence number and
+time, so the sequence and the ids minted from it never go back. The shared journal is never rewritten (it may have been copied to
 other replicas): a deletion that would need it is refused before anything is touched.
 
 The steps, in order. The first writes ``purging.json`` (what to drop: fact IRIs, digests of other
-rows, keyed hashes; never a name), and any command that finds it finishes the rest, so a deletion
-cut short at any step is completed by the next command:
+rows, the rows replacing names, keyed hashes; never a name), and any command that finds it finishes
+the rest, so a deletion cut short at any step is completed by the next command:
 
 1. leftovers are deleted, whatever they hold: torn tails, ``*.tmp`` files, ``batch.json``, journals
    moved aside (``journal.aside*``), the derived ``cache/``;
@@ -20,6 +22,9 @@ cut short at any step is completed by the next command:
 6. ``view.json`` takes the journal's new position;
 7. the git history is restarted (old commits would still hold the records);
 8. ``purging.json`` is removed.
+
+Then a forget checks every file of the folder with the same matcher, and fails (exit 3, naming the
+files) rather than say it is done while one still names the person.
 """
 
 import hashlib
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field
 
 from kgrdf import clock, files, identifiers, privacy, vcs, vocab
 from kgrdf.errors import Damaged, Refused
-from kgrdf.journal import LOCAL, Position, Stream, Transaction, fsync_dir, parse_blocks
+from kgrdf.journal import LOCAL, Stream, Transaction, fsync_dir, parse_blocks
 
 from kgrdf.kb import PURGING as MARKER
 
@@ -185,7 +190,7 @@ def finish(kb) -> dict:
     counts["identifiers"] = _drop_identifiers(kb, plan)
     if plan.record is not None and not any(r.get("id") == plan.record["id"] for r in privacy.forgotten(kb)):
         privacy.append_forgotten(kb, {**plan.record, **{k: counts[k] for k in ("records", "placeholders")}})
-    _rebuild_index(kb)
+    kb.rebuild_index()
     _restart_history(kb)
     (kb.path / MARKER).unlink()
     fsync_dir(kb.path)
@@ -265,19 +270,6 @@ def _drop_identifiers(kb, plan: Plan) -> int:
     return len(entries) - len(kept)
 
 
-def _rebuild_index(kb) -> None:
-    """A new index from the rewritten journal, in a new folder; view.json at its end."""
-    shutil.rmtree(kb.index_path, ignore_errors=True)
-    backend = kb._open_backend(read_only=False)
-    try:
-        entries, _torn = kb.journal.read_after(Position())
-        target = entries[-1][1] if entries else Position()
-        kb._rebuild(backend, target, entries)
-        kb._write_view(target)
-    finally:
-        kb._close_backend(backend)
-
-
 def _restart_history(kb) -> None:
     """Old commits hold the dropped records: the history starts again from the files as they are."""
     if not (kb.path / ".git").exists() or not vcs.available():
@@ -296,14 +288,8 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
     from kgrdf.session import Session
 
     with lock.held(kb.path / "lock", exclusive=True):
-        kb._finish_purge()
-        backend = kb._open_backend(read_only=False)
-        try:
-            kb._start_new_journal_if_gone(backend)
-            kb._recover(backend)
+        with kb.up_to_date() as backend:
             entity = Session(kb, backend).resolve(text)
-        finally:
-            kb._close_backend(backend)
         if entity.type not in privacy.PERSON_TYPES:
             raise Refused(f"{entity.id} is a {entity.type}: kg forget is for people and actors",
                           hint="retract a fact with kg reject or kg supersede")
@@ -337,7 +323,8 @@ def purge_facts(kb, graphs: list[str], what: str) -> dict:
     from kgrdf import lock
 
     with lock.held(kb.path / "lock", exclusive=True):
-        kb._finish_purge()
+        with kb.up_to_date():
+            pass  # a deletion or a write cut short is finished first
         plan = Plan(graphs=set(graphs))
         refuse_if_shared(kb, plan, what)
         return start(kb, plan)

@@ -404,6 +404,36 @@ class KnowledgeBase:
             print(f"kg: finished a deletion cut short ({counts['records']} journal records dropped); the git "
                   f"history was restarted", file=sys.stderr)
 
+    @contextmanager
+    def up_to_date(self):
+        """The index opened for writing, with any deletion or write cut short finished first and the
+        index brought up to the journal's end; for a caller that holds the exclusive lock and writes
+        outside a transaction (kg forget, retention)."""
+        self._finish_purge()
+        backend = self._open_for_writing()
+        try:
+            self._start_new_journal_if_gone(backend)
+            self._recover(backend)
+            yield backend
+        finally:
+            self._close_backend(backend)
+
+    def rebuild_index(self) -> None:
+        """Make the index again from the journal, in a new folder (a store keeps deleted bytes in its
+        files until compaction), with view.json at the journal's end. The caller holds the exclusive
+        lock and no open index."""
+        import shutil
+
+        shutil.rmtree(self.index_path, ignore_errors=True)
+        backend = self._open_backend(read_only=False)
+        try:
+            entries, _torn = self.journal.read_after(Position())
+            target = entries[-1][1] if entries else Position()
+            self._rebuild(backend, target, entries)
+            self._write_view(target)
+        finally:
+            self._close_backend(backend)
+
     def _rebuild(self, backend, target: Position, entries=None) -> None:
         """Replace the index with the journal's rebuild and the schema graph."""
         from kgrdf import journal as journal_mod

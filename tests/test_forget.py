@@ -250,7 +250,7 @@ FORGET_POINTS = [
     ("kgrdf.kb:write_json", "after", "purging.json"),           # the plan recorded, nothing done
     ("kgrdf.forget:_rewrite_private_journal", "after", ""),      # the private journal rewritten
     ("kgrdf.forget:_drop_identifiers", "after", ""),            # the identifiers gone
-    ("kgrdf.forget:_rebuild_index", "before", ""),               # the record kept, the old index
+    ("kgrdf.kb:KnowledgeBase.rebuild_index", "before", ""),      # the record kept, the old index
     ("kgrdf.vcs:init", "after", ""),                             # the old history gone, no commit yet
 ]
 
@@ -397,7 +397,7 @@ def test_a_text_naming_a_person_added_to_a_shared_fact_makes_forget_refuse_namin
 # --- a forget cut short while the index is rebuilt never breaks a read ----------------------------
 
 REBUILD_POINTS = [  # each with the read that comes next
-    ("kgrdf.forget:os.unlink", "after", ".sst", ["stats"]),                                  # old index half removed
+    ("kgrdf.kb:os.unlink", "after", ".sst", ["stats"]),                                      # old index half removed
     ("kgrdf.store.oxigraph:OxigraphBackend.replace_all", "before", "", ["lookup", "Priya"]),  # a new index, empty
     ("kgrdf.store.oxigraph:OxigraphBackend.replace_all", "after", "", ["validate"]),          # rebuilt, no view
 ]
