@@ -333,12 +333,16 @@ class KnowledgeBase:
                           "whole to start a new journal from", hint="restore journal/ (mv journal.aside journal)")
         from kgrdf.schema import SCHEMA_GRAPH
 
-        from kgrdf import privacy
+        from kgrdf import identifiers, privacy
         from kgrdf.session import Session
 
-        quads = sorted(str(q) for q in backend.quads() if q.graph_name.value != SCHEMA_GRAPH)
-        private = {row["fact"].value for row in Session(self, backend).rows("private-facts")}
-        route = privacy.Router(private.__contains__)
+        data = [q for q in backend.quads() if q.graph_name.value != SCHEMA_GRAPH]
+        quads = sorted(str(q) for q in data)
+        session = Session(self, backend)
+        private = {row["fact"].value for row in session.rows("private-facts")}
+        named = privacy.rows_naming_people(data, lambda graph: session.rows("person-labels", entities=graph),
+                                           identifiers.read(self))
+        route = privacy.Router(private.__contains__, named.__contains__)
         (self.path / UNCOMMITTED).touch()
         old_replica = self.replica
         self.replica = "r-" + secrets.token_hex(4)

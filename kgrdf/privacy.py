@@ -268,6 +268,24 @@ def people_of(rows, entries, base: str) -> People:
     return people
 
 
+def rows_naming_people(quads, labels, entries) -> set[str]:
+    """The entity rows among ``quads`` (as journal lines) whose name, alias or summary names a person
+    of their perspective: ``labels(entities_graph)`` gives that graph's person-labels.rq rows and
+    ``entries`` are the identifiers (a new journal started from the index routes by it, as writes do)."""
+    people: dict[str, People] = {}
+    found = set()
+    for quad in quads:
+        graph = quad.graph_name.value
+        if (quad.predicate.value not in TEXT_PROPERTIES or not isinstance(quad.object, Literal)
+                or not is_entities_graph(graph)):
+            continue
+        if graph not in people:
+            people[graph] = people_of(labels(quad.graph_name), entries, graph[:-len("entities")])
+        if people[graph].in_text(quad.object.value):
+            found.add(str(quad))
+    return found
+
+
 # --- the secret key and the forgotten ------------------------------------------------------------
 
 KEY = "secret.key"

@@ -585,3 +585,17 @@ def test_property_forget_finds_the_person_in_every_place_and_keeps_everyone_else
     run()
     print(f"forget property: {len(tried)} cases tried, places {sorted({p for ps in tried for p in ps})}")
     assert len(tried) >= 6
+
+
+def test_a_new_journal_started_from_the_index_routes_by_the_same_matcher(kg, tmp_path):
+    kg("add-entity", "person/sam", "--name", "Samantha Quixley")
+    kg("add-entity", "service/db", "--name", "db", "--summary", "owned by SAMANTHA-QUIXLEY")
+    kg("add-entity", "repo/api", "--name", "api", "--summary", "owned by Samuel")
+    (kg.path / "journal").rename(tmp_path / "journal.aside")  # the way out of a damaged journal
+    assert "new journal" in kg("add-entity", "repo/web", "--name", "web").stderr
+    local, replica = _decoded(kg.path, "local"), _decoded(kg.path, "shared")
+    assert "owned by SAMANTHA-QUIXLEY" in local and "owned by SAMANTHA-QUIXLEY" not in replica
+    assert "owned by Samuel" in replica
+    assert kg.json("forget", "person/sam")["remaining"] == []
+    assert "summary" not in kg.json("lookup", "service/db")["entity"]
+    kg("validate")
