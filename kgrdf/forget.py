@@ -309,8 +309,9 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         counts = start(kb, plan)
         left = remaining(kb, people)
         if left:
+            plural = len(left) != 1
             raise Damaged(f"{entity.id} was forgotten from what kgrdf keeps, but {len(left)} file"
-                          f"{'s' if len(left) != 1 else ''} of the knowledge base still name them: "
+                          f"{'s' if plural else ''} of the knowledge base still name{'' if plural else 's'} them: "
                           f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}",
                           hint="kgrdf did not write them that way: take the name out of them or remove them")
         counts["remaining"] = left

@@ -599,3 +599,14 @@ def test_a_new_journal_started_from_the_index_routes_by_the_same_matcher(kg, tmp
     assert kg.json("forget", "person/sam")["remaining"] == []
     assert "summary" not in kg.json("lookup", "service/db")["entity"]
     kg("validate")
+
+
+def test_a_reason_naming_a_person_makes_the_change_private(kg):
+    kg("add-entity", "person/sam", "--name", "Samantha Quixley")
+    kg("add-entity", "process/release", "--name", "Release process")
+    fact = _propose(kg, "process/release", "rule", "--value", "tag every release", "-s", "memory:n")["id"]
+    kg("confirm", fact, "--reason", "samantha quixley said so")
+    assert "samantha quixley said so" in _decoded(kg.path, "local")
+    assert "samantha quixley said so" not in _decoded(kg.path, "shared")
+    before = kg.snapshot()
+    assert fact in kg("forget", "person/sam", expect=1).stderr and kg.snapshot() == before
