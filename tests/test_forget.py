@@ -476,8 +476,8 @@ def _trace(root: Path, first: str, last: str) -> list[str]:
     """Every file under root (git objects decompressed, packs unpacked, the index's files) holding the
     person's name or alias with any separators, in any case and Unicode form, their id as a whole
     token or their chat id: read as text with JSON and N-Quads escapes undone. (The index's files
-    are compressed: a short name of common letters could be made of others' fragments there, so the
-    names here are not.)"""
+    are compressed: another's "Sam Lee" kept as the literal "sam " then an offset byte 0x71 reads
+    "sam q", so the person's alias here is not that short.)"""
     gap = r"[\s\-_.]+"  # what SEPARATORS hold, folded (not any byte of a binary file)
     name = gap.join(re.escape(_folded(w)) for w in f"{first} {last}".split())
     pattern = re.compile(rf"(?<![^\W_]){name}(?![^\W_])|(?<![^\W_])sunny{gap}vale(?![^\W_])"
