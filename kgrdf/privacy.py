@@ -154,7 +154,7 @@ class People:
 
     A person is named by their entity's IRI as a term (exactly: never as a prefix of another); in a
     text, by a name or alias as whole words in any case, Unicode form and separators ("Samantha
-    Quixley" is in ``Samantha\nQuixley`` and ``SAMANTHA-QUIXLEY``; "Sam" is not in "Samuel"); and by
+    Quixley" is in ``SAMANTHA-QUIXLEY`` and across a line break; "Sam" is not in "Samuel"); and by
     a token (their id, their IRI, an identifier's value) standing whole, not joined by ``-./@+_`` to
     more letters or digits (``person/sam`` is not in ``person/sam.lee``).
     """
