@@ -175,9 +175,7 @@ def refuse_if_shared(kb, plan: Plan, what: str) -> None:
 
 def start(kb, plan: Plan) -> dict:
     """Record the plan and carry it out (the caller holds the exclusive lock, no index open)."""
-    from kgrdf.kb import write_json
-
-    write_json(kb.path / MARKER, plan.as_json())
+    files.write_json(kb.path / MARKER, plan.as_json())
     return finish(kb)
 
 

@@ -296,9 +296,7 @@ HMAC = "hmac-sha256"
 
 def forgotten(kb) -> list[dict]:
     """The records of forget: a hash of each forgotten id and counts, never the id."""
-    from kgrdf.kb import read_jsonl
-
-    return read_jsonl(kb.path / FORGOTTEN, hint="restore it from git (git checkout forgotten.jsonl)")
+    return files.read_jsonl(kb.path / FORGOTTEN, hint="restore it from git (git checkout forgotten.jsonl)")
 
 
 def append_forgotten(kb, record: dict) -> None:
