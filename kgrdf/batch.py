@@ -128,8 +128,12 @@ def load(kb) -> dict:
         document = json.loads(path(kb).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise Refused("there is no batch to answer", hint="kg batch prints today's batch and saves it") from None
-    except ValueError:
+    except (ValueError, RecursionError):
         raise BadInput("batch.json does not parse", hint="kg batch prints and saves a new one") from None
+    except OSError as exc:
+        raise BadInput(f"cannot read batch.json: {exc.strerror}", hint="kg batch prints and saves a new one") from None
+    if not isinstance(document, dict) or not isinstance(document.get("groups"), list):
+        raise BadInput("batch.json is not a batch kg batch saved", hint="kg batch prints and saves a new one")
     if document.get("answered_at"):
         raise Refused(f"the saved batch was answered at {document['answered_at']}",
                       hint="kg batch prints the next one")
@@ -137,11 +141,19 @@ def load(kb) -> dict:
 
 
 def groups_of(document: dict) -> list[review.Group]:
-    """The saved batch's groups, exactly as printed."""
-    return [review.Group(g["number"], g["title"], g.get("anchor"),
-                         [review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="", sentence=f["sentence"])
-                          for f in g["facts"]])
-            for g in document["groups"]]
+    """The saved batch's groups, exactly as printed. Raises BadInput when batch.json holds something
+    else (edited by hand)."""
+    try:
+        groups = [review.Group(g["number"], g["title"], g.get("anchor"),
+                               [review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="",
+                                            sentence=f["sentence"]) for f in g["facts"]])
+                  for g in document["groups"]]
+    except (KeyError, TypeError, AttributeError):
+        groups = None
+    if groups is None or not all(isinstance(g.number, int) and all(isinstance(i.id, str) for i in g.items)
+                                 for g in groups):
+        raise BadInput("batch.json is not a batch kg batch saved", hint="kg batch prints and saves a new one")
+    return groups
 
 
 def apply(kb, text: str) -> dict:

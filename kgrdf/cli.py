@@ -5,6 +5,7 @@ codes: 0 done, 1 refused, 2 bad usage or input, 3 damaged or locked. Expected er
 on stderr (and, with --json, one JSON document on stdout); never a traceback.
 """
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,21 +13,50 @@ from typing import Annotated, Optional
 
 import typer
 from typer.core import TyperGroup
+from typer.exceptions import TyperException
 
 from kgrdf import render
-from kgrdf.errors import KgError
+from kgrdf.errors import Bug, KgError, from_os
 
 
 class _Commands(TyperGroup):
-    """Turns the errors we expect into one line (or one JSON document) and their exit code."""
+    """Turns the errors we expect into one line (or one JSON document) and their exit code; an
+    error of the file system is one line naming the file (exit 3), and any other error a bug
+    reported in one line (exit 3), its traceback only with KGRDF_DEBUG=1."""
 
     def invoke(self, ctx):
-        as_json = "--json" in [*getattr(ctx, "protected_args", []), *ctx.args]
+        arguments = [*getattr(ctx, "protected_args", []), *ctx.args]
+        as_json = "--json" in arguments
         try:
+            if ctx.parent is None:
+                _check_arguments(arguments)
             return super().invoke(ctx)
         except KgError as exc:
-            render.error(exc, as_json)
-            ctx.exit(exc.exit_code)
+            error = exc
+        except (TyperException, typer.Exit, typer.Abort):
+            raise
+        except OSError as exc:
+            error = from_os(exc)
+        except Exception as exc:
+            if os.environ.get("KGRDF_DEBUG"):
+                import traceback
+
+                traceback.print_exc()
+            error = Bug.of(exc)
+        render.error(error, as_json)
+        ctx.exit(error.exit_code)
+
+
+def _check_arguments(arguments: list[str]) -> None:
+    """Every argument is text the knowledge base can take: UTF-8 (a byte that is not becomes a lone
+    surrogate) and no longer than KGRDF_MAX_TEXT. Raises BadInput before any command runs."""
+    from kgrdf import inputs
+
+    for number, argument in enumerate(arguments):
+        before = arguments[number - 1] if number else ""
+        named = f"the value of {before}" if before.startswith("-") and not argument.startswith("-") else (
+            f"argument {number + 1}")
+        inputs.text(argument, f"{named} {argument[:40]!r}")
 
 
 app = typer.Typer(

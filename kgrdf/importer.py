@@ -12,7 +12,6 @@ query over the whole import (pySHACL one node at a time would take minutes at 10
 dry run unless applied; every fact is a proposal unless the auto-confirm rules are asked for.
 """
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +27,8 @@ CHUNK = 10_000  # records staged between two checks against the shapes
 @dataclass
 class Record:
     line: int  # where it is in the file (a JSON array's items count from 1)
-    data: dict
+    data: dict | None
+    problem: str | None = None  # why it is no record at all (refused as malformed)
 
 
 @dataclass
@@ -66,43 +66,103 @@ class Report:
 
 
 def read_records(path: Path) -> list[Record]:
-    """Records from a JSON array or a JSON-lines file. Raises BadInput naming the line."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BadInput(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{path} is not UTF-8 text") from None
-    if text.lstrip().startswith("["):
+    """Records from a JSON array or a JSON-lines file of at most KGRDF_MAX_IMPORT bytes. Raises
+    BadInput when the file cannot be read, is too large or (an array) does not parse; a line or an
+    item that is not a record becomes a record refused as malformed, never the whole import."""
+    from kgrdf import inputs, settings
+
+    data = inputs.read(path, "KGRDF_MAX_IMPORT", "the import file")
+    if data.lstrip().startswith(b"["):
         try:
-            items = json.loads(text)
+            items = inputs.parse_json(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise BadInput(f"{path} is not UTF-8 text") from None
         except ValueError as exc:
             raise BadInput(f"{path}: not JSON: {exc}") from None
-        records = [Record(n, item) for n, item in enumerate(items, start=1)]
-    else:
-        records = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(Record(number, json.loads(line)))
-            except ValueError as exc:
-                raise BadInput(f"{path}:{number}: not JSON: {exc}") from None
-    for record in records:
-        if not isinstance(record.data, dict) or record.data.get("type") not in ("entity", "fact"):
-            raise BadInput(f"{path}:{record.line}: a record is an object with \"type\": \"entity\" or \"fact\"")
+        if not isinstance(items, list):
+            raise BadInput(f"{path}: a JSON import is an array of records")
+        return [_record(n, item) for n, item in enumerate(items, start=1)]
+    records = []
+    line_limit = settings.get("KGRDF_MAX_LINE")
+    for number, line in inputs.lines(data):
+        if not line.strip():
+            continue
+        if len(line) > line_limit:
+            records.append(Record(number, None, f"the line is {len(line)} bytes long; the most is {line_limit} "
+                                                "(KGRDF_MAX_LINE)"))
+            continue
+        try:
+            records.append(_record(number, inputs.parse_json(line.decode("utf-8"))))
+        except UnicodeDecodeError:
+            records.append(Record(number, None, "the line is not UTF-8 text"))
+        except ValueError as exc:
+            records.append(Record(number, None, f"not JSON: {exc}"))
     return records
 
 
-def _sources(data: dict) -> list:
-    out = []
-    for source in data.get("sources") or []:
-        if isinstance(source, dict):
-            out.append(f"{source.get('kind', '')}:{source.get('ref', '')}")
-        elif isinstance(source, str):
-            out.append(source)
+def _record(number: int, data) -> Record:
+    if not isinstance(data, dict) or data.get("type") not in ("entity", "fact"):
+        return Record(number, None, 'a record is an object with "type": "entity" or "fact"')
+    return Record(number, data)
+
+
+# The fields of each kind of record and what they hold: text, a list of texts, a whole number, true
+# or false, a number, or sources. A field that is absent or null is not given.
+_FIELDS = {
+    "entity": {"type": "text", "id": "text", "name": "text", "aliases": "texts", "weak_aliases": "texts",
+               "summary": "text"},
+    "fact": {"type": "text", "subject": "text", "predicate": "text", "object": "text", "value": "text",
+             "sources": "sources", "authority": "text", "status": "text", "valid_from": "text", "valid_to": "text",
+             "order": "whole", "prevents_rework": "flag", "audience": "text", "said_by": "text", "message": "text",
+             "extracted": "flag", "confidence": "number", "span": "text"},
+}
+_REQUIRED = {"entity": ("id",), "fact": ("subject", "predicate")}
+
+
+def _checked(data: dict) -> dict:
+    """The record's known fields, each of the kind it must be. Raises BadInput naming the field."""
+    from kgrdf import inputs
+
+    kind = data["type"]
+    for name in _REQUIRED[kind]:
+        if data.get(name) is None:
+            raise BadInput(f"a{'n' if kind == 'entity' else ''} {kind} record needs \"{name}\"")
+    out = {}
+    for name, holds in _FIELDS[kind].items():
+        value = data.get(name)
+        if value is None:
+            continue
+        if holds == "text":
+            out[name] = inputs.text(value, name)
+        elif holds == "texts":
+            out[name] = inputs.texts(value, name)
+        elif holds == "sources":
+            out[name] = _sources(value)
+        elif holds == "whole" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise BadInput(f"{name} must be a whole number, not {inputs.shown(value)}")
+        elif holds == "flag" and not isinstance(value, bool):
+            raise BadInput(f"{name} must be true or false, not {inputs.shown(value)}")
+        elif holds == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise BadInput(f"{name} must be a number, not {inputs.shown(value)}")
         else:
-            raise BadInput(f"a source is KIND:REF or {{\"kind\", \"ref\"}}, not {source!r}")
+            out[name] = value
+    return out
+
+
+def _sources(value) -> list[str]:
+    from kgrdf import inputs
+
+    if not isinstance(value, list):
+        raise BadInput(f"sources must be a list, not {inputs.shown(value)}")
+    out = []
+    for source in value:
+        if isinstance(source, dict):
+            out.append(f"{inputs.text(source.get('kind', ''), 'a source kind')}:"
+                       f"{inputs.text(source.get('ref', ''), 'a source ref')}")
+        elif isinstance(source, str):
+            out.append(inputs.text(source, "a source"))
+        else:
+            raise BadInput(f'a source is KIND:REF or {{"kind", "ref"}}, not {inputs.shown(source)}')
     return out
 
 
@@ -122,25 +182,17 @@ def _stage(writer, record: Record, auto_confirm: bool, report: Report):
     """Put one record through the writer; returns (fact IRI, action, auto-confirm rule) for a fact
     record, None for an entity. Raises KgError when the record is refused, before anything of it is
     staged."""
-    data = record.data
+    data = _checked(record.data)
     if data["type"] == "entity":
-        if not isinstance(data.get("id"), str):
-            raise BadInput("an entity record needs an \"id\" like repo/web-app")
         _, outcome = writer.add_entity(data["id"], data.get("name") or "", data.get("aliases") or [],
                                        data.get("weak_aliases") or [], data.get("summary"))
         report.entities[outcome] = report.entities.get(outcome, 0) + 1
         return None
-    for name in ("subject", "predicate"):
-        if not isinstance(data.get(name), str):
-            raise BadInput(f"a fact record needs a \"{name}\"")
-    order = data.get("order")
-    if order is not None and not isinstance(order, int):
-        raise BadInput(f"order must be a whole number, not {order!r}")
     result = writer.propose(
         data["subject"], data["predicate"], object=data.get("object"), value=data.get("value"),
-        sources=_sources(data), authority=data.get("authority") or "observed", valid_from=data.get("valid_from"),
-        valid_to=data.get("valid_to"), order=order, prevents_rework=bool(data.get("prevents_rework")),
-        auto_confirm=auto_confirm, heard=_heard(data))
+        sources=data.get("sources") or [], authority=data.get("authority") or "observed",
+        valid_from=data.get("valid_from"), valid_to=data.get("valid_to"), order=data.get("order"),
+        prevents_rework=bool(data.get("prevents_rework")), auto_confirm=auto_confirm, heard=_heard(data))
     report.count(result.action, result.rule)
     return result.fact.iri, result.action, result.rule
 
@@ -150,14 +202,8 @@ def _heard(data: dict):
     "confidence" and "span", as kg propose takes them."""
     from kgrdf.writer import Heard
 
-    confidence = data.get("confidence")
-    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))):
-        raise BadInput(f"confidence must be a number between 0 and 1, not {confidence!r}")
-    for name in ("audience", "said_by", "message", "span"):
-        if data.get(name) is not None and not isinstance(data[name], str):
-            raise BadInput(f"{name} must be text, not {data[name]!r}")
     return Heard(data.get("audience") or "owner", data.get("said_by"), data.get("message"),
-                 bool(data.get("extracted")), confidence, data.get("span"))
+                 bool(data.get("extracted")), data.get("confidence"), data.get("span"))
 
 
 def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) -> Report:
@@ -176,6 +222,9 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
                 fresh.check_chunk()  # checked beside the staging of the next chunk
             if n in skip:
                 report.refuse(record, *skip[n])
+                continue
+            if record.problem:
+                report.refuse(record, "malformed", record.problem)
                 continue
             try:
                 staged = _stage(fresh, record, auto_confirm, report)

@@ -59,29 +59,50 @@ class KnowledgeBase:
         path = Path(path)
         if not vocab.PERSPECTIVE_PATTERN.match(perspective):
             raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
-        if (path / "format.json").exists():
-            raise Refused(f"{path} is a knowledge base already", hint="use it with --kb, or pick another folder")
-        if path.exists() and any(path.iterdir()):
-            raise Refused(f"{path} is not empty", hint="kg init needs an empty or new folder")
+        try:
+            if (path / "format.json").exists():
+                raise Refused(f"{path} is a knowledge base already", hint="use it with --kb, or pick another folder")
+            if path.exists() and not path.is_dir():
+                raise BadInput(f"{path} is a file, not a folder", hint="kg init needs an empty or new folder")
+            if path.exists() and any(path.iterdir()):
+                raise Refused(f"{path} is not empty", hint="kg init needs an empty or new folder")
+        except OSError as exc:
+            raise BadInput(f"cannot make a knowledge base at {path}: {exc.strerror}") from None
         import secrets
 
-        path.mkdir(parents=True, exist_ok=True)
-        write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
-        write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
-        (path / "journal").mkdir(exist_ok=True)
-        if vcs.available():
-            vcs.init(path)
-            vcs.commit(path, "kg init")
-        files.tighten(path)
+        made = not path.exists()
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
+            write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
+            (path / "journal").mkdir(exist_ok=True)
+            if vcs.available():
+                vcs.init(path)
+                vcs.commit(path, "kg init")
+            files.tighten(path)
+        except OSError as exc:
+            _undo_create(path, made)
+            raise BadInput(f"cannot make a knowledge base at {path}: {exc.strerror}",
+                           hint="kg init needs a folder it can write in") from None
+        except BaseException:
+            _undo_create(path, made)
+            raise
         return cls(path, backend)
 
     @classmethod
     def open(cls, path: Path, backend: str = "oxigraph", perspective: str | None = None) -> "KnowledgeBase":
-        """Open the knowledge base at ``path``. Raises NotFound when there is none."""
+        """Open the knowledge base at ``path``. Raises NotFound when there is none (a file, a
+        folder without format.json, a place that cannot be looked into)."""
         path = Path(path)
-        if not (path / "format.json").is_file():
-            raise NotFound(f"no knowledge base at {path}",
-                           hint=f"kg init --kb {path} makes one (or set KGRDF_HOME)")
+        try:
+            found = (path / "format.json").is_file()
+        except OSError:
+            found = False
+        if not found:
+            if path.is_file():
+                raise NotFound(f"{path} is a file, not a knowledge base folder",
+                               hint="--kb names the folder kg init made")
+            raise NotFound(f"no knowledge base at {path}", hint=f"kg init --kb {path} makes one (or set KGRDF_HOME)")
         kb = cls(path, backend, perspective)
         if kb.format > FORMAT:
             raise Damaged(f"{path} has format {kb.format}; this kgrdf reads format {FORMAT}",
@@ -458,6 +479,19 @@ class KnowledgeBase:
         quads.update(model.lines(schema_quads))
         quads.update(model.lines(_schema_digest_quads(schema.digest(self.path))))
         backend.replace_all(sorted(quads), target)
+
+
+def _undo_create(path: Path, made: bool) -> None:
+    """Take away what a kg init cut short made, so that a refused init leaves nothing behind."""
+    import shutil
+
+    if made:
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        for name in ("format.json", "replica.json", "format.json.tmp", "replica.json.tmp"):
+            (path / name).unlink(missing_ok=True)
+        for name in ("journal", ".git"):
+            shutil.rmtree(path / name, ignore_errors=True)
 
 
 def _schema_digest_quads(digest: str):

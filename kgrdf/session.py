@@ -237,7 +237,10 @@ class Session:
         if days < 0:
             raise BadInput(f"--quiet-days is a number of days, not {days}")
         ours = self.own_organization()
-        cutoff = (clock.now() - timedelta(days=days)).date().isoformat()
+        try:
+            cutoff = (clock.now() - timedelta(days=days)).date().isoformat()
+        except OverflowError:
+            cutoff = "0001-01-01"  # before the calendar: only customers never spoken to
         customers: dict[str, dict] = {}
         for row in self.values("customers-quiet", us=NamedNode(ours.iri if ours else vocab.KB + "no-self-organization")):
             customer = customers.setdefault(row["id"], {"id": row["id"], "name": row["name"], "last_contact": None})

@@ -1,15 +1,20 @@
-"""The settings of curation (§6, §8), each a number a site may change with an environment variable.
+"""The settings of curation (§6, §8) and the bounds of what is read, each a number a site may change
+with an environment variable.
 
-    KGRDF_PROPOSAL_DAYS   30   a proposal not observed again for this long expires
-    KGRDF_RETENTION_DAYS 365   a person fact not observed again for this long is deleted by kg expire
-    KGRDF_STALE_DAYS     180   lint calls a confirmed fact stale when not observed again for this long
-    KGRDF_BATCH_GROUPS    10   groups in one daily batch
-    KGRDF_GROUP_FACTS      8   facts in one lettered part of a group (at most 26)
-    KGRDF_BATCH_FACTS     40   facts in one daily batch
-    KGRDF_FOLD_UNDER       5   groups smaller than this fold into one group per axis
-    KGRDF_CONTEXT_BUDGET 1500  tokens in a context pack unless --budget says otherwise
-    KGRDF_QUERY_TIMEOUT   30   seconds a kg sparql query may run unless --timeout says otherwise
-    KGRDF_QUERY_MEMORY  1024   MB of memory a kg sparql query may take
+    KGRDF_PROPOSAL_DAYS    30   a proposal not observed again for this long expires
+    KGRDF_RETENTION_DAYS  365   a person fact not observed again for this long is deleted by kg expire
+    KGRDF_STALE_DAYS      180   lint calls a confirmed fact stale when not observed again for this long
+    KGRDF_BATCH_GROUPS     10   groups in one daily batch
+    KGRDF_GROUP_FACTS       8   facts in one lettered part of a group (at most 26)
+    KGRDF_BATCH_FACTS      40   facts in one daily batch
+    KGRDF_FOLD_UNDER        5   groups smaller than this fold into one group per axis
+    KGRDF_CONTEXT_BUDGET 1500   tokens in a context pack unless --budget says otherwise
+    KGRDF_QUERY_TIMEOUT    30   seconds a kg sparql query may run unless --timeout says otherwise
+    KGRDF_QUERY_MEMORY   1024   MB of memory a kg sparql query may take
+    KGRDF_MAX_TEXT      65536   characters in one argument or one text field (a name, a value, a message)
+    KGRDF_MAX_LINE   16777216   bytes in one line of an import or a transcript
+    KGRDF_MAX_IMPORT 536870912  bytes in an import file
+    KGRDF_MAX_TRANSCRIPT 268435456  bytes in a transcript
 """
 
 import os
@@ -27,8 +32,18 @@ DEFAULTS = {
     "KGRDF_CONTEXT_BUDGET": 1500,
     "KGRDF_QUERY_TIMEOUT": 30,
     "KGRDF_QUERY_MEMORY": 1024,
+    "KGRDF_MAX_TEXT": 65_536,
+    "KGRDF_MAX_LINE": 16 * 1024 * 1024,
+    "KGRDF_MAX_IMPORT": 512 * 1024 * 1024,
+    "KGRDF_MAX_TRANSCRIPT": 256 * 1024 * 1024,
 }
-LIMITS = {"KGRDF_GROUP_FACTS": 26}  # one letter a part
+_CENTURY = 36_525  # days: a date further back than that is before any record
+LIMITS = {
+    "KGRDF_GROUP_FACTS": 26,  # one letter a part
+    "KGRDF_PROPOSAL_DAYS": _CENTURY,
+    "KGRDF_RETENTION_DAYS": _CENTURY,
+    "KGRDF_STALE_DAYS": _CENTURY,
+}
 
 
 def get(name: str) -> int:

@@ -25,9 +25,10 @@ PREFIXES = {
     "owl": "http://www.w3.org/2002/07/owl#", "org": "http://www.w3.org/ns/org#",
 }
 
-ID_PATTERN = re.compile(r"^[a-z][a-z_]*/[a-z0-9][a-z0-9._-]*$")
-FACT_ID_PATTERN = re.compile(r"^f-[a-z0-9]{6}$")
-PERSPECTIVE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+# \Z, not $: $ also matches before a final newline, which an IRI cannot hold.
+ID_PATTERN = re.compile(r"^[a-z][a-z_]*/[a-z0-9][a-z0-9._-]*\Z")
+FACT_ID_PATTERN = re.compile(r"^f-[a-z0-9]{6}\Z")
+PERSPECTIVE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}\Z")
 
 
 def kg(local: str) -> NamedNode:

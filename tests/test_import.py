@@ -83,11 +83,25 @@ def test_a_json_array_is_read_too(kg, tmp_path):
     assert kg.json("import", path, "--apply")["facts"] == {"created": 1}
 
 
+@pytest.mark.parametrize("content,line,message", [
+    ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "fact", broken\n', 2, "not JSON"),
+    ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "place", "id": "x"}\n', 2, "a record is an object"),
+    ('[{"type": "entity", "id": "repo/x", "name": "x"}, 1, 2]', 2, "a record is an object"),
+    ('{"type": "entity", "id": "repo/x", "name": "x"}\n[1]\n"text"\n', 2, "a record is an object"),
+], ids=["broken-line", "unknown-type", "not-objects", "lines-not-objects"])
+def test_a_record_that_is_not_one_is_refused_alone(kg, tmp_path, content, line, message):
+    path = tmp_path / "seed.jsonl"
+    path.write_text(content, encoding="utf-8")
+    report = kg.json("import", path, "--apply")
+    assert report["entities"] == {"created": 1}
+    assert report["refused"]["malformed"] >= 1
+    assert report["refusals"][0]["line"] == line and message in report["refusals"][0]["message"]
+
+
 @pytest.mark.parametrize("content,message", [
-    ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "fact", broken\n', "seed.jsonl:2: not JSON"),
-    ('{"type": "place", "id": "x"}\n', "seed.jsonl:1: a record is an object"),
-    ('[1, 2]', "seed.jsonl:1: a record is an object"),
-], ids=["broken-line", "unknown-type", "not-objects"])
+    ('[{"type": "entity", "id": "repo/x", "name": "x"}, broken', "seed.jsonl: not JSON"),
+    ('[' * 100_000 + ']' * 100_000, "nests too deep"),
+], ids=["broken-array", "deep-array"])
 def test_a_malformed_file_is_one_line_and_writes_nothing(kg, tmp_path, content, message):
     path = tmp_path / "seed.jsonl"
     path.write_text(content, encoding="utf-8")

@@ -1,0 +1,95 @@
+"""What comes in from outside, checked before anything uses it (§11: every bad input gets one
+line and writes nothing): text that is Unicode and of a bounded size, JSON of the expected shape,
+and files read no further than their bound.
+
+The bounds are settings (kgrdf.settings): KGRDF_MAX_TEXT characters in one argument or text
+field, KGRDF_MAX_LINE bytes in one line of an import or a transcript, KGRDF_MAX_IMPORT and
+KGRDF_MAX_TRANSCRIPT bytes in those files.
+"""
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from kgrdf import settings
+from kgrdf.errors import BadInput
+
+_JSON_TYPES = {bool: "true or false", int: "a number", float: "a number", str: "text", list: "a list",
+               dict: "an object", type(None): "null"}
+
+
+def shown(value) -> str:
+    """A short description of a JSON value for a message: its kind, and the value when it is small
+    (never the repr of a big or deeply nested one)."""
+    kind = _JSON_TYPES.get(type(value), type(value).__name__)
+    if isinstance(value, (bool, int, float)) and len(str(value)) <= 40:
+        return f"{kind} ({json.dumps(value)})"
+    return kind
+
+
+def text(value, what: str) -> str:
+    """``value`` when it is text the knowledge base can hold: a str of valid Unicode (no lone
+    surrogate, which is what a byte that is not UTF-8 becomes in an argument) of at most
+    KGRDF_MAX_TEXT characters. Raises BadInput naming ``what``."""
+    if not isinstance(value, str):
+        raise BadInput(f"{what} must be text, not {shown(value)}")
+    limit = settings.get("KGRDF_MAX_TEXT")
+    if len(value) > limit:
+        raise BadInput(f"{what} is {len(value)} characters long; the most is {limit}",
+                       hint="KGRDF_MAX_TEXT sets it")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadInput(f"{what} is not UTF-8 text ({value[exc.start]!r} at character {exc.start + 1})",
+                       hint="a byte that is not UTF-8 was given; pass the text in UTF-8") from None
+    return value
+
+
+def texts(value, what: str) -> list[str]:
+    """A list of texts (aliases): each checked as :func:`text`. Raises BadInput."""
+    if not isinstance(value, list):
+        raise BadInput(f"{what} must be a list of texts, not {shown(value)}")
+    return [text(item, f"each of {what}") for item in value]
+
+
+def parse_json(line: str | bytes):
+    """A JSON document; raises ValueError when it does not parse or nests too deep to read."""
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise ValueError("it nests too deep") from None
+
+
+def read(path: Path, setting: str, what: str) -> bytes:
+    """The bytes of the file at ``path``, at most the setting's number of them. A regular file or a
+    pipe (standard input) only: a device or a folder would be read forever or not at all.
+    Raises BadInput when it cannot be read, is not a file, or is larger than its bound."""
+    limit = settings.get(setting)
+    path = Path(path)
+    try:
+        with open(path, "rb") as stream:
+            mode = os.fstat(stream.fileno()).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+                raise BadInput(f"{what} {path} is not a file", hint="give the path of a file")
+            if stat.S_ISREG(mode) and os.fstat(stream.fileno()).st_size > limit:
+                raise _too_large(what, path, limit, setting)
+            data = stream.read(limit + 1)
+    except IsADirectoryError:
+        raise BadInput(f"{what} {path} is a folder", hint="give the path of a file") from None
+    except OSError as exc:
+        raise BadInput(f"cannot read {what} {path}: {exc.strerror}") from None
+    if len(data) > limit:
+        raise _too_large(what, path, limit, setting)
+    return data
+
+
+def _too_large(what: str, path: Path, limit: int, setting: str) -> BadInput:
+    return BadInput(f"{what} {path} is larger than {limit} bytes", hint=f"split it, or raise {setting}")
+
+
+def lines(data: bytes):
+    """(number, line) for each line of a JSON-lines file: split at newlines only, as they were
+    written (a JSON string may hold U+2028 or a form feed, which str.splitlines would split at)."""
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        yield number, line.rstrip(b"\r")
