@@ -701,7 +701,9 @@ def mentions(
     where names overlap): the cheap, deterministic step before any extraction. Weak aliases are not
     mentions."""
     if text == "-":
-        text = sys.stdin.read()
+        from kgrdf import inputs
+
+        text = inputs.standard_input("the message")
     with _kb(kb, perspective).reading() as session:
         found = session.mentions(text)
     render.mentions(json, text, found)
@@ -947,7 +949,9 @@ def context(
     if (target is None) == (message is None):
         raise BadInput("give one of --for ENTITY|TOPIC and --message TEXT")
     if message == "-":
-        message = sys.stdin.read()
+        from kgrdf import inputs
+
+        message = inputs.standard_input("the message")
     budget = budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET")
     with _reading(kb, perspective, audience) as session:
         if message is not None:

@@ -78,10 +78,10 @@ def read_records(path: Path) -> list[Record]:
         except UnicodeDecodeError:
             raise BadInput(f"{path} is not UTF-8 text") from None
         except ValueError as exc:
-            raise BadInput(f"{path}: not JSON: {exc}") from None
-        if not isinstance(items, list):
-            raise BadInput(f"{path}: a JSON import is an array of records")
-        return [_record(n, item) for n, item in enumerate(items, start=1)]
+            if not _first_line_parses(data):  # else JSON lines whose first record is a list
+                raise BadInput(f"{path}: not JSON: {exc}") from None
+        else:
+            return [_record(n, item) for n, item in enumerate(items, start=1)]
     records = []
     line_limit = settings.get("KGRDF_MAX_LINE")
     for number, line in inputs.lines(data):
@@ -98,6 +98,17 @@ def read_records(path: Path) -> list[Record]:
         except ValueError as exc:
             records.append(Record(number, None, f"not JSON: {exc}"))
     return records
+
+
+def _first_line_parses(data: bytes) -> bool:
+    from kgrdf import inputs
+
+    first = data.lstrip().split(b"\n", 1)[0]
+    try:
+        inputs.parse_json(first.decode("utf-8"))
+    except ValueError:
+        return False
+    return True
 
 
 def _record(number: int, data) -> Record:

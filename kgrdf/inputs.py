@@ -93,3 +93,15 @@ def lines(data: bytes):
     written (a JSON string may hold U+2028 or a form feed, which str.splitlines would split at)."""
     for number, line in enumerate(data.split(b"\n"), start=1):
         yield number, line.rstrip(b"\r")
+
+
+def standard_input(what: str) -> str:
+    """A text given on standard input (a message), checked as :func:`text`. Raises BadInput."""
+    import sys
+
+    limit = settings.get("KGRDF_MAX_TEXT")
+    data = sys.stdin.buffer.read(4 * limit + 4)  # a character is at most four bytes in UTF-8
+    try:
+        return text(data.decode("utf-8"), what)
+    except UnicodeDecodeError:
+        raise BadInput(f"{what} on standard input is not UTF-8 text") from None

@@ -14,7 +14,6 @@ and are not the user's words; neither are assistant, system or tool turns, recor
 Matching ignores case and runs of spaces. Pure apart from reading the file.
 """
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,20 +65,21 @@ def prompts(record: dict) -> list[str]:
 
 
 def read_prompts(path: Path) -> list[str]:
-    """Every user prompt of the transcript at ``path``. Raises BadInput when it cannot be read or
-    holds no JSON record at all; a line that does not parse (a torn last line) is skipped."""
+    """Every user prompt of the transcript at ``path`` (at most KGRDF_MAX_TRANSCRIPT bytes). Raises
+    BadInput when it cannot be read, is too large or holds no JSON record at all; a line that does
+    not parse (a torn last line) or is longer than KGRDF_MAX_LINE is skipped."""
+    from kgrdf import inputs, settings
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise BadInput(f"cannot read the transcript {path}: {exc.strerror}") from None
+    data = inputs.read(path, "KGRDF_MAX_TRANSCRIPT", "the transcript")
+    line_limit = settings.get("KGRDF_MAX_LINE")
     records, out = 0, []
-    for line in text.splitlines():
+    for _number, line in inputs.lines(data):
         line = line.strip()
-        if not line:
+        if not line or len(line) > line_limit:
             continue
         try:
-            record = json.loads(line)
+            record = inputs.parse_json(line.decode("utf-8", errors="replace"))
         except ValueError:
             continue
         records += 1

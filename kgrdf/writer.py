@@ -415,7 +415,9 @@ class Writer(Session):
             return self.resolve(object_text, role="object")
         if value_text is None:
             raise Refused(f"{predicate.key} takes a value (--value), not an entity")
-        text = value_text.strip()
+        from kgrdf import inputs
+
+        text = inputs.text(value_text, f"the value for {predicate.key}").strip()
         if not text:
             raise BadInput(f"the value for {predicate.key} is empty")
         if predicate.value_type == vocab.XSD_DATE.value:
