@@ -49,7 +49,8 @@ class _Commands(TyperGroup):
 
 def _check_arguments(arguments: list[str]) -> None:
     """Every argument is text the knowledge base can take: UTF-8 (a byte that is not becomes a lone
-    surrogate) and no longer than KGRDF_MAX_TEXT. Raises BadInput before any command runs."""
+    surrogate), no longer than KGRDF_MAX_TEXT, and without NUL (which no real command line holds).
+    Raises BadInput before any command runs."""
     from kgrdf import inputs
 
     for number, argument in enumerate(arguments):
@@ -57,6 +58,10 @@ def _check_arguments(arguments: list[str]) -> None:
         named = f"the value of {before}" if before.startswith("-") and not argument.startswith("-") else (
             f"argument {number + 1}")
         inputs.text(argument, f"{named} {argument[:40]!r}")
+        if "\x00" in argument:
+            from kgrdf.errors import BadInput
+
+            raise BadInput(f"{named} {argument[:40]!r} holds a NUL character, which no command line can")
 
 
 app = typer.Typer(

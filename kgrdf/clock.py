@@ -37,7 +37,10 @@ def parse_time(text: str, what: str = "time") -> datetime:
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc).replace(microsecond=0)
+    try:
+        return parsed.astimezone(timezone.utc).replace(microsecond=0)
+    except OverflowError:  # a zone pushing it past year 1 or 9999
+        raise BadInput(f"{what} {text!r} is outside the years 1 to 9999 in UTC") from None
 
 
 def parse_date(text: str, what: str = "date") -> date:

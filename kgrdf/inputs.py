@@ -67,6 +67,8 @@ def read(path: Path, setting: str, what: str) -> bytes:
     Raises BadInput when it cannot be read, is not a file, or is larger than its bound."""
     limit = settings.get(setting)
     path = Path(path)
+    if "\x00" in str(path):
+        raise BadInput(f"{what} {str(path)!r} holds a NUL character, which no path can")
     try:
         with open(path, "rb") as stream:
             mode = os.fstat(stream.fileno()).st_mode

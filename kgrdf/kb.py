@@ -57,6 +57,8 @@ class KnowledgeBase:
         from kgrdf.errors import Refused
 
         path = Path(path)
+        if "\x00" in str(path):
+            raise BadInput(f"--kb {str(path)!r} holds a NUL character, which no path can")
         if not vocab.PERSPECTIVE_PATTERN.match(perspective):
             raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
         try:
@@ -94,6 +96,8 @@ class KnowledgeBase:
         """Open the knowledge base at ``path``. Raises NotFound when there is none (a file, a
         folder without format.json, a place that cannot be looked into)."""
         path = Path(path)
+        if "\x00" in str(path):
+            raise BadInput(f"--kb {str(path)!r} holds a NUL character, which no path can")
         try:
             found = (path / "format.json").is_file()
         except OSError:

@@ -7,6 +7,7 @@ is fuzzed without touching this file.
 """
 
 import json
+import os
 import random
 
 import pytest
@@ -34,6 +35,7 @@ NASTY = [
     "../../etc/passwd", "/proc/self/status", "/dev/zero", "chat", "tracker", "code-host", "U024BE7LH",
 ]
 TEXT = st.one_of(
+    st.sampled_from(NASTY),
     st.sampled_from(NASTY),
     st.text(st.characters(codec=None, exclude_categories=()), max_size=20),  # surrogates included
     st.text(st.characters(categories=["Zs", "Zl", "Zp", "Cc", "Cf"]), max_size=5),
@@ -118,7 +120,11 @@ def _argv(draw, path, command, files, tmp_path, kb, fact):
             else:
                 options += ["--kb", str(kb)]
             continue
-        if not draw(st.integers(0, 2)) == 0:
+        if param.name == "perspective":
+            if draw(st.integers(0, 9)) == 0:
+                options += ["--perspective", draw(st.one_of(st.just("other"), TEXT))]
+            continue
+        if not param.required and draw(st.integers(0, 2)) != 0:
             continue
         flag = param.opts[0]
         if getattr(param, "is_flag", False):
@@ -131,6 +137,14 @@ def _argv(draw, path, command, files, tmp_path, kb, fact):
         tokens.insert(draw(st.integers(len(path), len(tokens))), draw(TEXT))
         return tokens
     return argv + options
+
+
+def _environ_can_hold(value: str) -> bool:
+    """An environment variable holds bytes without NUL: text that os.environ can encode."""
+    try:
+        return "\x00" not in value and bool(os.fsencode(value)) is not None
+    except UnicodeEncodeError:
+        return False
 
 
 def _check(kg, argv, env, before_snapshot):
@@ -159,7 +173,7 @@ def test_no_argument_gives_a_traceback(world, tmp_path, capsys):
         argv = data.draw(st.composite(lambda draw: _argv(draw, path, command, files, tmp_path, kg.path, fact))())
         env = {}
         if data.draw(st.integers(0, 9)) == 0:
-            env[data.draw(st.sampled_from(SETTINGS))] = data.draw(st.one_of(NUMBER, TEXT))
+            env[data.draw(st.sampled_from(SETTINGS))] = data.draw(st.one_of(NUMBER, TEXT).filter(_environ_can_hold))
         before = kg.snapshot()
         result = _check(kg, argv, env, before)
         tried["cases"] += 1

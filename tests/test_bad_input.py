@@ -1,0 +1,354 @@
+"""Bad input of every kind gets one line on stderr and its exit code, never a traceback, and a
+refusal writes nothing: text that is not UTF-8, import records of the wrong shape, a --kb that is
+no knowledge base, a folder that refuses new files, a broken lock or setting, a batch.json edited by
+hand, files that never end, and values too large to hold."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import Kg
+
+SURROGATE = "\udcff"  # what a byte that is not UTF-8 becomes in an argument
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    kg = Kg(tmp_path_factory.mktemp("bad-input") / "kb")
+    kg("init")
+    kg("add-entity", "person/dana", "--name", "Dana Okafor", "--alias", "Dana")
+    kg("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp")
+    kg("add-entity", "process/release", "--name", "Release process", "--alias", "release")
+    kg("add-entity", "channel/deploys", "--name", "#deploys")
+    return kg.path
+
+
+@pytest.fixture
+def seeded(template, tmp_path):
+    """A private copy of a small knowledge base (made once for the module)."""
+    path = tmp_path / "kb"
+    shutil.copytree(template, path, symlinks=True)
+    return Kg(path)
+
+
+def one_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    return lines[0]
+
+
+# --- arguments ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["add-entity", "repo/x", "--name", "web" + SURROGATE],
+    ["add-entity", "repo/x", "--name", "x", "--summary", SURROGATE],
+    ["add-entity", "repo/x", "--name", "x", "--alias", "a" + SURROGATE + "b"],
+    ["propose", "webapp", "caveat", "--value", SURROGATE, "-s", "slack:p1"],
+    ["propose", "webapp", "caveat", "--value", "fine", "-s", "slack:p1" + SURROGATE],
+    ["search", SURROGATE],
+    ["identify", "web" + SURROGATE],
+    ["sparql", "SELECT * WHERE { ?s ?p ?o } # " + SURROGATE],
+    ["org", "add", "Acme" + SURROGATE],
+    ["identifiers", "add", "Dana", "chat", "U1" + SURROGATE],
+    ["lookup", SURROGATE],
+    ["mentions", SURROGATE],
+], ids=["name", "summary", "alias", "value", "source", "search", "identify", "sparql", "org-add", "identifier",
+        "lookup", "mentions"])
+def test_an_argument_that_is_not_utf8_is_refused(seeded, argv):
+    before = seeded.snapshot()
+    line = one_line(seeded(*argv, expect=2))
+    assert "is not UTF-8 text" in line and "\\udcff" in line
+    assert seeded.snapshot() == before
+
+
+def test_an_argument_longer_than_the_text_limit_is_refused(seeded, monkeypatch):
+    before = seeded.snapshot()
+    line = one_line(seeded("propose", "webapp", "caveat", "--value", "x" * 70_000, "-s", "slack:p1", expect=2))
+    assert "the value of --value" in line and "70000 characters" in line and "KGRDF_MAX_TEXT" in line
+    monkeypatch.setenv("KGRDF_MAX_TEXT", "300")
+    line = one_line(seeded("add-entity", "repo/x", "--name", "n" * 301, expect=2))
+    assert "the value of --name" in line and "the most is 300" in line
+    monkeypatch.delenv("KGRDF_MAX_TEXT")
+    assert seeded.snapshot() == before
+
+
+@pytest.mark.parametrize("argv", [
+    ["stats", "--perspective", "main\n"],
+    ["add-entity", "repo/x", "--name", "x", "--perspective", "main\n"],
+    ["history", "f-aaaaaa\n"],
+], ids=["read", "write", "fact-id"])
+def test_a_trailing_newline_is_no_part_of_a_name(seeded, argv):
+    before = seeded.snapshot()
+    one_line(seeded(*argv, expect=1 if argv[0] == "history" else 2))
+    assert seeded.snapshot() == before
+    assert seeded.json("lookup", "repo/web-app\n")["entity"]["id"] == "repo/web-app"  # spaces around go
+
+
+def test_a_perspective_from_the_environment_is_checked_too(seeded, monkeypatch):
+    monkeypatch.setenv("KGRDF_PERSPECTIVE", "main\n")
+    assert "perspective 'main\\n' must be" in one_line(seeded("stats", expect=2))
+
+
+def test_quiet_days_beyond_the_calendar_list_the_customers_never_spoken_to(seeded):
+    seeded("org", "init", "Fernhill")
+    seeded("org", "add", "Acme")
+    seeded("propose", "Acme", "customer_of", "--object", "Fernhill", "-s", "ledger:c1", "-s", "report:r1")
+    for days in ("99999999999", str(10 ** 30)):
+        result = seeded.json("org", "customers", "--quiet-days", days)
+        assert [c["id"] for c in result["customers"]] == ["organization/acme"]
+
+
+@pytest.mark.parametrize("value", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_a_time_pushed_past_the_calendar_by_its_zone_is_refused(seeded, value):
+    before = seeded.snapshot()
+    line = one_line(seeded("propose", "webapp", "caveat", "--value", "x", "-s", "slack:p1", "--valid-from", value,
+                           expect=2))
+    assert "outside the years 1 to 9999" in line
+    assert "outside the years" in one_line(seeded("facts", "webapp", "--as-of", value, expect=2))
+    assert seeded.snapshot() == before
+
+
+# --- import records -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("record,field", [
+    ({"type": "entity", "id": "repo/x", "name": 7}, "name must be text, not a number (7)"),
+    ({"type": "entity", "id": "repo/x", "name": ["x"]}, "name must be text, not a list"),
+    ({"type": "entity", "id": "repo/x", "name": "x", "aliases": "xx"}, "aliases must be a list of texts, not text"),
+    ({"type": "entity", "id": "repo/x", "name": "x", "aliases": [1]}, "each of aliases must be text"),
+    ({"type": "entity", "id": 5, "name": "x"}, "id must be text"),
+    ({"type": "entity", "id": "repo/x", "name": "web" + SURROGATE}, "name is not UTF-8 text"),
+    ({"type": "entity", "id": "repo/x", "name": "x", "summary": {"a": 1}}, "summary must be text, not an object"),
+    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": 123, "sources": ["slack:p1"]},
+     "value must be text, not a number (123)"),
+    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "valid_from": 20260101,
+      "sources": ["slack:p1"]}, "valid_from must be text, not a number (20260101)"),
+    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": "slack:p1"},
+     "sources must be a list, not text"),
+    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": [7]},
+     "a source is KIND:REF"),
+    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x",
+      "sources": [{"kind": "slack", "ref": ["p"]}]}, "a source ref must be text"),
+    ({"type": "fact", "subject": ["webapp"], "predicate": "caveat", "value": "x", "sources": ["slack:p1"]},
+     "subject must be text"),
+    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": ["slack:p1"],
+      "prevents_rework": "no"}, "prevents_rework must be true or false"),
+    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": ["slack:p1"],
+      "order": True}, "order must be a whole number"),
+    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": ["slack:p1"],
+      "extracted": True, "confidence": "high"}, "confidence must be a number"),
+    ({"type": "fact", "predicate": "caveat", "value": "x", "sources": ["slack:p1"]}, 'needs "subject"'),
+])
+def test_a_field_of_the_wrong_kind_refuses_its_record_alone(seeded, tmp_path, record, field):
+    path = tmp_path / "seed.jsonl"
+    good = {"type": "entity", "id": "repo/fine", "name": "fine"}
+    path.write_text(json.dumps(record) + "\n" + json.dumps(good) + "\n", encoding="utf-8")
+    report = seeded.json("import", path, "--apply")
+    assert report["refused"] == {"malformed": 1} and report["entities"] == {"created": 1}
+    assert report["refusals"][0]["line"] == 1 and field in report["refusals"][0]["message"], report["refusals"]
+
+
+def test_a_record_nested_beyond_reading_is_refused_alone(seeded, tmp_path):
+    path = tmp_path / "seed.jsonl"
+    deep = '{"type": "fact", "value": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path.write_text(deep + "\n" + '{"type": "entity", "id": "repo/fine", "name": "fine"}\n', encoding="utf-8")
+    report = seeded.json("import", path, "--apply")
+    assert report["refused"] == {"malformed": 1} and "nests too deep" in report["refusals"][0]["message"]
+    assert report["entities"] == {"created": 1}
+
+
+def test_a_line_of_bytes_that_are_not_utf8_is_refused_alone(seeded, tmp_path):
+    path = tmp_path / "seed.jsonl"
+    path.write_bytes(b'{"type": "entity", "id": "repo/x", "name": "\xff"}\n'
+                     b'{"type": "entity", "id": "repo/fine", "name": "fine"}\n')
+    report = seeded.json("import", path)
+    assert report["refusals"] == [{"line": 1, "reason": "malformed", "message": "the line is not UTF-8 text"}]
+
+
+def test_a_separator_inside_a_json_string_does_not_split_the_line(seeded, tmp_path):
+    path = tmp_path / "seed.jsonl"
+    record = {"type": "entity", "id": "repo/sep", "name": "one\u2028two\x0cthree"}
+    path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    report = seeded.json("import", path, "--apply")
+    assert report["records"] == 1 and report["entities"] == {"created": 1}, report
+
+
+def test_a_value_beyond_the_text_limit_is_refused_with_its_size(seeded, tmp_path, monkeypatch):
+    path = tmp_path / "seed.jsonl"
+    huge = {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x" * 200_000,
+            "sources": ["slack:p1"]}
+    path.write_text(json.dumps(huge) + "\n", encoding="utf-8")
+    before = seeded.snapshot()
+    report = seeded.json("import", path, "--apply")
+    assert report["refused"] == {"malformed": 1}
+    assert "200000 characters long; the most is 65536" in report["refusals"][0]["message"]
+    monkeypatch.setenv("KGRDF_MAX_LINE", "1000")
+    report = seeded.json("import", path, "--apply")
+    assert "the line is 200" in report["refusals"][0]["message"] and "KGRDF_MAX_LINE" in report["refusals"][0]["message"]
+    assert seeded.snapshot() == before
+
+
+# --- files that never end, or are too large -------------------------------------------------------
+
+def test_an_import_from_a_device_or_a_folder_is_refused(seeded, tmp_path):
+    before = seeded.snapshot()
+    assert "/dev/zero is not a file" in one_line(seeded("import", "/dev/zero", "--apply", expect=2))
+    assert "is a folder" in one_line(seeded("import", tmp_path, "--apply", expect=2))
+    assert seeded.snapshot() == before
+
+
+def test_an_import_larger_than_its_bound_is_refused_before_it_is_read(seeded, tmp_path, monkeypatch):
+    path = tmp_path / "seed.jsonl"
+    path.write_text('{"type": "entity", "id": "repo/x", "name": "x"}\n' * 100, encoding="utf-8")
+    monkeypatch.setenv("KGRDF_MAX_IMPORT", "1000")
+    before = seeded.snapshot()
+    line = one_line(seeded("import", path, "--apply", expect=2))
+    assert "larger than 1000 bytes" in line and "KGRDF_MAX_IMPORT" in line
+    assert seeded.snapshot() == before
+
+
+def test_a_transcript_that_never_ends_or_is_too_large_is_refused(seeded, tmp_path, monkeypatch):
+    talk = tmp_path / "talk.jsonl"
+    talk.write_text(json.dumps({"role": "user", "content": "deploys are announced in #deploys"}) + "\n")
+    words = ["propose", "release", "posts_to", "--object", "#deploys", "--from-user", "--quote",
+             "deploys are announced in #deploys", "--transcript"]
+    before = seeded.snapshot()
+    assert "/dev/zero is not a file" in one_line(seeded(*words, "/dev/zero", expect=2))
+    monkeypatch.setenv("KGRDF_MAX_TRANSCRIPT", "20")
+    assert "larger than 20 bytes" in one_line(seeded(*words, talk, expect=2))
+    assert seeded.snapshot() == before
+    monkeypatch.setenv("KGRDF_MAX_TRANSCRIPT", "1000")
+    assert seeded.json(*words, talk)["status"] == "confirmed"
+
+
+def test_a_message_on_standard_input_is_bounded_and_utf8(seeded, monkeypatch):
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    runner = CliRunner()
+    kb = ["--kb", str(seeded.path)]
+    result = runner.invoke(app, ["mentions", "-", *kb], input=b"ping web-app \xff")
+    assert result.exit_code == 2 and "not UTF-8 text" in one_line(result)
+    monkeypatch.setenv("KGRDF_MAX_TEXT", "100")
+    result = runner.invoke(app, ["context", "--message", "-", *kb], input=b"web-app " * 50)
+    assert result.exit_code == 2 and "the most is 100" in one_line(result)
+    assert runner.invoke(app, ["mentions", "-", "--json", *kb], input=b"ping web-app").exit_code == 0
+
+
+# --- the knowledge base's folder ------------------------------------------------------------------
+
+def test_kb_on_a_file_or_under_proc_is_no_knowledge_base(kg, tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    assert "is a file, not a knowledge base folder" in one_line(kg("stats", "--kb", a_file, kb=False, expect=1))
+    assert "no knowledge base at /proc/self" in one_line(kg("stats", "--kb", "/proc/self", kb=False, expect=1))
+    assert "cannot make a knowledge base" in one_line(kg("init", "--kb", "/proc/self/kb", kb=False, expect=2))
+    assert "Not a directory" in one_line(kg("init", "--kb", a_file / "kb", kb=False, expect=2))
+    assert "is a file, not a folder" in one_line(kg("init", "--kb", a_file, kb=False, expect=2))
+    assert a_file.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["kb", "notes.txt"]
+
+
+def _refuse_new_files(folder):
+    """Make ``folder`` refuse new files: the immutable attribute as root (who may write in a
+    read-only folder), the folder's mode otherwise. Returns the undo."""
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i", str(folder)], check=True)
+        return lambda: subprocess.run(["chattr", "-i", str(folder)], check=True)
+    folder.chmod(0o555)
+    return lambda: folder.chmod(0o755)
+
+
+def test_a_folder_that_refuses_new_files_is_one_line_and_nothing_written(seeded, tmp_path):
+    before = seeded.snapshot()
+    undo = _refuse_new_files(seeded.path)
+    try:
+        line = one_line(seeded("add-entity", "repo/new", "--name", "new", expect=3))
+        assert f"cannot use {seeded.path}/" in line and ("not permitted" in line or "denied" in line)
+        assert seeded.json("lookup", "webapp")["entity"]["id"] == "repo/web-app"  # reads go on
+        shut = tmp_path / "shut"
+        shut.mkdir()
+        undo_shut = _refuse_new_files(shut)
+        try:
+            assert "cannot make a knowledge base" in one_line(seeded("init", "--kb", shut / "kb", kb=False, expect=2))
+        finally:
+            undo_shut()
+        assert list(shut.iterdir()) == []
+    finally:
+        undo()
+    assert seeded.snapshot() == before
+    seeded("add-entity", "repo/new", "--name", "new")  # and once it takes files again, writes go on
+
+
+def test_a_lock_that_is_a_folder_is_one_line(seeded):
+    before = seeded.snapshot()
+    (seeded.path / "lock").unlink()
+    (seeded.path / "lock").mkdir()
+    for argv in (["stats"], ["add-entity", "repo/new", "--name", "new"]):
+        line = one_line(seeded(*argv, expect=3))
+        assert "lock is a folder" in line and "remove the folder" in line
+    (seeded.path / "lock").rmdir()
+    assert seeded.snapshot() == before
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan", "inf", "1e9", ""])
+def test_a_lock_timeout_that_is_not_seconds_is_bad_input(seeded, monkeypatch, value):
+    before = seeded.snapshot()
+    monkeypatch.setenv("KGRDF_LOCK_TIMEOUT", value)
+    if not value:  # unset is the default
+        seeded("stats")
+        return
+    for argv in (["stats"], ["add-entity", "repo/new", "--name", "new"]):
+        assert "KGRDF_LOCK_TIMEOUT=" in one_line(seeded(*argv, expect=2))
+    monkeypatch.delenv("KGRDF_LOCK_TIMEOUT")
+    assert seeded.snapshot() == before
+
+
+def test_a_day_setting_beyond_the_calendar_is_bad_input(seeded, monkeypatch):
+    monkeypatch.setenv("KGRDF_PROPOSAL_DAYS", "99999999999")
+    before = seeded.snapshot()
+    assert "KGRDF_PROPOSAL_DAYS='99999999999' must be between 1 and 36525" in one_line(seeded("expire", expect=2))
+    assert seeded.snapshot() == before
+
+
+@pytest.mark.parametrize("content", ["[1,2,3]", '{"groups": [1]}', '{"groups": [{"number": "x"}]}',
+                                     '{"groups": [{"number": 1, "title": "t", "facts": [{"id": 5, "sentence": ""}]}]}',
+                                     '"batch"', "[" * 100_000])
+def test_a_batch_json_edited_by_hand_is_bad_input(seeded, content):
+    seeded("propose", "webapp", "caveat", "--value", "x", "-s", "slack:p1")
+    seeded("batch")
+    (seeded.path / "batch.json").write_text(content)
+    before = seeded.snapshot()
+    line = one_line(seeded("batch", "apply", "confirm all", expect=2))
+    assert "batch.json" in line and "kg batch prints and saves a new one" in line
+    assert seeded.snapshot() == before
+
+
+# --- the unexpected -------------------------------------------------------------------------------
+
+def test_an_unexpected_error_is_one_line_reported_as_a_bug(seeded, monkeypatch):
+    from kgrdf import session
+
+    def broken(self):
+        return {}["a bug"]
+
+    monkeypatch.setattr(session.Session, "stats", broken)
+    result = seeded("stats", expect=3)
+    line = one_line(result)
+    assert "an unexpected error (KeyError: 'a bug')" in line and "this is a bug in kgrdf" in line
+    assert "KGRDF_DEBUG=1" in line
+    assert json.loads(seeded("stats", "--json", expect=3).stdout)["error"] == "bug"
+    monkeypatch.setenv("KGRDF_DEBUG", "1")
+    debug = seeded("stats", expect=3)
+    assert "Traceback" in debug.stderr and debug.stderr.strip().splitlines()[-1].startswith("kg: an unexpected error")
+
+
+def test_a_real_process_given_bytes_that_are_not_utf8_says_so_in_one_line(seeded):
+    result = subprocess.run([sys.executable, "-m", "kgrdf", "search", b"web\xffapp", "--kb", seeded.path],
+                            capture_output=True)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.decode().count("\n") == 1 and b"not UTF-8 text" in result.stderr
