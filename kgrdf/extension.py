@@ -152,11 +152,14 @@ def check_file(path: Path) -> Extension:
 
     from kgrdf import schema
 
+    from kgrdf import inputs
+    from kgrdf.errors import BadInput
+
     ext = Extension(path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        ext.problems.append(f"cannot read {path.name}: {exc.strerror}")
+        raw = inputs.read(path, "KGRDF_MAX_IMPORT", "the schema file")
+    except BadInput as exc:
+        ext.problems.append(exc.message)
         return ext
     ext.digest = hashlib.sha256(raw).hexdigest()
     try:
