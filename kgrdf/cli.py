@@ -33,8 +33,8 @@ class _Commands(TyperGroup):
             return super().invoke(ctx)
         except KgError as exc:
             error = exc
-        except (TyperException, typer.Exit, typer.Abort):
-            raise
+        except (TyperException, typer.Exit, typer.Abort, BrokenPipeError):
+            raise  # typer's own: usage errors, exits, and a reader that went away (kg export | head)
         except OSError as exc:
             error = from_os(exc)
         except Exception as exc:
