@@ -76,7 +76,7 @@ def read(path: Path, setting: str, what: str) -> bytes:
                 raise BadInput(f"{what} {path} is not a file", hint="give the path of a file")
             if stat.S_ISREG(mode) and os.fstat(stream.fileno()).st_size > limit:
                 raise _too_large(what, path, limit, setting)
-            data = stream.read(limit + 1)
+            data = _read_at_most(stream, limit + 1)
     except IsADirectoryError:
         raise BadInput(f"{what} {path} is a folder", hint="give the path of a file") from None
     except OSError as exc:
@@ -84,6 +84,19 @@ def read(path: Path, setting: str, what: str) -> bytes:
     if len(data) > limit:
         raise _too_large(what, path, limit, setting)
     return data
+
+
+def _read_at_most(stream, size: int) -> bytes:
+    """At most ``size`` bytes of ``stream``, read in pieces (one read of ``size`` would ask for all
+    that memory at once, whatever the stream holds)."""
+    pieces, left = [], size
+    while left > 0:
+        piece = stream.read(min(left, 1 << 20))
+        if not piece:
+            break
+        pieces.append(piece)
+        left -= len(piece)
+    return b"".join(pieces)
 
 
 def _too_large(what: str, path: Path, limit: int, setting: str) -> BadInput:
@@ -102,7 +115,7 @@ def standard_input(what: str) -> str:
     import sys
 
     limit = settings.get("KGRDF_MAX_TEXT")
-    data = sys.stdin.buffer.read(4 * limit + 4)  # a character is at most four bytes in UTF-8
+    data = _read_at_most(sys.stdin.buffer, 4 * limit + 4)  # a character is at most four bytes in UTF-8
     try:
         return text(data.decode("utf-8"), what)
     except UnicodeDecodeError:
