@@ -33,8 +33,12 @@ class _Commands(TyperGroup):
             return super().invoke(ctx)
         except KgError as exc:
             error = exc
-        except (TyperException, typer.Exit, typer.Abort, BrokenPipeError):
-            raise  # typer's own: usage errors, exits, and a reader that went away (kg export | head)
+        except TyperException as exc:
+            error = _usage_error(exc)
+            if error is None:
+                raise
+        except (typer.Exit, typer.Abort, BrokenPipeError):
+            raise  # typer's own exits, and a reader that went away (kg export | head)
         except OSError as exc:
             error = from_os(exc)
         except Exception as exc:
@@ -45,6 +49,18 @@ class _Commands(TyperGroup):
             error = Bug.of(exc)
         render.error(error, as_json)
         ctx.exit(error.exit_code)
+
+
+def _usage_error(exc) -> KgError | None:
+    """A usage error of typer's (a missing argument, an option that is not there, a value that is
+    not a number) as one line with the way to the usage; None for anything else (help it shows)."""
+    from kgrdf.errors import BadInput
+
+    message = exc.format_message() if getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message") else ""
+    if not message or "\n" in message.strip():
+        return None
+    context = getattr(exc, "ctx", None)
+    return BadInput(message.strip().rstrip("."), hint=f"{context.command_path if context else 'kg'} -h shows the usage")
 
 
 def _check_arguments(arguments: list[str]) -> None:

@@ -352,3 +352,14 @@ def test_a_real_process_given_bytes_that_are_not_utf8_says_so_in_one_line(seeded
                             capture_output=True)
     assert result.returncode == 2, result.stderr
     assert result.stderr.decode().count("\n") == 1 and b"not UTF-8 text" in result.stderr
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["propose"], "Missing argument 'subject' (kg propose -h shows the usage)"),
+    (["neighbors", "webapp", "--hops", "abc"], "'abc' is not a valid int (kg neighbors -h shows the usage)"),
+    (["org", "customers", "--quiet-days", "1e9"], "(kg org customers -h shows the usage)"),
+    (["lookup", "webapp", "--bogus"], "No such option: --bogus"),
+    (["bogus"], "No such command 'bogus'"),
+])
+def test_a_usage_error_is_one_line(seeded, argv, message):
+    assert message in one_line(seeded(*argv, expect=2))
