@@ -242,13 +242,13 @@ def test_no_import_record_gives_a_traceback_and_each_is_refused_alone(world, tmp
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(items=st.lists(record(), min_size=1, max_size=12), junk=st.lists(st.sampled_from(
         ["not json", "5", "[1,2,3]", '"text"', "null", "{", "\x00", "\udcff"]), max_size=2),
-        apply=st.booleans(), seed=st.integers(0, 2 ** 16))
-    def run(items, junk, apply, seed):
+        apply=st.booleans(), auto=st.booleans(), seed=st.integers(0, 2 ** 16))
+    def run(items, junk, apply, auto, seed):
         lines = [_line(item) for item in items] + junk
         random.Random(seed).shuffle(lines)
         lines.insert(0, json.dumps(GOOD_ENTITY))  # JSON lines, not one JSON array
         path.write_bytes("\n".join(lines).encode("utf-8", errors="surrogateescape"))
-        argv = ["import", str(path), "--json", "--kb", str(kg.path)] + (["--apply"] if apply else [])
+        argv = ["import", str(path), "--json", "--kb", str(kg.path)] + (["--apply"] if apply else []) + (["--auto-confirm"] if auto else [])
         before = kg.snapshot()
         result = _check(kg, argv, {}, before)
         # JSON lines: a record that is not one is refused alone; the import itself goes on
