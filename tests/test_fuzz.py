@@ -155,6 +155,8 @@ def _check(kg, argv, env, before_snapshot):
     assert result.exit_code in (0, 1, 2, 3), shown
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, shown
     assert "this is a bug in kgrdf" not in result.stderr, shown
+    if result.exit_code and result.stderr.strip() and not result.stderr.startswith("Usage:"):  # help of a group
+        assert all(line.startswith("kg: ") for line in result.stderr.strip().splitlines()), shown
     if result.exit_code in (1, 2):
         assert kg.snapshot() == before_snapshot, "refused, yet written: " + shown
     return result
