@@ -64,20 +64,23 @@ def _usage_error(exc) -> KgError | None:
 
 
 def _check_arguments(arguments: list[str]) -> None:
-    """Every argument is text the knowledge base can take: UTF-8 (a byte that is not becomes a lone
-    surrogate), no longer than KGRDF_MAX_TEXT, and without NUL (which no real command line holds).
-    Raises BadInput before any command runs."""
-    from kgrdf import inputs
+    """Every argument is UTF-8 text (a byte that is not becomes a lone surrogate, which nothing can
+    store or print) without NUL (which no real command line holds, and no path). Raises BadInput
+    before any command runs. Sizes are the library's to bound (KGRDF_MAX_TEXT for a value, the
+    sandbox's for a query); the system bounds an argument anyway."""
+    from kgrdf.errors import BadInput
 
     for number, argument in enumerate(arguments):
         before = arguments[number - 1] if number else ""
         named = f"the value of {before}" if before.startswith("-") and not argument.startswith("-") else (
             f"argument {number + 1}")
-        inputs.text(argument, f"{named} {argument[:40]!r}")
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise BadInput(f"{named} {argument[:40]!r} is not UTF-8 text ({argument[exc.start]!r} at character "
+                           f"{exc.start + 1})", hint="a byte that is not UTF-8 was given; pass the text in UTF-8") from None
         if "\x00" in argument:
-            from kgrdf.errors import BadInput
-
-            raise BadInput(f"{named} {argument[:40]!r} holds a NUL character, which no command line can")
+            raise BadInput(f"{named} {argument[:40]!r} holds U+0000 (NUL), which no command line can")
 
 
 app = typer.Typer(

@@ -2,8 +2,8 @@
 line and writes nothing): text that is Unicode and of a bounded size, JSON of the expected shape,
 and files read no further than their bound.
 
-The bounds are settings (kgrdf.settings): KGRDF_MAX_TEXT characters in one argument or text
-field, KGRDF_MAX_LINE bytes in one line of an import or a transcript, KGRDF_MAX_IMPORT and
+The bounds are settings (kgrdf.settings): KGRDF_MAX_TEXT characters in one text field,
+KGRDF_MAX_LINE bytes in one line of an import or a transcript, KGRDF_MAX_IMPORT and
 KGRDF_MAX_TRANSCRIPT bytes in those files.
 """
 

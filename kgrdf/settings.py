@@ -11,7 +11,7 @@ with an environment variable.
     KGRDF_CONTEXT_BUDGET 1500   tokens in a context pack unless --budget says otherwise
     KGRDF_QUERY_TIMEOUT    30   seconds a kg sparql query may run unless --timeout says otherwise
     KGRDF_QUERY_MEMORY   1024   MB of memory a kg sparql query may take
-    KGRDF_MAX_TEXT      65536   characters in one argument or one text field (a name, a value, a message)
+    KGRDF_MAX_TEXT      65536   characters in one text field (a value, an import record's field, a message)
     KGRDF_MAX_LINE   16777216   bytes in one line of an import or a transcript
     KGRDF_MAX_IMPORT 536870912  bytes in an import file
     KGRDF_MAX_TRANSCRIPT 268435456  bytes in a transcript

@@ -66,13 +66,13 @@ def test_an_argument_that_is_not_utf8_is_refused(seeded, argv):
     assert seeded.snapshot() == before
 
 
-def test_an_argument_longer_than_the_text_limit_is_refused(seeded, monkeypatch):
+def test_a_value_longer_than_the_text_limit_is_refused(seeded, monkeypatch):
     before = seeded.snapshot()
     line = one_line(seeded("propose", "webapp", "caveat", "--value", "x" * 70_000, "-s", "slack:p1", expect=2))
-    assert "the value of --value" in line and "70000 characters" in line and "KGRDF_MAX_TEXT" in line
+    assert "the value for caveat is 70000 characters long; the most is 65536" in line and "KGRDF_MAX_TEXT" in line
     monkeypatch.setenv("KGRDF_MAX_TEXT", "300")
-    line = one_line(seeded("add-entity", "repo/x", "--name", "n" * 301, expect=2))
-    assert "the value of --name" in line and "the most is 300" in line
+    line = one_line(seeded("propose", "webapp", "caveat", "--value", "v" * 301, "-s", "slack:p1", expect=2))
+    assert "301 characters long; the most is 300" in line
     monkeypatch.delenv("KGRDF_MAX_TEXT")
     assert seeded.snapshot() == before
 
@@ -290,12 +290,12 @@ def test_a_lock_that_is_a_folder_is_one_line(seeded):
     (seeded.path / "lock").mkdir()
     for argv in (["stats"], ["add-entity", "repo/new", "--name", "new"]):
         line = one_line(seeded(*argv, expect=3))
-        assert "lock is a folder" in line and "remove the folder" in line
+        assert "the lock file" in line and "cannot be opened" in line and "remove a link or folder" in line
     (seeded.path / "lock").rmdir()
     assert seeded.snapshot() == before
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan", "inf", "1e9", ""])
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan", "inf", ""])
 def test_a_lock_timeout_that_is_not_seconds_is_bad_input(seeded, monkeypatch, value):
     before = seeded.snapshot()
     monkeypatch.setenv("KGRDF_LOCK_TIMEOUT", value)
