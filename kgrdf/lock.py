@@ -13,6 +13,7 @@ from pathlib import Path
 from kgrdf.errors import BadInput, Damaged
 
 DEFAULT_WAIT = 120.0
+MOST_WAIT = 365 * 86_400.0  # a year: the alarm that ends a wait cannot be set beyond the system's time
 
 
 def wait_seconds() -> float:
@@ -25,8 +26,8 @@ def wait_seconds() -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 < value < float("inf"):
-        raise BadInput(f"KGRDF_LOCK_TIMEOUT={text!r} must be a positive number of seconds")
+    if not 0 < value <= MOST_WAIT:
+        raise BadInput(f"KGRDF_LOCK_TIMEOUT={text!r} must be a positive number of seconds, at most {MOST_WAIT:.0f}")
     return value
 
 

@@ -295,7 +295,7 @@ def test_a_lock_that_is_a_folder_is_one_line(seeded):
     assert seeded.snapshot() == before
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan", "inf", ""])
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan", "inf", "1e30", ""])
 def test_a_lock_timeout_that_is_not_seconds_is_bad_input(seeded, monkeypatch, value):
     before = seeded.snapshot()
     monkeypatch.setenv("KGRDF_LOCK_TIMEOUT", value)
