@@ -84,11 +84,34 @@ def _rows(stream: Stream):
                 yield path, row[2:-2]
 
 
-def matcher(entity, values: list[str]) -> privacy.People:
-    """What names a person: their IRI, id, name, aliases, weak aliases and identifiers' values."""
-    people = privacy.People()
-    people.add_person(entity.iri, entity.id, [entity.name, *entity.aliases, *entity.weak_aliases], values)
-    return people
+@dataclass
+class Target:
+    """The person a forget is for, and how a row is judged to name them: ``pattern`` finds the rows
+    that may (a word of each of their names and tokens), and ``everyone`` (the matcher of every
+    person of the perspective) decides, so that a longer name of another person that holds one of
+    theirs ("Sam Lee" and the alias "Sam") names the other person, as it does when a write routes."""
+
+    iri: str
+    pattern: object
+    everyone: privacy.People
+
+    def in_row(self, quad) -> bool:
+        return self.iri in self.everyone.in_row(quad)
+
+    def in_text(self, text: str) -> bool:
+        return self.iri in self.everyone.in_text(text)
+
+
+def target(entity, values: list[str], label_rows=(), entries=(), base: str = "") -> Target:
+    """What names a person: their IRI, id, name, aliases, weak aliases and identifiers' values,
+    judged beside the names of everyone else (``label_rows`` of person-labels.rq, identifier
+    ``entries``)."""
+    names = [entity.name, *entity.aliases, *entity.weak_aliases]
+    own = privacy.People()
+    own.add_person(entity.iri, entity.id, names, values)
+    everyone = privacy.people_of(label_rows, entries, base)
+    everyone.add_person(entity.iri, entity.id, names, values)
+    return Target(entity.iri, own.candidates(), everyone)
 
 
 def _quad(row: str):
@@ -101,12 +124,12 @@ def _quad(row: str):
         return None
 
 
-def named_rows(text: str, people: privacy.People):
-    """(row, quad) of every A and D row of a journal's text that names one of ``people``, decided on
-    the row's decoded terms (a newline in a literal is a backslash and an n in the row's text). A
-    cheap pattern over the folded text finds the rows that may; only those are parsed."""
+def named_rows(text: str, person: Target):
+    """(row, quad) of every A and D row of a journal's text that names ``person``, decided on the
+    row's decoded terms (a newline in a literal is a backslash and an n in the row's text). A cheap
+    pattern over the folded text finds the rows that may; only those are parsed."""
     rows = text.split("\n")
-    pattern = people.candidates()
+    pattern = person.pattern
     if pattern is None:
         numbers = range(len(rows))
     else:
@@ -121,11 +144,11 @@ def named_rows(text: str, people: privacy.People):
         row = rows[number]
         if row.startswith(("A ", "D ")) and row.endswith(" ."):
             quad = _quad(row[2:-2])
-            if quad is not None and people.in_row(quad):
+            if quad is not None and person.in_row(quad):
                 yield row[2:-2], quad
 
 
-def naming(kb, people: privacy.People) -> Plan:
+def naming(kb, person: Target) -> Plan:
     """Every record that names a person (see :class:`kgrdf.privacy.People`): every row of a fact
     whose subject, object, speaker or any text names them, their entity's rows, and the rows of
     other entities whose aliases or summary name them. Another entity's name that names them is
@@ -138,13 +161,13 @@ def naming(kb, people: privacy.People) -> Plan:
     for stream in (kb.journal.local, kb.journal.shared):
         for path in stream.segments():
             text = path.read_text(encoding="utf-8", errors="replace")
-            for row, quad in named_rows(text, people):
+            for row, quad in named_rows(text, person):
                 graph = quad.graph_name.value
                 if not graph.startswith(base):
                     continue
                 if graph != entities_graph:
                     plan.graphs.add(privacy.fact_of(graph))
-                elif quad.subject.value not in people.iris and quad.predicate.value in privacy.NAME_PROPERTIES:
+                elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
                     plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate,
                                                          Literal(vocab.id_of(quad.subject.value)), quad.graph_name))
                 else:
@@ -287,15 +310,18 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
 
     with lock.held(kb.path / "lock", exclusive=True):
         with kb.up_to_date() as backend:
-            entity = Session(kb, backend).resolve(text)
+            session = Session(kb, backend)
+            entity = session.resolve(text)
+            label_rows = session.rows("person-labels", entities=vocab.entities_graph(kb.perspective))
         if entity.type not in privacy.PERSON_TYPES:
             raise Refused(f"{entity.id} is a {entity.type}: kg forget is for people and actors",
                           hint="retract a fact with kg reject or kg supersede")
         key = privacy.key(kb)
         hashed = key.digest(entity.id)  # refuses when keyed records need a key that is not there
-        values = [e["value"] for e in identifiers.read(kb) if e["entity"] == entity.id]
-        people = matcher(entity, values)
-        plan = naming(kb, people)
+        entries = identifiers.read(kb)
+        values = [e["value"] for e in entries if e["entity"] == entity.id]
+        person = target(entity, values, label_rows, entries, vocab.perspective_base(kb.perspective))
+        plan = naming(kb, person)
         plan.identifiers = [hashed] if values else []
         refuse_if_shared(kb, plan, f"forgetting {entity.id}")
         plan.record = {"id": str(uuid.uuid4()), "hash": hashed, "hash_kind": privacy.HMAC,
@@ -305,7 +331,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         if dry_run:
             return result
         counts = start(kb, plan)
-        left = remaining(kb, people)
+        left = remaining(kb, person)
         if left:
             plural = len(left) != 1
             raise Damaged(f"{entity.id} was forgotten from what kgrdf keeps, but {len(left)} file"
@@ -329,8 +355,8 @@ def purge_facts(kb, graphs: list[str], what: str) -> dict:
         return start(kb, plan)
 
 
-def remaining(kb, people: privacy.People) -> list[str]:
-    """The files of the knowledge base folder that still name someone of ``people``, by the matcher
+def remaining(kb, person: Target) -> list[str]:
+    """The files of the knowledge base folder that still name ``person``, by the matcher
     that chose what to drop: journal rows of this perspective by their decoded terms, JSON files by
     their strings, any other file by its text. The index and git are rebuilt from these files."""
     base = vocab.perspective_base(kb.perspective)
@@ -344,9 +370,9 @@ def remaining(kb, people: privacy.People) -> list[str]:
             except OSError:
                 continue
             if name.endswith(".rdfp"):
-                named = any(quad.graph_name.value.startswith(base) for _row, quad in named_rows(text, people))
+                named = any(quad.graph_name.value.startswith(base) for _row, quad in named_rows(text, person))
             else:
-                named = any(people.in_text(piece) for piece in _texts(text))
+                named = any(person.in_text(piece) for piece in _texts(text))
             if named:
                 found.append(os.path.relpath(path, kb.path))
     return found

@@ -203,17 +203,20 @@ class People:
             self._keys.add(key)
 
     def in_text(self, text: str | None) -> set[str]:
-        """The people ``text`` names."""
+        """The people ``text`` names. Where one person's name lies inside another's longer one, the
+        longer wins: "Sam Lee" names Sam Lee, not a person whose alias is "Sam" (as kg mentions
+        reads it); the same words as two people's names name both."""
         if not text:
             return set()
         folded = fold(text)
         found: set[str] = set()
         if self._names:
             seen = _PIECE.findall(folded)
-            for at, word in enumerate(seen):
-                for name, person in self._names.get(word, ()):
-                    if tuple(seen[at:at + len(name)]) == name:
-                        found.add(person)
+            spans = [(at, at + len(name), person) for at, word in enumerate(seen)
+                     for name, person in self._names.get(word, ()) if tuple(seen[at:at + len(name)]) == name]
+            for start, end, person in spans:
+                if not any(s <= start and end <= e and e - s > end - start for s, e, _ in spans):
+                    found.add(person)
         if self._tokens:
             if self._token_pattern is None:
                 joiner = re.escape(_JOINER)
@@ -237,8 +240,9 @@ class People:
         """The people a journal row names: as its subject, object or graph, or in its text. An id
         (``dcterms:identifier``) is not text: it is the IRI's, and the IRI is compared exactly."""
         found = self.in_term(quad.subject) | self.in_term(quad.graph_name)
-        if quad.predicate.value == vocab.IDENTIFIER.value:
-            return found
+        if quad.predicate.value == vocab.IDENTIFIER.value or (
+                isinstance(quad.object, Literal) and quad.object.value == vocab.id_of(quad.subject.value)):
+            return found  # an id, or a name that is just the id (what forget leaves of a name)
         return found | self.in_term(quad.object)
 
     def candidates(self):

@@ -334,6 +334,26 @@ def test_forget_takes_the_id_exactly_and_the_names_in_any_case_form_and_separato
     kg("validate")
 
 
+def test_a_name_inside_another_persons_longer_name_names_the_other(kg):
+    """The alias "Sam" is a word of "Sam Lee": the longer name wins, as when a write routes, so
+    forgetting person/sam leaves Sam Lee, their name and what names only them as they were."""
+    kg("add-entity", "person/sam", "--name", "Samantha Quixley", "--alias", "Sam")
+    kg("add-entity", "person/sam.lee", "--name", "Sam Lee", "--alias", "Lee")
+    kg("add-entity", "process/release", "--name", "Release process")
+    gone = _propose(kg, "process/release", "rule", "--value", "ask Sam, then Sam Lee", "-s", "memory:n")["id"]
+    kept = _propose(kg, "process/release", "rule", "--value", "ask SAM-LEE first", "-s", "memory:n")["id"]
+    lee = _propose(kg, "person/sam.lee", "title", "--value", "Release manager", "-s", "profile:hr")["id"]
+
+    result = kg.json("forget", "person/sam")
+    assert result["facts"] == 1 and result["remaining"] == []
+    assert kg.json("lookup", "Sam Lee")["entity"] == {**kg.json("lookup", "person/sam.lee")["entity"]}
+    assert kg.json("lookup", "person/sam.lee")["entity"]["name"] == "Sam Lee"
+    rules = [f["id"] for f in kg.json("facts", "process/release", "--all")["facts"]]
+    assert rules == [kept] and gone not in rules
+    assert [f["id"] for f in kg.json("facts", "person/sam.lee")["facts"]] == [lee]
+    kg("validate")
+
+
 def test_every_text_that_names_a_person_goes_to_the_private_journal_and_forget_takes_it(kg):
     kg("add-entity", "person/sam", "--name", "Samantha Quixley", "--alias", "Sam Q")
     kg("add-entity", "person/samuel", "--name", "Samuel Park")
