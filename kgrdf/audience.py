@@ -1,6 +1,6 @@
 """Audiences (§9): who could hear an assertion, and who may be told it.
 
-An assertion carries the audience it was heard in:
+Every time a fact is heard, that hearing carries the audience it was heard in:
 
 - ``public``: anyone;
 - ``workspace:W``: the members of a workspace;
@@ -13,6 +13,10 @@ could have heard: a public assertion, one heard in that very audience, or one he
 conversation whose people include all of the readers'. Where membership is not known (is this
 channel in that workspace?) the answer is no: an unknown audience fails closed. The owner, who
 keeps the knowledge base, may hear everything; a read that names no audience is the owner's.
+
+A fact may be told to an audience that may hear one of its hearings, and is shown with those
+hearings alone (their sources, speakers, messages); an entity exists for an audience when a fact it
+may be told names it, or it is the perspective's own organization.
 """
 
 import re
@@ -52,8 +56,7 @@ def may_hear(heard_in: str | None, shown_to: str) -> bool:
     return False
 
 
-def wider(new: str, old: str | None) -> bool:
-    """Whether an assertion heard again in ``new`` may now be told to everyone who may hear ``old``
-    and more: then its audience widens to ``new``."""
-    old = old or OWNER
-    return new != old and may_hear(new, old)
+def may_hear_any(heard_in, shown_to: str) -> bool:
+    """Whether a fact heard in each of ``heard_in`` (its hearings' audiences; None: the owner's) may
+    be told to ``shown_to``: when it may hear one of them."""
+    return any(may_hear(one, shown_to) for one in heard_in)

@@ -372,8 +372,7 @@ def _packed(session, entities: list, head: dict, budget: int) -> dict:
 
     def cited(facts: list[dict]) -> Iterator[dict]:
         for fact in facts:  # a source is read only for a fact the budget may keep
-            sources = session.values("fact-sources", fact=NamedNode(fact["iri"]))
-            yield {**fact, "source": short_source(sources)}
+            yield {**fact, "source": short_source(session.sources_heard(fact["iri"]))}
 
     head = {**head, "entities": [{"id": e.id, "type": e.type, "name": e.name} for e in entities],
             "budget": budget, "token_method": TOKEN_METHOD}

@@ -30,13 +30,7 @@ FIELDS: dict[str, tuple[NamedNode, str]] = {
     "last_confirmed_at": (kg("lastConfirmedAt"), "datetime"),
     "reviewed_by": (kg("reviewedBy"), "string"),
     "prevents_rework": (kg("preventsRework"), "boolean"),
-    "audience": (kg("audience"), "string"),
-    "said_by": (kg("saidBy"), "iri"),
-    "message": (kg("message"), "string"),
-    "speaker_affiliation": (kg("speakerAffiliation"), "iri"),
     "extracted": (kg("extracted"), "boolean"),
-    "confidence": (kg("confidence"), "decimal"),
-    "span": (kg("span"), "string"),
     "claimed_role": (kg("claimedRole"), "string"),
     "verified": (kg("verified"), "boolean"),
     "promoted_to": (kg("promotedTo"), "iri"),
@@ -44,8 +38,24 @@ FIELDS: dict[str, tuple[NamedNode, str]] = {
     "order": (kg("order"), "integer"),
     "perspective": (kg("perspective"), "iri"),
 }
-_FIELD_BY_IRI = {iri.value: name for name, (iri, _) in FIELDS.items()}
+# Where a fact was heard: each hearing is a node of its own (a kg:Hearing, a prov:Activity) with these.
+# A fact written before hearings existed carries them on itself: it reads as its one hearing.
+HEARING_FIELDS: dict[str, tuple[NamedNode, str]] = {
+    "audience": (kg("audience"), "string"),
+    "said_by": (kg("saidBy"), "iri"),
+    "message": (kg("message"), "string"),
+    "speaker_affiliation": (kg("speakerAffiliation"), "iri"),
+    "heard_at": (kg("heardAt"), "datetime"),
+    "confidence": (kg("confidence"), "decimal"),
+    "span": (kg("span"), "string"),
+}
+_FIELD_BY_IRI = {iri.value: name for name, (iri, _) in {**HEARING_FIELDS, **FIELDS}.items()}
+_HEARING_BY_IRI = {iri.value: name for name, (iri, _) in HEARING_FIELDS.items()}
 SOURCES = "sources"
+HEARING = kg("Hearing")
+HEARD_IN = kg("heardIn")  # fact -> hearing
+ADDED_HEARING = kg("addedHearing")  # update record -> the hearing it added
+USED = NamedNode(vocab.PROV + "used")  # hearing -> the sources it brought
 _SPACES = re.compile(r"\s+")
 _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 
@@ -98,6 +108,28 @@ class Source:
         return f"{self.kind}:{self.ref}"
 
 
+@dataclass(frozen=True)
+class Hearing:
+    """One time a fact was heard: who could hear it, the sources it came with, who said it in which
+    message (and their organization then), when; for an extracted fact, the extractor's confidence
+    and the words. ``iri`` is None for the one hearing of a fact written before hearings existed."""
+
+    iri: str | None
+    audience: str = "owner"
+    sources: tuple = ()  # Source values
+    said_by: str | None = None
+    message: str | None = None
+    speaker_affiliation: str | None = None
+    heard_at: str | None = None
+    confidence: float | None = None
+    span: str | None = None
+
+
+def hearing_iri(fact_iri: str, seq: int, step: int) -> str:
+    """The ``step``-th hearing of ``fact_iri`` recorded by transaction ``seq``."""
+    return f"{fact_iri}/hearing/{seq}.{step}"
+
+
 @dataclass
 class Entity:
     id: str
@@ -128,6 +160,7 @@ class Update:
     action: str
     at: str
     reason: str | None = None
+    hearings: tuple = ()  # the hearings this update recorded (an observation, a merge), if any
     changes: dict[str, tuple[list, list]] = field(default_factory=dict)
 
 
@@ -154,20 +187,24 @@ class Fact:
     last_confirmed_at: str | None = None
     reviewed_by: str | None = None
     prevents_rework: bool = False
-    audience: str | None = None
-    said_by: str | None = None  # the speaker: an actor or person IRI
-    message: str | None = None  # the message it was said in
-    speaker_affiliation: str | None = None  # the speaker's organization then (shown, never trusted)
     extracted: bool | None = None  # read out of text by a model: always a proposal
-    confidence: float | None = None
-    span: str | None = None  # the words it was extracted from
     claimed_role: str | None = None  # an affiliation claim's role ("IT")
     verified: bool | None = None  # an affiliation claim: false until promoted
     promoted_to: str | None = None  # the actor a claim was promoted to
     merged_from: str | None = None  # the fact this one carries over from a merged organization
     order: int | None = None
     perspective: str | None = None
+    hearings: list[Hearing] = field(default_factory=list)
     updates: list[Update] = field(default_factory=list)
+
+    @property
+    def said_by(self) -> str | None:
+        """A speaker of the fact (of its latest hearing that has one), or None: a fact someone said."""
+        return next((h.said_by for h in reversed(self.hearings) if h.said_by), None)
+
+    def audiences(self) -> list[str]:
+        """The audiences it was heard in, each once, in the order first heard."""
+        return list(dict.fromkeys(h.audience for h in self.hearings))
 
     @property
     def is_entity_target(self) -> bool:
@@ -201,11 +238,16 @@ def _py(term, kind: str, schema):
 
 
 def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
-    """A Fact from the rows of ``fact.rq`` (graph, s, p, o of its assertion and provenance graphs)."""
+    """A Fact from the rows of ``fact.rq`` (graph, s, p, o of its assertion and provenance graphs).
+    A fact with no hearing records (written before hearings existed) gets one from what is said
+    about the fact itself: its audience, speaker, message, and all its sources."""
     triple = None
     meta: dict[str, object] = {}
+    legacy: dict[str, object] = {}
     sources: dict[str, dict] = {}
     source_nodes: list[str] = []
+    hearing_nodes: list[str] = []
+    hearings: dict[str, dict] = {}
     updates: dict[str, dict] = {}
     changes: dict[str, dict] = {}
     for row in rows:
@@ -216,6 +258,11 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
         if s == fact_iri:
             if p == vocab.WAS_DERIVED_FROM.value:
                 source_nodes.append(o.value)
+            elif p == HEARD_IN.value:
+                hearing_nodes.append(o.value)
+            elif p in _HEARING_BY_IRI:
+                name = _HEARING_BY_IRI[p]
+                legacy[name] = _py(o, HEARING_FIELDS[name][1], schema)
             elif p in _FIELD_BY_IRI:
                 name = _FIELD_BY_IRI[p]
                 meta[name] = _py(o, FIELDS[name][1], schema)
@@ -226,6 +273,11 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
             sources.setdefault(s, {})["ref"] = o.value
         elif p == vocab.kg("quote").value:
             sources.setdefault(s, {})["quote"] = o.value
+        elif p == USED.value:
+            hearings.setdefault(s, {}).setdefault("source_nodes", []).append(o.value)
+        elif p in _HEARING_BY_IRI:
+            name = _HEARING_BY_IRI[p]
+            hearings.setdefault(s, {})[name] = _py(o, HEARING_FIELDS[name][1], schema)
         elif p == vocab.kg("updateNumber").value:
             updates.setdefault(s, {})["seq"] = int(o.value)
         elif p == vocab.kg("action").value:
@@ -234,6 +286,8 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
             updates.setdefault(s, {})["at"] = o.value
         elif p == vocab.kg("reason").value:
             updates.setdefault(s, {})["reason"] = o.value
+        elif p == ADDED_HEARING.value:
+            updates.setdefault(s, {}).setdefault("hearings", []).append(o.value)
         elif p == vocab.kg("change").value:
             updates.setdefault(s, {}).setdefault("change_nodes", []).append(o.value)
         elif p == vocab.kg("field").value:
@@ -246,22 +300,41 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
         return None
     fact = Fact(id=vocab.id_of(fact_iri), iri=fact_iri, subject=triple[0], predicate=triple[1],
                 target=triple[2], **meta)
-    fact.sources = sorted(
-        (Source(sources[n].get("kind", "?"), sources[n].get("ref", ""), sources[n].get("quote"))
-         for n in source_nodes if n in sources),
-        key=lambda src: (src.kind, src.ref))
+
+    def source(node: str) -> Source:
+        return Source(sources[node].get("kind", "?"), sources[node].get("ref", ""), sources[node].get("quote"))
+
+    fact.sources = sorted((source(n) for n in source_nodes if n in sources), key=lambda src: (src.kind, src.ref))
+    for node in hearing_nodes:
+        data = hearings.get(node, {})
+        used = sorted((source(n) for n in data.pop("source_nodes", []) if n in sources),
+                      key=lambda src: (src.kind, src.ref))
+        fact.hearings.append(Hearing(node, **{"audience": "owner", **data, "sources": tuple(used)}))
+    fact.hearings.sort(key=lambda h: (h.heard_at or "", _hearing_order(h.iri)))
+    if not hearing_nodes:
+        fact.hearings = [Hearing(None, **{"audience": "owner", "heard_at": fact.recorded_at, **legacy,
+                                          "sources": tuple(fact.sources)})]
     for node, data in updates.items():
         update = Update(seq=data.get("seq", 0), action=data.get("action", "?"), at=data.get("at", ""),
-                        reason=data.get("reason"))
+                        reason=data.get("reason"), hearings=tuple(data.get("hearings", ())))
         for change_node in data.get("change_nodes", []):
             change = changes.get(change_node, {})
             name = change.get("field", "?")
-            kind = FIELDS[name][1] if name in FIELDS else "iri"
+            kind = {**HEARING_FIELDS, **FIELDS}[name][1] if name in _FIELD_NAMES else "iri"
             update.changes[name] = ([_py(t, kind, schema) for t in change.get("before", [])],
                                     [_py(t, kind, schema) for t in change.get("after", [])])
         fact.updates.append((len(node), node, update))
     fact.updates = [u for _, _, u in sorted(fact.updates, key=lambda entry: (entry[2].seq, entry[0], entry[1]))]
     return fact
+
+
+_FIELD_NAMES = set(FIELDS) | set(HEARING_FIELDS)
+
+
+def _hearing_order(iri: str | None) -> tuple:
+    """Hearings recorded at one time go in the order they were recorded (``.../hearing/SEQ.STEP``)."""
+    seq, _, step = (iri or "").rpartition("/")[2].partition(".")
+    return (int(seq) if seq.isdigit() else 0, int(step) if step.isdigit() else 0)
 
 
 def fold_entity(entity_iri: str, rows: list[dict]) -> Entity | None:
@@ -336,6 +409,30 @@ def source_quads(fact: Fact, source: Source, schema, fact_node=None, graph=None)
     return quads
 
 
+def hearing_quads(fact: Fact, hearing: Hearing, schema, fact_node=None, graph=None) -> list[Quad]:
+    """The quads of one hearing: its node, linked from the fact, with its fields and the sources it
+    brought (their nodes are the fact's: source_quads)."""
+    fact_node = fact_node or NamedNode(fact.iri)
+    graph = graph or vocab.provenance_graph(fact_node)
+    node = NamedNode(hearing.iri)
+    quads = [Quad(fact_node, HEARD_IN, node, graph), Quad(node, vocab.RDF_TYPE, HEARING, graph)]
+    for name, (predicate, kind) in HEARING_FIELDS.items():
+        value = getattr(hearing, name)
+        if value is not None:
+            quads.append(Quad(node, predicate, _term(value, kind, schema, name), graph))
+    quads += [Quad(node, USED, vocab.source_iri(fact_node, s.digest), graph) for s in hearing.sources]
+    return quads
+
+
+def _legacy_quads(fact: Fact, hearing: Hearing, schema) -> list[Quad]:
+    """The quads a fact written before hearings existed says its one hearing with, on itself."""
+    fact_node = NamedNode(fact.iri)
+    graph = vocab.provenance_graph(fact_node)
+    return [Quad(fact_node, predicate, _term(getattr(hearing, name), kind, schema, name), graph)
+            for name, (predicate, kind) in HEARING_FIELDS.items()
+            if name != "heard_at" and getattr(hearing, name) is not None]
+
+
 def fact_quads(fact: Fact, schema) -> list[Quad]:
     """Every quad of a new fact: its assertion graph and its provenance graph."""
     fact_node = NamedNode(fact.iri)
@@ -350,14 +447,19 @@ def fact_quads(fact: Fact, schema) -> list[Quad]:
         quads += field_quads(fact, name, getattr(fact, name), schema, fact_node, graph)
     for source in fact.sources:
         quads += source_quads(fact, source, schema, fact_node, graph)
+    for hearing in fact.hearings:
+        quads += hearing_quads(fact, hearing, schema, fact_node, graph)
     return quads
 
 
 def change_quads(fact: Fact, changes: dict, *, seq: int, at: str, action: str, reason: str | None,
-                 schema, new_sources: list[Source] = ()) -> tuple[list[Quad], list[Quad], Fact]:
+                 schema, new_sources: list[Source] = (), new_hearings: list[Hearing] = ()
+                 ) -> tuple[list[Quad], list[Quad], Fact]:
     """The quads to delete and add to change ``fact``'s fields, with an update record saying what
-    each field held before. Returns (deletes, adds, the fact as it is after)."""
-    after = replace(fact, sources=list(fact.sources))
+    each field held before, and the hearings it adds (each named by the record). A fact written
+    before hearings existed that is heard again gets its one hearing recorded as a node first.
+    Returns (deletes, adds, the fact as it is after)."""
+    after = replace(fact, sources=list(fact.sources), hearings=list(fact.hearings))
     deletes: list[Quad] = []
     adds: list[Quad] = []
     fact_node = NamedNode(fact.iri)
@@ -402,10 +504,85 @@ def change_quads(fact: Fact, changes: dict, *, seq: int, at: str, action: str, r
             adds += source_quads(fact, source, schema)
             after.sources.append(source)
         record += [Quad(node, vocab.kg("after"), Literal(s.label()), graph) for s in after.sources]
+    added = []
+    if new_hearings and any(h.iri is None for h in after.hearings):
+        legacy = next(h for h in after.hearings if h.iri is None)
+        deletes += _legacy_quads(fact, legacy, schema)
+        after.hearings = [replace(legacy, iri=f"{fact.iri}/hearing/0")]
+        adds += hearing_quads(after, after.hearings[0], schema)
+    for hearing in new_hearings:
+        adds += hearing_quads(after, hearing, schema)
+        after.hearings.append(hearing)
+        added.append(hearing.iri)
+        record.append(Quad(update, ADDED_HEARING, NamedNode(hearing.iri), graph))
     if deletes or adds:
         adds += record
-    after.updates = fact.updates + [Update(seq, action, at, reason)]
+    after.updates = fact.updates + [Update(seq, action, at, reason, tuple(added))]
     return deletes, adds, after
+
+
+# --- what an audience is shown of a fact's provenance -------------------------------------------------
+
+_HIDDEN_CHANGES = {kg("observations").value, *(iri.value for iri, _ in HEARING_FIELDS.values())}
+_FACT_ID = re.compile(r"\bf-[a-z0-9]{6}\b")
+
+
+def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> list[tuple]:
+    """The triples of a fact's provenance graph that an audience is shown, for a fact it may hear:
+    the hearings it may hear (``hears(audience)``) and nothing of the others: their sources, speakers,
+    messages, the update records that added them, the count of them (kg:observations becomes the
+    number of hearings shown, kg:observedAt the latest of them); a successor or an origin it may not
+    hear (``hears_fact(iri)``) is left out, and so is an update's reason that names one. Pure.
+
+    ``triples`` are (subject, predicate, object) terms; a fact with no hearing records (written
+    before hearings existed) is one hearing, shown whole."""
+    fact = fact_iri
+    heard_in = [o.value for s, p, o in triples if s.value == fact and p == HEARD_IN]
+    audience_of = {s.value: o.value for s, p, o in triples if p == kg("audience") and s.value != fact}
+    shown = {h for h in heard_in if hears(audience_of.get(h, "owner"))}
+    hidden = set(heard_in) - shown
+    if not heard_in:
+        return list(triples)
+    used = {o.value for s, p, o in triples if p == USED and s.value in shown}
+    sources = {o.value for s, p, o in triples if s.value == fact and p == vocab.WAS_DERIVED_FROM}
+    hidden |= sources - used
+    refs = {s.value: o.value for s, p, o in triples if p == vocab.kg("sourceRef")}
+    shown_refs = {refs.get(n) for n in used}
+    added: dict[str, set] = {}
+    for s, p, o in triples:
+        if p == ADDED_HEARING:
+            added.setdefault(s.value, set()).add(o.value)
+    hidden |= {u for u, hs in added.items() if not hs & shown}
+    change_of = {}  # change node -> its field
+    for s, p, o in triples:
+        if p == vocab.kg("field"):
+            change_of[s.value] = o.value
+    owner_of = {o.value: s.value for s, p, o in triples if p == vocab.kg("change")}
+    hidden |= {c for c, u in owner_of.items() if u in hidden or change_of.get(c) in _HIDDEN_CHANGES}
+    latest = max((o.value for s, p, o in triples if s.value in shown and p == kg("heardAt")), default=None)
+    out = []
+    for s, p, o in triples:
+        if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, vocab.kg("change"), ADDED_HEARING)
+                                 and o.value in hidden):
+            continue
+        if s.value == fact and p == kg("observations"):
+            o = vocab.integer(len(shown))
+        elif s.value == fact and p == kg("observedAt") and latest is not None:
+            o = vocab.datetime_literal(latest)
+        elif p in (kg("supersededBy"), kg("mergedFrom")) and not hears_fact(o.value):
+            continue
+        elif p in (vocab.kg("before"), vocab.kg("after")) and s.value in change_of:
+            if change_of[s.value] == vocab.WAS_DERIVED_FROM.value:
+                kind_ref = o.value.partition(":")
+                if not any(kind_ref[2] == ref for ref in shown_refs):
+                    continue
+            elif isinstance(o, NamedNode) and "/fact/" in o.value and not hears_fact(o.value):
+                continue
+        elif p == vocab.kg("reason") and any(not hears_fact(fact[:fact.rindex("/") + 1] + found)
+                                              for found in _FACT_ID.findall(o.value)):
+            continue
+        out.append((s, p, o))
+    return out
 
 
 def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:

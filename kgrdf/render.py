@@ -73,8 +73,9 @@ def speaker(fact: dict) -> str:
 def _heard(fact: dict) -> str:
     """Where a fact was heard, when there is more to say than the owner's own."""
     parts = []
-    if fact.get("audience") not in (None, "owner"):
-        parts.append(f"heard in {fact['audience']}")
+    heard_in = [a for a in fact.get("audiences", []) if a != "owner"]
+    if heard_in:
+        parts.append("heard in " + ", ".join(fact["audiences"]))
     if fact.get("said_by"):
         parts.append(f"said by {speaker(fact)}" + (f" in {fact['message']}" if fact.get("message") else ""))
     elif fact.get("message"):

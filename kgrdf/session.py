@@ -82,7 +82,7 @@ class Session:
         self._heard = {}
 
     def may_hear(self, fact: str) -> bool:
-        """Whether the read's audience may hear the fact ``fact`` (an IRI)."""
+        """Whether the read's audience may hear the fact ``fact`` (an IRI): one of its hearings."""
         from kgrdf import audience
 
         if self._hearer is None:
@@ -90,21 +90,43 @@ class Session:
         if fact not in self._heard:
             rows = [] if self._hearer == UNKNOWN_AUDIENCE else self.backend.select(
                 queries.load("fact-audience"), {"fact": NamedNode(fact)})
-            heard = rows[0]["audience"].value if rows and rows[0].get("audience") is not None else None
-            self._heard[fact] = bool(rows) and audience.may_hear(heard, self._hearer)
+            heard_in = [row["audience"].value if row.get("audience") is not None else None for row in rows]
+            self._heard[fact] = audience.may_hear_any(heard_in, self._hearer)
         return self._heard[fact]
+
+    def may_hear_in(self, heard_in: str | None) -> bool:
+        """Whether the read's audience may hear what was heard in ``heard_in`` (an audience)."""
+        from kgrdf import audience
+
+        if self._hearer is None:
+            return True
+        return self._hearer != UNKNOWN_AUDIENCE and audience.may_hear(heard_in, self._hearer)
+
+    def may_see(self, entity: model.Entity) -> bool:
+        """Whether an entity exists for the read's audience: a fact it may hear names it, or it is the
+        perspective's own organization (entity-audiences.rq; kgrdf.audience decides)."""
+        from kgrdf import audience
+
+        if self._hearer is None or entity.is_self:
+            return True
+        if self._hearer == UNKNOWN_AUDIENCE:
+            return False
+        seen = self.__dict__.setdefault("_seen", {})
+        if entity.iri not in seen:
+            rows = self.backend.select(queries.load("entity-audiences"), {"entity": NamedNode(entity.iri)})
+            heard_in = [row["audience"].value if row.get("audience") is not None else None for row in rows]
+            seen[entity.iri] = audience.may_hear_any(heard_in, self._hearer)
+        return seen[entity.iri]
 
     def _all_heard(self) -> set[str]:
         """Every fact of the perspective the read's audience may hear (one scan: for kg sparql and
         kg export, whose dataset is restricted to them)."""
-        from kgrdf import audience
-
         if self._hearer == UNKNOWN_AUDIENCE:
             return set()
         allowed = set()
         for row in self.backend.select(queries.load("audiences"), {"perspective": vocab.perspective_iri(self.perspective)}):
             heard = row["audience"].value if row.get("audience") is not None else None
-            if audience.may_hear(heard, self._hearer):
+            if self.may_hear_in(heard):
                 allowed.add(row["fact"].value)
         return allowed
 
@@ -137,7 +159,12 @@ class Session:
         return vocab.entity_iri(self.perspective, entity_id)
 
     def entity(self, iri: NamedNode) -> model.Entity | None:
-        return model.fold_entity(iri.value, self.rows("entity", entity=iri))
+        """The entity ``iri`` names, or None; for an audience, None for one that does not exist for
+        it (see may_see)."""
+        found = model.fold_entity(iri.value, self.rows("entity", entity=iri))
+        if found is not None and self._hearer is not None and not self.may_see(found):
+            return None
+        return found
 
     def entity_by_id(self, entity_id: str) -> model.Entity | None:
         if not vocab.ID_PATTERN.match(entity_id):
@@ -157,6 +184,8 @@ class Session:
         A merged organization's names lead to the one it was merged into."""
         matches, suggestions = {}, {}
         for row in self.values("identify", key=Literal(model.match_key(text)), entities=self.entities_graph):
+            if self._hearer is not None and self.entity_by_id(row["id"]) is None:
+                continue  # it does not exist for this audience
             if row.get("mergedInto"):
                 survivor = self._survivor(self.entity_by_id(row["id"]))
                 row = {**row, "id": survivor.id, "type": survivor.type, "name": survivor.name,
@@ -208,6 +237,8 @@ class Session:
             raise BadInput("search needs some text")
         found: dict[str, dict] = {}
         for row in self.values("search", text=Literal(needle), entities=self.entities_graph):
+            if self._hearer is not None and row["id"] not in found and self.entity(NamedNode(row["entity"])) is None:
+                continue  # it does not exist for this audience
             hit = found.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
                                                "matched": []})
             hit["matched"].append({"how": self._HOW[row["labelProperty"]], "label": row["label"]})
@@ -324,6 +355,8 @@ class Session:
         index, names = self._names()
         spans: dict[tuple[int, int], dict[str, dict]] = {}
         for start, end, (iri, label, how) in index.find(text):
+            if self._hearer is not None and self.entity(NamedNode(iri)) is None:
+                continue  # it does not exist for this audience
             entities = spans.setdefault((start, end), {})
             entity_id = vocab.id_of(iri)
             if entity_id not in entities or how == "name":
@@ -350,10 +383,21 @@ class Session:
         """The fact ``fact_id`` with its update records. Raises NotFound."""
         fact_id = fact_id.strip()
         iri = self.fact_iri(fact_id)
-        fact = model.fold_fact(iri.value, self.rows("fact", fact=iri), self.schema)
+        rows = self.rows("fact", fact=iri)
+        if self._hearer is not None and rows:
+            rows = self._heard_rows(iri.value, rows)
+        fact = model.fold_fact(iri.value, rows, self.schema)
         if fact is None:
             raise NotFound(f"no fact {fact_id}", hint="kg facts SUBJECT --all lists a subject's facts")
         return fact
+
+    def _heard_rows(self, fact: str, rows: list[dict]) -> list[dict]:
+        """fact.rq's rows as the read's audience is shown them (model.heard_triples)."""
+        assertion = [row for row in rows if row["kind"].value == "assertion"]
+        kind = next((row["kind"] for row in rows if row["kind"].value != "assertion"), None)
+        triples = [(row["s"], row["p"], row["o"]) for row in rows if row["kind"].value != "assertion"]
+        shown = model.heard_triples(fact, triples, self.may_hear_in, self.may_hear)
+        return assertion + [{"kind": kind, "s": s, "p": p, "o": o} for s, p, o in shown]
 
     def describe(self, fact: model.Fact) -> dict:
         """A fact as a plain dict for output, with names and its reviewer sentence."""
@@ -388,21 +432,41 @@ class Session:
             out["sentence"] = predicate.reads(out["subject_name"] or out["subject"], shown)
         return out
 
-    def _heard_of(self, fields) -> dict:
-        """Where a fact was heard, shown: from a fact in hand (a write's, maybe not in the index yet)
-        or from heard()'s row, as a dict of the Fact's field names."""
-        get = fields.get if isinstance(fields, dict) else lambda name: getattr(fields, name)
-        out = {"audience": get("audience") or "owner"}
-        for name in ("said_by", "speaker_affiliation", "promoted_to", "merged_from"):
-            iri = get(name)
+    def _heard_of(self, fact: model.Fact) -> dict:
+        """Where a fact was heard, shown: the audiences, and each hearing with its sources, speaker
+        (and their organization then), message and time; the latest speaker and message beside them;
+        extraction, a claim's role and whether it is verified, what it was promoted to or came from."""
+        hearings = []
+        for hearing in fact.hearings:
+            shown = {"audience": hearing.audience or "owner", "heard_at": hearing.heard_at,
+                     "sources": [{"kind": s.kind, "ref": s.ref} for s in hearing.sources]}
+            for name in ("said_by", "speaker_affiliation"):
+                iri = getattr(hearing, name)
+                if iri:  # named, as the hearing is shown: who said it there, and their organization then
+                    entity = model.fold_entity(iri, self.rows("entity", entity=NamedNode(iri)))
+                    shown[name] = entity.id if entity else vocab.id_of(iri)
+                    if entity:
+                        shown[name + "_name"] = entity.name
+            for name in ("message", "confidence", "span"):
+                if getattr(hearing, name) is not None:
+                    shown[name] = getattr(hearing, name)
+            hearings.append({k: v for k, v in shown.items() if v is not None})
+        out = {"audiences": list(dict.fromkeys(h["audience"] for h in hearings)) or ["owner"], "hearings": hearings}
+        said = next((h for h in reversed(hearings) if h.get("said_by")), None)
+        if said:
+            out.update({k: said[k] for k in ("said_by", "said_by_name", "speaker_affiliation",
+                                             "speaker_affiliation_name", "message") if k in said})
+        elif any(h.get("message") for h in hearings):
+            out["message"] = next(h["message"] for h in reversed(hearings) if h.get("message"))
+        extracted = next((h for h in reversed(hearings) if "confidence" in h or "span" in h), {})
+        out.update({k: extracted[k] for k in ("confidence", "span") if k in extracted})
+        for name in ("promoted_to", "merged_from"):
+            iri = getattr(fact, name)
             if iri:
-                entity = self.entity(NamedNode(iri)) if name in ("said_by", "speaker_affiliation") else None
-                out[name] = entity.id if entity else vocab.id_of(iri)
-                if entity:
-                    out[name + "_name"] = entity.name
-        for name in ("message", "extracted", "confidence", "span", "claimed_role", "verified"):
-            if get(name) is not None:
-                out[name] = get(name)
+                out[name] = vocab.id_of(iri)
+        for name in ("extracted", "claimed_role", "verified"):
+            if getattr(fact, name) is not None:
+                out[name] = getattr(fact, name)
         return out
 
     def _group(self, rows: list[dict], entity: model.Entity) -> list[dict]:
@@ -446,27 +510,24 @@ class Session:
         return list(facts.values())
 
     def _with_sources(self, facts: list[dict]) -> list[dict]:
-        """Each listed fact's sources, one small query a fact (joined into the listing, Oxigraph
-        would plan the two-step path from fact to source as a scan of every source)."""
-        for fact in facts:
-            iri = vocab.fact_iri(self.perspective, fact["id"])
-            fact["sources"] = [{"kind": r["kind"], "ref": r["ref"]} for r in self.values("fact-sources", fact=iri)]
-            fact.update(self.heard(iri))
+        """Each listed fact's sources and hearings, as the read's audience is shown them (one small
+        query a fact: joined into the listing, Oxigraph would plan the path from fact to source as a
+        scan of every source). The count of observations is the number of hearings shown; a
+        successor the audience may not hear is not named."""
+        for listed in facts:
+            fact = self.fact(listed["id"])
+            listed["sources"] = [{"kind": s.kind, "ref": s.ref} for s in fact.sources]
+            listed["observations"] = fact.observations
+            if fact.superseded_by:
+                listed["superseded_by"] = vocab.id_of(fact.superseded_by)
+            else:
+                listed.pop("superseded_by", None)
+            listed.update(self._heard_of(fact))
         return facts
 
-    _HEARD_COLUMNS = {"audience": "audience", "saidBy": "said_by", "message": "message",
-                      "affiliation": "speaker_affiliation", "extracted": "extracted", "confidence": "confidence",
-                      "span": "span", "claimedRole": "claimed_role", "verified": "verified",
-                      "promotedTo": "promoted_to", "mergedFrom": "merged_from"}
-
-    def heard(self, fact: NamedNode) -> dict:
-        """Where a fact was heard, as shown beside it (fact-heard.rq): audience, speaker and their
-        organization then, message; extraction; a claim's role and whether it is verified; what it
-        came from. {} for a fact the read may not see."""
-        rows = self.values("fact-heard", fact=fact)
-        if not rows:
-            return {}
-        return self._heard_of({name: rows[0].get(column) for column, name in self._HEARD_COLUMNS.items()})
+    def sources_heard(self, fact: str) -> list[dict]:
+        """The sources of the fact ``fact`` (an IRI) the read's audience is shown."""
+        return [{"kind": s.kind, "ref": s.ref} for s in self.fact(vocab.id_of(fact)).sources]
 
     def mark_conflicts(self, facts: list[dict]) -> list[dict]:
         """Two current, confirmed values of a single-valued predicate (or of one key of a free-text
@@ -592,17 +653,26 @@ class Session:
 
     def sparql(self, text: str, timeout: float | None = None):
         """Run a user's SPARQL query over the perspective's data graphs and the schema graph: the
-        dataset the engine sees holds nothing else (and, for an audience, only what it may hear).
-        The text passes :func:`kgrdf.sandbox.check` first (no SERVICE, bounded size and nesting)
-        and the query runs for at most ``timeout`` seconds (else :func:`kgrdf.sandbox.time_limit`)
-        and :func:`kgrdf.sandbox.memory_limit`; its answer is returned read whole."""
+        dataset the engine sees holds nothing else (for an audience, only what it may read: see
+        _heard_quads). The text passes :func:`kgrdf.sandbox.check` first (no SERVICE, bounded size
+        and nesting) and the query runs for at most ``timeout`` seconds (else
+        :func:`kgrdf.sandbox.time_limit`) and :func:`kgrdf.sandbox.memory_limit`; its answer is
+        returned read whole."""
         from kgrdf import sandbox
 
         sandbox.check(text)
         if timeout is None:
             timeout = sandbox.time_limit()
-        scope = [g for g in self.backend.graphs() if self.may_read(g.value)]
-        return self.backend.sparql(text, graphs=scope, timeout=timeout, memory=sandbox.memory_limit())
+        if self._hearer is not None:
+            from kgrdf.store import open_backend
+
+            backend = open_backend("memory")  # what the audience may read, and nothing else
+            backend.store.extend(self._heard_quads())
+            scope = backend.graphs()
+        else:
+            backend = self.backend
+            scope = [g for g in backend.graphs() if self.may_read(g.value)]
+        return backend.sparql(text, graphs=scope, timeout=timeout, memory=sandbox.memory_limit())
 
     def export(self, fmt: str) -> bytes:
         """The knowledge base as TriG, N-Quads or JSON-LD (the whole dataset), or as Turtle
@@ -617,10 +687,53 @@ class Session:
             from pyoxigraph import Triple
 
             rows = self.rows("graph-current", now=_now_literal())
+            if self._hearer is not None:  # the descriptions of the entities the facts shown name
+                named = {r["s"].value for r in rows if r["fact"] is not None}
+                named |= {r["o"].value for r in rows if r["fact"] is not None and isinstance(r["o"], NamedNode)}
+                ours = self.own_organization()
+                named |= {ours.iri} if ours else set()
+                rows = [r for r in rows if r["fact"] is not None or r["s"].value in named]
             data = list(dict.fromkeys(Triple(r["s"], r["p"], r["o"]) for r in rows))
+        elif self._hearer is not None:
+            data = self._heard_quads()
         else:
             data = [q for q in self.backend.quads() if self.may_read(q.graph_name.value)]
         prefixes = {k: v for k, v in vocab.PREFIXES.items()}
         if fmt in ("trig", "turtle"):
             return ox.serialize(data, format=formats[fmt], prefixes=prefixes)
         return ox.serialize(data, format=formats[fmt])
+
+    def _heard_quads(self) -> list:
+        """The dataset an audience may read (kg sparql, kg export): the schema; the facts it may hear,
+        each provenance graph as it is shown them (model.heard_triples); the descriptions of the
+        entities those facts name and of the perspective's own organization; nothing else."""
+        from pyoxigraph import Quad
+
+        from kgrdf.schema import SCHEMA_GRAPH
+
+        allowed = self._all_heard()
+        entities = self.entities_graph.value
+        kept, described, provenance = [], {}, {}
+        named: set[str] = set()
+        for quad in self.backend.quads():
+            graph = quad.graph_name.value
+            if graph == SCHEMA_GRAPH:
+                kept.append(quad)
+            elif graph == entities:
+                described.setdefault(quad.subject.value, []).append(quad)
+            elif graph in allowed:
+                kept.append(quad)
+                named.add(quad.subject.value)
+                if isinstance(quad.object, NamedNode):
+                    named.add(quad.object.value)
+            elif graph.endswith("/provenance") and graph.removesuffix("/provenance") in allowed:
+                provenance.setdefault(graph, []).append(quad)
+        for graph, quads in provenance.items():
+            node = NamedNode(graph)
+            shown = model.heard_triples(graph.removesuffix("/provenance"), [(q.subject, q.predicate, q.object) for q in quads],
+                                        self.may_hear_in, lambda fact: fact in allowed)
+            kept += [Quad(s, p, o, node) for s, p, o in shown]
+        for subject, quads in described.items():
+            if subject in named or any(q.predicate == vocab.SELF_ORGANIZATION for q in quads):
+                kept += quads
+        return kept

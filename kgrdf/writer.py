@@ -197,9 +197,10 @@ class Writer(Session):
             self._unchecked.add(fact.iri)
 
     def _change(self, fact: model.Fact, changes: dict, action: str, reason: str | None = None,
-                sources=()) -> model.Fact:
+                sources=(), hearings=()) -> model.Fact:
         deletes, adds, after = model.change_quads(fact, changes, seq=self.seq, at=self.now, action=action,
-                                                  reason=reason, schema=self.schema, new_sources=list(sources))
+                                                  reason=reason, schema=self.schema, new_sources=list(sources),
+                                                  new_hearings=list(hearings))
         self._stage(deletes, adds, after)
         return after
 
@@ -428,15 +429,17 @@ class Writer(Session):
                 sources=(), authority: str = "observed", valid_from: str | None = None,
                 valid_to: str | None = None, order: int | None = None, prevents_rework: bool = False,
                 status: str = "proposed", reason: str | None = None, user_words=None,
-                auto_confirm: bool = True, heard: Heard | None = None) -> Outcome:
+                auto_confirm: bool = True, heard: "Heard | list[Heard] | None" = None) -> Outcome:
         """Propose a fact, or observe it again if the knowledge base holds it already, then apply the
         auto-confirm rules (unless ``auto_confirm`` is off).
 
         ``user_words`` is ``(source, verdict)``: a user source carrying the quote, and the
         transcript's verdict on it (kgrdf.transcript.verify). Verified words confirm the fact, and
         bring back a rejected one; words not verified leave it proposed and the outcome says why.
+        ``heard`` is where it was heard (a list: heard in each, as one write does for a correction).
         """
-        heard = self._heard(heard or Heard())
+        heards = [self._heard(h) for h in (heard if isinstance(heard, list) else [heard or Heard()])]
+        heard = heards[0]
         if heard["extracted"] and (user_words is not None or status != "proposed"):
             raise BadInput("an extracted fact is always a proposal: --extracted does not go with --from-user")
         verified = user_words is not None and user_words[1].verified
@@ -447,7 +450,7 @@ class Writer(Session):
         outcome = self._propose(subject, predicate, object=object, value=value, sources=sources,
                                 authority=authority, valid_from=valid_from, valid_to=valid_to, order=order,
                                 prevents_rework=prevents_rework, status=status, reason=reason,
-                                revive_rejected=verified, heard=heard)
+                                revive_rejected=verified, heard=heards)
         if heard["extracted"]:
             return replace(outcome, note="; ".join(n for n in (outcome.note, "stays proposed: it was extracted "
                                                                 "from text, and extracted facts are always reviewed") if n))
@@ -491,6 +494,32 @@ class Writer(Session):
             out["speaker_affiliation"] = self._affiliation(speaker.iri)
         return out
 
+    _FACT_HEARD = ("extracted", "claimed_role", "verified")  # said of the fact, not of one hearing
+
+    def _hearings(self, fact: model.Fact, heards: list[dict], sources) -> list[model.Hearing]:
+        """A hearing of ``fact`` for each of ``heards`` (Writer._heard's fields), now, with ``sources``."""
+        prefix = f"{fact.iri}/hearing/{self.seq}."
+        step = sum(1 for h in fact.hearings if h.iri and h.iri.startswith(prefix))
+        out = []
+        for heard in heards:
+            step += 1
+            out.append(model.Hearing(
+                model.hearing_iri(fact.iri, self.seq, step), heard["audience"], tuple(sources),
+                said_by=heard["said_by"], message=heard["message"], speaker_affiliation=heard["speaker_affiliation"],
+                heard_at=self.now, confidence=heard["confidence"], span=heard["span"]))
+        return out
+
+    def _rehomed(self, fact: model.Fact, hearings) -> list[model.Hearing]:
+        """Another fact's hearings as hearings of ``fact`` (a merge carries each with its own audience,
+        sources, speaker, message and time)."""
+        prefix = f"{fact.iri}/hearing/{self.seq}."
+        step = sum(1 for h in fact.hearings if h.iri and h.iri.startswith(prefix))
+        out = []
+        for hearing in hearings:
+            step += 1
+            out.append(replace(hearing, iri=model.hearing_iri(fact.iri, self.seq, step)))
+        return out
+
     def _affiliation(self, speaker: str) -> str | None:
         """The organization a speaker is affiliated with now: their newest current, confirmed
         affiliated_with fact (recorded with what they say; never a reason to trust it)."""
@@ -501,7 +530,8 @@ class Writer(Session):
         return current[0].target.value if current else None
 
     def _propose(self, subject: str, predicate: str, *, object, value, sources, authority, valid_from, valid_to,
-                 order, prevents_rework, status, reason, revive_rejected: bool, heard: dict | None = None) -> Outcome:
+                 order, prevents_rework, status, reason, revive_rejected: bool,
+                 heard: "dict | list[dict] | None" = None) -> Outcome:
         pred = self.schema.predicate(predicate)
         if authority not in self.schema.authorities:
             raise BadInput(f"unknown authority {authority!r}; use one of {', '.join(self.schema.authorities)}")
@@ -524,24 +554,25 @@ class Writer(Session):
 
         same = [f for f in self._facts_for(subject_entity.iri, pred.iri) if f.value_key() == key]
         current = [f for f in same if f.current]
-        heard = heard or self._heard(Heard())  # the new fact's fields of where it was heard (and a claim's)
+        heards = heard if isinstance(heard, list) else [heard or self._heard(Heard())]
+        heard = heards[0]  # and a new fact's own fields (extracted; a claim's role and verification)
         if current:
             fact = current[0]
-            changes = {"observed_at": self.now, "observations": fact.observations + 1}
-            if audiences.wider(heard["audience"], fact.audience):
-                changes["audience"] = heard["audience"]  # heard again where more may hear it
+            hearings = self._hearings(fact, heards, sources)
+            changes = {"observed_at": self.now, "observations": fact.observations + len(hearings)}
             if authority == "user" and any(s.kind == "user" for s in sources):
                 changes["authority"] = "user"  # the user's own words now back it
             if prevents_rework and not fact.prevents_rework:
                 changes["prevents_rework"] = True
-            after = self._change(fact, changes, "observe", reason, sources)
+            after = self._change(fact, changes, "observe", reason, sources, hearings)
             return Outcome(after, "observed", f"{fact.id} was known: observed again ({after.observations} observations)")
         rejected = [f for f in same if f.status == "rejected" and not f.superseded_by]
         if rejected and revive_rejected:
             fact = rejected[0]
+            hearings = self._hearings(fact, heards, sources)
             after = self._change(fact, {"status": "proposed", "retired_at": None, "observed_at": self.now,
-                                        "observations": fact.observations + 1}, "revive",
-                                 reason or "the user's verified words bring it back", sources)
+                                        "observations": fact.observations + len(hearings)}, "revive",
+                                 reason or "the user's verified words bring it back", sources, hearings)
             return Outcome(after, "revived", f"{fact.id} had been rejected: the user's own words bring it back")
         if rejected:
             fact = rejected[0]
@@ -549,8 +580,10 @@ class Writer(Session):
         expired = [f for f in same if f.status == "expired"]
         if expired:
             fact = expired[0]
+            hearings = self._hearings(fact, heards, sources)
             after = self._change(fact, {"status": "proposed", "retired_at": None, "observed_at": self.now,
-                                        "observations": fact.observations + 1}, "revive", reason, sources)
+                                        "observations": fact.observations + len(hearings)}, "revive", reason,
+                                 sources, hearings)
             return Outcome(after, "revived", f"{fact.id} had expired: proposed again")
 
         names_person = subject_entity.type in privacy.PERSON_TYPES or (
@@ -562,11 +595,13 @@ class Writer(Session):
             id=fact_id, iri=vocab.fact_iri(self.perspective, fact_id).value, subject=subject_entity.iri,
             predicate=pred.iri, target=target_term, status=status, authority=authority,
             sensitivity="personal" if names_person else "internal", sources=sources,
-            observed_at=self.now, observations=1, valid_from=start, valid_to=end, recorded_at=self.now,
+            observed_at=self.now, observations=len(heards), valid_from=start, valid_to=end, recorded_at=self.now,
             prevents_rework=prevents_rework, order=order,
             perspective=vocab.perspective_iri(self.perspective).value,
-            last_confirmed_at=self.now if status == "confirmed" else None, **heard,
+            last_confirmed_at=self.now if status == "confirmed" else None,
+            **{k: v for k, v in heard.items() if k in self._FACT_HEARD},
         )
+        fact.hearings = self._hearings(fact, heards, sources)
         self._stage([], model.fact_quads(fact, self.schema), fact, created=True)
         return Outcome(fact, "created")
 
@@ -676,8 +711,8 @@ class Writer(Session):
 
     def merge_organizations(self, keep: str, merge: str) -> dict:
         """Make one organization of two duplicates: ``merge``'s current facts move to ``keep``, each
-        a new fact that carries over its status, audience, attribution and sources and names the fact
-        it came from (kg:mergedFrom), which is closed as superseded, its own history intact; a fact
+        a new fact that carries over its status and each of its hearings (audience, sources, speaker,
+        message) and names the fact it came from (kg:mergedFrom), which is closed as superseded, its own history intact; a fact
         ``keep`` holds already is observed again instead. ``keep`` takes ``merge``'s name and aliases
         as aliases; ``merge`` records that it was merged into ``keep``, and its id resolves there."""
         survivor, merged = self._organization(keep), self._organization(merge)
@@ -696,14 +731,17 @@ class Writer(Session):
             key = target.value if isinstance(target, NamedNode) else model.normalize(target.value)
             same = [f for f in self._facts_for(subject, old.predicate) if f.current and f.value_key() == key]
             if same:
+                hearings = self._rehomed(same[0], old.hearings)
                 kept = self._change(same[0], {"observed_at": self.now, "observations": same[0].observations
-                                              + old.observations}, "observe", f"merged from {old.id}", old.sources)
+                                              + old.observations}, "observe", f"merged from {old.id}", old.sources,
+                                    hearings)
                 observed.append(kept.id)
             else:
                 fact_id = self._mint()
                 kept = replace(old, id=fact_id, iri=vocab.fact_iri(self.perspective, fact_id).value,
                                subject=subject, target=target, recorded_at=self.now, merged_from=old.iri,
-                               updates=[], sources=list(old.sources), superseded_by=None)
+                               updates=[], sources=list(old.sources), superseded_by=None, hearings=[])
+                kept.hearings = self._rehomed(kept, old.hearings)
                 self._stage([], model.fact_quads(kept, self.schema), kept, created=True)
                 moved.append(kept.id)
             self._change(old, {"valid_to": self.now, "superseded_by": kept.iri, "retired_at": self.now},
@@ -762,7 +800,8 @@ class Writer(Session):
     def supersede(self, fact_id: str, *, object: str | None = None, value: str | None = None, sources=(),
                   valid_from: str | None = None, reason: str | None = None, audience: str | None = None) -> Outcome:
         """Correct a fact: a confirmed replacement with the new object or value closes the old one.
-        The replacement is heard where the old one was, unless ``audience`` says otherwise."""
+        The replacement is heard in each audience the old one was heard in (whoever was told the old
+        value may be told the correction, and nobody else), unless ``audience`` says where."""
         old = self.fact(fact_id)
         if not old.current:
             state = f"superseded by {vocab.id_of(old.superseded_by)}" if old.superseded_by else old.status
@@ -773,7 +812,7 @@ class Writer(Session):
         all_sources.append(model.Source("user", "kg supersede"))
         outcome = self.propose(subject.id, predicate.key, object=object, value=value, sources=all_sources,
                                authority="user", valid_from=valid_from, status="confirmed", reason=reason,
-                               heard=Heard(audience or old.audience or audiences.OWNER))
+                               heard=[Heard(a) for a in ([audience] if audience else old.audiences() or [audiences.OWNER])])
         new = outcome.fact
         if new.iri == old.iri:
             raise Refused(f"{old.id} already says that; nothing to supersede")

@@ -164,7 +164,7 @@ def _heard_in_a_dm(kg):
 
 def test_what_was_heard_in_a_dm_is_never_told_to_a_public_channel(kg):
     public, secret = _heard_in_a_dm(kg)
-    assert secret["audience"] == "dm:jo,sam"  # canonical: the people in order
+    assert secret["audiences"] == ["dm:jo,sam"]  # canonical: the people in order
     query = "SELECT ?v WHERE { GRAPH ?g { ?s ?p ?v } FILTER (isLiteral(?v) && CONTAINS(STR(?v), '10M')) }"
     for room in ("channel:general", "public", "workspace:acme", "dm:jo,pat"):
         pack = kg.json("context", "--for", "Texture", "--audience", room)
@@ -183,9 +183,9 @@ def test_what_was_heard_in_a_dm_is_never_told_to_a_public_channel(kg):
 
 def test_an_unknown_audience_fails_closed(kg):
     _heard_in_a_dm(kg)
-    result = kg("context", "--for", "Texture", "--audience", "team:sales", "--json")
-    assert json.loads(result.stdout)["facts"] == []
+    result = kg("context", "--for", "Texture", "--audience", "team:sales", expect=1)
     assert "'team:sales' is not an audience: nothing is shown" in result.stderr
+    assert "nothing is called 'Texture'" in result.stderr and "Texture" not in result.stdout  # nor its name
     facts = "SELECT ?f WHERE { GRAPH ?f { ?s ?p ?o } FILTER (CONTAINS(STR(?f), '/fact/')) }"
     assert kg.json("sparql", facts, "--audience", "nonsense")["results"]["bindings"] == []
     assert kg.json("sparql", facts, "--audience", "public")["results"]["bindings"] != []
@@ -193,19 +193,28 @@ def test_an_unknown_audience_fails_closed(kg):
                                       "--audience", "team:sales", expect=2).stderr
 
 
-def test_heard_again_where_more_may_hear_it_widens_the_audience(kg):
+def test_each_hearing_keeps_its_own_audience_and_a_correction_is_heard_where_the_old_value_was(kg):
     _public, secret = _heard_in_a_dm(kg)
     again = kg.json("propose", "Texture", "industry", "--value", "utilities with 10M revenue", "-s", "slack:p7",
                     "--audience", "channel:sales")
-    assert again["audience"] == "dm:jo,sam"  # not wider: a channel is not known to hold the DM's people
-    again = kg.json("propose", "Texture", "industry", "--value", "utilities with 10M revenue", "-s", "slack:p8",
-                    "--audience", "public")
-    assert again["id"] == secret["id"] and again["audience"] == "public"
-    # A correction is heard where the fact it corrects was, unless it says otherwise.
+    assert again["id"] == secret["id"] and again["audiences"] == ["dm:jo,sam", "channel:sales"]
+    assert [h["sources"] for h in again["hearings"]] == [[{"kind": "slack", "ref": "p2"}], [{"kind": "slack", "ref": "p7"}]]
+    # The channel is told the fact with its own hearing alone; the DM's source stays in the DM.
+    shown = kg.json("lookup", "Texture", "--audience", "channel:sales")["facts"]
+    told = next(f for f in shown if f["id"] == secret["id"])
+    assert (told["audiences"], told["sources"], told["observations"]) == (
+        ["channel:sales"], [{"kind": "slack", "ref": "p7"}], 1)
+    assert "p2" not in kg("history", secret["id"], "--audience", "channel:sales").stdout
+    assert "p7" not in kg("history", secret["id"], "--audience", "dm:jo,sam").stdout
+    # A correction is heard in each audience the old value was, unless it says otherwise.
     fixed = kg.json("supersede", secret["id"], "--value", "utilities with 12M revenue")
-    assert fixed["audience"] == "public"
+    assert fixed["audiences"] == ["dm:jo,sam", "channel:sales"]
     private = kg.json("supersede", fixed["id"], "--value", "utilities, 12M", "--audience", "dm:jo")
-    assert private["audience"] == "dm:jo"
+    assert private["audiences"] == ["dm:jo"]
+    # The channel may not hear the newest correction: it sees the one it heard closed, by nothing it may hear.
+    closed = kg.json("history", fixed["id"], "--audience", "channel:sales")
+    assert "superseded_by" not in closed["fact"] and private["id"] not in json.dumps(closed)
+    assert kg.json("history", fixed["id"], "--audience", "dm:jo")["fact"]["superseded_by"] == private["id"]
 
 
 # --- attribution and extraction ---------------------------------------------------------------------
@@ -329,7 +338,7 @@ def test_a_merge_keeps_both_provenance_chains_and_the_merged_id_resolves_to_the_
     facts = {f["predicate"]: f for f in kg.json("facts", "Texture")["facts"]}
     carried = kg.json("history", facts["founded"]["id"])["fact"]
     assert carried["merged_from"] == moved_attr["id"] and carried["status"] == "confirmed"
-    assert carried["audience"] == "channel:sales" and carried["sources"] == [{"kind": "ledger", "ref": "registry"}]
+    assert carried["audiences"] == ["channel:sales"] and carried["sources"] == [{"kind": "ledger", "ref": "registry"}]
     # The old fact keeps its own chain: its sources, its confirmation, then the merge that closed it.
     old = kg.json("history", moved_attr["id"])
     assert old["fact"]["superseded_by"] == carried["id"]
@@ -401,7 +410,8 @@ def test_a_pack_for_a_message_is_about_what_it_mentions_self_organization_first(
     private = kg.json("org", "set", "Texture", "revenue", "10M", *trusted, "--audience", "dm:jo,sam")
     caveat = kg.json("propose", "the api", "caveat", "--value", "rate limited to 100 rps", *trusted)
     pack = kg.json("context", "--message", "Jo from Texture HQ asks why the api is slow", "--audience", "public")
-    assert [e["id"] for e in pack["entities"]] == ["organization/texture", "repo/api"]
+    # The api is named by the owner's fact alone: for the public it does not exist, so it is not mentioned.
+    assert [e["id"] for e in pack["entities"]] == ["organization/texture"]
     assert pack["markdown"].splitlines()[1] == "We are Fernhill Labs (organization/fernhill-labs)."
     ids = [f["id"] for f in pack["facts"]]
     assert ids[0] == ours["id"] and public["id"] in ids
@@ -452,7 +462,7 @@ def test_import_records_carry_their_audience_and_speaker(kg, tmp_path):
     report = kg.json("import", records, "--apply")
     assert report["refused"] == {"malformed": 2}
     [fact] = kg.json("facts", "Texture")["facts"]
-    assert (fact["audience"], fact["said_by"], fact["message"]) == ("dm:jo,sam", "actor/jo", "slack:p1")
+    assert (fact["audiences"], fact["said_by"], fact["message"]) == (["dm:jo,sam"], "actor/jo", "slack:p1")
 
 
 def test_mentions_keeps_its_names_beside_the_index_and_sees_every_write(kg):

@@ -98,8 +98,8 @@ def cases(store):
                         if r["entity"] == e("repo/api").value} >= {("api", "prefLabel"), ("the API", "altLabel")}),
         "audiences": ({}, lambda rows: len(rows) == 35 and {r["audience"] for r in rows} == {"owner"}),
         "fact-audience": (dict(fact=hotfix_entry), lambda rows: [r["audience"] for r in rows] == ["owner"]),
-        "fact-heard": (dict(fact=hotfix_entry), lambda rows: len(rows) == 1 and rows[0]["audience"] == "owner"
-                       and rows[0]["saidBy"] is None),
+        # Everything the example knows was heard by its owner alone.
+        "entity-audiences": (dict(entity=e("process/hotfix")), lambda rows: [r["audience"] for r in rows] == ["owner"]),
         "perspectives": ({}, lambda rows: sorted((r["perspective"], r["isFact"], r["count"]) for r in rows) == [
             (vocab.perspective_iri("main").value, False, 23), (vocab.perspective_iri("main").value, True, 35)]),
         "self-organization": (dict(entities=ENTITIES), lambda rows: rows == []),
