@@ -215,3 +215,134 @@ def _reads(kg, world: World, reader: str, self_org: str):
             yield run("org", "digest", entity)
     for fact_id in world.hearings:
         yield run("history", fact_id, "--json")
+
+
+# --- the broken promises of the report, each as a case ----------------------------------------------
+
+
+def _texture(kg):
+    kg("org", "init", "Fernhill Labs")
+    kg("org", "add", "Texture", "--alias", "Texture HQ")
+    kg("add-entity", "actor/jo", "--name", "Jo Park")
+    kg("add-entity", "person/sam", "--name", "Samantha Quixley", "--alias", "Sam")
+    kg("add-entity", "repo/secret-repo", "--name", "Hushed Repo", "--summary", "the quiet one")
+
+
+def test_a_fact_heard_in_a_dm_then_in_public_shows_the_public_its_public_hearing_alone(kg):
+    _texture(kg)
+    trusted = ["-s", "ledger:books", "-s", "report:q3"]
+    dm = kg.json("propose", "Texture", "industry", "--value", "utilities", *trusted, "-s", "slack:dm-link-77",
+                 "--said-by", "Jo Park", "--message", "dm-message-77", "--audience", "dm:jo,sam")
+    again = kg.json("propose", "Texture", "industry", "--value", "utilities", "-s", "slack:public-link-12",
+                    "--audience", "public")
+    assert again["id"] == dm["id"] and again["observations"] == 2
+    private = ("dm-link-77", "dm-message-77", "Jo Park", "actor/jo", "dm:jo,sam")
+    reads = {
+        "lookup": kg("lookup", "Texture", "--audience", "public", "--json").stdout,
+        "history": kg("history", dm["id"], "--audience", "public", "--json").stdout,
+        "context": kg("context", "--for", "Texture", "--audience", "public").stdout,
+        "digest": kg("org", "digest", "Texture", "--audience", "public").stdout,
+        "export": kg("export", "--format", "trig", "--audience", "public").stdout,
+        "sparql": kg("sparql", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }", "--audience", "public").stdout,
+    }
+    for verb, text in reads.items():
+        assert not [word for word in private if word in text], verb
+        assert "utilities" in text, verb  # the fact itself it may hear
+    shown = kg.json("lookup", "Texture", "--audience", "public")["facts"][0]
+    assert (shown["audiences"], shown["observations"], shown["sources"]) == (
+        ["public"], 1, [{"kind": "slack", "ref": "public-link-12"}])
+    history = kg.json("history", dm["id"], "--audience", "public")["history"]
+    assert [e["action"] for e in history] == ["recorded", "confirm", "observe"]
+    assert history[2]["changes"]["sources"] == {"before": [], "after": ["slack:public-link-12"]}
+    assert "observations" not in history[2]["changes"]  # a count would tell of hearings it may not hear
+    # The DM and the owner see the DM's hearing; the owner sees both.
+    told = kg.json("lookup", "Texture", "--audience", "dm:jo,sam")["facts"][0]
+    assert told["said_by_name"] == "Jo Park" and told["message"] == "dm-message-77" and told["observations"] == 2
+    owner = kg.json("lookup", "Texture")["facts"][0]
+    assert owner["audiences"] == ["dm:jo,sam", "public"] and owner["observations"] == 2
+
+
+def test_a_fact_heard_in_two_channels_is_told_to_each_with_its_own_source(kg):
+    _texture(kg)
+    one = kg.json("propose", "Texture", "founded", "--value", "2019", "-s", "slack:c1-source", "--audience", "channel:c1")
+    kg("propose", "Texture", "founded", "--value", "2019", "-s", "slack:c2-source", "--audience", "channel:c2")
+    for room, mine, theirs in (("channel:c1", "c1-source", "c2-source"), ("channel:c2", "c2-source", "c1-source")):
+        facts = kg.json("facts", "Texture", "--audience", room)["facts"]
+        assert [f["id"] for f in facts] == [one["id"]], room
+        assert facts[0]["sources"] == [{"kind": "slack", "ref": mine}], room
+        for verb in (["history", one["id"]], ["export"], ["lookup", "Texture"]):
+            assert theirs not in kg(*verb, "--audience", room).stdout, (room, verb)
+    assert "'Texture' is not known" in kg("facts", "Texture", "--audience", "channel:c3", expect=1).stderr
+
+
+def test_a_merge_carries_each_hearing_with_its_own_audience(kg):
+    _texture(kg)
+    kg("org", "add", "Texture Inc")
+    kg("propose", "Texture", "founded", "--value", "2019", "-s", "slack:public-founding", "--audience", "public")
+    kg("propose", "Texture Inc", "founded", "--value", "2019", "-s", "slack:dm-founding", "--audience", "dm:jo,sam")
+    moved = kg.json("propose", "Texture Inc", "industry", "--value", "energy", "-s", "slack:dm-industry",
+                    "--audience", "dm:jo,sam")
+    kg("org", "merge", "Texture", "Texture Inc")
+    public = kg("lookup", "Texture", "--audience", "public").stdout + kg("export", "--audience", "public").stdout
+    assert "public-founding" in public and "dm-founding" not in public
+    assert "energy" not in public and "dm-industry" not in public and moved["id"] not in public
+    dm = kg.json("facts", "Texture", "--audience", "dm:jo,sam")["facts"]
+    assert {f["value"]: [s["ref"] for s in f["sources"]] for f in dm} == {
+        "2019": ["dm-founding", "public-founding"], "energy": ["dm-industry"]}  # the DM may hear the public too
+
+
+def test_an_entity_exists_for_an_audience_only_when_a_fact_it_may_hear_names_it(kg):
+    _texture(kg)
+    kg("propose", "Texture", "founded", "--value", "2019", "-s", "slack:p1", "--audience", "public")
+    kg("propose", "person/sam", "member_of", "--object", "Texture", "-s", "slack:p2", "--audience", "dm:jo,sam")
+    kg("propose", "repo/secret-repo", "caveat", "--value", "flaky", "-s", "slack:p3")
+    hidden = ("Samantha", "Quixley", "Hushed", "quiet one", "Jo Park")
+    for reader in ("public", "channel:c1", "dm:,"):
+        for verb in (["export"], ["export", "--format", "turtle"], ["search", "a"],
+                     ["sparql", "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }"],
+                     ["context", "--message", "Samantha Quixley asks about Hushed Repo"]):
+            text = kg(*verb, "--audience", reader).stdout
+            assert not [word for word in hidden if word in text], (reader, verb)
+        for name in ("Sam", "person/sam", "Hushed Repo", "actor/jo"):
+            assert "not known" in kg("lookup", name, "--audience", reader, expect=1).stderr, (reader, name)
+    nothing = kg("export", "--audience", "dm:,")
+    assert "nothing is shown" in nothing.stderr and "Texture" not in nothing.stdout and "Fernhill" in nothing.stdout
+    assert "Fernhill" in kg("search", "Fern", "--audience", "dm:,").stdout  # the self organization is known to all
+    # Sam's DM may hear the fact that names Sam: Sam exists there; the owner sees every entity.
+    assert kg.json("lookup", "Sam", "--audience", "dm:jo,sam")["entity"]["id"] == "person/sam"
+    assert "Hushed Repo" in kg("search", "hushed").stdout
+
+
+def test_a_knowledge_base_written_before_hearings_reads_each_fact_as_one_hearing():
+    """A fact that says its audience, speaker and message on itself (the format before hearings) is
+    read as one hearing with all its sources; heard again, that hearing is recorded as a node first."""
+    from pyoxigraph import Literal, NamedNode
+
+    from kgrdf import schema as schema_module
+
+    schema = schema_module.core()
+    fact = vocab.fact_iri("main", "f-aaaaaa")
+    graph = vocab.provenance_graph(fact)
+    source = vocab.source_iri(fact, "abc")
+    kg_ = vocab.kg
+    rows = [{"kind": Literal("assertion"), "s": vocab.entity_iri("main", "repo/api"), "p": kg_("caveat"),
+             "o": Literal("slow")}]
+    for s, p, o in [(fact, vocab.RDF_TYPE, vocab.FACT), (fact, kg_("audience"), Literal("dm:jo,sam")),
+                    (fact, kg_("message"), Literal("m-1")), (fact, kg_("observations"), vocab.integer(3)),
+                    (fact, kg_("recordedAt"), vocab.datetime_literal("2026-01-01T00:00:00Z")),
+                    (fact, vocab.WAS_DERIVED_FROM, source), (source, kg_("sourceKind"), kg_("SlackSource")),
+                    (source, kg_("sourceRef"), Literal("p-1"))]:
+        rows.append({"kind": Literal("provenance"), "s": s, "p": p, "o": o})
+    old = model.fold_fact(fact.value, rows, schema)
+    assert [(h.iri, h.audience, h.message, [s.ref for s in h.sources]) for h in old.hearings] == [
+        (None, "dm:jo,sam", "m-1", ["p-1"])]
+    triples = [(r["s"], r["p"], r["o"]) for r in rows[1:]]
+    assert model.heard_triples(fact.value, triples, lambda a: a == "dm:jo,sam", lambda f: True) == triples
+    again = model.Hearing(model.hearing_iri(fact.value, 9, 1), "public", (model.Source("slack", "p-2"),),
+                          heard_at="2026-02-01T00:00:00Z")
+    deletes, adds, after = model.change_quads(old, {"observations": 4}, seq=9, at="2026-02-01T00:00:00Z",
+                                              action="observe", reason=None, schema=schema,
+                                              new_sources=[model.Source("slack", "p-2")], new_hearings=[again])
+    assert {str(q.predicate) for q in deletes} >= {str(kg_("audience")), str(kg_("message"))}
+    assert [h.audience for h in after.hearings] == ["dm:jo,sam", "public"]
+    assert sum(q.predicate == model.HEARD_IN for q in adds) == 2 and all(q.graph_name == graph for q in adds)
