@@ -109,8 +109,9 @@ def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
                 prevents_rework=rng.random() < 0.05,
                 perspective=vocab.perspective_iri(kb.perspective).value,
                 order=rng.randint(1, 9) if pred.ordered else None,
-                audience=rng.choice(AUDIENCES),
             )
+            fact.hearings = [model.Hearing(model.hearing_iri(fact.iri, writer.seq, 1), rng.choice(AUDIENCES),
+                                           tuple(fact.sources), heard_at=now)]
             writer._stage([], model.fact_quads(fact, schema), fact, created=True)
         writer.validated = True  # synthetic data that keeps to the schema: no per-fact checks
     return kb
