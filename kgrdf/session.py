@@ -379,11 +379,12 @@ class Session:
             raise BadInput(f"{fact_id!r} is not a fact id; fact ids look like f-3k9x2a")
         return vocab.fact_iri(self.perspective, fact_id)
 
-    def fact(self, fact_id: str) -> model.Fact:
-        """The fact ``fact_id`` with its update records. Raises NotFound."""
+    def fact(self, fact_id: str, history: bool = True) -> model.Fact:
+        """The fact ``fact_id`` with its update records (without them: ``history`` off), as the read's
+        audience is shown it. Raises NotFound."""
         fact_id = fact_id.strip()
         iri = self.fact_iri(fact_id)
-        rows = self.rows("fact", fact=iri)
+        rows = self.rows("fact" if history else "fact-heard", fact=iri)
         if self._hearer is not None and rows:
             rows = self._heard_rows(iri.value, rows)
         fact = model.fold_fact(iri.value, rows, self.schema)
@@ -515,7 +516,7 @@ class Session:
         scan of every source). The count of observations is the number of hearings shown; a
         successor the audience may not hear is not named."""
         for listed in facts:
-            fact = self.fact(listed["id"])
+            fact = self.fact(listed["id"], history=False)
             listed["sources"] = [{"kind": s.kind, "ref": s.ref} for s in fact.sources]
             listed["observations"] = fact.observations
             if fact.superseded_by:
@@ -527,7 +528,7 @@ class Session:
 
     def sources_heard(self, fact: str) -> list[dict]:
         """The sources of the fact ``fact`` (an IRI) the read's audience is shown."""
-        return [{"kind": s.kind, "ref": s.ref} for s in self.fact(vocab.id_of(fact)).sources]
+        return [{"kind": s.kind, "ref": s.ref} for s in self.fact(vocab.id_of(fact), history=False).sources]
 
     def mark_conflicts(self, facts: list[dict]) -> list[dict]:
         """Two current, confirmed values of a single-valued predicate (or of one key of a free-text

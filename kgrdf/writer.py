@@ -106,9 +106,9 @@ class Writer(Session):
                                          "matched": how, "label": label})
         return found
 
-    def fact(self, fact_id: str) -> model.Fact:
+    def fact(self, fact_id: str, history: bool = True) -> model.Fact:
         iri = self.fact_iri(fact_id)
-        return self._facts.get(iri.value) or super().fact(fact_id)
+        return self._facts.get(iri.value) or super().fact(fact_id, history)
 
     def _facts_for(self, subject: str, predicate: str) -> list[model.Fact]:
         """Every fact, pending or held, with this subject and predicate."""

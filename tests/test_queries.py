@@ -98,6 +98,10 @@ def cases(store):
                         if r["entity"] == e("repo/api").value} >= {("api", "prefLabel"), ("the API", "altLabel")}),
         "audiences": ({}, lambda rows: len(rows) == 35 and {r["audience"] for r in rows} == {"owner"}),
         "fact-audience": (dict(fact=hotfix_entry), lambda rows: [r["audience"] for r in rows] == ["owner"]),
+        "fact-heard": (dict(fact=hotfix_entry),
+                       lambda rows: sum(r["kind"] == "assertion" for r in rows) == 1
+                       and any(r["p"] == vocab.kg("heardIn").value for r in rows)
+                       and not any("/update/" in r["s"] for r in rows)),
         # Everything the example knows was heard by its owner alone.
         "entity-audiences": (dict(entity=e("process/hotfix")), lambda rows: [r["audience"] for r in rows] == ["owner"]),
         "perspectives": ({}, lambda rows: sorted((r["perspective"], r["isFact"], r["count"]) for r in rows) == [
