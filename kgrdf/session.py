@@ -64,10 +64,12 @@ class Session:
 
     def hear_as(self, text: str | None) -> None:
         """Read, from now on, only what the audience ``text`` may hear (kgrdf.audience): the rows of
-        every query are kept only for the facts that audience may hear, before anything ranks,
-        limits or packs them (each fact's audience is read once, when a row first names it);
-        ``kg sparql`` and ``kg export`` see a dataset of just their graphs. An audience that does
-        not parse fails closed: no fact at all, and a note on stderr. None: the owner's."""
+        every query are kept only for the facts that audience may hear one of the hearings of,
+        before anything ranks, limits or packs them (each fact's hearings' audiences are read once,
+        when a row first names it); a fact is shown with those hearings' provenance alone
+        (model.heard_triples); an entity no such fact names does not exist (may_see); ``kg sparql``
+        and ``kg export`` see a dataset of just that. An audience that does not parse fails closed:
+        no fact, no entity but the self organization, and a note on stderr. None: the owner's."""
         import sys
 
         from kgrdf import audience
