@@ -498,20 +498,14 @@ class Writer(Session):
 
     def _hearings(self, fact: model.Fact, heards: list[dict], sources) -> list[model.Hearing]:
         """A hearing of ``fact`` for each of ``heards`` (Writer._heard's fields), now, with ``sources``."""
-        prefix = f"{fact.iri}/hearing/{self.seq}."
-        step = sum(1 for h in fact.hearings if h.iri and h.iri.startswith(prefix))
-        out = []
-        for heard in heards:
-            step += 1
-            out.append(model.Hearing(
-                model.hearing_iri(fact.iri, self.seq, step), heard["audience"], tuple(sources),
-                said_by=heard["said_by"], message=heard["message"], speaker_affiliation=heard["speaker_affiliation"],
-                heard_at=self.now, confidence=heard["confidence"], span=heard["span"]))
-        return out
+        return self._rehomed(fact, [model.Hearing(
+            None, heard["audience"], tuple(sources), said_by=heard["said_by"], message=heard["message"],
+            speaker_affiliation=heard["speaker_affiliation"], heard_at=self.now, confidence=heard["confidence"],
+            span=heard["span"]) for heard in heards])
 
     def _rehomed(self, fact: model.Fact, hearings) -> list[model.Hearing]:
-        """Another fact's hearings as hearings of ``fact`` (a merge carries each with its own audience,
-        sources, speaker, message and time)."""
+        """Hearings as hearings of ``fact``, each named by this transaction (a merge carries another
+        fact's over, each with its own audience, sources, speaker, message and time)."""
         prefix = f"{fact.iri}/hearing/{self.seq}."
         step = sum(1 for h in fact.hearings if h.iri and h.iri.startswith(prefix))
         out = []
