@@ -115,7 +115,7 @@ class Hearing:
     and the words. ``iri`` is None for the one hearing of a fact written before hearings existed."""
 
     iri: str | None
-    audience: str = "owner"
+    audience: str | None = "owner"  # None: not recorded (a fact from before audiences): the owner's
     sources: tuple = ()  # Source values
     said_by: str | None = None
     message: str | None = None
@@ -204,7 +204,7 @@ class Fact:
 
     def audiences(self) -> list[str]:
         """The audiences it was heard in, each once, in the order first heard."""
-        return list(dict.fromkeys(h.audience for h in self.hearings))
+        return list(dict.fromkeys(h.audience or "owner" for h in self.hearings))
 
     @property
     def is_entity_target(self) -> bool:
@@ -312,7 +312,7 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
         fact.hearings.append(Hearing(node, **{"audience": "owner", **data, "sources": tuple(used)}))
     fact.hearings.sort(key=lambda h: (h.heard_at or "", _hearing_order(h.iri)))
     if not hearing_nodes:
-        fact.hearings = [Hearing(None, **{"audience": "owner", "heard_at": fact.recorded_at, **legacy,
+        fact.hearings = [Hearing(None, **{"audience": None, "heard_at": fact.recorded_at, **legacy,
                                           "sources": tuple(fact.sources)})]
     for node, data in updates.items():
         update = Update(seq=data.get("seq", 0), action=data.get("action", "?"), at=data.get("at", ""),
@@ -447,8 +447,9 @@ def fact_quads(fact: Fact, schema) -> list[Quad]:
         quads += field_quads(fact, name, getattr(fact, name), schema, fact_node, graph)
     for source in fact.sources:
         quads += source_quads(fact, source, schema, fact_node, graph)
-    for hearing in fact.hearings:
-        quads += hearing_quads(fact, hearing, schema, fact_node, graph)
+    for hearing in fact.hearings:  # (a fact written before hearings existed says its one on itself)
+        quads += _legacy_quads(fact, hearing, schema) if hearing.iri is None else hearing_quads(
+            fact, hearing, schema, fact_node, graph)
     return quads
 
 
@@ -508,7 +509,7 @@ def change_quads(fact: Fact, changes: dict, *, seq: int, at: str, action: str, r
     if new_hearings and any(h.iri is None for h in after.hearings):
         legacy = next(h for h in after.hearings if h.iri is None)
         deletes += _legacy_quads(fact, legacy, schema)
-        after.hearings = [replace(legacy, iri=f"{fact.iri}/hearing/0")]
+        after.hearings = [replace(legacy, iri=f"{fact.iri}/hearing/0", audience=legacy.audience or "owner")]
         adds += hearing_quads(after, after.hearings[0], schema)
     for hearing in new_hearings:
         adds += hearing_quads(after, hearing, schema)

@@ -336,6 +336,9 @@ def test_a_knowledge_base_written_before_hearings_reads_each_fact_as_one_hearing
     old = model.fold_fact(fact.value, rows, schema)
     assert [(h.iri, h.audience, h.message, [s.ref for s in h.sources]) for h in old.hearings] == [
         (None, "dm:jo,sam", "m-1", ["p-1"])]
+    said = {(str(q.subject), str(q.predicate), str(q.object)) for q in model.fact_quads(old, schema)}
+    assert (str(fact), str(kg_("audience")), '"dm:jo,sam"') in said  # written back as it was read
+    assert not any(q.predicate == model.HEARD_IN for q in model.fact_quads(old, schema))
     triples = [(r["s"], r["p"], r["o"]) for r in rows[1:]]
     assert model.heard_triples(fact.value, triples, lambda a: a == "dm:jo,sam", lambda f: True) == triples
     again = model.Hearing(model.hearing_iri(fact.value, 9, 1), "public", (model.Source("slack", "p-2"),),
