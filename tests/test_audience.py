@@ -349,3 +349,47 @@ def test_a_knowledge_base_written_before_hearings_reads_each_fact_as_one_hearing
     assert {str(q.predicate) for q in deletes} >= {str(kg_("audience")), str(kg_("message"))}
     assert [h.audience for h in after.hearings] == ["dm:jo,sam", "public"]
     assert sum(q.predicate == model.HEARD_IN for q in adds) == 2 and all(q.graph_name == graph for q in adds)
+
+
+def test_a_knowledge_base_written_before_hearings_keeps_working_through_the_cli(kg):
+    """Facts journaled in the format before hearings (audience, speaker and message said on the fact)
+    are read, told, confirmed, heard again and validated as one hearing each."""
+    from pyoxigraph import Literal, NamedNode, Quad
+
+    from kgrdf import clock
+    from kgrdf.kb import KnowledgeBase
+
+    kg("org", "add", "Texture")
+    kg("add-entity", "actor/jo", "--name", "Jo Park")
+    kb = KnowledgeBase.open(kg.path)
+    now = clock.iso(clock.now())
+    ids = {}
+    with kb.writing("propose") as writer:
+        for fact_id, value, heard_in in (("f-aaaaaa", "utilities", "dm:jo,sam"), ("f-bbbbbb", "2019", "public")):
+            iri = vocab.fact_iri("main", fact_id)
+            graph = vocab.provenance_graph(iri)
+            fact = model.Fact(id=fact_id, iri=iri.value, subject=vocab.entity_iri("main", "organization/texture").value,
+                              predicate=vocab.kg("industry" if fact_id == "f-aaaaaa" else "founded").value,
+                              target=Literal(value), sources=[model.Source("slack", f"old-{fact_id}")],
+                              observed_at=now, recorded_at=now, perspective=vocab.perspective_iri("main").value)
+            old_form = [q for q in model.fact_quads(fact, writer.schema) if q.predicate != model.HEARD_IN
+                        and not q.subject.value.startswith(iri.value + "/hearing/")]
+            old_form += [Quad(iri, vocab.kg("audience"), Literal(heard_in), graph),
+                         Quad(iri, vocab.kg("message"), Literal(f"msg-{fact_id}"), graph),
+                         Quad(iri, vocab.kg("saidBy"), NamedNode(vocab.entity_iri("main", "actor/jo").value), graph)]
+            writer._stage([], old_form)
+            ids[heard_in] = fact_id
+    public = kg("lookup", "Texture", "--audience", "public").stdout
+    assert "2019" in public and "old-f-bbbbbb" in public and "msg-f-bbbbbb" in public
+    assert "utilities" not in public and "old-f-aaaaaa" not in public
+    told = kg.json("facts", "Texture", "--audience", "dm:jo,sam")["facts"]
+    assert {f["id"]: f["audiences"] for f in told} == {"f-aaaaaa": ["dm:jo,sam"], "f-bbbbbb": ["public"]}
+    kg("confirm", "f-aaaaaa")  # changed, not heard again: it keeps its form
+    again = kg.json("propose", "Texture", "industry", "--value", "utilities", "-s", "slack:new-public",
+                    "--audience", "public")
+    assert again["id"] == "f-aaaaaa" and again["audiences"] == ["dm:jo,sam", "public"]
+    public = kg.json("lookup", "Texture", "--audience", "public")["facts"]
+    shown = next(f for f in public if f["id"] == "f-aaaaaa")
+    assert shown["sources"] == [{"kind": "slack", "ref": "new-public"}] and "message" not in shown
+    assert "old-f-aaaaaa" not in kg("history", "f-aaaaaa", "--audience", "public").stdout
+    kg("validate")
