@@ -104,21 +104,28 @@ class Session:
             return True
         return self._hearer != UNKNOWN_AUDIENCE and audience.may_hear(heard_in, self._hearer)
 
-    def may_see(self, entity: model.Entity) -> bool:
-        """Whether an entity exists for the read's audience: a fact it may hear names it, or it is the
-        perspective's own organization (entity-audiences.rq; kgrdf.audience decides)."""
+    def may_see(self, entity: str) -> bool:
+        """Whether the entity ``entity`` (an IRI) exists for the read's audience: a fact it may hear
+        names it, or it is the perspective's own organization (entity-audiences.rq; kgrdf.audience
+        decides)."""
         from kgrdf import audience
 
-        if self._hearer is None or entity.is_self:
+        if self._hearer is None:
             return True
-        if self._hearer == UNKNOWN_AUDIENCE:
-            return False
         seen = self.__dict__.setdefault("_seen", {})
-        if entity.iri not in seen:
-            rows = self.backend.select(queries.load("entity-audiences"), {"entity": NamedNode(entity.iri)})
-            heard_in = [row["audience"].value if row.get("audience") is not None else None for row in rows]
-            seen[entity.iri] = audience.may_hear_any(heard_in, self._hearer)
-        return seen[entity.iri]
+        if entity not in seen:
+            if "_self_iri" not in self.__dict__:
+                rows = self.rows("self-organization", entities=self.entities_graph)
+                self._self_iri = rows[0]["entity"].value if rows else None
+            if entity == self._self_iri:
+                seen[entity] = True
+            elif self._hearer == UNKNOWN_AUDIENCE:
+                seen[entity] = False
+            else:
+                rows = self.backend.select(queries.load("entity-audiences"), {"entity": NamedNode(entity)})
+                heard_in = [row["audience"].value if row.get("audience") is not None else None for row in rows]
+                seen[entity] = audience.may_hear_any(heard_in, self._hearer)
+        return seen[entity]
 
     def _all_heard(self) -> set[str]:
         """Every fact of the perspective the read's audience may hear (one scan: for kg sparql and
@@ -164,7 +171,7 @@ class Session:
         """The entity ``iri`` names, or None; for an audience, None for one that does not exist for
         it (see may_see)."""
         found = model.fold_entity(iri.value, self.rows("entity", entity=iri))
-        if found is not None and self._hearer is not None and not self.may_see(found):
+        if found is not None and not self.may_see(found.iri):
             return None
         return found
 
@@ -186,7 +193,7 @@ class Session:
         A merged organization's names lead to the one it was merged into."""
         matches, suggestions = {}, {}
         for row in self.values("identify", key=Literal(model.match_key(text)), entities=self.entities_graph):
-            if self._hearer is not None and self.entity_by_id(row["id"]) is None:
+            if not self.may_see(row["entity"]):
                 continue  # it does not exist for this audience
             if row.get("mergedInto"):
                 survivor = self._survivor(self.entity_by_id(row["id"]))
@@ -239,7 +246,7 @@ class Session:
             raise BadInput("search needs some text")
         found: dict[str, dict] = {}
         for row in self.values("search", text=Literal(needle), entities=self.entities_graph):
-            if self._hearer is not None and row["id"] not in found and self.entity(NamedNode(row["entity"])) is None:
+            if row["id"] not in found and not self.may_see(row["entity"]):
                 continue  # it does not exist for this audience
             hit = found.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
                                                "matched": []})
@@ -357,7 +364,7 @@ class Session:
         index, names = self._names()
         spans: dict[tuple[int, int], dict[str, dict]] = {}
         for start, end, (iri, label, how) in index.find(text):
-            if self._hearer is not None and self.entity(NamedNode(iri)) is None:
+            if not self.may_see(iri):
                 continue  # it does not exist for this audience
             entities = spans.setdefault((start, end), {})
             entity_id = vocab.id_of(iri)
@@ -529,8 +536,18 @@ class Session:
         return facts
 
     def sources_heard(self, fact: str) -> list[dict]:
-        """The sources of the fact ``fact`` (an IRI) the read's audience is shown."""
-        return [{"kind": s.kind, "ref": s.ref} for s in self.fact(vocab.id_of(fact), history=False).sources]
+        """The sources of the fact ``fact`` (an IRI) the read's audience is shown, by kind and
+        reference (without the schema, which a context pack does not otherwise load)."""
+        if self._hearer is None:
+            return self.values("fact-sources", fact=NamedNode(fact))
+        rows = self.rows("fact-heard", fact=NamedNode(fact))
+        shown = model.heard_triples(fact, [(r["s"], r["p"], r["o"]) for r in rows if r["kind"].value != "assertion"],
+                                    self.may_hear_in, self.may_hear)
+        nodes = [o.value for s, p, o in shown if s.value == fact and p == vocab.WAS_DERIVED_FROM]
+        kinds = {s.value: self.notations.get(o.value, "?") for s, p, o in shown if p == vocab.kg("sourceKind")}
+        refs = {s.value: o.value for s, p, o in shown if p == vocab.kg("sourceRef")}
+        return sorted(({"kind": kinds.get(n, "?"), "ref": refs.get(n, "")} for n in nodes),
+                      key=lambda source: (source["kind"], source["ref"]))
 
     def mark_conflicts(self, facts: list[dict]) -> list[dict]:
         """Two current, confirmed values of a single-valued predicate (or of one key of a free-text
