@@ -145,6 +145,12 @@ def test_every_read_shows_only_what_its_audience_may_hear(tmp_path_factory, plan
                 text = text.replace(f"no fact {fact_id}", "no fact ...")
             leaked = {m for m in forbidden if m in text} | {f for f in hidden_ids if f in text}
             assert not leaked, f"{reader} was shown {sorted(leaked)} in:\n{text[:2000]}"
+            if text.startswith('{\n  "entity"'):  # lookup, facts: each fact counts the hearings the reader may hear
+                shown = json.loads(text[:text.rindex("}") + 1])
+                for fact in shown["facts"] + shown.get("backlinks", []):
+                    heard = [h for h in world.hearings[fact["id"]] if _may(h.audience, reader)]
+                    assert fact["observations"] == len(heard), (reader, fact)
+                    assert len(fact["hearings"]) == len(heard), (reader, fact)
     TRIED["examples"] += 1
     print(f"audience property: {TRIED['examples']} examples, {TRIED['reads']} reads checked")
 
