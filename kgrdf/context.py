@@ -357,8 +357,6 @@ def pack(session, text: str, budget: int) -> dict:
 
 def _packed(session, entities: list, head: dict, budget: int) -> dict:
     """The pack about ``entities``: gathered, ranked (the self organization first), cited, fitted."""
-    from pyoxigraph import NamedNode
-
     from kgrdf import clock, vocab
 
     if budget < 1:

@@ -322,7 +322,7 @@ def test_an_entity_exists_for_an_audience_only_when_a_fact_it_may_hear_names_it(
 def test_a_knowledge_base_written_before_hearings_reads_each_fact_as_one_hearing():
     """A fact that says its audience, speaker and message on itself (the format before hearings) is
     read as one hearing with all its sources; heard again, that hearing is recorded as a node first."""
-    from pyoxigraph import Literal, NamedNode
+    from pyoxigraph import Literal
 
     from kgrdf import schema as schema_module
 
@@ -369,7 +369,6 @@ def test_a_knowledge_base_written_before_hearings_keeps_working_through_the_cli(
     kg("add-entity", "actor/jo", "--name", "Jo Park")
     kb = KnowledgeBase.open(kg.path)
     now = clock.iso(clock.now())
-    ids = {}
     with kb.writing("propose") as writer:
         for fact_id, value, heard_in in (("f-aaaaaa", "utilities", "dm:jo,sam"), ("f-bbbbbb", "2019", "public")):
             iri = vocab.fact_iri("main", fact_id)
@@ -384,7 +383,6 @@ def test_a_knowledge_base_written_before_hearings_keeps_working_through_the_cli(
                          Quad(iri, vocab.kg("message"), Literal(f"msg-{fact_id}"), graph),
                          Quad(iri, vocab.kg("saidBy"), NamedNode(vocab.entity_iri("main", "actor/jo").value), graph)]
             writer._stage([], old_form)
-            ids[heard_in] = fact_id
     public = kg("lookup", "Texture", "--audience", "public").stdout
     assert "2019" in public and "old-f-bbbbbb" in public and "msg-f-bbbbbb" in public
     assert "utilities" not in public and "old-f-aaaaaa" not in public
