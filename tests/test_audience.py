@@ -212,6 +212,7 @@ def _reads(kg, world: World, reader: str, self_org: str):
     yield run("export", "--format", "nquads")
     yield run("sparql", "SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }")
     yield run("context", "--message", f"ask {names} about it")
+    yield run("org", "customers", "--quiet-days", "0")
     for entity in ORGS + SPEAKERS:
         yield run("lookup", entity, "--json")
         yield run("facts", entity, "--all", "--json")
@@ -219,6 +220,7 @@ def _reads(kg, world: World, reader: str, self_org: str):
         yield run("context", "--for", entity)
         if entity.startswith("organization/"):
             yield run("org", "digest", entity)
+            yield run("org", "relations", entity, "--hops", "2")
     for fact_id in world.hearings:
         yield run("history", fact_id, "--json")
 
