@@ -442,6 +442,16 @@ class Session:
             out["sentence"] = predicate.reads(out["subject_name"] or out["subject"], shown)
         return out
 
+    def _named_in_hearing(self, iri: str) -> model.Entity | None:
+        """A speaker or their organization then, named as a hearing the read may hear is shown (whether
+        or not the entity itself exists for the read's audience)."""
+        if self._hearer is None:
+            return self.entity(NamedNode(iri))
+        named = self.__dict__.setdefault("_named", {})
+        if iri not in named:
+            named[iri] = model.fold_entity(iri, self.rows("entity", entity=NamedNode(iri)))
+        return named[iri]
+
     def _heard_of(self, fact: model.Fact) -> dict:
         """Where a fact was heard, shown: the audiences, and each hearing with its sources, speaker
         (and their organization then), message and time; the latest speaker and message beside them;
@@ -452,8 +462,8 @@ class Session:
                      "sources": [{"kind": s.kind, "ref": s.ref} for s in hearing.sources]}
             for name in ("said_by", "speaker_affiliation"):
                 iri = getattr(hearing, name)
-                if iri:  # named, as the hearing is shown: who said it there, and their organization then
-                    entity = model.fold_entity(iri, self.rows("entity", entity=NamedNode(iri)))
+                if iri:
+                    entity = self._named_in_hearing(iri)
                     shown[name] = entity.id if entity else vocab.id_of(iri)
                     if entity:
                         shown[name + "_name"] = entity.name
