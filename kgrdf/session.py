@@ -78,6 +78,8 @@ class Session:
             return
         try:
             self._hearer = audience.parse(text)
+            if self._hearer == audience.OWNER:
+                self._hearer = None  # the owner's read: everything, as without --audience
         except BadInput as exc:
             print(f"kg: {exc.message}: nothing is shown (an unknown audience fails closed)", file=sys.stderr)
             self._hearer = UNKNOWN_AUDIENCE
