@@ -548,18 +548,13 @@ class Session:
         return facts
 
     def sources_heard(self, fact: str) -> list[dict]:
-        """The sources of the fact ``fact`` (an IRI) the read's audience is shown, by kind and
-        reference (without the schema, which a context pack does not otherwise load)."""
-        if self._hearer is None:
-            return self.values("fact-sources", fact=NamedNode(fact))
-        rows = self.rows("fact-heard", fact=NamedNode(fact))
-        shown = model.heard_triples(fact, [(r["s"], r["p"], r["o"]) for r in rows if r["kind"].value != "assertion"],
-                                    self.may_hear_in, self.may_hear)
-        nodes = [o.value for s, p, o in shown if s.value == fact and p == vocab.WAS_DERIVED_FROM]
-        kinds = {s.value: self.notations.get(o.value, "?") for s, p, o in shown if p == vocab.kg("sourceKind")}
-        refs = {s.value: o.value for s, p, o in shown if p == vocab.kg("sourceRef")}
-        return sorted(({"kind": kinds.get(n, "?"), "ref": refs.get(n, "")} for n in nodes),
-                      key=lambda source: (source["kind"], source["ref"]))
+        """The sources of the fact ``fact`` (an IRI) the read's audience is shown (those of the
+        hearings it may hear), by kind and reference: one light query, for a context pack."""
+        shown = {}
+        for row in self.values("fact-sources", fact=NamedNode(fact)):
+            if self.may_hear_in(row.get("audience")):
+                shown.setdefault((row["kind"], row["ref"]), {"kind": row["kind"], "ref": row["ref"]})
+        return list(shown.values())
 
     def mark_conflicts(self, facts: list[dict]) -> list[dict]:
         """Two current, confirmed values of a single-valued predicate (or of one key of a free-text
