@@ -58,7 +58,9 @@ def _may(heard_in: str, reader: str) -> bool:
 
 
 def _allowed(world: World, reader: str, self_org: str) -> tuple[set, set]:
-    """The markers and fact ids ``reader`` may be shown."""
+    """The markers and fact ids ``reader`` may be shown (the owner: everything)."""
+    if reader == "owner":
+        return world.all_markers(), set(world.hearings)
     markers, ids, visible = set(), set(), {self_org}
     for fact_id, hearings in world.hearings.items():
         heard = [h for h in hearings if _may(h.audience, reader)]
