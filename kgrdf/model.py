@@ -525,6 +525,9 @@ def change_quads(fact: Fact, changes: dict, *, seq: int, at: str, action: str, r
 # --- what an audience is shown of a fact's provenance -------------------------------------------------
 
 _HIDDEN_CHANGES = {kg("observations").value, *(iri.value for iri, _ in HEARING_FIELDS.values())}
+_AUDIENCE, _OBSERVATIONS, _OBSERVED_AT, _HEARD_AT = kg("audience"), kg("observations"), kg("observedAt"), kg("heardAt")
+_SUPERSEDED_BY, _MERGED_FROM, _FIELD, _CHANGE = kg("supersededBy"), kg("mergedFrom"), kg("field"), kg("change")
+_BEFORE, _AFTER, _REASON, _SOURCE_REF = kg("before"), kg("after"), kg("reason"), kg("sourceRef")
 _FACT_ID = re.compile(r"\bf-[a-z0-9]{6}\b")
 
 
@@ -539,7 +542,7 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     before hearings existed) is one hearing, shown whole."""
     fact = fact_iri
     heard_in = [o.value for s, p, o in triples if s.value == fact and p == HEARD_IN]
-    audience_of = {s.value: o.value for s, p, o in triples if p == kg("audience") and s.value != fact}
+    audience_of = {s.value: o.value for s, p, o in triples if p == _AUDIENCE and s.value != fact}
     shown = {h for h in heard_in if hears(audience_of.get(h, "owner"))}
     hidden = set(heard_in) - shown
     if not heard_in:
@@ -547,7 +550,7 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     used = {o.value for s, p, o in triples if p == USED and s.value in shown}
     sources = {o.value for s, p, o in triples if s.value == fact and p == vocab.WAS_DERIVED_FROM}
     hidden |= sources - used
-    refs = {s.value: o.value for s, p, o in triples if p == vocab.kg("sourceRef")}
+    refs = {s.value: o.value for s, p, o in triples if p == _SOURCE_REF}
     shown_refs = {refs.get(n) for n in used}
     added: dict[str, set] = {}
     for s, p, o in triples:
@@ -556,30 +559,30 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     hidden |= {u for u, hs in added.items() if not hs & shown}
     change_of = {}  # change node -> its field
     for s, p, o in triples:
-        if p == vocab.kg("field"):
+        if p == _FIELD:
             change_of[s.value] = o.value
-    owner_of = {o.value: s.value for s, p, o in triples if p == vocab.kg("change")}
+    owner_of = {o.value: s.value for s, p, o in triples if p == _CHANGE}
     hidden |= {c for c, u in owner_of.items() if u in hidden or change_of.get(c) in _HIDDEN_CHANGES}
-    latest = max((o.value for s, p, o in triples if s.value in shown and p == kg("heardAt")), default=None)
+    latest = max((o.value for s, p, o in triples if s.value in shown and p == _HEARD_AT), default=None)
     out = []
     for s, p, o in triples:
-        if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, vocab.kg("change"), ADDED_HEARING)
+        if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING)
                                  and o.value in hidden):
             continue
-        if s.value == fact and p == kg("observations"):
+        if s.value == fact and p == _OBSERVATIONS:
             o = vocab.integer(len(shown))
-        elif s.value == fact and p == kg("observedAt") and latest is not None:
+        elif s.value == fact and p == _OBSERVED_AT and latest is not None:
             o = vocab.datetime_literal(latest)
-        elif p in (kg("supersededBy"), kg("mergedFrom")) and not hears_fact(o.value):
+        elif p in (_SUPERSEDED_BY, _MERGED_FROM) and not hears_fact(o.value):
             continue
-        elif p in (vocab.kg("before"), vocab.kg("after")) and s.value in change_of:
+        elif p in (_BEFORE, _AFTER) and s.value in change_of:
             if change_of[s.value] == vocab.WAS_DERIVED_FROM.value:
                 kind_ref = o.value.partition(":")
                 if not any(kind_ref[2] == ref for ref in shown_refs):
                     continue
             elif isinstance(o, NamedNode) and "/fact/" in o.value and not hears_fact(o.value):
                 continue
-        elif p == vocab.kg("reason") and any(not hears_fact(fact[:fact.rindex("/") + 1] + found)
+        elif p == _REASON and any(not hears_fact(fact[:fact.rindex("/") + 1] + found)
                                               for found in _FACT_ID.findall(o.value)):
             continue
         out.append((s, p, o))

@@ -691,10 +691,14 @@ class Session:
         if timeout is None:
             timeout = sandbox.time_limit()
         if self._hearer is not None:
+            import time
+
             from kgrdf.store import open_backend
 
+            started = time.monotonic()
             backend = open_backend("memory")  # what the audience may read, and nothing else
-            backend.store.extend(self._heard_quads())
+            backend.store.extend(self._heard_quads(deadline=started + timeout, timeout=timeout))
+            timeout = max(0.001, timeout - (time.monotonic() - started))  # gathering it counts in the limit
             scope = backend.graphs()
         else:
             backend = self.backend
@@ -730,36 +734,37 @@ class Session:
             return ox.serialize(data, format=formats[fmt], prefixes=prefixes)
         return ox.serialize(data, format=formats[fmt])
 
-    def _heard_quads(self) -> list:
+    def _heard_quads(self, deadline: float | None = None, timeout: float | None = None) -> list:
         """The dataset an audience may read (kg sparql, kg export): the schema; the facts it may hear,
         each provenance graph as it is shown them (model.heard_triples); the descriptions of the
-        entities those facts name and of the perspective's own organization; nothing else."""
+        entities those facts name and of the perspective's own organization; nothing else.
+        Raises Refused once past ``deadline`` (time.monotonic()): a query's time limit counts it."""
+        import time
+
         from pyoxigraph import Quad
 
         from kgrdf.schema import SCHEMA_GRAPH
 
         allowed = self._all_heard()
-        entities = self.entities_graph.value
-        kept, described, provenance = [], {}, {}
+        kept = list(self.backend.quads_in(NamedNode(SCHEMA_GRAPH)))
         named: set[str] = set()
-        for quad in self.backend.quads():
-            graph = quad.graph_name.value
-            if graph == SCHEMA_GRAPH:
-                kept.append(quad)
-            elif graph == entities:
-                described.setdefault(quad.subject.value, []).append(quad)
-            elif graph in allowed:
+        for done, fact in enumerate(allowed):  # each graph by its name: the cost follows what the audience may read
+            if deadline is not None and done % 256 == 0 and time.monotonic() > deadline:
+                raise Refused(f"gathering what the audience may read ran past the query's time limit of {timeout:g} s",
+                              hint="give it longer with --timeout")
+            for quad in self.backend.quads_in(NamedNode(fact)):
                 kept.append(quad)
                 named.add(quad.subject.value)
                 if isinstance(quad.object, NamedNode):
                     named.add(quad.object.value)
-            elif graph.endswith("/provenance") and graph.removesuffix("/provenance") in allowed:
-                provenance.setdefault(graph, []).append(quad)
-        for graph, quads in provenance.items():
-            node = NamedNode(graph)
-            shown = model.heard_triples(graph.removesuffix("/provenance"), [(q.subject, q.predicate, q.object) for q in quads],
-                                        self.may_hear_in, lambda fact: fact in allowed)
-            kept += [Quad(s, p, o, node) for s, p, o in shown]
+            graph = vocab.provenance_graph(NamedNode(fact))
+            quads = list(self.backend.quads_in(graph))
+            shown = model.heard_triples(fact, [(q.subject, q.predicate, q.object) for q in quads],
+                                        self.may_hear_in, lambda other: other in allowed)
+            kept += [Quad(s, p, o, graph) for s, p, o in shown]
+        described: dict[str, list] = {}
+        for quad in self.backend.quads_in(self.entities_graph):
+            described.setdefault(quad.subject.value, []).append(quad)
         for subject, quads in described.items():
             if subject in named or any(q.predicate == vocab.SELF_ORGANIZATION for q in quads):
                 kept += quads

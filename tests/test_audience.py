@@ -401,3 +401,23 @@ def test_a_knowledge_base_written_before_hearings_keeps_working_through_the_cli(
     assert shown["sources"] == [{"kind": "slack", "ref": "new-public"}] and "message" not in shown
     assert "old-f-aaaaaa" not in kg("history", "f-aaaaaa", "--audience", "public").stdout
     kg("validate")
+
+
+@pytest.mark.slow
+def test_gathering_what_an_audience_may_read_counts_in_the_query_time_limit(kg, tmp_path):
+    """kg sparql for an audience first gathers the dataset it may read: that counts in the query's
+    time limit, so a read for an audience never holds writes back longer than the limit either."""
+    import time
+
+    kg("add-entity", "repo/api", "--name", "api")
+    records = tmp_path / "many.jsonl"
+    records.write_text("\n".join(json.dumps({"type": "fact", "subject": "repo/api", "predicate": "caveat",
+                                             "value": f"caveat {i}", "sources": [f"slack:p{i}"], "audience": "public"})
+                                 for i in range(3000)))
+    kg("import", records, "--apply")
+    query = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+    started = time.monotonic()
+    stopped = kg("sparql", query, "--audience", "public", "--timeout", "0.1", expect=1)
+    assert "time limit of 0.1 s" in stopped.stderr and stopped.stdout == ""
+    assert time.monotonic() - started < 5
+    assert kg.json("sparql", query, "--audience", "public")["results"]["bindings"]  # given the time, it answers
