@@ -44,6 +44,14 @@ class Kg:
                 "stats": self.json("stats")["fact_count"] if view else 0}
 
 
+def one_line(result) -> str:
+    """The one line a refusal prints on stderr (and no traceback anywhere)."""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    return lines[0]
+
+
 @pytest.fixture
 def kg(tmp_path) -> Kg:
     """An empty, initialised knowledge base."""

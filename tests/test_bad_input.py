@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.conftest import Kg
+from tests.conftest import Kg, one_line
 
 SURROGATE = "\udcff"  # what a byte that is not UTF-8 becomes in an argument
 
@@ -34,12 +34,6 @@ def seeded(template, tmp_path):
     shutil.copytree(template, path, symlinks=True)
     return Kg(path)
 
-
-def one_line(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
-    return lines[0]
 
 
 # --- arguments ------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Kg
+from tests.conftest import Kg, one_line
 
 PRIVATE_FILES = ["identifiers.jsonl", "secret.key", "batch.json"]
 PRIVATE_DIRS = ["journal/local", "index", ".git"]
@@ -26,11 +26,6 @@ def loose(path) -> list[str]:
             found.append(f"{p} {oct(stat.S_IMODE(mode))}")
     return found
 
-
-def one_line(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

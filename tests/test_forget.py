@@ -60,7 +60,11 @@ def _files_naming(root: Path, terms) -> list[str]:
     """Every file under root, .git objects decompressed, that holds a term as a whole word (any case)."""
     pattern = re.compile(rb"(?<![\w-])(?:" + b"|".join(re.escape(t.encode()) for t in terms) + rb")(?![\w-])",
                          re.IGNORECASE)
-    found = []
+    return [str(path.relative_to(root)) for path, data in _file_bytes(root) if pattern.search(data)]
+
+
+def _file_bytes(root: Path):
+    """(path, bytes) of every file under root, loose git objects decompressed."""
     for path in root.rglob("*"):
         if not path.is_file():
             continue
@@ -70,9 +74,7 @@ def _files_naming(root: Path, terms) -> list[str]:
                 data = zlib.decompress(data)
             except zlib.error:
                 pass
-        if pattern.search(data):
-            found.append(str(path.relative_to(root)))
-    return found
+        yield path, data
 
 
 def _unpack_git(root: Path) -> None:
@@ -503,15 +505,7 @@ def _trace(root: Path, first: str, last: str) -> list[str]:
     pattern = re.compile(rf"(?<![^\W_]){name}(?![^\W_])|(?<![^\W_])sunny{gap}vale(?![^\W_])"
                          r"|person/sam(?![^\W_]|[-./@+_][^\W_])|u0samchat")
     found = []
-    for path in root.rglob("*"):
-        if not path.is_file():
-            continue
-        data = path.read_bytes()
-        if ".git" in path.parts and "objects" in path.parts and "pack" not in path.parts:
-            try:
-                data = zlib.decompress(data)
-            except zlib.error:
-                pass
+    for path, data in _file_bytes(root):
         text = data.decode("utf-8", errors="ignore")
         text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
         text = re.sub(r"\\[ntr\"\\]", " ", text)

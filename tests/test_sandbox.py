@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgrdf import sandbox
-from tests.conftest import Kg
+from tests.conftest import Kg, one_line
 
 PORT9 = "<http://127.0.0.1:9/>"  # Oxigraph refuses port 9 before connecting: a SERVICE call shows, none is sent
 ALL = "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
@@ -22,12 +22,6 @@ CARTESIAN = f"SELECT * WHERE {_FOUR_TIMES} ORDER BY ?x ?y ?z ?w"
 # the same rows counted: minutes of work in little memory
 SLOW = f"SELECT (COUNT(*) AS ?n) WHERE {_FOUR_TIMES}"
 
-
-def one_line(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
