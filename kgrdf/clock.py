@@ -56,4 +56,5 @@ def parse_date(text: str, what: str = "date") -> date:
 
 def iso(moment: datetime) -> str:
     """The xsd:dateTime lexical form we store: ``2026-03-01T09:30:00Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    utc = moment.astimezone(timezone.utc)
+    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%SZ")  # %Y drops a small year's zeros

@@ -96,6 +96,11 @@ class Target:
     everyone: privacy.People
 
     def in_row(self, quad) -> bool:
+        """Whether a row names the person. Another person's own names are theirs, even a name the
+        two share: a row of their entity's description never names this person."""
+        subject = quad.subject.value
+        if subject != self.iri and subject in self.everyone.iris and privacy.is_entities_graph(quad.graph_name.value):
+            return False
         return self.iri in self.everyone.in_row(quad)
 
     def in_text(self, text: str) -> bool:

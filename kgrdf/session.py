@@ -337,8 +337,10 @@ class Session:
         at = self.backend.position()
         path = self.kb.path / "cache" / f"names-{self.perspective}.json"
         key = f"{at[0]}:{at[1]}" if at else ""
+        if path.parent.is_symlink():
+            key = ""  # never read names from, or write them to, where a link points (a write refuses it)
         try:
-            cached = json.loads(path.read_text(encoding="utf-8"))
+            cached = json.loads(path.read_text(encoding="utf-8")) if key else {}
             if cached.get("at") == key and key:
                 return NameIndex.load(cached["index"]), cached["names"]
         except (OSError, ValueError, KeyError):

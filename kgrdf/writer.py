@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pyoxigraph import Literal, NamedNode, Quad
 
 from kgrdf import audience as audiences
-from kgrdf import autoconfirm, clock, model, privacy, vocab
+from kgrdf import autoconfirm, clock, inputs, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.session import Session
 
@@ -46,7 +46,7 @@ class Heard:
 
 def parse_source(text: str, kinds) -> model.Source:
     """``KIND:REF`` as a Source. Raises BadInput naming the kinds."""
-    kind, sep, ref = text.partition(":")
+    kind, sep, ref = inputs.text(text, "a source").partition(":")
     kind = kind.strip().lower()
     if not sep or not ref.strip():
         raise BadInput(f"source {text!r} must be KIND:REF, e.g. slack:https://chat.example/p123")
@@ -347,6 +347,9 @@ class Writer(Session):
         if type_key not in self.schema.types:
             raise Refused(f"unknown entity type {type_key!r} in {entity_id}",
                           hint="one of " + ", ".join(sorted(self.schema.types)))
+        for what, given in [("the name", name or ""), ("the summary", summary or "")] + [
+                ("an alias", a) for a in [*aliases, *weak_aliases]]:
+            inputs.text(given, what)  # Unicode text of a bounded size (KGRDF_MAX_TEXT)
         name = model.clean_label(name or "")
         if not name:
             raise BadInput("an entity needs a --name")
@@ -376,7 +379,7 @@ class Writer(Session):
             for how, label in [("name", new.name)] + [("alias", a) for a in new.aliases]:
                 self._pending_labels.setdefault(model.match_key(label), []).append((how, label, new))
             if new.type in privacy.PERSON_TYPES:
-                self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases])
+                self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases, *new.weak_aliases])
         return new, outcome
 
     def _refuse_forgotten(self, entity_id: str) -> None:
@@ -483,9 +486,10 @@ class Writer(Session):
                 raise BadInput(f"--confidence is between 0 and 1, not {heard.confidence}")
             out["confidence"] = float(heard.confidence)
         if heard.span is not None:
-            out["span"] = model.clean_label(heard.span) or None
+            out["span"] = model.clean_label(inputs.text(heard.span, "the span")) or None
         if heard.message is not None:
-            out["message"] = model.refuse_unprintable(heard.message.strip(), "the message reference") or None
+            message = inputs.text(heard.message, "the message").strip()
+            out["message"] = model.refuse_unprintable(message, "the message reference") or None
         if heard.said_by is not None:
             speaker = self.resolve(heard.said_by, role="speaker")
             if speaker.type not in privacy.PERSON_TYPES:

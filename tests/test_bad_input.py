@@ -357,3 +357,29 @@ def test_a_real_process_given_bytes_that_are_not_utf8_says_so_in_one_line(seeded
 ])
 def test_a_usage_error_is_one_line(seeded, argv, message):
     assert message in one_line(seeded(*argv, expect=2))
+
+
+@pytest.mark.parametrize("argv", [
+    ["add-entity", "repo/b", "--name", "{big}"],
+    ["add-entity", "repo/b", "--name", "b", "--summary", "{big}"],
+    ["add-entity", "repo/b", "--name", "b", "--alias", "{big}"],
+    ["add-entity", "repo/b", "--name", "b", "--weak-alias", "{big}"],
+    ["propose", "webapp", "caveat", "--value", "a", "--source", "doc:{big}"],
+    ["propose", "webapp", "caveat", "--value", "a", "--source", "doc:a", "--message", "{big}"],
+    ["org", "add", "{big}"],
+])
+def test_every_text_field_is_held_to_the_text_limit(seeded, argv):
+    """One limit (KGRDF_MAX_TEXT) for every text a write keeps, not only a fact's value."""
+    before = seeded.snapshot()
+    line = one_line(seeded(*[a.replace("{big}", "x" * 70_000) for a in argv], expect=2))
+    assert "70000 characters long; the most is 65536" in line or "70004 characters long" in line, line
+    assert seeded.snapshot() == before
+
+
+@pytest.mark.parametrize("date", ["0001-01-01", "0999-12-31"])
+def test_a_date_before_the_year_1000_is_written_as_four_digits(seeded, date):
+    made = seeded.json("propose", "webapp", "caveat", "--value", f"since {date}", "--source", "doc:a",
+                       "--valid-from", date)
+    assert made["valid_from"] == f"{date}T00:00:00Z", made
+    assert made["id"] in [f["id"] for f in seeded.json("facts", "webapp", "--as-of", f"{date}T12:00:00Z")["facts"]]
+    seeded("validate")

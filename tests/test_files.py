@@ -187,3 +187,15 @@ def test_any_identifier_is_stored_and_read_back_or_refused_in_one_line(people, v
         listed = CliRunner().invoke(app, ["identifiers", "list", "--json", "--kb", str(people.path)])
         assert listed.exit_code == 0, listed.stderr
         assert value.strip() in [e["value"] for e in json.loads(listed.stdout)["identifiers"]]
+
+
+def test_a_read_never_writes_or_reads_names_through_a_link_at_cache(people, tmp_path):
+    """kg mentions keeps its name matcher in cache/: a link there is neither written to nor
+    trusted, and the read still answers (the next write refuses the link)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(people.path / "cache", ignore_errors=True)
+    (people.path / "cache").symlink_to(elsewhere)
+    found = people.json("mentions", "Sam says web-app is slow")
+    assert {e["id"] for m in found["mentions"] for e in m["entities"]} == {"person/sam", "repo/web-app"}, found
+    assert list(elsewhere.iterdir()) == []

@@ -356,6 +356,25 @@ def test_a_name_inside_another_persons_longer_name_names_the_other(kg):
     kg("validate")
 
 
+def test_a_weak_alias_routes_as_it_forgets_and_a_shared_name_stays_with_the_other_person(kg):
+    """Routing and forget read one set of names, weak aliases included; two people who share a
+    name keep theirs: forgetting one never renames the other."""
+    kg("add-entity", "person/kim", "--name", "Kim Park", "--weak-alias", "kp99")
+    kg("add-entity", "person/kim.p", "--name", "Kim Park", "--alias", "KP")
+    kg("add-entity", "repo/w", "--name", "W")
+    weak = _propose(kg, "repo/w", "caveat", "--value", "kp99 knows the build", "-s", "doc:r3")["id"]
+    other = _propose(kg, "person/kim.p", "title", "--value", "Build lead", "-s", "profile:hr")["id"]
+    shared = next((kg.path / "journal").glob("r-*"))
+    assert weak not in "".join(p.read_text() for p in shared.glob("*.rdfp"))
+
+    result = kg.json("forget", "person/kim")
+    assert result["remaining"] == []
+    assert weak not in [f["id"] for f in kg.json("facts", "repo/w", "--all")["facts"]]
+    assert kg.json("lookup", "person/kim.p")["entity"]["name"] == "Kim Park"
+    assert [f["id"] for f in kg.json("facts", "KP")["facts"]] == [other]
+    kg("validate")
+
+
 def test_every_text_that_names_a_person_goes_to_the_private_journal_and_forget_takes_it(kg):
     kg("add-entity", "person/sam", "--name", "Samantha Quixley", "--alias", "Sam Q")
     kg("add-entity", "person/samuel", "--name", "Samuel Park")
