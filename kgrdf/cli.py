@@ -689,11 +689,14 @@ def forget(
 
     result = forgetting.forget(_kb(kb, perspective), person, dry_run=dry_run)
     facts, ids = result["facts"], result["identifiers"]
+    redacted = result.get("redacted", 0)
+    kept = (f" (and {redacted} shared fact{'s' if redacted != 1 else ''} kept, the records naming them taken out)"
+            if redacted else "")
     if dry_run:
-        text = (f"would forget {result['entity']}: {facts} fact{'s' if facts != 1 else ''} and "
+        text = (f"would forget {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept} and "
                 f"{ids} identifier{'s' if ids != 1 else ''}")
     else:
-        text = (f"forgot {result['entity']}: {facts} fact{'s' if facts != 1 else ''}, {result['records']} journal "
+        text = (f"forgot {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept}, {result['records']} journal "
                 f"records ({result['placeholders']} changes are placeholders now), {ids} identifier"
                 f"{'s' if ids != 1 else ''}, {result['leftovers']} leftover{'s' if result['leftovers'] != 1 else ''}; "
                 f"the git history was restarted. Adding them again needs --allow-forgotten.")

@@ -53,27 +53,29 @@ class Plan:
     lines: set[str] = field(default_factory=set)  # digests of other rows that go (a person's entity rows)
     identifiers: list[str] = field(default_factory=list)  # keyed hashes of entity ids whose identifiers go
     record: dict | None = None  # what forgotten.jsonl keeps of a forget
-    renames: dict[str, str] = field(default_factory=dict)  # digest of a name row -> the row that replaces it
+    renames: dict[str, str] = field(default_factory=dict)  # digest of a row -> the row that replaces it
+    redacted: set[str] = field(default_factory=set)  # facts (IRIs) whose naming rows alone go or change
 
     def rewrite(self, quad: str) -> str | None:
         """The row as it stays: itself, its replacement, or None when it goes."""
         graph = privacy.graph_of(quad)
-        if privacy.is_entities_graph(graph):
+        fact = None if privacy.is_entities_graph(graph) else privacy.fact_of(graph)
+        if fact is None or fact in self.redacted:
             key = digest(quad)
             return None if key in self.lines else self.renames.get(key, quad)
-        return None if privacy.fact_of(graph) in self.graphs else quad
+        return None if fact in self.graphs else quad
 
     def drops(self, quad: str) -> bool:
         return self.rewrite(quad) != quad
 
     def as_json(self) -> dict:
         return {"graphs": sorted(self.graphs), "lines": sorted(self.lines), "identifiers": self.identifiers,
-                "record": self.record, "renames": self.renames}
+                "record": self.record, "renames": self.renames, "redacted": sorted(self.redacted)}
 
     @classmethod
     def from_json(cls, data: dict) -> "Plan":
         return cls(set(data["graphs"]), set(data["lines"]), list(data["identifiers"]), data.get("record"),
-                   dict(data.get("renames") or {}))
+                   dict(data.get("renames") or {}), set(data.get("redacted") or ()))
 
 
 def _rows(stream: Stream):
@@ -163,6 +165,7 @@ def naming(kb, person: Target) -> Plan:
     entities_graph = vocab.entities_graph(kb.perspective).value
     base = vocab.perspective_base(kb.perspective)  # another perspective's records are its own
     plan = Plan()
+    naming_rows: dict[str, list] = {}  # fact IRI -> its rows that name the person
     for stream in (kb.journal.local, kb.journal.shared):
         for path in stream.segments():
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -172,12 +175,44 @@ def naming(kb, person: Target) -> Plan:
                     continue
                 if graph != entities_graph:
                     plan.graphs.add(privacy.fact_of(graph))
+                    naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
                 elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
                     plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate,
                                                          Literal(vocab.id_of(quad.subject.value)), quad.graph_name))
                 else:
                     plan.lines.add(digest(row))
+    _redact_shared_facts(kb, plan, naming_rows)
     return plan
+
+
+FORGOTTEN_TEXT = "[forgotten]"
+
+
+def _redact_shared_facts(kb, plan: Plan, naming_rows: dict[str, list]) -> None:
+    """A fact first heard where it may be shared, and named the person only later (a hearing of
+    theirs, a reason, a source), keeps its shared records: the rows that name them, which went to
+    the private journal, are taken out instead of the fact: a row naming them by IRI (a speaker)
+    goes, and a text naming them becomes "[forgotten]". A fact whose naming rows are shared is
+    left whole in the plan, and refuse_if_shared refuses it."""
+    from pyoxigraph import Literal, Quad
+
+    shared = set()
+    for _path, quad in _rows(kb.journal.shared):
+        graph = privacy.graph_of(quad)
+        if not privacy.is_entities_graph(graph) and privacy.fact_of(graph) in plan.graphs:
+            shared.add(privacy.fact_of(graph))
+    for fact in shared:
+        rows = naming_rows[fact]
+        if any(quad.graph_name.value == fact for _row, quad in rows):
+            continue  # the fact's own triple names them: it goes whole, or is refused
+        plan.graphs.discard(fact)
+        plan.redacted.add(fact)
+        for row, quad in rows:
+            if isinstance(quad.object, Literal) and quad.subject.value not in plan.graphs:
+                plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate, Literal(FORGOTTEN_TEXT),
+                                                     quad.graph_name))
+            else:
+                plan.lines.add(digest(row))
 
 
 def refuse_if_shared(kb, plan: Plan, what: str) -> None:
@@ -332,7 +367,8 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         plan.record = {"id": str(uuid.uuid4()), "hash": hashed, "hash_kind": privacy.HMAC,
                        "forgotten_at": clock.iso(clock.now())[:10], "facts": len(plan.graphs),
                        "identifiers": len(values)}
-        result = {"entity": entity.id, "facts": len(plan.graphs), "identifiers": len(values), "dry_run": dry_run}
+        result = {"entity": entity.id, "facts": len(plan.graphs), "redacted": len(plan.redacted),
+                  "identifiers": len(values), "dry_run": dry_run}
         if dry_run:
             return result
         counts = start(kb, plan)
