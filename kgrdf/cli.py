@@ -331,7 +331,7 @@ def import_(
 
     report = importer.run(_kb(kb, perspective), file, apply=apply, auto_confirm=auto_confirm, progress=_progress("records"),
                           allow_forgotten=allow_forgotten)
-    render.import_report(json, report.as_json(), str(file))
+    render.import_report(json, report.as_json(), str(file), apply)
 
 
 class _Progress:

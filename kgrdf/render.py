@@ -295,7 +295,7 @@ def schema(as_json: bool, schema, extension=None) -> None:
                   + (paint(f"  [{', '.join(marks)}]", "dim") if marks else ""))
 
 
-def import_report(as_json: bool, report: dict, path: str) -> None:
+def import_report(as_json: bool, report: dict, path: str, apply: bool = False) -> None:
     if as_json:
         return emit(report)
     head = "imported" if report["applied"] else "dry run of"
@@ -319,7 +319,8 @@ def import_report(as_json: bool, report: dict, path: str) -> None:
         if more > 0:
             print(f"    ... and {more} more (--json lists the first {len(report['refusals'])})")
     if not report["applied"]:
-        print(paint("nothing written: run again with --apply to import", "dim"))
+        print(paint("nothing written: no record of it changes the knowledge base" if apply
+                    else "nothing written: run again with --apply to import", "dim"))
 
 
 def batch(as_json: bool, document: dict) -> None:

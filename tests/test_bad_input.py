@@ -383,3 +383,12 @@ def test_a_date_before_the_year_1000_is_written_as_four_digits(seeded, date):
     assert made["valid_from"] == f"{date}T00:00:00Z", made
     assert made["id"] in [f["id"] for f in seeded.json("facts", "webapp", "--as-of", f"{date}T12:00:00Z")["facts"]]
     seeded("validate")
+
+
+def test_an_import_whose_every_record_is_refused_says_so_not_to_apply_it(seeded, tmp_path):
+    path = tmp_path / "seed.jsonl"
+    path.write_text('7\n{"type": "entity", "id": "repo/q", "name": 7}\n', encoding="utf-8")
+    before = seeded.snapshot()
+    result = seeded("import", path, "--apply")
+    assert "no record of it changes the knowledge base" in result.stdout and "--apply" not in result.stdout
+    assert seeded.snapshot() == before
