@@ -70,8 +70,14 @@ def read(path: Path, setting: str, what: str) -> bytes:
     if "\x00" in str(path):
         raise BadInput(f"{what} {str(path)!r} holds a NUL character, which no path can")
     try:
-        with open(path, "rb") as stream:
+        # A named pipe with no writer would block the open forever: open without waiting, then read
+        # as usual (such a pipe reads as empty).
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        os.set_blocking(descriptor, True)
+        with os.fdopen(descriptor, "rb") as stream:
             mode = os.fstat(stream.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
                 raise BadInput(f"{what} {path} is not a file", hint="give the path of a file")
             if stat.S_ISREG(mode) and os.fstat(stream.fileno()).st_size > limit:

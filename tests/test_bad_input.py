@@ -392,3 +392,14 @@ def test_an_import_whose_every_record_is_refused_says_so_not_to_apply_it(seeded,
     result = seeded("import", path, "--apply")
     assert "no record of it changes the knowledge base" in result.stdout and "--apply" not in result.stdout
     assert seeded.snapshot() == before
+
+
+def test_an_import_from_a_named_pipe_with_no_writer_does_not_wait_for_one(seeded, tmp_path):
+    """A named pipe nobody writes to reads as empty instead of blocking the command forever."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    before = seeded.snapshot()
+    done = subprocess.run([sys.executable, "-m", "kgrdf", "import", str(pipe), "--apply", "--kb", str(seeded.path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "0 records" in done.stdout, done.stderr
+    assert seeded.snapshot() == before
