@@ -5,8 +5,8 @@ person is decided on each journal row's decoded terms by :class:`kgrdf.privacy.P
 that routed it to the private journal, which is rewritten: every record of a fact that names them,
 the rows of their entity, and another entity's alias, weak alias or summary naming them are
 dropped; another entity's name that names them is replaced by its id (an entity keeps a name); a
-transaction block left with no rows becomes a placeholder that keeps its id, sequence number and
-time, so the sequence and the ids minted from it never go back. The shared journal is never rewritten (it may have been copied to
+patch left with no rows becomes a placeholder that keeps its id, prev, sequence number and time, so
+the private journal stays a whole patch log and the sequence and the ids minted from it never go back. The shared journal is never rewritten (it may have been copied to
 other replicas): a deletion that would need it is refused before anything is touched.
 
 The steps, in order. The first writes ``purging.json`` (what to drop: fact IRIs, digests of other
@@ -15,7 +15,8 @@ the rest, so a deletion cut short at any step is completed by the next command:
 
 1. leftovers are deleted, whatever they hold: torn tails, ``*.tmp`` files, ``batch.json``, journals
    moved aside (``journal.aside*``), the derived ``cache/``;
-2. the private journal is rewritten into ``journal/local.new/``, fsynced, then swapped in;
+2. the private journal is rewritten into ``journal/local.new/`` (a patch it leaves as it was is a
+   hard link to the same file), fsynced, then swapped in;
 3. the forgotten person's identifiers are removed from ``identifiers.jsonl``;
 4. the record (a keyed hash of the id and the counts) is appended to ``forgotten.jsonl``;
 5. the index is rebuilt in a new folder (a store keeps deleted bytes in its files until compaction);
@@ -33,10 +34,11 @@ import os
 import shutil
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kgrdf import clock, files, identifiers, privacy, vcs, vocab
 from kgrdf.errors import Damaged, Refused
-from kgrdf.journal import LOCAL, Stream, Transaction, fsync_dir, parse_blocks
+from kgrdf.journal import LOCAL, Patch, Stream, fsync_dir, parse_patch
 
 from kgrdf.kb import PURGING as MARKER
 
@@ -79,8 +81,8 @@ class Plan:
 
 
 def _rows(stream: Stream):
-    """(segment, row text) of every A and D row of a journal folder."""
-    for path in stream.segments():
+    """(file, row text) of every A and D row of a journal folder."""
+    for path in stream.files():
         for row in path.read_text(encoding="utf-8", errors="replace").split("\n"):
             if row.startswith(("A ", "D ")) and row.endswith(" ."):
                 yield path, row[2:-2]
@@ -166,21 +168,19 @@ def naming(kb, person: Target) -> Plan:
     base = vocab.perspective_base(kb.perspective)  # another perspective's records are its own
     plan = Plan()
     naming_rows: dict[str, list] = {}  # fact IRI -> its rows that name the person
-    for stream in (kb.journal.local, kb.journal.shared):
-        for path in stream.segments():
-            text = path.read_text(encoding="utf-8", errors="replace")
-            for row, quad in named_rows(text, person):
-                graph = quad.graph_name.value
-                if not graph.startswith(base):
-                    continue
-                if graph != entities_graph:
-                    plan.graphs.add(privacy.fact_of(graph))
-                    naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
-                elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
-                    plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate,
-                                                         Literal(vocab.id_of(quad.subject.value)), quad.graph_name))
-                else:
-                    plan.lines.add(digest(row))
+    for stream in (kb.journal.local, kb.journal.shared):  # one search over each journal's rows
+        for row, quad in named_rows(stream.text(), person):
+            graph = quad.graph_name.value
+            if not graph.startswith(base):
+                continue
+            if graph != entities_graph:
+                plan.graphs.add(privacy.fact_of(graph))
+                naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
+            elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
+                plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate,
+                                                     Literal(vocab.id_of(quad.subject.value)), quad.graph_name))
+            else:
+                plan.lines.add(digest(row))
     _redact_shared_facts(kb, plan, naming_rows)
     return plan
 
@@ -259,7 +259,8 @@ def finish(kb) -> dict:
 
 
 def _rewrite_private_journal(kb, plan: Plan) -> dict:
-    """Rewrite journal/local/ without the plan's rows, into local.new/, then swap it in."""
+    """Rewrite journal/local/ without the plan's rows, into local.new/, then swap it in. A patch the
+    plan leaves as it was is a hard link to its file; one left with no rows becomes a placeholder."""
     folder = kb.path / "journal"
     local, new, old = folder / LOCAL, folder / (LOCAL + ".new"), folder / (LOCAL + ".old")
     if new.exists() and not local.exists():
@@ -267,35 +268,52 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
     shutil.rmtree(new, ignore_errors=True)  # an unfinished copy
     shutil.rmtree(old, ignore_errors=True)
     counts = {"records": 0, "placeholders": 0}
-    segments = Stream(local).segments()
-    if not segments:
-        return counts
-    files.new_folder(new)
-    for path in segments:
+    stream = Stream(local)
+    rewritten: dict[Path, bytes] = {}
+    kept: list[Path] = []
+    for path in stream.files():
         data = path.read_bytes()
-        with files.create(new / path.name) as out:
-            for tx, begin, end in parse_blocks(data, 0, path):
-                if tx is None:
-                    break  # a torn tail: a leftover, dropped with the rest
-                deletes = [kept for kept in map(plan.rewrite, tx.deletes) if kept is not None]
-                adds = [kept for kept in map(plan.rewrite, tx.adds) if kept is not None]
-                dropped = sum(1 for q in (*tx.deletes, *tx.adds) if plan.drops(q))
-                if not dropped:
-                    out.write(data[begin:end])
-                    continue
-                counts["records"] += dropped
-                if not deletes and not adds:
-                    counts["placeholders"] += 1
-                    kept = Transaction(tx.seq, "", tx.time, [], [], tx.tx_id, tx.prev, tx.streams, placeholder=True)
-                else:
-                    kept = Transaction(tx.seq, tx.command, tx.time, deletes, adds, tx.tx_id, tx.prev, tx.streams,
-                                       tx.placeholder)
-                out.write(kept.encode())
-            out.flush()
-            os.fsync(out.fileno())
+        patch = parse_patch(data, f"journal/{LOCAL}/{path.parent.name}/{path.name}")
+        if patch is None:
+            continue  # a torn tail: a leftover, dropped with the rest
+        kept.append(path)
+        dropped = sum(1 for q in (*patch.deletes, *patch.adds) if plan.drops(q))
+        if not dropped:
+            continue
+        counts["records"] += dropped
+        deletes = [row for row in map(plan.rewrite, patch.deletes) if row is not None]
+        adds = [row for row in map(plan.rewrite, patch.adds) if row is not None]
+        if not deletes and not adds:
+            counts["placeholders"] += 1
+            patch = Patch(patch.id, patch.time, "", [], [], patch.prev, patch.seq, patch.shared, placeholder=True)
+        else:
+            patch = Patch(patch.id, patch.time, patch.command, deletes, adds, patch.prev, patch.seq, patch.shared,
+                          patch.placeholder)
+        rewritten[path] = patch.encode()
     if not counts["records"]:
-        shutil.rmtree(new)  # nothing of it named them (a rewrite finished before a cut)
-        return counts
+        return counts  # nothing of it named them (a rewrite finished before a cut)
+    files.new_folder(new)
+    folders = set()
+    for path in kept:
+        target = new / path.parent.name / path.name
+        if path.parent.name not in folders:
+            target.parent.mkdir(mode=0o700)
+            folders.add(path.parent.name)
+        if path in rewritten:
+            with files.create(target) as out:
+                out.write(rewritten[path])
+                out.flush()
+                os.fsync(out.fileno())
+        else:
+            try:
+                os.link(path, target)  # the same bytes, already on disk
+            except OSError:
+                with files.create(target) as out:
+                    out.write(path.read_bytes())
+                    out.flush()
+                    os.fsync(out.fileno())
+    for name in folders:
+        fsync_dir(new / name)
     fsync_dir(new)
     os.replace(local, old)
     os.replace(new, local)
@@ -306,7 +324,7 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
 
 def _delete_leftovers(kb) -> int:
     """What writes cut short and earlier ways out left, whatever it holds."""
-    found = [p for p in (kb.path / "journal").glob("*/*.torn-*")]
+    found = [p for p in (kb.path / "journal").rglob("*.torn-*")]
     found += [p for p in kb.path.glob("*.tmp")]
     found += [p for p in (kb.path / "journal").glob("*.tmp")]
     found += [kb.path / name for name in ("batch.json",) if (kb.path / name).exists()]

@@ -1,11 +1,10 @@
-"""The journal: the knowledge base's source of truth, append-only, in RDF Patch form.
+"""The journal: the knowledge base's source of truth, append-only, as two RDF Patch logs.
 
-One transaction per command. Each is a block of header rows, then ``TX``, the quads it deletes
-(``D``) and adds (``A``) as N-Quads, then ``TC``::
+One transaction per command. Its change is written as RDF Patch (https://jena.apache.org/documentation/rdf-patch/):
+a header, then ``TX``, the quads it deletes (``D``) and adds (``A``) as N-Quads, then ``TC``::
 
     H id <urn:uuid:...> .
     H prev <urn:uuid:...> .
-    H seq "12" .
     H time "2026-03-01T09:30:00Z" .
     H command "propose" .
     TX .
@@ -13,20 +12,34 @@ One transaction per command. Each is a block of header rows, then ``TX``, the qu
     A <s> <p> <o> <g> .
     TC .
 
-(RDF Patch: https://jena.apache.org/documentation/rdf-patch/.) There are two journals (§5, §8):
-``journal/local/``, private, never leaves the machine, for every change that names a person or holds
-the user's own words; and ``journal/<replica>/``, this replica's, which may be shared. A transaction
-with lines for both is written as two blocks with the same id and sequence number, the private one
-first; each names the journals it spans (``H streams "local r-1a2b3c4d"``). One sequence number runs
-across both, so ids minted from (replica, sequence) never repeat. A journal is a folder of segment
-files named by the sequence number of their first transaction, so that a write touches one small
-file whatever the size of the knowledge base. Every block is written, flushed and fsynced before it
-is applied to the index. Positions are chained by a digest (sha256 over the previous digest and each
-block's bytes, the private block first), which ``view.json`` and the index record.
+There are two journals (§5, §8): ``journal/local/``, private, never leaves the machine, for every
+change that names a person or holds the user's own words; and ``journal/<replica>/``, this
+replica's, which may be shared. Each is an RDF Patch log of its own, as RDF Delta keeps one: one
+patch per file, the files of a journal numbered 1, 2, 3 ... in the order they were appended
+(``0000000/0000000012.rdfp``, a thousand to a folder, so that a write touches one small new file
+whatever the size of the knowledge base and no folder grows without end), each patch's ``H prev``
+naming the patch before it in the same journal (the first has none). An RDF Patch has one header,
+at its start, so a file never holds two.
 
-A forgotten person's changes in the private journal are dropped; a block left with no rows is kept
-as a placeholder (its id, sequence number and time, and ``H placeholder "forgotten"``), so the
-sequence never goes back.
+A transaction with rows for both journals is a patch in each, the private one first. The shared
+journal says nothing of the private one: its patches carry no sequence number, no count and no id
+of a private patch, so that what it reveals is its own changes and their times. The private journal
+holds the order of the whole: each private patch carries the transaction's sequence number
+(``H seq "12"``, one number running across both journals, from which fact ids are minted) and, when
+the transaction has a shared part, that patch's id (``H shared <urn:uuid:...>``); the first
+transaction always has a private patch (empty if it has no private rows), which says where the
+sequence starts. Folding both journals in one order: transaction n is the private patch with
+``seq`` n (with the shared patch it names), else the next shared patch not yet taken.
+
+Every patch is written to a new file (O_EXCL), flushed and fsynced, its folder fsynced, before it is
+applied to the index. A file left short by a write cut short (the last of its journal, with no
+``TC``) is a torn tail: it is set aside as ``<file>.torn-<time>``, and so is a private patch whose
+shared patch was never written. Positions are chained by a digest (sha256 over the previous digest
+and each patch's bytes, the private patch first), which ``view.json`` and the index record.
+
+A forgotten person's rows in the private journal are dropped; a patch left with no rows is kept as a
+placeholder (its id, prev, sequence number and time, and ``H placeholder "forgotten"``), so that the
+chain stays whole and the sequence never goes back.
 """
 
 import hashlib
@@ -34,16 +47,25 @@ import json
 import os
 import re
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from kgrdf import files
 from kgrdf.errors import Damaged
 
-SEGMENT_BYTES = 4 * 1024 * 1024
 LOCAL = "local"  # the private journal's folder
-_SEGMENT = re.compile(r"^(\d{10})\.rdfp$")
+PER_FOLDER = 1000  # patch files to a folder
+_FILE = re.compile(r"^(\d{10})\.rdfp$")
+_FOLDER = re.compile(r"^\d{7}$")
 _HEADER = re.compile(r'^H (\w+) (?:<([^>]*)>|"((?:[^"\\]|\\.)*)") \.$')
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+WAY_OUT = ("move journal/ aside (mv journal journal.aside); the next write starts a new journal "
+           "from the current data as a new replica")
+
+
+def new_id() -> str:
+    return f"urn:uuid:{uuid.uuid4()}"
 
 
 @dataclass
@@ -55,18 +77,32 @@ class Transaction:
     time: str
     deletes: list[str] = field(default_factory=list)
     adds: list[str] = field(default_factory=list)
-    tx_id: str = field(default_factory=lambda: f"urn:uuid:{uuid.uuid4()}")
+
+
+@dataclass
+class Patch:
+    """One journal's part of a transaction, as one RDF Patch. ``seq`` and ``shared`` are the private
+    journal's alone (the transaction's sequence number; the id of its shared patch, if any)."""
+
+    id: str
+    time: str
+    command: str = ""
+    deletes: list[str] = field(default_factory=list)
+    adds: list[str] = field(default_factory=list)
     prev: str | None = None
-    streams: tuple[str, ...] = ()  # the journals holding a part of it, the private one first
-    placeholder: bool = False  # what is left of a block whose rows were all forgotten
+    seq: int | None = None
+    shared: str | None = None
+    placeholder: bool = False  # what is left of a private patch whose rows were all forgotten
 
     def encode(self) -> bytes:
-        rows = [f"H id <{self.tx_id}> ."]
+        rows = [f"H id <{self.id}> ."]
         if self.prev:
             rows.append(f"H prev <{self.prev}> .")
-        rows += [f'H seq "{self.seq}" .', f'H time "{self.time}" .']
-        if self.streams:
-            rows.append(f'H streams "{" ".join(self.streams)}" .')
+        if self.seq is not None:
+            rows.append(f'H seq "{self.seq}" .')
+        if self.shared:
+            rows.append(f"H shared <{self.shared}> .")
+        rows.append(f'H time "{self.time}" .')
         if self.placeholder:
             rows.append('H placeholder "forgotten" .')
         else:
@@ -77,23 +113,70 @@ class Transaction:
         rows.append("TC .")
         return ("\n".join(rows) + "\n").encode("utf-8")
 
-    def part(self, deletes: list[str], adds: list[str], streams: tuple[str, ...]) -> "Transaction":
-        """This transaction's block for one journal: the same id, sequence number and time."""
-        return Transaction(self.seq, self.command, self.time, deletes, adds, self.tx_id, self.prev, streams)
+
+def parse_patch(data: bytes, where: str) -> Patch | None:
+    """The one patch a file holds; None when it stops before its ``TC`` (a torn tail). Raises
+    Damaged for a row that is not one of ours, a header after ``TX``, or anything after ``TC``."""
+    headers: dict[str, str] = {}
+    deletes: list[str] = []
+    adds: list[str] = []
+    body = False
+    pos, size = 0, len(data)
+    while True:
+        newline = data.find(b"\n", pos)
+        if newline < 0:
+            return None  # no TC yet: cut short
+        line = data[pos:newline].decode("utf-8", errors="replace")
+        pos = newline + 1
+        if not body:
+            if line.startswith("H "):
+                match = _HEADER.match(line)
+                if not match:
+                    raise Damaged(f"{where}: unreadable header row: {line[:60]!r}", hint=WAY_OUT)
+                name = match.group(1)
+                if name in headers:
+                    raise Damaged(f"{where}: two {name} headers", hint=WAY_OUT)
+                headers[name] = match.group(2) if match.group(2) is not None else match.group(3)
+            elif line == "TX .":
+                body = True
+            else:
+                raise Damaged(f"{where}: unexpected row in the header: {line[:60]!r}", hint=WAY_OUT)
+        elif line.startswith("A ") and line.endswith(" ."):
+            adds.append(line[2:-2])
+        elif line.startswith("D ") and line.endswith(" ."):
+            deletes.append(line[2:-2])
+        elif line in ("TC .", "TA ."):
+            if line == "TA .":
+                deletes, adds = [], []
+            if data[pos:].strip():
+                raise Damaged(f"{where}: rows after the patch's TC (a file holds one patch)", hint=WAY_OUT)
+            break
+        else:
+            raise Damaged(f"{where}: unexpected row in the patch: {line[:60]!r}", hint=WAY_OUT)
+        if pos >= size:
+            return None
+    try:
+        return Patch(id=headers["id"], time=headers.get("time", ""),
+                     command=json.loads(f'"{headers.get("command", "")}"'), deletes=deletes, adds=adds,
+                     prev=headers.get("prev"), seq=int(headers["seq"]) if "seq" in headers else None,
+                     shared=headers.get("shared"), placeholder="placeholder" in headers)
+    except (KeyError, ValueError):
+        raise Damaged(f"{where}: the patch lacks its id or has an unreadable sequence number", hint=WAY_OUT) from None
 
 
 @dataclass
 class Position:
-    """Where the journals end: the last transaction, each journal's segment and byte offset (the
-    replica's, then the private one's), and the chained digest."""
+    """Where the journals end: the last transaction's sequence number, the chained digest, and each
+    journal's last patch (its file, as ``folder/name``, the file's size, and the patch's id)."""
 
     seq: int = 0
-    segment: str | None = None
-    offset: int = 0
-    tx_id: str | None = None
     digest: str = ""
-    local_segment: str | None = None
-    local_offset: int = 0
+    shared: str | None = None
+    shared_size: int = 0
+    shared_id: str | None = None
+    local: str | None = None
+    local_size: int = 0
+    local_id: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -104,7 +187,7 @@ class Position:
 
     def ends(self) -> tuple:
         """Comparable with :meth:`Journal.end_offset`."""
-        return (self.segment, self.offset), (self.local_segment, self.local_offset)
+        return (self.shared, self.shared_size), (self.local, self.local_size)
 
 
 def chain(digest: str, block: bytes) -> str:
@@ -113,8 +196,8 @@ def chain(digest: str, block: bytes) -> str:
 
 @dataclass
 class Torn:
-    """Bytes at the end of a segment that do not form a whole transaction (or a private block
-    whose shared block was never written)."""
+    """A patch file that is not a whole patch (a write cut short), or a private patch whose shared
+    patch was never written: set aside whole."""
 
     segment: Path
     offset: int
@@ -122,74 +205,127 @@ class Torn:
 
 
 @dataclass
-class Block:
-    tx: Transaction
+class Entry:
+    """One patch read back: the patch, its bytes, and its file (``folder/name``)."""
+
+    patch: Patch
     data: bytes
-    segment: str
-    start: int
-    end: int
+    name: str
+    size: int
+
+
+def number_of(name: str | None) -> int:
+    """The number of a patch file named ``folder/0000000012.rdfp`` (0 for none)."""
+    return int(name.rsplit("/", 1)[-1][:10]) if name else 0
+
+
+def name_of(number: int) -> str:
+    return f"{number // PER_FOLDER:07d}/{number:010d}.rdfp"
 
 
 class Stream:
-    """The segment files of one journal folder: append blocks, read them back from an offset."""
+    """One journal folder: its patches, one a file, numbered from 1."""
 
     def __init__(self, folder: Path):
         self.dir = folder
 
-    def segments(self) -> list[Path]:
-        if not self.dir.is_dir():
+    def _folders(self) -> list[Path]:
+        try:
+            return sorted(p for p in self.dir.iterdir() if _FOLDER.match(p.name) and p.is_dir())
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(p for p in self.dir.iterdir() if _SEGMENT.match(p.name))
+
+    @staticmethod
+    def _files_in(folder: Path) -> list[Path]:
+        try:
+            return sorted(p for p in folder.iterdir() if _FILE.match(p.name))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def files(self) -> list[Path]:
+        """Every patch file, in order."""
+        return [path for folder in self._folders() for path in self._files_in(folder)]
+
+    def last(self) -> Path | None:
+        """The last patch file: a listing of the last folders, no parsing."""
+        for folder in reversed(self._folders()):
+            found = self._files_in(folder)
+            if found:
+                return found[-1]
+        return None
 
     def end_offset(self) -> tuple[str | None, int]:
-        """The last segment's name and size: a stat, no parsing."""
-        segments = self.segments()
-        if not segments:
+        """The last file's name and size: a stat, no parsing."""
+        last = self.last()
+        if last is None:
             return None, 0
-        return segments[-1].name, segments[-1].stat().st_size
+        return f"{last.parent.name}/{last.name}", last.stat().st_size
 
-    def append(self, tx: Transaction) -> tuple[str, int, bytes]:
-        """Write the block, flush and fsync it; return its segment, the offset after it, its bytes."""
-        block = tx.encode()
-        segments = self.segments()
-        path = segments[-1] if segments else None
-        new = path is None or (path.stat().st_size + len(block) > SEGMENT_BYTES and path.stat().st_size > 0)
-        if new:
-            path = self.dir / f"{tx.seq:010d}.rdfp"
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with files.appending(path) as out:
-            start = out.seek(0, os.SEEK_END)
-            out.write(block)
+    def text(self) -> str:
+        """Every patch of the journal, one after another (for a search over its rows)."""
+        return "".join(p.read_bytes().decode("utf-8", errors="replace") for p in self.files())
+
+    def write(self, number: int, patch: Patch) -> tuple[str, int, bytes]:
+        """Write the patch as file ``number`` (a new file, never one that is there), flush and fsync
+        it and its folder; return its name, its size and its bytes."""
+        data = patch.encode()
+        name = name_of(number)
+        path = self.dir / name
+        made = not path.parent.is_dir()
+        if made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+        except FileExistsError:
+            raise Damaged(f"journal/{self.dir.name}/{name} is there already: the journal is ahead of view.json",
+                          hint=WAY_OUT) from None
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        if new:
+        fsync_dir(path.parent)
+        if made:
             fsync_dir(self.dir)
-        return path.name, start + len(block), block
+            fsync_dir(self.dir.parent)
+        return name, len(data), data
 
-    def blocks_after(self, segment: str | None, offset: int) -> tuple[list[Block], Torn | None]:
-        """Every whole block after (segment, offset), and a torn tail. Raises Damaged when the
-        folder does not hold that place."""
-        segments = self.segments()
-        names = [p.name for p in segments]
-        if segment is None:
-            start_index, offset = 0, 0
-        elif segment not in names:
-            raise Damaged(f"journal segment {self.dir.name}/{segment} is missing: the journal is behind view.json",
-                          hint=WAY_OUT)
-        else:
-            start_index = names.index(segment)
-        out, torn = [], None
-        for index in range(start_index, len(segments)):
-            data = segments[index].read_bytes()
-            begin = offset if index == start_index else 0
-            if len(data) < begin:
-                raise Damaged(f"journal segment {self.dir.name}/{segments[index].name} is shorter than "
-                              f"view.json says", hint=WAY_OUT)
-            for tx, start, end in parse_blocks(data, begin, segments[index]):
-                if tx is None:
-                    torn = Torn(segments[index], start, len(data) - start)
-                    break
-                out.append(Block(tx, data[start:end], segments[index].name, start, end))
+    def read(self, path: Path) -> tuple[Patch | None, bytes]:
+        data = path.read_bytes()
+        return parse_patch(data, f"journal/{self.dir.name}/{path.parent.name}/{path.name}"), data
+
+    def patches_after(self, name: str | None, size: int, last_id: str | None) -> tuple[list[Entry], Torn | None]:
+        """Every whole patch after file ``name`` (of ``size`` bytes, patch ``last_id``), each checked to
+        follow the one before it, and a torn last file. Raises Damaged when the folder does not hold
+        that place or the chain breaks."""
+        label = f"journal/{self.dir.name}"
+        if name is not None:
+            at = self.dir / name
+            try:
+                found = at.stat().st_size
+            except FileNotFoundError:
+                raise Damaged(f"{label}/{name} is missing: the journal is behind view.json", hint=WAY_OUT) from None
+            if found != size:
+                raise Damaged(f"{label}/{name} has {found} bytes, view.json says {size}: it was changed after it "
+                              f"was written", hint=WAY_OUT)
+        start = number_of(name)
+        paths = [p for folder in self._folders() if int(folder.name) >= start // PER_FOLDER
+                 for p in self._files_in(folder) if int(p.name[:10]) > start]
+        out, torn, prev, expected = [], None, last_id, start + 1
+        for index, path in enumerate(paths):
+            here = f"{path.parent.name}/{path.name}"
+            if int(path.name[:10]) != expected or path.parent.name != name_of(expected).split("/")[0]:
+                raise Damaged(f"{label}: patch {expected} is missing (the next file is {here})", hint=WAY_OUT)
+            patch, data = self.read(path)
+            if patch is None:
+                if index != len(paths) - 1:
+                    raise Damaged(f"{label}/{here} is not a whole patch and others follow it", hint=WAY_OUT)
+                torn = Torn(path, 0, len(data))
+                break
+            if patch.prev != prev:
+                raise Damaged(f"{label}/{here}: its prev does not name the patch before it in this journal",
+                              hint=WAY_OUT)
+            out.append(Entry(patch, data, here, len(data)))
+            prev, expected = patch.id, expected + 1
         return out, torn
 
 
@@ -203,160 +339,104 @@ class Journal:
         self.local = Stream(folder / LOCAL)
 
     def segments(self) -> list[Path]:
-        return self.local.segments() + self.shared.segments()
+        """Every patch file of both journals."""
+        return self.local.files() + self.shared.files()
+
+    def empty(self) -> bool:
+        return self.local.last() is None and self.shared.last() is None
 
     def end_offset(self) -> tuple:
-        """Where each journal's files end (comparable with :meth:`Position.ends`)."""
+        """Where each journal ends (comparable with :meth:`Position.ends`)."""
         return self.shared.end_offset(), self.local.end_offset()
 
     def append(self, tx: Transaction, position: Position, private=None) -> Position:
-        """Write the transaction, its private lines (``private(line)`` is true) to the private
-        journal first, each block flushed and fsynced; return the position after it."""
+        """Write the transaction, its private rows (``private(line)`` is true) to the private
+        journal first, each patch flushed and fsynced; return the position after it."""
         parts = ([], []), ([], [])
         for index, lines in enumerate((tx.deletes, tx.adds)):
             for line in lines:
                 parts[0 if private is not None and private(line) else 1][index].append(line)
-        streams = tuple(name for name, (deletes, adds) in zip((LOCAL, self.replica), parts) if deletes or adds)
-        streams = streams or (self.replica,)
-        after = Position(seq=tx.seq, tx_id=tx.tx_id, digest=position.digest,
-                         segment=position.segment, offset=position.offset,
-                         local_segment=position.local_segment, local_offset=position.local_offset)
-        if LOCAL in streams:
-            after.local_segment, after.local_offset, block = self.local.append(tx.part(*parts[0], streams))
-            after.digest = chain(after.digest, block)
-        if self.replica in streams:
-            after.segment, after.offset, block = self.shared.append(tx.part(*parts[1], streams))
-            after.digest = chain(after.digest, block)
+        # The first transaction of a journal always has a private patch: it says where the sequence starts.
+        has_local = bool(parts[0][0] or parts[0][1]) or position.local is None
+        has_shared = bool(parts[1][0] or parts[1][1]) or not has_local
+        shared = Patch(new_id(), tx.time, tx.command, *parts[1], prev=position.shared_id) if has_shared else None
+        after = replace(position, seq=tx.seq)
+        if has_local:
+            patch = Patch(new_id(), tx.time, tx.command, *parts[0], prev=position.local_id, seq=tx.seq,
+                          shared=shared.id if shared else None)
+            after.local, after.local_size, data = self.local.write(number_of(position.local) + 1, patch)
+            after.local_id = patch.id
+            after.digest = chain(after.digest, data)
+        if shared is not None:
+            after.shared, after.shared_size, data = self.shared.write(number_of(position.shared) + 1, shared)
+            after.shared_id = shared.id
+            after.digest = chain(after.digest, data)
         return after
 
     def read_after(self, position: Position) -> tuple[list[tuple[Transaction, Position]], list[Torn]]:
-        """Every whole transaction after ``position`` (its blocks in both journals merged), with the
-        position after each, and what is torn: a tail that is not a whole block, or the private block
-        of the last transaction whose shared block was never written.
+        """Every whole transaction after ``position`` (its patches in both journals merged), with the
+        position after each, and what is torn: a last file that is not a whole patch, or the private
+        patch of the last transaction whose shared patch was never written.
 
-        Raises Damaged when the journals do not hold ``position`` or a transaction lacks a part.
+        Raises Damaged when the journals do not hold ``position``, a chain breaks, or a transaction
+        lacks a part.
         """
-        if position.seq and position.segment is None and position.local_segment is None:
+        if position.seq and position.shared is None and position.local is None:
             raise Damaged("the journal has no record of where the knowledge base is", hint=WAY_OUT)
-        local, local_torn = self.local.blocks_after(position.local_segment, position.local_offset)
-        shared, shared_torn = self.shared.blocks_after(position.segment, position.offset)
+        local, local_torn = self.local.patches_after(position.local, position.local_size, position.local_id)
+        shared, shared_torn = self.shared.patches_after(position.shared, position.shared_size, position.shared_id)
         torn = [t for t in (local_torn, shared_torn) if t is not None]
-        by_seq: dict[int, dict[str, Block]] = {}
-        for name, blocks in ((LOCAL, local), (self.replica, shared)):
-            for block in blocks:
-                by_seq.setdefault(block.tx.seq, {})[name] = block
-        out, after = [], position
-        seqs = sorted(by_seq)
-        for seq in seqs:
-            parts = by_seq[seq]
-            streams = next(iter(parts.values())).tx.streams or tuple(parts)
-            missing = [name for name in streams if name not in parts and name in (LOCAL, self.replica)]
-            if missing:
-                if missing == [self.replica] and seq == seqs[-1]:
-                    block = parts[LOCAL]  # cut short between its two blocks: it never happened
-                    torn = [t for t in torn if t is not local_torn]
-                    torn.insert(0, Torn(self.local.dir / block.segment, block.start,
-                                        (self.local.dir / block.segment).stat().st_size - block.start))
-                    break
-                raise Damaged(f"transaction {seq} lacks its block in journal/{missing[0]}", hint=WAY_OUT)
-            after = Position(seq=seq, tx_id=None, digest=after.digest, segment=after.segment, offset=after.offset,
-                             local_segment=after.local_segment, local_offset=after.local_offset)
-            deletes, adds, first = [], [], None
-            for name in (LOCAL, self.replica):
-                block = parts.get(name)
-                if block is None:
-                    continue
-                first = first or block.tx
-                deletes += block.tx.deletes
-                adds += block.tx.adds
-                after.digest = chain(after.digest, block.data)
+        out, after, i, j = [], position, 0, 0
+        if position.local is None and not position.seq and local and local[0].patch.seq:
+            after = replace(position, seq=local[0].patch.seq - 1)  # a journal started from the index goes on
+        while i < len(local) or j < len(shared):
+            seq = after.seq + 1
+            mine = local[i] if i < len(local) else None
+            parts: list[tuple[str, Entry]] = []
+            if mine is not None and (mine.patch.seq is None or mine.patch.seq < seq):
+                raise Damaged(f"journal/{LOCAL}/{mine.name} holds transaction {mine.patch.seq}, expected {seq} "
+                              f"or later", hint=WAY_OUT)
+            if mine is not None and mine.patch.seq == seq:
+                parts.append((LOCAL, mine))
+                i += 1
+                if mine.patch.shared:
+                    theirs = shared[j] if j < len(shared) else None
+                    if theirs is None and i == len(local):
+                        # Cut short between its two patches: it never happened.
+                        path = self.local.dir / mine.name
+                        torn.insert(0, Torn(path, 0, mine.size))
+                        break
+                    if theirs is None or theirs.patch.id != mine.patch.shared:
+                        raise Damaged(f"transaction {seq} lacks its patch in journal/{self.replica}", hint=WAY_OUT)
+                    parts.append((self.replica, theirs))
+                    j += 1
+            elif j < len(shared):
+                parts.append((self.replica, shared[j]))
+                j += 1
+            else:
+                raise Damaged(f"transaction {seq} is in neither journal (journal/{LOCAL}/{mine.name} holds "
+                              f"transaction {mine.patch.seq})", hint=WAY_OUT)
+            after = replace(after, seq=seq)
+            deletes, adds = [], []
+            for name, entry in parts:
+                deletes += entry.patch.deletes
+                adds += entry.patch.adds
+                after.digest = chain(after.digest, entry.data)
                 if name == LOCAL:
-                    after.local_segment, after.local_offset = block.segment, block.end
+                    after.local, after.local_size, after.local_id = entry.name, entry.size, entry.patch.id
                 else:
-                    after.segment, after.offset = block.segment, block.end
-            after.tx_id = first.tx_id
-            command = next((b.tx.command for b in parts.values() if b.tx.command), "")
-            out.append((Transaction(seq, command, first.time, deletes, adds, first.tx_id, first.prev,
-                                    first.streams), after))
+                    after.shared, after.shared_size, after.shared_id = entry.name, entry.size, entry.patch.id
+            first = parts[0][1].patch
+            command = next((e.patch.command for _, e in parts if e.patch.command), "")
+            out.append((Transaction(seq, command, first.time, deletes, adds), after))
         return out, torn
 
-    @staticmethod
-    def set_aside(torn: Torn, stamp: str) -> Path:
-        """Move a torn tail to ``<segment>.torn-<time>`` and cut it from the segment (a segment
-        left empty is removed)."""
+    def set_aside(self, torn: Torn, stamp: str) -> Path:
+        """Move a torn file to ``<file>.torn-<time>`` beside it."""
         aside = torn.segment.with_name(f"{torn.segment.name}.torn-{stamp}")
-        with open(torn.segment, "rb") as src, files.create(aside) as out:
-            src.seek(torn.offset)
-            out.write(src.read())
-        if torn.offset == 0:
-            torn.segment.unlink()
-            fsync_dir(torn.segment.parent)
-            return aside
-        with open(torn.segment, "r+b") as seg:
-            seg.truncate(torn.offset)
-            seg.flush()
-            os.fsync(seg.fileno())
+        os.replace(torn.segment, aside)
+        fsync_dir(torn.segment.parent)
         return aside
-
-
-WAY_OUT = ("move journal/ aside (mv journal journal.aside); the next write starts a new journal "
-            "from the current data as a new replica")
-
-
-def parse_blocks(data: bytes, begin: int, path: Path):
-    """Yield (transaction, start offset, end offset) from ``begin``; (None, start, size) for a torn tail."""
-    pos = begin
-    size = len(data)
-    while pos < size:
-        start = pos
-        headers: dict[str, str] = {}
-        deletes: list[str] = []
-        adds: list[str] = []
-        state = "header"
-        while True:
-            newline = data.find(b"\n", pos)
-            if newline < 0:
-                yield None, start, size
-                return
-            line = data[pos:newline].decode("utf-8", errors="replace")
-            pos = newline + 1
-            if state == "header":
-                if line.startswith("H "):
-                    match = _HEADER.match(line)
-                    if not match:
-                        raise Damaged(f"{path.name}: unreadable header row at byte {start}: {line[:60]!r}",
-                                      hint=WAY_OUT)
-                    headers[match.group(1)] = match.group(2) if match.group(2) is not None else match.group(3)
-                elif line == "TX .":
-                    state = "body"
-                elif line == "":
-                    continue
-                else:
-                    raise Damaged(f"{path.name}: unexpected row at byte {start}: {line[:60]!r}",
-                                  hint=WAY_OUT)
-            else:
-                if line.startswith("A "):
-                    adds.append(line[2:-2])
-                elif line.startswith("D "):
-                    deletes.append(line[2:-2])
-                elif line == "TC .":
-                    break
-                elif line == "TA .":
-                    deletes, adds = [], []
-                    break
-                else:
-                    raise Damaged(f"{path.name}: unexpected row in transaction at byte {start}: {line[:60]!r}",
-                                  hint=WAY_OUT)
-        try:
-            tx = Transaction(seq=int(headers["seq"]), command=json.loads(f'"{headers.get("command", "")}"'),
-                             time=headers.get("time", ""), deletes=deletes, adds=adds,
-                             tx_id=headers["id"], prev=headers.get("prev"),
-                             streams=tuple(headers.get("streams", "").split()),
-                             placeholder="placeholder" in headers)
-        except (KeyError, ValueError):
-            raise Damaged(f"{path.name}: transaction at byte {start} lacks its id or sequence number",
-                          hint=WAY_OUT) from None
-        yield tx, start, pos
 
 
 def fsync_dir(path: Path) -> None:

@@ -18,7 +18,7 @@ from kgrdf.errors import BadInput, Damaged, NotFound
 from kgrdf.files import read_jsonl, write_json  # noqa: F401 (their old home; callers import them here)
 from kgrdf.journal import Journal, Position, Transaction
 
-FORMAT = 1
+FORMAT = 2  # 2: each journal an RDF Patch log of its own, one patch a file (1: segments; see kgrdf.migrate)
 LARGE = 100_000  # journal lines: a write this large commits to git while the index is updated
 DEFAULT_PERSPECTIVE = "main"
 UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (never tracked)
@@ -111,6 +111,11 @@ class KnowledgeBase:
         if kb.format > FORMAT:
             raise Damaged(f"{path} has format {kb.format}; this kgrdf reads format {FORMAT}",
                           hint="upgrade kgrdf")
+        from kgrdf import migrate
+
+        if kb.format < FORMAT or migrate.under_way(path):
+            migrate.migrate(kb)
+            kb = cls(path, backend, perspective)
         return kb
 
     # --- files -----------------------------------------------------------------------------------
@@ -254,7 +259,7 @@ class KnowledgeBase:
                 view = self.view()
                 if backend is None or backend.position() != (view.seq, view.digest):
                     raise damage
-                if self.journal.segments():
+                if not self.journal.empty():
                     then = f"writes refuse until you {damage.hint}"
                 else:
                     then = "the next write starts a new journal from it as a new replica"
@@ -302,8 +307,7 @@ class KnowledgeBase:
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
         tx = Transaction(seq=writer.seq, command=command, time=clock.iso(clock.now()),
-                         deletes=writer.delete_lines(), adds=writer.add_lines(),
-                         prev=position.tx_id)
+                         deletes=writer.delete_lines(), adds=writer.add_lines())
         (self.path / UNCOMMITTED).touch()
         after = self.journal.append(tx, position, private=writer.is_private)
         message = f"kg {command} (transaction {tx.seq})"
@@ -347,7 +351,7 @@ class KnowledgeBase:
         """
         import secrets
 
-        if self.journal.segments():
+        if not self.journal.empty():
             return
         at = backend.position()
         if at is None or at[0] == 0:
@@ -392,7 +396,7 @@ class KnowledgeBase:
 
         view = self.view()
         journal = self.journal
-        if not view.seq and not journal.segments():
+        if not view.seq and journal.empty():
             at = backend.position()
             if at is not None and at[0] > 0:
                 # A new journal was being started from the index and was cut short before its first
@@ -404,7 +408,7 @@ class KnowledgeBase:
             for piece in torn:
                 aside = journal.set_aside(piece, clock.iso(clock.now()).replace(":", ""))
                 print(f"kg: set aside a torn journal tail of {piece.size} bytes as "
-                      f"{aside.parent.name}/{aside.name}", file=sys.stderr)
+                      f"{aside.relative_to(journal.folder)}", file=sys.stderr)
         else:
             pending = []
         target = pending[-1][1] if pending else view

@@ -118,8 +118,8 @@ def test_a_link_where_a_file_is_appended_is_refused(people, tmp_path, name):
     target = tmp_path / "precious"
     target.write_bytes(b"")
     if "{segment}" in name:
-        segment = sorted((people.path / "journal" / "local").glob("*.rdfp"))[-1]
-        name = name.format(segment=segment.name)
+        segment = sorted((people.path / "journal" / "local").rglob("*.rdfp"))[-1]
+        name = name.format(segment=f"{segment.parent.name}/{segment.name}")
         target.write_bytes(segment.read_bytes())
         command = ["add-entity", "person/ann", "--name", "Ann Lee"]
     elif name == "forgotten.jsonl":

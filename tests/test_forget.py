@@ -88,8 +88,8 @@ def _unpack_git(root: Path) -> None:
 def test_what_names_a_person_goes_to_the_private_journal_the_rest_to_the_replicas(kg, tmp_path):
     facts = _people(kg, tmp_path)
     kb = KnowledgeBase.open(kg.path)
-    local = b"".join(p.read_bytes() for p in kb.journal.local.segments()).decode()
-    shared = b"".join(p.read_bytes() for p in kb.journal.shared.segments()).decode()
+    local = b"".join(p.read_bytes() for p in kb.journal.local.files()).decode()
+    shared = b"".join(p.read_bytes() for p in kb.journal.shared.files()).decode()
     assert kb.journal.local.dir.name == "local" and kb.journal.shared.dir.name == kb.replica
     for term in ["Sam Reyes", "Sammy R", "Priya Natarajan", facts["sam_member"], facts["quote"], facts["value"]]:
         assert term in local and term not in shared, term
@@ -106,7 +106,7 @@ def test_what_names_a_person_goes_to_the_private_journal_the_rest_to_the_replica
 def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path):
     facts = _people(kg, tmp_path)
     kg("propose", "repo/api", "caveat", "--value", "a write cut short", "-s", "pr:1")
-    segment = KnowledgeBase.open(kg.path).journal.local.segments()[-1]
+    segment = KnowledgeBase.open(kg.path).journal.local.files()[-1]
     (segment.parent / (segment.name + ".torn-20261101T000000Z")).write_text("A <x> <y> \"Sam Reyes\" <z> .\n")
     kg("batch")  # batch.json names Sam
     assert kg.json("mentions", "ask Sam Reyes")["mentions"]  # cache/ keeps every name for kg mentions
@@ -289,7 +289,7 @@ def _decoded(path: Path, stream: str | None = None) -> str:
     streams = {"local": [kb.journal.local], "shared": [kb.journal.shared], None: [kb.journal.local, kb.journal.shared]}
     terms = []
     for journal in streams[stream]:
-        for segment in journal.segments():
+        for segment in journal.files():
             for row in segment.read_text(encoding="utf-8").split("\n"):
                 if row.startswith(("A ", "D ")):
                     for quad in parse(input=(row[2:] + "\n").encode("utf-8"), format=RdfFormat.N_QUADS):
@@ -365,7 +365,7 @@ def test_a_weak_alias_routes_as_it_forgets_and_a_shared_name_stays_with_the_othe
     weak = _propose(kg, "repo/w", "caveat", "--value", "kp99 knows the build", "-s", "doc:r3")["id"]
     other = _propose(kg, "person/kim.p", "title", "--value", "Build lead", "-s", "profile:hr")["id"]
     shared = next((kg.path / "journal").glob("r-*"))
-    assert weak not in "".join(p.read_text() for p in shared.glob("*.rdfp"))
+    assert weak not in "".join(p.read_text() for p in shared.rglob("*.rdfp"))
 
     result = kg.json("forget", "person/kim")
     assert result["remaining"] == []

@@ -13,7 +13,7 @@ def test_validate_reports_a_clean_knowledge_base(demo):
 
 
 def test_validate_reports_a_journal_edited_outside_kgrdf_as_damage(demo):
-    segment = sorted((demo.path / "journal").rglob("*.rdfp"))[-1]
+    segment = next(p for p in sorted((demo.path / "journal").rglob("*.rdfp")) if b"#deploys" in p.read_bytes())
     segment.write_bytes(segment.read_bytes().replace(b"#deploys", b"#deploy5"))
     report = demo.json("validate", expect=3)
     checks = {d["check"] for d in report["damage"]}
@@ -21,9 +21,10 @@ def test_validate_reports_a_journal_edited_outside_kgrdf_as_damage(demo):
 
 
 def test_validate_sets_a_torn_tail_aside_like_any_command_then_reports_clean(demo):
-    segment = sorted((demo.path / "journal").rglob("*.rdfp"))[-1]
-    with open(segment, "ab") as out:
-        out.write(b'H id <urn:uuid:t> .\nTX .\n')
+    from .test_storage import next_patch_file
+
+    segment = next_patch_file(demo.path)  # a write cut short leaves its new patch file short
+    segment.write_bytes(b'H id <urn:uuid:t> .\nTX .\n')
     result = demo("validate", "--json")
     assert "set aside a torn journal tail of 25 bytes" in result.stderr
     assert [p.name.split(".torn-")[0] for p in segment.parent.glob("*.torn-*")] == [segment.name]
@@ -34,9 +35,9 @@ def test_validate_reports_a_torn_tail_the_store_checks_find(demo):
     from kgrdf import validation
     from kgrdf.kb import KnowledgeBase
 
-    segment = sorted((demo.path / "journal").rglob("*.rdfp"))[-1]
-    with open(segment, "ab") as out:
-        out.write(b'H id <urn:uuid:t> .\nTX .\n')
+    from .test_storage import next_patch_file
+
+    next_patch_file(demo.path).write_bytes(b'H id <urn:uuid:t> .\nTX .\n')
     checks = {d["check"] for d in validation.check_store(KnowledgeBase.open(demo.path))}
     assert "torn tail" in checks
 
