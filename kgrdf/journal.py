@@ -356,8 +356,9 @@ class Journal:
         for index, lines in enumerate((tx.deletes, tx.adds)):
             for line in lines:
                 parts[0 if private is not None and private(line) else 1][index].append(line)
-        # The first transaction of a journal always has a private patch: it says where the sequence starts.
-        has_local = bool(parts[0][0] or parts[0][1]) or position.local is None
+        # The first transaction of a journal always has a private patch: it says where the sequence
+        # starts (as does one that does not follow the last, which no write makes).
+        has_local = bool(parts[0][0] or parts[0][1]) or position.local is None or tx.seq != position.seq + 1
         has_shared = bool(parts[1][0] or parts[1][1]) or not has_local
         shared = Patch(new_id(), tx.time, tx.command, *parts[1], prev=position.shared_id) if has_shared else None
         after = replace(position, seq=tx.seq)

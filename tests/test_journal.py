@@ -1,11 +1,17 @@
-"""The journal's own rules, as values: blocks round-trip, folding equals replaying, tails tear cleanly."""
+"""The journal's own rules, as values: patches round-trip, folding equals replaying, each journal is
+an RDF Patch log on its own (read by a strict reader of the format and by rdflib), files cut short
+are set aside."""
 
 import pyoxigraph as ox
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgrdf.errors import Damaged
 from kgrdf.journal import Journal, Position, Transaction, fold
 from kgrdf.store.oxigraph import OxigraphBackend
+
+from .patchlog import apply_with_rdflib, check_journals, read_log
 
 QUADS = [f'<urn:s{i}> <urn:p> "v{i} \\"q\\"" <urn:g{i % 3}>' for i in range(8)]
 
@@ -19,26 +25,25 @@ def private(line: str) -> bool:
     return line.endswith("<urn:g0>")  # the lines the tests route to the private journal
 
 
-def _write(tmp_path, steps, route=None):
+def _write(tmp_path, steps, route=None, first=1):
     journal = Journal(tmp_path / "journal", "r-test")
     position = Position()
-    for seq, (deletes, adds) in enumerate(steps, start=1):
-        tx = Transaction(seq=seq, command="test", time="2026-01-01T00:00:00Z", deletes=deletes, adds=adds,
-                         prev=position.tx_id)
+    for seq, (deletes, adds) in enumerate(steps, start=first):
+        tx = Transaction(seq=seq, command="test", time="2026-01-01T00:00:00Z", deletes=deletes, adds=adds)
         position = journal.append(tx, position, private=route)
     return journal, position
 
 
 @settings(max_examples=40, deadline=None)
-@given(steps=transactions, split=st.booleans())
-def test_folding_the_journal_equals_replaying_it_into_oxigraph(tmp_path_factory, steps, split):
-    journal, position = _write(tmp_path_factory.mktemp("j"), steps, private if split else None)
+@given(steps=transactions, split=st.booleans(), first=st.sampled_from([1, 7]))
+def test_folding_the_journal_equals_replaying_it_into_oxigraph(tmp_path_factory, steps, split, first):
+    journal, position = _write(tmp_path_factory.mktemp("j"), steps, private if split else None, first)
     entries, torn = journal.read_after(Position())
     assert torn == []
     assert [tx.deletes + tx.adds for tx, _ in entries] == [
         [q for q in d if private(q)] + [q for q in d if not private(q)] + [q for q in a if private(q)]
         + [q for q in a if not private(q)] if split else d + a for d, a in steps]
-    assert [tx.seq for tx, _ in entries] == list(range(1, len(steps) + 1))
+    assert [tx.seq for tx, _ in entries] == list(range(first, first + len(steps)))
     assert entries[-1][1] == position
     backend = OxigraphBackend(None)
     for tx, after in entries:
@@ -46,6 +51,22 @@ def test_folding_the_journal_equals_replaying_it_into_oxigraph(tmp_path_factory,
     replayed = {str(q) for q in backend.quads()}
     assert replayed == fold(tx for tx, _ in entries)
     assert backend.position() == (position.seq, position.digest)
+    # Each journal alone is a patch log that a strict reader and rdflib read.
+    shared, local = check_journals(journal.folder, "r-test")
+    assert len(shared) + len(local) >= len(steps)
+    route = private if split else (lambda line: False)
+    for stream in (journal.shared, journal.local):
+        local = stream is journal.local
+        rows = {r for p in read_log(stream.dir) for r in (row for _, row in p["rows"])}
+        assert all(route(r[:-2]) == local for r in rows)
+        dataset = apply_with_rdflib(stream.dir)
+        assert len(list(dataset.quads((None, None, None, None)))) == len(fold(_part(entries, route, local)))
+
+
+def _part(entries, route, local):
+    for tx, _ in entries:
+        yield Transaction(tx.seq, tx.command, tx.time, [q for q in tx.deletes if route(q) == local],
+                          [q for q in tx.adds if route(q) == local])
 
 
 def test_reading_after_a_position_returns_only_later_transactions(tmp_path):
@@ -56,40 +77,65 @@ def test_reading_after_a_position_returns_only_later_transactions(tmp_path):
     assert later[-1][0].deletes == [QUADS[0]]
 
 
-def test_a_block_without_its_commit_row_is_a_torn_tail(tmp_path):
-    journal, position = _write(tmp_path, [([], [QUADS[0]])])
-    segment = journal.segments()[-1]
-    with open(segment, "ab") as out:
-        out.write(b'H id <urn:uuid:x> .\nH seq "2" .\nTX .\nA ' + QUADS[1].encode() + b" .\n")
-    entries, [torn] = journal.read_after(Position())
-    assert [tx.seq for tx, _ in entries] == [1]
-    assert torn.offset == position.offset
-    aside = journal.set_aside(torn, "20260101T000000Z")
-    assert aside.read_bytes().startswith(b"H id <urn:uuid:x>")
-    assert segment.stat().st_size == position.offset
-
-
-def test_segments_roll_over_on_transaction_boundaries(tmp_path, monkeypatch):
+def test_one_patch_a_file_a_thousand_files_a_folder_and_a_write_touches_one_new_file(tmp_path, monkeypatch):
     import kgrdf.journal as journal_mod
 
-    monkeypatch.setattr(journal_mod, "SEGMENT_BYTES", 300)
-    journal, position = _write(tmp_path, [([], [q]) for q in QUADS])
-    assert len(journal.segments()) > 1
+    monkeypatch.setattr(journal_mod, "PER_FOLDER", 3)
+    journal, position = _write(tmp_path, [([], [q]) for q in QUADS if not private(q)])
+    names = [f"{p.parent.name}/{p.name}" for p in journal.shared.files()]
+    assert names == ["0000000/0000000001.rdfp", "0000000/0000000002.rdfp", "0000001/0000000003.rdfp",
+                     "0000001/0000000004.rdfp", "0000001/0000000005.rdfp"]
+    before = {p: p.read_bytes() for p in journal.segments()}
+    after = journal.append(Transaction(position.seq + 1, "test", "t", adds=[QUADS[1]]), position)
+    changed = [p for p in journal.segments() if before.get(p) != p.read_bytes()]
+    assert [f"{p.parent.name}/{p.name}" for p in changed] == ["0000002/0000000006.rdfp"]
     entries, torn = journal.read_after(Position())
-    assert torn == [] and len(entries) == len(QUADS)
-    assert fold(tx for tx, _ in entries) == set(QUADS)
+    assert torn == [] and entries[-1][1] == after
     parsed = ox.parse(input=("\n".join(f"{q} ." for q in QUADS)).encode(), format=ox.RdfFormat.N_QUADS)
     assert {str(q) for q in parsed} == set(QUADS)  # the journal's rows are canonical N-Quads
 
 
-def test_a_transaction_with_private_lines_is_two_blocks_private_first(tmp_path):
+def test_a_file_cut_short_is_a_torn_tail_set_aside(tmp_path):
+    journal, position = _write(tmp_path, [([], [QUADS[1]])])
+    cut = journal.shared.dir / "0000000" / "0000000002.rdfp"
+    cut.write_bytes(b'H id <urn:uuid:x> .\nH time "t" .\nTX .\nA ' + QUADS[2].encode() + b" .\n")  # no TC
+    entries, [torn] = journal.read_after(Position())
+    assert [tx.seq for tx, _ in entries] == [1] and torn.segment == cut
+    aside = journal.set_aside(torn, "20260101T000000Z")
+    assert aside.name == "0000000002.rdfp.torn-20260101T000000Z" and not cut.exists()
+    assert journal.end_offset() == position.ends()
+    assert journal.read_after(position) == ([], [])
+
+
+@pytest.mark.parametrize("data, found", [
+    (b'H id <urn:uuid:x> .\nTX .\nTC .\nH id <urn:uuid:y> .\nTX .\nTC .\n', "after the patch's TC"),
+    (b'H id <urn:uuid:x> .\nTX .\nH seq "3" .\nTC .\n', "unexpected row in the patch"),
+    (b'TX .\nTC .\n', "lacks its id"),
+    (b'H id <urn:uuid:x> .\nA <urn:a> <urn:b> <urn:c> .\nTX .\nTC .\n', "unexpected row in the header"),
+    (b'H id <urn:uuid:x> .\nH id <urn:uuid:y> .\nTX .\nTC .\n', "two id headers"),
+])
+def test_a_file_that_is_not_exactly_one_patch_is_damage(tmp_path, data, found):
+    journal, _ = _write(tmp_path, [([], [QUADS[1]])])
+    (journal.shared.dir / "0000000" / "0000000002.rdfp").write_bytes(data)
+    with pytest.raises(Damaged, match=found):
+        journal.read_after(Position())
+
+
+def test_a_transaction_with_private_rows_is_a_patch_in_each_journal_and_the_shared_one_names_nothing_private(tmp_path):
     journal, position = _write(tmp_path, [([], [QUADS[0], QUADS[1]]), ([], [QUADS[4]]), ([], [QUADS[3]])], private)
-    local = b"".join(p.read_bytes() for p in journal.local.segments()).decode()
-    shared = b"".join(p.read_bytes() for p in journal.shared.segments()).decode()
-    assert QUADS[0] in local and QUADS[3] in local and QUADS[0] not in shared
-    assert QUADS[1] in shared and QUADS[4] in shared and QUADS[1] not in local
-    assert local.count('H streams "local r-test"') == 1 and local.count('H streams "local"') == 1
-    assert shared.count('H seq "1"') == 1 and shared.count('H streams "r-test"') == 1
+    shared, local = check_journals(journal.folder, "r-test")
+    assert [len(p["rows"]) for p in local] == [1, 1] and [len(p["rows"]) for p in shared] == [1, 1]
+    # The private journal holds the order: each private patch its sequence number, and the shared
+    # patch of its transaction; the shared journal holds no number, so no gap shows private writes.
+    assert [(p["headers"]["seq"], p["headers"].get("shared")) for p in local] == [
+        ("1", shared[0]["headers"]["id"]), ("3", None)]
+    assert all("seq" not in p["headers"] and "streams" not in p["headers"] for p in shared)
+    assert shared[1]["headers"]["prev"] == shared[0]["headers"]["id"]
+    assert local[1]["headers"]["prev"] == local[0]["headers"]["id"]
+    local_text = b"".join(p.read_bytes() for p in journal.local.files()).decode()
+    shared_text = b"".join(p.read_bytes() for p in journal.shared.files()).decode()
+    assert QUADS[0] in local_text and QUADS[3] in local_text and QUADS[0] not in shared_text
+    assert QUADS[1] in shared_text and QUADS[4] in shared_text and QUADS[1] not in local_text
     entries, _ = journal.read_after(Position())
     assert [tx.seq for tx, _ in entries] == [1, 2, 3] and entries[-1][1] == position
     assert position.ends() == journal.end_offset()
@@ -97,23 +143,52 @@ def test_a_transaction_with_private_lines_is_two_blocks_private_first(tmp_path):
     assert [tx.adds for tx, _ in later] == [[QUADS[4]], [QUADS[3]]]
 
 
-def test_a_private_block_whose_shared_block_was_never_written_is_set_aside(tmp_path):
+def test_the_first_transaction_always_has_a_private_patch_saying_where_the_sequence_starts(tmp_path):
+    journal, position = _write(tmp_path, [([], [QUADS[1]]), ([], [QUADS[2]])], private, first=41)
+    shared, local = check_journals(journal.folder, "r-test")
+    assert [p["headers"]["seq"] for p in local] == ["41"] and local[0]["rows"] == []
+    assert local[0]["headers"]["shared"] == shared[0]["headers"]["id"] and len(shared) == 2
+    assert [tx.seq for tx, _ in journal.read_after(Position())[0]] == [41, 42]
+
+
+def test_a_private_patch_whose_shared_patch_was_never_written_is_set_aside(tmp_path):
     journal, position = _write(tmp_path, [([], [QUADS[0], QUADS[1]])], private)
-    cut = Transaction(seq=2, command="test", time="t", adds=[QUADS[3], QUADS[4]], prev=position.tx_id)
-    journal.local.append(cut.part([], [QUADS[3]], ("local", "r-test")))  # killed before the second block
+    cut = Transaction(seq=2, command="test", time="t", adds=[QUADS[3], QUADS[4]])
+
+    def killed(*args):
+        raise KeyboardInterrupt  # killed between the two patches
+
+    journal.shared.write = killed
+    with pytest.raises(KeyboardInterrupt):
+        journal.append(cut, position, private=private)
+    journal = Journal(journal.folder, "r-test")
     entries, [torn] = journal.read_after(Position())
     assert [tx.seq for tx, _ in entries] == [1] and entries[-1][1] == position
+    assert torn.segment.name == "0000000002.rdfp" and torn.segment.parent.parent.name == "local"
     journal.set_aside(torn, "20260101T000000Z")
     assert journal.end_offset() == position.ends()
     assert journal.read_after(position) == ([], [])
 
 
-def test_a_transaction_missing_its_private_block_is_damage(tmp_path):
-    import pytest
+def test_a_journal_whose_chain_breaks_is_damage(tmp_path):
+    journal, _ = _write(tmp_path, [([], [QUADS[0], QUADS[1]]), ([], [QUADS[3]]), ([], [QUADS[4]])], private)
+    journal.local.files()[0].unlink()  # the private journal lost a patch
+    with pytest.raises(Damaged, match="patch 1 is missing"):
+        journal.read_after(Position())
 
-    from kgrdf.errors import Damaged
 
-    journal, _ = _write(tmp_path, [([], [QUADS[0], QUADS[1]]), ([], [QUADS[4]])], private)
-    journal.local.segments()[0].write_bytes(b"")  # the private journal lost its records
-    with pytest.raises(Damaged, match="lacks its block in journal/local"):
+def test_a_patch_naming_another_prev_is_damage(tmp_path):
+    journal, _ = _write(tmp_path, [([], [QUADS[1]]), ([], [QUADS[2]])])
+    second = journal.shared.files()[1]
+    second.write_bytes(second.read_bytes().replace(b"H prev <urn:uuid:", b"H prev <urn:uuid:0"))
+    with pytest.raises(Damaged, match="prev does not name the patch before it"):
+        journal.read_after(Position())
+
+
+def test_a_transaction_missing_its_shared_patch_is_damage(tmp_path):
+    journal, _ = _write(tmp_path, [([], [QUADS[0], QUADS[1]]), ([], [QUADS[0], QUADS[2]]), ([], [QUADS[3]])],
+                        private)
+    for path in journal.shared.files():
+        path.unlink()
+    with pytest.raises(Damaged, match="lacks its patch in journal/r-test"):
         journal.read_after(Position())
