@@ -254,6 +254,14 @@ class Stream:
                 return found[-1]
         return None
 
+    def any(self) -> bool:
+        """Whether the journal holds a patch file (stops at the first)."""
+        for folder in self._folders():
+            with os.scandir(folder) as entries:
+                if any(_FILE.match(entry.name) for entry in entries):
+                    return True
+        return False
+
     def end_offset(self) -> tuple[str | None, int]:
         """The last file's name and size: a stat, no parsing."""
         last = self.last()
@@ -343,11 +351,29 @@ class Journal:
         return self.local.files() + self.shared.files()
 
     def empty(self) -> bool:
-        return self.local.last() is None and self.shared.last() is None
+        return not self.local.any() and not self.shared.any()
 
     def end_offset(self) -> tuple:
         """Where each journal ends (comparable with :meth:`Position.ends`)."""
         return self.shared.end_offset(), self.local.end_offset()
+
+    def ends_at(self, position: Position) -> bool:
+        """Whether the journals end where ``position`` says: each last file there with its size, and
+        no file after it (a few stats, no listing, no parsing)."""
+        for stream, name, size in ((self.shared, position.shared, position.shared_size),
+                                   (self.local, position.local, position.local_size)):
+            if name is None:
+                if stream.last() is not None:
+                    return False
+                continue
+            try:
+                if (stream.dir / name).stat().st_size != size:
+                    return False
+            except FileNotFoundError:
+                return False
+            if (stream.dir / name_of(number_of(name) + 1)).exists():
+                return False
+        return True
 
     def append(self, tx: Transaction, position: Position, private=None) -> Position:
         """Write the transaction, its private rows (``private(line)`` is true) to the private

@@ -208,7 +208,7 @@ class KnowledgeBase:
 
         if backend is None:
             return False
-        if self.journal.end_offset() != view.ends():
+        if not self.journal.ends_at(view):
             return False
         return backend.position() == (view.seq, view.digest) and backend.schema_digest() == schema.digest(self.path)
 
@@ -226,7 +226,7 @@ class KnowledgeBase:
                     backend = None  # an index that does not open: brought up to date below
                 try:
                     view = self.view()
-                    if self.backend_kind == "memory" and self.journal.end_offset() == view.ends():
+                    if self.backend_kind == "memory" and self.journal.ends_at(view):
                         if not self._is_fresh(backend, view):
                             self._rebuild(backend, view)  # a private index: the shared lock suffices
                     # A write cut short before its git commit is committed first (once: when git
@@ -403,7 +403,7 @@ class KnowledgeBase:
                 # transaction: the index holds the data. Start it again; never rebuild from nothing.
                 self._start_new_journal_if_gone(backend)
                 view, journal = self.view(), self.journal
-        if journal.end_offset() != view.ends():
+        if not journal.ends_at(view):
             pending, torn = journal.read_after(view)
             for piece in torn:
                 aside = journal.set_aside(piece, clock.iso(clock.now()).replace(":", ""))
