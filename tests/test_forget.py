@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from kgrdf.kb import KnowledgeBase
 
 from .conftest import Kg
+from .patchlog import check_journals
 
 from .test_durability import KILL_AT, _finish, _git, _spawn
 
@@ -136,6 +137,9 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     assert torn == [] and [tx.seq for tx, _ in entries] == list(range(1, seq + 1))
     placeholders = [tx for tx, _ in entries if not tx.adds and not tx.deletes]
     assert len(placeholders) == result["placeholders"] > 0
+    # Both journals are still whole patch logs: the placeholders keep the private chain.
+    shared, local = check_journals(kg.path / "journal", kb.replica)
+    assert sum("placeholder" in p["headers"] for p in local) == result["placeholders"]
     # The history starts again: one commit, and the forgotten record holds a keyed hash only.
     assert _git(kg.path, "log", "--format=%s").splitlines() == [
         "kg: the history starts again here (records were deleted on request or past retention)"]
