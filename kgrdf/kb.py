@@ -389,7 +389,7 @@ class KnowledgeBase:
         """Bring the view and the index up to the journal's end; return that position.
 
         Complete transactions past view.json were flushed by a write cut short: they are applied.
-        A torn tail is set aside as ``<segment>.torn-<time>``. An index that is missing, behind or
+        A torn tail is set aside as ``<file>.torn-<time>``. An index that is missing, behind or
         on another ontology is rebuilt from the journal.
         """
         from kgrdf import schema
