@@ -6,8 +6,9 @@ that routed it to the private journal, which is rewritten: every record of a fac
 the rows of their entity, and another entity's alias, weak alias or summary naming them are
 dropped; another entity's name that names them is replaced by its id (an entity keeps a name); a
 patch left with no rows becomes a placeholder that keeps its id, prev, sequence number and time, so
-the private journal stays a whole patch log and the sequence and the ids minted from it never go back. The shared journal is never rewritten (it may have been copied to
-other replicas): a deletion that would need it is refused before anything is touched.
+the private journal stays a whole patch log and the sequence and the ids minted from it never go
+back. The shared journal is never rewritten (it may have been copied to other replicas): a deletion
+that would need it is refused before anything is touched.
 
 The steps, in order. The first writes ``purging.json`` (what to drop: fact IRIs, digests of other
 rows, the rows replacing names, keyed hashes; never a name), and any command that finds it finishes
