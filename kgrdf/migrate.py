@@ -133,6 +133,8 @@ def build(kb) -> Position | None:
         target.parent.mkdir(mode=0o700, exist_ok=True)
         with files.create(target) as out:
             out.write(data)
+        if not (folder / stream_name / name).exists():  # not one set aside before
+            print(f"kg: set aside a torn journal tail of {len(data)} bytes as {stream_name}/{name}", file=sys.stderr)
     os.sync()  # every file written above, at once
     if view.get("seq") and at_view.seq != view["seq"]:
         shutil.rmtree(building)
@@ -194,7 +196,7 @@ def read_v1(folder: Path, replica: str):
     for name, segment, data in last_torn.values():
         torn.append((name, segment, data))
     stamp = _stamp()
-    return out, [(name, f"{file}.torn-{stamp}" if ".torn-" not in file else file, data) for name, file, data in torn]
+    return out, [(name, file if ".torn-" in file else f"{file}.torn-{stamp}", data) for name, file, data in torn]
 
 
 def _stamp() -> str:

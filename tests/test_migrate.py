@@ -143,3 +143,16 @@ def test_a_migration_killed_at_any_point_leaves_the_old_or_the_new_and_the_next_
     assert kg.json("validate")["damage"] == []
     kg("propose", "repo/web", "caveat", "--value", "after the cut", "-s", "pr:98")
     assert _git(path, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_a_torn_tail_of_format_1_is_set_aside_in_the_new_journal_and_nothing_else_changes(tmp_path):
+    path = _copy(tmp_path)
+    segment = next((path / "journal" / REPLICA).glob("*.rdfp"))
+    with open(segment, "ab") as out:  # a format 1 write cut short in its block
+        out.write(b'H id <urn:uuid:torn> .\nH seq "14" .\nTX .\nA <urn:a> <urn:b> "half')
+    vcs.commit(path, "kg: the torn tail as git holds it")
+    assert reads(path) == EXPECTED
+    aside = list((path / "journal" / REPLICA).glob(f"{segment.name}.torn-*"))
+    assert len(aside) == 1 and aside[0].read_bytes().endswith(b'"half')
+    check_journals(path / "journal", REPLICA)
+    assert Kg(path).json("validate")["damage"] == []
