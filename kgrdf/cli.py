@@ -933,16 +933,37 @@ def schema_module_prefixes() -> dict:
 
 @schema_app.command("check")
 def schema_check(
+    ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="A schema.json to check, without installing it.")],
+    kb: Annotated[Optional[Path], typer.Option(
+        "--kb", show_default=False,
+        help="Check it as this knowledge base's next schema.json: it must also keep every site type and "
+             "predicate the knowledge base's entities and facts use. Default: $KGRDF_HOME when it is set; "
+             "with neither, the file is checked against the core schema alone.")] = None,
     json: JsonOption = False,
 ):
-    """Check a site schema extension without installing it: its OWL RL closure with the core ontology
-    against the shapes for schemas. Exits 1 when it would be refused."""
+    """Check a site schema extension without installing it: every name valid and clashing with no
+    core or site name (by key and by IRI, in any case or Unicode form) and no reserved word, then
+    its OWL RL closure with the core ontology against the shapes for schemas; with a knowledge
+    base, also that it keeps what the data uses. To install it, copy it to the knowledge base's
+    schema.json.
+
+    Exits 0 when it would be accepted, 1 when it would be refused (each problem on a line of its
+    own), 2 when the file cannot be read (missing, a folder, too large).
+    """
     from kgrdf import extension
 
-    ext = extension.check_file(file)
-    render.out(json, {"file": str(file), "accepted": ext.accepted, "problems": ext.problems},
-               f"{file}: accepted" if ext.accepted else f"{file}: refused\n" + "\n".join(f"  {p}" for p in ext.problems))
+    given = ctx.parent.params if ctx.parent else {}  # kg schema --kb PATH --json check FILE says the same
+    kb, json = kb or given.get("kb"), json or bool(given.get("json"))
+    raw = extension.read(file)
+    base = _kb(kb) if kb is not None or os.environ.get("KGRDF_HOME") else None
+    ext = extension.check(raw, file.name, file, kb=base)
+    where = f" as the schema.json of {base.path}" if base is not None else ""
+    render.out(json, {"file": str(file), "kb": str(base.path) if base is not None else None,
+                      "accepted": ext.accepted, "problems": ext.problems,
+                      "types": ext.types, "predicates": sorted(ext.predicates)},
+               f"{file}: accepted{where}" if ext.accepted
+               else f"{file}: refused{where}\n" + "\n".join(f"  {p}" for p in ext.problems))
     if not ext.accepted:
         raise typer.Exit(1)
 

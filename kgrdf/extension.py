@@ -5,13 +5,44 @@
                      "domain": ["team"], "range": ["service"], "sentence": "{subject} is on call for {target}",
                      "single_valued": false, "subproperty_of": null}]}
 
-The extension is converted to RDF, the OWL RL closure of the core ontology plus the extension is
-computed (owlrl), and the closure is validated against ``shapes/schema.ttl``: no extension can add
-a predicate about a person, directly or through a subclass or subproperty chain. A refused
-extension never stops the knowledge base: it keeps working on the core schema.
+First its names are checked (below), then the extension is converted to RDF, the OWL RL closure of
+the core ontology plus the extension is computed (owlrl), and the closure is validated against
+``shapes/schema.ttl``: no extension can add a predicate about a person, directly or through a
+subclass or subproperty chain. A refused extension never stops the knowledge base: it keeps
+working on the core schema.
+
+**Names.** Each name becomes an IRI, ``site:NAME`` (https://kgrdf.org/ns/site#NAME), and a key that
+commands take: a type's is the first part of an entity id (``contract/acme``), a predicate's is what
+``kg propose`` takes. A name is valid when it is lower-case ASCII (letters and ``_`` for a type, as an
+entity id has it; letters, digits and ``_`` for a predicate), starts with a letter and is at most 64
+characters, so that one name is one IRI and no two valid names differ only in case or Unicode form.
+A valid name is compared with every other by key and by IRI local name, after Unicode NFKC and case
+folding. Each kind of name it can meet, and what happens:
+
+    the other name                           a site type is refused as    a site predicate is refused as
+    core type by key (team)                  already a core type          named like a core type
+    core type by IRI (kg:Team)               (its key: a core type's IRI is its key capitalised)
+    core predicate by key (owns)             named like a core predicate  already a core predicate
+    core predicate by IRI (kg:memberOf)      memberof differs only in case from kg:memberOf
+    a site type of the same name             given twice                  both a type and a predicate
+    a site predicate of the same name        both a type and a predicate  given twice
+    reserved word (fact, entities)           reserved (RESERVED says why) no clash: it is in no IRI path
+    concept (confirmed, ticket, kg:TicketSource; statuses, authorities, source kinds, sensitivities, axes)
+                                             no clash                     no clash
+    other core vocabulary (kg:Entity, kg:summary, kg:audience)
+                                             no clash                     no clash
+    any of these in another case or Unicode form (Owns, ｏｗｎｓ, owns + U+200B, ówns, member-of)
+                                             an invalid name, saying what it reads as (the core predicate owns)
+
+"Both a type and a predicate" is one IRI typed as a class and as a property. A concept is a value of
+a fact's metadata, never a type or a predicate, and its IRI is in kg:, as the rest of the core
+vocabulary is, which no site name becomes and no command takes as a key: a type named ticket (a
+source kind) is fine. The core itself has one key of two kinds (``actor``, a type and a predicate);
+a site cannot add another. Each clash and each invalid name is refused with its own one-line reason.
 """
 
-import json
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +50,21 @@ from kgrdf.errors import BadInput
 
 SITE = "https://kgrdf.org/ns/site#"
 AXES = {"People": "People", "Process": "ProcessAxis", "Product": "ProductAxis", "Organizations": "Organizations"}
+MAX_NAME = 64
+TYPE_FIELDS = ("name", "axis", "label", "subclass_of")
+PREDICATE_FIELDS = ("name", "axis", "object", "sentence", "label", "domain", "range", "single_valued", "subproperty_of")
+_PREDICATE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+GRAMMAR = {
+    "type": "a type name is lower-case ASCII letters and _, starting with a letter, as in an entity id (contract/acme)",
+    "predicate": "a predicate name is lower-case ASCII letters, digits and _, starting with a letter",
+}
+# Type names kgrdf's own IRIs use where a type's name goes: an entity's IRI is
+# <kb>/<perspective>/<type>/<name>.
+RESERVED = {
+    "fact": "kgrdf names a fact <kb>/<perspective>/fact/<id>, so an entity fact/<id> would take a fact's IRI",
+    "entities": "kgrdf names a perspective's entity graph <kb>/<perspective>/entities, which its entities' "
+                "IRIs would extend",
+}
 
 
 @dataclass
@@ -29,10 +75,155 @@ class Extension:
     quads: list = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     digest: str = ""
+    types: list[str] = field(default_factory=list)
+    predicates: dict[str, str] = field(default_factory=dict)  # name -> "entity" or "value"
 
     @property
     def accepted(self) -> bool:
-        return bool(self.quads) and not self.problems
+        return bool(self.digest) and not self.problems
+
+
+# --- names ------------------------------------------------------------------------------------------
+
+def fold(name: str) -> str:
+    """A name as it is compared: Unicode NFKC, case folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def _loose(name: str) -> str:
+    """What an invalid name reads as: its letters without accents, invisible characters or case,
+    spaces and hyphens as _."""
+    letters = "".join(c for c in unicodedata.normalize("NFKD", name)
+                      if unicodedata.category(c) not in ("Mn", "Cf", "Cc"))
+    return re.sub(r"[\s\-]+", "_", unicodedata.normalize("NFKC", letters).casefold()).strip("_")
+
+
+def _local(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1]
+
+
+def _prefixed(iri: str) -> str:
+    from kgrdf import vocab
+
+    return "kg:" + _local(iri) if iri.startswith(vocab.KG) else f"<{iri}>"
+
+
+def _valid(name: str, kind: str) -> bool:
+    from kgrdf import vocab
+
+    if len(name) > MAX_NAME:
+        return False
+    if kind == "type":  # the first part of an entity id
+        return "/" not in name and bool(vocab.ID_PATTERN.match(f"{name}/x"))
+    return bool(_PREDICATE_NAME.match(name))
+
+
+class _Names:
+    """The names a schema.json is checked against: the core's types and predicates by key and by IRI
+    local name, folded; the reserved words; and the site's own as they are read."""
+
+    def __init__(self, core):
+        self.by_key: dict[str, list[tuple[str, object]]] = {}
+        self.by_iri: dict[str, list[tuple[str, object]]] = {}
+        for kind, group in (("type", core.types), ("predicate", core.predicates)):
+            for item in group.values():
+                self.by_key.setdefault(fold(item.key), []).append((kind, item))
+                self.by_iri.setdefault(fold(_local(item.iri)), []).append((kind, item))
+        self.site: dict[str, list[str]] = {}  # name -> the kinds it is given as, in order
+
+    def reads_as(self, name: str) -> str:
+        """'; it reads as ...' when an invalid name folds to a known one, else ''."""
+        loose = _loose(name)
+        for kind, item in self.by_key.get(loose, []) + self.by_iri.get(loose, []):
+            return f"; it reads as the core {kind} {item.key}"
+        if loose in RESERVED:
+            return f"; it reads as the reserved word {loose}"
+        if loose in self.site:
+            return f"; it reads as the site {self.site[loose][0]} {loose}"
+        return ""
+
+    def clash(self, name: str, kind: str) -> str | None:
+        """Why a valid site name may not be used, or None."""
+        key = fold(name)
+        by_key = self.by_key.get(key, [])
+        if any(other == kind for other, _item in by_key):
+            return f"the {kind} {name} is already a core {kind}"
+        if by_key:
+            other, item = by_key[0]
+            return (f"the {kind} {name} has the name of the core {other} {item.key}: one key would name a {kind} "
+                    f"and a {other}")
+        for other, item in self.by_iri.get(key, []):
+            return (f"the {kind} {name} differs only in case from {_prefixed(item.iri)}, the core {other} "
+                    f"{item.key}")
+        if kind == "type" and key in RESERVED:
+            return f"the type {name} is a reserved word: {RESERVED[key]}"
+        return None
+
+
+def _shown(value) -> str:
+    """A JSON value for a message: short text as itself, anything else as inputs.shown says it."""
+    from kgrdf import inputs
+
+    if isinstance(value, str) and len(value) <= 40:
+        return f"text ({value!r})"
+    return inputs.shown(value)
+
+
+def _entries(data, label: str, problems: list[str]) -> tuple[list[dict], list[dict]]:
+    """The type and predicate entries of a schema.json, each an object; what is not is a problem."""
+    if not isinstance(data, dict):
+        problems.append(f'{label} must be an object with "types" and "predicates" lists, not {_shown(data)}')
+        return [], []
+    unknown = sorted(set(data) - {"types", "predicates"})
+    if unknown:
+        problems.append(f'{label} holds {", ".join(map(repr, unknown))}: it may hold only "types" and "predicates"')
+    out = []
+    for group, kind in (("types", "type"), ("predicates", "predicate")):
+        entries = data.get(group, [])
+        if not isinstance(entries, list):
+            problems.append(f'"{group}" must be a list, not {_shown(entries)}')
+            entries = []
+        kept = []
+        for number, entry in enumerate(entries, start=1):
+            if not isinstance(entry, dict):
+                problems.append(f"{kind} {number} must be an object, not {_shown(entry)}")
+            else:
+                kept.append(entry)
+        out.append(kept)
+    return out[0], out[1]
+
+
+def _field_problems(entry: dict, kind: str, number: int) -> list[str]:
+    """What is wrong with one entry's fields, other than its name's clashes."""
+    from kgrdf import inputs
+
+    name = entry.get("name")
+    what = f"the {kind} {name}" if isinstance(name, str) and _valid(name, kind) else f"{kind} {number}"
+    allowed = TYPE_FIELDS if kind == "type" else PREDICATE_FIELDS
+    problems = []
+    unknown = [k for k in entry if k not in allowed]
+    if unknown:
+        problems.append(f"{what} has the field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}, "
+                        f"which a {kind} does not take; its fields are {', '.join(allowed)}")
+    if entry.get("axis") not in AXES:
+        problems.append(f"{what}: axis must be one of {', '.join(AXES)}, not {_shown(entry.get('axis'))}")
+    if kind == "predicate":
+        if entry.get("object") not in ("entity", "value"):
+            problems.append(f'{what}: "object" must be "entity" or "value", not {_shown(entry.get("object"))}')
+        if "single_valued" in entry and not isinstance(entry["single_valued"], bool):
+            problems.append(f'{what}: "single_valued" must be true or false, not {_shown(entry["single_valued"])}')
+    for key in ("label", "sentence"):
+        if entry.get(key) is not None and key in allowed:
+            try:
+                inputs.text(entry[key], f'{what}: "{key}"')
+            except BadInput as exc:
+                problems.append(exc.message)
+    for key in ("subclass_of", "domain", "range", "subproperty_of"):
+        value = entry.get(key)
+        if key in allowed and value is not None and not (
+                isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+            problems.append(f'{what}: "{key}" must be a name or a list of names, not {_shown(value)}')
+    return problems
 
 
 def _names(value) -> list[str]:
@@ -41,59 +232,101 @@ def _names(value) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
+def name_problems(data, core, label: str = "schema.json") -> list[str]:
+    """Why a schema.json's content cannot be turned into RDF: its form, its fields, each name that is
+    invalid, reserved or clashes (see the table above), and each name it refers to that is not
+    there, each with a one-line reason, in the order of the file. Pure: ``core`` is the core
+    :class:`kgrdf.schema.Schema`."""
+    problems: list[str] = []
+    types, predicates = _entries(data, label, problems)
+    given = (("type", types), ("predicate", predicates))
+    valid: dict[str, list[str]] = {}  # each valid name -> the kinds it is given as
+    for kind, entries in given:
+        for entry in entries:
+            name = entry.get("name")
+            if isinstance(name, str) and _valid(name, kind):
+                valid.setdefault(name, []).append(kind)
+    names = _Names(core)
+    names.site = valid
+    site_types = {name for name, kinds in valid.items() if "type" in kinds}
+    reported = set()
+    for kind, entries in given:
+        fields = TYPE_FIELDS if kind == "type" else PREDICATE_FIELDS
+        for number, entry in enumerate(entries, start=1):
+            name = entry.get("name")
+            problems += _field_problems(entry, kind, number)
+            if name is None or name == "":
+                problems.append(f'{kind} {number} needs a "name"')
+            elif not isinstance(name, str):
+                problems.append(f'{kind} {number}: "name" must be text, not {_shown(name)}')
+            elif (name, kind) not in reported:
+                reported.add((name, kind))
+                if len(name) > MAX_NAME:
+                    problems.append(f"the {kind} name {name[:40]!r}... is {len(name)} characters long; the most "
+                                    f"is {MAX_NAME}")
+                elif not _valid(name, kind):
+                    problems.append(f"the {kind} name {name[:40]!r} is not valid: {GRAMMAR[kind]}"
+                                    f"{names.reads_as(name)}")
+                elif (reason := names.clash(name, kind)) is not None:
+                    problems.append(reason)
+                elif valid[name].count(kind) > 1:
+                    problems.append(f"the {kind} {name} is given twice")
+                elif kind == "predicate" and "type" in valid[name]:
+                    problems.append(f"{name} is both a type and a predicate: one IRI, site:{name}, would be a "
+                                    "class and a property")
+            what = f"the {kind} {name}" if isinstance(name, str) and _valid(name, kind) else f"{kind} {number}"
+            for key in ("subclass_of", "domain", "range"):
+                if key in fields and isinstance(entry.get(key), (str, list)):
+                    for ref in _names(entry[key]):
+                        if isinstance(ref, str) and ref not in core.types and ref not in site_types:
+                            problems.append(f"{what} names the type {ref[:40]!r} in {key}, which is neither a core "
+                                            "type nor one the schema adds")
+            if kind == "predicate" and isinstance(entry.get("subproperty_of"), (str, list)):
+                for ref in _names(entry["subproperty_of"]):
+                    if isinstance(ref, str) and ref not in core.predicates:
+                        problems.append(f"{what}: subproperty_of {ref[:40]!r} is not a core predicate")
+    return problems
+
+
+# --- RDF ----------------------------------------------------------------------------------------------
+
 def to_quads(data: dict, core) -> list:
-    """The extension as quads in the schema graph. Raises BadInput when its form is wrong."""
+    """The extension as quads in the schema graph. Raises BadInput with the first of
+    :func:`name_problems` when there is one."""
     from pyoxigraph import Literal, NamedNode, Quad
 
     from kgrdf import vocab
     from kgrdf.schema import SCHEMA_GRAPH
 
-    if not isinstance(data, dict) or not set(data) <= {"types", "predicates"}:
-        raise BadInput('schema.json must be an object with "types" and "predicates" lists')
+    problems = name_problems(data, core)
+    if problems:
+        raise BadInput(problems[0])
     graph = NamedNode(SCHEMA_GRAPH)
     rdf_type, label = vocab.RDF_TYPE, vocab.term("rdfs:label")
-    quads = []
-    site_types = {}
-    for entry in data.get("types", []):
-        if not isinstance(entry, dict) or not entry.get("name"):
-            raise BadInput('each type in schema.json needs a "name"')
-        site_types[entry["name"]] = NamedNode(SITE + entry["name"])
 
     def type_iri(name: str) -> NamedNode:
-        if name in core.types:
-            return NamedNode(core.types[name].iri)
-        if name in site_types:
-            return site_types[name]
-        raise BadInput(f"schema.json names the type {name!r}, which is neither a core type nor one it adds")
+        return NamedNode(core.types[name].iri) if name in core.types else NamedNode(SITE + name)
 
-    def axis(entry) -> NamedNode:
-        if entry.get("axis") not in AXES:
-            raise BadInput(f"{entry['name']}: axis must be one of {', '.join(AXES)}")
-        return vocab.kg(AXES[entry["axis"]])
-
+    quads = []
     for entry in data.get("types", []):
-        node = site_types[entry["name"]]
+        node = NamedNode(SITE + entry["name"])
         quads += [Quad(node, rdf_type, vocab.term("owl:Class"), graph),
                   Quad(node, rdf_type, vocab.kg("EntityType"), graph),
                   Quad(node, rdf_type, vocab.kg("SiteType"), graph),
                   Quad(node, vocab.kg("key"), Literal(entry["name"]), graph),
-                  Quad(node, vocab.kg("axis"), axis(entry), graph),
-                  Quad(node, label, Literal(entry.get("label", entry["name"])), graph),
+                  Quad(node, vocab.kg("axis"), vocab.kg(AXES[entry["axis"]]), graph),
+                  Quad(node, label, Literal(entry.get("label") or entry["name"]), graph),
                   Quad(node, vocab.term("rdfs:subClassOf"), vocab.kg("Entity"), graph)]
         for parent in _names(entry.get("subclass_of")):
             quads.append(Quad(node, vocab.term("rdfs:subClassOf"), type_iri(parent), graph))
     for entry in data.get("predicates", []):
-        if not isinstance(entry, dict) or not entry.get("name"):
-            raise BadInput('each predicate in schema.json needs a "name"')
-        if entry.get("object") not in ("entity", "value"):
-            raise BadInput(f'{entry["name"]}: "object" must be "entity" or "value"')
         node = NamedNode(SITE + entry["name"])
         kind = "owl:ObjectProperty" if entry["object"] == "entity" else "owl:DatatypeProperty"
         quads += [Quad(node, rdf_type, vocab.term(kind), graph),
                   Quad(node, rdf_type, vocab.kg("SitePredicate"), graph),
                   Quad(node, vocab.kg("key"), Literal(entry["name"]), graph),
-                  Quad(node, vocab.kg("axis"), axis(entry), graph),
-                  Quad(node, label, Literal(entry["name"].replace("_", " ")), graph)]
+                  Quad(node, vocab.kg("axis"), vocab.kg(AXES[entry["axis"]]), graph),
+                  Quad(node, label, Literal(entry.get("label") or entry["name"].replace("_", " ")), graph)]
         if entry.get("sentence"):
             quads.append(Quad(node, vocab.kg("sentence"), Literal(entry["sentence"]), graph))
         if entry["object"] == "value":
@@ -105,8 +338,6 @@ def to_quads(data: dict, core) -> list:
         for name in _names(entry.get("range")):
             quads.append(Quad(node, vocab.kg("rangeIncludes"), type_iri(name), graph))
         for parent in _names(entry.get("subproperty_of")):
-            if parent not in core.predicates:
-                raise BadInput(f"{entry['name']}: subproperty_of {parent!r} is not a core predicate")
             quads.append(Quad(node, vocab.term("rdfs:subPropertyOf"), NamedNode(core.predicates[parent].iri), graph))
     return quads
 
@@ -146,30 +377,93 @@ def _rdflib(term):
     raise TypeError(term)
 
 
-def check_file(path: Path) -> Extension:
-    """Read and check a schema.json; never raises for its content (the problems say why)."""
+# --- a knowledge base's use of its site names -----------------------------------------------------------
+
+def usage(kb) -> dict[str, dict[str, int]]:
+    """Site name -> how the knowledge base's data uses it, over every perspective: {"entities": n}
+    for a type, {"entity": n, "value": n} (facts whose object is an entity, or a value) for a
+    predicate. A schema.json serves every perspective, so all of them count."""
+    from kgrdf import queries
+
+    with kb.reading() as session:
+        rows = session.backend.select(queries.load("schema-usage"))
+    found: dict[str, dict[str, int]] = {}
+    for row in rows:
+        term, use, count = (queries.value(row[k]) for k in ("term", "use", "count"))
+        found.setdefault(term.removeprefix(SITE), {})[use] = int(count)
+    return found
+
+
+def usage_problems(ext: Extension, used: dict[str, dict[str, int]]) -> list[str]:
+    """What the knowledge base's data uses that ``ext``, as its next schema.json, would take away:
+    a site type its entities have, a site predicate its facts have, or the kind of object those
+    facts have (an entity or a value). Pure."""
+    problems = []
+    for name, uses in sorted(used.items()):
+        if uses.get("entities"):
+            if name not in ext.types:
+                n = uses["entities"]
+                problems.append(f"the knowledge base has {n} entit{'ies' if n != 1 else 'y'} of the site type {name}, "
+                                "which this schema drops")
+            continue
+        facts = uses.get("entity", 0) + uses.get("value", 0)
+        if not facts:
+            continue
+        if name not in ext.predicates:
+            problems.append(f"the knowledge base has {facts} fact{'s' if facts != 1 else ''} of the site predicate "
+                            f"{name}, which this schema drops")
+            continue
+        wrong = "value" if ext.predicates[name] == "entity" else "entity"
+        if uses.get(wrong):
+            n = uses[wrong]
+            problems.append(f"the knowledge base has {n} fact{'s' if n != 1 else ''} of {name} whose object is "
+                            f"{'a value' if wrong == 'value' else 'an entity'}, and this schema makes it take "
+                            f"{'an entity' if wrong == 'value' else 'a value'}")
+    return problems
+
+
+# --- reading and checking -------------------------------------------------------------------------------
+
+def read(path: Path) -> bytes:
+    """The bytes of a schema file, at most KGRDF_MAX_IMPORT of them. Raises BadInput (exit 2) naming
+    the file when it is missing, a folder, a device, unreadable or too large."""
+    from kgrdf import inputs
+
+    return inputs.read(path, "KGRDF_MAX_IMPORT", "the schema file")
+
+
+def check(raw: bytes, label: str, path: Path | None = None, kb=None) -> Extension:
+    """Check a schema file's bytes; never raises for their content (the problems say why). With
+    ``kb``, as that knowledge base's next schema.json: it must also keep what the data uses."""
     import hashlib
 
-    from kgrdf import schema
+    from kgrdf import inputs, schema
 
-    from kgrdf import inputs
-    from kgrdf.errors import BadInput
-
-    ext = Extension(path)
+    ext = Extension(path, digest=hashlib.sha256(raw).hexdigest())
     try:
-        raw = inputs.read(path, "KGRDF_MAX_IMPORT", "the schema file")
-    except BadInput as exc:
-        ext.problems.append(exc.message)
-        return ext
-    ext.digest = hashlib.sha256(raw).hexdigest()
-    try:
-        data = json.loads(raw)
-        ext.quads = to_quads(data, schema.core())
+        data = inputs.parse_json(raw)
     except ValueError as exc:
-        ext.problems.append(f"{path.name} is not JSON: {exc}")
+        ext.problems.append(f"{label} is not JSON: {exc}")
         return ext
-    except BadInput as exc:
-        ext.problems.append(exc.message)
+    core = schema.core()
+    ext.problems = name_problems(data, core, label)
+    if ext.problems:
         return ext
-    ext.problems = problems_of(ext.quads, schema.quads())
+    ext.types = [entry["name"] for entry in data.get("types", [])]
+    ext.predicates = {entry["name"]: entry["object"] for entry in data.get("predicates", [])}
+    ext.quads = to_quads(data, core)
+    if ext.quads:
+        ext.problems = problems_of(ext.quads, schema.quads())
+    if kb is not None:
+        ext.problems += usage_problems(ext, usage(kb))
     return ext
+
+
+def check_file(path: Path) -> Extension:
+    """Read and check a knowledge base's schema.json; never raises for its content or for a file
+    that cannot be read (the problems say why: the knowledge base then works on the core schema)."""
+    try:
+        raw = read(path)
+    except BadInput as exc:
+        return Extension(path, problems=[exc.message])
+    return check(raw, Path(path).name, path)

@@ -1,8 +1,11 @@
-"""Site schema extensions: accepted ones are usable by propose; none can add a predicate about a person."""
+"""Site schema extensions: accepted ones are usable by propose; none can add a predicate about a person;
+every clash of names is refused with its own one-line reason, and no two accepted names are one IRI
+(a property test); checked with --kb, one must keep what the knowledge base's data uses."""
 
 import json
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 ON_CALL = {"name": "on_call_for", "axis": "Process", "object": "entity", "domain": ["team"],
            "range": ["repo"], "sentence": "{subject} is on call for {target}"}
@@ -65,3 +68,340 @@ def test_a_malformed_schema_json_is_reported_not_fatal(seeded, tmp_path):
     path.write_text(json.dumps({"predicates": [{"name": "x", "axis": "Sideways", "object": "entity"}]}))
     doc = json.loads(seeded("schema", "check", path, "--json", kb=False, expect=1).stdout)
     assert "axis must be one of" in doc["problems"][0]
+
+
+# --- names: every clash refused with its own reason (kgrdf/extension.py has the table) ---------------
+
+def _type(name, **more):
+    return {"name": name, "axis": "Product", **more}
+
+
+def _predicate(name, **more):
+    return {"name": name, "axis": "Process", "object": "value", "sentence": "{subject} has {target}", **more}
+
+
+GRAMMAR_TYPE = "is not valid: a type name is lower-case ASCII letters and _, starting with a letter"
+GRAMMAR_PREDICATE = "is not valid: a predicate name is lower-case ASCII letters, digits and _, starting with a letter"
+
+# (the site name's kind) x (the kind of name it meets): the one reason it is refused with.
+CLASHES = {
+    "type ~ core type by key": ({"types": [_type("team")]}, "the type team is already a core type"),
+    "type ~ core type by IRI": ({"types": [_type("Team")]},
+                                f"the type name 'Team' {GRAMMAR_TYPE}, as in an entity id (contract/acme); it reads "
+                                "as the core type team"),
+    "type ~ core predicate by key": ({"types": [_type("owns")]},
+                                     "the type owns has the name of the core predicate owns: one key would name a "
+                                     "type and a predicate"),
+    "type ~ core predicate by IRI": ({"types": [_type("memberof")]},
+                                     "the type memberof differs only in case from kg:memberOf, the core predicate "
+                                     "member_of"),
+    "type ~ the core key of two kinds": ({"types": [_type("actor")]}, "the type actor is already a core type"),
+    "type ~ site type": ({"types": [_type("contract"), _type("contract")]}, "the type contract is given twice"),
+    "type ~ site predicate": ({"types": [_type("rota")], "predicates": [_predicate("rota")]},
+                              "rota is both a type and a predicate: one IRI, site:rota, would be a class and a "
+                              "property"),
+    "type ~ reserved fact": ({"types": [_type("fact")]},
+                             "the type fact is a reserved word: kgrdf names a fact <kb>/<perspective>/fact/<id>, so "
+                             "an entity fact/<id> would take a fact's IRI"),
+    "type ~ reserved entities": ({"types": [_type("entities")]},
+                                 "the type entities is a reserved word: kgrdf names a perspective's entity graph "
+                                 "<kb>/<perspective>/entities, which its entities' IRIs would extend"),
+    "predicate ~ core predicate by key": ({"predicates": [_predicate("owns")]},
+                                          "the predicate owns is already a core predicate"),
+    "predicate ~ core predicate by IRI": ({"predicates": [_predicate("dependson")]},
+                                          "the predicate dependson differs only in case from kg:dependsOn, the core "
+                                          "predicate depends_on"),
+    "predicate ~ core predicate by IRI, as written": ({"predicates": [_predicate("dependsOn")]},
+                                                      f"the predicate name 'dependsOn' {GRAMMAR_PREDICATE}; it reads "
+                                                      "as the core predicate depends_on"),
+    "predicate ~ core type by key": ({"predicates": [_predicate("team")]},
+                                     "the predicate team has the name of the core type team: one key would name a "
+                                     "predicate and a type"),
+    "predicate ~ core type by IRI": ({"predicates": [_predicate("Repo")]},
+                                     f"the predicate name 'Repo' {GRAMMAR_PREDICATE}; it reads as the core type repo"),
+    "predicate ~ the core key of two kinds": ({"predicates": [_predicate("actor")]},
+                                              "the predicate actor is already a core predicate"),
+    "predicate ~ site predicate": ({"predicates": [_predicate("rota"), _predicate("rota")]},
+                                   "the predicate rota is given twice"),
+    "predicate ~ site type in another case": ({"types": [_type("rota")], "predicates": [_predicate("ROTA")]},
+                                              f"the predicate name 'ROTA' {GRAMMAR_PREDICATE}; it reads as the "
+                                              "site type rota"),
+    "NFKC variant of a core predicate": ({"predicates": [_predicate("ｏｗｎｓ")]},
+                                         f"the predicate name 'ｏｗｎｓ' {GRAMMAR_PREDICATE}; it reads as the core "
+                                         "predicate owns"),
+    "invisible character": ({"predicates": [_predicate("owns\u200b")]},
+                            f"the predicate name 'owns\\u200b' {GRAMMAR_PREDICATE}; it reads as the core predicate "
+                            "owns"),
+    "accent": ({"predicates": [_predicate("ówns")]},
+               f"the predicate name 'ówns' {GRAMMAR_PREDICATE}; it reads as the core predicate owns"),
+    "hyphen": ({"predicates": [_predicate("member-of")]},
+               f"the predicate name 'member-of' {GRAMMAR_PREDICATE}; it reads as the core predicate member_of"),
+    "a space": ({"predicates": [_predicate("on call")]}, f"the predicate name 'on call' {GRAMMAR_PREDICATE}"),
+    "a digit in a type, which no entity id may hold": ({"types": [_type("team2")]},
+                                                       f"the type name 'team2' {GRAMMAR_TYPE}, as in an entity id "
+                                                       "(contract/acme)"),
+    "too long": ({"predicates": [_predicate("x" * 65)]},
+                 f"the predicate name '{'x' * 40}'... is 65 characters long; the most is 64"),
+    "no name": ({"types": [{"axis": "Product"}]}, 'type 1 needs a "name"'),
+    "a name that is no text": ({"predicates": [_predicate(7)]}, 'predicate 1: "name" must be text, not a number (7)'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLASHES))
+def test_every_clash_and_invalid_name_is_refused_with_its_own_reason(tmp_path, case):
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    data, reason = CLASHES[case]
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    result = CliRunner().invoke(app, ["schema", "check", str(path), "--json"])
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["problems"] == [reason]
+
+
+def test_names_that_meet_a_concept_or_other_core_vocabulary_are_no_clash(tmp_path):
+    """A concept is a value of a fact's metadata (ticket is a source kind, confirmed a status,
+    observed an authority), never a type or a predicate, and its IRI is in kg:, as are kg:Entity
+    and kg:summary: no site name becomes any of them."""
+    from kgrdf import extension
+
+    data = {"types": [_type("ticket"), _type("report"), _type("entity")],
+            "predicates": [_predicate("confirmed"), _predicate("observed"), _predicate("summary"),
+                           _predicate("fact")]}
+    ext = extension.check(json.dumps(data).encode(), "schema.json")
+    assert ext.problems == [] and ext.accepted
+
+
+def test_every_problem_of_a_file_is_reported_in_its_order():
+    from kgrdf import extension
+
+    data = {"types": [_type("team"), _type("Bad Name")],
+            "predicates": [_predicate("owns"), _predicate("ok_one", single_valued="false", high_risk=True)]}
+    problems = extension.check(json.dumps(data).encode(), "schema.json").problems
+    assert problems == [
+        "the type team is already a core type",
+        f"the type name 'Bad Name' {GRAMMAR_TYPE}, as in an entity id (contract/acme)",
+        "the predicate owns is already a core predicate",
+        "the predicate ok_one has the field 'high_risk', which a predicate does not take; its fields are name, "
+        "axis, object, sentence, label, domain, range, single_valued, subproperty_of",
+        "the predicate ok_one: \"single_valued\" must be true or false, not text ('false')",
+    ]
+
+
+@pytest.mark.parametrize("data, reason", [
+    ({"types": [_type("owns")]}, "the type owns has the name of the core predicate owns"),
+    ({"predicates": [_predicate("team")]}, "the predicate team has the name of the core type team"),
+    ({"types": [_type("rota")], "predicates": [_predicate("rota")]}, "rota is both a type and a predicate"),
+    ({"predicates": [_predicate("owns")]}, "the predicate owns is already a core predicate"),
+    ({"types": [_type("team")]}, "the type team is already a core type"),
+])
+def test_the_shapes_alone_refuse_the_clashes_rdf_shows_with_the_same_reason(monkeypatch, data, reason):
+    """RDF made some other way than kgrdf's checks (which refuse these before any IRI is made) is
+    refused by shapes/schema.ttl with the same words."""
+    from kgrdf import extension, schema
+
+    monkeypatch.setattr(extension, "name_problems", lambda *args, **kwargs: [])
+    problems = extension.problems_of(extension.to_quads(data, schema.core()), schema.quads())
+    assert any(p.startswith(reason) for p in problems), problems
+
+
+def test_an_empty_extension_is_accepted_and_adds_nothing(seeded):
+    write(seeded, {})
+    doc = seeded.json("schema")
+    assert doc["extension"] == {"accepted": True, "problems": []}
+    from kgrdf import schema
+
+    assert {p["key"] for p in doc["predicates"]} == set(schema.core().predicates)
+
+
+# --- kg schema check --kb: as the knowledge base's next schema.json ------------------------------------
+
+ROTA = {"types": [_type("rota")], "predicates": [ON_CALL]}
+
+
+def test_check_with_kb_refuses_a_schema_that_takes_away_what_the_data_uses(seeded, tmp_path, monkeypatch):
+    write(seeded, ROTA)
+    seeded("add-entity", "rota/weekly", "--name", "weekly rota")
+    seeded("propose", "team/web", "on_call_for", "--object", "repo/web-app", "--source", "ledger:rota")
+    proposed = tmp_path / "next.json"
+
+    def check(data, expect):
+        proposed.write_text(json.dumps(data))
+        return seeded.json("schema", "check", proposed, expect=expect)
+
+    assert check(ROTA, 0) == {"file": str(proposed), "kb": str(seeded.path), "accepted": True, "problems": [],
+                              "types": ["rota"], "predicates": ["on_call_for"]}
+    assert check({"predicates": [ON_CALL]}, 1)["problems"] == [
+        "the knowledge base has 1 entity of the site type rota, which this schema drops"]
+    assert check({"types": [_type("rota")]}, 1)["problems"] == [
+        "the knowledge base has 1 fact of the site predicate on_call_for, which this schema drops"]
+    as_value = {**ON_CALL, "object": "value", "range": []}
+    assert check({"types": [_type("rota")], "predicates": [as_value]}, 1)["problems"] == [
+        "the knowledge base has 1 fact of on_call_for whose object is an entity, and this schema makes it take a value"]
+    # Without --kb, the same file is checked against the core alone; KGRDF_HOME stands for --kb.
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    monkeypatch.delenv("KGRDF_HOME", raising=False)
+    assert CliRunner().invoke(app, ["schema", "check", str(proposed)]).exit_code == 0
+    monkeypatch.setenv("KGRDF_HOME", str(seeded.path))
+    result = CliRunner().invoke(app, ["schema", "check", str(proposed)])
+    assert result.exit_code == 1 and f"refused as the schema.json of {seeded.path}" in result.stdout
+
+
+def test_check_with_kb_counts_every_perspective(seeded, tmp_path):
+    write(seeded, ROTA)
+    seeded("add-entity", "team/ops", "--name", "Ops", "--perspective", "agent-b")
+    seeded("add-entity", "repo/infra", "--name", "infra", "--perspective", "agent-b")
+    seeded("propose", "team/ops", "on_call_for", "--object", "repo/infra", "--source", "ledger:rota",
+           "--perspective", "agent-b")
+    proposed = tmp_path / "next.json"
+    proposed.write_text(json.dumps({"types": [_type("rota")]}))
+    assert seeded.json("schema", "check", proposed, expect=1)["problems"] == [
+        "the knowledge base has 1 fact of the site predicate on_call_for, which this schema drops"]
+
+
+def test_check_with_kb_of_no_knowledge_base_says_so(tmp_path):
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    proposed = tmp_path / "next.json"
+    proposed.write_text("{}")
+    result = CliRunner().invoke(app, ["schema", "check", str(proposed), "--kb", str(tmp_path / "none")])
+    assert result.exit_code == 1 and "no knowledge base at" in result.stderr
+
+
+# --- property: no two accepted names are one IRI ---------------------------------------------------------
+
+def _core_words():
+    from kgrdf import schema
+
+    core = schema.core()
+    words = set()
+    for item in [*core.types.values(), *core.predicates.values()]:
+        local = item.iri.rsplit("#", 1)[1]
+        words |= {item.key, local, local.lower(), item.key.upper(), item.key.replace("_", "-"),
+                  item.key.replace("_", ""), item.key.capitalize()}
+    return sorted(words | {"fact", "entities", "Fact", "contract", "rota", "on_call", "oncall"})
+
+
+def _variants(word: str):
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in word)
+    return st.sampled_from([word, word.upper(), word.title(), fullwidth, word + "\u200b", "\u00ad" + word,
+                            word.replace("o", "ο"), word + "_", word + "2"])
+
+
+# Names that clash or read as another (core words in other cases, Unicode forms, with invisible
+# characters), names beside the core ones that are valid (team_site), fresh words, and any text.
+_NEAR = st.sampled_from(_core_words()).map(lambda word: word.lower().replace("-", "_") + "_site")
+_FRESH = st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True)
+NAME = st.one_of(st.sampled_from(_core_words()).flatmap(_variants), _NEAR, _FRESH, _NEAR, _FRESH,
+                 st.text(min_size=1, max_size=8))
+SCHEMAS = st.fixed_dictionaries({
+    "types": st.lists(NAME.map(_type), max_size=3),
+    "predicates": st.lists(NAME.map(_predicate), max_size=3),
+})
+
+
+def _assert_one_iri_each(data, core):
+    """The names of an accepted schema.json: each its own IRI, none a core type's or predicate's key
+    or IRI again, nor a reserved word, in any case or Unicode form."""
+    from kgrdf import extension
+
+    site = [(kind, entry["name"]) for kind, group in (("type", "types"), ("predicate", "predicates"))
+            for entry in data[group]]
+    iris = [extension.SITE + name for _kind, name in site]
+    assert len(set(iris)) == len(iris), site
+    folded = [extension.fold(name) for _kind, name in site]
+    assert len(set(folded)) == len(folded), site
+    taken = {extension.fold(item.key) for item in [*core.types.values(), *core.predicates.values()]}
+    taken |= {extension.fold(item.iri.rsplit("#", 1)[1]) for item in [*core.types.values(), *core.predicates.values()]}
+    taken |= set(extension.RESERVED)
+    assert not set(folded) & taken, site
+    assert all(name.isascii() and name == name.lower() for _kind, name in site)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SCHEMAS)
+def test_property_no_two_accepted_names_are_one_iri(data):
+    from kgrdf import extension, schema
+
+    core = schema.core()
+    problems = extension.name_problems(data, core)
+    if problems:
+        assert all(isinstance(p, str) and "\n" not in p for p in problems)
+        return
+    _assert_one_iri_each(data, core)
+    quads = extension.to_quads(data, core)
+    typed = {}
+    for quad in quads:
+        if quad.predicate.value.endswith("#type") and quad.object.value.endswith(("#SiteType", "#SitePredicate")):
+            typed.setdefault(quad.subject.value, set()).add(quad.object.value)
+    assert all(len(kinds) == 1 for kinds in typed.values()), typed
+    assert len(typed) == len(data["types"]) + len(data["predicates"])
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SCHEMAS)
+@example({"types": [_type("rota"), _type("team_site", subclass_of="team")],
+          "predicates": [_predicate("owns_site"), _predicate("rota_of", object="entity", range=["rota"])]})
+def test_property_an_accepted_extension_gives_every_key_one_iri_in_the_effective_schema(data):
+    """The whole check (names, OWL RL, shapes), then the schema a knowledge base would load: each key
+    of a kind is one IRI, and a site key is never a core one."""
+    from kgrdf import extension, schema
+    from kgrdf.store.oxigraph import OxigraphBackend
+
+    ext = extension.check(json.dumps(data).encode(), "schema.json")
+    if not ext.accepted:
+        assert ext.problems
+        return
+    _assert_one_iri_each(data, schema.core())
+    backend = OxigraphBackend(None)
+    backend.store.extend(schema.quads() + ext.quads)
+    effective = schema.from_backend(backend)
+    core = schema.core()
+    assert set(effective.types) == set(core.types) | set(ext.types)
+    assert set(effective.predicates) == set(core.predicates) | set(ext.predicates)
+    for name in ext.types:
+        assert effective.types[name].iri == extension.SITE + name and name not in effective.predicates
+    for name in ext.predicates:
+        assert effective.predicates[name].iri == extension.SITE + name and name not in effective.types
+
+
+def test_the_group_options_before_check_count_for_it(seeded, tmp_path):
+    """kg schema --kb PATH --json check FILE is kg schema check FILE --kb PATH --json."""
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    write(seeded, ROTA)
+    seeded("add-entity", "rota/weekly", "--name", "weekly rota")
+    proposed = tmp_path / "next.json"
+    proposed.write_text(json.dumps({"predicates": [ON_CALL]}))
+    result = CliRunner().invoke(app, ["schema", "--kb", str(seeded.path), "--json", "check", str(proposed)])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == seeded.json("schema", "check", proposed, expect=1)
+
+
+def test_the_usage_query_gives_the_same_counts_on_both_engines(seeded):
+    """schema-usage.rq on a knowledge base whose data uses a site type and a site predicate, on
+    Oxigraph and on rdflib's engine over the same TriG export."""
+    from kgrdf import queries
+
+    from .conftest import both_engines
+    from .test_queries import _comparable, _oxigraph, _rdflib
+
+    write(seeded, ROTA)
+    seeded("add-entity", "rota/weekly", "--name", "weekly rota")
+    seeded("add-entity", "rota/daily", "--name", "daily rota")
+    seeded("propose", "team/web", "on_call_for", "--object", "repo/web-app", "--source", "ledger:rota")
+    store, graph = both_engines(seeded.path)
+    query = queries.load("schema-usage")
+    rows = _oxigraph(store, query, {})
+    assert sorted((r["term"].rsplit("#", 1)[1], r["use"], r["count"]) for r in rows) == [
+        ("on_call_for", "entity", 1), ("rota", "entities", 2)]
+    assert _comparable(rows) == _comparable(_rdflib(graph, query, {}))
