@@ -24,9 +24,23 @@ class _Commands(TyperGroup):
     error of the file system is one line naming the file (exit 3), and any other error a bug
     reported in one line (exit 3), its traceback only with KGRDF_DEBUG=1."""
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        """The context of kg itself: a usage error in kg's own arguments (kg --bogus) is one line,
+        and with --json a JSON document too, as a command's are (invoke)."""
+        arguments = list(args)
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except TyperException as exc:
+            error = _usage_error(exc, info_name or "kg") if parent is None else None
+            if error is None:
+                raise
+        render.error(error, "--json" in arguments)
+        raise typer.Exit(error.exit_code)
+
     def invoke(self, ctx):
-        arguments = [*getattr(ctx, "protected_args", []), *ctx.args]
-        as_json = "--json" in arguments
+        # The command's name and what follows it (typer's click keeps the name apart, as _protected_args).
+        arguments = [*getattr(ctx, "protected_args", getattr(ctx, "_protected_args", [])), *ctx.args]
+        as_json = "--json" in arguments or bool(ctx.params.get("json"))
         try:
             if ctx.parent is None:
                 _check_arguments(arguments)
@@ -34,7 +48,9 @@ class _Commands(TyperGroup):
         except KgError as exc:
             error = exc
         except TyperException as exc:
-            error = _usage_error(exc)
+            name = arguments[0] if arguments else ""
+            known = bool(name) and not name.startswith("-") and self.get_command(ctx, name) is not None
+            error = _usage_error(exc, f"{ctx.command_path} {name}" if known else ctx.command_path)
             if error is None:
                 raise
         except (typer.Exit, typer.Abort, BrokenPipeError):
@@ -51,16 +67,19 @@ class _Commands(TyperGroup):
         ctx.exit(error.exit_code)
 
 
-def _usage_error(exc) -> KgError | None:
+def _usage_error(exc, command_path: str) -> KgError | None:
     """A usage error of typer's (a missing argument, an option that is not there, a value that is
-    not a number) as one line with the way to the usage; None for anything else (help it shows)."""
+    not a number) as one line (exit 2) with the way to the usage of the command it is about
+    (``command_path`` when the error does not say); None for anything else (the help that kg, or a
+    group given no command, shows)."""
     from kgrdf.errors import BadInput
 
     message = exc.format_message() if getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message") else ""
     if not message or "\n" in message.strip():
         return None
     context = getattr(exc, "ctx", None)
-    return BadInput(message.strip().rstrip("."), hint=f"{context.command_path if context else 'kg'} -h shows the usage")
+    return BadInput(message.strip().rstrip("."), hint=f"{context.command_path if context else command_path} -h "
+                                                      "shows the usage")
 
 
 def _check_arguments(arguments: list[str]) -> None:

@@ -149,12 +149,21 @@ def query_text(argument: str) -> str:
     except (OSError, ValueError):
         is_file = False
     if not is_file:
+        # One word with no braces or IRI is no query (ASK{} and DESCRIBE<x> are): a path that is not there.
+        if argument and not any(c.isspace() or c in "{<" for c in argument):
+            try:
+                why = ("Is a directory" if path.is_dir() else "not a file" if path.exists()
+                       else "No such file or directory")
+            except (OSError, ValueError):
+                why = "it cannot be looked into"
+            raise BadInput(f"cannot read the query file {argument}: {why}",
+                           hint="give a SPARQL query's text, or the path of a .rq file")
         return argument
     try:
         with open(path, "rb") as source:
             data = source.read(MAX_BYTES + 1)
     except OSError as exc:
-        raise BadInput(f"cannot read {path}: {exc.strerror}") from None
+        raise BadInput(f"cannot read the query file {path}: {exc.strerror}") from None
     if len(data) > MAX_BYTES:
         raise BadInput(f"{path} is larger than {MAX_BYTES:,} bytes; kg sparql runs queries of at most that size")
     try:

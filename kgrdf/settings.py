@@ -15,6 +15,11 @@ with an environment variable.
     KGRDF_MAX_LINE   16777216   bytes in one line of an import or a transcript
     KGRDF_MAX_IMPORT 536870912  bytes in an import file
     KGRDF_MAX_TRANSCRIPT 268435456  bytes in a transcript
+
+The other settings are read where they act: KGRDF_LOCK_TIMEOUT (kgrdf.lock: seconds, a fraction
+allowed), KGRDF_NOW (kgrdf.clock), KGRDF_HOME (kgrdf.kb), KGRDF_PERSPECTIVE and KGRDF_DEBUG
+(kgrdf.cli). README's settings table lists every one; tests/test_cli_contract.py fails when the code
+reads a KGRDF_ name the table does not list, or the table gives a default the code does not use.
 """
 
 import os

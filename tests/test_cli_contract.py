@@ -1,0 +1,268 @@
+"""One contract for every command (§7): a file that cannot be read is exit 2 and one line naming it,
+wherever a command takes a file; usage errors under --json are a JSON error document like any
+other error's; what exits 1 without an error is documented; every setting is in the README."""
+
+import ast
+import inspect
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from kgrdf.cli import app
+
+from .conftest import Kg, one_line
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+KINDS = {"refused", "not_found", "bad_input", "damaged", "bug"}
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Kg:
+    """A small knowledge base these tests share: none of them writes to it (each checks)."""
+    kg = Kg(tmp_path_factory.mktemp("contract") / "kb")
+    kg("init")
+    kg("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp")
+    return kg
+
+
+def commands(command=None, path=("kg",)):
+    """(path, click command) for every command kg has, groups included."""
+    command = command or typer.main.get_command(app)
+    yield path, command
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from commands(sub, (*path, name))
+
+
+# --- a file that cannot be read -----------------------------------------------------------------------
+
+TRANSCRIPT_WORDS = ["propose", "webapp", "caveat", "--value", "slow", "--from-user",
+                    "--quote", "the api is slow on mondays"]
+# Each place a command takes a file: the arguments, with {} where the path goes. A file a command
+# writes (--output) may be missing: it is made.
+FILE_TAKERS = {
+    ("kg import", "file"): ["import", "{}"],
+    ("kg import", "file", "--apply"): ["import", "{}", "--apply"],
+    ("kg schema check", "file"): ["schema", "check", "{}"],
+    ("kg schema check", "file", "--kb"): ["schema", "check", "{}", "--kb", "{kb}"],
+    ("kg propose", "--transcript"): [*TRANSCRIPT_WORDS, "--transcript", "{}"],
+    ("kg sparql", "query"): ["sparql", "{}"],
+    ("kg export", "--output"): ["export", "--output", "{}"],
+}
+WRITTEN = {("kg export", "--output")}
+CASES = [(key, what) for key in sorted(FILE_TAKERS) for what in ("missing", "folder", "in-a-missing-folder")
+         if not (what == "missing" and key[:2] in WRITTEN)]
+
+
+def test_every_parameter_that_takes_a_file_is_in_the_table():
+    """A new command or option of a path (other than --kb, the knowledge base) needs a case above."""
+    found = {(" ".join(path), param.name if param.param_type_name == "argument" else param.opts[0])
+             for path, command in commands() for param in command.params
+             if any(kind.__name__.endswith("Path") for kind in type(param.type).__mro__)}
+    found = {f for f in found if f[1] != "--kb"}
+    found.add(("kg sparql", "query"))  # QUERY_OR_FILE: a query's text, or the path of a .rq file
+    assert found == {key[:2] for key in FILE_TAKERS}
+
+
+def _argv(words, path, kb):
+    return [w.replace("{}", str(path)).replace("{kb}", str(kb)) for w in words]
+
+
+@pytest.mark.parametrize("key,what", CASES, ids=lambda v: " ".join(v[:1] + v[2:]).removeprefix("kg ")
+                         if isinstance(v, tuple) else v)
+def test_a_file_that_cannot_be_read_or_written_is_exit_2_and_one_line_naming_it(base, tmp_path, key, what):
+    path = {"missing": tmp_path / "missing.rq", "folder": tmp_path,
+            "in-a-missing-folder": tmp_path / "nowhere" / "x.rq"}[what]
+    argv = _argv(FILE_TAKERS[key], path, base.path)
+    before = base.snapshot()
+    line = one_line(base(*argv, expect=2))
+    assert str(path) in line, line
+    doc = json.loads(base(*argv, "--json", expect=2).stdout)
+    assert doc["error"] == "bad_input" and str(path) in doc["message"]
+    assert base.snapshot() == before
+
+
+def test_schema_check_of_a_missing_file_is_exit_2_as_everywhere(tmp_path):
+    result = runner.invoke(app, ["schema", "check", str(tmp_path / "missing.json")])
+    assert result.exit_code == 2
+    assert one_line(result) == f"kg: cannot read the schema file {tmp_path / 'missing.json'}: No such file or directory"
+
+
+# --- usage errors under --json --------------------------------------------------------------------------
+
+USAGE_ERRORS = {
+    "a missing argument": (["lookup", "--kb", "{kb}", "--json"], "Missing argument 'ENTITY'", "kg lookup"),
+    "a missing argument of a group's command": (["schema", "check", "--json"], "Missing argument 'FILE'",
+                                                "kg schema check"),
+    "an unknown option": (["lookup", "webapp", "--bogus", "--json"], "No such option: --bogus", "kg lookup"),
+    "a bad value": (["neighbors", "webapp", "--hops", "many", "--json"], "'many' is not a valid int",
+                    "kg neighbors"),
+    "an option without its value": (["neighbors", "webapp", "--kb", "{kb}", "--json", "--hops"],
+                                    "Option '--hops' requires an argument", "kg neighbors"),
+    "an unknown command": (["bogus", "--json"], "No such command 'bogus'", "kg"),
+    "an unknown command of a group": (["org", "bogus", "--json"], "No such command 'bogus'", "kg org"),
+    "an option kg itself does not take": (["--json", "lookup", "webapp"], "No such option: --json", "kg"),
+    "a group's option before its command": (["batch", "--json", "apply", "--kb", "{kb}"],
+                                            "Missing argument 'DECISION'", "kg batch apply"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(USAGE_ERRORS))
+def test_a_usage_error_under_json_is_a_json_error_document_and_exit_2(base, case):
+    argv, message, command = USAGE_ERRORS[case]
+    result = runner.invoke(app, [word.replace("{kb}", str(base.path)) for word in argv])
+    assert result.exit_code == 2, result.output
+    doc = json.loads(result.stdout)
+    assert doc["error"] == "bad_input"
+    assert message.lower() in doc["message"].lower(), doc
+    assert doc["hint"] == f"{command} -h shows the usage"
+    assert one_line(result) == f"kg: {doc['message']} ({doc['hint']})"
+
+
+def test_a_usage_error_has_the_shape_of_a_refusal(base):
+    refusal = json.loads(base("lookup", "nobody-at-all", "--json", expect=1).stdout)
+    usage = json.loads(runner.invoke(app, ["lookup", "--json"]).stdout)
+    assert {"error", "message"} <= set(refusal) and {"error", "message"} <= set(usage)
+    assert refusal["error"] in KINDS and usage["error"] in KINDS
+    assert set(usage) <= set(refusal) | {"hint"}
+
+
+@pytest.mark.parametrize("argv", [["lookup"], ["--bogus"], ["neighbors", "x", "--hops", "many"]], ids=str)
+def test_without_json_a_usage_error_prints_nothing_on_stdout(argv):
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert one_line(result).startswith("kg: ")
+
+
+def test_kg_alone_still_shows_its_help():
+    result = runner.invoke(app, [])
+    assert "Usage: kg" in result.output and "lookup" in result.output
+
+
+# --- what exits 1 without an error is documented --------------------------------------------------------
+
+def _exits(command) -> set[int]:
+    """The codes a command's own code exits with (raise typer.Exit(N)), besides its errors'."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(command.callback)))
+    return {node.exc.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args
+            and isinstance(node.exc.args[0], ast.Constant) and getattr(node.exc.func, "attr", "") == "Exit"}
+
+
+def _exit_table() -> dict[int, str]:
+    rows = re.findall(r"^\| ([0-3]) \| (.+) \|$", README, re.MULTILINE)
+    assert [int(code) for code, _ in rows] == [0, 1, 2, 3], "README's exit code table"
+    return {int(code): text for code, text in rows}
+
+
+EXITING = sorted((" ".join(path), code) for path, command in commands() if command.callback
+                 for code in _exits(command))
+
+
+def test_the_commands_that_exit_without_an_error_are_the_known_ones():
+    assert {name for name, _ in EXITING} == {"kg identify", "kg validate", "kg lint", "kg schema check"}
+
+
+@pytest.mark.parametrize("name,code", EXITING)
+def test_a_command_exiting_without_an_error_says_so_in_its_help_and_the_readme(name, code):
+    table = _exit_table()
+    assert f"`{name}" in table[code], f"README's exit code table does not say {name} exits {code}"
+    help_text = runner.invoke(app, [*name.split()[1:], "--help"]).stdout
+    assert re.search(rf"\bExits\b[^.]*\b{code}\b", " ".join(help_text.split())), \
+        f"{name} --help does not say it exits {code}"
+
+
+def test_lint_exiting_1_on_findings_is_documented():
+    help_text = " ".join(runner.invoke(app, ["lint", "--help"]).stdout.split())
+    assert "Exits 0 when there is nothing to fix, 1 with findings" in help_text
+    assert "`kg lint`: findings to fix" in _exit_table()[1]
+
+
+def test_lint_exits_1_with_findings_and_0_without(kg):
+    assert kg.json("lint")["findings"] == []
+    kg("add-entity", "repo/lonely", "--name", "lonely")  # an orphan entity
+    assert kg.json("lint", expect=1)["findings"]
+
+
+# --- settings -------------------------------------------------------------------------------------------
+
+def _settings_table() -> dict[str, str]:
+    """Setting -> its default, from README's settings table."""
+    header = "| setting | default | what |"
+    assert README.count(header) == 1, "README has one settings table"
+    lines = README.split(header, 1)[1].strip().splitlines()[1:]
+    table = {}
+    for line in lines:
+        if not line.startswith("| `KGRDF_"):
+            break
+        name, default, _what = (cell.strip() for cell in line.strip("|").split("|", 2))
+        table[name.strip("`")] = default
+    return table
+
+
+def _names_the_code_reads(package: Path = ROOT / "kgrdf") -> dict[str, list[str]]:
+    """Every KGRDF_ name in a package's code (a string that is one whole name, not in a docstring),
+    with where: how the code reads a setting, through os.environ, settings.get or an option's envvar."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr):
+                parts = [v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+                assert not any(re.search(r"KGRDF_[A-Z0-9_]*$", p) for p in parts), \
+                    f"{path.name}:{node.lineno} builds a KGRDF_ name at run time, which no test can check"
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                if re.fullmatch(r"KGRDF_[A-Z0-9_]+", node.value):
+                    found.setdefault(node.value, []).append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_every_setting_the_code_reads_is_in_the_readme_table():
+    table, read = _settings_table(), _names_the_code_reads()
+    missing = {name: where for name, where in read.items() if name not in table}
+    assert not missing, f"README's settings table does not list {missing}"
+    assert set(table) <= set(read), f"README lists settings no code reads: {sorted(set(table) - set(read))}"
+
+
+def test_the_readme_gives_each_number_settings_default():
+    from kgrdf import lock, settings
+
+    table = _settings_table()
+    for name, default in settings.DEFAULTS.items():
+        assert table[name] == str(default), f"README says {name} is {table[name]}, the code {default}"
+    assert float(table["KGRDF_LOCK_TIMEOUT"]) == lock.DEFAULT_WAIT
+
+
+def test_the_settings_check_finds_every_way_of_reading_a_setting(tmp_path):
+    """Not vacuous: a new read of any form is found; a name built at run time fails outright."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text('"""Reads KGRDF_IN_A_DOCSTRING? No: a docstring only mentions it."""\n'
+                                  'import os\nos.environ.get("KGRDF_NEW_ONE")\n'
+                                  'settings.get("KGRDF_ANOTHER")\n'
+                                  'typer.Option(envvar="KGRDF_THIRD")\n')
+    assert set(_names_the_code_reads(package)) == {"KGRDF_NEW_ONE", "KGRDF_ANOTHER", "KGRDF_THIRD"}
+    (package / "b.py").write_text('import os\nos.environ.get(f"KGRDF_{name}")\n')
+    with pytest.raises(AssertionError, match="builds a KGRDF_ name at run time"):
+        _names_the_code_reads(package)
+    assert {"KGRDF_LOCK_TIMEOUT", "KGRDF_NOW", "KGRDF_DEBUG", "KGRDF_HOME", "KGRDF_PERSPECTIVE",
+            "KGRDF_MAX_TEXT", "KGRDF_BATCH_GROUPS"} <= set(_names_the_code_reads())
+
+
+def test_a_query_argument_that_is_one_word_and_no_file_is_named_as_a_missing_file(base, tmp_path):
+    """kg sparql takes a query's text or a file: one word with no braces or IRI is no query, so a
+    path that is not there is said to be one (not a SPARQL syntax error); ASK{} is still a query."""
+    path = tmp_path / "my-query"
+    line = one_line(base("sparql", path, expect=2))
+    assert line.startswith(f"kg: cannot read the query file {path}: No such file or directory")
+    assert base("sparql", "ASK{}").stdout.strip() == "true"
