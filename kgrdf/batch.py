@@ -118,7 +118,7 @@ def path(kb) -> Path:
 
 def save(kb, document: dict) -> None:
     """Write batch.json whole (never half a batch)."""
-    from kgrdf.kb import write_json
+    from kgrdf.files import write_json
 
     write_json(path(kb), document)
 

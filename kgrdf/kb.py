@@ -13,7 +13,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgrdf import clock, files, vcs, vocab
+from kgrdf import clock, files, purge, vcs, vocab
 from kgrdf.errors import BadInput, Damaged, NotFound
 from kgrdf.files import read_jsonl, write_json  # noqa: F401 (their old home; callers import them here)
 from kgrdf.journal import Journal, Position, Transaction
@@ -22,7 +22,6 @@ FORMAT = 2  # 2: each journal an RDF Patch log of its own, one patch a file (1: 
 LARGE = 100_000  # journal lines: a write this large commits to git while the index is updated
 DEFAULT_PERSPECTIVE = "main"
 UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (never tracked)
-PURGING = "purging.json"  # a deletion under way (see kgrdf.forget; never tracked)
 INDEX_WAY_OUT = "remove the index/ folder (rm -r index); the next command rebuilds it from the journal"
 
 
@@ -231,7 +230,7 @@ class KnowledgeBase:
                             self._rebuild(backend, view)  # a private index: the shared lock suffices
                     # A write cut short before its git commit is committed first (once: when git
                     # is busy, the read goes on and a later command commits it).
-                    owed = (self.path / UNCOMMITTED).exists() or (self.path / PURGING).exists()
+                    owed = (self.path / UNCOMMITTED).exists() or (self.path / purge.MARKER).exists()
                     if self._is_fresh(backend, view) and (attempt or not owed):
                         from kgrdf.session import Session
 
@@ -360,9 +359,8 @@ class KnowledgeBase:
         if view.seq and (view.seq, view.digest) != at:
             raise Damaged("the journal is gone and the index does not match view.json: there is nothing "
                           "whole to start a new journal from", hint="restore journal/ (mv journal.aside journal)")
-        from kgrdf.schema import SCHEMA_GRAPH
-
         from kgrdf import identifiers, privacy
+        from kgrdf.schema import SCHEMA_GRAPH
         from kgrdf.session import Session
 
         data = [q for q in backend.quads() if q.graph_name.value != SCHEMA_GRAPH]
@@ -430,10 +428,8 @@ class KnowledgeBase:
     def _finish_purge(self) -> None:
         """A deletion cut short (``purging.json`` is there) is finished before anything else runs.
         The caller holds the exclusive lock and no open index."""
-        from kgrdf import forget
-
-        if (self.path / forget.MARKER).exists():
-            counts = forget.finish(self)
+        if (self.path / purge.MARKER).exists():
+            counts = purge.finish(self)
             print(f"kg: finished a deletion cut short ({counts['records']} journal records dropped); the git "
                   f"history was restarted", file=sys.stderr)
 

@@ -7,7 +7,7 @@ checks against. Loading it costs a few milliseconds (pyoxigraph parses the Turtl
 from dataclasses import dataclass, field
 from functools import cache
 
-from kgrdf import queries
+from kgrdf import queries, vocab
 from kgrdf.errors import Refused
 
 SCHEMES = {
@@ -98,7 +98,7 @@ class Schema:
         return concept.notation if concept else iri
 
 
-SCHEMA_GRAPH = "https://kgrdf.org/ns"
+SCHEMA_GRAPH = vocab.SCHEMA_GRAPH
 
 
 def ontology_files() -> list:

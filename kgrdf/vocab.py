@@ -19,6 +19,7 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 SKOS = "http://www.w3.org/2004/02/skos/core#"
 PROV = "http://www.w3.org/ns/prov#"
 DCT = "http://purl.org/dc/terms/"
+SCHEMA_GRAPH = "https://kgrdf.org/ns"  # the graph of the index that holds the effective schema
 
 PREFIXES = {
     "kg": KG, "rdf": RDF, "rdfs": RDFS, "xsd": XSD, "skos": SKOS, "prov": PROV, "dcterms": DCT,

@@ -254,8 +254,8 @@ def test_a_key_lost_for_good_is_left_behind_with_the_records_and_the_journal(kg,
 
 FORGET_POINTS = [
     ("kgrdf.files:write_json", "after", "purging.json"),        # the plan recorded, nothing done
-    ("kgrdf.forget:_rewrite_private_journal", "after", ""),      # the private journal rewritten
-    ("kgrdf.forget:_drop_identifiers", "after", ""),            # the identifiers gone
+    ("kgrdf.purge:_rewrite_private_journal", "after", ""),      # the private journal rewritten
+    ("kgrdf.purge:_drop_identifiers",  "after", ""),            # the identifiers gone
     ("kgrdf.kb:KnowledgeBase.rebuild_index", "before", ""),      # the record kept, the old index
     ("kgrdf.vcs:init", "after", ""),                             # the old history gone, no commit yet
 ]

@@ -95,9 +95,7 @@ class OxigraphBackend(Backend):
 
     def schema_quads(self) -> list:
         """The effective schema the index holds (the ontology and an accepted site extension)."""
-        from kgrdf.schema import SCHEMA_GRAPH
-
-        return list(self.store.quads_for_pattern(None, None, None, ox.NamedNode(SCHEMA_GRAPH)))
+        return list(self.store.quads_for_pattern(None, None, None, ox.NamedNode(vocab.SCHEMA_GRAPH)))
 
     def schema_digest(self) -> str | None:
         for quad in self.store.quads_for_pattern(vocab.INDEX_NODE, _KG_SCHEMA, None, vocab.DEFAULT_GRAPH):

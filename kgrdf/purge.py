@@ -1,0 +1,227 @@
+"""A deletion from the history (SPEC §8): the plan of what goes, and the steps that carry it out.
+
+:mod:`kgrdf.forget` decides what a forget or a retention deletion drops; this module records that
+plan in ``purging.json`` and carries it out, so that the knowledge base can finish a deletion cut
+short before anything else runs, without knowing how people are matched. A patch left with no rows
+becomes a placeholder that keeps its id, prev, sequence number and time, so the private journal stays
+a whole patch log and the sequence and the ids minted from it never go back. The shared journal is
+never rewritten (it may have been copied to other replicas): a deletion that would need it is
+refused before anything is touched.
+
+The steps, in order. The first writes ``purging.json`` (what to drop: fact IRIs, digests of other
+rows, the rows replacing names, keyed hashes; never a name), and any command that finds it finishes
+the rest, so a deletion cut short at any step is completed by the next command:
+
+1. leftovers are deleted, whatever they hold: torn tails, ``*.tmp`` files, ``batch.json``, journals
+   moved aside (``journal.aside*``), the derived ``cache/``;
+2. the private journal is rewritten into ``journal/local.new/`` (a patch it leaves as it was is a
+   hard link to the same file), fsynced, then swapped in;
+3. the forgotten person's identifiers are removed from ``identifiers.jsonl``;
+4. the record (a keyed hash of the id and the counts) is appended to ``forgotten.jsonl``;
+5. the index is rebuilt in a new folder (a store keeps deleted bytes in its files until compaction);
+6. ``view.json`` takes the journal's new position;
+7. the git history is restarted (old commits would still hold the records);
+8. ``purging.json`` is removed.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kgrdf import files, identifiers, privacy, vcs, vocab
+from kgrdf.errors import Refused
+from kgrdf.journal import LOCAL, Patch, Stream, fsync_dir, parse_patch
+
+MARKER = "purging.json"  # present while a deletion runs; never tracked
+
+
+def digest(line: str) -> str:
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Plan:
+    """What a deletion drops, as ``purging.json`` holds it."""
+
+    graphs: set[str] = field(default_factory=set)  # facts (IRIs) whose every record goes
+    lines: set[str] = field(default_factory=set)  # digests of other rows that go (a person's entity rows)
+    identifiers: list[str] = field(default_factory=list)  # keyed hashes of entity ids whose identifiers go
+    record: dict | None = None  # what forgotten.jsonl keeps of a forget
+    renames: dict[str, str] = field(default_factory=dict)  # digest of a row -> the row that replaces it
+    redacted: set[str] = field(default_factory=set)  # facts (IRIs) whose naming rows alone go or change
+
+    def rewrite(self, quad: str) -> str | None:
+        """The row as it stays: itself, its replacement, or None when it goes."""
+        graph = privacy.graph_of(quad)
+        fact = None if privacy.is_entities_graph(graph) else privacy.fact_of(graph)
+        if fact is None or fact in self.redacted:
+            key = digest(quad)
+            return None if key in self.lines else self.renames.get(key, quad)
+        return None if fact in self.graphs else quad
+
+    def drops(self, quad: str) -> bool:
+        return self.rewrite(quad) != quad
+
+    def as_json(self) -> dict:
+        return {"graphs": sorted(self.graphs), "lines": sorted(self.lines), "identifiers": self.identifiers,
+                "record": self.record, "renames": self.renames, "redacted": sorted(self.redacted)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Plan":
+        return cls(set(data["graphs"]), set(data["lines"]), list(data["identifiers"]), data.get("record"),
+                   dict(data.get("renames") or {}), set(data.get("redacted") or ()))
+
+
+def journal_rows(stream: Stream):
+    """(file, row text) of every A and D row of a journal folder."""
+    for path in stream.files():
+        for row in path.read_text(encoding="utf-8", errors="replace").split("\n"):
+            if row.startswith(("A ", "D ")) and row.endswith(" ."):
+                yield path, row[2:-2]
+
+
+def refuse_if_shared(kb, plan: Plan, what: str) -> None:
+    """A deletion that would need the shared journal rewritten is refused, naming what holds it."""
+    facts, entities, rows = set(), set(), 0
+    for _path, quad in journal_rows(kb.journal.shared):
+        if plan.drops(quad):
+            rows += 1
+            graph = privacy.graph_of(quad)
+            if privacy.is_entities_graph(graph):
+                entities.add(quad[1:quad.index(">")])
+            else:
+                facts.add(vocab.id_of(privacy.fact_of(graph)))
+    if rows:
+        held = ", ".join(sorted(facts)[:8]) + (" ..." if len(facts) > 8 else "")
+        names = f"{len(facts)} fact{'s' if len(facts) != 1 else ''} ({held})" if facts else ""
+        if entities:
+            names += (" and " if names else "") + f"the names of {len(entities)} entit{'ies' if len(entities) != 1 else 'y'}"
+        raise Refused(f"{what} is refused: the shared journal (journal/{kb.replica}) holds {rows} record"
+                      f"{'s' if rows != 1 else ''} of it: {names}; the shared journal is never rewritten",
+                      hint="it may have been copied to other replicas; nothing was changed")
+
+
+def start(kb, plan: Plan) -> dict:
+    """Record the plan and carry it out (the caller holds the exclusive lock, no index open)."""
+    files.write_json(kb.path / MARKER, plan.as_json())
+    return finish(kb)
+
+
+def finish(kb) -> dict:
+    """Carry out the plan in ``purging.json`` from wherever it stands; return the counts."""
+    plan = Plan.from_json(json.loads((kb.path / MARKER).read_text(encoding="utf-8")))
+    leftovers = _delete_leftovers(kb)
+    counts = _rewrite_private_journal(kb, plan)
+    counts["leftovers"] = leftovers
+    counts["identifiers"] = _drop_identifiers(kb, plan)
+    if plan.record is not None and not any(r.get("id") == plan.record["id"] for r in privacy.forgotten(kb)):
+        privacy.append_forgotten(kb, {**plan.record, **{k: counts[k] for k in ("records", "placeholders")}})
+    kb.rebuild_index()
+    _restart_history(kb)
+    (kb.path / MARKER).unlink()
+    fsync_dir(kb.path)
+    return counts
+
+
+def _rewrite_private_journal(kb, plan: Plan) -> dict:
+    """Rewrite journal/local/ without the plan's rows, into local.new/, then swap it in. A patch the
+    plan leaves as it was is a hard link to its file; one left with no rows becomes a placeholder."""
+    folder = kb.path / "journal"
+    local, new, old = folder / LOCAL, folder / (LOCAL + ".new"), folder / (LOCAL + ".old")
+    if new.exists() and not local.exists():
+        os.replace(new, local)  # cut short between the two renames
+    shutil.rmtree(new, ignore_errors=True)  # an unfinished copy
+    shutil.rmtree(old, ignore_errors=True)
+    counts = {"records": 0, "placeholders": 0}
+    stream = Stream(local)
+    rewritten: dict[Path, bytes] = {}
+    kept: list[Path] = []
+    for path in stream.files():
+        data = path.read_bytes()
+        patch = parse_patch(data, f"journal/{LOCAL}/{path.parent.name}/{path.name}")
+        if patch is None:
+            continue  # a torn tail: a leftover, dropped with the rest
+        kept.append(path)
+        dropped = sum(1 for q in (*patch.deletes, *patch.adds) if plan.drops(q))
+        if not dropped:
+            continue
+        counts["records"] += dropped
+        deletes = [row for row in map(plan.rewrite, patch.deletes) if row is not None]
+        adds = [row for row in map(plan.rewrite, patch.adds) if row is not None]
+        if not deletes and not adds:
+            counts["placeholders"] += 1
+            patch = Patch(patch.id, patch.time, "", [], [], patch.prev, patch.seq, patch.shared, placeholder=True)
+        else:
+            patch = Patch(patch.id, patch.time, patch.command, deletes, adds, patch.prev, patch.seq, patch.shared,
+                          patch.placeholder)
+        rewritten[path] = patch.encode()
+    if not counts["records"]:
+        return counts  # nothing of it named them (a rewrite finished before a cut)
+    files.new_folder(new)
+    folders = set()
+    for path in kept:
+        target = new / path.parent.name / path.name
+        if path.parent.name not in folders:
+            target.parent.mkdir(mode=0o700)
+            folders.add(path.parent.name)
+        if path in rewritten:
+            with files.create(target) as out:
+                out.write(rewritten[path])
+                out.flush()
+                os.fsync(out.fileno())
+        else:
+            try:
+                os.link(path, target)  # the same bytes, already on disk
+            except OSError:
+                with files.create(target) as out:
+                    out.write(path.read_bytes())
+                    out.flush()
+                    os.fsync(out.fileno())
+    for name in folders:
+        fsync_dir(new / name)
+    fsync_dir(new)
+    os.replace(local, old)
+    os.replace(new, local)
+    fsync_dir(folder)
+    shutil.rmtree(old)
+    return counts
+
+
+def _delete_leftovers(kb) -> int:
+    """What writes cut short and earlier ways out left, whatever it holds."""
+    found = [p for p in (kb.path / "journal").rglob("*.torn-*")]
+    found += [p for p in kb.path.glob("*.tmp")]
+    found += [p for p in (kb.path / "journal").glob("*.tmp")]
+    found += [kb.path / name for name in ("batch.json",) if (kb.path / name).exists()]
+    found += [p for p in kb.path.glob("journal.aside*")]
+    found += [kb.path / "cache"] if (kb.path / "cache").exists() else []  # derived: names for kg mentions
+    for path in found:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    return len(found)
+
+
+def _drop_identifiers(kb, plan: Plan) -> int:
+    if not plan.identifiers:
+        return 0
+    key = privacy.key(kb, make=False)
+    entries = identifiers.read(kb)
+    kept = [e for e in entries if key.digest(e["entity"]) not in plan.identifiers]
+    if len(kept) != len(entries):
+        identifiers.write(kb, kept)
+    return len(entries) - len(kept)
+
+
+def _restart_history(kb) -> None:
+    """Old commits hold the dropped records: the history starts again from the files as they are."""
+    if not (kb.path / ".git").exists() or not vcs.available():
+        return
+    shutil.rmtree(kb.path / ".git")
+    vcs.init(kb.path)
+    vcs.commit(kb.path, "kg: the history starts again here (records were deleted on request or past retention)")
+    (kb.path / "uncommitted").unlink(missing_ok=True)
