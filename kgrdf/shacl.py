@@ -1,18 +1,22 @@
-"""Whole-knowledge-base validation: the shapes of ``shapes/facts.ttl`` as set-based SPARQL on Oxigraph.
+"""The shapes of ``shapes/facts.ttl`` as set-based SPARQL on Oxigraph: kg validate, an import and a write.
 
-pySHACL checks one focus node at a time, which is right for a write (a handful of nodes) and far too
-slow for a whole knowledge base (100k facts). Here each constraint becomes one SPARQL query that
-finds every violating node at once. Only the SHACL features the shapes use are translated: class,
-subjects-of and objects-of targets; minCount, maxCount, in, datatype, nodeKind IRI, class,
-minLength, minInclusive, lessThanOrEquals, disjoint; and SPARQL-based constraints. A test checks
-that this and pySHACL report the same findings on every example under tests/shapes/.
+A SHACL engine checks one focus node at a time, which is far too slow for a whole knowledge base
+(100k facts). Here each constraint becomes one SPARQL query that finds every violating node at once.
+Only the SHACL features the shapes use are translated: class, subjects-of and objects-of targets;
+minCount, maxCount, in, datatype, nodeKind IRI, class, minLength, minInclusive, lessThanOrEquals,
+disjoint; and SPARQL-based constraints on node shapes, with SHACL's pre-binding of $this,
+$currentShape and $shapesGraph (see :func:`prebound`). A test checks that this and pySHACL report
+the same findings on every example under tests/shapes/.
 """
 
 import re
+from typing import NamedTuple
 
 from kgrdf.validation import Finding, readable
 
 SH = "http://www.w3.org/ns/shacl#"
+# The named graph $shapesGraph is pre-bound to: check() loads the shapes there when a query reads it.
+SHAPES_GRAPH = "https://kgrdf.org/ns#shapesGraph"
 PREFIXES = """PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 """
@@ -71,7 +75,7 @@ def _property_queries(shapes, prop, target: str):
     return [(f"{PREFIXES}SELECT DISTINCT ?this WHERE {{ {body} }}", message) for body in checks]
 
 
-def _sparql_queries(shapes, constraint, target: str):
+def _sparql_queries(shapes, shape, constraint, target: str):
     import rdflib
 
     sh = rdflib.Namespace(SH)
@@ -79,14 +83,166 @@ def _sparql_queries(shapes, constraint, target: str):
     for decl_owner in shapes.objects(constraint, sh.prefixes):
         for decl in shapes.objects(decl_owner, sh.declare):
             prefixes += f"PREFIX {shapes.value(decl, sh.prefix)}: <{shapes.value(decl, sh.namespace)}>\n"
-    select = str(shapes.value(constraint, sh.select)).replace("$this", "?this")
-    # Join the target into the constraint's own WHERE clause, so only targets are reported.
-    select = re.sub(r"WHERE\s*\{", lambda m: m.group(0) + f" {{ {target} }}", select, count=1)
-    return [(prefixes + select, str(shapes.value(constraint, sh.message) or "does not conform"))]
+    select = str(shapes.value(constraint, sh.select))
+    # $currentShape and $shapesGraph are the same for every focus node: pre-bound in the text.
+    constants = {"shapesGraph": f"<{SHAPES_GRAPH}>"}
+    if isinstance(shape, rdflib.URIRef):
+        constants["currentShape"] = _n3(shape)
+    return [(prefixes + prebound(select, target, constants),
+             str(shapes.value(constraint, sh.message) or "does not conform"))]
 
 
-def queries(shapes):
-    """(query, message template, severity, shape IRI) for every constraint of every node shape."""
+# --- SPARQL-based constraints: SHACL's pre-binding, for every focus node at once ----------------------
+
+class Unsupported(ValueError):
+    """A shape's SPARQL that SHACL does not allow (§5.3.1.1), or that this evaluator cannot pre-bind."""
+
+
+_TOKEN = re.compile(r'''
+    (?P<string>"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^'\\]|\\.|'(?!''))*\'\'\'|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
+  | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
+  | (?P<comment>\#[^\n]*)
+  | (?P<var>[?$][A-Za-z0-9_\u00B7-\uFFFF]+)
+  | (?P<name>[A-Za-z_][\w.-]*:[\w.:%-]*|:[\w.:%-]*|[A-Za-z_]\w*)
+  | (?P<space>\s+)
+  | (?P<other>.)
+''', re.VERBOSE | re.DOTALL)
+
+
+class _Group:
+    """A group graph pattern ``{ ... }`` of a query, as far as $this is concerned."""
+
+    def __init__(self, start: int, parent: "_Group | None", subquery: bool = False):
+        self.start = start  # the offset just after its "{"
+        self.end = start  # the offset of its "}"
+        self.parent = parent
+        self.subquery = subquery  # the "{ SELECT ... }" around a subquery: not a pattern of its own
+        self.children: list[_Group] = []
+        self.mentions = False  # $this occurs in it or in a group inside it
+        self.bound_at: int | None = None  # where a triple pattern of its own first binds $this
+        self.used_at: int | None = None  # where an expression of its own (BIND) first reads $this
+        self.parens: list[str] = []  # for each "(" open at its own level, the keyword its expression began with
+        self.keyword = ""  # FILTER or BIND once read at its own level, until its expression closes
+        self.projects = False  # a subquery: whether it returns $this
+        self.in_projection = True  # a subquery: still between SELECT and its WHERE
+
+
+def _parse_groups(text: str, constants=()) -> tuple[_Group, list[tuple[int, int]]]:
+    """The tree of group patterns of a SELECT query, each noting how it meets $this, and where the
+    variables named in ``constants`` occur ((start, end) offsets). Raises Unsupported for what SHACL
+    forbids in a query that has pre-bound variables (§5.3.1.1)."""
+    top = _Group(0, None, subquery=True)
+    group, previous, spans = top, "", []
+    for match in _TOKEN.finditer(text):
+        kind, token = match.lastgroup, match.group()
+        if kind in ("space", "comment", "string", "iri"):
+            if kind in ("string", "iri"):
+                previous = token
+            continue
+        word = token.upper() if kind == "name" else token
+        if word in ("VALUES", "SERVICE"):
+            raise Unsupported(f"SHACL does not allow {word} in a SPARQL constraint")
+        if kind == "var" and (token[1:] == "this" or token[1:] in constants) and previous.upper() == "AS":
+            raise Unsupported(f"a SPARQL constraint may not bind ${token[1:]} (AS ${token[1:]}): it is pre-bound")
+        if kind == "var" and token[1:] in constants:
+            spans.append((match.start(), match.end()))
+        elif kind == "var" and token[1:] == "this":
+            node = group
+            while node is not None and not node.mentions:
+                node.mentions = True
+                node = node.parent
+            if group.subquery:
+                if group.in_projection and not group.parens:
+                    group.projects = True
+            elif not group.parens:
+                if group.bound_at is None:
+                    group.bound_at = match.start()
+            elif group.parens[0] != "FILTER" and group.used_at is None:
+                group.used_at = match.start()  # in a BIND, or an expression in a triple pattern
+        elif word in ("FILTER", "BIND") and not group.parens:
+            group.keyword = word
+        elif token == "*" and group.subquery and group.in_projection and not group.parens:
+            group.projects = True
+        elif word == "WHERE" and group.subquery:
+            group.in_projection = False
+        elif token == "(":
+            group.parens.append(group.parens[0] if group.parens else group.keyword or previous.upper())
+        elif token == ")" and group.parens:
+            group.parens.pop()
+            if not group.parens:
+                group.keyword = ""
+        elif token == "{":
+            if group.subquery:
+                group.in_projection = False
+            rest = text[match.end():].lstrip()
+            child = _Group(match.end(), group, subquery=rest[:6].upper() == "SELECT"
+                           and not rest[6:7].isalnum())
+            group.children.append(child)
+            if not group.parens:
+                group.keyword = ""  # FILTER NOT EXISTS { ... }: its expression is the group
+            group = child
+        elif token == "}":
+            if group.parent is None:
+                raise Unsupported("the query's braces do not match")
+            if group.subquery and group.mentions and not group.projects:
+                raise Unsupported("a subquery that uses $this must return it (SELECT $this ...), as SHACL asks")
+            group.end = match.start()
+            group = group.parent
+        previous = token
+    if group is not top:
+        raise Unsupported("the query's braces do not match")
+    if not top.children:
+        raise Unsupported("the query has no WHERE clause")
+    if not top.projects:
+        raise Unsupported("a SPARQL constraint must return $this (SELECT $this ...)")
+    return top, spans
+
+
+def prebound(select: str, target: str, constants: dict[str, str] | None = None) -> str:
+    """The SELECT of a SPARQL constraint, rewritten so that one evaluation gives, for every node the
+    ``target`` pattern binds to ?this, what SHACL's pre-binding of $this to that node gives (§5.3.1):
+    the query evaluated as if $this were that node in every part of it.
+
+    Evaluated bottom-up, a group pattern that reads $this without binding it first (a branch of a
+    UNION, an OPTIONAL, a MINUS, a FILTER EXISTS, a subquery: ``{ BIND ($this AS ?node) }``) sees it
+    unbound, and a group that binds it (``{ $this kg:p ?x }``) yields every node's rows; only the join
+    with the rest on ?this then keeps the right ones. So the target pattern is joined in first in the
+    query's WHERE and in every group that reads $this before a triple pattern of its own binds it;
+    a group whose own triple pattern binds $this first already gives each node's rows, joined on
+    ?this with the rest, and is left alone (no needless join). Every "{" of a subquery that uses
+    $this must return it, as SHACL asks, and SHACL's other restrictions are refused (Unsupported);
+    MINUS, which SHACL does not allow, is read as the join does: $this is one of the variables the
+    two sides share, as rdflib's pre-binding has it.
+    """
+    constants = constants or {}
+    top, spans = _parse_groups(select, constants)
+    edits = [(start, end, constants[select[start + 1:end]]) for start, end in spans]
+
+    def visit(group: _Group, outermost: bool) -> None:
+        if not group.subquery and (group.mentions or outermost):
+            safe = group.bound_at is not None and (group.used_at is None or group.bound_at < group.used_at)
+            if outermost or not safe:
+                edits.append((group.start, group.start, f" {target} "))
+        for child in group.children:
+            visit(child, False)
+
+    visit(top.children[0], True)
+    text = select
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text
+
+
+class Constraint(NamedTuple):
+    query: str
+    message: str  # the shape's template: {?var} is filled from each row
+    severity: str  # "violation" or "warning"
+    shape: str  # the node shape's IRI
+    sparql: bool  # a SPARQL-based constraint (one result a row), else a core one (one a focus node)
+
+
+def queries(shapes) -> list[Constraint]:
+    """Every constraint of every node shape, as one query each."""
     import rdflib
 
     sh = rdflib.Namespace(SH)
@@ -95,30 +251,54 @@ def queries(shapes):
         severity = "warning" if shapes.value(shape, sh.severity) == sh.Warning else "violation"
         for target in _targets(shapes, shape):
             for prop in shapes.objects(shape, sh.property):
-                out += [(q, m, severity, str(shape)) for q, m in _property_queries(shapes, prop, target)]
+                out += [Constraint(q, m, severity, str(shape), False) for q, m in _property_queries(shapes, prop, target)]
             for constraint in shapes.objects(shape, sh.sparql):
-                out += [(q, m, severity, str(shape)) for q, m in _sparql_queries(shapes, constraint, target)]
+                out += [Constraint(q, m, severity, str(shape), True)
+                        for q, m in _sparql_queries(shapes, shape, constraint, target)]
     return out
 
 
-def check(store, shapes, severities=("violation", "warning"), threads: int = 2) -> list[Finding]:
-    """Every finding of the shapes on the whole view held in the pyoxigraph ``store`` (of the
-    given severities only: an import leaves the warnings to kg lint)."""
+def results(store, constraint: Constraint, focus=None):
+    """(finding, row) for each row of the constraint's query (of the ``focus`` nodes only, if given)."""
+    solutions = store.query(constraint.query)
+    names = [v.value for v in solutions.variables]
+    for row in solutions:
+        if focus is not None and row["this"].value not in focus:
+            continue
+
+        def fill(match, row=row):
+            term = row[match.group(1)]
+            return "" if term is None else term.value
+        message = re.sub(r"\{\?(\w+)\}", fill, constraint.message)
+        yield (Finding(focus=row["this"].value, message=readable(message), severity=constraint.severity,
+                       shape=constraint.shape), tuple(row[n] for n in names))
+
+
+def check(store, shapes, severities=("violation", "warning"), threads: int = 2,
+          focus=None) -> list[Finding]:
+    """Every finding of the shapes on the view held in the pyoxigraph ``store``, each once (of the
+    given severities only: an import leaves the warnings to kg lint; of the ``focus`` nodes only, if
+    given: a write reports on what it touches, not on the facts beside them)."""
     from concurrent.futures import ThreadPoolExecutor
 
     def run(constraint) -> set:
-        query, template, severity, shape = constraint
-        found = set()
-        for row in store.query(query):
-            def fill(match, row=row):
-                term = row[match.group(1)]
-                return "" if term is None else term.value
-            message = re.sub(r"\{\?(\w+)\}", fill, template)
-            found.add(Finding(focus=row["this"].value, message=readable(message), severity=severity, shape=shape))
-        return found
+        return {finding for finding, _row in results(store, constraint, focus)}
 
-    # Oxigraph lets go of the GIL while it evaluates: two queries at a time use both cores.
-    chosen = [c for c in queries(shapes) if c[2] in severities]
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        findings = set().union(*pool.map(run, chosen))
+    chosen = [c for c in queries(shapes) if c.severity in severities]
+    if any(f"<{SHAPES_GRAPH}>" in c.query for c in chosen):
+        _load_shapes(store, shapes)
+    if threads <= 1 or len(chosen) <= 1:
+        findings = set().union(*map(run, chosen))
+    else:
+        # Oxigraph lets go of the GIL while it evaluates: two queries at a time use both cores.
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            findings = set().union(*pool.map(run, chosen))
     return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
+
+
+def _load_shapes(store, shapes) -> None:
+    """The shapes graph, in the store as the named graph $shapesGraph is pre-bound to."""
+    from pyoxigraph import NamedNode, RdfFormat
+
+    store.load(input=shapes.serialize(format="nt", encoding="utf-8"), format=RdfFormat.N_TRIPLES,
+               to_graph=NamedNode(SHAPES_GRAPH))
