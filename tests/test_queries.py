@@ -119,6 +119,11 @@ def cases(store):
         "fact-ids": ({}, lambda rows: len(rows) == 35 and all(r["id"].startswith("f-") for r in rows)),
         # The example has no site schema: tests/test_extension.py asks this of knowledge bases that do.
         "schema-usage": ({}, lambda rows: rows == []),
+        # Each fact's triple restated on it, beside its provenance, the entities and the schema.
+        "validation-view": ({}, lambda triples: sum(p == vocab.kg("assertedPredicate").value for _, p, _ in triples) == 35
+                            and (hotfix_entry.value, vocab.kg("assertedSubject").value, e("process/hotfix").value) in triples
+                            and any(s == e("repo/api").value for s, _, _ in triples)
+                            and any(s == vocab.kg("entryPoint").value for s, _, _ in triples)),
     }
 
 

@@ -374,3 +374,136 @@ def test_every_branch_of_every_sparql_constraint_has_a_bad_example_that_needs_it
                 untested.append(f"{shape.split('#')[1]}: {' '.join(select[start:end].split())}")
     assert untested == []
     assert sum(len(_union_branches(str(s))) for s in shapes.objects(None, sh.select)) == 15
+
+
+# --- the published data: an export, the view query, any SHACL engine -------------------------------
+
+ROOT = Path(__file__).parents[1]
+
+
+def _recipe(readme: Path) -> str:
+    """The shell commands of a README that export, build the view and validate it."""
+    import re
+
+    return next(block for block in re.findall(r"```sh\n(.*?)```", readme.read_text(), flags=re.S)
+                if "validation-view.rq" in block)
+
+
+def _break_the_rules(path: Path) -> None:
+    """Write, around the writer's checks, what the shapes refuse: a fact with no status, one with
+    two authorities, one superseded by a fact of another perspective and left open, a hearing in two
+    audiences (one no audience at all), an alias that repeats the name, a person with a summary."""
+    import pyoxigraph as ox
+
+    from kgrdf import vocab
+    from kgrdf.kb import KnowledgeBase
+
+    kg = vocab.kg
+    kb = KnowledgeBase.open(path)
+    with kb.reading() as session:
+        facts = sorted({q.graph_name.value.removesuffix("/provenance") for q in session.backend.quads()
+                        if q.graph_name.value.endswith("/provenance")})
+        provenance = {f: list(session.backend.quads_in(ox.NamedNode(f + "/provenance"))) for f in facts[:4]}
+    first, second, third, fourth = facts[:4]
+    status = [q for q in provenance[first] if q.predicate == kg("factStatus")]
+    hearing = next(q for q in provenance[fourth] if q.predicate == kg("heardIn")).object
+    entities = vocab.entities_graph("main")
+    adds = [
+        ox.Quad(ox.NamedNode(second), kg("authority"), kg("Inferred"), ox.NamedNode(second + "/provenance")),
+        ox.Quad(ox.NamedNode(third), kg("supersededBy"), ox.NamedNode("https://kgrdf.org/kb/other/fact/f-zzzzzz"),
+                ox.NamedNode(third + "/provenance")),
+        ox.Quad(hearing, kg("audience"), ox.Literal("team:sales"), ox.NamedNode(fourth + "/provenance")),
+        ox.Quad(vocab.entity_iri("main", "repo/api"), vocab.term("skos:altLabel"), ox.Literal("api"), entities),
+        ox.Quad(vocab.entity_iri("main", "person/dana"), kg("summary"), ox.Literal("likes cats"), entities),
+    ]
+    with kb.writing("test") as writer:
+        writer._stage(status, adds)
+        writer.validated = True  # what a write would refuse, written anyway
+
+
+def _pyshacl_on_the_export(kg, tmp_path: Path, readme: str = "shapes/README.md") -> set:
+    """Run the README's commands on the knowledge base, then pySHACL's command line for its report
+    as RDF: (focus id, message, severity) of each result."""
+    import os
+    import subprocess
+    import sys
+
+    import rdflib
+
+    from kgrdf import vocab
+    from kgrdf.resources import data_dir
+    from kgrdf.validation import readable
+
+    work = tmp_path / "published"
+    work.mkdir()
+    for name in ("queries", "shapes"):
+        (work / name).symlink_to(data_dir(name))
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"], "KGRDF_HOME": str(kg.path)}
+    recipe = _recipe(ROOT / readme)
+    ran = subprocess.run(["bash", "-c", recipe], cwd=work, env=env, capture_output=True, text=True)
+    assert (work / "view.nt").stat().st_size > 0, ran.stderr
+    report = subprocess.run(["pyshacl", "-s", "shapes/facts.ttl", "-f", "turtle", "view.nt"], cwd=work, env=env,
+                            capture_output=True, text=True)
+    assert report.returncode in (0, 1), report.stderr
+    graph = rdflib.Graph().parse(data=report.stdout, format="turtle")
+    sh = rdflib.Namespace("http://www.w3.org/ns/shacl#")
+    assert ran.returncode == report.returncode  # the recipe's own pyshacl run says the same
+    return {(vocab.id_of(str(graph.value(r, sh.focusNode))), readable(str(graph.value(r, sh.resultMessage))),
+             "warning" if graph.value(r, sh.resultSeverity) == sh.Warning else "violation")
+            for r in graph.subjects(rdflib.RDF.type, sh.ValidationResult)}
+
+
+@pytest.mark.parametrize("readme", ["shapes/README.md", "README.md"])
+def test_pyshacl_on_an_export_through_the_view_query_reports_what_kg_validate_reports(demo, tmp_path, readme):
+    _break_the_rules(demo.path)
+    report = demo.json("validate", expect=1)
+    assert report["damage"] == []
+    ours = {(f["focus"], f["message"], f["severity"]) for f in report["findings"]}
+    assert {m for _, m, s in ours if s == "violation"} >= {
+        "a fact has exactly one status: proposed, confirmed, rejected or expired",
+        "a fact has exactly one authority: user, stakeholder, observed or inferred",
+        "a superseded fact must be closed (valid_to and retired_at)",
+        "a strong alias may not repeat the name",
+        "a person has no summary: only work-operational facts from the People whitelist"}
+    assert any(m.startswith("what supersedes it other/fact/f-zzzzzz") for _, m, _ in ours)
+    assert any(m.startswith("a hearing needs one audience") for _, m, _ in ours)
+    assert _pyshacl_on_the_export(demo, tmp_path, readme) == ours
+
+
+def test_pyshacl_on_a_clean_export_through_the_view_query_reports_nothing(demo, tmp_path):
+    assert demo.json("validate") == {"damage": [], "findings": []}
+    assert _pyshacl_on_the_export(demo, tmp_path) == set()
+
+
+def test_pyshacl_on_an_export_reports_the_warnings_kg_validate_reports(seeded, tmp_path):
+    seeded("propose", "release", "entry_point", "--object", "channel/ops", "--source", "report:a")
+    seeded("propose", "release", "entry_point", "--object", "channel/deploys", "--source", "report:b")
+    ours = {(f["focus"], f["message"], f["severity"]) for f in seeded.json("validate")["findings"]}
+    assert len(ours) == 2 and {s for _, _, s in ours} == {"warning"}
+    assert _pyshacl_on_the_export(seeded, tmp_path) == ours
+
+
+def test_a_large_writes_view_of_lines_is_the_view_the_query_builds(demo_template):
+    """The import's checker makes validation-view.rq's view from N-Quads lines itself, for speed:
+    the same triples as the query gives on the same dataset."""
+    import pyoxigraph as ox
+
+    from kgrdf import validation
+    from kgrdf.kb import KnowledgeBase
+    from kgrdf.privacy import is_entities_graph
+    from kgrdf.schema import SCHEMA_GRAPH
+
+    with KnowledgeBase.open(demo_template).reading() as session:
+        quads = [q for q in session.backend.quads() if q.graph_name.value != SCHEMA_GRAPH]
+        ontology = session.backend.schema_quads()
+        by_query = validation.view_of(session.backend.store)
+    facts = [str(q) for q in quads if not is_entities_graph(q.graph_name.value)]
+    entities = [str(q) for q in quads if is_entities_graph(q.graph_name.value)]
+    by_lines = validation.view_from_lines(facts, entities, ontology)
+
+    def triples(store):
+        return {str(ox.Triple(q.subject, q.predicate, q.object)) for q in store.quads_for_pattern(None, None, None,
+                                                                                             ox.DefaultGraph())}
+    assert len(triples(by_query)) > 1000
+    assert triples(by_lines) == triples(by_query)
