@@ -209,10 +209,13 @@ def prebound(select: str, target: str, constants: dict[str, str] | None = None) 
     with the rest on ?this then keeps the right ones. So the target pattern is joined in first in the
     query's WHERE and in every group that reads $this before a triple pattern of its own binds it;
     a group whose own triple pattern binds $this first already gives each node's rows, joined on
-    ?this with the rest, and is left alone (no needless join). Every "{" of a subquery that uses
-    $this must return it, as SHACL asks, and SHACL's other restrictions are refused (Unsupported);
-    MINUS, which SHACL does not allow, is read as the join does: $this is one of the variables the
-    two sides share, as rdflib's pre-binding has it.
+    ?this with the rest, and is left alone (no needless join). $currentShape and $shapesGraph, the
+    same for every node, are put in the text from ``constants`` (variable name: term).
+
+    Raises Unsupported for what SHACL forbids beside pre-bound variables (§5.3.1.1): VALUES,
+    SERVICE, ``AS $this``, a subquery that uses $this without returning it. MINUS, which SHACL
+    forbids too, is kept and read as the join reads it: $this is one of the variables its two sides
+    share, as rdflib's pre-binding (and so pySHACL's) has it.
     """
     constants = constants or {}
     top, spans = _parse_groups(select, constants)

@@ -156,7 +156,8 @@ def _oxigraph(store, query, bindings):
     if isinstance(result, ox.QuerySolutions):
         names = [v.value for v in result.variables]
         return [{n: queries.value(row[n]) for n in names} for row in result]
-    return {(t.subject.value, t.predicate.value, t.object.value) for t in result}
+    # A blank node's label is the engine's own: compare it as any blank node.
+    return {tuple("_:" if isinstance(term, ox.BlankNode) else term.value for term in t) for t in result}
 
 
 def _to_rdflib(term):
@@ -177,7 +178,7 @@ def _rdflib(graph, query, bindings):
     if result.type == "ASK":
         return bool(result.askAnswer)
     if result.type == "CONSTRUCT":
-        return {(str(s), str(p), str(o)) for s, p, o in result}
+        return {tuple("_:" if isinstance(term, rdflib.BNode) else str(term) for term in triple) for triple in result}
     names = [str(v) for v in result.vars]
     return [{n: (None if row[i] is None else row[i].toPython() if isinstance(row[i], rdflib.Literal)
                  and row[i].datatype and str(row[i].datatype).endswith(("integer", "boolean")) else str(row[i]))
