@@ -212,7 +212,8 @@ class Writer(Session):
         """Every finding of the SHACL shapes on what this write touches (violations and warnings).
 
         A small write builds its validation view (its facts with their sources, the entities they
-        name, the facts beside a single-valued one) and runs pySHACL focused on those nodes. A large
+        name, the facts beside a single-valued one) and runs kg's own evaluator of the shapes
+        (kgrdf.shacl) focused on those nodes. A large
         one (an import) loads its facts and the entities graph into the view and runs each
         constraint as one set-based query (kgrdf.shacl), keeping the violations about its own
         nodes; its warnings (a second current value of a single-valued predicate) are kg lint's.
