@@ -158,10 +158,17 @@ def groups_of(document: dict) -> list[review.Group]:
 
 def apply(kb, text: str) -> dict:
     """Answer the saved batch with the decision ``text``. A decision that does not parse changes
-    nothing; one that does is applied whole, in one transaction, and the batch is marked answered."""
+    nothing; one that does is applied whole, in one transaction, and the batch is marked answered.
+    A decision that decides nothing (it only skips: "skip all") writes nothing and leaves the batch
+    open: deferring is not answering, and the day's batch is still there to answer."""
     document = load(kb)
     groups = groups_of(document)
     decided = review.parse(text, groups)
+    if not any(decision != "defer" for decision in decided.values()):
+        waiting = sum(len(group.items) for group in groups)
+        return {"decision": text, "confirmed": 0, "rejected": 0, "left_proposed": waiting,
+                "changed_since_printed": [], "answered": False,
+                "note": "nothing was decided: the batch stays open for kg batch apply"}
     counts = {"confirm": 0, "reject": 0, "defer": 0}
     changed = []
     with kb.writing("batch apply") as writer:
@@ -180,4 +187,4 @@ def apply(kb, text: str) -> dict:
     document["decision"] = text
     save(kb, document)
     return {"decision": text, "confirmed": counts["confirm"], "rejected": counts["reject"],
-            "left_proposed": counts["defer"], "changed_since_printed": changed}
+            "left_proposed": counts["defer"], "changed_since_printed": changed, "answered": True}

@@ -173,7 +173,7 @@ def _write_fact(base, command: str, as_json: bool, change) -> None:
 def _time(text: Optional[str], what: str):
     from kgrdf import clock
 
-    return clock.parse_time(text, what) if text else None
+    return clock.parse_optional(text, what)  # an empty --as-of is refused, never read as "not given"
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -261,7 +261,8 @@ def propose(
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
-    """Propose a fact. Proposing a known fact again observes it again; a rejected one stays rejected.
+    """Propose a fact. Proposing a known fact again observes it again (a --valid-from, --valid-to or
+    --order it does not hold is refused: kg supersede corrects them); a rejected one stays rejected.
 
     The auto-confirm rules then apply: the user's words with the quote found in a genuine user
     prompt of the transcript (--from-user); two trusted sources of different kinds for a low-risk
@@ -283,7 +284,8 @@ def propose(
     _write_fact(_kb(kb, perspective), "propose", json, lambda writer: writer.propose(
         subject, predicate, object=object, value=value, sources=source or [], authority=authority,
         valid_from=valid_from, valid_to=valid_to, order=order, prevents_rework=prevents_rework, reason=reason,
-        user_words=user_words, heard=Heard(audience or "owner", said_by, message, extracted, confidence, span)))
+        user_words=user_words, heard=Heard("owner" if audience is None else audience, said_by, message, extracted,
+                                           confidence, span)))
 
 
 @app.command()
@@ -316,7 +318,13 @@ def supersede(
     object: ObjectOption = None,
     value: ValueOption = None,
     source: SourceOption = None,
-    valid_from: Annotated[Optional[str], typer.Option(help="When the new value became true (default: now).")] = None,
+    valid_from: Annotated[Optional[str], typer.Option(help="When the new value became true (default: now); the "
+                                                      "old one holds until then. Without a new value: the fact's "
+                                                      "corrected start.")] = None,
+    valid_to: Annotated[Optional[str], typer.Option(help="When the new value stopped being true (without a new "
+                                                    "value: the fact's corrected end).")] = None,
+    order: Annotated[Optional[int], typer.Option(help="The place in a sequence, for has_step (without a new value: "
+                                                 "the fact's corrected place).")] = None,
     reason: ReasonOption = None,
     audience: Annotated[Optional[str], typer.Option(
         "--audience", help="Who could hear the correction. Default: the audience of the fact it corrects.")] = None,
@@ -324,10 +332,11 @@ def supersede(
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
-    """Correct a fact: record the new object or value, confirmed, and close the old one (kept in history)."""
+    """Correct a fact: record the new object or value, confirmed, and close the old one (kept in
+    history). Without --object or --value, correct the fact's own valid time or order in place."""
     _write_fact(_kb(kb, perspective), "supersede", json, lambda writer: writer.supersede(
-        fact_id, object=object, value=value, sources=source or [], valid_from=valid_from, reason=reason,
-        audience=audience))
+        fact_id, object=object, value=value, sources=source or [], valid_from=valid_from, valid_to=valid_to,
+        order=order, reason=reason, audience=audience))
 
 
 @app.command("import")
@@ -345,7 +354,9 @@ def import_(
 ):
     """Import entities and facts in one transaction, checked as kg add-entity and kg propose check
     them. Refused records are counted by reason (whitelist, schema, unresolved, malformed,
-    forgotten) and left out; the rest go in. Says how many daily batches the proposals take."""
+    forgotten, conflict) and left out; the rest go in. Fields are read strictly: a string where a
+    list goes is refused; "true"/"false" and digits are read as true, false and numbers. Says how
+    many daily batches the proposals take."""
     from kgrdf import importer
 
     report = importer.run(_kb(kb, perspective), file, apply=apply, auto_confirm=auto_confirm, progress=_progress("records"),
@@ -417,7 +428,8 @@ def batch_apply(
     json: JsonOption = False,
 ):
     """Answer the batch kg batch printed last. A decision that does not parse changes nothing and
-    says where it went wrong; one that does is applied whole, in one transaction."""
+    says where it went wrong; one that does is applied whole, in one transaction. One that only
+    skips decides nothing: the batch stays open to answer."""
     from kgrdf import batch as batch_module
 
     result = batch_module.apply(_kb(kb, perspective), decision)
@@ -425,7 +437,7 @@ def batch_apply(
     render.out(json, result, f"confirmed {result['confirmed']}, rejected {result['rejected']}, "
                f"left {result['left_proposed']} proposed"
                + (f"; {len(changed)} changed since the batch was printed, left as they are: {', '.join(changed)}"
-                  if changed else ""))
+                  if changed else "") + (f"; {result['note']}" if result.get("note") else ""))
 
 
 identifiers_app = _group("identifiers", "People's chat ids, tracker accounts and code-host logins (identifiers.jsonl, "
@@ -1032,9 +1044,10 @@ def context(
 def lint(kb: KbOption = None, perspective: PerspectiveOption = None, json: JsonOption = False):
     """What needs a person's attention, each finding with the command that fixes it: stale facts
     (confirmed, not seen for $KGRDF_STALE_DAYS, else 180 days), contradictions (two current values of
-    a single-valued predicate), orphan entities, alias collisions between people, merge suggestions
-    (near-identical names of one type), and facts naming a person past retention ($KGRDF_RETENTION_DAYS,
-    else 365 days; ids only).
+    a single-valued predicate), overlaps (two values of one that held at once, one of them closed),
+    orphan entities, alias collisions between people, merge suggestions (near-identical names of one
+    type), look-alike names (mixed scripts, or folding into another's), and facts naming a person past
+    retention ($KGRDF_RETENTION_DAYS, else 365 days; ids only).
 
     --json prints {"now", "settings", "findings": [{"kind", "message", "entities", "facts", "fix",
     "alternatives"}], "counts": {kind: n}}. Exits 0 when there is nothing to fix, 1 with findings.

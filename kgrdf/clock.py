@@ -1,4 +1,5 @@
-"""Time: the current instant (settable for tests with KGRDF_NOW) and parsing of user dates.
+"""Time: the current instant (settable for tests with KGRDF_NOW), parsing of user dates, and the
+rule that recorded (transaction) time never goes backwards.
 
 All times are stored as xsd:dateTime in UTC with second precision.
 """
@@ -7,7 +8,7 @@ import os
 import re
 from datetime import date, datetime, timezone
 
-from kgrdf.errors import BadInput
+from kgrdf.errors import BadInput, Refused
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -23,9 +24,13 @@ def now() -> datetime:
 def parse_time(text: str, what: str = "time") -> datetime:
     """Parse ``2026-03-01`` or an ISO 8601 date-time; a time without a zone is taken as UTC.
 
-    Raises BadInput with the accepted forms when the text is not a date.
+    Raises BadInput with the accepted forms when the text is not a date, and when it is empty or
+    blank: an empty date is never "no date" (leave the option out for that).
     """
     text = text.strip()
+    if not text:
+        raise BadInput(f"{what} is empty; give a date (YYYY-MM-DD or an ISO 8601 time like 2026-03-01T09:30:00Z) "
+                       f"or leave it out")
     try:
         if _DATE.match(text):
             parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
@@ -43,9 +48,17 @@ def parse_time(text: str, what: str = "time") -> datetime:
         raise BadInput(f"{what} {text!r} is outside the years 1 to 9999 in UTC") from None
 
 
+def parse_optional(text: str | None, what: str) -> datetime | None:
+    """A date option: None when it was not given, else :func:`parse_time` (which refuses an empty
+    or blank one). Never test a date option for truth: ``--valid-from ''`` is given, and wrong."""
+    return None if text is None else parse_time(text, what)
+
+
 def parse_date(text: str, what: str = "date") -> date:
     """Parse a calendar date ``YYYY-MM-DD``."""
     text = text.strip()
+    if not text:
+        raise BadInput(f"{what} is empty; give a date (YYYY-MM-DD)")
     if not _DATE.match(text):
         raise BadInput(f"{what} {text!r} is not a date; use YYYY-MM-DD")
     try:
@@ -58,3 +71,57 @@ def iso(moment: datetime) -> str:
     """The xsd:dateTime lexical form we store: ``2026-03-01T09:30:00Z``."""
     utc = moment.astimezone(timezone.utc)
     return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%SZ")  # %Y drops a small year's zeros
+
+
+# --- recorded time never goes backwards ---------------------------------------------------------------
+
+_TIME_HEADER = b'H time "'
+_TAIL = 64 * 1024  # bytes read at a time from a segment's end
+
+
+def last_recorded(journal) -> str | None:
+    """The time of the journal's last transaction (``H time``), or None for an empty journal: the
+    last such header of the last segment of each journal folder (this replica's and the private
+    one), read backwards from the end a piece at a time. A write reads a few kilobytes, whatever
+    the size of the knowledge base."""
+    last_of_folder = {}
+    for segment in journal.segments():  # each folder's in order: the last one is its newest
+        last_of_folder[segment.parent] = segment
+    times = [t for t in (_last_time_in(path) for path in last_of_folder.values()) if t]
+    return max(times) if times else None
+
+
+def _last_time_in(path) -> str | None:
+    """The value of the last ``H time`` header line of a segment (a block's headers start it, and
+    its first is ``H id``, so the line always follows a newline)."""
+    try:
+        with open(path, "rb") as segment:
+            end, size = segment.seek(0, os.SEEK_END), _TAIL
+            while end > 0:
+                start = max(0, end - size)
+                size = min(size * 4, 64 * _TAIL)  # past a large block (an import's) in a few reads
+                segment.seek(start)
+                piece = segment.read(end - start + len(_TIME_HEADER) + 40)  # a header cut at the edge
+                at = piece.rfind(b"\n" + _TIME_HEADER)
+                if at >= 0:
+                    return piece[at + 1 + len(_TIME_HEADER):].split(b'"', 1)[0].decode("ascii", "replace")
+                end = start
+    except OSError:
+        return None
+    return None
+
+
+def for_write(journal) -> datetime:
+    """The time a write records: now, which must not be before the journal's last transaction
+    (recorded time never goes backwards: a later transaction recorded at an earlier time would make
+    --known-at answer that the knowledge base held what it learned only after). Raises Refused."""
+    moment = now()
+    last = last_recorded(journal)
+    if last is not None and iso(moment) < last:
+        fixed = os.environ.get("KGRDF_NOW")
+        where = f"KGRDF_NOW ({fixed.strip()})" if fixed else f"the system clock ({iso(moment)})"
+        raise Refused(f"{where} is before the last recorded time {last}: recorded time never goes backwards, "
+                      f"so nothing is written",
+                      hint=f"set KGRDF_NOW to {last} or later, or unset it" if fixed else
+                      "set the system clock right, or wait until it passes that time")
+    return moment

@@ -2,8 +2,17 @@
 
 A record is ``{"type": "entity", "id", "name", "aliases", "weak_aliases", "summary"}`` or
 ``{"type": "fact", "subject", "predicate", "object" | "value", "sources", "authority", "status",
-"valid_from", "valid_to", "order", "prevents_rework"}``, ``sources`` being ``KIND:REF`` strings or
-``{"kind", "ref"}`` objects.
+"valid_from", "valid_to", "order", "prevents_rework", "reason", "audience", "said_by", "message",
+"extracted", "confidence", "span"}``, ``sources`` being ``KIND:REF`` strings or ``{"kind", "ref"}``
+objects.
+
+Each field is read strictly, never guessed at: text is a JSON string; a list is a JSON array (a
+string where a list goes is refused, whatever the field, rather than read letter by letter or split);
+true or false is a JSON boolean or the string "true" or "false"; a whole number is a JSON integer or
+a string of digits; a number a JSON number or a decimal string; null is "not given". A field the
+record kind does not have, a key given twice, a source object with other keys than "kind" and "ref",
+is refused with the record's line and why. "status" may only say "proposed", or "confirmed", which
+is imported as a proposal (an import confirms nothing by itself) and said so in the report.
 
 An import is one transaction: every record goes through the writer as ``kg add-entity`` and
 ``kg propose`` would take it, a refused record is counted by its reason and left out, and the
@@ -12,10 +21,11 @@ query over the whole import (pySHACL one node at a time would take minutes at 10
 dry run unless applied; every fact is a proposal unless the auto-confirm rules are asked for.
 """
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgrdf import batch, review, vocab
+from kgrdf import batch, clock, review, vocab
 from kgrdf.errors import BadInput, KgError
 
 # Where a refusal comes from, in the words of §6.
@@ -45,6 +55,7 @@ class Report:
     batches: int = 0
     applied: bool = False
     fact_ids: dict = field(default_factory=dict)  # record line -> the id of the fact it made or observed
+    asked_confirmed: int = 0  # fact records that said "status": "confirmed" (imported as proposals)
 
     def count(self, action: str, rule: str | None, by: int = 1) -> None:
         self.facts[action] = self.facts.get(action, 0) + by
@@ -59,10 +70,20 @@ class Report:
         if len(self.refusals) < LISTED_REFUSALS:
             self.refusals.append({"line": record.line, "reason": reason, "message": message})
 
+    def notes(self) -> list[str]:
+        """What the import did otherwise than a record said, though not refused."""
+        if not self.asked_confirmed:
+            return []
+        n = self.asked_confirmed
+        return [f"{n} fact record{'s' if n != 1 else ''} said \"status\": \"confirmed\": an import confirms nothing by "
+                f"itself, so {'each is' if n != 1 else 'it is'} imported as a proposal for review (kg batch), unless "
+                f"--auto-confirm's rules confirm {'them' if n != 1 else 'it'}"]
+
     def as_json(self) -> dict:
         return {"records": self.records, "applied": self.applied, "entities": self.entities, "facts": self.facts,
                 "auto_confirmed": self.auto_confirmed, "proposals": self.proposals, "daily_batches": self.batches,
-                "refused": self.refused, "refused_total": sum(self.refused.values()), "refusals": self.refusals}
+                "refused": self.refused, "refused_total": sum(self.refused.values()), "refusals": self.refusals,
+                "notes": self.notes()}
 
 
 def read_records(path: Path) -> list[Record]:
@@ -74,7 +95,7 @@ def read_records(path: Path) -> list[Record]:
     data = inputs.read(path, "KGRDF_MAX_IMPORT", "the import file")
     if data.lstrip().startswith(b"["):
         try:
-            items = inputs.parse_json(data.decode("utf-8"))
+            items = inputs.parse_json(data.decode("utf-8"), unique_keys=True)
         except UnicodeDecodeError:
             raise BadInput(f"{path} is not UTF-8 text") from None
         except ValueError as exc:
@@ -92,7 +113,7 @@ def read_records(path: Path) -> list[Record]:
                                                 "(KGRDF_MAX_LINE)"))
             continue
         try:
-            records.append(_record(number, inputs.parse_json(line.decode("utf-8"))))
+            records.append(_record(number, inputs.parse_json(line.decode("utf-8"), unique_keys=True)))
         except UnicodeDecodeError:
             records.append(Record(number, None, "the line is not UTF-8 text"))
         except ValueError as exc:
@@ -124,17 +145,25 @@ _FIELDS = {
                "summary": "text"},
     "fact": {"type": "text", "subject": "text", "predicate": "text", "object": "text", "value": "text",
              "sources": "sources", "authority": "text", "status": "text", "valid_from": "text", "valid_to": "text",
-             "order": "whole", "prevents_rework": "flag", "audience": "text", "said_by": "text", "message": "text",
-             "extracted": "flag", "confidence": "number", "span": "text"},
+             "order": "whole", "prevents_rework": "flag", "reason": "text", "audience": "text", "said_by": "text",
+             "message": "text", "extracted": "flag", "confidence": "number", "span": "text"},
 }
 _REQUIRED = {"entity": ("id",), "fact": ("subject", "predicate")}
+_WHOLE = re.compile(r"^[0-9]+$")
+_DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
 
 
 def _checked(data: dict) -> dict:
-    """The record's known fields, each of the kind it must be. Raises BadInput naming the field."""
+    """The record's fields, each of the kind it must be (see the module's note). Raises BadInput
+    naming the field and what it holds."""
     from kgrdf import inputs
 
     kind = data["type"]
+    unknown = sorted(set(data) - set(_FIELDS[kind]))
+    if unknown:
+        names = ", ".join(f'"{name}"' for name in unknown[:5])
+        raise BadInput(f"a{'n' if kind == 'entity' else ''} {kind} record has no field {names}; its fields are "
+                       + ", ".join(f'"{name}"' for name in _FIELDS[kind] if name != "type"))
     for name in _REQUIRED[kind]:
         if data.get(name) is None:
             raise BadInput(f"a{'n' if kind == 'entity' else ''} {kind} record needs \"{name}\"")
@@ -146,30 +175,86 @@ def _checked(data: dict) -> dict:
         if holds == "text":
             out[name] = inputs.text(value, name)
         elif holds == "texts":
-            out[name] = inputs.texts(value, name)
+            out[name] = _texts(value, name)
         elif holds == "sources":
             out[name] = _sources(value)
-        elif holds == "whole" and (isinstance(value, bool) or not isinstance(value, int)):
-            raise BadInput(f"{name} must be a whole number, not {inputs.shown(value)}")
-        elif holds == "flag" and not isinstance(value, bool):
-            raise BadInput(f"{name} must be true or false, not {inputs.shown(value)}")
-        elif holds == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise BadInput(f"{name} must be a number, not {inputs.shown(value)}")
-        else:
-            out[name] = value
+        elif holds == "whole":
+            out[name] = _whole(value, name)
+        elif holds == "flag":
+            out[name] = _flag(value, name)
+        elif holds == "number":
+            out[name] = _number(value, name)
+    for name in ("valid_from", "valid_to"):
+        if name in out:
+            clock.parse_time(out[name], name)  # refused here, by its own name, when it is no date
+    if kind == "fact" and out.get("status") not in (None, "proposed", "confirmed"):
+        raise BadInput(f"status {out['status']!r} is not imported: an import records proposals (\"proposed\"; "
+                       f"\"confirmed\" goes in as a proposal for review)")
     return out
+
+
+def _texts(value, name: str) -> list[str]:
+    """A list of texts. A string is refused, not taken as its letters nor split at commas."""
+    from kgrdf import inputs
+
+    if isinstance(value, str):
+        raise BadInput(f"{name} must be a list of texts, not text ({value[:40]!r}): write "
+                       f"[{inputs.json.dumps(value[:40])}] for one")
+    return inputs.texts(value, name)
+
+
+def _flag(value, name: str) -> bool:
+    """true or false: a JSON boolean, or exactly the string "true" or "false"."""
+    from kgrdf import inputs
+
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return value == "true"
+    shown = f"text ({value[:40]!r})" if isinstance(value, str) else inputs.shown(value)
+    raise BadInput(f"{name} must be true or false, not {shown}")
+
+
+def _whole(value, name: str) -> int:
+    """A whole number: a JSON integer, or a string of digits."""
+    from kgrdf import inputs
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _WHOLE.match(value.strip()):
+        return int(value.strip())
+    shown = f"text ({value[:40]!r})" if isinstance(value, str) else inputs.shown(value)
+    raise BadInput(f"{name} must be a whole number, not {shown}")
+
+
+def _number(value, name: str) -> float:
+    """A number: a JSON number, or a decimal string like "0.8"."""
+    from kgrdf import inputs
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _DECIMAL.match(value.strip()):
+        return float(value.strip())
+    shown = f"text ({value[:40]!r})" if isinstance(value, str) else inputs.shown(value)
+    raise BadInput(f"{name} must be a number, not {shown}")
 
 
 def _sources(value) -> list[str]:
     from kgrdf import inputs
 
+    if isinstance(value, str):
+        raise BadInput(f"sources must be a list, not text ({value[:40]!r}): write [{inputs.json.dumps(value[:40])}] "
+                       "for one")
     if not isinstance(value, list):
         raise BadInput(f"sources must be a list, not {inputs.shown(value)}")
     out = []
     for source in value:
         if isinstance(source, dict):
-            out.append(f"{inputs.text(source.get('kind', ''), 'a source kind')}:"
-                       f"{inputs.text(source.get('ref', ''), 'a source ref')}")
+            extra = sorted(set(source) - {"kind", "ref"})
+            if extra or "kind" not in source or "ref" not in source:
+                raise BadInput('a source object is {"kind": ..., "ref": ...}'
+                               + (f", without {', '.join(repr(k) for k in extra[:3])}" if extra else ""))
+            out.append(f"{inputs.text(source['kind'], 'a source kind')}:{inputs.text(source['ref'], 'a source ref')}")
         elif isinstance(source, str):
             out.append(inputs.text(source, "a source"))
         else:
@@ -180,6 +265,8 @@ def _sources(value) -> list[str]:
 def _reason(exc: KgError) -> str:
     from kgrdf.errors import NotFound
 
+    if exc.details.get("conflict"):
+        return "conflict"  # with what the knowledge base holds: a known fact's times, a name in use
     if isinstance(exc, NotFound) or "ambiguous" in exc.message:
         return "unresolved"
     if isinstance(exc, BadInput):
@@ -203,8 +290,11 @@ def _stage(writer, record: Record, auto_confirm: bool, report: Report):
         data["subject"], data["predicate"], object=data.get("object"), value=data.get("value"),
         sources=data.get("sources") or [], authority=data.get("authority") or "observed",
         valid_from=data.get("valid_from"), valid_to=data.get("valid_to"), order=data.get("order"),
-        prevents_rework=bool(data.get("prevents_rework")), auto_confirm=auto_confirm, heard=_heard(data))
+        prevents_rework=bool(data.get("prevents_rework")), reason=data.get("reason"), auto_confirm=auto_confirm,
+        heard=_heard(data))
     report.count(result.action, result.rule)
+    if data.get("status") == "confirmed":
+        report.asked_confirmed += 1
     return result.fact.iri, result.action, result.rule
 
 
@@ -213,13 +303,14 @@ def _heard(data: dict):
     "confidence" and "span", as kg propose takes them."""
     from kgrdf.writer import Heard
 
-    return Heard(data.get("audience") or "owner", data.get("said_by"), data.get("message"),
+    return Heard(data.get("audience", "owner"), data.get("said_by"), data.get("message"),
                  bool(data.get("extracted")), data.get("confidence"), data.get("span"))
 
 
 def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) -> Report:
     """Stage every record that the writer accepts, then validate them together with the shapes and
     take out the facts that fail (an entity that fails means staging again without it)."""
+    writer.check_perspective()  # the whole import is refused in a perspective that does not exist
     skip: dict[int, tuple[str, str]] = {}  # entity records refused by the shapes: (reason, message)
     for _attempt in range(3):
         report = Report(records=len(records))

@@ -46,6 +46,64 @@ def text(value, what: str) -> str:
     return value
 
 
+# Characters that hide what a name says: bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE turns
+# "Dana" around on screen), and letters and marks that show as nothing.
+_BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+_BLANK = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180E, 0x180F, 0x2800, 0x3164, 0xFFA0}
+_JOINERS = {0x200C, 0x200D}  # zero-width (non-)joiner: part of spelling in some scripts and of emoji
+_NO_JOINERS = ("LATIN", "GREEK", "CYRILLIC", "DIGIT")  # scripts whose words never need one
+
+
+def label(value, what: str) -> str:
+    """A name or alias: text (as :func:`text`) without a character that hides what it says:
+    control, format or separator characters (Unicode Cc, Cf, Cs, Zl, Zp) other than spaces, which
+    a label folds into one; bidirectional controls; letters and marks that show as nothing (Hangul
+    fillers, the braille blank). A zero-width joiner or non-joiner is kept where a script spells
+    with it (between two letters of, say, Persian or Devanagari) or joins an emoji; between two
+    Latin letters it is a hidden difference, refused. Raises BadInput naming the character."""
+    import unicodedata
+
+    value = text(value, what)
+    for index, char in enumerate(value):
+        code, category = ord(char), unicodedata.category(char)
+        if char.isspace():
+            continue  # folded into one space (model.clean_label)
+        if code in _BIDI:
+            kind = "a bidirectional control character, which reorders what is shown"
+        elif code in _JOINERS:
+            if _joins(value, index):
+                continue
+            kind = "an invisible joiner between characters that never need one"
+        elif code in _BLANK:
+            kind = "a character that shows as nothing"
+        elif category in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            kind = {"Cc": "a control character", "Cf": "an invisible format character",
+                    "Cs": "a lone surrogate"}.get(category, "a separator")
+        else:
+            continue
+        name = unicodedata.name(char, "")
+        raise BadInput(f"{what} {value[:60]!r} holds {kind} (U+{code:04X}{' ' + name if name else ''}) at character "
+                       f"{index + 1}; a name must show all it says", hint="type the name again without it")
+    return value
+
+
+def _joins(value: str, index: int) -> bool:
+    """Whether a zero-width joiner or non-joiner at ``index`` sits where a script or an emoji
+    needs it: between two letters or marks of a script that spells with it, or two symbols."""
+    import unicodedata
+
+    if index == 0 or index == len(value) - 1:
+        return False
+    before, after = value[index - 1], value[index + 1]
+    kinds = unicodedata.category(before)[0], unicodedata.category(after)[0]
+    if kinds == ("S", "S"):
+        return True  # an emoji sequence (with a skin tone, a modifier symbol)
+    if all(kind in ("L", "M") for kind in kinds):
+        scripts = {unicodedata.name(c, "?").split(" ")[0] for c in (before, after)}
+        return not scripts & set(_NO_JOINERS)
+    return False
+
+
 def texts(value, what: str) -> list[str]:
     """A list of texts (aliases): each checked as :func:`text`. Raises BadInput."""
     if not isinstance(value, list):
@@ -53,12 +111,22 @@ def texts(value, what: str) -> list[str]:
     return [text(item, f"each of {what}") for item in value]
 
 
-def parse_json(line: str | bytes):
-    """A JSON document; raises ValueError when it does not parse or nests too deep to read."""
+def parse_json(line: str | bytes, unique_keys: bool = False):
+    """A JSON document; raises ValueError when it does not parse or nests too deep to read, and
+    (``unique_keys``) when an object gives a key twice, which json would read as its last value."""
     try:
-        return json.loads(line)
+        return json.loads(line, object_pairs_hook=_unique if unique_keys else None)
     except RecursionError:
         raise ValueError("it nests too deep") from None
+
+
+def _unique(pairs: list) -> dict:
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} is given twice")
+        out[key] = value
+    return out
 
 
 def read(path: Path, setting: str, what: str) -> bytes:

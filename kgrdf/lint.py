@@ -19,8 +19,8 @@ The document (``kg lint --json``)::
           "alternatives": ["kg reject f-3k9x2a"]      # other fixes, maybe none
         }
       ],
-      "counts": {"stale": 1, "contradiction": 0, "orphan": 0, "alias_collision": 0,
-                 "merge_suggestion": 0, "retention": 0}         # every kind, always
+      "counts": {"stale": 1, "contradiction": 0, "overlap": 0, "orphan": 0, "alias_collision": 0,
+                 "merge_suggestion": 0, "look_alike": 0, "retention": 0}   # every kind, always
     }
 
 Findings come in the order of KINDS, then by the ids they name. The kinds:
@@ -30,6 +30,11 @@ Findings come in the order of KINDS, then by the ids they name. The kinds:
   reject it.
 - ``contradiction``: two or more current confirmed values of a single-valued predicate on one
   subject. Fix: confirm the newest (confirming one value closes the others); or confirm another.
+- ``overlap``: two different confirmed values of a single-valued predicate on one subject whose
+  valid times share an instant, at least one of them closed (two values true at once in the past,
+  as ``kg facts --as-of`` would show them), however that came about: a supersede or a confirm back
+  in time, an import. Fix: end the earlier where the later begins (``kg supersede F --valid-to``),
+  or begin the later where the earlier ends (``kg supersede F --valid-from``).
 - ``orphan``: an entity in no current fact, proposed or confirmed, as subject or object. Fix: a
   ``kg propose`` template with a predicate the schema allows for its type (placeholders in capitals).
 - ``alias_collision``: two people (person or actor) sharing a name or strong alias, or one's first
@@ -40,6 +45,13 @@ Findings come in the order of KINDS, then by the ids they name. The kinds:
   sibling, not a typo), or whose name is the other's alias, with no distinct_from or alias_of
   between them. Fix: propose that the one with fewer facts is an alias of the other (nothing is
   moved); or that they are distinct.
+- ``look_alike``: a name or strong alias that is not what it looks like: a word mixing letters of
+  scripts that look alike (Latin, Cyrillic, Greek, Armenian: "Аcme" with a Cyrillic "А"), or a label
+  that turns into another entity's label once look-alike letters are folded (Unicode compatibility
+  forms, Cyrillic and Greek letters drawn like Latin ones) though they differ as written. Reported,
+  not refused: a name may rightly mix scripts (words of two languages), and only a person can tell
+  a spoof from a spelling. (Invisible and direction-changing characters are refused on writing.)
+  Fix: ``kg add-entity`` with the name in one script.
 - ``retention``: a fact naming a person not observed again for KGRDF_RETENTION_DAYS, whatever its
   status: what ``kg expire`` deletes. Such a finding names ids only, never a name or a value, and
   no other finding shows the fact (it is left out of stale facts and contradictions).
@@ -56,7 +68,8 @@ from urllib.parse import unquote
 from kgrdf import clock, model, settings, vocab
 from kgrdf.privacy import PERSON_TYPES
 
-KINDS = ("stale", "contradiction", "orphan", "alias_collision", "merge_suggestion", "retention")
+KINDS = ("stale", "contradiction", "overlap", "orphan", "alias_collision", "merge_suggestion", "look_alike",
+         "retention")
 LINT_SOURCE = "user:kg-lint"  # the source a fix proposes with: the person who runs it
 MIN_FUZZY_LENGTH = 6  # shorter names one letter apart are too often different things ("api", "app")
 SHOWN_PER_KIND = 20  # the text form lists this many findings of a kind; --json lists all
@@ -89,8 +102,8 @@ def lint(session, now: datetime | None = None, stale_days: int | None = None,
     retention = check.retention(now - timedelta(days=retention_days), retention_days)
     past_retention = {f["facts"][0] for f in retention}
     findings = (check.stale(now - timedelta(days=stale_days), skip=past_retention)
-                + check.contradictions(skip=past_retention) + check.orphans() + check.alias_collisions()
-                + check.merge_suggestions() + retention)
+                + check.contradictions(skip=past_retention) + check.overlaps(skip=past_retention) + check.orphans()
+                + check.alias_collisions() + check.merge_suggestions() + check.look_alikes() + retention)
     counts = {kind: 0 for kind in KINDS}
     for finding in findings:
         counts[finding["kind"]] += 1
@@ -192,6 +205,65 @@ class _Check:
                 [_command("kg", "confirm", other) for other in ids[1:]]))
         return sorted(out, key=lambda f: (f["entities"], f["facts"]))
 
+    def overlaps(self, skip=frozenset()) -> list[dict]:
+        """Two different confirmed values of a single-valued predicate whose valid times overlap,
+        one of them closed (two current ones true now are a contradiction, reported as such)."""
+        groups: dict[tuple[str, str], list[dict]] = {}
+        for row in self.session.values("lint-overlaps"):
+            if vocab.id_of(row["fact"]) not in skip:
+                groups.setdefault((row["subject"], row["predicate"]), []).append(row)
+        now = clock.iso(self.moment)
+        out = []
+        for (subject, predicate_iri), rows in groups.items():
+            predicate = self.schema.predicate_by_iri(predicate_iri)
+            key = predicate.key if predicate else vocab.id_of(predicate_iri)
+            rows.sort(key=lambda r: (r["validFrom"] or "", vocab.id_of(r["fact"])))
+            for i, a in enumerate(rows):
+                for b in rows[i + 1:]:
+                    if _value_key(a["object"]) == _value_key(b["object"]):
+                        continue
+                    both_now = not a["retiredAt"] and not b["retiredAt"] and all(
+                        (r["validFrom"] or "") <= now and (not r["validTo"] or now < r["validTo"]) for r in (a, b))
+                    shared = overlap(a["validFrom"], a["validTo"], b["validFrom"], b["validTo"])
+                    if shared is None or both_now:
+                        continue
+                    out.append(self._overlap_finding(subject, key, a, b, shared))
+        return sorted(out, key=lambda f: (f["entities"], f["facts"]))
+
+    def _overlap_finding(self, subject: str, key: str, a: dict, b: dict, shared: tuple) -> dict:
+        """The fixes: end one value where the other begins (``--valid-to``), or begin one where the
+        other ends (``--valid-from``), whichever leave both with some valid time."""
+        ids = {a["fact"]: vocab.id_of(a["fact"]), b["fact"]: vocab.id_of(b["fact"])}
+
+        def held(row):
+            state = "closed" if row["retiredAt"] else "current"
+            span = _span(row["validFrom"], row["validTo"])
+            return f"{self._shown(row['object'])!r} ({ids[row['fact']]}, {state}, valid {span})"
+
+        fixes = []
+        for x, y in ((a, b), (b, a)):
+            if y["validFrom"] and (x["validFrom"] or "") < y["validFrom"]:
+                fixes.append(_command("kg", "supersede", ids[x["fact"]], "--valid-to", y["validFrom"]))
+        for x, y in ((a, b), (b, a)):
+            if x["validTo"] and (not y["validTo"] or x["validTo"] < y["validTo"]):
+                fixes.append(_command("kg", "supersede", ids[y["fact"]], "--valid-from", x["validTo"]))
+        fixes = list(dict.fromkeys(fixes)) or [_command("kg", "history", ids[a["fact"]])]
+        message = (f"{self._shown(subject)} held two values of {key}, which takes one, at once "
+                   f"{_span(shared[0], shared[1])}: {held(a)} and {held(b)}")
+        return _finding("overlap", message, [self._id(subject)], [ids[a["fact"]], ids[b["fact"]]], fixes[0], fixes[1:])
+
+    def look_alikes(self) -> list[dict]:
+        """Names and strong aliases that are not what they look like (see look_alike_labels)."""
+        out = []
+        for entity, label, why, other in look_alike_labels(self.entities.values()):
+            entities = [entity.id] + ([other.id] if other else [])
+            if label == entity.name:
+                fix = _command("kg", "add-entity", entity.id, "--name", fold(label, keep_case=True))
+            else:
+                fix = _command("kg", "identify", label)
+            out.append(_finding("look_alike", f"{label!r} ({entity.id}) {why}", entities, [], fix))
+        return sorted(out, key=lambda f: (f["entities"], f["message"]))
+
     def orphan_ids(self) -> list[str]:
         if self._orphans is None:
             rows = self.session.values("lint-orphans", entities=self.session.entities_graph, now=self.now)
@@ -256,6 +328,106 @@ class _Check:
 
 
 # --- the pure core ----------------------------------------------------------------------------------
+
+
+def overlap(start_a, end_a, start_b, end_b) -> tuple | None:
+    """The instants two valid times share, as (start, end) with None for an open end (a missing
+    start is the beginning of time, a missing end its end), or None when they share none. An empty
+    valid time (it ends where it starts: a value that never held) shares none."""
+    start = max(start_a or "", start_b or "")
+    ends = [end for end in (end_a, end_b) if end]
+    end = min(ends) if ends else None
+    if end is not None and not start < end:
+        return None
+    return (start or None, end)
+
+
+def _span(start, end) -> str:
+    """A valid time in words: "from 2026-01-01 to 2026-06-01", "from the beginning on"."""
+    return f"from {start[:10] if start else 'the beginning'}" + (f" to {end[:10]}" if end else " on")
+
+
+def _value_key(term: str) -> str:
+    return model.normalize(str(term))
+
+
+# Letters drawn like Latin ones, after Unicode compatibility folding and case folding: Cyrillic,
+# Greek, Armenian and a few Latin variants (after Unicode's confusables, the letters whose capital
+# or small form is the Latin letter's look).
+_CONFUSABLE = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "ë", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
+    "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "ï", "ј": "j", "һ": "h", "ԁ": "d", "ԛ": "q",
+    "ԝ": "w", "ӏ": "l", "ү": "y",
+    "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m", "ν": "n", "ο": "o",
+    "ρ": "p", "τ": "t", "υ": "y", "χ": "x", "ϲ": "c", "ϳ": "j",
+    "օ": "o", "ս": "u", "հ": "h", "ո": "n",
+    "ı": "i", "ɑ": "a", "ɡ": "g", "ʏ": "y", "ɪ": "i",
+})
+_LOOK_ALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN")
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def fold(text: str, keep_case: bool = False) -> str:
+    """A label with its look-alike letters folded to the Latin ones they are drawn like (compatibility
+    forms first: fullwidth and mathematical letters become plain). ``keep_case``: a capital stays one."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text)
+    if keep_case:
+        return "".join(ch.translate(_CONFUSABLE) if ch == ch.lower() else ch.lower().translate(_CONFUSABLE).upper()
+                       for ch in folded)
+    return model.match_key(folded.casefold().translate(_CONFUSABLE))
+
+
+def _script(char: str) -> str | None:
+    import unicodedata
+
+    script = unicodedata.name(char, "").split(" ")[0]
+    return script if script in _LOOK_ALIKE_SCRIPTS else None
+
+
+def mixed_scripts(label: str) -> str | None:
+    """Why a label's word mixes look-alike scripts, naming the letters of the fewer, or None."""
+    import unicodedata
+
+    for word in _WORD.findall(label):
+        scripts: dict[str, list[str]] = {}
+        for char in word:
+            script = _script(char)
+            if script:
+                scripts.setdefault(script, []).append(char)
+        if len(scripts) > 1:
+            main = max(scripts, key=lambda s: len(scripts[s]))
+            odd = [(s, c) for s, chars in scripts.items() if s != main for c in dict.fromkeys(chars)]
+            shown = ", ".join(f"{c!r} (U+{ord(c):04X} {unicodedata.name(c, '?')})" for _, c in odd[:3])
+            return f"mixes {main.title()} and {odd[0][0].title()} letters in the word {word!r}: {shown}"
+    return None
+
+
+def look_alike_labels(entities) -> list[tuple]:
+    """(entity, label, why, other entity or None) for each name or strong alias that mixes
+    look-alike scripts in a word, or that folds (:func:`fold`) into another entity's label as
+    written while differing from it. Each label is filed under its folded key once, so the cost
+    follows the number of labels."""
+    found = []
+    by_key: dict[str, list] = {}  # the match key of a label as written -> (entity, label)
+    folded: list[tuple] = []
+    for entity in entities:
+        for label in dict.fromkeys([entity.name, *entity.aliases]):
+            by_key.setdefault(model.match_key(label), []).append((entity, label))
+            why = mixed_scripts(label)
+            if why:
+                found.append((entity, label, why, None))
+            key = fold(label)
+            if key != model.match_key(label):
+                folded.append((entity, label, key))
+    for entity, label, key in folded:
+        for other, other_label in by_key.get(key, ()):
+            if other.id != entity.id:
+                found.append((entity, label, f"looks like {other_label!r}, a label of {other.id}: they differ only "
+                                             f"in look-alike letters", other))
+                break
+    return found
 
 
 _NOT_LETTERS = re.compile(r"[\W_]+")
@@ -426,6 +598,8 @@ _HEADINGS = {
     "orphan": "orphans: entities in no current fact",
     "alias_collision": "alias collisions: people a name could mean either of",
     "merge_suggestion": "merge suggestions: near-identical names of one type",
+    "overlap": "overlaps: two values of a single-valued predicate true at once in the past",
+    "look_alike": "look-alikes: names that are not what they look like",
     "retention": "retention: facts naming a person not observed again for {retention_days} days",
 }
 
@@ -453,7 +627,8 @@ def text(result: dict) -> str:
             lines.append(f"  ... and {len(found) - SHOWN_PER_KIND} more (kg lint --json lists every one)")
     total = len(result["findings"])
     if not total:
-        lines.append("no findings: nothing stale, contradictory, orphaned, colliding, duplicated or past retention")
+        lines.append("no findings: nothing stale, contradictory, overlapping, orphaned, colliding, duplicated, "
+                     "look-alike or past retention")
     else:
         parts = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in result["counts"].items() if n)
         lines.append(f"{total} finding{'s' if total != 1 else ''}: {parts}")

@@ -318,6 +318,8 @@ def import_report(as_json: bool, report: dict, path: str, apply: bool = False) -
         more = report["refused_total"] - len(report["refusals"])
         if more > 0:
             print(f"    ... and {more} more (--json lists the first {len(report['refusals'])})")
+    for note in report.get("notes", []):
+        print(f"  note: {note}")
     if not report["applied"]:
         print(paint("nothing written: no record of it changes the knowledge base" if apply
                     else "nothing written: run again with --apply to import", "dim"))

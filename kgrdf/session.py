@@ -439,6 +439,9 @@ class Session:
                 out[name] = value
         if fact.superseded_by:
             out["superseded_by"] = vocab.id_of(fact.superseded_by)
+        recorded = next((u for u in fact.updates if u.action == "record" and u.reason), None)
+        if recorded:
+            out["reason"] = recorded.reason  # why it was recorded (kg propose --reason)
         out["sources"] = [{"kind": s.kind, "ref": s.ref, **({"quote": s.quote} if s.quote else {})}
                           for s in fact.sources]
         out.update(self._heard_of(fact))
@@ -650,6 +653,10 @@ class Session:
         fact = self.fact(fact_id)
         events = [{"at": fact.recorded_at, "action": "recorded"}]
         for update in fact.updates:
+            if update.action == "record":  # why it was recorded (Writer._record): said on its first line
+                if update.reason:
+                    events[0]["reason"] = update.reason
+                continue
             event = {"at": update.at, "action": update.action, "transaction": update.seq}
             if update.reason:
                 event["reason"] = update.reason

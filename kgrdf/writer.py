@@ -44,6 +44,14 @@ class Heard:
     span: str | None = None
 
 
+def _overlap(a: model.Fact, b: model.Fact) -> bool:
+    """Whether two facts' valid times share an instant: [valid_from, valid_to), an open start
+    reaching back to the beginning and an open end to the end of time; an empty one shares none."""
+    start = max(a.valid_from or "", b.valid_from or "")
+    ends = [end for end in (a.valid_to, b.valid_to) if end]
+    return not ends or start < min(ends)
+
+
 def parse_source(text: str, kinds) -> model.Source:
     """``KIND:REF`` as a Source. Raises BadInput naming the kinds."""
     kind, sep, ref = inputs.text(text, "a source").partition(":")
@@ -56,7 +64,7 @@ def parse_source(text: str, kinds) -> model.Source:
 
 
 class Writer(Session):
-    def __init__(self, kb, backend, seq: int):
+    def __init__(self, kb, backend, seq: int, now: str | None = None):
         super().__init__(kb, backend)
         self.seq = seq
         self._deletes: dict[str, Quad] = {}  # by N-Quads line, in the order staged
@@ -76,8 +84,14 @@ class Writer(Session):
         self._chunks: list = []  # (facts checked, entity IRIs, future findings)
         self._checker = None
         self._index_entities: set[str] | None = None
-        self.now = clock.iso(clock.now())
+        # Recorded time never goes backwards (clock.for_write refuses a clock behind the journal).
+        self.now = now or clock.iso(clock.for_write(kb.journal))
         self.warnings: list = []
+        self._minted_iris: set[str] = set()  # facts this write makes: their ids exist only once it is written
+        self._perspective_known: bool | None = None  # whether the perspective exists (see check_perspective)
+        self.provisions_perspective = False  # kg org init: the self organization makes the perspective
+        self._label_checks = 0  # aliases checked against the labels in use (see _refuse_taken)
+        self._label_keys: set[str] | None = None
         self._people: privacy.People | None = None  # what names a person, once a text needs it
         self._pending_people = privacy.People()  # and the people this write adds or renames
         self._private: dict[str, bool] = {}  # fact IRI -> whether its lines go to the private journal
@@ -106,9 +120,30 @@ class Writer(Session):
                                          "matched": how, "label": label})
         return found
 
+    def resolve(self, text: str, role: str = "entity") -> model.Entity:
+        self.check_perspective()  # a name not found in a perspective that does not exist: say that
+        return super().resolve(text, role)
+
     def fact(self, fact_id: str, history: bool = True) -> model.Fact:
+        self.check_perspective()
         iri = self.fact_iri(fact_id)
         return self._facts.get(iri.value) or super().fact(fact_id, history)
+
+    def check_perspective(self) -> None:
+        """A write goes to a perspective that exists: the knowledge base's default one, one that
+        holds data, or the one ``kg org init`` provisions in this write (provisions_perspective).
+        Else a typo in --perspective (or KGRDF_PERSPECTIVE) would make a new perspective: refused,
+        naming the known ones. One index lookup a write (is its entities graph empty?)."""
+        if self._perspective_known or self.provisions_perspective:
+            return
+        if self.perspective == self.kb.default_perspective or any(
+                True for _ in zip(range(1), self.backend.quads_in(self.entities_graph))):
+            self._perspective_known = True
+            return
+        known = [p["perspective"] for p in self.perspectives() if p["entities"] or p["facts"] or p["default"]]
+        raise Refused(f"no perspective {self.perspective!r}; known: {', '.join(known)}",
+                      hint=f"kg org init NAME --perspective {self.perspective} provisions it with its self "
+                           "organization; else check --perspective and KGRDF_PERSPECTIVE")
 
     def _facts_for(self, subject: str, predicate: str) -> list[model.Fact]:
         """Every fact, pending or held, with this subject and predicate."""
@@ -177,7 +212,10 @@ class Writer(Session):
 
     def _stage(self, deletes, adds, fact: model.Fact | None = None, created: bool = False) -> None:
         """Add to the pending change. A quad added and deleted within one command cancels out."""
+        self.check_perspective()
         self.validated = False
+        if created and fact is not None:
+            self._minted_iris.add(fact.iri)
         for quad in deletes:
             key = str(quad)
             if self._adds.pop(key, None) is None:
@@ -301,16 +339,37 @@ class Writer(Session):
 
         if self.validated:
             return self.warnings
-        self.warnings = validation.refuse_violations(self.findings())
+        findings = self.findings()
+        try:
+            self.warnings = validation.refuse_violations(findings)
+        except Refused as exc:
+            exc.details["findings"] = [self._shown_finding(f) for f in findings if f.severity == "violation"]
+            raise
         self.validated = True
         return self.warnings
+
+    def _shown_finding(self, finding) -> dict:
+        """A finding for a refusal's JSON. A fact this write would have made is refused with it, so
+        its id was never given out (the next write mints it again for another fact): the finding
+        describes the fact instead, marked as not created."""
+        node = finding.focus
+        fact_iri = node.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
+        if fact_iri not in self._minted_iris or fact_iri not in self._facts:
+            return finding.as_json()
+        fact = self._facts[fact_iri]
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        shown = {"subject": vocab.id_of(fact.subject), "predicate": predicate.key if predicate else fact.predicate}
+        shown["object" if fact.is_entity_target else "value"] = (
+            vocab.id_of(fact.target.value) if fact.is_entity_target else fact.target.value)
+        return {"focus": None, "fact": {**shown, "created": False}, "message": finding.message,
+                "severity": finding.severity}
 
     # --- a large write (an import) -------------------------------------------------------------------
 
     def fork(self) -> "Writer":
         """A writer for the same transaction with nothing pending (an import stages into it, then
         adopts it once its refused records are out)."""
-        return Writer(self.kb, self.backend, self.seq)
+        return Writer(self.kb, self.backend, self.seq, now=self.now)
 
     def adopt(self, other: "Writer") -> None:
         """Take over ``other``'s pending change (self had none)."""
@@ -335,12 +394,22 @@ class Writer(Session):
     # --- entities -----------------------------------------------------------------------------------
 
     def add_entity(self, entity_id: str, name: str, aliases=(), weak_aliases=(), summary: str | None = None,
-                   is_self: bool = False):
+                   is_self: bool = False, check_aliases: bool = True):
         """Make an entity, or add to one: a new name or summary replaces the old, aliases are added.
-        ``is_self`` makes an organization the perspective's own (kg org init; the shapes allow one).
+        ``is_self`` makes an organization the perspective's own (kg org init; the shapes allow one),
+        and so provisions the perspective when it is new.
+
+        A name or alias holding a character that hides what it says (invisible, or a bidirectional
+        control) is refused (inputs.label). A strong alias is an identity: one that another entity
+        already goes by (its name or a strong alias, by match key) is refused with that entity's id,
+        since it would make that name ambiguous (unless ``check_aliases`` is off: a merge hands an
+        organization's names to the one it is merged into, making nothing more ambiguous).
 
         Returns (entity, "created" | "updated" | "unchanged").
         """
+        if is_self:
+            self.provisions_perspective = True
+        self.check_perspective()
         entity_id = entity_id.strip()
         if not vocab.ID_PATTERN.match(entity_id):
             raise BadInput(f"entity id {entity_id!r} must be TYPE/NAME in lower case, e.g. person/dana or repo/web-app")
@@ -348,9 +417,10 @@ class Writer(Session):
         if type_key not in self.schema.types:
             raise Refused(f"unknown entity type {type_key!r} in {entity_id}",
                           hint="one of " + ", ".join(sorted(self.schema.types)))
-        for what, given in [("the name", name or ""), ("the summary", summary or "")] + [
-                ("an alias", a) for a in [*aliases, *weak_aliases]]:
-            inputs.text(given, what)  # Unicode text of a bounded size (KGRDF_MAX_TEXT)
+        inputs.text(summary or "", "the summary")  # Unicode text of a bounded size (KGRDF_MAX_TEXT)
+        for what, given in [("the name", name or "")] + [("the alias", a) for a in aliases] + [
+                ("the weak alias", a) for a in weak_aliases]:
+            inputs.label(given, what)  # and nothing in it that hides what it says
         name = model.clean_label(name or "")
         if not name:
             raise BadInput("an entity needs a --name")
@@ -374,6 +444,9 @@ class Writer(Session):
             new.weak_aliases = [a for a in new.weak_aliases if a not in new.aliases and a != new.name]
             outcome = "unchanged" if new == old else "updated"
         if outcome != "unchanged":
+            for alias in new.aliases if check_aliases else ():
+                if old is None or alias not in old.aliases:
+                    self._refuse_taken(alias, new)
             self._replace_entity(old, new)
             if old is None:
                 self._created.add(iri.value)
@@ -382,6 +455,25 @@ class Writer(Session):
             if new.type in privacy.PERSON_TYPES:
                 self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases, *new.weak_aliases])
         return new, outcome
+
+    def _refuse_taken(self, alias: str, entity: model.Entity) -> None:
+        """Refuse a strong alias that another entity of the perspective goes by already (its name or
+        a strong alias, compared by match key): one index lookup by that key (identify.rq). A large
+        write (an import) reads every label's key once instead, and looks up only the keys found."""
+        key = model.match_key(alias)
+        self._label_checks += 1
+        if self._label_keys is None and self._label_checks > 64:
+            self._label_keys = {model.match_key(row["label"].value)
+                                for row in self.rows("labels", entities=self.entities_graph)}
+        if self._label_keys is not None and key not in self._label_keys and key not in self._pending_labels:
+            return
+        others = [m for m in self.identify(alias)["matches"] if m["id"] != entity.id]
+        if others:
+            named = ", ".join(f"{m['id']} ({m['name']!r}, its {m['matched']})" for m in others)
+            raise Refused(f"the alias {alias!r} of {entity.id} is already a name of {named}: an alias names one "
+                          f"entity, and this one would make {alias!r} ambiguous",
+                          hint="a related term that may be shared is a weak alias: --weak-alias",
+                          candidates=[m["id"] for m in others], conflict=True)
 
     def _refuse_forgotten(self, entity_id: str) -> None:
         if self._forgotten is None:
@@ -433,9 +525,16 @@ class Writer(Session):
                 sources=(), authority: str = "observed", valid_from: str | None = None,
                 valid_to: str | None = None, order: int | None = None, prevents_rework: bool = False,
                 status: str = "proposed", reason: str | None = None, user_words=None,
-                auto_confirm: bool = True, heard: "Heard | list[Heard] | None" = None) -> Outcome:
+                auto_confirm: bool = True, heard: "Heard | list[Heard] | None" = None,
+                retime: bool = False, default_start: str | None = None) -> Outcome:
         """Propose a fact, or observe it again if the knowledge base holds it already, then apply the
         auto-confirm rules (unless ``auto_confirm`` is off).
+
+        An observation agrees with the fact it observes: a valid time or an order given that the
+        fact does not hold is refused with the fact's own (an observation changes neither), unless
+        ``retime`` (a person's correction, kg supersede) sets them as asked. A new fact without
+        ``valid_from`` holds from ``default_start`` (None: from no time in particular). ``reason``
+        is kept with what the write does: the fact's record when it makes the fact, else the update's.
 
         ``user_words`` is ``(source, verdict)``: a user source carrying the quote, and the
         transcript's verdict on it (kgrdf.transcript.verify). Verified words confirm the fact, and
@@ -454,7 +553,8 @@ class Writer(Session):
         outcome = self._propose(subject, predicate, object=object, value=value, sources=sources,
                                 authority=authority, valid_from=valid_from, valid_to=valid_to, order=order,
                                 prevents_rework=prevents_rework, status=status, reason=reason,
-                                revive_rejected=verified, heard=heards)
+                                revive_rejected=verified, heard=heards, retime=retime,
+                                default_start=default_start)
         if heard["extracted"]:
             return replace(outcome, note="; ".join(n for n in (outcome.note, "stays proposed: it was extracted "
                                                                 "from text, and extracted facts are always reviewed") if n))
@@ -530,7 +630,8 @@ class Writer(Session):
 
     def _propose(self, subject: str, predicate: str, *, object, value, sources, authority, valid_from, valid_to,
                  order, prevents_rework, status, reason, revive_rejected: bool,
-                 heard: "dict | list[dict] | None" = None) -> Outcome:
+                 heard: "dict | list[dict] | None" = None, retime: bool = False,
+                 default_start: str | None = None) -> Outcome:
         pred = self.schema.predicate(predicate)
         if authority not in self.schema.authorities:
             raise BadInput(f"unknown authority {authority!r}; use one of {', '.join(self.schema.authorities)}")
@@ -540,8 +641,8 @@ class Writer(Session):
         if not sources:
             raise BadInput("a fact needs at least one --source KIND:REF (where it came from)",
                            hint="e.g. --source slack:https://chat.example/p123 or --source report:weekly-2026-11")
-        start = clock.iso(clock.parse_time(valid_from, "--valid-from")) if valid_from else None
-        end = clock.iso(clock.parse_time(valid_to, "--valid-to")) if valid_to else None
+        start, end = (clock.parse_optional(valid_from, "--valid-from"), clock.parse_optional(valid_to, "--valid-to"))
+        start, end = (clock.iso(start) if start else None), (clock.iso(end) if end else None)
         if start and end and start > end:
             raise BadInput(f"--valid-from {start} is after --valid-to {end}")
         if order is not None and not pred.ordered:
@@ -555,40 +656,54 @@ class Writer(Session):
         current = [f for f in same if f.current]
         heards = heard if isinstance(heard, list) else [heard or self._heard(Heard())]
         heard = heards[0]  # and a new fact's own fields (extracted; a claim's role and verification)
+        asked = {"valid_from": start, "valid_to": end, "order": order}  # None: not said
         if current:
             fact = current[0]
+            times = self._retimed(fact, asked, allowed=retime)
+            if authority == "inferred" and (subject_entity.type in privacy.PERSON_TYPES or (
+                    isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)):
+                raise Refused(f"{fact.id} names a person, and a fact with authority inferred may not name a person: "
+                              "an inference about a person is not observed either")
             hearings = self._hearings(fact, heards, sources)
-            changes = {"observed_at": self.now, "observations": fact.observations + len(hearings)}
+            changes = {"observed_at": self.now, "observations": fact.observations + len(hearings), **times}
             if authority == "user" and any(s.kind == "user" for s in sources):
                 changes["authority"] = "user"  # the user's own words now back it
             if prevents_rework and not fact.prevents_rework:
                 changes["prevents_rework"] = True
             after = self._change(fact, changes, "observe", reason, sources, hearings)
-            return Outcome(after, "observed", f"{fact.id} was known: observed again ({after.observations} observations)")
+            return Outcome(after, "observed", f"{fact.id} was known: observed again ({after.observations} observations)"
+                           + self._times_note(fact, times))
         rejected = [f for f in same if f.status == "rejected" and not f.superseded_by]
         if rejected and revive_rejected:
             fact = rejected[0]
+            times = self._retimed(fact, asked, allowed=True)  # not held: brought back as now said
             hearings = self._hearings(fact, heards, sources)
             after = self._change(fact, {"status": "proposed", "retired_at": None, "observed_at": self.now,
-                                        "observations": fact.observations + len(hearings)}, "revive",
+                                        "observations": fact.observations + len(hearings), **times}, "revive",
                                  reason or "the user's verified words bring it back", sources, hearings)
-            return Outcome(after, "revived", f"{fact.id} had been rejected: the user's own words bring it back")
+            return Outcome(after, "revived", f"{fact.id} had been rejected: the user's own words bring it back"
+                           + self._times_note(fact, times))
         if rejected:
             fact = rejected[0]
-            return Outcome(fact, "rejected", f"{fact.id} was rejected; it stays rejected")
+            return Outcome(fact, "rejected", f"{fact.id} was rejected; it stays rejected, and nothing of this "
+                                             "proposal was recorded")
         expired = [f for f in same if f.status == "expired"]
         if expired:
             fact = expired[0]
+            times = self._retimed(fact, asked, allowed=True)  # not held: proposed again as now said
             hearings = self._hearings(fact, heards, sources)
             after = self._change(fact, {"status": "proposed", "retired_at": None, "observed_at": self.now,
-                                        "observations": fact.observations + len(hearings)}, "revive", reason,
+                                        "observations": fact.observations + len(hearings), **times}, "revive", reason,
                                  sources, hearings)
-            return Outcome(after, "revived", f"{fact.id} had expired: proposed again")
+            return Outcome(after, "revived", f"{fact.id} had expired: proposed again" + self._times_note(fact, times))
 
         names_person = subject_entity.type in privacy.PERSON_TYPES or (
             isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES) or self._names_a_person(
             [target_term.value if isinstance(target_term, Literal) else None, heard["span"], heard["message"],
-             heard.get("claimed_role")] + [text for s in sources for text in (s.ref, s.quote)])
+             heard.get("claimed_role"), reason] + [text for s in sources for text in (s.ref, s.quote)])
+        start = start or default_start
+        if start and end and start > end:
+            raise BadInput(f"--valid-to {end} is before {start}, when it would begin")
         fact_id = self._mint()
         fact = model.Fact(
             id=fact_id, iri=vocab.fact_iri(self.perspective, fact_id).value, subject=subject_entity.iri,
@@ -601,8 +716,58 @@ class Writer(Session):
             **{k: v for k, v in heard.items() if k in self._FACT_HEARD},
         )
         fact.hearings = self._hearings(fact, heards, sources)
-        self._stage([], model.fact_quads(fact, self.schema), fact, created=True)
+        quads = model.fact_quads(fact, self.schema) + self._record(fact, reason)
+        self._stage([], quads, fact, created=True)
         return Outcome(fact, "created")
+
+    def _record(self, fact: model.Fact, reason: str | None) -> list[Quad]:
+        """The reason a new fact was recorded, kept as reasons are: an update record (kg:reason) of
+        this transaction, action "record", naming the hearings it recorded (so an audience is shown
+        it when it may hear one of them) and changing nothing. kg history shows it on the fact's
+        first line. None without a reason."""
+        if not reason:
+            return []
+        fact_node = NamedNode(fact.iri)
+        graph = vocab.provenance_graph(fact_node)
+        update = vocab.update_iri(fact_node, self.seq, 1)
+        quads = [Quad(update, vocab.RDF_TYPE, vocab.UPDATE, graph),
+                 Quad(update, vocab.kg("updates"), fact_node, graph),
+                 Quad(update, vocab.kg("updateNumber"), vocab.integer(self.seq), graph),
+                 Quad(update, vocab.kg("action"), Literal("record"), graph),
+                 Quad(update, vocab.ENDED_AT, vocab.datetime_literal(self.now), graph),
+                 Quad(update, vocab.kg("reason"), Literal(reason), graph)]
+        quads += [Quad(update, model.ADDED_HEARING, NamedNode(h.iri), graph) for h in fact.hearings]
+        fact.updates = [model.Update(self.seq, "record", self.now, reason, tuple(h.iri for h in fact.hearings))]
+        return quads
+
+    _TIME_OPTIONS = {"valid_from": "--valid-from", "valid_to": "--valid-to", "order": "--order"}
+
+    def _retimed(self, fact: model.Fact, asked: dict, allowed: bool) -> dict:
+        """The valid time and order a proposal asks of a known fact that differ from what it holds
+        ({field: value}). Refused unless ``allowed``: an observation does not change them."""
+        changes = {name: given for name, given in asked.items() if given is not None and getattr(fact, name) != given}
+        if not changes:
+            return {}
+        start = changes.get("valid_from", fact.valid_from)
+        end = changes.get("valid_to", fact.valid_to)
+        if start and end and start > end:
+            raise BadInput(f"{fact.id} would be valid from {start} to {end}, which ends before it starts")
+        if not allowed:
+            held = ", ".join(f"{name} {getattr(fact, name) if getattr(fact, name) is not None else 'none'} "
+                             f"(proposed: {given})" for name, given in changes.items())
+            command = " ".join(f"{self._TIME_OPTIONS[name]} {given}" for name, given in changes.items())
+            raise Refused(f"{fact.id} says this already with {held}: proposing it again observes it, and an "
+                          f"observation does not change a fact's valid time or order, so nothing was written",
+                          hint=f"kg supersede {fact.id} {command} corrects it: a person's correction, kept in "
+                               "its history",
+                          conflict=True)
+        return changes
+
+    @classmethod
+    def _times_note(cls, fact: model.Fact, changes: dict) -> str:
+        if not changes:
+            return ""
+        return "; " + ", ".join(f"{name} {getattr(fact, name) or 'none'} -> {given}" for name, given in changes.items())
 
     def confirm(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None,
                 close_replaced: bool = True) -> Outcome:
@@ -621,17 +786,23 @@ class Writer(Session):
         action = "reconfirm" if fact.status == "confirmed" else "confirm"
         if action == "reconfirm" and reviewed_by == "auto":
             return Outcome(fact, "unchanged", f"{fact.id} is confirmed already", [])
-        after = self._change(fact, {"status": "confirmed", "retired_at": None, "last_confirmed_at": self.now,
-                                    "reviewed_by": reviewed_by}, action, reason)
-        rivals = self._rivals(after)
-        if rivals and self._coexists(after):
+        changes = {"status": "confirmed", "retired_at": None, "last_confirmed_at": self.now, "reviewed_by": reviewed_by}
+        rivals = self._rivals(fact)
+        coexist = bool(rivals) and self._coexists(fact)
+        if close_replaced and rivals and not coexist and fact.valid_from is None:
+            # It holds from where the values it replaces end (now): left open, its valid time would
+            # reach back over theirs, two values true at once.
+            changes["valid_from"] = self.now
+        after = self._change(fact, changes, action, reason)
+        if coexist:
             ids = ", ".join(r.id for r in rivals)
             return Outcome(after, action + "ed", f"{ids} stays beside it, both shown as conflicting until a person "
                                                  f"resolves them (kg supersede {rivals[0].id} ... or kg supersede "
                                                  f"{after.id} ...)", [])
         if close_replaced:
             closed = [self._close(other, after) for other in rivals]
-            return Outcome(after, action + "ed", None, closed)
+            notes = [self._closed_note(old, new) for old, new in zip(rivals, closed)]
+            return Outcome(after, action + "ed", "; ".join(n for n in notes if n) or None, closed)
         note = None
         if rivals:
             ids = ", ".join(r.id for r in rivals)
@@ -746,7 +917,8 @@ class Writer(Session):
             self._change(old, {"valid_to": self.now, "superseded_by": kept.iri, "retired_at": self.now},
                          "merge", f"{merged.id} was merged into {survivor.id}")
         names = [merged.name, *merged.aliases]
-        self.add_entity(survivor.id, survivor.name, [n for n in names if n != survivor.name], merged.weak_aliases)
+        self.add_entity(survivor.id, survivor.name, [n for n in names if n != survivor.name], merged.weak_aliases,
+                        check_aliases=False)
         after = replace(merged, aliases=[], weak_aliases=[], merged_into=survivor.iri)
         self._replace_entity(merged, after)
         return {"kept": survivor.id, "merged": merged.id, "moved": moved, "observed": observed,
@@ -779,12 +951,49 @@ class Writer(Session):
         return (predicate is not None and not predicate.takes_entity and predicate.axis == "Organizations"
                 and subject is not None and subject.type == "organization")
 
-    def _close(self, old: model.Fact, replacement: model.Fact) -> model.Fact:
+    def _close(self, old: model.Fact, replacement: model.Fact, why: str | None = None) -> model.Fact:
+        """Close ``old``, replaced by ``replacement``: retired now, and its valid time ends where the
+        replacement's begins (now, for one that begins later), so that the two never hold at once.
+        It never ends later than it did; one whose replacement begins at or before its own start
+        never held: it ends at its start (an empty interval)."""
         end = self.now
-        if replacement.valid_from and (old.valid_from or "") < replacement.valid_from <= self.now:
+        if replacement.valid_from and replacement.valid_from <= self.now:
             end = replacement.valid_from
+        if old.valid_to and old.valid_to < end:
+            end = old.valid_to
+        if old.valid_from and end < old.valid_from:
+            end = old.valid_from
         return self._change(old, {"valid_to": end, "superseded_by": replacement.iri, "retired_at": self.now},
-                            "close", f"replaced by {replacement.id}")
+                            "close", f"replaced by {replacement.id}" + (f": {why}" if why else ""))
+
+    @staticmethod
+    def _closed_note(old: model.Fact, closed: model.Fact) -> str | None:
+        """What closing did to a value's valid time, when it is more than ending it now."""
+        if closed.valid_from and closed.valid_to == closed.valid_from:
+            return (f"{old.id} never held: its replacement holds from its own start {old.valid_from} or before, "
+                    f"so {old.id} is closed at that start")
+        return None
+
+    def _refuse_overlap(self, fact: model.Fact, ignore=(), new: bool = False) -> None:
+        """Refuse a fact of a single-valued predicate whose valid time would overlap that of another
+        confirmed value held for the same subject: two values true at once. (Two current values
+        are a contradiction already, which stays visible until a person resolves it: kg lint.)
+        Reads the subject's facts of that predicate (one index lookup)."""
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        if predicate is None or not predicate.single_valued:
+            return
+        for other in self._facts_for(fact.subject, fact.predicate):
+            if (other.iri == fact.iri or other.iri in ignore or other.status != "confirmed"
+                    or (other.current and fact.current)
+                    or other.value_key() == fact.value_key() or not _overlap(fact, other)):
+                continue
+            shown = other.target.value if not other.is_entity_target else vocab.id_of(other.target.value)
+            which = "the replacement" if new else fact.id
+            raise Refused(f"{which} would hold from {fact.valid_from or 'the beginning'} while {other.id} ({shown!r}) "
+                          f"held from {other.valid_from or 'the beginning'} to {other.valid_to or 'now'}: "
+                          f"{predicate.key} takes one value at a time, so nothing was written",
+                          hint=f"give --valid-from {other.valid_to} or later" if other.valid_to else None,
+                          conflict=True)
 
     def reject(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None) -> Outcome:
         fact = self.fact(fact_id)
@@ -797,32 +1006,72 @@ class Writer(Session):
         return Outcome(after, "rejected")
 
     def supersede(self, fact_id: str, *, object: str | None = None, value: str | None = None, sources=(),
-                  valid_from: str | None = None, reason: str | None = None, audience: str | None = None) -> Outcome:
+                  valid_from: str | None = None, valid_to: str | None = None, order: int | None = None,
+                  reason: str | None = None, audience: str | None = None) -> Outcome:
         """Correct a fact: a confirmed replacement with the new object or value closes the old one.
-        The replacement is heard in each audience the old one was heard in (whoever was told the old
-        value may be told the correction, and nobody else), unless ``audience`` says where."""
+        The replacement holds from ``valid_from`` (default: now) and the old value until then (one
+        whose replacement begins at or before its own start never held: see _close); a replacement
+        whose valid time would overlap another value the subject held is refused. It is heard in
+        each audience the old one was heard in (whoever was told the old value may be told the
+        correction, and nobody else), unless ``audience`` says where.
+
+        Without a new object or value, the fact's own valid time or order is corrected (retime).
+        """
         old = self.fact(fact_id)
+        if object is None and value is None and (old.current or old.status == "confirmed"):
+            return self.retime(old, valid_from=valid_from, valid_to=valid_to, order=order, reason=reason)
         if not old.current:
             state = f"superseded by {vocab.id_of(old.superseded_by)}" if old.superseded_by else old.status
-            raise Refused(f"{old.id} is not current ({state}); only a current fact can be superseded")
+            raise Refused(f"{old.id} is not current ({state}); only a current fact can be superseded"
+                          + ("" if old.status != "confirmed" else ", though its valid time may be corrected "
+                             f"(kg supersede {old.id} --valid-from/--valid-to)"))
         predicate = self.schema.predicate_by_iri(old.predicate)
         subject = self.entity(NamedNode(old.subject))
         all_sources = [parse_source(s, self.schema.source_kinds) if isinstance(s, str) else s for s in sources]
         all_sources.append(model.Source("user", "kg supersede"))
         outcome = self.propose(subject.id, predicate.key, object=object, value=value, sources=all_sources,
-                               authority="user", valid_from=valid_from, status="confirmed", reason=reason,
-                               heard=[Heard(a) for a in ([audience] if audience else old.audiences() or [audiences.OWNER])])
+                               authority="user", valid_from=valid_from, valid_to=valid_to, order=order,
+                               status="confirmed", reason=reason, retime=True, default_start=self.now,
+                               heard=[Heard(a) for a in ([audience] if audience is not None
+                                                         else old.audiences() or [audiences.OWNER])])
         new = outcome.fact
         if new.iri == old.iri:
-            raise Refused(f"{old.id} already says that; nothing to supersede")
+            raise Refused(f"{old.id} already says that; nothing to supersede",
+                          hint=f"to correct only its valid time or order: kg supersede {old.id} --valid-from DATE")
         if outcome.action == "rejected":
             raise Refused(f"the replacement value was rejected before ({new.id})",
                           hint=f"confirm {new.id} first if it is right after all")
         if new.status != "confirmed":
             new = self.confirm(new.id, close_replaced=False, reason=f"supersedes {old.id}").fact
-        closed = self._close(old, new)
-        return Outcome(new, "superseded", f"{old.id} closed, replaced by {new.id}", [closed])
+        if new.valid_from is None:  # a value held already, from no time in particular: from now on
+            new = self._change(new, {"valid_from": self.now}, "retime", f"replaces {old.id} from now on")
+        closed = self._close(old, new, reason)
+        self._refuse_overlap(new, ignore={old.iri}, new=outcome.action == "created")
+        note = self._closed_note(old, closed) or f"{old.id} closed at {closed.valid_to}, replaced by {new.id}"
+        return Outcome(new, "superseded", note, [closed])
 
+    def retime(self, fact: model.Fact, *, valid_from: str | None = None, valid_to: str | None = None,
+               order: int | None = None, reason: str | None = None) -> Outcome:
+        """Correct a fact's own valid time or order (kg supersede F --valid-from DATE): an update
+        record that says what they held before; a valid time that would overlap another value the
+        subject held is refused."""
+        if valid_from is None and valid_to is None and order is None:
+            raise BadInput("say what replaces it: a new --object or --value, or its corrected --valid-from, "
+                           "--valid-to or --order")
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        if order is not None and not (predicate and predicate.ordered):
+            raise BadInput("--order applies to ordered predicates (has_step), not "
+                           f"{predicate.key if predicate else '?'}")
+        start, end = clock.parse_optional(valid_from, "--valid-from"), clock.parse_optional(valid_to, "--valid-to")
+        asked = {"valid_from": clock.iso(start) if start else None, "valid_to": clock.iso(end) if end else None,
+                 "order": order}
+        changes = self._retimed(fact, asked, allowed=True)
+        if not changes:
+            raise Refused(f"{fact.id} already says that; nothing to supersede")
+        after = self._change(fact, changes, "retime", reason or "valid time or order corrected by a person")
+        self._refuse_overlap(after)
+        return Outcome(after, "retimed", f"{fact.id} corrected in place" + self._times_note(fact, changes)
+                       + f" (kg history {fact.id} shows what it said before)")
 
     # --- expiry and retention -------------------------------------------------------------------------
 

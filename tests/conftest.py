@@ -86,18 +86,26 @@ def demo(demo_template, tmp_path) -> Kg:
 
 
 @pytest.fixture
-def seeded(kg) -> Kg:
-    """A few entities to write facts about."""
+def seeded(kg, monkeypatch) -> Kg:
+    """A few entities to write facts about, recorded at the start of 2025: recorded time never goes
+    backwards, so a test may then set KGRDF_NOW to any later time (or leave the clock as it is)."""
+    then = os.environ.get("KGRDF_NOW")  # a clock the test set already goes on after this
+    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T00:00:00Z")
     kg("add-entity", "person/dana", "--name", "Dana Okafor", "--alias", "Dana")
     kg("add-entity", "person/dan", "--name", "Dan Brooks", "--alias", "Dan")
     kg("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp", "--weak-alias", "frontend")
     kg("add-entity", "repo/api", "--name", "api", "--weak-alias", "backend")
     kg("add-entity", "team/web", "--name", "Web team", "--alias", "Web")
-    kg("add-entity", "team/platform", "--name", "Platform team", "--alias", "Web")
+    # A second entity called Web: a name may be shared (kg lint reports it), an alias may not.
+    kg("add-entity", "team/platform", "--name", "Web", "--alias", "Platform team")
     kg("add-entity", "environment/staging", "--name", "staging")
     kg("add-entity", "process/release", "--name", "Release process", "--alias", "release")
     kg("add-entity", "channel/deploys", "--name", "#deploys")
     kg("add-entity", "channel/ops", "--name", "#ops")
+    if then is None:
+        monkeypatch.delenv("KGRDF_NOW")
+    else:
+        monkeypatch.setenv("KGRDF_NOW", then)
     return kg
 
 

@@ -181,10 +181,14 @@ def test_forget_refuses_what_is_not_a_person(kg):
 
 # --- retention ------------------------------------------------------------------------------------
 
-def test_expire_deletes_person_facts_past_retention_from_the_journal_and_history(kg, monkeypatch):
+def test_expire_deletes_person_facts_past_retention_from_the_journal_and_history(tmp_path, monkeypatch):
+    from tests.conftest import Kg
+
+    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:00:00Z")  # recorded time never goes back: from the start
+    kg = Kg(tmp_path / "kb")
+    kg("init")
     kg("add-entity", "person/dana", "--name", "Dana Okafor")
     kg("add-entity", "repo/api", "--name", "api")
-    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:00:00Z")
     old = _propose(kg, "person/dana", "reviews", "--object", "repo/api", "-s", "pr:1")
     kg("confirm", old["id"])
     monkeypatch.setenv("KGRDF_NOW", "2026-01-02T09:00:00Z")

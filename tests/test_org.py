@@ -18,14 +18,14 @@ def test_mentions_finds_names_and_aliases_as_whole_words_any_case(demo):
 def test_where_names_overlap_the_longest_wins_and_a_shared_name_is_ambiguous(demo):
     demo("add-entity", "organization/texture", "--name", "Texture", "--alias", "Texture HQ", "--alias", "texturehq.com")
     demo("add-entity", "organization/hq-systems", "--name", "HQ Systems")
-    demo("add-entity", "team/ops", "--name", "Ops", "--alias", "Texture")  # a second entity called Texture
+    demo("add-entity", "team/ops", "--name", "Texture", "--alias", "Ops")  # a second entity called Texture
     found = demo.json("mentions", "Texture HQ Systems and texturehq.com; texture alone.")["mentions"]
     assert [(m["text"], [e["id"] for e in m["entities"]]) for m in found] == [
         ("Texture HQ", ["organization/texture"]),  # leftmost, longest: "HQ Systems" overlaps it
         ("texturehq.com", ["organization/texture"]),
         ("texture", ["organization/texture", "team/ops"])]
     shown = demo("mentions", "texture alone").stdout
-    assert "ambiguous: organization/texture (Texture), team/ops (Ops)" in shown
+    assert "ambiguous: organization/texture (Texture), team/ops (Texture)" in shown
 
 
 def test_mentions_of_a_message_that_names_nothing(demo):
@@ -48,6 +48,7 @@ def test_mentions_reads_the_message_from_standard_input(demo):
 
 def _two_perspectives(kg):
     """lyra knows the api uses the web app; main knows nothing of it."""
+    kg("org", "init", "Lyra Labs", "--perspective", "lyra")  # the operator provisions the perspective
     kg("add-entity", "repo/api", "--name", "api", "--perspective", "lyra")
     kg("add-entity", "repo/web", "--name", "web", "--alias", "the web app", "--perspective", "lyra")
     fact = kg.json("propose", "repo/api", "uses", "--object", "repo/web", "-s", "pr:1", "--perspective", "lyra")
@@ -82,9 +83,9 @@ def test_perspectives_lists_each_with_its_counts_and_the_default(kg):
     _two_perspectives(kg)
     listed = kg.json("perspectives")["perspectives"]
     assert listed == [
-        {"perspective": "lyra", "entities": 2, "facts": 1, "default": False, "current": False},
+        {"perspective": "lyra", "entities": 3, "facts": 1, "default": False, "current": False},
         {"perspective": "main", "entities": 1, "facts": 0, "default": True, "current": True}]
-    assert "* lyra  2 entities, 1 facts" in kg("perspectives", "--perspective", "lyra").stdout
+    assert "* lyra  3 entities, 1 facts" in kg("perspectives", "--perspective", "lyra").stdout
     bad = kg("lookup", "api", "--perspective", "Not Valid", expect=2)
     assert "perspective 'Not Valid' must be lower-case letters, digits, - or _" in bad.stderr
 
@@ -290,8 +291,8 @@ def test_a_claimed_member_makes_no_actor_and_is_promoted_as_a_separate_step(kg):
 # --- contradictions coexist ---------------------------------------------------------------------------
 
 def test_two_values_of_an_organization_attribute_coexist_newest_first_until_superseded(kg, monkeypatch):
-    kg("org", "add", "Texture")
     monkeypatch.setenv("KGRDF_NOW", "2026-11-01T09:00:00Z")
+    kg("org", "add", "Texture")
     older = kg.json("org", "set", "Texture", "founded", "2019", "-s", "slack:p1")
     kg("confirm", older["id"])
     monkeypatch.setenv("KGRDF_NOW", "2026-11-02T09:00:00Z")

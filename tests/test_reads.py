@@ -42,9 +42,13 @@ def test_facts_as_of_answers_what_was_true_then(demo):
     assert none_yet == []
 
 
-def test_facts_known_at_answers_what_we_held_then(kg, monkeypatch):
+def test_facts_known_at_answers_what_we_held_then(tmp_path, monkeypatch):
+    from tests.conftest import Kg
+
+    monkeypatch.setenv("KGRDF_NOW", "2026-05-01T10:00:00Z")  # recorded time never goes back: from the start
+    kg = Kg(tmp_path / "kb")
+    kg("init")
     kg("add-entity", "environment/staging", "--name", "staging")
-    monkeypatch.setenv("KGRDF_NOW", "2026-05-01T10:00:00Z")
     old = kg.json("propose", "staging", "status", "--value", "active", "--source", "report:a")
     kg("confirm", old["id"])
     monkeypatch.setenv("KGRDF_NOW", "2026-06-01T10:00:00Z")

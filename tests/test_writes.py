@@ -125,6 +125,7 @@ def test_confirming_a_fact_of_a_multi_valued_predicate_closes_nothing(seeded):
 
 
 def test_confirm_twice_reconfirms_and_reject_twice_is_harmless(seeded, monkeypatch):
+    monkeypatch.setenv("KGRDF_NOW", "2026-11-01T09:00:00Z")
     fact = propose(seeded, "repo/api", "caveat", "--value", "slow tests", "--source", "pr:4")
     monkeypatch.setenv("KGRDF_NOW", "2026-11-01T10:00:00Z")
     seeded("confirm", fact["id"])
