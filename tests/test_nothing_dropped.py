@@ -1,4 +1,4 @@
-"""Nothing dropped silently (issue 12, item 6): every part of a write is refused with its reason, done
+"""Nothing dropped silently: every part of a write is refused with its reason, done
 as asked, or reported by kg lint. Each refusal is checked through the CLI: its exit code, its one
 line, and that nothing was written (the journal, view.json, the git history as they were)."""
 
