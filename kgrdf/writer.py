@@ -143,7 +143,7 @@ class Writer(Session):
         known = [p["perspective"] for p in self.perspectives() if p["entities"] or p["facts"] or p["default"]]
         raise Refused(f"no perspective {self.perspective!r}; known: {', '.join(known)}",
                       hint=f"kg org init NAME --perspective {self.perspective} provisions it with its self "
-                           "organization; else check --perspective and KGRDF_PERSPECTIVE")
+                           "organization; else check KGRDF_PERSPECTIVE and --perspective")
 
     def _facts_for(self, subject: str, predicate: str) -> list[model.Fact]:
         """Every fact, pending or held, with this subject and predicate."""

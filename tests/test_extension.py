@@ -254,6 +254,7 @@ def test_check_with_kb_refuses_a_schema_that_takes_away_what_the_data_uses(seede
 
 def test_check_with_kb_counts_every_perspective(seeded, tmp_path):
     write(seeded, ROTA)
+    seeded("org", "init", "Agent B Inc", "--perspective", "agent-b")  # a perspective is provisioned first
     seeded("add-entity", "team/ops", "--name", "Ops", "--perspective", "agent-b")
     seeded("add-entity", "repo/infra", "--name", "infra", "--perspective", "agent-b")
     seeded("propose", "team/ops", "on_call_for", "--object", "repo/infra", "--source", "ledger:rota",
