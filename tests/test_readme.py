@@ -184,6 +184,16 @@ def test_every_block_of_the_readme_says_whether_it_runs():
     assert set(languages[0::2]) <= {"console", "text"}, languages[0::2]
 
 
+def test_every_example_file_the_readme_names_is_shipped_and_used():
+    text = README.read_text(encoding="utf-8")
+    named = set(re.findall(r"(?<![\w/])examples/[\w.-]+", text))
+    assert named and all((ROOT / name).is_file() for name in named), sorted(named)
+    commands = "\n".join(command.text for command in TOUR)
+    assert {name for name in named if name in commands} == named, "a file is named but no command reads it"
+    shipped = {f"examples/{path.name}" for path in (ROOT / "examples").iterdir()}
+    assert shipped == named, f"examples/ holds files the README never names: {sorted(shipped - named)}"
+
+
 @pytest.mark.slow
 def test_the_tour_runs_as_written_and_prints_what_it_shows(tmp_path):
     (ran, shell), ids = run_tour(TOUR, tmp_path), {}
