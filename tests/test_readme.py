@@ -96,7 +96,7 @@ def shown_line(shown: str) -> re.Pattern:
     for part in shown.split("…"):
         at = 0
         for found in SHOWN_ID.finditer(part):
-            pieces.append(re.escape(part[at:found.start()]) + f"({FACT_ID.pattern})")
+            pieces.append(re.escape(part[at : found.start()]) + f"({FACT_ID.pattern})")
             at = found.end()
         pieces.append(re.escape(part[at:]))
     return re.compile(".*".join(pieces))
@@ -126,7 +126,7 @@ def missing_output(shown: list[str], printed: str, ids: dict[str, str] | None = 
 def _bind(ids: dict[str, str], names: list[str], printed: tuple[str, ...]) -> bool:
     """Bind the ids shown to the ids printed, when that agrees with the bindings so far."""
     trial = dict(ids)
-    for name, value in zip(names, printed):
+    for name, value in zip(names, printed, strict=True):
         if trial.setdefault(name, value) != value:
             return False
     if len(set(trial.values())) != len(trial):  # two ids shown for one fact
@@ -142,8 +142,10 @@ def script(commands: list[Command], out: str) -> str:
     for i, command in enumerate(commands):
         # The command runs in a group, not a subshell, so that what it exports or defines holds for
         # the next; the closing brace goes on its own line, after any comment the command ends with.
-        parts.append(f'{{ {command.text}\n}} >"{out}/{i}.out" 2>&1 </dev/null\n'
-                     f'status=$?; echo $status >"{out}/{i}.rc"; [ $status -eq {command.expect} ] || exit 0\n')
+        parts.append(
+            f'{{ {command.text}\n}} >"{out}/{i}.out" 2>&1 </dev/null\n'
+            f'status=$?; echo $status >"{out}/{i}.rc"; [ $status -eq {command.expect} ] || exit 0\n'
+        )
     return "".join(parts)
 
 
@@ -158,14 +160,25 @@ def run_tour(commands: list[Command], folder: Path) -> tuple[list[tuple[Command,
     env = {name: value for name, value in os.environ.items() if not name.startswith("KGRDF_")}
     env.update(HOME=str(folder / "home"), PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
     (folder / "tour.sh").write_text(script(commands, str(out)), encoding="utf-8")
-    shell = subprocess.run(["bash", "--noprofile", "--norc", str(folder / "tour.sh")], cwd=work, env=env,
-                           capture_output=True, text=True, timeout=600)
+    shell = subprocess.run(
+        ["bash", "--noprofile", "--norc", str(folder / "tour.sh")],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     ran = []
     for i, command in enumerate(commands):
         if not (out / f"{i}.rc").exists():
             break
-        ran.append((command, int((out / f"{i}.rc").read_text()),
-                    (out / f"{i}.out").read_text(encoding="utf-8", errors="replace")))
+        ran.append(
+            (
+                command,
+                int((out / f"{i}.rc").read_text()),
+                (out / f"{i}.out").read_text(encoding="utf-8", errors="replace"),
+            )
+        )
     return ran, shell.stdout + shell.stderr
 
 
@@ -179,8 +192,9 @@ def test_the_readme_has_a_tour_to_run():
 
 def test_every_block_of_the_readme_says_whether_it_runs():
     """A block is console (run) or text (shown); a ```sh block would look runnable and not be run."""
-    languages = [FENCE.match(line).group(1) for line in README.read_text(encoding="utf-8").splitlines()
-                 if FENCE.match(line)]
+    languages = [
+        FENCE.match(line).group(1) for line in README.read_text(encoding="utf-8").splitlines() if FENCE.match(line)
+    ]
     assert set(languages[0::2]) <= {"console", "text"}, languages[0::2]
 
 
@@ -198,8 +212,7 @@ def test_every_example_file_the_readme_names_is_shipped_and_used():
 def test_the_tour_runs_as_written_and_prints_what_it_shows(tmp_path):
     (ran, shell), ids = run_tour(TOUR, tmp_path), {}
     for command, status, output in ran:
-        assert status == command.expect, (
-            f"{command}\nexited {status}, expected {command.expect}; it printed:\n{output}")
+        assert status == command.expect, f"{command}\nexited {status}, expected {command.expect}; it printed:\n{output}"
         missing = missing_output(command.output, output, ids)
         assert missing is None, f"{command}\ndid not print the line {missing!r}; it printed:\n{output}"
     assert len(ran) == len(TOUR), f"the tour stopped before {TOUR[len(ran)]}\n{shell}"
@@ -209,8 +222,12 @@ def test_the_demo_asks_as_many_questions_as_the_readme_says(tmp_path):
     words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
     said = re.search(r"make demo .*asks it (\w+) questions", README.read_text(encoding="utf-8"))
     assert said and said.group(1) in words, "the README no longer says how many questions the demo asks"
-    shown = subprocess.run([str(Path(sys.executable).parent / "kg"), "demo", "--kb", str(tmp_path / "kb")],
-                           capture_output=True, text=True, timeout=120)
+    shown = subprocess.run(
+        [str(Path(sys.executable).parent / "kg"), "demo", "--kb", str(tmp_path / "kb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shown.returncode == 0, shown.stderr
     asked = [line for line in shown.stdout.splitlines() if line.startswith("$ kg ")]
     assert len(asked) == words[said.group(1)], asked
@@ -247,8 +264,9 @@ def test_the_convention_reads_commands_continuations_exit_codes_and_output():
     assert commands[1].line == 9
 
 
-@pytest.mark.parametrize("bad", ["```console\n$ kg init\n", "```console\nMade a knowledge base\n```\n",
-                                 "```console\n$ kg init \\\n```\n"])
+@pytest.mark.parametrize(
+    "bad", ["```console\n$ kg init\n", "```console\nMade a knowledge base\n```\n", "```console\n$ kg init \\\n```\n"]
+)
 def test_a_tour_that_cannot_be_read_is_an_error(bad):
     with pytest.raises(ValueError):
         tour(bad)
@@ -265,8 +283,14 @@ def test_output_shown_matches_in_order_with_any_text_and_any_fact_id():
 
 def test_one_fact_id_shown_stands_for_one_fact_across_the_tour():
     ids = {}
-    assert missing_output(["created f-3k9x2a [proposed] Sam Reyes reviews web-app"],
-                          "created f-6qo2lr [proposed] Sam Reyes reviews web-app\n", ids) is None
+    assert (
+        missing_output(
+            ["created f-3k9x2a [proposed] Sam Reyes reviews web-app"],
+            "created f-6qo2lr [proposed] Sam Reyes reviews web-app\n",
+            ids,
+        )
+        is None
+    )
     assert ids == {"f-3k9x2a": "f-6qo2lr"}
     printed = "f-aaaaaa closed, replaced by f-bbbbbb\nf-6qo2lr closed, replaced by f-bbbbbb\n"
     assert missing_output(["f-3k9x2a closed, replaced by f-9mt3xq"], printed, ids) is None  # the second line
@@ -279,12 +303,16 @@ def test_the_tour_stops_at_the_first_command_that_exits_otherwise(tmp_path):
     commands = tour("```console\n$ echo one\n$ false                # exit 1\n$ false\n$ echo never\n```\n")
     ran, _ = run_tour(commands, tmp_path)
     assert [(c.text.split()[0], status, output) for c, status, output in ran] == [
-        ("echo", 0, "one\n"), ("false", 1, ""), ("false", 1, "")]
+        ("echo", 0, "one\n"),
+        ("false", 1, ""),
+        ("false", 1, ""),
+    ]
 
 
 def test_what_one_command_sets_holds_for_the_next_and_a_command_bash_cannot_parse_stops_the_tour(tmp_path):
-    commands = tour("```console\n$ export A=1; f() { echo \"f$A\"; }\n$ B=$(f)\n$ echo \"$B\" \\\n  two\n"
-                    "$ echo (\n$ echo never\n```\n")
+    commands = tour(
+        '```console\n$ export A=1; f() { echo "f$A"; }\n$ B=$(f)\n$ echo "$B" \\\n  two\n$ echo (\n$ echo never\n```\n'
+    )
     ran, shell = run_tour(commands, tmp_path)
     assert [(status, output) for _, status, output in ran] == [(0, ""), (0, ""), (0, "f1 two\n")]
     assert "syntax error" in shell
