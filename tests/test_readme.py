@@ -112,7 +112,10 @@ def missing_output(shown: list[str], printed: str, ids: dict[str, str] | None = 
     lines = [line.rstrip() for line in printed.splitlines()]
     at = 0
     for expected in shown:
-        pattern, names = shown_line(expected), SHOWN_ID.findall(expected.replace("…", " "))
+        pattern, names = (
+            shown_line(expected),
+            SHOWN_ID.findall(expected.replace("…", " ")),
+        )
         while at < len(lines):
             found = pattern.fullmatch(lines[at])
             at += 1
@@ -158,7 +161,10 @@ def run_tour(commands: list[Command], folder: Path) -> tuple[list[tuple[Command,
     (folder / "home").mkdir()
     shutil.copytree(ROOT / "examples", work / "examples")
     env = {name: value for name, value in os.environ.items() if not name.startswith("KGRDF_")}
-    env.update(HOME=str(folder / "home"), PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
+    env.update(
+        HOME=str(folder / "home"),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+    )
     (folder / "tour.sh").write_text(script(commands, str(out)), encoding="utf-8")
     shell = subprocess.run(
         ["bash", "--noprofile", "--norc", str(folder / "tour.sh")],
@@ -260,14 +266,30 @@ def test_the_convention_reads_commands_continuations_exit_codes_and_output():
     commands = tour(SAMPLE)
     assert [(c.text, c.expect, c.output) for c in commands] == [
         ("export A=1                 # a setting", 0, []),
-        ("kg propose x y \\\n    --object z               # exit 1: refused", 1, ["kg: subject 'x' is not known …"]),
-        ("kg lookup webapp", 0, ["web-app  repo/web-app (repo)", "  f-3k9x2a [confirmed] Sam Reyes reviews web-app"]),
+        (
+            "kg propose x y \\\n    --object z               # exit 1: refused",
+            1,
+            ["kg: subject 'x' is not known …"],
+        ),
+        (
+            "kg lookup webapp",
+            0,
+            [
+                "web-app  repo/web-app (repo)",
+                "  f-3k9x2a [confirmed] Sam Reyes reviews web-app",
+            ],
+        ),
     ]
     assert commands[1].line == 9
 
 
 @pytest.mark.parametrize(
-    "bad", ["```console\n$ kg init\n", "```console\nMade a knowledge base\n```\n", "```console\n$ kg init \\\n```\n"]
+    "bad",
+    [
+        "```console\n$ kg init\n",
+        "```console\nMade a knowledge base\n```\n",
+        "```console\n$ kg init \\\n```\n",
+    ],
 )
 def test_a_tour_that_cannot_be_read_is_an_error(bad):
     with pytest.raises(ValueError):
@@ -276,7 +298,16 @@ def test_a_tour_that_cannot_be_read_is_an_error(bad):
 
 def test_output_shown_matches_in_order_with_any_text_and_any_fact_id():
     printed = "web-app  repo/web-app (repo)\n  also: webapp\n  f-6qo2lr [confirmed] Sam Reyes reviews web-app\n"
-    assert missing_output(["web-app  repo/web-app (repo)", "  f-3k9x2a [confirmed] … reviews web-app"], printed) is None
+    assert (
+        missing_output(
+            [
+                "web-app  repo/web-app (repo)",
+                "  f-3k9x2a [confirmed] … reviews web-app",
+            ],
+            printed,
+        )
+        is None
+    )
     assert missing_output(["  f-3k9x2a [proposed] Sam Reyes reviews web-app"], printed) is not None
     assert missing_output(["  also: webapp", "web-app  repo/web-app (repo)"], printed) == "web-app  repo/web-app (repo)"
     assert missing_output(["also: webapp"], printed) is not None  # a whole line, not a part of one
@@ -311,10 +342,16 @@ def test_the_tour_stops_at_the_first_command_that_exits_otherwise(tmp_path):
     ]
 
 
-def test_what_one_command_sets_holds_for_the_next_and_a_command_bash_cannot_parse_stops_the_tour(tmp_path):
+def test_what_one_command_sets_holds_for_the_next_and_a_command_bash_cannot_parse_stops_the_tour(
+    tmp_path,
+):
     commands = tour(
         '```console\n$ export A=1; f() { echo "f$A"; }\n$ B=$(f)\n$ echo "$B" \\\n  two\n$ echo (\n$ echo never\n```\n'
     )
     ran, shell = run_tour(commands, tmp_path)
-    assert [(status, output) for _, status, output in ran] == [(0, ""), (0, ""), (0, "f1 two\n")]
+    assert [(status, output) for _, status, output in ran] == [
+        (0, ""),
+        (0, ""),
+        (0, "f1 two\n"),
+    ]
     assert "syntax error" in shell
