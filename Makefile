@@ -4,13 +4,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test quick bench setup system-deps clean
+.PHONY: demo test quick check bench setup system-deps clean
 
 demo: $(STAMP)
 	$(BIN)/kg demo
 
-test: $(STAMP) system-deps
+test: check system-deps
 	$(BIN)/python -m pytest
+
+# The code guards its own shape: lint, format and the layers contract (pyproject.toml).
+check: $(STAMP)
+	$(BIN)/ruff check kgrdf tests bench
+	$(BIN)/ruff format --check kgrdf tests bench
+	$(BIN)/lint-imports
 
 quick: $(STAMP) system-deps
 	$(BIN)/python -m pytest -m "not slow"

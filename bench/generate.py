@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode
 
-from kgrdf import clock, model, schema as schema_mod, vocab
+from kgrdf import clock, model, vocab
+from kgrdf import schema as schema_mod
 from kgrdf.kb import KnowledgeBase
 
 TYPE_SHARE = {"person": 12, "team": 3, "process": 4, "step": 14, "gate": 3, "channel": 3, "system": 4,

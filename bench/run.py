@@ -206,8 +206,8 @@ def measure(size: int, repeat: int, naive_max: int, naive_cap: float, work: Path
     cli(["stats"] + kb_args)  # warm the page cache and the index once
     store, floor = floor_runner(path)
     for name, (args, entity) in commands.items():
-        kg_time = best_of(repeat, lambda: cli(args + kb_args))
-        floor_time = best_of(repeat, lambda: floor[name](entity))
+        kg_time = best_of(repeat, lambda args=args: cli(args + kb_args))
+        floor_time = best_of(repeat, lambda name=name, entity=entity: floor[name](entity))
         rows.append({"size": size, "command": name, "kg": kg_time, "floor": floor_time})
     del store
     counter = iter(range(10**6))

@@ -9,7 +9,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from typer.core import TyperGroup
@@ -114,30 +114,30 @@ app = typer.Typer(
 )
 
 KbOption = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--kb", help="The knowledge base folder. Default: $KGRDF_HOME, else ~/.local/share/kgrdf.",
                  show_default=False),
 ]
-PerspectiveOption = Annotated[Optional[str], typer.Option(
+PerspectiveOption = Annotated[str | None, typer.Option(
     "--perspective", envvar="KGRDF_PERSPECTIVE", show_envvar=True,
     help="Whose knowledge: the command sees and writes this perspective only. Default: the knowledge base's.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for programs.")]
 SourceOption = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--source", "-s", help="Where it came from, KIND:REF (repeat). Kinds: user, ledger, report, "
                  "memory, transcript, profile (trusted); slack, pr, ticket, doc, chat (untrusted)."),
 ]
 AllowForgotten = Annotated[bool, typer.Option(
     "--allow-forgotten", help="Add a person who was forgotten with kg forget again, knowingly.")]
-ObjectOption = Annotated[Optional[str], typer.Option("--object", "-o", help="The object: an entity id, name or alias.")]
-ValueOption = Annotated[Optional[str], typer.Option("--value", "-v", help="The value: text (or a date for dated predicates).")]
-AudienceOption = Annotated[Optional[str], typer.Option(
+ObjectOption = Annotated[str | None, typer.Option("--object", "-o", help="The object: an entity id, name or alias.")]
+ValueOption = Annotated[str | None, typer.Option("--value", "-v", help="The value: text (or a date for dated predicates).")]
+AudienceOption = Annotated[str | None, typer.Option(
     "--audience", help="Who could hear it: public, workspace:W, channel:C, dm:A,B or owner (the default: "
                        "the knowledge base owner's own).")]
-HearOption = Annotated[Optional[str], typer.Option(
+HearOption = Annotated[str | None, typer.Option(
     "--audience", help="The audience the answer will be shown in (public, workspace:W, channel:C, dm:A,B): only "
                        "what it may hear is read. Default: the owner, who may hear everything.")]
-ReasonOption = Annotated[Optional[str], typer.Option("--reason", help="Why, kept in the fact's history.")]
+ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why, kept in the fact's history.")]
 
 
 def _group(name: str, help: str, no_args_is_help: bool = False) -> typer.Typer:
@@ -148,14 +148,14 @@ def _group(name: str, help: str, no_args_is_help: bool = False) -> typer.Typer:
     return group
 
 
-def _kb(path: Optional[Path], perspective: Optional[str] = None, backend: str = "oxigraph"):
+def _kb(path: Path | None, perspective: str | None = None, backend: str = "oxigraph"):
     from kgrdf.kb import KnowledgeBase, default_home
 
     return KnowledgeBase.open(path or default_home(), backend=backend, perspective=perspective)
 
 
 @contextmanager
-def _reading(kb: Optional[Path], perspective: Optional[str], audience: Optional[str] = None):
+def _reading(kb: Path | None, perspective: str | None, audience: str | None = None):
     """A read of one perspective, for the audience the answer will be shown in (None: the owner)."""
     with _kb(kb, perspective).reading() as session:
         session.hear_as(audience)
@@ -170,7 +170,7 @@ def _write_fact(base, command: str, as_json: bool, change) -> None:
     render.outcome(as_json, outcome, shown, writer.warnings)
 
 
-def _time(text: Optional[str], what: str):
+def _time(text: str | None, what: str):
     from kgrdf import clock
 
     return clock.parse_optional(text, what)  # an empty --as-of is refused, never read as "not given"
@@ -197,9 +197,9 @@ def init(
 def add_entity(
     entity_id: Annotated[str, typer.Argument(metavar="ID", help="TYPE/NAME in lower case, e.g. person/dana, repo/web-app.")],
     name: Annotated[str, typer.Option("--name", "-n", help="The entity's name (skos:prefLabel).")],
-    alias: Annotated[Optional[list[str]], typer.Option("--alias", "-a", help="A strong alias: a true synonym (repeat).")] = None,
-    weak_alias: Annotated[Optional[list[str]], typer.Option("--weak-alias", help="A weak alias: a related term, searchable, never an identity (repeat).")] = None,
-    summary: Annotated[Optional[str], typer.Option(help="A short description (never for a person).")] = None,
+    alias: Annotated[list[str] | None, typer.Option("--alias", "-a", help="A strong alias: a true synonym (repeat).")] = None,
+    weak_alias: Annotated[list[str] | None, typer.Option("--weak-alias", help="A weak alias: a related term, searchable, never an identity (repeat).")] = None,
+    summary: Annotated[str | None, typer.Option(help="A short description (never for a person).")] = None,
     allow_forgotten: AllowForgotten = False,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
@@ -239,24 +239,24 @@ def propose(
     value: ValueOption = None,
     source: SourceOption = None,
     authority: Annotated[str, typer.Option(help="user, stakeholder, observed or inferred.")] = "observed",
-    valid_from: Annotated[Optional[str], typer.Option(help="When it became true (YYYY-MM-DD or ISO time).")] = None,
-    valid_to: Annotated[Optional[str], typer.Option(help="When it stopped being true.")] = None,
-    order: Annotated[Optional[int], typer.Option(help="Place in a sequence, for has_step.")] = None,
+    valid_from: Annotated[str | None, typer.Option(help="When it became true (YYYY-MM-DD or ISO time).")] = None,
+    valid_to: Annotated[str | None, typer.Option(help="When it stopped being true.")] = None,
+    order: Annotated[int | None, typer.Option(help="Place in a sequence, for has_step.")] = None,
     prevents_rework: Annotated[bool, typer.Option("--prevents-rework", help="Not knowing it once caused rework.")] = False,
     from_user: Annotated[bool, typer.Option("--from-user", help="The user said it: give their words with --quote "
                                             "and the session with --transcript.")] = False,
-    quote: Annotated[Optional[str], typer.Option(help="The user's own words (with --from-user).")] = None,
-    transcript: Annotated[Optional[Path], typer.Option(help="The agent session's transcript, JSON lines (with "
+    quote: Annotated[str | None, typer.Option(help="The user's own words (with --from-user).")] = None,
+    transcript: Annotated[Path | None, typer.Option(help="The agent session's transcript, JSON lines (with "
                                                        "--from-user): the quote must be in a user prompt there.")] = None,
     reason: ReasonOption = None,
     audience: AudienceOption = None,
-    said_by: Annotated[Optional[str], typer.Option("--said-by", help="Who said it: an actor or a person (id, name "
+    said_by: Annotated[str | None, typer.Option("--said-by", help="Who said it: an actor or a person (id, name "
                                                    "or alias). Their organization then is recorded with it.")] = None,
-    message: Annotated[Optional[str], typer.Option(help="The message it was said in (a permalink or an id).")] = None,
+    message: Annotated[str | None, typer.Option(help="The message it was said in (a permalink or an id).")] = None,
     extracted: Annotated[bool, typer.Option("--extracted", help="A model read it out of text: it stays a proposal "
                                             "whatever its sources.")] = False,
-    confidence: Annotated[Optional[float], typer.Option(help="The extractor's confidence, 0 to 1 (with --extracted).")] = None,
-    span: Annotated[Optional[str], typer.Option(help="The words it was extracted from (with --extracted).")] = None,
+    confidence: Annotated[float | None, typer.Option(help="The extractor's confidence, 0 to 1 (with --extracted).")] = None,
+    span: Annotated[str | None, typer.Option(help="The words it was extracted from (with --extracted).")] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
@@ -269,7 +269,8 @@ def propose(
     fact naming no person; a profile source for a person's title or timezone. Anything else stays
     proposed for the daily batch (kg batch), and the output says why.
     """
-    from kgrdf import model, transcript as transcript_module
+    from kgrdf import model
+    from kgrdf import transcript as transcript_module
     from kgrdf.errors import BadInput
     from kgrdf.writer import Heard
 
@@ -318,15 +319,15 @@ def supersede(
     object: ObjectOption = None,
     value: ValueOption = None,
     source: SourceOption = None,
-    valid_from: Annotated[Optional[str], typer.Option(help="When the new value became true (default: now); the "
+    valid_from: Annotated[str | None, typer.Option(help="When the new value became true (default: now); the "
                                                       "old one holds until then. Without a new value: the fact's "
                                                       "corrected start.")] = None,
-    valid_to: Annotated[Optional[str], typer.Option(help="When the new value stopped being true (without a new "
+    valid_to: Annotated[str | None, typer.Option(help="When the new value stopped being true (without a new "
                                                     "value: the fact's corrected end).")] = None,
-    order: Annotated[Optional[int], typer.Option(help="The place in a sequence, for has_step (without a new value: "
+    order: Annotated[int | None, typer.Option(help="The place in a sequence, for has_step (without a new value: "
                                                  "the fact's corrected place).")] = None,
     reason: ReasonOption = None,
-    audience: Annotated[Optional[str], typer.Option(
+    audience: Annotated[str | None, typer.Option(
         "--audience", help="Who could hear the correction. Default: the audience of the fact it corrects.")] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
@@ -404,7 +405,8 @@ def batch(
     KGRDF_GROUP_FACTS, KGRDF_BATCH_FACTS), what prevents rework first. Proposals not observed
     again for 30 days expire first.
     """
-    from kgrdf import batch as batch_module, settings
+    from kgrdf import batch as batch_module
+    from kgrdf import settings
 
     if ctx.invoked_subcommand:
         return
@@ -464,7 +466,7 @@ def identifiers_add(
 
 @identifiers_app.command("list")
 def identifiers_list(
-    entity: Annotated[Optional[str], typer.Argument(help="Only this person or actor.")] = None,
+    entity: Annotated[str | None, typer.Argument(help="Only this person or actor.")] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
@@ -483,9 +485,9 @@ org_app = _group("org", "Organizations: the perspective's own, and the ones it d
                  no_args_is_help=True)
 
 
-OrgAliasOption = Annotated[Optional[list[str]], typer.Option(
+OrgAliasOption = Annotated[list[str] | None, typer.Option(
     "--alias", "-a", help="Another name it goes by: a short name, a domain (texturehq.com) (repeat).")]
-OrgIdOption = Annotated[Optional[str], typer.Option("--id", help="The id, organization/SLUG. Default: from the name.")]
+OrgIdOption = Annotated[str | None, typer.Option("--id", help="The id, organization/SLUG. Default: from the name.")]
 
 
 @org_app.command("init")
@@ -527,9 +529,9 @@ def org_add(
     render.out(json, {**entity.as_json(), "outcome": outcome}, f"{outcome} {entity.id} ({entity.name})")
 
 
-SaidByOption = Annotated[Optional[str], typer.Option(
+SaidByOption = Annotated[str | None, typer.Option(
     "--said-by", help="Who said it: an actor or a person (id, name or alias); their organization then is recorded.")]
-MessageOption = Annotated[Optional[str], typer.Option(help="The message it was said in (a permalink or an id).")]
+MessageOption = Annotated[str | None, typer.Option(help="The message it was said in (a permalink or an id).")]
 
 
 @org_app.command("set")
@@ -559,7 +561,7 @@ def org_affiliate(
     org: Annotated[str, typer.Argument(help="The organization the person was said to belong to.")],
     claimed_name: Annotated[str, typer.Option("--claimed-name", help="The name that was said (\"Jim\").")],
     said_by: SaidByOption = None,
-    role: Annotated[Optional[str], typer.Option(help="The role that was said (\"IT\").")] = None,
+    role: Annotated[str | None, typer.Option(help="The role that was said (\"IT\").")] = None,
     message: MessageOption = None,
     source: SourceOption = None,
     audience: AudienceOption = None,
@@ -784,9 +786,9 @@ def lookup(
 @app.command()
 def facts(
     subject: Annotated[str, typer.Argument(help="An entity id, name or alias.")],
-    predicate: Annotated[Optional[str], typer.Option("--predicate", "-p", help="Only this predicate.")] = None,
-    as_of: Annotated[Optional[str], typer.Option(help="Valid time: what was true in the world at T.")] = None,
-    known_at: Annotated[Optional[str], typer.Option(help="Transaction time: what the knowledge base held at T.")] = None,
+    predicate: Annotated[str | None, typer.Option("--predicate", "-p", help="Only this predicate.")] = None,
+    as_of: Annotated[str | None, typer.Option(help="Valid time: what was true in the world at T.")] = None,
+    known_at: Annotated[str | None, typer.Option(help="Transaction time: what the knowledge base held at T.")] = None,
     all: Annotated[bool, typer.Option("--all", help="Every fact: proposed, confirmed, rejected, expired and closed.")] = False,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
@@ -846,7 +848,7 @@ def history(
 @app.command()
 def sparql(
     query: Annotated[str, typer.Argument(metavar="QUERY_OR_FILE", help="A SPARQL query, or the path of a .rq file.")],
-    timeout: Annotated[Optional[float], typer.Option(
+    timeout: Annotated[float | None, typer.Option(
         "--timeout", metavar="SECONDS", show_default=False,
         help="Stop the query after this many seconds (exit 1). Default: $KGRDF_QUERY_TIMEOUT, else 30; never "
              "longer than writers wait for the lock ($KGRDF_LOCK_TIMEOUT less 5 s).")] = None,
@@ -869,7 +871,7 @@ def sparql(
 @app.command()
 def export(
     format: Annotated[str, typer.Option("--format", "-f", help="trig, nquads or jsonld (the whole dataset), or turtle (current facts as one graph).")] = "trig",
-    output: Annotated[Optional[Path], typer.Option("--output", help="Write to this file instead of stdout.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", help="Write to this file instead of stdout.")] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     audience: HearOption = None,
@@ -966,7 +968,7 @@ def schema_module_prefixes() -> dict:
 def schema_check(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="A schema.json to check, without installing it.")],
-    kb: Annotated[Optional[Path], typer.Option(
+    kb: Annotated[Path | None, typer.Option(
         "--kb", show_default=False,
         help="Check it as this knowledge base's next schema.json: it must also keep every site type and "
              "predicate the knowledge base's entities and facts use. Default: $KGRDF_HOME when it is set; "
@@ -1001,11 +1003,11 @@ def schema_check(
 
 @app.command()
 def context(
-    target: Annotated[Optional[str], typer.Option("--for", metavar="ENTITY|TOPIC", help="An entity id, name or strong "
+    target: Annotated[str | None, typer.Option("--for", metavar="ENTITY|TOPIC", help="An entity id, name or strong "
                       "alias; else a topic: the few entities whose names match it, exact matches first.")] = None,
-    message: Annotated[Optional[str], typer.Option(help="A message: the pack is about the entities it mentions "
+    message: Annotated[str | None, typer.Option(help="A message: the pack is about the entities it mentions "
                                                    "(as kg mentions finds them); - reads it from standard input.")] = None,
-    budget: Annotated[Optional[int], typer.Option(help="At most this many tokens. Default: $KGRDF_CONTEXT_BUDGET, else 1500.",
+    budget: Annotated[int | None, typer.Option(help="At most this many tokens. Default: $KGRDF_CONTEXT_BUDGET, else 1500.",
                                                   show_default=False)] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
@@ -1022,7 +1024,8 @@ def context(
     --json gives the facts, the markdown, the tokens used and the method. Exits 1 when nothing
     matches, 2 when the budget cannot hold even the pack's title.
     """
-    from kgrdf import context as context_module, settings
+    from kgrdf import context as context_module
+    from kgrdf import settings
     from kgrdf.errors import BadInput
 
     if (target is None) == (message is None):
@@ -1063,7 +1066,7 @@ def lint(kb: KbOption = None, perspective: PerspectiveOption = None, json: JsonO
 
 @app.command()
 def demo(
-    kb: Annotated[Optional[Path], typer.Option("--kb", help="Load the example into this folder (default: a temporary one).")] = None,
+    kb: Annotated[Path | None, typer.Option("--kb", help="Load the example into this folder (default: a temporary one).")] = None,
     json: JsonOption = False,
 ):
     """Load the example organization and show a lookup, a two-hop question, a fact's history and a

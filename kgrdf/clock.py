@@ -6,7 +6,7 @@ All times are stored as xsd:dateTime in UTC with second precision.
 
 import os
 import re
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from kgrdf.errors import BadInput, Refused
 
@@ -18,7 +18,7 @@ def now() -> datetime:
     fixed = os.environ.get("KGRDF_NOW")
     if fixed:
         return parse_time(fixed, what="KGRDF_NOW")
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def parse_time(text: str, what: str = "time") -> datetime:
@@ -41,9 +41,9 @@ def parse_time(text: str, what: str = "time") -> datetime:
             f"{what} {text!r} is not a date; use YYYY-MM-DD or an ISO 8601 time like 2026-03-01T09:30:00Z"
         ) from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     try:
-        return parsed.astimezone(timezone.utc).replace(microsecond=0)
+        return parsed.astimezone(UTC).replace(microsecond=0)
     except OverflowError:  # a zone pushing it past year 1 or 9999
         raise BadInput(f"{what} {text!r} is outside the years 1 to 9999 in UTC") from None
 
@@ -69,7 +69,7 @@ def parse_date(text: str, what: str = "date") -> date:
 
 def iso(moment: datetime) -> str:
     """The xsd:dateTime lexical form we store: ``2026-03-01T09:30:00Z``."""
-    utc = moment.astimezone(timezone.utc)
+    utc = moment.astimezone(UTC)
     return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%SZ")  # %Y drops a small year's zeros
 
 

@@ -28,6 +28,16 @@ PRIVATE = ["journal/local", ".git", "index", "cache", "identifiers.jsonl", "secr
            "batch.json", "forgotten.jsonl", "journal.aside*", "secret.key.aside-*"]
 LINKS_REFUSED = ["journal/local", "index", "cache"]  # folders kgrdf writes in
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def read_json(path: Path) -> dict:
+    """A JSON file of the knowledge base's own (view.json, format.json, ...): {} when it is not there."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (ValueError, OSError) as exc:
+        raise Damaged(f"{path.name} does not parse: {exc}") from None
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
@@ -61,7 +71,7 @@ def _tighten(path: Path) -> None:
     if stat.S_ISLNK(info.st_mode) or not info.st_mode & 0o077:
         return
     if stat.S_ISDIR(info.st_mode):
-        for folder, dirs, names in os.walk(path):
+        for folder, _dirs, names in os.walk(path):
             os.chmod(folder, stat.S_IMODE(os.lstat(folder).st_mode) & 0o700)
             for name in names:
                 child = os.path.join(folder, name)
@@ -75,7 +85,7 @@ def _tighten(path: Path) -> None:
 def create(path: Path):
     """A new, empty binary file at ``path``, 0600, opened for writing. Whatever stood there (a file
     left by a cut, a link) is removed first, never followed."""
-    for attempt in range(3):
+    for _attempt in range(3):
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
             return os.fdopen(fd, "wb")
@@ -107,7 +117,7 @@ def appending(path: Path):
     """``path`` opened to append bytes (made 0600 when new). Raises Damaged when it is a link."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
-    except OSError as exc:
+    except OSError:
         if path.is_symlink():
             raise Damaged(f"{path.name} is a symbolic link: kgrdf never writes through one",
                           hint=f"remove the link ({path}) and restore the file it replaced") from None

@@ -52,6 +52,8 @@ from pathlib import Path
 
 from kgrdf.errors import Damaged
 
+FORMAT = 2  # of the knowledge base folder: 2, each journal an RDF Patch log of its own, one patch a file
+# (1: segments of several transactions; kgrdf.migrate brings a format 1 folder to 2)
 LOCAL = "local"  # the private journal's folder
 PER_FOLDER = 1000  # patch files to a folder
 _FILE = re.compile(r"^(\d{10})\.rdfp$")

@@ -7,7 +7,6 @@ journal (flushed and fsynced), apply it to the index, record the position in ``v
 commit to the local git history.
 """
 
-import json
 import os
 import sys
 from contextlib import contextmanager
@@ -15,13 +14,12 @@ from pathlib import Path
 
 from kgrdf import clock, files, purge, vcs, vocab
 from kgrdf.errors import BadInput, Damaged, NotFound
-from kgrdf.files import read_jsonl, write_json  # noqa: F401 (their old home; callers import them here)
-from kgrdf.journal import Journal, Position, Transaction
+from kgrdf.files import write_json
+from kgrdf.journal import FORMAT, Journal, Position, Transaction
+from kgrdf.vcs import UNCOMMITTED
 
-FORMAT = 2  # 2: each journal an RDF Patch log of its own, one patch a file (1: segments; see kgrdf.migrate)
 LARGE = 100_000  # journal lines: a write this large commits to git while the index is updated
 DEFAULT_PERSPECTIVE = "main"
-UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (never tracked)
 INDEX_WAY_OUT = "remove the index/ folder (rm -r index); the next command rebuilds it from the journal"
 
 
@@ -39,13 +37,13 @@ class KnowledgeBase:
     def __init__(self, path: Path, backend: str = "oxigraph", perspective: str | None = None):
         self.path = Path(path)
         self.backend_kind = backend
-        settings = self._read_json(self.path / "format.json")
+        settings = files.read_json(self.path / "format.json")
         self.format = settings.get("format", FORMAT)
         self.default_perspective = settings.get("perspective", DEFAULT_PERSPECTIVE)
         if perspective is not None and not vocab.PERSPECTIVE_PATTERN.match(perspective):
             raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
         self.perspective = perspective or self.default_perspective
-        self.replica = self._read_json(self.path / "replica.json").get("replica")
+        self.replica = files.read_json(self.path / "replica.json").get("replica")
         self._memory = None  # the in-memory backend keeps its index for the object's life
 
     # --- making and opening ----------------------------------------------------------------------
@@ -127,18 +125,9 @@ class KnowledgeBase:
     def index_path(self) -> Path:
         return self.path / "index"
 
-    @staticmethod
-    def _read_json(path: Path) -> dict:
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (ValueError, OSError) as exc:
-            raise Damaged(f"{path.name} does not parse: {exc}") from None
-
     def view(self) -> Position:
         """The journal position the knowledge base's files reflect (``view.json``)."""
-        return Position.from_dict(self._read_json(self.path / "view.json"))
+        return Position.from_dict(files.read_json(self.path / "view.json"))
 
     def _write_view(self, position: Position) -> None:
         write_json(self.path / "view.json", {"replica": self.replica, **position.as_dict()})
@@ -167,7 +156,7 @@ class KnowledgeBase:
 
     # --- the index -------------------------------------------------------------------------------
 
-    def _open_backend(self, read_only: bool):
+    def open_index(self, read_only: bool):
         """The index, opened. Raises Damaged (with the way out) when the store does not open."""
         from kgrdf.store import open_backend
 
@@ -187,7 +176,7 @@ class KnowledgeBase:
         open (a rebuild cut short, a damaged folder) is derived: it is made again from the journal,
         with a note on stderr. One that another process holds open is not touched."""
         try:
-            return self._open_backend(read_only=False)
+            return self.open_index(read_only=False)
         except Damaged as exc:
             if self.backend_kind == "memory" or "lock" in exc.message.lower():
                 raise
@@ -195,9 +184,9 @@ class KnowledgeBase:
 
         shutil.rmtree(self.index_path, ignore_errors=True)
         print("kg: the index did not open; rebuilding it from the journal", file=sys.stderr)
-        return self._open_backend(read_only=False)
+        return self.open_index(read_only=False)
 
-    def _close_backend(self, backend) -> None:
+    def close_index(self, backend) -> None:
         if backend is not None and backend is not self._memory:
             backend.close()
 
@@ -220,7 +209,7 @@ class KnowledgeBase:
         for attempt in range(2):
             with lock.held(lock_path, exclusive=False):
                 try:
-                    backend = self._open_backend(read_only=True)
+                    backend = self.open_index(read_only=True)
                 except Damaged:
                     backend = None  # an index that does not open: brought up to date below
                 try:
@@ -237,7 +226,7 @@ class KnowledgeBase:
                         yield Session(self, backend)
                         return
                 finally:
-                    self._close_backend(backend)
+                    self.close_index(backend)
             if attempt == 0:
                 with lock.held(lock_path, exclusive=True):
                     self._finish_purge()
@@ -248,12 +237,12 @@ class KnowledgeBase:
                         damage = exc  # reads go on from an index that matches view.json
                         break
                     finally:
-                        self._close_backend(backend)
+                        self.close_index(backend)
         else:
             raise Damaged("the index could not be brought up to date with the journal",
                           hint="remove the index/ folder and run the command again")
         with lock.held(lock_path, exclusive=False):
-            backend = self._open_backend(read_only=True)
+            backend = self.open_index(read_only=True)
             try:
                 view = self.view()
                 if backend is None or backend.position() != (view.seq, view.digest):
@@ -268,7 +257,7 @@ class KnowledgeBase:
 
                 yield Session(self, backend)
             finally:
-                self._close_backend(backend)
+                self.close_index(backend)
 
     @contextmanager
     def writing(self, command: str, dry_run: bool = False):
@@ -302,7 +291,7 @@ class KnowledgeBase:
                     if not dry_run:
                         self._commit(backend, writer, position, command)
             finally:
-                self._close_backend(backend)
+                self.close_index(backend)
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
         tx = Transaction(seq=writer.seq, command=command, time=clock.iso(clock.now()),
@@ -313,7 +302,7 @@ class KnowledgeBase:
         if len(tx.adds) + len(tx.deletes) < LARGE:
             backend.apply(tx, after)
             self._write_view(after)
-            self._git_commit(message)
+            self.git_commit(message)
             return
         # A large write (an import): the git commit runs beside the index update. view.json goes
         # first; an index found behind it is rebuilt from the journal, so a cut here loses nothing.
@@ -327,7 +316,7 @@ class KnowledgeBase:
         finally:
             git.join()
 
-    def _git_commit(self, message: str) -> None:
+    def git_commit(self, message: str) -> None:
         """Commit to the git history. When git cannot commit now, say so and go on: the journal
         holds the change, and the next command commits it."""
         try:
@@ -381,7 +370,7 @@ class KnowledgeBase:
         self._write_view(after)
         print(f"kg: started a new journal from the current data as replica {self.replica} "
               f"(was {old_replica}): {len(quads)} quads, transaction {tx.seq}", file=sys.stderr)
-        self._git_commit(f"kg: a new journal from the current data (replica {self.replica})")
+        self.git_commit(f"kg: a new journal from the current data (replica {self.replica})")
 
     def _recover(self, backend) -> Position:
         """Bring the view and the index up to the journal's end; return that position.
@@ -422,7 +411,7 @@ class KnowledgeBase:
         if target != view:
             self._write_view(target)
         if target != view or (self.path / UNCOMMITTED).exists():
-            self._git_commit(f"kg: finish a write cut short (transaction {target.seq})")
+            self.git_commit(f"kg: finish a write cut short (transaction {target.seq})")
         return target
 
     def _finish_purge(self) -> None:
@@ -445,7 +434,7 @@ class KnowledgeBase:
             self._recover(backend)
             yield backend
         finally:
-            self._close_backend(backend)
+            self.close_index(backend)
 
     def rebuild_index(self) -> None:
         """Make the index again from the journal, in a new folder (a store keeps deleted bytes in its
@@ -454,14 +443,14 @@ class KnowledgeBase:
         import shutil
 
         shutil.rmtree(self.index_path, ignore_errors=True)
-        backend = self._open_backend(read_only=False)
+        backend = self.open_index(read_only=False)
         try:
             entries, _torn = self.journal.read_after(Position())
             target = entries[-1][1] if entries else Position()
             self._rebuild(backend, target, entries)
             self._write_view(target)
         finally:
-            self._close_backend(backend)
+            self.close_index(backend)
 
     def _rebuild(self, backend, target: Position, entries=None) -> None:
         """Replace the index with the journal's rebuild and the schema graph."""

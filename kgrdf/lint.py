@@ -196,7 +196,7 @@ class _Check:
             rows.sort(key=lambda r: (r["recordedAt"], vocab.id_of(r["fact"])), reverse=True)
             ids = [vocab.id_of(r["fact"]) for r in rows]
             values = ", ".join(f"{self._shown(r['object'])!r} ({fact_id}{', newest' if i == 0 else ''})"
-                               for i, (r, fact_id) in enumerate(zip(rows, ids)))
+                               for i, (r, fact_id) in enumerate(zip(rows, ids, strict=True)))
             objects = sorted({self._id(r["object"]) for r in rows}) if predicate and predicate.takes_entity else []
             out.append(_finding(
                 "contradiction",

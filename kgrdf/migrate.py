@@ -30,7 +30,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from kgrdf import files, journal
+from kgrdf import files, journal, vcs
 from kgrdf.errors import Damaged
 from kgrdf.journal import LOCAL, Patch, Position, Stream, chain, fsync_dir, new_id
 
@@ -48,26 +48,23 @@ def under_way(path: Path) -> bool:
 
 def migrate(kb) -> None:
     """Bring the knowledge base ``kb`` to the current format (see the module's description)."""
-    from kgrdf import kb as kb_mod
     from kgrdf import lock
 
     with lock.held(kb.path / "lock", exclusive=True):
-        settings = kb._read_json(kb.path / "format.json")
+        settings = files.read_json(kb.path / "format.json")
         if not under_way(kb.path):
-            if settings.get("format", kb_mod.FORMAT) >= kb_mod.FORMAT:
+            if settings.get("format", journal.FORMAT) >= journal.FORMAT:
                 return  # another process migrated it while this one waited for the lock
             view = build(kb)
-            files.write_json(kb.path / MARKER, {"format": kb_mod.FORMAT, "view": view and view.as_dict()})
+            files.write_json(kb.path / MARKER, {"format": journal.FORMAT, "view": view and view.as_dict()})
             fsync_dir(kb.path)
         carry_forward(kb, settings)
 
 
 def carry_forward(kb, settings: dict) -> None:
     """Steps 2 to 4: each done again or skipped as the files show, so a cut anywhere is finished."""
-    from kgrdf import kb as kb_mod
-
     marker = json.loads((kb.path / MARKER).read_text(encoding="utf-8"))
-    (kb.path / kb_mod.UNCOMMITTED).touch()
+    (kb.path / vcs.UNCOMMITTED).touch()
     building, current, old = kb.path / BUILDING, kb.path / "journal", kb.path / OLD
     if building.exists() and marker["view"] is None:
         shutil.rmtree(building)  # nothing was built: the journal stays as it is (gone)
@@ -85,7 +82,7 @@ def carry_forward(kb, settings: dict) -> None:
     fsync_dir(kb.path)
     print(f"kg: the knowledge base is now in format {marker['format']}: each journal an RDF Patch log of its "
           f"own, one patch a file", file=sys.stderr)
-    kb._git_commit(f"kg: the journal in format {marker['format']} (each journal an RDF Patch log of its own)")
+    kb.git_commit(f"kg: the journal in format {marker['format']} (each journal an RDF Patch log of its own)")
 
 
 # --- format 1 -> format 2 ------------------------------------------------------------------------
@@ -96,7 +93,7 @@ def build(kb) -> Position | None:
     folder = kb.path / "journal"
     building = kb.path / BUILDING
     shutil.rmtree(building, ignore_errors=True)
-    view = kb._read_json(kb.path / "view.json")
+    view = files.read_json(kb.path / "view.json")
     transactions, torn = read_v1(folder, kb.replica)
     building.mkdir(mode=0o700)
     if not transactions and not torn:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from kgrdf import vocab
+from kgrdf import files, vocab
 from kgrdf.errors import Refused
 
 ASSERTED = {"s": vocab.kg("assertedSubject"), "p": vocab.kg("assertedPredicate"), "o": vocab.kg("assertedObject")}
@@ -194,7 +194,7 @@ def check_store(kb) -> list[dict]:
         problems.append({"check": "journal position", "message":
                          f"view.json is at transaction {view_position.seq}, the journal ends at {last.seq}"
                          + ("" if last.seq != view_position.seq else " with another digest (edited outside kgrdf?)")})
-    backend = kb._open_backend(read_only=True)
+    backend = kb.open_index(read_only=True)
     try:
         if backend is None:
             problems.append({"check": "index", "message": "there is no index (the next command rebuilds it)"})
@@ -211,7 +211,7 @@ def check_store(kb) -> list[dict]:
                                  f"the index differs from the journal's rebuild: {len(actual - expected)} quads "
                                  f"more, {len(expected - actual)} fewer"})
     finally:
-        kb._close_backend(backend)
+        kb.close_index(backend)
     if (kb.path / ".git").exists():
         status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=kb.path,
                                 capture_output=True, text=True).stdout.split("\n")
@@ -221,7 +221,7 @@ def check_store(kb) -> list[dict]:
                              "changed since the last commit: " + ", ".join(edited[:5])})
     for name in ("view.json", "format.json", "replica.json"):
         try:
-            kb._read_json(kb.path / name)
+            files.read_json(kb.path / name)
         except Damaged as exc:
             problems.append({"check": "files parse", "message": exc.message})
     return problems

@@ -8,8 +8,9 @@ import sys
 import time
 from pathlib import Path
 
+UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (never tracked)
 TRACKED = ["journal", "view.json", "format.json", "replica.json", "schema.json", "forgotten.jsonl", ".gitignore"]
-IGNORED = ["index/", "lock", "secret.key", "secret.key.aside-*", "*.torn-*", "*.tmp", "batch.json", "identifiers.jsonl", "uncommitted", "purging.json", "journal.aside*", "cache/"]
+IGNORED = ["index/", "lock", "secret.key", "secret.key.aside-*", "*.torn-*", "*.tmp", "batch.json", "identifiers.jsonl", UNCOMMITTED, "purging.json", "journal.aside*", "cache/"]
 STALE_LOCK_SECONDS = 30
 _GIT_LOCKS = ["index.lock", "HEAD.lock", "config.lock"]
 

@@ -136,8 +136,8 @@ class Writer(Session):
         naming the known ones. One index lookup a write (is its entities graph empty?)."""
         if self._perspective_known or self.provisions_perspective:
             return
-        if self.perspective == self.kb.default_perspective or any(
-                True for _ in zip(range(1), self.backend.quads_in(self.entities_graph))):
+        if self.perspective == self.kb.default_perspective or next(
+                iter(self.backend.quads_in(self.entities_graph)), None) is not None:
             self._perspective_known = True
             return
         known = [p["perspective"] for p in self.perspectives() if p["entities"] or p["facts"] or p["default"]]
@@ -221,7 +221,7 @@ class Writer(Session):
             if self._adds.pop(key, None) is None:
                 self._deletes[key] = quad
         keys = [str(quad) for quad in adds]
-        for key, quad in zip(keys, adds):
+        for key, quad in zip(keys, adds, strict=True):
             if self._deletes.pop(key, None) is None:
                 self._adds[key] = quad
         if fact is not None:
@@ -801,7 +801,7 @@ class Writer(Session):
                                                  f"{after.id} ...)", [])
         if close_replaced:
             closed = [self._close(other, after) for other in rivals]
-            notes = [self._closed_note(old, new) for old, new in zip(rivals, closed)]
+            notes = [self._closed_note(old, new) for old, new in zip(rivals, closed, strict=True)]
             return Outcome(after, action + "ed", "; ".join(n for n in notes if n) or None, closed)
         note = None
         if rivals:

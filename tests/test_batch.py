@@ -5,7 +5,8 @@ import re
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kgrdf import review
 from kgrdf.errors import BadInput
@@ -183,7 +184,7 @@ def test_proposals_past_30_days_expire_before_the_batch(many, monkeypatch):
 GROUPS = [review.Group(n, f"g{n}", None, [review.Item(id=f"f-{n}{c}", subject="", anchor="", anchor_name="",
                                                       axis="", sentence="") for c in "abcdefgh"[:size]])
           for n, size in ((1, 3), (2, 8), (3, 1), (4, 5))]
-IDS = {f"{g.number}{c}": item.id for g in GROUPS for c, item in zip("abcdefgh", g.items)}
+IDS = {f"{g.number}{c}": item.id for g in GROUPS for c, item in zip("abcdefgh", g.items, strict=False)}
 VERB_DECISION = {"confirm": "confirm", "reject": "reject", "skip": "defer", "except": "defer"}
 
 target = st.one_of(st.just("all"), st.sampled_from([str(g.number) for g in GROUPS]), st.sampled_from(sorted(IDS)))

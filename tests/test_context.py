@@ -3,12 +3,12 @@
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kgrdf import context
 from kgrdf.context import count_tokens
 from kgrdf.errors import BadInput
-
 
 # --- the token count ---------------------------------------------------------------------------------
 

@@ -50,8 +50,8 @@ def test_bad_usage_exits_2_without_a_traceback():
     ["context", "--for", "release"], ["lint"], ["stats"], ["identifiers", "list"],
 ], ids=lambda c: c[0])
 def test_a_read_does_not_import_rdflib_pyshacl_or_owlrl(demo_template, command):
-    code = ("import sys; from kgrdf.cli import main; sys.argv = ['kg', *%r, '--kb', %r]\n"
+    code = (f"import sys; from kgrdf.cli import main; sys.argv = ['kg', *{command!r}, '--kb', {str(demo_template)!r}]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('rdflib', 'pyshacl', 'owlrl') if m in sys.modules))") % (command, str(demo_template))
+            "print(sorted(m for m in ('rdflib', 'pyshacl', 'owlrl') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr

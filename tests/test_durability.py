@@ -6,6 +6,7 @@ a reader beside it); the checks that follow use the in-process ``kg`` runner. Th
 is seeded: set KGRDF_FAULT_SEED to replay a failure (the seed is in every assertion message).
 """
 
+import itertools
 import json
 import os
 import random
@@ -282,10 +283,10 @@ def test_a_write_killed_at_any_point_loses_nothing_acknowledged_and_the_next_com
             proc.send_signal(signal.SIGKILL)
         elif mode == "journal":
             delay = rng.choice([0.0, rng.uniform(0, 0.03), rng.uniform(0, tail)])  # at once, in index and git, any
-            _kill_when(proc, lambda: _journal_bytes(path) != size, delay)
+            _kill_when(proc, lambda size=size: _journal_bytes(path) != size, delay)
         elif mode == "import journal":
             delay = rng.uniform(0, import_tail)
-            _kill_when(proc, lambda: _journal_bytes(path) != size, delay)
+            _kill_when(proc, lambda size=size: _journal_bytes(path) != size, delay)
         elif mode == "git":
             delay = 0.0
             _kill_when(proc, lambda: os.path.exists(path / ".git" / "index.lock"), 0)
@@ -484,7 +485,7 @@ def test_two_writers_at_once_both_land_in_one_order_and_a_reader_never_sees_half
     order = [value for _, value in _tags_in_journal(kg.path)]
     for tag in ids:
         assert [v for v in order if v.startswith(f"{tag} ")] == [f"{tag} {i}" for i in range(count)]
-    switches = sum(1 for x, y in zip(order, order[1:]) if x[0] != y[0])
+    switches = sum(1 for x, y in itertools.pairwise(order) if x[0] != y[0])
 
     # The index equals a rebuild, nothing is left uncommitted, and git has one commit per write.
     assert validation.check_store(KnowledgeBase.open(kg.path)) == []

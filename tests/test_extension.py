@@ -5,7 +5,8 @@ every clash of names is refused with its own one-line reason, and no two accepte
 import json
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 ON_CALL = {"name": "on_call_for", "axis": "Process", "object": "entity", "domain": ["team"],
            "range": ["repo"], "sentence": "{subject} is on call for {target}"}

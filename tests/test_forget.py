@@ -19,7 +19,6 @@ from kgrdf.kb import KnowledgeBase
 
 from .conftest import Kg
 from .patchlog import check_journals
-
 from .test_durability import KILL_AT, _finish, _git, _spawn
 
 

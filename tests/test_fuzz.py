@@ -11,7 +11,8 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.main import get_command
 from typer.testing import CliRunner
 

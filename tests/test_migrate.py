@@ -116,7 +116,7 @@ def test_a_format_1_knowledge_base_without_git_or_index_is_migrated_too(tmp_path
     pytest.param("kgrdf.files:write_json", "after", "migrating", id="at the commit point"),
     pytest.param("kgrdf.migrate:os.replace", "after", "journal", id="between the two renames"),
     pytest.param("kgrdf.files:write_json", "after", "view.json", id="view.json written, not format.json"),
-    pytest.param("kgrdf.kb:KnowledgeBase._git_commit", "before", "", id="before the commit"),
+    pytest.param("kgrdf.kb:KnowledgeBase.git_commit", "before", "", id="before the commit"),
 ])
 def test_a_migration_killed_at_any_point_leaves_the_old_or_the_new_and_the_next_open_finishes(
         tmp_path, target, when, match):

@@ -2,7 +2,6 @@
 
 import json
 
-
 # --- kg mentions ----------------------------------------------------------------------------------
 
 def test_mentions_finds_names_and_aliases_as_whole_words_any_case(demo):

@@ -2,7 +2,7 @@
 example organization, and gives the same answer on Oxigraph and on rdflib's SPARQL engine."""
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pyoxigraph as ox
 import pytest
@@ -12,8 +12,8 @@ from kgrdf import clock, queries, vocab
 from .conftest import both_engines
 
 # The example is recorded at the real time the tests start: ask about the day after.
-NOW = vocab.datetime_literal(clock.iso(datetime.now(timezone.utc) + timedelta(days=1)))
-LATER = vocab.datetime_literal(clock.iso(datetime.now(timezone.utc) + timedelta(days=400)))
+NOW = vocab.datetime_literal(clock.iso(datetime.now(UTC) + timedelta(days=1)))
+LATER = vocab.datetime_literal(clock.iso(datetime.now(UTC) + timedelta(days=400)))
 ENTITIES = vocab.entities_graph("main")
 
 

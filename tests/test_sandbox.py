@@ -48,7 +48,7 @@ def small(small_template, tmp_path):
     f"SELECT * WHERE {{ GRAPH ?g {{ ?s ?p ?o }} SERVICESILENT{PORT9}{{}} }}",
     f"SELECT * WHERE {{ GRAPH ?g {{ ?s ?p 1SERVICE{PORT9}{{}} }} }}",
     f"PREFIX : {PORT9} SELECT * WHERE {{ ?s ?p ?o . SERVICE:x {{}} }}",
-    f'SELECT * WHERE {{ ?s ?p "service" . SERVICE ?u {{}} }}  # SERVICE in a comment too',
+    'SELECT * WHERE { ?s ?p "service" . SERVICE ?u {} }  # SERVICE in a comment too',
     f"SELECT * WHERE {{ ?s ?p ?o }}\n# first line clean\nSERVICE {PORT9} {{}}",
 ])
 def test_service_is_refused_before_running(small, query):

@@ -191,11 +191,11 @@ def test_a_new_journal_cut_short_is_finished_by_the_next_write(demo):
 
     (demo.path / "journal").rename(demo.path / "journal.aside")
     kb = KnowledgeBase.open(demo.path)
-    backend = kb._open_backend(read_only=False)
+    backend = kb.open_index(read_only=False)
     try:
         kb._write_view(journal_mod.Position())  # the first step of a new journal, then the process dies
     finally:
-        kb._close_backend(backend)
+        kb.close_index(backend)
     demo("propose", "repo/api", "caveat", "--value", "after the cut", "--source", "pr:9")
     assert demo.json("stats")["fact_count"] == 36
     demo("validate")

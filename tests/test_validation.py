@@ -259,7 +259,8 @@ def _prebound_both_ways(triples, select, rewrite=True):
 
 @pytest.mark.parametrize("case", sorted(PREBINDING_CASES))
 def test_one_query_gives_what_pre_binding_gives_for_each_focus_node(case):
-    from hypothesis import HealthCheck, given, settings, strategies as st
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
 
     triple = st.tuples(st.sampled_from(NODES), st.sampled_from(["p", "q"]), st.sampled_from(NODES))
 

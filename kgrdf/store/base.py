@@ -78,5 +78,5 @@ class Backend(ABC):
     def graphs(self) -> list:
         """The names of the data graphs."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a backend with nothing to release keeps this one)
         """Release the backend's resources."""
