@@ -63,9 +63,12 @@ def main() -> None:
         for size in args.sizes:
             rows.append(measure(size, Path(tmp)))
             row = rows[-1]
-            print(f"{size:>7} facts  journal {row['journal_mb']:.0f} MB  forget {row['forget']:.1f} s  "
-                  f"index rebuild {row['rebuild']:.1f} s  one write {row['write']:.2f} s  "
-                  f"forget/rebuild {row['forget'] / row['rebuild']:.1f}x", flush=True)
+            print(
+                f"{size:>7} facts  journal {row['journal_mb']:.0f} MB  forget {row['forget']:.1f} s  "
+                f"index rebuild {row['rebuild']:.1f} s  one write {row['write']:.2f} s  "
+                f"forget/rebuild {row['forget'] / row['rebuild']:.1f}x",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -19,9 +19,24 @@ from kgrdf import clock, model, vocab
 from kgrdf import schema as schema_mod
 from kgrdf.kb import KnowledgeBase
 
-TYPE_SHARE = {"person": 12, "team": 3, "process": 4, "step": 14, "gate": 3, "channel": 3, "system": 4,
-              "repo": 10, "service": 8, "environment": 3, "feature": 12, "decision": 8, "principle": 2,
-              "lesson": 6, "organization": 6, "actor": 2}
+TYPE_SHARE = {
+    "person": 12,
+    "team": 3,
+    "process": 4,
+    "step": 14,
+    "gate": 3,
+    "channel": 3,
+    "system": 4,
+    "repo": 10,
+    "service": 8,
+    "environment": 3,
+    "feature": 12,
+    "decision": 8,
+    "principle": 2,
+    "lesson": 6,
+    "organization": 6,
+    "actor": 2,
+}
 STATUSES = ["confirmed"] * 6 + ["proposed"] * 3 + ["rejected"]
 AUDIENCES = ["public"] * 4 + ["owner"] * 3 + ["channel:general", "workspace:acme", "dm:jo,sam"]
 
@@ -32,9 +47,13 @@ def entities(n_entities: int, rng: random.Random) -> dict[str, list[model.Entity
     for type_key, share in TYPE_SHARE.items():
         count = max(2, n_entities * share // total)
         out[type_key] = [
-            model.Entity(f"{type_key}/{type_key[:3]}-{i:06d}", "", type_key,
-                         f"{type_key.title()} {i} {rng.choice(['Alpha', 'Beta', 'Gamma', 'Delta', 'Omega'])}",
-                         aliases=[f"{type_key[:3]}{i}"])
+            model.Entity(
+                f"{type_key}/{type_key[:3]}-{i:06d}",
+                "",
+                type_key,
+                f"{type_key.title()} {i} {rng.choice(['Alpha', 'Beta', 'Gamma', 'Delta', 'Omega'])}",
+                aliases=[f"{type_key[:3]}{i}"],
+            )
             for i in range(count)
         ]
     return out
@@ -100,19 +119,28 @@ def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
             minted += 1
             status = rng.choice(STATUSES)
             fact = model.Fact(
-                id=fact_id, iri=vocab.fact_iri(kb.perspective, fact_id).value, subject=subject.iri,
-                predicate=pred.iri, target=NamedNode(target_entity.iri) if target_entity else value, status=status,
+                id=fact_id,
+                iri=vocab.fact_iri(kb.perspective, fact_id).value,
+                subject=subject.iri,
+                predicate=pred.iri,
+                target=NamedNode(target_entity.iri) if target_entity else value,
+                status=status,
                 authority="user" if pred.key.startswith("stated_") else rng.choice(["user", "observed", "stakeholder"]),
                 sensitivity="personal" if names_person else "internal",
                 sources=[model.Source(rng.choice(["slack", "report", "ledger", "pr"]), f"ref-{rng.randint(0, 10**6)}")],
-                observed_at=now, observations=rng.randint(1, 4), recorded_at=now,
+                observed_at=now,
+                observations=rng.randint(1, 4),
+                recorded_at=now,
                 retired_at=now if status == "rejected" else None,
                 prevents_rework=rng.random() < 0.05,
                 perspective=vocab.perspective_iri(kb.perspective).value,
                 order=rng.randint(1, 9) if pred.ordered else None,
             )
-            fact.hearings = [model.Hearing(model.hearing_iri(fact.iri, writer.seq, 1), rng.choice(AUDIENCES),
-                                           tuple(fact.sources), heard_at=now)]
+            fact.hearings = [
+                model.Hearing(
+                    model.hearing_iri(fact.iri, writer.seq, 1), rng.choice(AUDIENCES), tuple(fact.sources), heard_at=now
+                )
+            ]
             writer._stage([], model.fact_quads(fact, schema), fact, created=True)
         writer.validated = True  # synthetic data that keeps to the schema: no per-fact checks
     return kb
@@ -128,11 +156,17 @@ def records(path: Path, n_facts: int, seed: int = 7) -> None:
     with open(path, "w", encoding="utf-8") as out:
         for group in pool.values():
             for entity in group:
-                out.write(json.dumps({"type": "entity", "id": entity.id, "name": entity.name,
-                                      "aliases": entity.aliases}) + "\n")
+                out.write(
+                    json.dumps({"type": "entity", "id": entity.id, "name": entity.name, "aliases": entity.aliases})
+                    + "\n"
+                )
         for subject, pred, target_entity, value, _ in synthetic_facts(pool, n_facts, rng, schema):
-            record = {"type": "fact", "subject": subject.id, "predicate": pred.key,
-                      "sources": [f"{rng.choice(['slack', 'report', 'ledger', 'pr'])}:ref-{rng.randint(0, 10**6)}"]}
+            record = {
+                "type": "fact",
+                "subject": subject.id,
+                "predicate": pred.key,
+                "sources": [f"{rng.choice(['slack', 'report', 'ledger', 'pr'])}:ref-{rng.randint(0, 10**6)}"],
+            }
             if pred.key.startswith("stated_"):
                 record["authority"] = "user"
             if target_entity:

@@ -66,8 +66,12 @@ def measure(size: int, work: Path, cap: float) -> dict:
 
     start = time.perf_counter()
     try:
-        subprocess.run([sys.executable, __file__, "--naive-one", str(nquads), str(work / f"naive-{size}.trig")],
-                       check=True, timeout=cap, capture_output=True)
+        subprocess.run(
+            [sys.executable, __file__, "--naive-one", str(nquads), str(work / f"naive-{size}.trig")],
+            check=True,
+            timeout=cap,
+            capture_output=True,
+        )
         naive_time, capped = time.perf_counter() - start, False
     except subprocess.TimeoutExpired:
         naive_time, capped = cap, True
@@ -87,8 +91,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--work", type=Path, default=None)
-    parser.add_argument("--naive-cap", type=float, default=120.0,
-                        help="stop the naive way after this many seconds and report it as a lower bound")
+    parser.add_argument(
+        "--naive-cap",
+        type=float,
+        default=120.0,
+        help="stop the naive way after this many seconds and report it as a lower bound",
+    )
     parser.add_argument("--naive-one", nargs=2, metavar=("NQUADS", "TRIG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.naive_one:
@@ -99,9 +107,12 @@ def main() -> None:
     for size in args.sizes:
         row = measure(size, work, args.naive_cap)
         bound = ">" if row["capped"] else " "
-        print(f"{row['size']:>7} facts  kg import {row['kg']:7.1f} s | floor (bulk_load, no checks) "
-              f"{row['floor']:6.1f} s | naive (rdflib to TriG, no checks) {bound}{row['naive']:6.1f} s "
-              f"| kg/floor {row['kg'] / row['floor']:4.1f}x | naive/kg {bound}{row['naive'] / row['kg']:4.1f}x", flush=True)
+        print(
+            f"{row['size']:>7} facts  kg import {row['kg']:7.1f} s | floor (bulk_load, no checks) "
+            f"{row['floor']:6.1f} s | naive (rdflib to TriG, no checks) {bound}{row['naive']:6.1f} s "
+            f"| kg/floor {row['kg'] / row['floor']:4.1f}x | naive/kg {bound}{row['naive'] / row['kg']:4.1f}x",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,10 @@ sys.path.insert(0, str(HERE.parent))
 
 from generate import generate  # noqa: E402
 
-WORDS = ("the a we should check with about and then release deploy review slow fast why how "
-         "tomorrow customer contract renewal pricing meeting notes follow up please thanks").split()
+WORDS = (
+    "the a we should check with about and then release deploy review slow fast why how "
+    "tomorrow customer contract renewal pricing meeting notes follow up please thanks"
+).split()
 
 
 def kg(*args: str) -> float:
@@ -72,12 +74,17 @@ def in_process(kb: Path, text: str, repeat: int) -> dict:
     floor = min(_time(lambda: index.find(text)) for _ in range(repeat))
 
     def naive():
-        pattern = re.compile(r"\b(?:" + "|".join(re.escape(x) for x in sorted(labels, key=len, reverse=True)) + r")\b",
-                             re.IGNORECASE)
+        pattern = re.compile(
+            r"\b(?:" + "|".join(re.escape(x) for x in sorted(labels, key=len, reverse=True)) + r")\b", re.IGNORECASE
+        )
         return pattern.findall(text)
 
-    return {"labels": len(labels), "floor": floor, "naive": min(_time(naive) for _ in range(repeat)),
-            "found": len(index.find(text))}
+    return {
+        "labels": len(labels),
+        "floor": floor,
+        "naive": min(_time(naive) for _ in range(repeat)),
+        "found": len(index.find(text)),
+    }
 
 
 def _time(run) -> float:
@@ -102,8 +109,13 @@ def main() -> None:
         from kgrdf.kb import KnowledgeBase
 
         with KnowledgeBase.open(kb).reading() as session:
-            names = sorted({r["label"] for r in session.values("labels", entities=session.entities_graph)
-                            if r["property"].endswith("prefLabel")})
+            names = sorted(
+                {
+                    r["label"]
+                    for r in session.values("labels", entities=session.entities_graph)
+                    if r["property"].endswith("prefLabel")
+                }
+            )
         text = message(names, rng)
         entity = "repo/rep-000001"
         rows = {"mentions": [], "context public": [], "context owner": [], "context --for": [], "lookup": []}
@@ -116,10 +128,14 @@ def main() -> None:
         best = {k: min(v) for k, v in rows.items()}
         local = in_process(kb, text, args.repeat)
         print(f"message: {len(text)} characters; {local['labels']} names and aliases; {local['found']} found")
-        print(f"kg mentions            {best['mentions']:.2f} s  ({best['mentions'] / best['lookup']:.2f}x kg lookup); "
-              f"the first, which builds cache/names: {rows['mentions'][0]:.2f} s")
-        print(f"  in one process: word-keyed matcher {local['floor'] * 1000:.2f} ms, "
-              f"one regex of every name {local['naive'] * 1000:.0f} ms ({local['naive'] / local['floor']:.0f}x)")
+        print(
+            f"kg mentions            {best['mentions']:.2f} s  ({best['mentions'] / best['lookup']:.2f}x kg lookup); "
+            f"the first, which builds cache/names: {rows['mentions'][0]:.2f} s"
+        )
+        print(
+            f"  in one process: word-keyed matcher {local['floor'] * 1000:.2f} ms, "
+            f"one regex of every name {local['naive'] * 1000:.0f} ms ({local['naive'] / local['floor']:.0f}x)"
+        )
         for name in ("context public", "context owner", "context --for"):
             print(f"kg {name:<20} {best[name]:.2f} s  ({best[name] / best['lookup']:.2f}x kg lookup)")
         print(f"kg lookup              {best['lookup']:.2f} s")

@@ -63,8 +63,9 @@ def floor_runner(path: Path):
     now = vocab.datetime_literal(clock.iso(clock.now()))
 
     def run(name, **bindings):
-        return list(store.query(queries.load(name).text,
-                                substitutions={ox.Variable(k): v for k, v in bindings.items()}))
+        return list(
+            store.query(queries.load(name).text, substitutions={ox.Variable(k): v for k, v in bindings.items()})
+        )
 
     def lookup(entity_id):
         iri = vocab.entity_iri("main", entity_id)
@@ -122,8 +123,9 @@ def naive_runner(trig: Path):
     now = rdflib.Literal(clock.iso(clock.now()), datatype=rdflib.XSD.dateTime)
 
     def run(dataset, name, **bindings):
-        return list(dataset.query(queries.load(name).text,
-                                  initBindings={rdflib.Variable(k): v for k, v in bindings.items()}))
+        return list(
+            dataset.query(queries.load(name).text, initBindings={rdflib.Variable(k): v for k, v in bindings.items()})
+        )
 
     def iri(entity_id):
         return rdflib.URIRef(vocab.entity_iri("main", entity_id).value)
@@ -143,9 +145,10 @@ def naive_runner(trig: Path):
         for _ in range(hops):
             nxt = []
             for node in frontier:
-                for row in dataset.query(queries.load("neighbors").text,
-                                         initBindings={rdflib.Variable("entity"): node,
-                                                       rdflib.Variable("now"): now}):
+                for row in dataset.query(
+                    queries.load("neighbors").text,
+                    initBindings={rdflib.Variable("entity"): node, rdflib.Variable("now"): now},
+                ):
                     peer = row["peer"]
                     if peer not in seen:
                         seen.add(peer)
@@ -157,8 +160,9 @@ def naive_runner(trig: Path):
         rows = run(dataset, "context-facts", entity=iri(entity_id), now=now)
         anchored = {row["peer"] for row in rows if _anchored(row)}
         for node in anchored:
-            rows += [row for row in run(dataset, "context-facts", entity=node, now=now)
-                     if row["direction"].value == "out"]
+            rows += [
+                row for row in run(dataset, "context-facts", entity=node, now=now) if row["direction"].value == "out"
+            ]
         for row in rows:
             run(dataset, "fact-sources", fact=row["fact"])
 
@@ -176,8 +180,12 @@ def naive_once(trig: Path, command: str, entity: str, cap: float) -> tuple[float
     Returns (seconds, capped): a run cut off at ``cap`` seconds gives a lower bound."""
     start = time.perf_counter()
     try:
-        subprocess.run([sys.executable, str(Path(__file__).resolve()), "--naive-one", str(trig), command, entity],
-                       check=True, timeout=cap, capture_output=True)
+        subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--naive-one", str(trig), command, entity],
+            check=True,
+            timeout=cap,
+            capture_output=True,
+        )
     except subprocess.TimeoutExpired:
         return cap, True
     return time.perf_counter() - start, False
@@ -211,8 +219,13 @@ def measure(size: int, repeat: int, naive_max: int, naive_cap: float, work: Path
         rows.append({"size": size, "command": name, "kg": kg_time, "floor": floor_time})
     del store
     counter = iter(range(10**6))
-    propose_time = best_of(repeat, lambda: cli(["propose", targets["repo"], "caveat", "--value",
-                                                 f"bench caveat {next(counter)}", "--source", "pr:bench"] + kb_args))
+    propose_time = best_of(
+        repeat,
+        lambda: cli(
+            ["propose", targets["repo"], "caveat", "--value", f"bench caveat {next(counter)}", "--source", "pr:bench"]
+            + kb_args
+        ),
+    )
     rows.append({"size": size, "command": "propose", "kg": propose_time, "floor": None})
 
     if size <= naive_max:
@@ -234,8 +247,11 @@ def print_row(row: dict) -> None:
     naive = f"{bound}{row['naive']:8.2f} s" if row.get("naive") is not None else "          -"
     ratio_floor = f"{row['kg'] / row['floor']:7.1f}x" if row.get("floor") else "       -"
     ratio_naive = f"{bound}{row['naive'] / row['kg']:7.0f}x" if row.get("naive") else "        -"
-    print(f"{row['size']:>7} {row['command']:<10} kg {row['kg']:6.3f} s | floor {floor} | naive {naive} "
-          f"| kg/floor {ratio_floor} | naive/kg {ratio_naive}", flush=True)
+    print(
+        f"{row['size']:>7} {row['command']:<10} kg {row['kg']:6.3f} s | floor {floor} | naive {naive} "
+        f"| kg/floor {ratio_floor} | naive/kg {ratio_naive}",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -243,10 +259,16 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--naive-max", type=int, default=100000, help="skip the naive way above this size")
-    parser.add_argument("--naive-cap", type=float, default=120.0,
-                        help="stop a naive run after this many seconds and report it as a lower bound")
+    parser.add_argument(
+        "--naive-cap",
+        type=float,
+        default=120.0,
+        help="stop a naive run after this many seconds and report it as a lower bound",
+    )
     parser.add_argument("--naive-one", nargs=3, metavar=("TRIG", "COMMAND", "ENTITY"), help=argparse.SUPPRESS)
-    parser.add_argument("--work", type=Path, default=None, help="where to put the knowledge bases (default: a temporary folder)")
+    parser.add_argument(
+        "--work", type=Path, default=None, help="where to put the knowledge bases (default: a temporary folder)"
+    )
     args = parser.parse_args()
     if args.naive_one:
         return naive_main(*args.naive_one)

@@ -37,10 +37,13 @@ def decide(*, predicate, sources, source_kinds, names_person: bool, user_verifie
         if predicate.profile and "profile" in trusted:
             return Decision(PROFILE)
         also = f" or, for {predicate.key}, a profile source" if predicate.profile else ""
-        return Decision(None, f"a fact naming a person is confirmed automatically only from the user's verified words{also}")
+        return Decision(
+            None, f"a fact naming a person is confirmed automatically only from the user's verified words{also}"
+        )
     if predicate.high_risk:
         return Decision(None, f"{predicate.key} is high-risk: a person confirms it")
     if len(trusted) >= 2:
         return Decision(TWO_SOURCES)
-    return Decision(None, f"it has {len(trusted)} trusted source kind{'s' if len(trusted) != 1 else ''}"
-                          " of the two needed")
+    return Decision(
+        None, f"it has {len(trusted)} trusted source kind{'s' if len(trusted) != 1 else ''} of the two needed"
+    )

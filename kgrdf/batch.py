@@ -17,8 +17,12 @@ KNOWN_SHOWN = 3  # confirmed facts shown beside a group, as what is already know
 
 
 def caps() -> review.Caps:
-    return review.Caps(groups=settings.get("KGRDF_BATCH_GROUPS"), group_facts=settings.get("KGRDF_GROUP_FACTS"),
-                       batch_facts=settings.get("KGRDF_BATCH_FACTS"), fold_under=settings.get("KGRDF_FOLD_UNDER"))
+    return review.Caps(
+        groups=settings.get("KGRDF_BATCH_GROUPS"),
+        group_facts=settings.get("KGRDF_GROUP_FACTS"),
+        batch_facts=settings.get("KGRDF_BATCH_FACTS"),
+        fold_under=settings.get("KGRDF_FOLD_UNDER"),
+    )
 
 
 def items(session) -> list[review.Item]:
@@ -43,19 +47,29 @@ def items(session) -> list[review.Item]:
         predicate = schema.predicate_by_iri(triple["predicate"]) if triple else None
         if predicate is None:
             continue
-        target = names.get(triple["object"]) or (vocab.id_of(triple["object"]) if predicate.takes_entity
-                                                 else triple["object"])
+        target = names.get(triple["object"]) or (
+            vocab.id_of(triple["object"]) if predicate.takes_entity else triple["object"]
+        )
         if predicate.grouping == "area" and predicate.takes_entity:
             anchor = triple["object"]
         else:
             anchor = anchors.get(triple["subject"], triple["subject"])
         subject_id, subject_name, _ = describe(triple["subject"])
         anchor_id, anchor_name, axis = describe(anchor)
-        out.append(review.Item(
-            id=row["id"], subject=subject_id, anchor=anchor_id, anchor_name=anchor_name, axis=axis,
-            sentence=predicate.reads(subject_name, target), prevents_rework=bool(row.get("preventsRework")),
-            observations=row.get("observations") or 1, recorded_at=row.get("recordedAt") or "",
-            order=row.get("order")))
+        out.append(
+            review.Item(
+                id=row["id"],
+                subject=subject_id,
+                anchor=anchor_id,
+                anchor_name=anchor_name,
+                axis=axis,
+                sentence=predicate.reads(subject_name, target),
+                prevents_rework=bool(row.get("preventsRework")),
+                observations=row.get("observations") or 1,
+                recorded_at=row.get("recordedAt") or "",
+                order=row.get("order"),
+            )
+        )
     return out
 
 
@@ -69,23 +83,37 @@ def pending_items(writer, iris) -> list[review.Item]:
     for fact in pending.values():
         predicate = schema.predicate_by_iri(fact.predicate)
         if fact.current and predicate is not None and predicate.grouping in ("anchor", "container"):
-            thing, anchor = (fact.subject, fact.target.value) if predicate.grouping == "anchor" else (
-                fact.target.value, fact.subject)
+            thing, anchor = (
+                (fact.subject, fact.target.value)
+                if predicate.grouping == "anchor"
+                else (fact.target.value, fact.subject)
+            )
             anchors.setdefault(thing, anchor)
     out = []
     for fact in facts:
         predicate = schema.predicate_by_iri(fact.predicate)
         if fact.status != "proposed" or predicate is None:
             continue
-        anchor_iri = fact.target.value if predicate.grouping == "area" and fact.is_entity_target else (
-            anchors.get(fact.subject, fact.subject))
+        anchor_iri = (
+            fact.target.value
+            if predicate.grouping == "area" and fact.is_entity_target
+            else (anchors.get(fact.subject, fact.subject))
+        )
         anchor = writer.entity(NamedNode(anchor_iri))
-        out.append(review.Item(
-            id=fact.id, subject=vocab.id_of(fact.subject), anchor=anchor.id if anchor else anchor_iri,
-            anchor_name=anchor.name if anchor else anchor_iri,
-            axis=schema.types[anchor.type].axis if anchor and anchor.type in schema.types else "Other",
-            sentence="", prevents_rework=fact.prevents_rework, observations=fact.observations,
-            recorded_at=fact.recorded_at or "", order=fact.order))
+        out.append(
+            review.Item(
+                id=fact.id,
+                subject=vocab.id_of(fact.subject),
+                anchor=anchor.id if anchor else anchor_iri,
+                anchor_name=anchor.name if anchor else anchor_iri,
+                axis=schema.types[anchor.type].axis if anchor and anchor.type in schema.types else "Other",
+                sentence="",
+                prevents_rework=fact.prevents_rework,
+                observations=fact.observations,
+                recorded_at=fact.recorded_at or "",
+                order=fact.order,
+            )
+        )
     return out
 
 
@@ -95,8 +123,14 @@ def make(session) -> dict:
     all_items = items(session)
     plan = review.plan(all_items, caps())
     groups = plan[0] if plan else []
-    document = {"made_at": clock.iso(clock.now()), "groups": [], "waiting": len(all_items),
-                "in_batch": sum(len(g.items) for g in groups), "batches": len(plan), "answered_at": None}
+    document = {
+        "made_at": clock.iso(clock.now()),
+        "groups": [],
+        "waiting": len(all_items),
+        "in_batch": sum(len(g.items) for g in groups),
+        "batches": len(plan),
+        "answered_at": None,
+    }
     for group in groups:
         shown = group.as_json()
         shown["known"] = _known(session, group.anchor) if group.anchor else []
@@ -135,8 +169,7 @@ def load(kb) -> dict:
     if not isinstance(document, dict) or not isinstance(document.get("groups"), list):
         raise BadInput("batch.json is not a batch kg batch saved", hint="kg batch prints and saves a new one")
     if document.get("answered_at"):
-        raise Refused(f"the saved batch was answered at {document['answered_at']}",
-                      hint="kg batch prints the next one")
+        raise Refused(f"the saved batch was answered at {document['answered_at']}", hint="kg batch prints the next one")
     return document
 
 
@@ -144,14 +177,23 @@ def groups_of(document: dict) -> list[review.Group]:
     """The saved batch's groups, exactly as printed. Raises BadInput when batch.json holds something
     else (edited by hand)."""
     try:
-        groups = [review.Group(g["number"], g["title"], g.get("anchor"),
-                               [review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="",
-                                            sentence=f["sentence"]) for f in g["facts"]])
-                  for g in document["groups"]]
+        groups = [
+            review.Group(
+                g["number"],
+                g["title"],
+                g.get("anchor"),
+                [
+                    review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="", sentence=f["sentence"])
+                    for f in g["facts"]
+                ],
+            )
+            for g in document["groups"]
+        ]
     except (KeyError, TypeError, AttributeError):
         groups = None
-    if groups is None or not all(isinstance(g.number, int) and all(isinstance(i.id, str) for i in g.items)
-                                 for g in groups):
+    if groups is None or not all(
+        isinstance(g.number, int) and all(isinstance(i.id, str) for i in g.items) for g in groups
+    ):
         raise BadInput("batch.json is not a batch kg batch saved", hint="kg batch prints and saves a new one")
     return groups
 
@@ -166,9 +208,15 @@ def apply(kb, text: str) -> dict:
     decided = review.parse(text, groups)
     if not any(decision != "defer" for decision in decided.values()):
         waiting = sum(len(group.items) for group in groups)
-        return {"decision": text, "confirmed": 0, "rejected": 0, "left_proposed": waiting,
-                "changed_since_printed": [], "answered": False,
-                "note": "nothing was decided: the batch stays open for kg batch apply"}
+        return {
+            "decision": text,
+            "confirmed": 0,
+            "rejected": 0,
+            "left_proposed": waiting,
+            "changed_since_printed": [],
+            "answered": False,
+            "note": "nothing was decided: the batch stays open for kg batch apply",
+        }
     counts = {"confirm": 0, "reject": 0, "defer": 0}
     changed = []
     with kb.writing("batch apply") as writer:
@@ -186,5 +234,11 @@ def apply(kb, text: str) -> dict:
     document["answered_at"] = clock.iso(clock.now())
     document["decision"] = text
     save(kb, document)
-    return {"decision": text, "confirmed": counts["confirm"], "rejected": counts["reject"],
-            "left_proposed": counts["defer"], "changed_since_printed": changed, "answered": True}
+    return {
+        "decision": text,
+        "confirmed": counts["confirm"],
+        "rejected": counts["reject"],
+        "left_proposed": counts["defer"],
+        "changed_since_printed": changed,
+        "answered": True,
+    }

@@ -78,8 +78,9 @@ def _usage_error(exc, command_path: str) -> KgError | None:
     if not message or "\n" in message.strip():
         return None
     context = getattr(exc, "ctx", None)
-    return BadInput(message.strip().rstrip("."), hint=f"{context.command_path if context else command_path} -h "
-                                                      "shows the usage")
+    return BadInput(
+        message.strip().rstrip("."), hint=f"{context.command_path if context else command_path} -h shows the usage"
+    )
 
 
 def _check_arguments(arguments: list[str]) -> None:
@@ -91,13 +92,18 @@ def _check_arguments(arguments: list[str]) -> None:
 
     for number, argument in enumerate(arguments):
         before = arguments[number - 1] if number else ""
-        named = f"the value of {before}" if before.startswith("-") and not argument.startswith("-") else (
-            f"argument {number + 1}")
+        named = (
+            f"the value of {before}"
+            if before.startswith("-") and not argument.startswith("-")
+            else (f"argument {number + 1}")
+        )
         try:
             argument.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise BadInput(f"{named} {argument[:40]!r} is not UTF-8 text ({argument[exc.start]!r} at character "
-                           f"{exc.start + 1})", hint="a byte that is not UTF-8 was given; pass the text in UTF-8") from None
+            raise BadInput(
+                f"{named} {argument[:40]!r} is not UTF-8 text ({argument[exc.start]!r} at character {exc.start + 1})",
+                hint="a byte that is not UTF-8 was given; pass the text in UTF-8",
+            ) from None
         if "\x00" in argument:
             raise BadInput(f"{named} {argument[:40]!r} holds U+0000 (NUL), which no command line can")
 
@@ -115,35 +121,65 @@ app = typer.Typer(
 
 KbOption = Annotated[
     Path | None,
-    typer.Option("--kb", help="The knowledge base folder. Default: $KGRDF_HOME, else ~/.local/share/kgrdf.",
-                 show_default=False),
+    typer.Option(
+        "--kb", help="The knowledge base folder. Default: $KGRDF_HOME, else ~/.local/share/kgrdf.", show_default=False
+    ),
 ]
-PerspectiveOption = Annotated[str | None, typer.Option(
-    "--perspective", envvar="KGRDF_PERSPECTIVE", show_envvar=True,
-    help="Whose knowledge: the command sees and writes this perspective only. Default: the knowledge base's.")]
+PerspectiveOption = Annotated[
+    str | None,
+    typer.Option(
+        "--perspective",
+        envvar="KGRDF_PERSPECTIVE",
+        show_envvar=True,
+        help="Whose knowledge: the command sees and writes this perspective only. Default: the knowledge base's.",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for programs.")]
 SourceOption = Annotated[
     list[str] | None,
-    typer.Option("--source", "-s", help="Where it came from, KIND:REF (repeat). Kinds: user, ledger, report, "
-                 "memory, transcript, profile (trusted); slack, pr, ticket, doc, chat (untrusted)."),
+    typer.Option(
+        "--source",
+        "-s",
+        help="Where it came from, KIND:REF (repeat). Kinds: user, ledger, report, "
+        "memory, transcript, profile (trusted); slack, pr, ticket, doc, chat (untrusted).",
+    ),
 ]
-AllowForgotten = Annotated[bool, typer.Option(
-    "--allow-forgotten", help="Add a person who was forgotten with kg forget again, knowingly.")]
+AllowForgotten = Annotated[
+    bool, typer.Option("--allow-forgotten", help="Add a person who was forgotten with kg forget again, knowingly.")
+]
 ObjectOption = Annotated[str | None, typer.Option("--object", "-o", help="The object: an entity id, name or alias.")]
-ValueOption = Annotated[str | None, typer.Option("--value", "-v", help="The value: text (or a date for dated predicates).")]
-AudienceOption = Annotated[str | None, typer.Option(
-    "--audience", help="Who could hear it: public, workspace:W, channel:C, dm:A,B or owner (the default: "
-                       "the knowledge base owner's own).")]
-HearOption = Annotated[str | None, typer.Option(
-    "--audience", help="The audience the answer will be shown in (public, workspace:W, channel:C, dm:A,B): only "
-                       "what it may hear is read. Default: the owner, who may hear everything.")]
+ValueOption = Annotated[
+    str | None, typer.Option("--value", "-v", help="The value: text (or a date for dated predicates).")
+]
+AudienceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--audience",
+        help="Who could hear it: public, workspace:W, channel:C, dm:A,B or owner (the default: "
+        "the knowledge base owner's own).",
+    ),
+]
+HearOption = Annotated[
+    str | None,
+    typer.Option(
+        "--audience",
+        help="The audience the answer will be shown in (public, workspace:W, channel:C, dm:A,B): only "
+        "what it may hear is read. Default: the owner, who may hear everything.",
+    ),
+]
 ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why, kept in the fact's history.")]
 
 
 def _group(name: str, help: str, no_args_is_help: bool = False) -> typer.Typer:
     """A command group (kg schema, kg batch, kg identifiers) with the same error handling as kg."""
-    group = typer.Typer(cls=_Commands, help=help, no_args_is_help=no_args_is_help, add_completion=False,
-                        pretty_exceptions_enable=False, rich_markup_mode=None)
+    group = typer.Typer(
+        cls=_Commands,
+        help=help,
+        no_args_is_help=no_args_is_help,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
     app.add_typer(group, name=name)
     return group
 
@@ -182,23 +218,35 @@ def _time(text: str | None, what: str):
 @app.command()
 def init(
     kb: KbOption = None,
-    perspective: Annotated[str, typer.Option(help="The knowledge base's default perspective (whose knowledge).")] = "main",
+    perspective: Annotated[
+        str, typer.Option(help="The knowledge base's default perspective (whose knowledge).")
+    ] = "main",
     json: JsonOption = False,
 ):
     """Make a new, empty knowledge base (a folder with a journal, an index and a git history)."""
     from kgrdf.kb import KnowledgeBase, default_home
 
     base = KnowledgeBase.create(kb or default_home(), perspective=perspective)
-    render.out(json, {"kb": str(base.path), "perspective": base.perspective, "replica": base.replica},
-               f"made a knowledge base at {base.path} (perspective {base.perspective})")
+    render.out(
+        json,
+        {"kb": str(base.path), "perspective": base.perspective, "replica": base.replica},
+        f"made a knowledge base at {base.path} (perspective {base.perspective})",
+    )
 
 
 @app.command("add-entity")
 def add_entity(
-    entity_id: Annotated[str, typer.Argument(metavar="ID", help="TYPE/NAME in lower case, e.g. person/dana, repo/web-app.")],
+    entity_id: Annotated[
+        str, typer.Argument(metavar="ID", help="TYPE/NAME in lower case, e.g. person/dana, repo/web-app.")
+    ],
     name: Annotated[str, typer.Option("--name", "-n", help="The entity's name (skos:prefLabel).")],
-    alias: Annotated[list[str] | None, typer.Option("--alias", "-a", help="A strong alias: a true synonym (repeat).")] = None,
-    weak_alias: Annotated[list[str] | None, typer.Option("--weak-alias", help="A weak alias: a related term, searchable, never an identity (repeat).")] = None,
+    alias: Annotated[
+        list[str] | None, typer.Option("--alias", "-a", help="A strong alias: a true synonym (repeat).")
+    ] = None,
+    weak_alias: Annotated[
+        list[str] | None,
+        typer.Option("--weak-alias", help="A weak alias: a related term, searchable, never an identity (repeat)."),
+    ] = None,
     summary: Annotated[str | None, typer.Option(help="A short description (never for a person).")] = None,
     allow_forgotten: AllowForgotten = False,
     kb: KbOption = None,
@@ -242,20 +290,39 @@ def propose(
     valid_from: Annotated[str | None, typer.Option(help="When it became true (YYYY-MM-DD or ISO time).")] = None,
     valid_to: Annotated[str | None, typer.Option(help="When it stopped being true.")] = None,
     order: Annotated[int | None, typer.Option(help="Place in a sequence, for has_step.")] = None,
-    prevents_rework: Annotated[bool, typer.Option("--prevents-rework", help="Not knowing it once caused rework.")] = False,
-    from_user: Annotated[bool, typer.Option("--from-user", help="The user said it: give their words with --quote "
-                                            "and the session with --transcript.")] = False,
+    prevents_rework: Annotated[
+        bool, typer.Option("--prevents-rework", help="Not knowing it once caused rework.")
+    ] = False,
+    from_user: Annotated[
+        bool,
+        typer.Option(
+            "--from-user", help="The user said it: give their words with --quote and the session with --transcript."
+        ),
+    ] = False,
     quote: Annotated[str | None, typer.Option(help="The user's own words (with --from-user).")] = None,
-    transcript: Annotated[Path | None, typer.Option(help="The agent session's transcript, JSON lines (with "
-                                                       "--from-user): the quote must be in a user prompt there.")] = None,
+    transcript: Annotated[
+        Path | None,
+        typer.Option(
+            help="The agent session's transcript, JSON lines (with "
+            "--from-user): the quote must be in a user prompt there."
+        ),
+    ] = None,
     reason: ReasonOption = None,
     audience: AudienceOption = None,
-    said_by: Annotated[str | None, typer.Option("--said-by", help="Who said it: an actor or a person (id, name "
-                                                   "or alias). Their organization then is recorded with it.")] = None,
+    said_by: Annotated[
+        str | None,
+        typer.Option(
+            "--said-by",
+            help="Who said it: an actor or a person (id, name or alias). Their organization then is recorded with it.",
+        ),
+    ] = None,
     message: Annotated[str | None, typer.Option(help="The message it was said in (a permalink or an id).")] = None,
-    extracted: Annotated[bool, typer.Option("--extracted", help="A model read it out of text: it stays a proposal "
-                                            "whatever its sources.")] = False,
-    confidence: Annotated[float | None, typer.Option(help="The extractor's confidence, 0 to 1 (with --extracted).")] = None,
+    extracted: Annotated[
+        bool, typer.Option("--extracted", help="A model read it out of text: it stays a proposal whatever its sources.")
+    ] = False,
+    confidence: Annotated[
+        float | None, typer.Option(help="The extractor's confidence, 0 to 1 (with --extracted).")
+    ] = None,
     span: Annotated[str | None, typer.Option(help="The words it was extracted from (with --extracted).")] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
@@ -282,11 +349,26 @@ def propose(
         user_words = (model.Source("user", f"transcript:{transcript.resolve()}", quote.strip()), verdict)
     elif quote or transcript:
         raise BadInput("--quote and --transcript go with --from-user")
-    _write_fact(_kb(kb, perspective), "propose", json, lambda writer: writer.propose(
-        subject, predicate, object=object, value=value, sources=source or [], authority=authority,
-        valid_from=valid_from, valid_to=valid_to, order=order, prevents_rework=prevents_rework, reason=reason,
-        user_words=user_words, heard=Heard("owner" if audience is None else audience, said_by, message, extracted,
-                                           confidence, span)))
+    _write_fact(
+        _kb(kb, perspective),
+        "propose",
+        json,
+        lambda writer: writer.propose(
+            subject,
+            predicate,
+            object=object,
+            value=value,
+            sources=source or [],
+            authority=authority,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            order=order,
+            prevents_rework=prevents_rework,
+            reason=reason,
+            user_words=user_words,
+            heard=Heard("owner" if audience is None else audience, said_by, message, extracted, confidence, span),
+        ),
+    )
 
 
 @app.command()
@@ -319,35 +401,75 @@ def supersede(
     object: ObjectOption = None,
     value: ValueOption = None,
     source: SourceOption = None,
-    valid_from: Annotated[str | None, typer.Option(help="When the new value became true (default: now); the "
-                                                      "old one holds until then. Without a new value: the fact's "
-                                                      "corrected start.")] = None,
-    valid_to: Annotated[str | None, typer.Option(help="When the new value stopped being true (without a new "
-                                                    "value: the fact's corrected end).")] = None,
-    order: Annotated[int | None, typer.Option(help="The place in a sequence, for has_step (without a new value: "
-                                                 "the fact's corrected place).")] = None,
+    valid_from: Annotated[
+        str | None,
+        typer.Option(
+            help="When the new value became true (default: now); the "
+            "old one holds until then. Without a new value: the fact's "
+            "corrected start."
+        ),
+    ] = None,
+    valid_to: Annotated[
+        str | None,
+        typer.Option(help="When the new value stopped being true (without a new value: the fact's corrected end)."),
+    ] = None,
+    order: Annotated[
+        int | None,
+        typer.Option(help="The place in a sequence, for has_step (without a new value: the fact's corrected place)."),
+    ] = None,
     reason: ReasonOption = None,
-    audience: Annotated[str | None, typer.Option(
-        "--audience", help="Who could hear the correction. Default: the audience of the fact it corrects.")] = None,
+    audience: Annotated[
+        str | None,
+        typer.Option(
+            "--audience", help="Who could hear the correction. Default: the audience of the fact it corrects."
+        ),
+    ] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
     """Correct a fact: record the new object or value, confirmed, and close the old one (kept in
     history). Without --object or --value, correct the fact's own valid time or order in place."""
-    _write_fact(_kb(kb, perspective), "supersede", json, lambda writer: writer.supersede(
-        fact_id, object=object, value=value, sources=source or [], valid_from=valid_from, valid_to=valid_to,
-        order=order, reason=reason, audience=audience))
+    _write_fact(
+        _kb(kb, perspective),
+        "supersede",
+        json,
+        lambda writer: writer.supersede(
+            fact_id,
+            object=object,
+            value=value,
+            sources=source or [],
+            valid_from=valid_from,
+            valid_to=valid_to,
+            order=order,
+            reason=reason,
+            audience=audience,
+        ),
+    )
 
 
 @app.command("import")
 def import_(
-    file: Annotated[Path, typer.Argument(help="JSON (an array) or JSON lines of {\"type\": \"entity\", ...} and "
-                                         "{\"type\": \"fact\", ...} records.")],
-    apply: Annotated[bool, typer.Option("--apply", help="Write the import. Without it, a dry run: "
-                                        "the same checks and counts, nothing written.")] = False,
-    auto_confirm: Annotated[bool, typer.Option("--auto-confirm", help="Apply the auto-confirm rules (two trusted "
-                                               "sources, profile fields). Without it every fact is a proposal.")] = False,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help='JSON (an array) or JSON lines of {"type": "entity", ...} and {"type": "fact", ...} records.'
+        ),
+    ],
+    apply: Annotated[
+        bool,
+        typer.Option(
+            "--apply", help="Write the import. Without it, a dry run: the same checks and counts, nothing written."
+        ),
+    ] = False,
+    auto_confirm: Annotated[
+        bool,
+        typer.Option(
+            "--auto-confirm",
+            help="Apply the auto-confirm rules (two trusted "
+            "sources, profile fields). Without it every fact is a proposal.",
+        ),
+    ] = False,
     allow_forgotten: AllowForgotten = False,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
@@ -360,8 +482,14 @@ def import_(
     many daily batches the proposals take."""
     from kgrdf import importer
 
-    report = importer.run(_kb(kb, perspective), file, apply=apply, auto_confirm=auto_confirm, progress=_progress("records"),
-                          allow_forgotten=allow_forgotten)
+    report = importer.run(
+        _kb(kb, perspective),
+        file,
+        apply=apply,
+        auto_confirm=auto_confirm,
+        progress=_progress("records"),
+        allow_forgotten=allow_forgotten,
+    )
     render.import_report(json, report.as_json(), str(file), apply)
 
 
@@ -375,8 +503,12 @@ class _Progress:
         width = 30
         filled = width * done // max(total, 1)
         end = "\n" if done >= total else ""
-        print(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {self.what}", end=end,
-              file=sys.stderr, flush=True)
+        print(
+            f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {self.what}",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
 
     def note(self, text: str) -> None:
         print(f"  {text}", file=sys.stderr, flush=True)
@@ -422,9 +554,14 @@ def batch(
 
 @batch_app.command("apply")
 def batch_apply(
-    decision: Annotated[str, typer.Argument(help="One line, e.g. \"confirm all except 2b, reject 3a\": confirm, "
-                                            "reject, skip or except, then all, a group (2) or a fact (2b); "
-                                            "later clauses win; skip and except leave facts proposed.")],
+    decision: Annotated[
+        str,
+        typer.Argument(
+            help='One line, e.g. "confirm all except 2b, reject 3a": confirm, '
+            "reject, skip or except, then all, a group (2) or a fact (2b); "
+            "later clauses win; skip and except leave facts proposed."
+        ),
+    ],
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
@@ -436,14 +573,26 @@ def batch_apply(
 
     result = batch_module.apply(_kb(kb, perspective), decision)
     changed = result["changed_since_printed"]
-    render.out(json, result, f"confirmed {result['confirmed']}, rejected {result['rejected']}, "
-               f"left {result['left_proposed']} proposed"
-               + (f"; {len(changed)} changed since the batch was printed, left as they are: {', '.join(changed)}"
-                  if changed else "") + (f"; {result['note']}" if result.get("note") else ""))
+    render.out(
+        json,
+        result,
+        f"confirmed {result['confirmed']}, rejected {result['rejected']}, "
+        f"left {result['left_proposed']} proposed"
+        + (
+            f"; {len(changed)} changed since the batch was printed, left as they are: {', '.join(changed)}"
+            if changed
+            else ""
+        )
+        + (f"; {result['note']}" if result.get("note") else ""),
+    )
 
 
-identifiers_app = _group("identifiers", "People's chat ids, tracker accounts and code-host logins (identifiers.jsonl, "
-                         "mode 0600; never in a pack, an export, a search or kg sparql).", no_args_is_help=True)
+identifiers_app = _group(
+    "identifiers",
+    "People's chat ids, tracker accounts and code-host logins (identifiers.jsonl, "
+    "mode 0600; never in a pack, an export, a search or kg sparql).",
+    no_args_is_help=True,
+)
 
 
 @identifiers_app.command("add")
@@ -477,22 +626,30 @@ def identifiers_list(
     base = _kb(kb, perspective)
     with base.reading() as session:
         entries = identifiers.listed(base, session, entity)
-    render.out(json, {"identifiers": entries},
-               "\n".join(f"{e['entity']}  {e['kind']}  {e['value']}" for e in entries) or "no identifiers recorded")
+    render.out(
+        json,
+        {"identifiers": entries},
+        "\n".join(f"{e['entity']}  {e['kind']}  {e['value']}" for e in entries) or "no identifiers recorded",
+    )
 
 
-org_app = _group("org", "Organizations: the perspective's own, and the ones it deals with, on the fact machinery.",
-                 no_args_is_help=True)
+org_app = _group(
+    "org",
+    "Organizations: the perspective's own, and the ones it deals with, on the fact machinery.",
+    no_args_is_help=True,
+)
 
 
-OrgAliasOption = Annotated[list[str] | None, typer.Option(
-    "--alias", "-a", help="Another name it goes by: a short name, a domain (texturehq.com) (repeat).")]
+OrgAliasOption = Annotated[
+    list[str] | None,
+    typer.Option("--alias", "-a", help="Another name it goes by: a short name, a domain (texturehq.com) (repeat)."),
+]
 OrgIdOption = Annotated[str | None, typer.Option("--id", help="The id, organization/SLUG. Default: from the name.")]
 
 
 @org_app.command("init")
 def org_init(
-    name: Annotated[str, typer.Argument(help="The organization this perspective belongs to, e.g. \"Texture\".")],
+    name: Annotated[str, typer.Argument(help='The organization this perspective belongs to, e.g. "Texture".')],
     alias: OrgAliasOption = None,
     org_id: OrgIdOption = None,
     kb: KbOption = None,
@@ -506,13 +663,16 @@ def org_init(
     base = _kb(kb, perspective)
     with base.writing("org init") as writer:
         entity, outcome = writer.add_entity(model.organization_id(name, org_id), name, alias or [], is_self=True)
-    render.out(json, {**entity.as_json(), "outcome": outcome, "perspective": base.perspective},
-               f"{outcome} {entity.id} ({entity.name}) as the self organization of perspective {base.perspective}")
+    render.out(
+        json,
+        {**entity.as_json(), "outcome": outcome, "perspective": base.perspective},
+        f"{outcome} {entity.id} ({entity.name}) as the self organization of perspective {base.perspective}",
+    )
 
 
 @org_app.command("add")
 def org_add(
-    name: Annotated[str, typer.Argument(help="The organization's name, e.g. \"Acme Corp\".")],
+    name: Annotated[str, typer.Argument(help='The organization\'s name, e.g. "Acme Corp".')],
     alias: OrgAliasOption = None,
     org_id: OrgIdOption = None,
     kb: KbOption = None,
@@ -529,16 +689,25 @@ def org_add(
     render.out(json, {**entity.as_json(), "outcome": outcome}, f"{outcome} {entity.id} ({entity.name})")
 
 
-SaidByOption = Annotated[str | None, typer.Option(
-    "--said-by", help="Who said it: an actor or a person (id, name or alias); their organization then is recorded.")]
+SaidByOption = Annotated[
+    str | None,
+    typer.Option(
+        "--said-by", help="Who said it: an actor or a person (id, name or alias); their organization then is recorded."
+    ),
+]
 MessageOption = Annotated[str | None, typer.Option(help="The message it was said in (a permalink or an id).")]
 
 
 @org_app.command("set")
 def org_set(
     org: Annotated[str, typer.Argument(help="The organization: an id, name or alias.")],
-    key: Annotated[str, typer.Argument(help="founded, industry, relationship, first_contact_at, last_contact_at, "
-                                       "or any other key (a free-text attribute).")],
+    key: Annotated[
+        str,
+        typer.Argument(
+            help="founded, industry, relationship, first_contact_at, last_contact_at, "
+            "or any other key (a free-text attribute)."
+        ),
+    ],
     value: Annotated[str, typer.Argument(help="The value.")],
     source: SourceOption = None,
     audience: AudienceOption = None,
@@ -552,16 +721,22 @@ def org_set(
     values of one attribute both stay, marked as conflicting, until a person runs kg supersede."""
     from kgrdf.writer import Heard
 
-    _write_fact(_kb(kb, perspective), "org set", json, lambda writer: writer.set_attribute(
-        org, key, value, sources=source or [], heard=Heard(audience or "owner", said_by, message)))
+    _write_fact(
+        _kb(kb, perspective),
+        "org set",
+        json,
+        lambda writer: writer.set_attribute(
+            org, key, value, sources=source or [], heard=Heard(audience or "owner", said_by, message)
+        ),
+    )
 
 
 @org_app.command("affiliate")
 def org_affiliate(
     org: Annotated[str, typer.Argument(help="The organization the person was said to belong to.")],
-    claimed_name: Annotated[str, typer.Option("--claimed-name", help="The name that was said (\"Jim\").")],
+    claimed_name: Annotated[str, typer.Option("--claimed-name", help='The name that was said ("Jim").')],
     said_by: SaidByOption = None,
-    role: Annotated[str | None, typer.Option(help="The role that was said (\"IT\").")] = None,
+    role: Annotated[str | None, typer.Option(help='The role that was said ("IT").')] = None,
     message: MessageOption = None,
     source: SourceOption = None,
     audience: AudienceOption = None,
@@ -574,8 +749,14 @@ def org_affiliate(
     promote links the claim to a real actor later, keeping the claim as evidence."""
     from kgrdf.writer import Heard
 
-    _write_fact(_kb(kb, perspective), "org affiliate", json, lambda writer: writer.claim_member(
-        org, claimed_name, role, sources=source or [], heard=Heard(audience or "owner", said_by, message)))
+    _write_fact(
+        _kb(kb, perspective),
+        "org affiliate",
+        json,
+        lambda writer: writer.claim_member(
+            org, claimed_name, role, sources=source or [], heard=Heard(audience or "owner", said_by, message)
+        ),
+    )
 
 
 @org_app.command("promote")
@@ -604,15 +785,23 @@ def org_merge(
     aliases, and its id resolves to the first from now on. The merge is recorded in both."""
     with _kb(kb, perspective).writing("org merge") as writer:
         result = writer.merge_organizations(keep, merge)
-    render.out(json, result, f"merged {result['merged']} into {result['kept']}: {len(result['moved'])} facts moved, "
-                             f"{len(result['observed'])} it knew already observed again; aliases: "
-                             f"{', '.join(result['aliases'])}")
+    render.out(
+        json,
+        result,
+        f"merged {result['merged']} into {result['kept']}: {len(result['moved'])} facts moved, "
+        f"{len(result['observed'])} it knew already observed again; aliases: "
+        f"{', '.join(result['aliases'])}",
+    )
 
 
 @org_app.command("customers")
 def org_customers(
-    quiet_days: Annotated[int, typer.Option("--quiet-days", help="Only customers not spoken to for this many days "
-                                            "(no current last_contact_at since).")] = 90,
+    quiet_days: Annotated[
+        int,
+        typer.Option(
+            "--quiet-days", help="Only customers not spoken to for this many days (no current last_contact_at since)."
+        ),
+    ] = 90,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     audience: HearOption = None,
@@ -637,9 +826,15 @@ def org_of(
     """The organizations each actor is affiliated with now (actor-organizations.rq)."""
     with _reading(kb, perspective, audience) as session:
         result = session.organizations_of(actors)
-    render.out(json, result, "\n".join(
-        f"{a['actor']}  {a['name']}: " + (", ".join(f"{o['name']} ({o['id']})" for o in a["organizations"]) or "none known")
-        for a in result["actors"]))
+    render.out(
+        json,
+        result,
+        "\n".join(
+            f"{a['actor']}  {a['name']}: "
+            + (", ".join(f"{o['name']} ({o['id']})" for o in a["organizations"]) or "none known")
+            for a in result["actors"]
+        ),
+    )
 
 
 @org_app.command("relations")
@@ -654,8 +849,11 @@ def org_relations(
     """An organization's relations (customer_of, vendor_of, parent_of), either way, to N hops."""
     with _reading(kb, perspective, audience) as session:
         result = session.relations(org, hops)
-    render.out(json, result, "\n".join(f"{r['hop']}  {r['sentence']}  [{r['fact']}]" for r in result["relations"])
-               or "no relations known")
+    render.out(
+        json,
+        result,
+        "\n".join(f"{r['hop']}  {r['sentence']}  [{r['fact']}]" for r in result["relations"]) or "no relations known",
+    )
 
 
 @org_app.command("digest")
@@ -678,7 +876,9 @@ def org_digest(
 
 @app.command()
 def expire(
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would expire or be deleted; change nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count what would expire or be deleted; change nothing.")
+    ] = False,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
@@ -698,16 +898,26 @@ def expire(
     if due and not dry_run:
         forget.purge_facts(base, due, f"deleting {deleted} person fact{'s' if deleted != 1 else ''} past retention")
     verb = ("would expire", "would delete") if dry_run else ("expired", "deleted")
-    render.out(json, {"expired": expired, "deleted": deleted, "dry_run": dry_run,
-                      "proposal_days": proposal_days, "retention_days": retention_days},
-               f"{verb[0]} {expired} proposal{'s' if expired != 1 else ''} not observed again for {proposal_days} days; "
-               f"{verb[1]} {deleted} person fact{'s' if deleted != 1 else ''} past retention ({retention_days} days)"
-               + ("; the git history was restarted" if due and not dry_run else ""))
+    render.out(
+        json,
+        {
+            "expired": expired,
+            "deleted": deleted,
+            "dry_run": dry_run,
+            "proposal_days": proposal_days,
+            "retention_days": retention_days,
+        },
+        f"{verb[0]} {expired} proposal{'s' if expired != 1 else ''} not observed again for {proposal_days} days; "
+        f"{verb[1]} {deleted} person fact{'s' if deleted != 1 else ''} past retention ({retention_days} days)"
+        + ("; the git history was restarted" if due and not dry_run else ""),
+    )
 
 
 @app.command()
 def forget(
-    person: Annotated[str, typer.Argument(metavar="PERSON", help="The person or actor: person/ID (or a name or alias).")],
+    person: Annotated[
+        str, typer.Argument(metavar="PERSON", help="The person or actor: person/ID (or a name or alias).")
+    ],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would be deleted; change nothing.")] = False,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
@@ -723,16 +933,23 @@ def forget(
     result = forgetting.forget(_kb(kb, perspective), person, dry_run=dry_run)
     facts, ids = result["facts"], result["identifiers"]
     redacted = result.get("redacted", 0)
-    kept = (f" (and {redacted} shared fact{'s' if redacted != 1 else ''} kept, the records naming them taken out)"
-            if redacted else "")
+    kept = (
+        f" (and {redacted} shared fact{'s' if redacted != 1 else ''} kept, the records naming them taken out)"
+        if redacted
+        else ""
+    )
     if dry_run:
-        text = (f"would forget {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept} and "
-                f"{ids} identifier{'s' if ids != 1 else ''}")
+        text = (
+            f"would forget {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept} and "
+            f"{ids} identifier{'s' if ids != 1 else ''}"
+        )
     else:
-        text = (f"forgot {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept}, {result['records']} journal "
-                f"records ({result['placeholders']} changes are placeholders now), {ids} identifier"
-                f"{'s' if ids != 1 else ''}, {result['leftovers']} leftover{'s' if result['leftovers'] != 1 else ''}; "
-                f"the git history was restarted. Adding them again needs --allow-forgotten.")
+        text = (
+            f"forgot {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept}, {result['records']} journal "
+            f"records ({result['placeholders']} changes are placeholders now), {ids} identifier"
+            f"{'s' if ids != 1 else ''}, {result['leftovers']} leftover{'s' if result['leftovers'] != 1 else ''}; "
+            f"the git history was restarted. Adding them again needs --allow-forgotten."
+        )
     render.out(json, result, text)
 
 
@@ -745,9 +962,15 @@ def perspectives(kb: KbOption = None, perspective: PerspectiveOption = None, jso
     command reads and writes one of them: --perspective, else KGRDF_PERSPECTIVE, else the default."""
     with _kb(kb, perspective).reading() as session:
         found = session.perspectives()
-    render.out(json, {"perspectives": found}, "\n".join(
-        f"{'*' if p['current'] else ' '} {p['perspective']}  {p['entities']} entities, {p['facts']} facts"
-        + ("  (default)" if p["default"] else "") for p in found))
+    render.out(
+        json,
+        {"perspectives": found},
+        "\n".join(
+            f"{'*' if p['current'] else ' '} {p['perspective']}  {p['entities']} entities, {p['facts']} facts"
+            + ("  (default)" if p["default"] else "")
+            for p in found
+        ),
+    )
 
 
 @app.command()
@@ -789,7 +1012,9 @@ def facts(
     predicate: Annotated[str | None, typer.Option("--predicate", "-p", help="Only this predicate.")] = None,
     as_of: Annotated[str | None, typer.Option(help="Valid time: what was true in the world at T.")] = None,
     known_at: Annotated[str | None, typer.Option(help="Transaction time: what the knowledge base held at T.")] = None,
-    all: Annotated[bool, typer.Option("--all", help="Every fact: proposed, confirmed, rejected, expired and closed.")] = False,
+    all: Annotated[
+        bool, typer.Option("--all", help="Every fact: proposed, confirmed, rejected, expired and closed.")
+    ] = False,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     audience: HearOption = None,
@@ -848,10 +1073,16 @@ def history(
 @app.command()
 def sparql(
     query: Annotated[str, typer.Argument(metavar="QUERY_OR_FILE", help="A SPARQL query, or the path of a .rq file.")],
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", metavar="SECONDS", show_default=False,
-        help="Stop the query after this many seconds (exit 1). Default: $KGRDF_QUERY_TIMEOUT, else 30; never "
-             "longer than writers wait for the lock ($KGRDF_LOCK_TIMEOUT less 5 s).")] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            metavar="SECONDS",
+            show_default=False,
+            help="Stop the query after this many seconds (exit 1). Default: $KGRDF_QUERY_TIMEOUT, else 30; never "
+            "longer than writers wait for the lock ($KGRDF_LOCK_TIMEOUT less 5 s).",
+        ),
+    ] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     audience: HearOption = None,
@@ -870,7 +1101,12 @@ def sparql(
 
 @app.command()
 def export(
-    format: Annotated[str, typer.Option("--format", "-f", help="trig, nquads or jsonld (the whole dataset), or turtle (current facts as one graph).")] = "trig",
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", help="trig, nquads or jsonld (the whole dataset), or turtle (current facts as one graph)."
+        ),
+    ] = "trig",
     output: Annotated[Path | None, typer.Option("--output", help="Write to this file instead of stdout.")] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
@@ -887,8 +1123,11 @@ def export(
             output.write_bytes(data)
         except OSError as exc:
             raise BadInput(f"cannot write {output}: {exc.strerror}") from None
-        render.out(json, {"output": str(output), "format": format, "bytes": len(data)},
-                   f"wrote {len(data)} bytes of {format} to {output}")
+        render.out(
+            json,
+            {"output": str(output), "format": format, "bytes": len(data)},
+            f"wrote {len(data)} bytes of {format} to {output}",
+        )
     elif json:
         render.out(True, {"format": format, "data": data.decode("utf-8")}, "")
     else:
@@ -910,9 +1149,11 @@ def validate(kb: KbOption = None, perspective: PerspectiveOption = None, json: J
 
     Exits 0 when clean (warnings allowed), 1 with violations, 3 when the store is damaged.
     """
+
     def progress(facts):
         if sys.stderr.isatty() and not json:
             print(f"checking {facts} facts against the shapes ...", file=sys.stderr)
+
     report = _kb(kb, perspective).validate(progress=progress)
     render.validation(json, report)
     if report["damage"]:
@@ -968,11 +1209,16 @@ def schema_module_prefixes() -> dict:
 def schema_check(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="A schema.json to check, without installing it.")],
-    kb: Annotated[Path | None, typer.Option(
-        "--kb", show_default=False,
-        help="Check it as this knowledge base's next schema.json: it must also keep every site type and "
-             "predicate the knowledge base's entities and facts use. Default: $KGRDF_HOME when it is set; "
-             "with neither, the file is checked against the core schema alone.")] = None,
+    kb: Annotated[
+        Path | None,
+        typer.Option(
+            "--kb",
+            show_default=False,
+            help="Check it as this knowledge base's next schema.json: it must also keep every site type and "
+            "predicate the knowledge base's entities and facts use. Default: $KGRDF_HOME when it is set; "
+            "with neither, the file is checked against the core schema alone.",
+        ),
+    ] = None,
     json: JsonOption = False,
 ):
     """Check a site schema extension without installing it: every name valid and clashing with no
@@ -992,23 +1238,46 @@ def schema_check(
     base = _kb(kb) if kb is not None or os.environ.get("KGRDF_HOME") else None
     ext = extension.check(raw, file.name, file, kb=base)
     where = f" as the schema.json of {base.path}" if base is not None else ""
-    render.out(json, {"file": str(file), "kb": str(base.path) if base is not None else None,
-                      "accepted": ext.accepted, "problems": ext.problems,
-                      "types": ext.types, "predicates": sorted(ext.predicates)},
-               f"{file}: accepted{where}" if ext.accepted
-               else f"{file}: refused{where}\n" + "\n".join(f"  {p}" for p in ext.problems))
+    render.out(
+        json,
+        {
+            "file": str(file),
+            "kb": str(base.path) if base is not None else None,
+            "accepted": ext.accepted,
+            "problems": ext.problems,
+            "types": ext.types,
+            "predicates": sorted(ext.predicates),
+        },
+        f"{file}: accepted{where}"
+        if ext.accepted
+        else f"{file}: refused{where}\n" + "\n".join(f"  {p}" for p in ext.problems),
+    )
     if not ext.accepted:
         raise typer.Exit(1)
 
 
 @app.command()
 def context(
-    target: Annotated[str | None, typer.Option("--for", metavar="ENTITY|TOPIC", help="An entity id, name or strong "
-                      "alias; else a topic: the few entities whose names match it, exact matches first.")] = None,
-    message: Annotated[str | None, typer.Option(help="A message: the pack is about the entities it mentions "
-                                                   "(as kg mentions finds them); - reads it from standard input.")] = None,
-    budget: Annotated[int | None, typer.Option(help="At most this many tokens. Default: $KGRDF_CONTEXT_BUDGET, else 1500.",
-                                                  show_default=False)] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--for",
+            metavar="ENTITY|TOPIC",
+            help="An entity id, name or strong "
+            "alias; else a topic: the few entities whose names match it, exact matches first.",
+        ),
+    ] = None,
+    message: Annotated[
+        str | None,
+        typer.Option(
+            help="A message: the pack is about the entities it mentions "
+            "(as kg mentions finds them); - reads it from standard input."
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(help="At most this many tokens. Default: $KGRDF_CONTEXT_BUDGET, else 1500.", show_default=False),
+    ] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     audience: HearOption = None,
@@ -1066,7 +1335,9 @@ def lint(kb: KbOption = None, perspective: PerspectiveOption = None, json: JsonO
 
 @app.command()
 def demo(
-    kb: Annotated[Path | None, typer.Option("--kb", help="Load the example into this folder (default: a temporary one).")] = None,
+    kb: Annotated[
+        Path | None, typer.Option("--kb", help="Load the example into this folder (default: a temporary one).")
+    ] = None,
     json: JsonOption = False,
 ):
     """Load the example organization and show a lookup, a two-hop question, a fact's history and a

@@ -29,8 +29,9 @@ def parse_time(text: str, what: str = "time") -> datetime:
     """
     text = text.strip()
     if not text:
-        raise BadInput(f"{what} is empty; give a date (YYYY-MM-DD or an ISO 8601 time like 2026-03-01T09:30:00Z) "
-                       f"or leave it out")
+        raise BadInput(
+            f"{what} is empty; give a date (YYYY-MM-DD or an ISO 8601 time like 2026-03-01T09:30:00Z) or leave it out"
+        )
     try:
         if _DATE.match(text):
             parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
@@ -104,7 +105,7 @@ def _last_time_in(path) -> str | None:
                 piece = segment.read(end - start + len(_TIME_HEADER) + 40)  # a header cut at the edge
                 at = piece.rfind(b"\n" + _TIME_HEADER)
                 if at >= 0:
-                    return piece[at + 1 + len(_TIME_HEADER):].split(b'"', 1)[0].decode("ascii", "replace")
+                    return piece[at + 1 + len(_TIME_HEADER) :].split(b'"', 1)[0].decode("ascii", "replace")
                 end = start
     except OSError:
         return None
@@ -120,8 +121,11 @@ def for_write(journal) -> datetime:
     if last is not None and iso(moment) < last:
         fixed = os.environ.get("KGRDF_NOW")
         where = f"KGRDF_NOW ({fixed.strip()})" if fixed else f"the system clock ({iso(moment)})"
-        raise Refused(f"{where} is before the last recorded time {last}: recorded time never goes backwards, "
-                      f"so nothing is written",
-                      hint=f"set KGRDF_NOW to {last} or later, or unset it" if fixed else
-                      "set the system clock right, or wait until it passes that time")
+        raise Refused(
+            f"{where} is before the last recorded time {last}: recorded time never goes backwards, "
+            f"so nothing is written",
+            hint=f"set KGRDF_NOW to {last} or later, or unset it"
+            if fixed
+            else "set the system clock right, or wait until it passes that time",
+        )
     return moment

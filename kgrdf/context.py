@@ -45,7 +45,9 @@ def count_tokens(text: str) -> int:
     for match in _PIECE.finditer(text):
         piece = match.group()
         if piece[0].isalpha():
-            total += max(1, math.ceil(len(piece) / 4)) if piece.isascii() else len(piece.encode("utf-8", "surrogatepass"))
+            total += (
+                max(1, math.ceil(len(piece) / 4)) if piece.isascii() else len(piece.encode("utf-8", "surrogatepass"))
+            )
         else:
             total += 1 if piece.isascii() else len(piece.encode("utf-8", "surrogatepass"))
     return total
@@ -72,9 +74,14 @@ def rank_key(fact: dict) -> tuple:
         0 if fact["kind"] != "around" else 1,
         fact.get("entity_index", 0),
         KINDS.index(fact["kind"]),
-        anchor_order is None, anchor_order or 0, fact.get("anchor") or "",
-        order is None, order or 0,
-        fact.get("predicate") or "", fact["sentence"], fact["id"],
+        anchor_order is None,
+        anchor_order or 0,
+        fact.get("anchor") or "",
+        order is None,
+        order or 0,
+        fact.get("predicate") or "",
+        fact["sentence"],
+        fact["id"],
     )
 
 
@@ -116,7 +123,7 @@ def _title(pack: dict) -> list[str]:
         lines = [f"# Context: {entity['name']} ({entity['type']}, {entity['id']})"]
     else:
         named = "; ".join(f"{e['name']} ({e['type']}, {e['id']})" for e in entities)
-        lines = [f"# Context for \"{pack['topic']}\": {named}"]
+        lines = [f'# Context for "{pack["topic"]}": {named}']
         if pack.get("more_matches"):
             lines.append(f"{pack['more_matches']} more entities match (kg search lists them).")
     if pack.get("self"):
@@ -136,8 +143,12 @@ def _heading(pack: dict, fact: dict) -> str:
     if fact["section"] == "self":
         return f"## Our organization: {pack['self']['name']}"
     name = pack["entities"][fact.get("entity_index", 0)]["name"]
-    return {"steps": f"## {name}: steps, in order", "about": f"## About {name}",
-            "links": f"## Linked to {name}", "around": f"## Around {name}"}[fact["section"]]
+    return {
+        "steps": f"## {name}: steps, in order",
+        "about": f"## About {name}",
+        "links": f"## Linked to {name}",
+        "around": f"## Around {name}",
+    }[fact["section"]]
 
 
 def _bullet(fact: dict) -> str:
@@ -215,11 +226,29 @@ def fit(pack: dict, ranked: Iterable[dict], total: int) -> dict:
             minimum = tokens
             while (needed := count_tokens("\n".join(_lines({**pack, "budget": minimum}, [], total)))) > minimum:
                 minimum = needed  # the note names the budget: a longer number, a longer note
-            raise BadInput(f"a budget of {budget} tokens cannot hold even the pack's title and note, "
-                           f"which take {minimum}", hint=f"give --budget {minimum} or more")
+            raise BadInput(
+                f"a budget of {budget} tokens cannot hold even the pack's title and note, which take {minimum}",
+                hint=f"give --budget {minimum} or more",
+            )
         kept.pop()
-    public = [{k: fact[k] for k in ("id", "sentence", "source", "section", "entity", "anchor", "predicate",
-                                      "order", "prevents_rework") if fact.get(k) is not None} for fact in kept]
+    public = [
+        {
+            k: fact[k]
+            for k in (
+                "id",
+                "sentence",
+                "source",
+                "section",
+                "entity",
+                "anchor",
+                "predicate",
+                "order",
+                "prevents_rework",
+            )
+            if fact.get(k) is not None
+        }
+        for fact in kept
+    ]
     return {**pack, "facts": public, "omitted": omitted, "tokens": tokens, "markdown": text}
 
 
@@ -237,8 +266,10 @@ def _entities(session, text: str) -> tuple[list, dict]:
         return [session.entity_by_id(found["matches"][0]["id"])], {}
     hits = session.search(text)
     if not hits:
-        raise NotFound(f"nothing is called {text!r} or has it in its name",
-                       hint="kg search finds names; kg add-entity makes an entity")
+        raise NotFound(
+            f"nothing is called {text!r} or has it in its name",
+            hint="kg search finds names; kg add-entity makes an entity",
+        )
     chosen = [session.entity_by_id(hit["id"]) for hit in hits[:TOPIC_ENTITIES]]
     topic = {"topic": text.strip()}
     if len(hits) > TOPIC_ENTITIES:
@@ -253,8 +284,12 @@ def candidate(row: dict, entity, kind: str, index: int, packed, anchor: dict | N
     subject, target = (peer, entity.name) if row["direction"] == "in" else (entity.name, peer)
     template = row.get("sentence") or "{subject} " + (row.get("predicateKey") or row["predicate"]) + " {target}"
     fact = {
-        "id": row["id"], "iri": row["fact"], "kind": kind, "entity_index": index,
-        "entity": packed.id, "predicate": row.get("predicateKey"),
+        "id": row["id"],
+        "iri": row["fact"],
+        "kind": kind,
+        "entity_index": index,
+        "entity": packed.id,
+        "predicate": row.get("predicateKey"),
         "sentence": template.replace("{subject}", str(subject)).replace("{target}", str(target)),
         "prevents_rework": bool(row.get("preventsRework")),
     }
@@ -268,8 +303,9 @@ def candidate(row: dict, entity, kind: str, index: int, packed, anchor: dict | N
 
 def _is_anchored(row: dict) -> bool:
     """Whether the other end of a fact belongs to the entity (its step; a lesson about it; a part)."""
-    return ((row.get("anchoring") == "container" and row["direction"] == "out")
-            or (row.get("anchoring") == "anchor" and row["direction"] == "in"))
+    return (row.get("anchoring") == "container" and row["direction"] == "out") or (
+        row.get("anchoring") == "anchor" and row["direction"] == "in"
+    )
 
 
 def gather(session, entities: list, now) -> tuple[list[dict], int]:
@@ -288,15 +324,21 @@ def gather(session, entities: list, now) -> tuple[list[dict], int]:
             if row["id"] in seen:
                 continue
             seen.add(row["id"])
-            kind = "steps" if row.get("anchoring") == "container" and row["direction"] == "out" else (
-                "about" if row["direction"] == "out" else "links")
+            kind = (
+                "steps"
+                if row.get("anchoring") == "container" and row["direction"] == "out"
+                else ("about" if row["direction"] == "out" else "links")
+            )
             facts.append(candidate(row, entity, kind, index, entity))
             if _is_anchored(row) and row.get("peerId") and row["peer"] not in packed_iris:
-                anchor = anchored.setdefault(row["peer"], {"id": row["peerId"], "name": row.get("peerName") or row["peerId"]})
+                anchor = anchored.setdefault(
+                    row["peer"], {"id": row["peerId"], "name": row.get("peerName") or row["peerId"]}
+                )
                 if kind == "steps" and row.get("order") is not None:
                     anchor["order"] = row["order"]
-        by_rank = sorted(anchored.items(), key=lambda item: (item[1].get("order") is None, item[1].get("order") or 0,
-                                                              item[1]["id"]))
+        by_rank = sorted(
+            anchored.items(), key=lambda item: (item[1].get("order") is None, item[1].get("order") or 0, item[1]["id"])
+        )
         unread += max(0, len(by_rank) - MAX_ANCHORED)
         for iri, anchor in by_rank[:MAX_ANCHORED]:
             node = model.Entity(anchor["id"], iri, "?", anchor["name"])
@@ -312,8 +354,11 @@ def own_facts(session, ours, now, seen: set[str]) -> list[dict]:
     """The first facts the self organization says about itself: they open every pack."""
     from pyoxigraph import NamedNode
 
-    rows = [r for r in session.values("context-facts", entity=NamedNode(ours.iri), now=now)
-            if r["direction"] == "out" and r["id"] not in seen]
+    rows = [
+        r
+        for r in session.values("context-facts", entity=NamedNode(ours.iri), now=now)
+        if r["direction"] == "out" and r["id"] not in seen
+    ]
     rows.sort(key=lambda r: (r.get("predicateKey") or "", r["id"]))
     return [candidate(row, ours, "self", 0, ours) for row in rows[:SELF_FACTS]]
 
@@ -372,8 +417,12 @@ def _packed(session, entities: list, head: dict, budget: int) -> dict:
         for fact in facts:  # a source is read only for a fact the budget may keep
             yield {**fact, "source": short_source(session.sources_heard(fact["iri"]))}
 
-    head = {**head, "entities": [{"id": e.id, "type": e.type, "name": e.name} for e in entities],
-            "budget": budget, "token_method": TOKEN_METHOD}
+    head = {
+        **head,
+        "entities": [{"id": e.id, "type": e.type, "name": e.name} for e in entities],
+        "budget": budget,
+        "token_method": TOKEN_METHOD,
+    }
     if ours is not None:
         head["self"] = {"id": ours.id, "name": ours.name}
     if unread:

@@ -24,8 +24,12 @@ def load(path: Path) -> tuple[KnowledgeBase, str]:
     with kb.reading() as session:
         old = session.facts("process/hotfix", predicate="entry_point")["facts"][0]["id"]
     with kb.writing("supersede") as writer:
-        writer.supersede(old, object="channel/deploys", valid_from="2026-10-20",
-                         reason="hotfixes now start in #deploys, like releases")
+        writer.supersede(
+            old,
+            object="channel/deploys",
+            valid_from="2026-10-20",
+            reason="hotfixes now start in #deploys, like releases",
+        )
     return kb, old
 
 
@@ -41,9 +45,17 @@ def run(path: Path | None, as_json: bool) -> None:
         pack = context.pack(session, "process/release", settings.get("KGRDF_CONTEXT_BUDGET"))
     reviewers = sorted({(e["from"], e["to"]) for e in two_hops["edges"] if e["predicate"] == "reviews"})
     if as_json:
-        render.emit({"kb": str(path), "stats": stats, "lookup": lookup, "two_hops": two_hops,
-                     "reviewers_of_released_repos": [{"person": p, "repo": r} for p, r in reviewers],
-                     "history": history, "context": pack})
+        render.emit(
+            {
+                "kb": str(path),
+                "stats": stats,
+                "lookup": lookup,
+                "two_hops": two_hops,
+                "reviewers_of_released_repos": [{"person": p, "repo": r} for p, r in reviewers],
+                "history": history,
+                "context": pack,
+            }
+        )
         return
     print(f"Loaded the example organization (Fernhill Analytics) into {path}")
     render.stats(False, stats)

@@ -13,8 +13,10 @@ def of(session, text: str, audience: str | None) -> dict:
     Raises Refused for an entity that is not an organization."""
     result = session.lookup(text)
     if result["entity"]["type"] != "organization":
-        raise Refused(f"{result['entity']['id']} is a {result['entity']['type']}, not an organization",
-                      hint="kg lookup shows any entity")
+        raise Refused(
+            f"{result['entity']['id']} is a {result['entity']['type']}, not an organization",
+            hint="kg lookup shows any entity",
+        )
     return {"organization": result["entity"]["id"], "audience": audience, "markdown": markdown(result, audience)}
 
 
@@ -40,7 +42,9 @@ def markdown(result: dict, audience: str | None) -> str:
     attributes = [f for f in confirmed if "value" in f and f["predicate"] != "claimed_member"]
     relations = [f for f in confirmed + backlinks if f["predicate"] in RELATIONS]
     people = [f for f in backlinks if f["predicate"] == "affiliated_with"]
-    claims = [f for f in result["facts"] if f["predicate"] == "claimed_member" and f["status"] in ("proposed", "confirmed")]
+    claims = [
+        f for f in result["facts"] if f["predicate"] == "claimed_member" and f["status"] in ("proposed", "confirmed")
+    ]
     other = [f for f in confirmed + backlinks if f not in attributes + relations + people + claims]
     sections = [("Attributes", attributes), ("Relations", relations), ("People", people), ("Also", other)]
     for title, facts in sections:
@@ -57,7 +61,10 @@ def markdown(result: dict, audience: str | None) -> str:
             promoted = f"; promoted to {fact['promoted_to']}" if fact.get("promoted_to") else ""
             lines.append(f"- {fact['value']}{role} {_cite(fact)}{promoted}")
     if proposed:
-        lines += ["", f"_{len(proposed)} more proposed fact{'s' if len(proposed) != 1 else ''} wait for review (kg batch)._"]
+        lines += [
+            "",
+            f"_{len(proposed)} more proposed fact{'s' if len(proposed) != 1 else ''} wait for review (kg batch)._",
+        ]
     if not (attributes or relations or people or other or claims or proposed):
         lines += ["", "Nothing is known about it yet."]
     return "\n".join(lines)

@@ -55,13 +55,16 @@ class Bug(KgError):
     @classmethod
     def of(cls, exc: BaseException) -> "Bug":
         what = f"{type(exc).__name__}: {exc}".splitlines()[0][:300] if str(exc) else type(exc).__name__
-        return cls(f"an unexpected error ({what}); this is a bug in kgrdf, please report it with the command "
-                   "that gave it", hint="KGRDF_DEBUG=1 prints the traceback")
+        return cls(
+            f"an unexpected error ({what}); this is a bug in kgrdf, please report it with the command that gave it",
+            hint="KGRDF_DEBUG=1 prints the traceback",
+        )
 
 
 def from_os(exc: OSError) -> KgError:
     """An error of the file system (a folder that refuses new files, a disk that is full) as one line
     naming the file (exit 3): the knowledge base cannot be used as it stands."""
     where = f" {exc.filename}" if exc.filename else ""
-    return Damaged(f"cannot use{where}: {exc.strerror or exc}",
-                   hint="kg needs to read and write the knowledge base's folder")
+    return Damaged(
+        f"cannot use{where}: {exc.strerror or exc}", hint="kg needs to read and write the knowledge base's folder"
+    )

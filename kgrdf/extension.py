@@ -63,7 +63,7 @@ GRAMMAR = {
 RESERVED = {
     "fact": "kgrdf names a fact <kb>/<perspective>/fact/<id>, so an entity fact/<id> would take a fact's IRI",
     "entities": "kgrdf names a perspective's entity graph <kb>/<perspective>/entities, which its entities' "
-                "IRIs would extend",
+    "IRIs would extend",
 }
 
 
@@ -85,6 +85,7 @@ class Extension:
 
 # --- names ------------------------------------------------------------------------------------------
 
+
 def fold(name: str) -> str:
     """A name as it is compared: Unicode NFKC, case folded."""
     return unicodedata.normalize("NFKC", name).casefold()
@@ -93,8 +94,9 @@ def fold(name: str) -> str:
 def _loose(name: str) -> str:
     """What an invalid name reads as: its letters without accents, invisible characters or case,
     spaces and hyphens as _."""
-    letters = "".join(c for c in unicodedata.normalize("NFKD", name)
-                      if unicodedata.category(c) not in ("Mn", "Cf", "Cc"))
+    letters = "".join(
+        c for c in unicodedata.normalize("NFKD", name) if unicodedata.category(c) not in ("Mn", "Cf", "Cc")
+    )
     return re.sub(r"[\s\-]+", "_", unicodedata.normalize("NFKC", letters).casefold()).strip("_")
 
 
@@ -150,11 +152,12 @@ class _Names:
             return f"the {kind} {name} is already a core {kind}"
         if by_key:
             other, item = by_key[0]
-            return (f"the {kind} {name} has the name of the core {other} {item.key}: one key would name a {kind} "
-                    f"and a {other}")
+            return (
+                f"the {kind} {name} has the name of the core {other} {item.key}: one key would name a {kind} "
+                f"and a {other}"
+            )
         for other, item in self.by_iri.get(key, []):
-            return (f"the {kind} {name} differs only in case from {_prefixed(item.iri)}, the core {other} "
-                    f"{item.key}")
+            return f"the {kind} {name} differs only in case from {_prefixed(item.iri)}, the core {other} {item.key}"
         if kind == "type" and key in RESERVED:
             return f"the type {name} is a reserved word: {RESERVED[key]}"
         return None
@@ -203,8 +206,10 @@ def _field_problems(entry: dict, kind: str, number: int) -> list[str]:
     problems = []
     unknown = [k for k in entry if k not in allowed]
     if unknown:
-        problems.append(f"{what} has the field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}, "
-                        f"which a {kind} does not take; its fields are {', '.join(allowed)}")
+        problems.append(
+            f"{what} has the field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}, "
+            f"which a {kind} does not take; its fields are {', '.join(allowed)}"
+        )
     if entry.get("axis") not in AXES:
         problems.append(f"{what}: axis must be one of {', '.join(AXES)}, not {_shown(entry.get('axis'))}")
     if kind == "predicate":
@@ -220,8 +225,11 @@ def _field_problems(entry: dict, kind: str, number: int) -> list[str]:
                 problems.append(exc.message)
     for key in ("subclass_of", "domain", "range", "subproperty_of"):
         value = entry.get(key)
-        if key in allowed and value is not None and not (
-                isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+        if (
+            key in allowed
+            and value is not None
+            and not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)))
+        ):
             problems.append(f'{what}: "{key}" must be a name or a list of names, not {_shown(value)}')
     return problems
 
@@ -262,25 +270,30 @@ def name_problems(data, core, label: str = "schema.json") -> list[str]:
             elif (name, kind) not in reported:
                 reported.add((name, kind))
                 if len(name) > MAX_NAME:
-                    problems.append(f"the {kind} name {name[:40]!r}... is {len(name)} characters long; the most "
-                                    f"is {MAX_NAME}")
+                    problems.append(
+                        f"the {kind} name {name[:40]!r}... is {len(name)} characters long; the most is {MAX_NAME}"
+                    )
                 elif not _valid(name, kind):
-                    problems.append(f"the {kind} name {name[:40]!r} is not valid: {GRAMMAR[kind]}"
-                                    f"{names.reads_as(name)}")
+                    problems.append(
+                        f"the {kind} name {name[:40]!r} is not valid: {GRAMMAR[kind]}{names.reads_as(name)}"
+                    )
                 elif (reason := names.clash(name, kind)) is not None:
                     problems.append(reason)
                 elif valid[name].count(kind) > 1:
                     problems.append(f"the {kind} {name} is given twice")
                 elif kind == "predicate" and "type" in valid[name]:
-                    problems.append(f"{name} is both a type and a predicate: one IRI, site:{name}, would be a "
-                                    "class and a property")
+                    problems.append(
+                        f"{name} is both a type and a predicate: one IRI, site:{name}, would be a class and a property"
+                    )
             what = f"the {kind} {name}" if isinstance(name, str) and _valid(name, kind) else f"{kind} {number}"
             for key in ("subclass_of", "domain", "range"):
                 if key in fields and isinstance(entry.get(key), (str, list)):
                     for ref in _names(entry[key]):
                         if isinstance(ref, str) and ref not in core.types and ref not in site_types:
-                            problems.append(f"{what} names the type {ref[:40]!r} in {key}, which is neither a core "
-                                            "type nor one the schema adds")
+                            problems.append(
+                                f"{what} names the type {ref[:40]!r} in {key}, which is neither a core "
+                                "type nor one the schema adds"
+                            )
             if kind == "predicate" and isinstance(entry.get("subproperty_of"), (str, list)):
                 for ref in _names(entry["subproperty_of"]):
                     if isinstance(ref, str) and ref not in core.predicates:
@@ -289,6 +302,7 @@ def name_problems(data, core, label: str = "schema.json") -> list[str]:
 
 
 # --- RDF ----------------------------------------------------------------------------------------------
+
 
 def to_quads(data: dict, core) -> list:
     """The extension as quads in the schema graph. Raises BadInput with the first of
@@ -310,23 +324,27 @@ def to_quads(data: dict, core) -> list:
     quads = []
     for entry in data.get("types", []):
         node = NamedNode(SITE + entry["name"])
-        quads += [Quad(node, rdf_type, vocab.term("owl:Class"), graph),
-                  Quad(node, rdf_type, vocab.kg("EntityType"), graph),
-                  Quad(node, rdf_type, vocab.kg("SiteType"), graph),
-                  Quad(node, vocab.kg("key"), Literal(entry["name"]), graph),
-                  Quad(node, vocab.kg("axis"), vocab.kg(AXES[entry["axis"]]), graph),
-                  Quad(node, label, Literal(entry.get("label") or entry["name"]), graph),
-                  Quad(node, vocab.term("rdfs:subClassOf"), vocab.kg("Entity"), graph)]
+        quads += [
+            Quad(node, rdf_type, vocab.term("owl:Class"), graph),
+            Quad(node, rdf_type, vocab.kg("EntityType"), graph),
+            Quad(node, rdf_type, vocab.kg("SiteType"), graph),
+            Quad(node, vocab.kg("key"), Literal(entry["name"]), graph),
+            Quad(node, vocab.kg("axis"), vocab.kg(AXES[entry["axis"]]), graph),
+            Quad(node, label, Literal(entry.get("label") or entry["name"]), graph),
+            Quad(node, vocab.term("rdfs:subClassOf"), vocab.kg("Entity"), graph),
+        ]
         for parent in _names(entry.get("subclass_of")):
             quads.append(Quad(node, vocab.term("rdfs:subClassOf"), type_iri(parent), graph))
     for entry in data.get("predicates", []):
         node = NamedNode(SITE + entry["name"])
         kind = "owl:ObjectProperty" if entry["object"] == "entity" else "owl:DatatypeProperty"
-        quads += [Quad(node, rdf_type, vocab.term(kind), graph),
-                  Quad(node, rdf_type, vocab.kg("SitePredicate"), graph),
-                  Quad(node, vocab.kg("key"), Literal(entry["name"]), graph),
-                  Quad(node, vocab.kg("axis"), vocab.kg(AXES[entry["axis"]]), graph),
-                  Quad(node, label, Literal(entry.get("label") or entry["name"].replace("_", " ")), graph)]
+        quads += [
+            Quad(node, rdf_type, vocab.term(kind), graph),
+            Quad(node, rdf_type, vocab.kg("SitePredicate"), graph),
+            Quad(node, vocab.kg("key"), Literal(entry["name"]), graph),
+            Quad(node, vocab.kg("axis"), vocab.kg(AXES[entry["axis"]]), graph),
+            Quad(node, label, Literal(entry.get("label") or entry["name"].replace("_", " ")), graph),
+        ]
         if entry.get("sentence"):
             quads.append(Quad(node, vocab.kg("sentence"), Literal(entry["sentence"]), graph))
         if entry["object"] == "value":
@@ -354,10 +372,11 @@ def problems_of(quads, core_quads) -> list[str]:
     for quad in list(core_quads) + list(quads):
         graph.add(tuple(_rdflib(t) for t in (quad.subject, quad.predicate, quad.object)))
     owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(graph)
-    _conforms, report, _text = validate(graph, shacl_graph=shapes_graph("schema.ttl"), inference="none",
-                                        advanced=True)
+    _conforms, report, _text = validate(graph, shacl_graph=shapes_graph("schema.ttl"), inference="none", advanced=True)
     sh = rdflib.Namespace("http://www.w3.org/ns/shacl#")
-    return sorted({str(report.value(r, sh.resultMessage)) for r in report.subjects(rdflib.RDF.type, sh.ValidationResult)})
+    return sorted(
+        {str(report.value(r, sh.resultMessage)) for r in report.subjects(rdflib.RDF.type, sh.ValidationResult)}
+    )
 
 
 def _rdflib(term):
@@ -378,6 +397,7 @@ def _rdflib(term):
 
 
 # --- a knowledge base's use of its site names -----------------------------------------------------------
+
 
 def usage(kb) -> dict[str, dict[str, int]]:
     """Site name -> how the knowledge base's data uses it, over every perspective: {"entities": n}
@@ -403,26 +423,33 @@ def usage_problems(ext: Extension, used: dict[str, dict[str, int]]) -> list[str]
         if uses.get("entities"):
             if name not in ext.types:
                 n = uses["entities"]
-                problems.append(f"the knowledge base has {n} entit{'ies' if n != 1 else 'y'} of the site type {name}, "
-                                "which this schema drops")
+                problems.append(
+                    f"the knowledge base has {n} entit{'ies' if n != 1 else 'y'} of the site type {name}, "
+                    "which this schema drops"
+                )
             continue
         facts = uses.get("entity", 0) + uses.get("value", 0)
         if not facts:
             continue
         if name not in ext.predicates:
-            problems.append(f"the knowledge base has {facts} fact{'s' if facts != 1 else ''} of the site predicate "
-                            f"{name}, which this schema drops")
+            problems.append(
+                f"the knowledge base has {facts} fact{'s' if facts != 1 else ''} of the site predicate "
+                f"{name}, which this schema drops"
+            )
             continue
         wrong = "value" if ext.predicates[name] == "entity" else "entity"
         if uses.get(wrong):
             n = uses[wrong]
-            problems.append(f"the knowledge base has {n} fact{'s' if n != 1 else ''} of {name} whose object is "
-                            f"{'a value' if wrong == 'value' else 'an entity'}, and this schema makes it take "
-                            f"{'an entity' if wrong == 'value' else 'a value'}")
+            problems.append(
+                f"the knowledge base has {n} fact{'s' if n != 1 else ''} of {name} whose object is "
+                f"{'a value' if wrong == 'value' else 'an entity'}, and this schema makes it take "
+                f"{'an entity' if wrong == 'value' else 'a value'}"
+            )
     return problems
 
 
 # --- reading and checking -------------------------------------------------------------------------------
+
 
 def read(path: Path) -> bytes:
     """The bytes of a schema file, at most KGRDF_MAX_IMPORT of them. Raises BadInput (exit 2) naming

@@ -24,8 +24,19 @@ from pathlib import Path
 from kgrdf.errors import Damaged
 
 UMASK = 0o077
-PRIVATE = ["journal/local", ".git", "index", "cache", "identifiers.jsonl", "secret.key", "purging.json",
-           "batch.json", "forgotten.jsonl", "journal.aside*", "secret.key.aside-*"]
+PRIVATE = [
+    "journal/local",
+    ".git",
+    "index",
+    "cache",
+    "identifiers.jsonl",
+    "secret.key",
+    "purging.json",
+    "batch.json",
+    "forgotten.jsonl",
+    "journal.aside*",
+    "secret.key.aside-*",
+]
 LINKS_REFUSED = ["journal/local", "index", "cache"]  # folders kgrdf writes in
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -38,6 +49,8 @@ def read_json(path: Path) -> dict:
         return {}
     except (ValueError, OSError) as exc:
         raise Damaged(f"{path.name} does not parse: {exc}") from None
+
+
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
@@ -56,8 +69,10 @@ def tighten(root: Path) -> None:
     walked only while its own mode is loose). Raises Damaged when a folder kgrdf writes in is a link."""
     for name in LINKS_REFUSED:
         if (root / name).is_symlink():
-            raise Damaged(f"{name} is a symbolic link: kgrdf never writes through one",
-                          hint=f"remove the link ({root / name}); the next command makes the folder again")
+            raise Damaged(
+                f"{name} is a symbolic link: kgrdf never writes through one",
+                hint=f"remove the link ({root / name}); the next command makes the folder again",
+            )
     for pattern in PRIVATE:
         for path in root.glob(pattern):
             _tighten(path)
@@ -96,8 +111,10 @@ def create(path: Path):
                 break
             except FileNotFoundError:
                 pass
-    raise Damaged(f"{path.name} cannot be made: something else keeps standing at {path}",
-                  hint="remove it and run the command again")
+    raise Damaged(
+        f"{path.name} cannot be made: something else keeps standing at {path}",
+        hint="remove it and run the command again",
+    )
 
 
 def replace(path: Path, data: bytes, suffix: str = ".tmp") -> None:
@@ -119,8 +136,10 @@ def appending(path: Path):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
     except OSError:
         if path.is_symlink():
-            raise Damaged(f"{path.name} is a symbolic link: kgrdf never writes through one",
-                          hint=f"remove the link ({path}) and restore the file it replaced") from None
+            raise Damaged(
+                f"{path.name} is a symbolic link: kgrdf never writes through one",
+                hint=f"remove the link ({path}) and restore the file it replaced",
+            ) from None
         raise
     with os.fdopen(fd, "ab") as out:
         yield out

@@ -111,8 +111,9 @@ def naming(kb, person: Target) -> Plan:
                 plan.graphs.add(privacy.fact_of(graph))
                 naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
             elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
-                plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate,
-                                                     Literal(vocab.id_of(quad.subject.value)), quad.graph_name))
+                plan.renames[digest(row)] = str(
+                    Quad(quad.subject, quad.predicate, Literal(vocab.id_of(quad.subject.value)), quad.graph_name)
+                )
             else:
                 plan.lines.add(digest(row))
     _redact_shared_facts(kb, plan, naming_rows)
@@ -143,13 +144,15 @@ def _redact_shared_facts(kb, plan: Plan, naming_rows: dict[str, list]) -> None:
         plan.redacted.add(fact)
         for row, quad in held:
             if isinstance(quad.object, Literal) and quad.subject.value not in plan.graphs:
-                plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate, Literal(FORGOTTEN_TEXT),
-                                                     quad.graph_name))
+                plan.renames[digest(row)] = str(
+                    Quad(quad.subject, quad.predicate, Literal(FORGOTTEN_TEXT), quad.graph_name)
+                )
             else:
                 plan.lines.add(digest(row))
 
 
 # --- the two deletions ---------------------------------------------------------------------------
+
 
 def forget(kb, text: str, dry_run: bool = False) -> dict:
     """Forget a person or an actor: see the module's description. Returns the counts."""
@@ -162,8 +165,10 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             entity = session.resolve(text)
             label_rows = session.rows("person-labels", entities=vocab.entities_graph(kb.perspective))
         if entity.type not in privacy.PERSON_TYPES:
-            raise Refused(f"{entity.id} is a {entity.type}: kg forget is for people and actors",
-                          hint="retract a fact with kg reject or kg supersede")
+            raise Refused(
+                f"{entity.id} is a {entity.type}: kg forget is for people and actors",
+                hint="retract a fact with kg reject or kg supersede",
+            )
         key = privacy.key(kb)
         hashed = key.digest(entity.id)  # refuses when keyed records need a key that is not there
         entries = identifiers.read(kb)
@@ -172,21 +177,33 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         plan = naming(kb, person)
         plan.identifiers = [hashed] if values else []
         refuse_if_shared(kb, plan, f"forgetting {entity.id}")
-        plan.record = {"id": str(uuid.uuid4()), "hash": hashed, "hash_kind": privacy.HMAC,
-                       "forgotten_at": clock.iso(clock.now())[:10], "facts": len(plan.graphs),
-                       "identifiers": len(values)}
-        result = {"entity": entity.id, "facts": len(plan.graphs), "redacted": len(plan.redacted),
-                  "identifiers": len(values), "dry_run": dry_run}
+        plan.record = {
+            "id": str(uuid.uuid4()),
+            "hash": hashed,
+            "hash_kind": privacy.HMAC,
+            "forgotten_at": clock.iso(clock.now())[:10],
+            "facts": len(plan.graphs),
+            "identifiers": len(values),
+        }
+        result = {
+            "entity": entity.id,
+            "facts": len(plan.graphs),
+            "redacted": len(plan.redacted),
+            "identifiers": len(values),
+            "dry_run": dry_run,
+        }
         if dry_run:
             return result
         counts = start(kb, plan)
         left = remaining(kb, person)
         if left:
             plural = len(left) != 1
-            raise Damaged(f"{entity.id} was forgotten from what kgrdf keeps, but {len(left)} file"
-                          f"{'s' if plural else ''} of the knowledge base still name{'' if plural else 's'} them: "
-                          f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}",
-                          hint="kgrdf did not write them that way: take the name out of them or remove them")
+            raise Damaged(
+                f"{entity.id} was forgotten from what kgrdf keeps, but {len(left)} file"
+                f"{'s' if plural else ''} of the knowledge base still name{'' if plural else 's'} them: "
+                f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}",
+                hint="kgrdf did not write them that way: take the name out of them or remove them",
+            )
         counts["remaining"] = left
     return {**result, **counts}
 
@@ -229,6 +246,7 @@ def remaining(kb, person: Target) -> list[str]:
 
 def _texts(text: str):
     """The strings of a JSON document or of JSON lines, else the text itself."""
+
     def strings(value):
         if isinstance(value, str):
             yield value

@@ -48,8 +48,10 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
             return entry, "unchanged"
     for entry in entries:
         if (entry["kind"], entry["value"]) == (kind, value):
-            raise Refused(f"the {kind} identifier {value!r} belongs to {entry['entity']} already",
-                          hint="one identifier names one person")
+            raise Refused(
+                f"the {kind} identifier {value!r} belongs to {entry['entity']} already",
+                hint="one identifier names one person",
+            )
     entry = {"entity": entity.id, "kind": kind, "value": value, "added_at": clock.iso(clock.now())}
     write(kb, entries + [entry])
     return entry, "added"

@@ -75,15 +75,26 @@ class Report:
         if not self.asked_confirmed:
             return []
         n = self.asked_confirmed
-        return [f"{n} fact record{'s' if n != 1 else ''} said \"status\": \"confirmed\": an import confirms nothing by "
-                f"itself, so {'each is' if n != 1 else 'it is'} imported as a proposal for review (kg batch), unless "
-                f"--auto-confirm's rules confirm {'them' if n != 1 else 'it'}"]
+        return [
+            f'{n} fact record{"s" if n != 1 else ""} said "status": "confirmed": an import confirms nothing by '
+            f"itself, so {'each is' if n != 1 else 'it is'} imported as a proposal for review (kg batch), unless "
+            f"--auto-confirm's rules confirm {'them' if n != 1 else 'it'}"
+        ]
 
     def as_json(self) -> dict:
-        return {"records": self.records, "applied": self.applied, "entities": self.entities, "facts": self.facts,
-                "auto_confirmed": self.auto_confirmed, "proposals": self.proposals, "daily_batches": self.batches,
-                "refused": self.refused, "refused_total": sum(self.refused.values()), "refusals": self.refusals,
-                "notes": self.notes()}
+        return {
+            "records": self.records,
+            "applied": self.applied,
+            "entities": self.entities,
+            "facts": self.facts,
+            "auto_confirmed": self.auto_confirmed,
+            "proposals": self.proposals,
+            "daily_batches": self.batches,
+            "refused": self.refused,
+            "refused_total": sum(self.refused.values()),
+            "refusals": self.refusals,
+            "notes": self.notes(),
+        }
 
 
 def read_records(path: Path) -> list[Record]:
@@ -109,8 +120,9 @@ def read_records(path: Path) -> list[Record]:
         if not line.strip():
             continue
         if len(line) > line_limit:
-            records.append(Record(number, None, f"the line is {len(line)} bytes long; the most is {line_limit} "
-                                                "(KGRDF_MAX_LINE)"))
+            records.append(
+                Record(number, None, f"the line is {len(line)} bytes long; the most is {line_limit} (KGRDF_MAX_LINE)")
+            )
             continue
         try:
             records.append(_record(number, inputs.parse_json(line.decode("utf-8"), unique_keys=True)))
@@ -141,12 +153,35 @@ def _record(number: int, data) -> Record:
 # The fields of each kind of record and what they hold: text, a list of texts, a whole number, true
 # or false, a number, or sources. A field that is absent or null is not given.
 _FIELDS = {
-    "entity": {"type": "text", "id": "text", "name": "text", "aliases": "texts", "weak_aliases": "texts",
-               "summary": "text"},
-    "fact": {"type": "text", "subject": "text", "predicate": "text", "object": "text", "value": "text",
-             "sources": "sources", "authority": "text", "status": "text", "valid_from": "text", "valid_to": "text",
-             "order": "whole", "prevents_rework": "flag", "reason": "text", "audience": "text", "said_by": "text",
-             "message": "text", "extracted": "flag", "confidence": "number", "span": "text"},
+    "entity": {
+        "type": "text",
+        "id": "text",
+        "name": "text",
+        "aliases": "texts",
+        "weak_aliases": "texts",
+        "summary": "text",
+    },
+    "fact": {
+        "type": "text",
+        "subject": "text",
+        "predicate": "text",
+        "object": "text",
+        "value": "text",
+        "sources": "sources",
+        "authority": "text",
+        "status": "text",
+        "valid_from": "text",
+        "valid_to": "text",
+        "order": "whole",
+        "prevents_rework": "flag",
+        "reason": "text",
+        "audience": "text",
+        "said_by": "text",
+        "message": "text",
+        "extracted": "flag",
+        "confidence": "number",
+        "span": "text",
+    },
 }
 _REQUIRED = {"entity": ("id",), "fact": ("subject", "predicate")}
 _WHOLE = re.compile(r"^[0-9]+$")
@@ -162,11 +197,13 @@ def _checked(data: dict) -> dict:
     unknown = sorted(set(data) - set(_FIELDS[kind]))
     if unknown:
         names = ", ".join(f'"{name}"' for name in unknown[:5])
-        raise BadInput(f"a{'n' if kind == 'entity' else ''} {kind} record has no field {names}; its fields are "
-                       + ", ".join(f'"{name}"' for name in _FIELDS[kind] if name != "type"))
+        raise BadInput(
+            f"a{'n' if kind == 'entity' else ''} {kind} record has no field {names}; its fields are "
+            + ", ".join(f'"{name}"' for name in _FIELDS[kind] if name != "type")
+        )
     for name in _REQUIRED[kind]:
         if data.get(name) is None:
-            raise BadInput(f"a{'n' if kind == 'entity' else ''} {kind} record needs \"{name}\"")
+            raise BadInput(f'a{"n" if kind == "entity" else ""} {kind} record needs "{name}"')
     out = {}
     for name, holds in _FIELDS[kind].items():
         value = data.get(name)
@@ -188,8 +225,10 @@ def _checked(data: dict) -> dict:
         if name in out:
             clock.parse_time(out[name], name)  # refused here, by its own name, when it is no date
     if kind == "fact" and out.get("status") not in (None, "proposed", "confirmed"):
-        raise BadInput(f"status {out['status']!r} is not imported: an import records proposals (\"proposed\"; "
-                       f"\"confirmed\" goes in as a proposal for review)")
+        raise BadInput(
+            f'status {out["status"]!r} is not imported: an import records proposals ("proposed"; '
+            f'"confirmed" goes in as a proposal for review)'
+        )
     return out
 
 
@@ -198,8 +237,10 @@ def _texts(value, name: str) -> list[str]:
     from kgrdf import inputs
 
     if isinstance(value, str):
-        raise BadInput(f"{name} must be a list of texts, not text ({value[:40]!r}): write "
-                       f"[{inputs.json.dumps(value[:40])}] for one")
+        raise BadInput(
+            f"{name} must be a list of texts, not text ({value[:40]!r}): write "
+            f"[{inputs.json.dumps(value[:40])}] for one"
+        )
     return inputs.texts(value, name)
 
 
@@ -243,8 +284,9 @@ def _sources(value) -> list[str]:
     from kgrdf import inputs
 
     if isinstance(value, str):
-        raise BadInput(f"sources must be a list, not text ({value[:40]!r}): write [{inputs.json.dumps(value[:40])}] "
-                       "for one")
+        raise BadInput(
+            f"sources must be a list, not text ({value[:40]!r}): write [{inputs.json.dumps(value[:40])}] for one"
+        )
     if not isinstance(value, list):
         raise BadInput(f"sources must be a list, not {inputs.shown(value)}")
     out = []
@@ -252,8 +294,10 @@ def _sources(value) -> list[str]:
         if isinstance(source, dict):
             extra = sorted(set(source) - {"kind", "ref"})
             if extra or "kind" not in source or "ref" not in source:
-                raise BadInput('a source object is {"kind": ..., "ref": ...}'
-                               + (f", without {', '.join(repr(k) for k in extra[:3])}" if extra else ""))
+                raise BadInput(
+                    'a source object is {"kind": ..., "ref": ...}'
+                    + (f", without {', '.join(repr(k) for k in extra[:3])}" if extra else "")
+                )
             out.append(f"{inputs.text(source['kind'], 'a source kind')}:{inputs.text(source['ref'], 'a source ref')}")
         elif isinstance(source, str):
             out.append(inputs.text(source, "a source"))
@@ -282,16 +326,30 @@ def _stage(writer, record: Record, auto_confirm: bool, report: Report):
     staged."""
     data = _checked(record.data)
     if data["type"] == "entity":
-        _, outcome = writer.add_entity(data["id"], data.get("name") or "", data.get("aliases") or [],
-                                       data.get("weak_aliases") or [], data.get("summary"))
+        _, outcome = writer.add_entity(
+            data["id"],
+            data.get("name") or "",
+            data.get("aliases") or [],
+            data.get("weak_aliases") or [],
+            data.get("summary"),
+        )
         report.entities[outcome] = report.entities.get(outcome, 0) + 1
         return None
     result = writer.propose(
-        data["subject"], data["predicate"], object=data.get("object"), value=data.get("value"),
-        sources=data.get("sources") or [], authority=data.get("authority") or "observed",
-        valid_from=data.get("valid_from"), valid_to=data.get("valid_to"), order=data.get("order"),
-        prevents_rework=bool(data.get("prevents_rework")), reason=data.get("reason"), auto_confirm=auto_confirm,
-        heard=_heard(data))
+        data["subject"],
+        data["predicate"],
+        object=data.get("object"),
+        value=data.get("value"),
+        sources=data.get("sources") or [],
+        authority=data.get("authority") or "observed",
+        valid_from=data.get("valid_from"),
+        valid_to=data.get("valid_to"),
+        order=data.get("order"),
+        prevents_rework=bool(data.get("prevents_rework")),
+        reason=data.get("reason"),
+        auto_confirm=auto_confirm,
+        heard=_heard(data),
+    )
     report.count(result.action, result.rule)
     if data.get("status") == "confirmed":
         report.asked_confirmed += 1
@@ -303,8 +361,14 @@ def _heard(data: dict):
     "confidence" and "span", as kg propose takes them."""
     from kgrdf.writer import Heard
 
-    return Heard(data.get("audience", "owner"), data.get("said_by"), data.get("message"),
-                 bool(data.get("extracted")), data.get("confidence"), data.get("span"))
+    return Heard(
+        data.get("audience", "owner"),
+        data.get("said_by"),
+        data.get("message"),
+        bool(data.get("extracted")),
+        data.get("confidence"),
+        data.get("span"),
+    )
 
 
 def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) -> Report:
@@ -362,12 +426,17 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
                 report.count(action, rule, by=-1)
             fresh.drop_fact(iri)
         report.refusals.sort(key=lambda refusal: refusal["line"])
-        report.fact_ids = {record.line: vocab.id_of(iri) for iri, made_by in made.items()
-                           if iri not in failing_facts for record, _, _ in made_by}
+        report.fact_ids = {
+            record.line: vocab.id_of(iri)
+            for iri, made_by in made.items()
+            if iri not in failing_facts
+            for record, _, _ in made_by
+        }
         writer.adopt(fresh)
         writer.validated = True  # what is left passed the shapes just now
-        writer.warnings = [f for f in findings if f.severity == "warning"
-                           and f.focus.split("/source/")[0] not in failing_facts]
+        writer.warnings = [
+            f for f in findings if f.severity == "warning" and f.focus.split("/source/")[0] not in failing_facts
+        ]
         waiting = batch.pending_items(writer, [iri for iri in made if iri not in failing_facts])
         report.proposals = len(waiting)
         report.batches = len(review.plan(waiting, batch.caps()))
@@ -375,8 +444,9 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
     raise BadInput("the import's entity records keep failing validation; check them with kg add-entity one by one")
 
 
-def run(kb, path: Path, apply: bool = False, auto_confirm: bool = False, progress=None,
-        allow_forgotten: bool = False) -> Report:
+def run(
+    kb, path: Path, apply: bool = False, auto_confirm: bool = False, progress=None, allow_forgotten: bool = False
+) -> Report:
     """Import the records of the file at ``path`` into ``kb``: a dry run unless ``apply``."""
     import gc
 

@@ -15,8 +15,15 @@ from pathlib import Path
 from kgrdf import settings
 from kgrdf.errors import BadInput
 
-_JSON_TYPES = {bool: "true or false", int: "a number", float: "a number", str: "text", list: "a list",
-               dict: "an object", type(None): "null"}
+_JSON_TYPES = {
+    bool: "true or false",
+    int: "a number",
+    float: "a number",
+    str: "text",
+    list: "a list",
+    dict: "an object",
+    type(None): "null",
+}
 
 
 def shown(value) -> str:
@@ -36,13 +43,14 @@ def text(value, what: str) -> str:
         raise BadInput(f"{what} must be text, not {shown(value)}")
     limit = settings.get("KGRDF_MAX_TEXT")
     if len(value) > limit:
-        raise BadInput(f"{what} is {len(value)} characters long; the most is {limit}",
-                       hint="KGRDF_MAX_TEXT sets it")
+        raise BadInput(f"{what} is {len(value)} characters long; the most is {limit}", hint="KGRDF_MAX_TEXT sets it")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise BadInput(f"{what} is not UTF-8 text ({value[exc.start]!r} at character {exc.start + 1})",
-                       hint="a byte that is not UTF-8 was given; pass the text in UTF-8") from None
+        raise BadInput(
+            f"{what} is not UTF-8 text ({value[exc.start]!r} at character {exc.start + 1})",
+            hint="a byte that is not UTF-8 was given; pass the text in UTF-8",
+        ) from None
     return value
 
 
@@ -77,13 +85,17 @@ def label(value, what: str) -> str:
         elif code in _BLANK:
             kind = "a character that shows as nothing"
         elif category in ("Cc", "Cf", "Cs", "Zl", "Zp"):
-            kind = {"Cc": "a control character", "Cf": "an invisible format character",
-                    "Cs": "a lone surrogate"}.get(category, "a separator")
+            kind = {"Cc": "a control character", "Cf": "an invisible format character", "Cs": "a lone surrogate"}.get(
+                category, "a separator"
+            )
         else:
             continue
         name = unicodedata.name(char, "")
-        raise BadInput(f"{what} {value[:60]!r} holds {kind} (U+{code:04X}{' ' + name if name else ''}) at character "
-                       f"{index + 1}; a name must show all it says", hint="type the name again without it")
+        raise BadInput(
+            f"{what} {value[:60]!r} holds {kind} (U+{code:04X}{' ' + name if name else ''}) at character "
+            f"{index + 1}; a name must show all it says",
+            hint="type the name again without it",
+        )
     return value
 
 

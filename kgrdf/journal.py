@@ -62,8 +62,10 @@ _HEADER = re.compile(r'^H (\w+) (?:<([^>]*)>|"((?:[^"\\]|\\.)*)") \.$')
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
-WAY_OUT = ("move journal/ aside (mv journal journal.aside); the next write starts a new journal "
-           "from the current data as a new replica")
+WAY_OUT = (
+    "move journal/ aside (mv journal journal.aside); the next write starts a new journal "
+    "from the current data as a new replica"
+)
 
 
 def new_id() -> str:
@@ -158,10 +160,17 @@ def parse_patch(data: bytes, where: str) -> Patch | None:
         if pos >= size:
             return None
     try:
-        return Patch(id=headers["id"], time=headers.get("time", ""),
-                     command=json.loads(f'"{headers.get("command", "")}"'), deletes=deletes, adds=adds,
-                     prev=headers.get("prev"), seq=int(headers["seq"]) if "seq" in headers else None,
-                     shared=headers.get("shared"), placeholder="placeholder" in headers)
+        return Patch(
+            id=headers["id"],
+            time=headers.get("time", ""),
+            command=json.loads(f'"{headers.get("command", "")}"'),
+            deletes=deletes,
+            adds=adds,
+            prev=headers.get("prev"),
+            seq=int(headers["seq"]) if "seq" in headers else None,
+            shared=headers.get("shared"),
+            placeholder="placeholder" in headers,
+        )
     except (KeyError, ValueError):
         raise Damaged(f"{where}: the patch lacks its id or has an unreadable sequence number", hint=WAY_OUT) from None
 
@@ -287,8 +296,9 @@ class Stream:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
         except FileExistsError:
-            raise Damaged(f"journal/{self.dir.name}/{name} is there already: the journal is ahead of view.json",
-                          hint=WAY_OUT) from None
+            raise Damaged(
+                f"journal/{self.dir.name}/{name} is there already: the journal is ahead of view.json", hint=WAY_OUT
+            ) from None
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
@@ -315,11 +325,18 @@ class Stream:
             except FileNotFoundError:
                 raise Damaged(f"{label}/{name} is missing: the journal is behind view.json", hint=WAY_OUT) from None
             if found != size:
-                raise Damaged(f"{label}/{name} has {found} bytes, view.json says {size}: it was changed after it "
-                              f"was written", hint=WAY_OUT)
+                raise Damaged(
+                    f"{label}/{name} has {found} bytes, view.json says {size}: it was changed after it was written",
+                    hint=WAY_OUT,
+                )
         start = number_of(name)
-        paths = [p for folder in self._folders() if int(folder.name) >= start // PER_FOLDER
-                 for p in self._files_in(folder) if int(p.name[:10]) > start]
+        paths = [
+            p
+            for folder in self._folders()
+            if int(folder.name) >= start // PER_FOLDER
+            for p in self._files_in(folder)
+            if int(p.name[:10]) > start
+        ]
         out, torn, prev, expected = [], None, last_id, start + 1
         for index, path in enumerate(paths):
             here = f"{path.parent.name}/{path.name}"
@@ -332,8 +349,9 @@ class Stream:
                 torn = Torn(path, 0, len(data))
                 break
             if patch.prev != prev:
-                raise Damaged(f"{label}/{here}: its prev does not name the patch before it in this journal",
-                              hint=WAY_OUT)
+                raise Damaged(
+                    f"{label}/{here}: its prev does not name the patch before it in this journal", hint=WAY_OUT
+                )
             out.append(Entry(patch, data, here, len(data)))
             prev, expected = patch.id, expected + 1
         return out, torn
@@ -362,8 +380,10 @@ class Journal:
     def ends_at(self, position: Position) -> bool:
         """Whether the journals end where ``position`` says: each last file there with its size, and
         no file after it (a few stats, no listing, no parsing)."""
-        for stream, name, size in ((self.shared, position.shared, position.shared_size),
-                                   (self.local, position.local, position.local_size)):
+        for stream, name, size in (
+            (self.shared, position.shared, position.shared_size),
+            (self.local, position.local, position.local_size),
+        ):
             if name is None:
                 if stream.last() is not None:
                     return False
@@ -391,8 +411,15 @@ class Journal:
         shared = Patch(new_id(), tx.time, tx.command, *parts[1], prev=position.shared_id) if has_shared else None
         after = replace(position, seq=tx.seq)
         if has_local:
-            patch = Patch(new_id(), tx.time, tx.command, *parts[0], prev=position.local_id, seq=tx.seq,
-                          shared=shared.id if shared else None)
+            patch = Patch(
+                new_id(),
+                tx.time,
+                tx.command,
+                *parts[0],
+                prev=position.local_id,
+                seq=tx.seq,
+                shared=shared.id if shared else None,
+            )
             after.local, after.local_size, data = self.local.write(number_of(position.local) + 1, patch)
             after.local_id = patch.id
             after.digest = chain(after.digest, data)
@@ -423,8 +450,10 @@ class Journal:
             mine = local[i] if i < len(local) else None
             parts: list[tuple[str, Entry]] = []
             if mine is not None and (mine.patch.seq is None or mine.patch.seq < seq):
-                raise Damaged(f"journal/{LOCAL}/{mine.name} holds transaction {mine.patch.seq}, expected {seq} "
-                              f"or later", hint=WAY_OUT)
+                raise Damaged(
+                    f"journal/{LOCAL}/{mine.name} holds transaction {mine.patch.seq}, expected {seq} or later",
+                    hint=WAY_OUT,
+                )
             if mine is not None and mine.patch.seq == seq:
                 parts.append((LOCAL, mine))
                 i += 1
@@ -443,8 +472,11 @@ class Journal:
                 parts.append((self.replica, shared[j]))
                 j += 1
             else:
-                raise Damaged(f"transaction {seq} is in neither journal (journal/{LOCAL}/{mine.name} holds "
-                              f"transaction {mine.patch.seq})", hint=WAY_OUT)
+                raise Damaged(
+                    f"transaction {seq} is in neither journal (journal/{LOCAL}/{mine.name} holds "
+                    f"transaction {mine.patch.seq})",
+                    hint=WAY_OUT,
+                )
             after = replace(after, seq=seq)
             deletes, adds = [], []
             for name, entry in parts:

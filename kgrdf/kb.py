@@ -81,8 +81,9 @@ class KnowledgeBase:
             files.tighten(path)
         except OSError as exc:
             _undo_create(path, made)
-            raise BadInput(f"cannot make a knowledge base at {path}: {exc.strerror}",
-                           hint="kg init needs a folder it can write in") from None
+            raise BadInput(
+                f"cannot make a knowledge base at {path}: {exc.strerror}", hint="kg init needs a folder it can write in"
+            ) from None
         except BaseException:
             _undo_create(path, made)
             raise
@@ -101,13 +102,13 @@ class KnowledgeBase:
             found = False
         if not found:
             if path.is_file():
-                raise NotFound(f"{path} is a file, not a knowledge base folder",
-                               hint="--kb names the folder kg init made")
+                raise NotFound(
+                    f"{path} is a file, not a knowledge base folder", hint="--kb names the folder kg init made"
+                )
             raise NotFound(f"no knowledge base at {path}", hint=f"kg init --kb {path} makes one (or set KGRDF_HOME)")
         kb = cls(path, backend, perspective)
         if kb.format > FORMAT:
-            raise Damaged(f"{path} has format {kb.format}; this kgrdf reads format {FORMAT}",
-                          hint="upgrade kgrdf")
+            raise Damaged(f"{path} has format {kb.format}; this kgrdf reads format {FORMAT}", hint="upgrade kgrdf")
         from kgrdf import migrate
 
         if kb.format < FORMAT or migrate.under_way(path):
@@ -239,8 +240,10 @@ class KnowledgeBase:
                     finally:
                         self.close_index(backend)
         else:
-            raise Damaged("the index could not be brought up to date with the journal",
-                          hint="remove the index/ folder and run the command again")
+            raise Damaged(
+                "the index could not be brought up to date with the journal",
+                hint="remove the index/ folder and run the command again",
+            )
         with lock.held(lock_path, exclusive=False):
             backend = self.open_index(read_only=True)
             try:
@@ -251,8 +254,11 @@ class KnowledgeBase:
                     then = f"writes refuse until you {damage.hint}"
                 else:
                     then = "the next write starts a new journal from it as a new replica"
-                print(f"kg: the journal is damaged ({damage.message}); reading the index as of transaction "
-                      f"{view.seq}; {then}", file=sys.stderr)
+                print(
+                    f"kg: the journal is damaged ({damage.message}); reading the index as of transaction "
+                    f"{view.seq}; {then}",
+                    file=sys.stderr,
+                )
                 from kgrdf.session import Session
 
                 yield Session(self, backend)
@@ -268,7 +274,9 @@ class KnowledgeBase:
         from kgrdf import lock
 
         if self.replica is None:
-            raise Damaged("replica.json is missing", hint="kg init made it; restore it from git (git checkout replica.json)")
+            raise Damaged(
+                "replica.json is missing", hint="kg init made it; restore it from git (git checkout replica.json)"
+            )
         with lock.held(self.path / "lock", exclusive=True):
             self._finish_purge()
             backend = self._open_for_writing()
@@ -278,8 +286,10 @@ class KnowledgeBase:
                 if not (self.path / UNCOMMITTED).exists() and vcs.changed(self.path, "journal"):
                     from kgrdf.journal import WAY_OUT
 
-                    raise Damaged("the journal was changed outside kgrdf since the last commit "
-                                  "(git diff journal shows how)", hint=WAY_OUT)
+                    raise Damaged(
+                        "the journal was changed outside kgrdf since the last commit (git diff journal shows how)",
+                        hint=WAY_OUT,
+                    )
                 from kgrdf import privacy
                 from kgrdf.writer import Writer
 
@@ -294,8 +304,13 @@ class KnowledgeBase:
                 self.close_index(backend)
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
-        tx = Transaction(seq=writer.seq, command=command, time=clock.iso(clock.now()),
-                         deletes=writer.delete_lines(), adds=writer.add_lines())
+        tx = Transaction(
+            seq=writer.seq,
+            command=command,
+            time=clock.iso(clock.now()),
+            deletes=writer.delete_lines(),
+            adds=writer.add_lines(),
+        )
         (self.path / UNCOMMITTED).touch()
         after = self.journal.append(tx, position, private=writer.is_private)
         message = f"kg {command} (transaction {tx.seq})"
@@ -322,8 +337,10 @@ class KnowledgeBase:
         try:
             vcs.commit(self.path, message)
         except vcs.Busy as exc:
-            print(f"kg: git did not commit ({exc}); the change is in the journal and the next command "
-                  f"commits it", file=sys.stderr)
+            print(
+                f"kg: git did not commit ({exc}); the change is in the journal and the next command commits it",
+                file=sys.stderr,
+            )
             return
         (self.path / UNCOMMITTED).unlink(missing_ok=True)
 
@@ -346,8 +363,11 @@ class KnowledgeBase:
             return  # a new knowledge base: nothing to start from
         view = self.view()
         if view.seq and (view.seq, view.digest) != at:
-            raise Damaged("the journal is gone and the index does not match view.json: there is nothing "
-                          "whole to start a new journal from", hint="restore journal/ (mv journal.aside journal)")
+            raise Damaged(
+                "the journal is gone and the index does not match view.json: there is nothing "
+                "whole to start a new journal from",
+                hint="restore journal/ (mv journal.aside journal)",
+            )
         from kgrdf import identifiers, privacy
         from kgrdf.schema import SCHEMA_GRAPH
         from kgrdf.session import Session
@@ -356,8 +376,9 @@ class KnowledgeBase:
         quads = sorted(str(q) for q in data)
         session = Session(self, backend)
         private = {row["fact"].value for row in session.rows("private-facts")}
-        named = privacy.rows_naming_people(data, lambda graph: session.rows("person-labels", entities=graph),
-                                           identifiers.read(self))
+        named = privacy.rows_naming_people(
+            data, lambda graph: session.rows("person-labels", entities=graph), identifiers.read(self)
+        )
         route = privacy.Router(private.__contains__, named.__contains__)
         (self.path / UNCOMMITTED).touch()
         old_replica = self.replica
@@ -368,8 +389,11 @@ class KnowledgeBase:
         after = self.journal.append(tx, Position(), private=route)
         backend.set_position(after)
         self._write_view(after)
-        print(f"kg: started a new journal from the current data as replica {self.replica} "
-              f"(was {old_replica}): {len(quads)} quads, transaction {tx.seq}", file=sys.stderr)
+        print(
+            f"kg: started a new journal from the current data as replica {self.replica} "
+            f"(was {old_replica}): {len(quads)} quads, transaction {tx.seq}",
+            file=sys.stderr,
+        )
         self.git_commit(f"kg: a new journal from the current data (replica {self.replica})")
 
     def _recover(self, backend) -> Position:
@@ -394,15 +418,20 @@ class KnowledgeBase:
             pending, torn = journal.read_after(view)
             for piece in torn:
                 aside = journal.set_aside(piece, clock.iso(clock.now()).replace(":", ""))
-                print(f"kg: set aside a torn journal tail of {piece.size} bytes as "
-                      f"{aside.relative_to(journal.folder)}", file=sys.stderr)
+                print(
+                    f"kg: set aside a torn journal tail of {piece.size} bytes as {aside.relative_to(journal.folder)}",
+                    file=sys.stderr,
+                )
         else:
             pending = []
         target = pending[-1][1] if pending else view
         index_at = backend.position()
         known = {view.seq: view.digest, **{after.seq: after.digest for _, after in pending}}
-        if (index_at is None or known.get(index_at[0]) != index_at[1]
-                or backend.schema_digest() != schema.digest(self.path)):
+        if (
+            index_at is None
+            or known.get(index_at[0]) != index_at[1]
+            or backend.schema_digest() != schema.digest(self.path)
+        ):
             self._rebuild(backend, target)
         else:
             for tx, after in pending:
@@ -419,8 +448,11 @@ class KnowledgeBase:
         The caller holds the exclusive lock and no open index."""
         if (self.path / purge.MARKER).exists():
             counts = purge.finish(self)
-            print(f"kg: finished a deletion cut short ({counts['records']} journal records dropped); the git "
-                  f"history was restarted", file=sys.stderr)
+            print(
+                f"kg: finished a deletion cut short ({counts['records']} journal records dropped); the git "
+                f"history was restarted",
+                file=sys.stderr,
+            )
 
     @contextmanager
     def up_to_date(self):
@@ -462,13 +494,16 @@ class KnowledgeBase:
         entries = [(tx, after) for tx, after in entries if tx.seq <= target.seq]
         last = entries[-1][1] if entries else Position()
         if (last.seq, last.digest) != (target.seq, target.digest):
-            raise Damaged("the journal does not match view.json: it was edited outside kgrdf or lost records",
-                          hint=journal_mod.WAY_OUT)
+            raise Damaged(
+                "the journal does not match view.json: it was edited outside kgrdf or lost records",
+                hint=journal_mod.WAY_OUT,
+            )
         quads = journal_mod.fold(tx for tx, _ in entries)
         schema_quads, ext = schema.effective_quads(self.path)
         if ext is not None and not ext.accepted:
-            print(f"kg: schema.json is refused ({'; '.join(ext.problems)}); working on the core schema",
-                  file=sys.stderr)
+            print(
+                f"kg: schema.json is refused ({'; '.join(ext.problems)}); working on the core schema", file=sys.stderr
+            )
         quads.update(model.lines(schema_quads))
         quads.update(model.lines(_schema_digest_quads(schema.digest(self.path))))
         backend.replace_all(sorted(quads), target)

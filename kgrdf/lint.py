@@ -68,8 +68,16 @@ from urllib.parse import unquote
 from kgrdf import clock, model, settings, vocab
 from kgrdf.privacy import PERSON_TYPES
 
-KINDS = ("stale", "contradiction", "overlap", "orphan", "alias_collision", "merge_suggestion", "look_alike",
-         "retention")
+KINDS = (
+    "stale",
+    "contradiction",
+    "overlap",
+    "orphan",
+    "alias_collision",
+    "merge_suggestion",
+    "look_alike",
+    "retention",
+)
 LINT_SOURCE = "user:kg-lint"  # the source a fix proposes with: the person who runs it
 MIN_FUZZY_LENGTH = 6  # shorter names one letter apart are too often different things ("api", "app")
 SHOWN_PER_KIND = 20  # the text form lists this many findings of a kind; --json lists all
@@ -88,8 +96,9 @@ class Named:
 # --- the checks -----------------------------------------------------------------------------------
 
 
-def lint(session, now: datetime | None = None, stale_days: int | None = None,
-         retention_days: int | None = None) -> dict:
+def lint(
+    session, now: datetime | None = None, stale_days: int | None = None, retention_days: int | None = None
+) -> dict:
     """Every finding in the knowledge base, as the document described above.
 
     The days default to the settings KGRDF_STALE_DAYS and KGRDF_RETENTION_DAYS (BadInput for a bad
@@ -101,19 +110,36 @@ def lint(session, now: datetime | None = None, stale_days: int | None = None,
     check = _Check(session, now)
     retention = check.retention(now - timedelta(days=retention_days), retention_days)
     past_retention = {f["facts"][0] for f in retention}
-    findings = (check.stale(now - timedelta(days=stale_days), skip=past_retention)
-                + check.contradictions(skip=past_retention) + check.overlaps(skip=past_retention) + check.orphans()
-                + check.alias_collisions() + check.merge_suggestions() + check.look_alikes() + retention)
+    findings = (
+        check.stale(now - timedelta(days=stale_days), skip=past_retention)
+        + check.contradictions(skip=past_retention)
+        + check.overlaps(skip=past_retention)
+        + check.orphans()
+        + check.alias_collisions()
+        + check.merge_suggestions()
+        + check.look_alikes()
+        + retention
+    )
     counts = {kind: 0 for kind in KINDS}
     for finding in findings:
         counts[finding["kind"]] += 1
-    return {"now": clock.iso(now), "settings": {"stale_days": stale_days, "retention_days": retention_days},
-            "findings": findings, "counts": counts}
+    return {
+        "now": clock.iso(now),
+        "settings": {"stale_days": stale_days, "retention_days": retention_days},
+        "findings": findings,
+        "counts": counts,
+    }
 
 
 def _finding(kind: str, message: str, entities, facts, fix: str, alternatives=()) -> dict:
-    return {"kind": kind, "message": message, "entities": list(entities), "facts": list(facts),
-            "fix": fix, "alternatives": list(alternatives)}
+    return {
+        "kind": kind,
+        "message": message,
+        "entities": list(entities),
+        "facts": list(facts),
+        "fix": fix,
+        "alternatives": list(alternatives),
+    }
 
 
 def _command(*words: str) -> str:
@@ -177,9 +203,16 @@ class _Check:
             seen = max(row["observedAt"], row["confirmedAt"] or "")
             sentence = predicate.reads(self._shown(row["subject"]), self._shown(row["object"]))
             ids = [self._id(row["subject"])] + ([self._id(row["object"])] if predicate.takes_entity else [])
-            out.append(_finding(
-                "stale", f"{fact_id}: {sentence}; last seen {seen[:10]}, {self._days_ago(seen)} days ago",
-                ids, [fact_id], _command("kg", "confirm", fact_id), [_command("kg", "reject", fact_id)]))
+            out.append(
+                _finding(
+                    "stale",
+                    f"{fact_id}: {sentence}; last seen {seen[:10]}, {self._days_ago(seen)} days ago",
+                    ids,
+                    [fact_id],
+                    _command("kg", "confirm", fact_id),
+                    [_command("kg", "reject", fact_id)],
+                )
+            )
         return sorted(out, key=lambda f: (f["entities"], f["facts"]))
 
     def contradictions(self, skip=frozenset()) -> list[dict]:
@@ -195,14 +228,21 @@ class _Check:
             key = predicate.key if predicate else vocab.id_of(predicate_iri)
             rows.sort(key=lambda r: (r["recordedAt"], vocab.id_of(r["fact"])), reverse=True)
             ids = [vocab.id_of(r["fact"]) for r in rows]
-            values = ", ".join(f"{self._shown(r['object'])!r} ({fact_id}{', newest' if i == 0 else ''})"
-                               for i, (r, fact_id) in enumerate(zip(rows, ids, strict=True)))
+            values = ", ".join(
+                f"{self._shown(r['object'])!r} ({fact_id}{', newest' if i == 0 else ''})"
+                for i, (r, fact_id) in enumerate(zip(rows, ids, strict=True))
+            )
             objects = sorted({self._id(r["object"]) for r in rows}) if predicate and predicate.takes_entity else []
-            out.append(_finding(
-                "contradiction",
-                f"{self._shown(subject)} has {len(rows)} current values of {key}, which takes one: {values}",
-                [self._id(subject)] + objects, ids, _command("kg", "confirm", ids[0]),
-                [_command("kg", "confirm", other) for other in ids[1:]]))
+            out.append(
+                _finding(
+                    "contradiction",
+                    f"{self._shown(subject)} has {len(rows)} current values of {key}, which takes one: {values}",
+                    [self._id(subject)] + objects,
+                    ids,
+                    _command("kg", "confirm", ids[0]),
+                    [_command("kg", "confirm", other) for other in ids[1:]],
+                )
+            )
         return sorted(out, key=lambda f: (f["entities"], f["facts"]))
 
     def overlaps(self, skip=frozenset()) -> list[dict]:
@@ -219,11 +259,16 @@ class _Check:
             key = predicate.key if predicate else vocab.id_of(predicate_iri)
             rows.sort(key=lambda r: (r["validFrom"] or "", vocab.id_of(r["fact"])))
             for i, a in enumerate(rows):
-                for b in rows[i + 1:]:
+                for b in rows[i + 1 :]:
                     if _value_key(a["object"]) == _value_key(b["object"]):
                         continue
-                    both_now = not a["retiredAt"] and not b["retiredAt"] and all(
-                        (r["validFrom"] or "") <= now and (not r["validTo"] or now < r["validTo"]) for r in (a, b))
+                    both_now = (
+                        not a["retiredAt"]
+                        and not b["retiredAt"]
+                        and all(
+                            (r["validFrom"] or "") <= now and (not r["validTo"] or now < r["validTo"]) for r in (a, b)
+                        )
+                    )
                     shared = overlap(a["validFrom"], a["validTo"], b["validFrom"], b["validTo"])
                     if shared is None or both_now:
                         continue
@@ -248,8 +293,10 @@ class _Check:
             if x["validTo"] and (not y["validTo"] or x["validTo"] < y["validTo"]):
                 fixes.append(_command("kg", "supersede", ids[y["fact"]], "--valid-from", x["validTo"]))
         fixes = list(dict.fromkeys(fixes)) or [_command("kg", "history", ids[a["fact"]])]
-        message = (f"{self._shown(subject)} held two values of {key}, which takes one, at once "
-                   f"{_span(shared[0], shared[1])}: {held(a)} and {held(b)}")
+        message = (
+            f"{self._shown(subject)} held two values of {key}, which takes one, at once "
+            f"{_span(shared[0], shared[1])}: {held(a)} and {held(b)}"
+        )
         return _finding("overlap", message, [self._id(subject)], [ids[a["fact"]], ids[b["fact"]]], fixes[0], fixes[1:])
 
     def look_alikes(self) -> list[dict]:
@@ -277,15 +324,24 @@ class _Check:
             entity = self.by_id.get(entity_id)
             type_key = entity.type if entity else entity_id.partition("/")[0]
             name = entity.name if entity else entity_id
-            out.append(_finding("orphan", f"{name} ({entity_id}) takes part in no current fact",
-                                [entity_id], [], orphan_fix(entity_id, type_key, self.schema)))
+            out.append(
+                _finding(
+                    "orphan",
+                    f"{name} ({entity_id}) takes part in no current fact",
+                    [entity_id],
+                    [],
+                    orphan_fix(entity_id, type_key, self.schema),
+                )
+            )
         return out
 
     def _linked(self, a: Named, b: Named) -> bool:
         """Whether a current distinct_from or alias_of joins the two (asked once, when a pair needs it)."""
         if self._links is None:
-            self._links = {frozenset((_entity_id(r["subject"]), _entity_id(r["object"])))
-                           for r in self.session.values("lint-links", now=self.now)}
+            self._links = {
+                frozenset((_entity_id(r["subject"]), _entity_id(r["object"])))
+                for r in self.session.values("lint-links", now=self.now)
+            }
         return frozenset((a.id, b.id)) in self._links
 
     def _alias_fix(self, a: Named, b: Named) -> str:
@@ -304,8 +360,16 @@ class _Check:
             if self._linked(a, b):
                 continue
             self.colliding.add(frozenset((a.id, b.id)))
-            out.append(_finding("alias_collision", f"{a.name} ({a.id}) and {b.name} ({b.id}): {why}",
-                                [a.id, b.id], [], self._distinct_fix(a, b), [self._alias_fix(a, b)]))
+            out.append(
+                _finding(
+                    "alias_collision",
+                    f"{a.name} ({a.id}) and {b.name} ({b.id}): {why}",
+                    [a.id, b.id],
+                    [],
+                    self._distinct_fix(a, b),
+                    [self._alias_fix(a, b)],
+                )
+            )
         return out
 
     def merge_suggestions(self) -> list[dict]:
@@ -315,16 +379,33 @@ class _Check:
             if self._linked(a, b) or frozenset((a.id, b.id)) in self.colliding:
                 continue
             facts = f"{self.degree(a.id)} and {self.degree(b.id)} current facts"
-            out.append(_finding("merge_suggestion", f"{a.name!r} ({a.id}) and {b.name!r} ({b.id}): {why} ({facts})",
-                                [a.id, b.id], [], self._alias_fix(a, b), [self._distinct_fix(a, b)]))
+            out.append(
+                _finding(
+                    "merge_suggestion",
+                    f"{a.name!r} ({a.id}) and {b.name!r} ({b.id}): {why} ({facts})",
+                    [a.id, b.id],
+                    [],
+                    self._alias_fix(a, b),
+                    [self._distinct_fix(a, b)],
+                )
+            )
         return out
 
     def retention(self, before: datetime, days: int) -> list[dict]:
-        ends = {vocab.id_of(row["fact"]): [self._id(row[end]) for end in ("subject", "object") if row[end]]
-                for row in self.session.values("lint-retention", before=vocab.datetime_literal(clock.iso(before)))}
-        return [_finding("retention", f"{fact_id} names a person and was not observed again for {days} days",
-                         ids, [fact_id], "kg expire")
-                for fact_id, ids in sorted(ends.items())]
+        ends = {
+            vocab.id_of(row["fact"]): [self._id(row[end]) for end in ("subject", "object") if row[end]]
+            for row in self.session.values("lint-retention", before=vocab.datetime_literal(clock.iso(before)))
+        }
+        return [
+            _finding(
+                "retention",
+                f"{fact_id} names a person and was not observed again for {days} days",
+                ids,
+                [fact_id],
+                "kg expire",
+            )
+            for fact_id, ids in sorted(ends.items())
+        ]
 
 
 # --- the pure core ----------------------------------------------------------------------------------
@@ -354,15 +435,58 @@ def _value_key(term: str) -> str:
 # Letters drawn like Latin ones, after Unicode compatibility folding and case folding: Cyrillic,
 # Greek, Armenian and a few Latin variants (after Unicode's confusables, the letters whose capital
 # or small form is the Latin letter's look).
-_CONFUSABLE = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "ё": "ë", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
-    "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "ï", "ј": "j", "һ": "h", "ԁ": "d", "ԛ": "q",
-    "ԝ": "w", "ӏ": "l", "ү": "y",
-    "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m", "ν": "n", "ο": "o",
-    "ρ": "p", "τ": "t", "υ": "y", "χ": "x", "ϲ": "c", "ϳ": "j",
-    "օ": "o", "ս": "u", "հ": "h", "ո": "n",
-    "ı": "i", "ɑ": "a", "ɡ": "g", "ʏ": "y", "ɪ": "i",
-})
+_CONFUSABLE = str.maketrans(
+    {
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "ё": "ë",
+        "к": "k",
+        "м": "m",
+        "н": "h",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "т": "t",
+        "у": "y",
+        "х": "x",
+        "ѕ": "s",
+        "і": "i",
+        "ї": "ï",
+        "ј": "j",
+        "һ": "h",
+        "ԁ": "d",
+        "ԛ": "q",
+        "ԝ": "w",
+        "ӏ": "l",
+        "ү": "y",
+        "α": "a",
+        "β": "b",
+        "ε": "e",
+        "ζ": "z",
+        "η": "h",
+        "ι": "i",
+        "κ": "k",
+        "μ": "m",
+        "ν": "n",
+        "ο": "o",
+        "ρ": "p",
+        "τ": "t",
+        "υ": "y",
+        "χ": "x",
+        "ϲ": "c",
+        "ϳ": "j",
+        "օ": "o",
+        "ս": "u",
+        "հ": "h",
+        "ո": "n",
+        "ı": "i",
+        "ɑ": "a",
+        "ɡ": "g",
+        "ʏ": "y",
+        "ɪ": "i",
+    }
+)
 _LOOK_ALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN")
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -374,8 +498,10 @@ def fold(text: str, keep_case: bool = False) -> str:
 
     folded = unicodedata.normalize("NFKC", text)
     if keep_case:
-        return "".join(ch.translate(_CONFUSABLE) if ch == ch.lower() else ch.lower().translate(_CONFUSABLE).upper()
-                       for ch in folded)
+        return "".join(
+            ch.translate(_CONFUSABLE) if ch == ch.lower() else ch.lower().translate(_CONFUSABLE).upper()
+            for ch in folded
+        )
     return model.match_key(folded.casefold().translate(_CONFUSABLE))
 
 
@@ -424,8 +550,14 @@ def look_alike_labels(entities) -> list[tuple]:
     for entity, label, key in folded:
         for other, other_label in by_key.get(key, ()):
             if other.id != entity.id:
-                found.append((entity, label, f"looks like {other_label!r}, a label of {other.id}: they differ only "
-                                             f"in look-alike letters", other))
+                found.append(
+                    (
+                        entity,
+                        label,
+                        f"looks like {other_label!r}, a label of {other.id}: they differ only in look-alike letters",
+                        other,
+                    )
+                )
                 break
     return found
 
@@ -449,8 +581,8 @@ def one_letter_apart(a: str, b: str) -> bool:
     while i < len(a) and a[i] == b[i]:
         i += 1
     if len(a) == len(b):
-        return a[i + 1:] == b[i + 1:] and not (a[i].isdigit() or b[i].isdigit())
-    return a[i:] == b[i + 1:] and not b[i].isdigit()
+        return a[i + 1 :] == b[i + 1 :] and not (a[i].isdigit() or b[i].isdigit())
+    return a[i:] == b[i + 1 :] and not b[i].isdigit()
 
 
 def near_identical(a: str, b: str) -> str | None:
@@ -472,7 +604,7 @@ def _near(ka: str, kb: str) -> str | None:
 def _variants(key: str) -> set[str]:
     """The key with one letter dropped, at each place that is not a digit: two keys one letter apart
     share a variant, or one is a variant of the other."""
-    return {key[:i] + key[i + 1:] for i, ch in enumerate(key) if not ch.isdigit()}
+    return {key[:i] + key[i + 1 :] for i, ch in enumerate(key) if not ch.isdigit()}
 
 
 def merge_suggestions(entities) -> list[tuple[Named, Named, str]]:
@@ -499,7 +631,7 @@ def merge_suggestions(entities) -> list[tuple[Named, Named, str]]:
         drawers: dict[str, list[str]] = {}
         for key, group in by_key.items():
             for i, a in enumerate(group):
-                for b in group[i + 1:]:
+                for b in group[i + 1 :]:
                     add(a, b, _near(key, key))
                 for alias in a.aliases:
                     for b in by_key.get(squash(alias), ()):
@@ -511,7 +643,7 @@ def merge_suggestions(entities) -> list[tuple[Named, Named, str]]:
             if len(keys) < 2:
                 continue
             for i, ka in enumerate(keys):
-                for kb in keys[i + 1:]:
+                for kb in keys[i + 1 :]:
                     why = _near(ka, kb)
                     if why:
                         for a in by_key[ka]:
@@ -545,7 +677,7 @@ def alias_collisions(people) -> list[tuple[Named, Named, str]]:
 
     for label, group in sorted(labels.items()):
         for i, a in enumerate(group):
-            for b in group[i + 1:]:
+            for b in group[i + 1 :]:
                 add(a, b, f"both are called {spelled[label]!r}")
         for b in first_names.get(label, []):
             for a in group:
@@ -560,6 +692,7 @@ def orphan_fix(entity_id: str, type_key: str, schema) -> str:
     axis; one whose other end the schema names, many-valued and low-risk before the others. The
     other end is a placeholder in capitals (a type of the predicate's axis, else the first type it
     allows), the source ``KIND:REF``."""
+
     def axis(key):
         return schema.types[key].axis if key in schema.types else None
 
@@ -567,8 +700,10 @@ def orphan_fix(entity_id: str, type_key: str, schema) -> str:
     for predicate in schema.predicates.values():
         if not predicate.takes_entity or (type_key in PERSON_TYPES and not predicate.person_ok):
             continue
-        for direction, own, other in (("out", predicate.domain, predicate.range),
-                                      ("in", predicate.range, predicate.domain)):
+        for direction, own, other in (
+            ("out", predicate.domain, predicate.range),
+            ("in", predicate.range, predicate.domain),
+        ):
             if type_key not in own:
                 continue
             places_under = (predicate.grouping, direction) in (("anchor", "out"), ("container", "in"))
@@ -582,9 +717,11 @@ def orphan_fix(entity_id: str, type_key: str, schema) -> str:
         if direction == "out":
             return _command("kg", "propose", entity_id, predicate.key, "--object", placeholder, "--source", "KIND:REF")
         return _command("kg", "propose", placeholder, predicate.key, "--object", entity_id, "--source", "KIND:REF")
-    values = sorted((p.axis != axis(type_key), p.key) for p in schema.predicates.values()
-                    if not p.takes_entity and type_key in p.domain
-                    and (type_key not in PERSON_TYPES or p.person_ok))
+    values = sorted(
+        (p.axis != axis(type_key), p.key)
+        for p in schema.predicates.values()
+        if not p.takes_entity and type_key in p.domain and (type_key not in PERSON_TYPES or p.person_ok)
+    )
     if values:
         return _command("kg", "propose", entity_id, values[0][1], "--value", "VALUE", "--source", "KIND:REF")
     return _command("kg", "propose", entity_id, "PREDICATE", "--object", "ENTITY", "--source", "KIND:REF")
@@ -627,8 +764,10 @@ def text(result: dict) -> str:
             lines.append(f"  ... and {len(found) - SHOWN_PER_KIND} more (kg lint --json lists every one)")
     total = len(result["findings"])
     if not total:
-        lines.append("no findings: nothing stale, contradictory, overlapping, orphaned, colliding, duplicated, "
-                     "look-alike or past retention")
+        lines.append(
+            "no findings: nothing stale, contradictory, overlapping, orphaned, colliding, duplicated, "
+            "look-alike or past retention"
+        )
     else:
         parts = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in result["counts"].items() if n)
         lines.append(f"{total} finding{'s' if total != 1 else ''}: {parts}")

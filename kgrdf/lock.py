@@ -49,8 +49,10 @@ def held(path: Path, exclusive: bool):
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError as exc:
-        raise Damaged(f"the lock file {path} cannot be opened: {exc.strerror}",
-                      hint="it must be a plain file kgrdf can write (remove a link or folder standing there)") from None
+        raise Damaged(
+            f"the lock file {path} cannot be opened: {exc.strerror}",
+            hint="it must be a plain file kgrdf can write (remove a link or folder standing there)",
+        ) from None
     umask = files.private()
     umask.__enter__()
     try:
@@ -113,5 +115,7 @@ def _take(lock, deadline: float, path: Path) -> None:
 
 
 def _locked(path: Path) -> Damaged:
-    return Damaged(f"the knowledge base is locked by another kg command ({path})",
-                   hint="wait for it to finish, or raise KGRDF_LOCK_TIMEOUT")
+    return Damaged(
+        f"the knowledge base is locked by another kg command ({path})",
+        hint="wait for it to finish, or raise KGRDF_LOCK_TIMEOUT",
+    )

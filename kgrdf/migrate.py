@@ -80,12 +80,16 @@ def carry_forward(kb, settings: dict) -> None:
     shutil.rmtree(old, ignore_errors=True)
     (kb.path / MARKER).unlink()
     fsync_dir(kb.path)
-    print(f"kg: the knowledge base is now in format {marker['format']}: each journal an RDF Patch log of its "
-          f"own, one patch a file", file=sys.stderr)
+    print(
+        f"kg: the knowledge base is now in format {marker['format']}: each journal an RDF Patch log of its "
+        f"own, one patch a file",
+        file=sys.stderr,
+    )
     kb.git_commit(f"kg: the journal in format {marker['format']} (each journal an RDF Patch log of its own)")
 
 
 # --- format 1 -> format 2 ------------------------------------------------------------------------
+
 
 def build(kb) -> Position | None:
     """Write the format 1 journals' transactions as format 2 into journal.v2/ (fsynced); return the
@@ -105,22 +109,36 @@ def build(kb) -> Position | None:
         private_block, shared_block = parts.get(LOCAL), parts.get("shared")
         shared_patch = None
         if shared_block is not None:
-            shared_patch = Patch(shared_block["id"], shared_block["time"], shared_block["command"],
-                                 shared_block["deletes"], shared_block["adds"], prev=position.shared_id)
+            shared_patch = Patch(
+                shared_block["id"],
+                shared_block["time"],
+                shared_block["command"],
+                shared_block["deletes"],
+                shared_block["adds"],
+                prev=position.shared_id,
+            )
         if private_block is None and position.local is None:
             private_block = {**shared_block, "deletes": [], "adds": [], "placeholder": False}  # where it starts
         if private_block is not None:
             own_id = private_block["id"] if shared_patch is None else new_id()
-            patch = Patch(own_id, private_block["time"], private_block["command"], private_block["deletes"],
-                          private_block["adds"], prev=position.local_id, seq=seq,
-                          shared=shared_patch.id if shared_patch else None,
-                          placeholder=private_block["placeholder"])
+            patch = Patch(
+                own_id,
+                private_block["time"],
+                private_block["command"],
+                private_block["deletes"],
+                private_block["adds"],
+                prev=position.local_id,
+                seq=seq,
+                shared=shared_patch.id if shared_patch else None,
+                placeholder=private_block["placeholder"],
+            )
             position.local, position.local_size, data = _write(local, journal.number_of(position.local) + 1, patch)
             position.local_id = patch.id
             position.digest = chain(position.digest, data)
         if shared_patch is not None:
-            position.shared, position.shared_size, data = _write(shared, journal.number_of(position.shared) + 1,
-                                                                 shared_patch)
+            position.shared, position.shared_size, data = _write(
+                shared, journal.number_of(position.shared) + 1, shared_patch
+            )
             position.shared_id = shared_patch.id
             position.digest = chain(position.digest, data)
         if seq == view.get("seq"):
@@ -135,8 +153,9 @@ def build(kb) -> Position | None:
     os.sync()  # every file written above, at once
     if view.get("seq") and at_view.seq != view["seq"]:
         shutil.rmtree(building)
-        raise Damaged(f"view.json is at transaction {view['seq']}, which the journal does not hold",
-                      hint=journal.WAY_OUT)
+        raise Damaged(
+            f"view.json is at transaction {view['seq']}, which the journal does not hold", hint=journal.WAY_OUT
+        )
     return at_view
 
 
@@ -222,8 +241,9 @@ def _v1_blocks(data: bytes, path: Path):
                 if line.startswith("H "):
                     match = _V1_HEADER.match(line)
                     if not match:
-                        raise Damaged(f"{path.name}: unreadable header row at byte {start}: {line[:60]!r}",
-                                      hint=journal.WAY_OUT)
+                        raise Damaged(
+                            f"{path.name}: unreadable header row at byte {start}: {line[:60]!r}", hint=journal.WAY_OUT
+                        )
                     headers[match.group(1)] = match.group(2) if match.group(2) is not None else match.group(3)
                 elif line == "TX .":
                     body = True
@@ -241,15 +261,23 @@ def _v1_blocks(data: bytes, path: Path):
                 deletes, adds = [], []
                 break
             else:
-                raise Damaged(f"{path.name}: unexpected row in transaction at byte {start}: {line[:60]!r}",
-                              hint=journal.WAY_OUT)
+                raise Damaged(
+                    f"{path.name}: unexpected row in transaction at byte {start}: {line[:60]!r}", hint=journal.WAY_OUT
+                )
         try:
-            block = {"seq": int(headers["seq"]), "id": headers["id"], "time": headers.get("time", ""),
-                     "command": json.loads(f'"{headers.get("command", "")}"'), "deletes": deletes, "adds": adds,
-                     "streams": tuple(headers.get("streams", "").split()), "placeholder": "placeholder" in headers,
-                     "bytes": data[start:pos]}
+            block = {
+                "seq": int(headers["seq"]),
+                "id": headers["id"],
+                "time": headers.get("time", ""),
+                "command": json.loads(f'"{headers.get("command", "")}"'),
+                "deletes": deletes,
+                "adds": adds,
+                "streams": tuple(headers.get("streams", "").split()),
+                "placeholder": "placeholder" in headers,
+                "bytes": data[start:pos],
+            }
         except (KeyError, ValueError):
-            raise Damaged(f"{path.name}: transaction at byte {start} lacks its id or sequence number",
-                          hint=journal.WAY_OUT) from None
+            raise Damaged(
+                f"{path.name}: transaction at byte {start} lacks its id or sequence number", hint=journal.WAY_OUT
+            ) from None
         yield block, start
-

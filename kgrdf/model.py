@@ -60,8 +60,13 @@ _SPACES = re.compile(r"\s+")
 _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 
 
-UNPRINTABLE = {"Cc": "a control character", "Cf": "an invisible format character", "Cs": "a lone surrogate",
-               "Zl": "a line separator", "Zp": "a paragraph separator"}
+UNPRINTABLE = {
+    "Cc": "a control character",
+    "Cf": "an invisible format character",
+    "Cs": "a lone surrogate",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
 
 
 def refuse_unprintable(text: str, what: str) -> str:
@@ -75,8 +80,10 @@ def refuse_unprintable(text: str, what: str) -> str:
     for index, char in enumerate(text):
         category = unicodedata.category(char)
         if category in UNPRINTABLE:
-            raise BadInput(f"{what} holds {UNPRINTABLE[category]} (U+{ord(char):04X}) at character {index + 1}; "
-                           f"use visible characters only")
+            raise BadInput(
+                f"{what} holds {UNPRINTABLE[category]} (U+{ord(char):04X}) at character {index + 1}; "
+                f"use visible characters only"
+            )
     return text
 
 
@@ -143,8 +150,13 @@ class Entity:
     merged_into: str | None = None  # the survivor's IRI, for an organization merged into another
 
     def as_json(self) -> dict:
-        out = {"id": self.id, "type": self.type, "name": self.name, "aliases": self.aliases,
-               "weak_aliases": self.weak_aliases}
+        out = {
+            "id": self.id,
+            "type": self.type,
+            "name": self.name,
+            "aliases": self.aliases,
+            "weak_aliases": self.weak_aliases,
+        }
         if self.summary:
             out["summary"] = self.summary
         if self.is_self:
@@ -298,8 +310,9 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
             changes.setdefault(s, {}).setdefault("after", []).append(o)
     if triple is None:
         return None
-    fact = Fact(id=vocab.id_of(fact_iri), iri=fact_iri, subject=triple[0], predicate=triple[1],
-                target=triple[2], **meta)
+    fact = Fact(
+        id=vocab.id_of(fact_iri), iri=fact_iri, subject=triple[0], predicate=triple[1], target=triple[2], **meta
+    )
 
     def source(node: str) -> Source:
         return Source(sources[node].get("kind", "?"), sources[node].get("ref", ""), sources[node].get("quote"))
@@ -307,22 +320,31 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
     fact.sources = sorted((source(n) for n in source_nodes if n in sources), key=lambda src: (src.kind, src.ref))
     for node in hearing_nodes:
         data = hearings.get(node, {})
-        used = sorted((source(n) for n in data.pop("source_nodes", []) if n in sources),
-                      key=lambda src: (src.kind, src.ref))
+        used = sorted(
+            (source(n) for n in data.pop("source_nodes", []) if n in sources), key=lambda src: (src.kind, src.ref)
+        )
         fact.hearings.append(Hearing(node, **{"audience": "owner", **data, "sources": tuple(used)}))
     fact.hearings.sort(key=lambda h: (h.heard_at or "", _hearing_order(h.iri)))
     if not hearing_nodes:
-        fact.hearings = [Hearing(None, **{"audience": None, "heard_at": fact.recorded_at, **legacy,
-                                          "sources": tuple(fact.sources)})]
+        fact.hearings = [
+            Hearing(None, **{"audience": None, "heard_at": fact.recorded_at, **legacy, "sources": tuple(fact.sources)})
+        ]
     for node, data in updates.items():
-        update = Update(seq=data.get("seq", 0), action=data.get("action", "?"), at=data.get("at", ""),
-                        reason=data.get("reason"), hearings=tuple(data.get("hearings", ())))
+        update = Update(
+            seq=data.get("seq", 0),
+            action=data.get("action", "?"),
+            at=data.get("at", ""),
+            reason=data.get("reason"),
+            hearings=tuple(data.get("hearings", ())),
+        )
         for change_node in data.get("change_nodes", []):
             change = changes.get(change_node, {})
             name = change.get("field", "?")
             kind = {**HEARING_FIELDS, **FIELDS}[name][1] if name in _FIELD_NAMES else "iri"
-            update.changes[name] = ([_py(t, kind, schema) for t in change.get("before", [])],
-                                    [_py(t, kind, schema) for t in change.get("after", [])])
+            update.changes[name] = (
+                [_py(t, kind, schema) for t in change.get("before", [])],
+                [_py(t, kind, schema) for t in change.get("after", [])],
+            )
         fact.updates.append((len(node), node, update))
     fact.updates = [u for _, _, u in sorted(fact.updates, key=lambda entry: (entry[2].seq, entry[0], entry[1]))]
     return fact
@@ -348,7 +370,9 @@ def fold_entity(entity_iri: str, rows: list[dict]) -> Entity | None:
     if vocab.IDENTIFIER.value not in data:
         return None
     return Entity(
-        id=data[vocab.IDENTIFIER.value][0], iri=entity_iri, type=type_key,
+        id=data[vocab.IDENTIFIER.value][0],
+        iri=entity_iri,
+        type=type_key,
         name=data.get(vocab.PREF_LABEL.value, ["?"])[0],
         aliases=sorted(data.get(vocab.ALT_LABEL.value, [])),
         weak_aliases=sorted(data.get(vocab.WEAK_ALIAS.value, [])),
@@ -366,7 +390,7 @@ _CONCEPT_GROUPS = {"status": "statuses", "authority": "authorities", "sensitivit
 
 def _term(value, kind: str, schema, name: str = ""):
     if kind == "concept":
-        for group in ([_CONCEPT_GROUPS[name]] if name in _CONCEPT_GROUPS else _CONCEPT_GROUPS.values()):
+        for group in [_CONCEPT_GROUPS[name]] if name in _CONCEPT_GROUPS else _CONCEPT_GROUPS.values():
             concept = getattr(schema, group).get(value)
             if concept is not None:
                 return NamedNode(concept.iri)
@@ -428,9 +452,11 @@ def _legacy_quads(fact: Fact, hearing: Hearing, schema) -> list[Quad]:
     """The quads a fact written before hearings existed says its one hearing with, on itself."""
     fact_node = NamedNode(fact.iri)
     graph = vocab.provenance_graph(fact_node)
-    return [Quad(fact_node, predicate, _term(getattr(hearing, name), kind, schema, name), graph)
-            for name, (predicate, kind) in HEARING_FIELDS.items()
-            if name != "heard_at" and getattr(hearing, name) is not None]
+    return [
+        Quad(fact_node, predicate, _term(getattr(hearing, name), kind, schema, name), graph)
+        for name, (predicate, kind) in HEARING_FIELDS.items()
+        if name != "heard_at" and getattr(hearing, name) is not None
+    ]
 
 
 def fact_quads(fact: Fact, schema) -> list[Quad]:
@@ -448,14 +474,26 @@ def fact_quads(fact: Fact, schema) -> list[Quad]:
     for source in fact.sources:
         quads += source_quads(fact, source, schema, fact_node, graph)
     for hearing in fact.hearings:  # (a fact written before hearings existed says its one on itself)
-        quads += _legacy_quads(fact, hearing, schema) if hearing.iri is None else hearing_quads(
-            fact, hearing, schema, fact_node, graph)
+        quads += (
+            _legacy_quads(fact, hearing, schema)
+            if hearing.iri is None
+            else hearing_quads(fact, hearing, schema, fact_node, graph)
+        )
     return quads
 
 
-def change_quads(fact: Fact, changes: dict, *, seq: int, at: str, action: str, reason: str | None,
-                 schema, new_sources: list[Source] = (), new_hearings: list[Hearing] = ()
-                 ) -> tuple[list[Quad], list[Quad], Fact]:
+def change_quads(
+    fact: Fact,
+    changes: dict,
+    *,
+    seq: int,
+    at: str,
+    action: str,
+    reason: str | None,
+    schema,
+    new_sources: list[Source] = (),
+    new_hearings: list[Hearing] = (),
+) -> tuple[list[Quad], list[Quad], Fact]:
     """The quads to delete and add to change ``fact``'s fields, with an update record saying what
     each field held before, and the hearings it adds (each named by the record). A fact written
     before hearings existed that is heard again gets its one hearing recorded as a node first.
@@ -566,8 +604,7 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     latest = max((o.value for s, p, o in triples if s.value in shown and p == _HEARD_AT), default=None)
     out = []
     for s, p, o in triples:
-        if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING)
-                                 and o.value in hidden):
+        if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING) and o.value in hidden):
             continue
         if s.value == fact and p == _OBSERVATIONS:
             o = vocab.integer(len(shown))
@@ -582,8 +619,9 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
                     continue
             elif isinstance(o, NamedNode) and "/fact/" in o.value and not hears_fact(o.value):
                 continue
-        elif p == _REASON and any(not hears_fact(fact[:fact.rindex("/") + 1] + found)
-                                              for found in _FACT_ID.findall(o.value)):
+        elif p == _REASON and any(
+            not hears_fact(fact[: fact.rindex("/") + 1] + found) for found in _FACT_ID.findall(o.value)
+        ):
             continue
         out.append((s, p, o))
     return out

@@ -31,12 +31,12 @@ _WORD = re.compile(r"\w+")
 
 def graph_of(line: str) -> str:
     """The graph IRI of a journal line (canonical N-Quads with a named graph)."""
-    return line[line.rindex(" <") + 2:-1]
+    return line[line.rindex(" <") + 2 : -1]
 
 
 def fact_of(graph: str) -> str:
     """The fact a graph belongs to: its assertion graph, or the fact of its provenance graph."""
-    return graph[:-len(PROVENANCE)] if graph.endswith(PROVENANCE) else graph
+    return graph[: -len(PROVENANCE)] if graph.endswith(PROVENANCE) else graph
 
 
 def is_entities_graph(graph: str) -> bool:
@@ -48,7 +48,8 @@ def is_entities_graph(graph: str) -> bool:
 # of another entity that names a person is private, and a forget drops it (a name is replaced, below).
 NAME_PROPERTIES = frozenset({vocab.PREF_LABEL.value, vocab.kg("nameKey").value})
 TEXT_PROPERTIES = NAME_PROPERTIES | frozenset(
-    p.value for p in (vocab.ALT_LABEL, vocab.WEAK_ALIAS, vocab.SUMMARY, vocab.kg("aliasKey"), vocab.kg("weakAliasKey")))
+    p.value for p in (vocab.ALT_LABEL, vocab.WEAK_ALIAS, vocab.SUMMARY, vocab.kg("aliasKey"), vocab.kg("weakAliasKey"))
+)
 
 
 class Router:
@@ -63,8 +64,8 @@ class Router:
     def __call__(self, line: str) -> bool:
         graph = graph_of(line)
         if is_entities_graph(graph):
-            subject = line[1:line.index(">")]
-            if subject[len(graph) - len("entities"):].split("/", 1)[0] in PERSON_TYPES:
+            subject = line[1 : line.index(">")]
+            if subject[len(graph) - len("entities") :].split("/", 1)[0] in PERSON_TYPES:
                 return True
             return bool(self.row_names_a_person is not None and self.row_names_a_person(line))
         private = self.fact_is_private(fact_of(graph))
@@ -74,8 +75,11 @@ class Router:
 def fact_is_private(fact) -> bool:
     """A fact that names a person, that a person or an actor said (its speaker is on it), or that
     the user stated in their own words."""
-    return (fact.sensitivity == "personal" or fact.said_by is not None
-            or any(s.kind == "user" and s.quote for s in fact.sources))
+    return (
+        fact.sensitivity == "personal"
+        or fact.said_by is not None
+        or any(s.kind == "user" and s.quote for s in fact.sources)
+    )
 
 
 def fact_texts(fact) -> list[str]:
@@ -83,9 +87,18 @@ def fact_texts(fact) -> list[str]:
     words it was extracted from and the message it was said in (each hearing's), a claim's role and
     its changes' reasons."""
     value = None if fact.is_entity_target else fact.target.value
-    return [t for t in (value, *(s.ref for s in fact.sources), *(s.quote for s in fact.sources),
-                        *(text for h in fact.hearings for text in (h.span, h.message)),
-                        fact.claimed_role, *(u.reason for u in fact.updates)) if t]
+    return [
+        t
+        for t in (
+            value,
+            *(s.ref for s in fact.sources),
+            *(s.quote for s in fact.sources),
+            *(text for h in fact.hearings for text in (h.span, h.message)),
+            fact.claimed_role,
+            *(u.reason for u in fact.updates),
+        )
+        if t
+    ]
 
 
 class NameIndex:
@@ -103,21 +116,27 @@ class NameIndex:
         """Index ``name``; a name that starts with a sign (#deploys, @dana) matches only with it."""
         words = tuple(self.words(name))
         if words:
-            lead = name.strip().casefold()[:name.strip().casefold().index(words[0])]
+            lead = name.strip().casefold()[: name.strip().casefold().index(words[0])]
             self._by_first.setdefault(words[0], []).append((words, lead, value))
 
     def __bool__(self) -> bool:
         return bool(self._by_first)
 
     def dump(self) -> dict:
-        return {word: [[list(name), lead, value] for name, lead, value in entries]
-                for word, entries in self._by_first.items()}
+        return {
+            word: [[list(name), lead, value] for name, lead, value in entries]
+            for word, entries in self._by_first.items()
+        }
 
     @classmethod
     def load(cls, data: dict) -> "NameIndex":
         index = cls()
-        index._by_first = {word: [(tuple(name), lead, tuple(value) if isinstance(value, list) else value)
-                                  for name, lead, value in entries] for word, entries in data.items()}
+        index._by_first = {
+            word: [
+                (tuple(name), lead, tuple(value) if isinstance(value, list) else value) for name, lead, value in entries
+            ]
+            for word, entries in data.items()
+        }
         return index
 
     def find(self, text: str) -> list[tuple[int, int, object]]:
@@ -128,8 +147,9 @@ class NameIndex:
         for at, word in enumerate(words):
             for name, lead, value in self._by_first.get(word, ()):
                 start = spans[at][0] - len(lead)
-                if tuple(words[at:at + len(name)]) == name and (
-                        not lead or start >= 0 and text[start:spans[at][0]].casefold() == lead):
+                if tuple(words[at : at + len(name)]) == name and (
+                    not lead or start >= 0 and text[start : spans[at][0]].casefold() == lead
+                ):
                     found.append((start, spans[at + len(name) - 1][1], value))
         return found
 
@@ -214,8 +234,12 @@ class People:
         found: set[str] = set()
         if self._names:
             seen = _PIECE.findall(folded)
-            spans = [(at, at + len(name), person) for at, word in enumerate(seen)
-                     for name, person in self._names.get(word, ()) if tuple(seen[at:at + len(name)]) == name]
+            spans = [
+                (at, at + len(name), person)
+                for at, word in enumerate(seen)
+                for name, person in self._names.get(word, ())
+                if tuple(seen[at : at + len(name)]) == name
+            ]
             for start, end, person in spans:
                 if not any(s <= start and end <= e and e - s > end - start for s, e, _ in spans):
                     found.add(person)
@@ -224,7 +248,8 @@ class People:
                 joiner = re.escape(_JOINER)
                 alternatives = "|".join(re.escape(t) for t in sorted(self._tokens, key=len, reverse=True))
                 self._token_pattern = re.compile(
-                    rf"(?<![^\W_])(?<![^\W_][{joiner}])(?:{alternatives})(?![^\W_])(?![{joiner}][^\W_])")
+                    rf"(?<![^\W_])(?<![^\W_][{joiner}])(?:{alternatives})(?![^\W_])(?![{joiner}][^\W_])"
+                )
             for match in self._token_pattern.finditer(folded):
                 found |= self._tokens[match.group()]
         return found
@@ -243,7 +268,8 @@ class People:
         (``dcterms:identifier``) is not text: it is the IRI's, and the IRI is compared exactly."""
         found = self.in_term(quad.subject) | self.in_term(quad.graph_name)
         if quad.predicate.value == vocab.IDENTIFIER.value or (
-                isinstance(quad.object, Literal) and quad.object.value == vocab.id_of(quad.subject.value)):
+            isinstance(quad.object, Literal) and quad.object.value == vocab.id_of(quad.subject.value)
+        ):
             return found  # an id, or a name that is just the id (what forget leaves of a name)
         return found | self.in_term(quad.object)
 
@@ -270,7 +296,7 @@ def people_of(rows, entries, base: str) -> People:
         values.setdefault(base + entry["entity"], []).append(entry["value"])
     for iri in set(named) | set(values):
         if iri.startswith(base):
-            people.add_person(iri, iri[len(base):], named.get(iri, ()), values.get(iri, ()))
+            people.add_person(iri, iri[len(base) :], named.get(iri, ()), values.get(iri, ()))
     return people
 
 
@@ -282,11 +308,14 @@ def rows_naming_people(quads, labels, entries) -> set[str]:
     found = set()
     for quad in quads:
         graph = quad.graph_name.value
-        if (quad.predicate.value not in TEXT_PROPERTIES or not isinstance(quad.object, Literal)
-                or not is_entities_graph(graph)):
+        if (
+            quad.predicate.value not in TEXT_PROPERTIES
+            or not isinstance(quad.object, Literal)
+            or not is_entities_graph(graph)
+        ):
             continue
         if graph not in people:
-            people[graph] = people_of(labels(quad.graph_name), entries, graph[:-len("entities")])
+            people[graph] = people_of(labels(quad.graph_name), entries, graph[: -len("entities")])
         if people[graph].in_text(quad.object.value):
             found.add(str(quad))
     return found
@@ -324,10 +353,12 @@ class Key:
 
     def _need(self) -> bytes:
         if self.value is None:
-            raise Refused(f"{self.path} is {self.problem}, and {FORGOTTEN} holds keyed records: a new key would "
-                          f"make them unmatchable, so this is refused",
-                          hint=f"restore {KEY} from where you keep it; if it is lost for good, move {FORGOTTEN} "
-                               f"and journal/ aside together (with {KEY}) and the next write makes a new key")
+            raise Refused(
+                f"{self.path} is {self.problem}, and {FORGOTTEN} holds keyed records: a new key would "
+                f"make them unmatchable, so this is refused",
+                hint=f"restore {KEY} from where you keep it; if it is lost for good, move {FORGOTTEN} "
+                f"and journal/ aside together (with {KEY}) and the next write makes a new key",
+            )
         return self.value
 
     def is_forgotten(self, entity_id: str, records: list[dict]) -> bool:

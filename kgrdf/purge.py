@@ -66,13 +66,25 @@ class Plan:
         return self.rewrite(quad) != quad
 
     def as_json(self) -> dict:
-        return {"graphs": sorted(self.graphs), "lines": sorted(self.lines), "identifiers": self.identifiers,
-                "record": self.record, "renames": self.renames, "redacted": sorted(self.redacted)}
+        return {
+            "graphs": sorted(self.graphs),
+            "lines": sorted(self.lines),
+            "identifiers": self.identifiers,
+            "record": self.record,
+            "renames": self.renames,
+            "redacted": sorted(self.redacted),
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> "Plan":
-        return cls(set(data["graphs"]), set(data["lines"]), list(data["identifiers"]), data.get("record"),
-                   dict(data.get("renames") or {}), set(data.get("redacted") or ()))
+        return cls(
+            set(data["graphs"]),
+            set(data["lines"]),
+            list(data["identifiers"]),
+            data.get("record"),
+            dict(data.get("renames") or {}),
+            set(data.get("redacted") or ()),
+        )
 
 
 def journal_rows(stream: Stream):
@@ -91,17 +103,21 @@ def refuse_if_shared(kb, plan: Plan, what: str) -> None:
             rows += 1
             graph = privacy.graph_of(quad)
             if privacy.is_entities_graph(graph):
-                entities.add(quad[1:quad.index(">")])
+                entities.add(quad[1 : quad.index(">")])
             else:
                 facts.add(vocab.id_of(privacy.fact_of(graph)))
     if rows:
         held = ", ".join(sorted(facts)[:8]) + (" ..." if len(facts) > 8 else "")
         names = f"{len(facts)} fact{'s' if len(facts) != 1 else ''} ({held})" if facts else ""
         if entities:
-            names += (" and " if names else "") + f"the names of {len(entities)} entit{'ies' if len(entities) != 1 else 'y'}"
-        raise Refused(f"{what} is refused: the shared journal (journal/{kb.replica}) holds {rows} record"
-                      f"{'s' if rows != 1 else ''} of it: {names}; the shared journal is never rewritten",
-                      hint="it may have been copied to other replicas; nothing was changed")
+            names += (
+                " and " if names else ""
+            ) + f"the names of {len(entities)} entit{'ies' if len(entities) != 1 else 'y'}"
+        raise Refused(
+            f"{what} is refused: the shared journal (journal/{kb.replica}) holds {rows} record"
+            f"{'s' if rows != 1 else ''} of it: {names}; the shared journal is never rewritten",
+            hint="it may have been copied to other replicas; nothing was changed",
+        )
 
 
 def start(kb, plan: Plan) -> dict:
@@ -155,8 +171,17 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
             counts["placeholders"] += 1
             patch = Patch(patch.id, patch.time, "", [], [], patch.prev, patch.seq, patch.shared, placeholder=True)
         else:
-            patch = Patch(patch.id, patch.time, patch.command, deletes, adds, patch.prev, patch.seq, patch.shared,
-                          patch.placeholder)
+            patch = Patch(
+                patch.id,
+                patch.time,
+                patch.command,
+                deletes,
+                adds,
+                patch.prev,
+                patch.seq,
+                patch.shared,
+                patch.placeholder,
+            )
         rewritten[path] = patch.encode()
     if not counts["records"]:
         return counts  # nothing of it named them (a rewrite finished before a cut)

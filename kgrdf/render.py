@@ -3,8 +3,15 @@
 import json as jsonlib
 import sys
 
-_COLOURS = {"confirmed": "green", "proposed": "yellow", "rejected": "red", "expired": "bright_black",
-            "error": "red", "dim": "bright_black", "title": "cyan"}
+_COLOURS = {
+    "confirmed": "green",
+    "proposed": "yellow",
+    "rejected": "red",
+    "expired": "bright_black",
+    "error": "red",
+    "dim": "bright_black",
+    "title": "cyan",
+}
 
 
 def _tty() -> bool:
@@ -56,8 +63,10 @@ def fact_line(fact: dict, indent: str = "  ") -> str:
         when.append(f"conflicts with {', '.join(fact['conflicting'])}")
     extra = f" ({'; '.join(when)})" if when else ""
     rework = " !" if fact.get("prevents_rework") else ""
-    line = (f"{indent}{fact['id']} {status}{rework} {fact['sentence']}{extra}\n"
-            f"{indent}    {paint(fact['authority'] + ' · ' + _sources(fact), 'dim')}")
+    line = (
+        f"{indent}{fact['id']} {status}{rework} {fact['sentence']}{extra}\n"
+        f"{indent}    {paint(fact['authority'] + ' · ' + _sources(fact), 'dim')}"
+    )
     heard = _heard(fact)
     return line + (f"\n{indent}    {paint(heard, 'dim')}" if heard else "")
 
@@ -81,8 +90,11 @@ def _heard(fact: dict) -> str:
     elif fact.get("message"):
         parts.append(f"in {fact['message']}")
     if fact.get("extracted"):
-        parts.append("extracted" + (f" ({fact['confidence']:.2f})" if fact.get("confidence") is not None else "")
-                     + (f" from {fact['span']!r}" if fact.get("span") else ""))
+        parts.append(
+            "extracted"
+            + (f" ({fact['confidence']:.2f})" if fact.get("confidence") is not None else "")
+            + (f" from {fact['span']!r}" if fact.get("span") else "")
+        )
     if fact.get("claimed_role") is not None or fact.get("verified") is False:
         parts.append("unverified claim" if not fact.get("verified") else "verified claim")
     if fact.get("promoted_to"):
@@ -159,8 +171,9 @@ def identify(as_json: bool, found: dict) -> None:
     for match in found["matches"]:
         print(f"{match['id']}  {match['name']}  ({match['matched']} {match['label']!r})")
     if len(found["matches"]) > 1:
-        print(paint(f"ambiguous: {len(found['matches'])} entities are called {found['text']!r}", "error"),
-              file=sys.stderr)
+        print(
+            paint(f"ambiguous: {len(found['matches'])} entities are called {found['text']!r}", "error"), file=sys.stderr
+        )
     for suggestion in found["suggestions"]:
         print(f"maybe {suggestion['id']}  {suggestion['name']}  (weak alias {suggestion['label']!r})")
     if not found["matches"]:
@@ -226,8 +239,10 @@ def history(as_json: bool, result: dict) -> None:
 def stats(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
-    print(f"{result['entity_count']} entities, {result['fact_count']} facts "
-          f"({result['journal']['transactions']} journal transactions, {result['backend']} index)")
+    print(
+        f"{result['entity_count']} entities, {result['fact_count']} facts "
+        f"({result['journal']['transactions']} journal transactions, {result['backend']} index)"
+    )
     for kind in ("entities", "facts"):
         print(f"{kind}: " + ", ".join(f"{k} {v}" for k, v in result[kind].items()))
 
@@ -273,26 +288,47 @@ def validation(as_json: bool, report: dict) -> None:
 
 def schema(as_json: bool, schema, extension=None) -> None:
     types = [{"key": t.key, "axis": t.axis, "label": t.label} for t in schema.types.values()]
-    predicates = [{
-        "key": p.key, "axis": p.axis, "object": p.object_kind, "sentence": p.sentence,
-        "single_valued": p.single_valued, "high_risk": p.high_risk, "person_ok": p.person_ok,
-        "domain": sorted(p.domain), "range": sorted(p.range),
-    } for p in schema.predicates.values()]
+    predicates = [
+        {
+            "key": p.key,
+            "axis": p.axis,
+            "object": p.object_kind,
+            "sentence": p.sentence,
+            "single_valued": p.single_valued,
+            "high_risk": p.high_risk,
+            "person_ok": p.person_ok,
+            "domain": sorted(p.domain),
+            "range": sorted(p.range),
+        }
+        for p in schema.predicates.values()
+    ]
     if as_json:
         return emit({"types": types, "predicates": predicates, "extension": extension})
     if extension is not None:
         if extension["accepted"]:
             print("schema.json: accepted")
         else:
-            print(paint("schema.json is refused: ", "error") + "; ".join(extension["problems"])
-                  + " (the knowledge base works on the core schema)")
+            print(
+                paint("schema.json is refused: ", "error")
+                + "; ".join(extension["problems"])
+                + " (the knowledge base works on the core schema)"
+            )
     for axis in ("People", "Process", "Product", "Organizations"):
         print(paint(axis, "title") + ": " + ", ".join(t["key"] for t in types if t["axis"] == axis))
         for p in (p for p in predicates if p["axis"] == axis):
-            marks = [m for m, on in (("single-valued", p["single_valued"]), ("high-risk", p["high_risk"]),
-                                     ("people whitelist", p["person_ok"])) if on]
-            print(f"  {p['key']:<22} {p['object']:<6} {p['sentence']}"
-                  + (paint(f"  [{', '.join(marks)}]", "dim") if marks else ""))
+            marks = [
+                m
+                for m, on in (
+                    ("single-valued", p["single_valued"]),
+                    ("high-risk", p["high_risk"]),
+                    ("people whitelist", p["person_ok"]),
+                )
+                if on
+            ]
+            print(
+                f"  {p['key']:<22} {p['object']:<6} {p['sentence']}"
+                + (paint(f"  [{', '.join(marks)}]", "dim") if marks else "")
+            )
 
 
 def import_report(as_json: bool, report: dict, path: str, apply: bool = False) -> None:
@@ -305,14 +341,23 @@ def import_report(as_json: bool, report: dict, path: str, apply: bool = False) -
         if counts:
             print(f"  {what}: " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())))
     if report["auto_confirmed"]:
-        print("  confirmed automatically: " + ", ".join(f"{n} by {rule}" for rule, n in report["auto_confirmed"].items()))
+        print(
+            "  confirmed automatically: " + ", ".join(f"{n} by {rule}" for rule, n in report["auto_confirmed"].items())
+        )
     batches = report["daily_batches"]
     waiting = report["proposals"]
-    print(f"  {waiting} proposal{'s' if waiting != 1 else ''} wait{'s' if waiting == 1 else ''} for review: "
-          f"{batches} daily batch{'es' if batches != 1 else ''}")
+    print(
+        f"  {waiting} proposal{'s' if waiting != 1 else ''} wait{'s' if waiting == 1 else ''} for review: "
+        f"{batches} daily batch{'es' if batches != 1 else ''}"
+    )
     if report["refused"]:
-        print(paint(f"  refused {report['refused_total']}: " + ", ".join(
-            f"{n} {reason}" for reason, n in sorted(report["refused"].items())), "error"))
+        print(
+            paint(
+                f"  refused {report['refused_total']}: "
+                + ", ".join(f"{n} {reason}" for reason, n in sorted(report["refused"].items())),
+                "error",
+            )
+        )
         for refusal in report["refusals"]:
             print(f"    line {refusal['line']}: {refusal['reason']}: {refusal['message']}")
         more = report["refused_total"] - len(report["refusals"])
@@ -321,8 +366,14 @@ def import_report(as_json: bool, report: dict, path: str, apply: bool = False) -
     for note in report.get("notes", []):
         print(f"  note: {note}")
     if not report["applied"]:
-        print(paint("nothing written: no record of it changes the knowledge base" if apply
-                    else "nothing written: run again with --apply to import", "dim"))
+        print(
+            paint(
+                "nothing written: no record of it changes the knowledge base"
+                if apply
+                else "nothing written: run again with --apply to import",
+                "dim",
+            )
+        )
 
 
 def batch(as_json: bool, document: dict) -> None:
@@ -334,16 +385,25 @@ def batch(as_json: bool, document: dict) -> None:
         print("Nothing waits for review.")
         return
     groups = document["groups"]
-    print(paint(f"Today's batch: {len(groups)} group{'s' if len(groups) != 1 else ''}, "
-                f"{document['in_batch']} fact{'s' if document['in_batch'] != 1 else ''}", "title")
-          + f" ({document['waiting']} proposal{'s' if document['waiting'] != 1 else ''} wait in all: {document['batches']} daily "
-            f"batch{'es' if document['batches'] != 1 else ''})")
+    print(
+        paint(
+            f"Today's batch: {len(groups)} group{'s' if len(groups) != 1 else ''}, "
+            f"{document['in_batch']} fact{'s' if document['in_batch'] != 1 else ''}",
+            "title",
+        )
+        + f" ({document['waiting']} proposal{'s' if document['waiting'] != 1 else ''} wait in all: {document['batches']} daily "
+        f"batch{'es' if document['batches'] != 1 else ''})"
+    )
     for group in groups:
-        print(f"\n{group['number']}. {group['title']} ({len(group['facts'])} fact{'s' if len(group['facts']) != 1 else ''})")
+        print(
+            f"\n{group['number']}. {group['title']} ({len(group['facts'])} fact{'s' if len(group['facts']) != 1 else ''})"
+        )
         if group.get("known"):
             print(paint("   known: " + "; ".join(group["known"]), "dim"))
         for fact in group["facts"]:
             rework = "! " if fact["prevents_rework"] else "  "
             print(f"   {fact['label']:<4}{rework}{fact['sentence']}  {paint(fact['id'], 'dim')}")
-    print('\nAnswer in one line, e.g.  kg batch apply "confirm all except 1b, reject 2a"'
-          "\n(except and skip leave a fact proposed for a later batch; only reject rejects)")
+    print(
+        '\nAnswer in one line, e.g.  kg batch apply "confirm all except 1b, reject 2a"'
+        "\n(except and skip leave a fact proposed for a later batch; only reject rejects)"
+    )

@@ -56,10 +56,21 @@ class Group:
         return f"{self.number}{LETTERS[index]}"
 
     def as_json(self) -> dict:
-        return {"number": self.number, "title": self.title, "anchor": self.anchor,
-                "facts": [{"label": self.label(i), "id": item.id, "sentence": item.sentence,
-                           "prevents_rework": item.prevents_rework, "observations": item.observations}
-                          for i, item in enumerate(self.items)]}
+        return {
+            "number": self.number,
+            "title": self.title,
+            "anchor": self.anchor,
+            "facts": [
+                {
+                    "label": self.label(i),
+                    "id": item.id,
+                    "sentence": item.sentence,
+                    "prevents_rework": item.prevents_rework,
+                    "observations": item.observations,
+                }
+                for i, item in enumerate(self.items)
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -71,8 +82,13 @@ class Caps:
 
 
 def _item_key(item: Item):
-    return (not item.prevents_rework, -item.observations,
-            item.order if item.order is not None else 1 << 30, item.recorded_at, item.id)
+    return (
+        not item.prevents_rework,
+        -item.observations,
+        item.order if item.order is not None else 1 << 30,
+        item.recorded_at,
+        item.id,
+    )
 
 
 def _groups(items: list[Item], caps: Caps) -> list[tuple[str, str | None, list[Item]]]:
@@ -90,8 +106,13 @@ def _groups(items: list[Item], caps: Caps) -> list[tuple[str, str | None, list[I
 
     def priority(group):
         title, _, members = group
-        return (not any(m.prevents_rework for m in members), -max(m.observations for m in members),
-                -len(members), min(m.recorded_at for m in members), title)
+        return (
+            not any(m.prevents_rework for m in members),
+            -max(m.observations for m in members),
+            -len(members),
+            min(m.recorded_at for m in members),
+            title,
+        )
 
     return [(title, anchor, sorted(members, key=_item_key)) for title, anchor, members in sorted(groups, key=priority)]
 
@@ -102,7 +123,7 @@ def plan(items: list[Item], caps: Caps = Caps()) -> list[list[Group]]:
     current: list[Group] = []
     facts = 0
     for title, anchor, members in _groups(items, caps):
-        parts = [members[i:i + caps.group_facts] for i in range(0, len(members), caps.group_facts)]
+        parts = [members[i : i + caps.group_facts] for i in range(0, len(members), caps.group_facts)]
         for n, part in enumerate(parts, start=1):
             if current and (len(current) >= caps.groups or facts + len(part) > caps.batch_facts):
                 batches.append(current)
@@ -144,7 +165,7 @@ def _tokens(text: str):
 
 
 def _where(text: str, position: int, expected: str) -> str:
-    shown = text[position:position + 12].strip() or "the end"
+    shown = text[position : position + 12].strip() or "the end"
     return f"the decision goes wrong at {shown!r} (character {position + 1}): expected {expected}"
 
 
@@ -153,7 +174,7 @@ def parse(text: str, groups: list[Group]) -> dict[str, str]:
     facts it names (the others stay proposed). Raises BadInput saying where it went wrong; a
     decision that parses always means exactly this mapping."""
     if not text or not text.strip():
-        raise BadInput("the decision is empty: say for example \"confirm all\" or \"confirm all except 2b\"")
+        raise BadInput('the decision is empty: say for example "confirm all" or "confirm all except 2b"')
     by_number = {g.number: g for g in groups}
     decided: dict[str, str] = {}
     verb, verb_word = None, ""
@@ -186,7 +207,7 @@ def parse(text: str, groups: list[Group]) -> dict[str, str]:
             group = by_number.get(number)
             if group is None:
                 raise BadInput(_where(text, position, f"a group of this batch (1 to {len(groups)})"))
-            letter = value[len(str(number)):] if not value[-1].isdigit() else ""
+            letter = value[len(str(number)) :] if not value[-1].isdigit() else ""
             if letter:
                 index = LETTERS.index(letter)
                 if index >= len(group.items):
@@ -198,7 +219,9 @@ def parse(text: str, groups: list[Group]) -> dict[str, str]:
                     decided[item.id] = verb
             targets_in_clause += 1
         else:
-            raise BadInput(_where(text, position, "confirm, reject, skip, except, all, a group like 2 or a fact like 2b"))
+            raise BadInput(
+                _where(text, position, "confirm, reject, skip, except, all, a group like 2 or a fact like 2b")
+            )
         last_kind = "word"
     if verb is None:
         raise BadInput(_where(text, 0, "confirm, reject, skip or except"))

@@ -26,9 +26,11 @@ MAX_NESTING = 64
 
 _IRI = re.compile(r'<(?:[^<>"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>')
 # SPARQL's name characters (PN_CHARS, the grammar's letters beyond ASCII included)
-_NAME = ("A-Za-z0-9_\u00B7\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u037D\u037F-\u1FFF\u200C-\u200D"
-         "\u203F-\u2040\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD"
-         "\U00010000-\U000EFFFF")
+_NAME = (
+    "A-Za-z0-9_\u00b7\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u037d\u037f-\u1fff\u200c-\u200d"
+    "\u203f-\u2040\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd"
+    "\U00010000-\U000effff"
+)
 _VARNAME = re.compile(f"[{_NAME}]*")
 _LANGTAG = re.compile(r"[A-Za-z]+(?:-[A-Za-z0-9]+)*")
 # A run of characters that can make one name (a prefixed name, a keyword, a number).
@@ -66,8 +68,9 @@ def check(text: str) -> None:
             depth += 1
             if depth > MAX_NESTING:
                 line = text.count("\n", 0, pos) + 1
-                raise BadInput(f"the query nests brackets, braces or parentheses more than {MAX_NESTING} deep "
-                               f"(line {line})")
+                raise BadInput(
+                    f"the query nests brackets, braces or parentheses more than {MAX_NESTING} deep (line {line})"
+                )
             pos += 1
         elif char in _CLOSE:
             depth = max(depth - 1, 0)
@@ -85,10 +88,12 @@ def _check_run(text: str, run: re.Match) -> None:
     reads whole; before one, the parser may end a token (a number, ``true``) and read SERVICE."""
     body = run.group()
     found = _SERVICE.search(body)
-    if found is not None and ":" not in body[:found.start()]:
+    if found is not None and ":" not in body[: found.start()]:
         line = text.count("\n", 0, run.start() + found.start()) + 1
-        raise Refused(f"kg sparql does not run SERVICE (line {line}): no request leaves the machine",
-                      hint="query the knowledge base alone; a remote endpoint is queried with its own tools")
+        raise Refused(
+            f"kg sparql does not run SERVICE (line {line}): no request leaves the machine",
+            hint="query the knowledge base alone; a remote endpoint is queried with its own tools",
+        )
 
 
 def _skip_string(text: str, pos: int) -> int:
@@ -152,12 +157,19 @@ def query_text(argument: str) -> str:
         # One word with no braces or IRI is no query (ASK{} and DESCRIBE<x> are): a path that is not there.
         if argument and not any(c.isspace() or c in "{<" for c in argument):
             try:
-                why = ("Is a directory" if path.is_dir() else "not a file" if path.exists()
-                       else "No such file or directory")
+                why = (
+                    "Is a directory"
+                    if path.is_dir()
+                    else "not a file"
+                    if path.exists()
+                    else "No such file or directory"
+                )
             except (OSError, ValueError):
                 why = "it cannot be looked into"
-            raise BadInput(f"cannot read the query file {argument}: {why}",
-                           hint="give a SPARQL query's text, or the path of a .rq file")
+            raise BadInput(
+                f"cannot read the query file {argument}: {why}",
+                hint="give a SPARQL query's text, or the path of a .rq file",
+            )
         return argument
     try:
         with open(path, "rb") as source:

@@ -147,6 +147,7 @@ def quads() -> list:
 
 def from_backend(backend) -> Schema:
     """The schema the index holds in its schema graph."""
+
     def select(name):
         rows = backend.select(queries.load(name))
         return [{k: queries.value(v) for k, v in row.items()} for row in rows]
@@ -164,12 +165,21 @@ def from_backend(backend) -> Schema:
             entry["range"].add(r["range"])
     predicates = {
         key: Predicate(
-            key=key, iri=r["predicate"], axis=r["axis"], label=r["label"] or key,
-            sentence=r["sentence"], takes_entity=bool(r["isObject"]), value_type=r["valueType"],
-            single_valued=bool(r["singleValued"]), high_risk=bool(r["highRisk"]),
-            person_ok=bool(r["personOk"]), ordered=bool(r["ordered"]), profile=bool(r["profile"]),
+            key=key,
+            iri=r["predicate"],
+            axis=r["axis"],
+            label=r["label"] or key,
+            sentence=r["sentence"],
+            takes_entity=bool(r["isObject"]),
+            value_type=r["valueType"],
+            single_valued=bool(r["singleValued"]),
+            high_risk=bool(r["highRisk"]),
+            person_ok=bool(r["personOk"]),
+            ordered=bool(r["ordered"]),
+            profile=bool(r["profile"]),
             grouping=r["grouping"],
-            domain=frozenset(r["domain"]), range=frozenset(r["range"]),
+            domain=frozenset(r["domain"]),
+            range=frozenset(r["range"]),
         )
         for key, r in grouped.items()
     }

@@ -92,8 +92,11 @@ class Session:
         if self._hearer is None:
             return True
         if fact not in self._heard:
-            rows = [] if self._hearer == UNKNOWN_AUDIENCE else self.backend.select(
-                queries.load("fact-audience"), {"fact": NamedNode(fact)})
+            rows = (
+                []
+                if self._hearer == UNKNOWN_AUDIENCE
+                else self.backend.select(queries.load("fact-audience"), {"fact": NamedNode(fact)})
+            )
             heard_in = [row["audience"].value if row.get("audience") is not None else None for row in rows]
             self._heard[fact] = audience.may_hear_any(heard_in, self._hearer)
         return self._heard[fact]
@@ -135,7 +138,9 @@ class Session:
         if self._hearer == UNKNOWN_AUDIENCE:
             return set()
         allowed = set()
-        for row in self.backend.select(queries.load("audiences"), {"perspective": vocab.perspective_iri(self.perspective)}):
+        for row in self.backend.select(
+            queries.load("audiences"), {"perspective": vocab.perspective_iri(self.perspective)}
+        ):
             heard = row["audience"].value if row.get("audience") is not None else None
             if self.may_hear_in(heard):
                 allowed.add(row["fact"].value)
@@ -199,11 +204,24 @@ class Session:
                 continue  # it does not exist for this audience
             if row.get("mergedInto"):
                 survivor = self._survivor(self.entity_by_id(row["id"]))
-                row = {**row, "id": survivor.id, "type": survivor.type, "name": survivor.name,
-                       "how": f"{row['how']} of {row['id']}, merged into it"}
+                row = {
+                    **row,
+                    "id": survivor.id,
+                    "type": survivor.type,
+                    "name": survivor.name,
+                    "how": f"{row['how']} of {row['id']}, merged into it",
+                }
             target = suggestions if row["how"] == "weak alias" else matches
-            target.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
-                                          "matched": row["how"], "label": text.strip()})
+            target.setdefault(
+                row["id"],
+                {
+                    "id": row["id"],
+                    "type": row["type"],
+                    "name": row["name"],
+                    "matched": row["how"],
+                    "label": text.strip(),
+                },
+            )
         for entity_id in matches:
             suggestions.pop(entity_id, None)
         return {"text": text, "matches": list(matches.values()), "suggestions": list(suggestions.values())}
@@ -222,23 +240,32 @@ class Session:
             return self._survivor(self.entity_by_id(found["matches"][0]["id"]))
         if len(found["matches"]) > 1:
             names = ", ".join(f"{m['id']} ({m['matched']} {m['label']!r})" for m in found["matches"])
-            raise Refused(f"{role} {text!r} is ambiguous: it names {names}", hint="give the id instead",
-                          candidates=[m["id"] for m in found["matches"]])
+            raise Refused(
+                f"{role} {text!r} is ambiguous: it names {names}",
+                hint="give the id instead",
+                candidates=[m["id"] for m in found["matches"]],
+            )
         hint = None
         if found["suggestions"]:
-            hint = "did you mean " + ", ".join(
-                f"{s['id']} (weak alias {s['label']!r})" for s in found["suggestions"]) + "?"
+            hint = (
+                "did you mean "
+                + ", ".join(f"{s['id']} (weak alias {s['label']!r})" for s in found["suggestions"])
+                + "?"
+            )
         else:
             near = self.search(text)[:3]
             if near:
                 hint = "did you mean " + ", ".join(f"{n['id']} ({n['name']!r})" for n in near) + "?"
             else:
                 hint = "kg add-entity makes it; kg search finds names"
-        raise NotFound(f"{role} {text!r} is not known", hint=hint,
-                       candidates=[s["id"] for s in found["suggestions"]])
+        raise NotFound(f"{role} {text!r} is not known", hint=hint, candidates=[s["id"] for s in found["suggestions"]])
 
-    _HOW = {vocab.PREF_LABEL.value: "name", vocab.ALT_LABEL.value: "alias",
-            vocab.WEAK_ALIAS.value: "weak alias", vocab.IDENTIFIER.value: "id"}
+    _HOW = {
+        vocab.PREF_LABEL.value: "name",
+        vocab.ALT_LABEL.value: "alias",
+        vocab.WEAK_ALIAS.value: "weak alias",
+        vocab.IDENTIFIER.value: "id",
+    }
 
     def search(self, text: str) -> list[dict]:
         """Entities whose id, name, alias or weak alias contains ``text``, ignoring case.
@@ -250,8 +277,9 @@ class Session:
         for row in self.values("search", text=Literal(needle), entities=self.entities_graph):
             if row["id"] not in found and not self.may_see(row["entity"]):
                 continue  # it does not exist for this audience
-            hit = found.setdefault(row["id"], {"id": row["id"], "type": row["type"], "name": row["name"],
-                                               "matched": []})
+            hit = found.setdefault(
+                row["id"], {"id": row["id"], "type": row["type"], "name": row["name"], "matched": []}
+            )
             hit["matched"].append({"how": self._HOW[row["labelProperty"]], "label": row["label"]})
         exact = [h for h in found.values() if any(model.match_key(m["label"]) == needle for m in h["matched"])]
         return exact + [h for h in found.values() if h not in exact]
@@ -262,8 +290,15 @@ class Session:
         for row in self.values("perspectives"):
             name = row["perspective"].removeprefix(vocab.KB).rstrip("/")
             found.setdefault(name, {"entities": 0, "facts": 0})["facts" if row["isFact"] else "entities"] = row["count"]
-        return [{"perspective": name, **counts, "default": name == self.kb.default_perspective,
-                 "current": name == self.perspective} for name, counts in sorted(found.items())]
+        return [
+            {
+                "perspective": name,
+                **counts,
+                "default": name == self.kb.default_perspective,
+                "current": name == self.perspective,
+            }
+            for name, counts in sorted(found.items())
+        ]
 
     # --- organizations -------------------------------------------------------------------------------
 
@@ -284,7 +319,9 @@ class Session:
         except OverflowError:
             cutoff = "0001-01-01"  # before the calendar: only customers never spoken to
         customers: dict[str, dict] = {}
-        for row in self.values("customers-quiet", us=NamedNode(ours.iri if ours else vocab.KB + "no-self-organization")):
+        for row in self.values(
+            "customers-quiet", us=NamedNode(ours.iri if ours else vocab.KB + "no-self-organization")
+        ):
             customer = customers.setdefault(row["id"], {"id": row["id"], "name": row["name"], "last_contact": None})
             heard = row.get("contactFact") and self.may_hear(row["contactFact"])
             if heard and (customer["last_contact"] or "") < row["contact"]:
@@ -299,8 +336,13 @@ class Session:
         for text in actors:
             actor = self.resolve(text, role="actor")
             rows = self.values("actor-organizations", actor=NamedNode(actor.iri))
-            out.append({"actor": actor.id, "name": actor.name,
-                        "organizations": [{"id": r["id"], "name": r["name"], "fact": r["factId"]} for r in rows]})
+            out.append(
+                {
+                    "actor": actor.id,
+                    "name": actor.name,
+                    "organizations": [{"id": r["id"], "name": r["name"], "fact": r["factId"]} for r in rows],
+                }
+            )
         return {"actors": out}
 
     def relations(self, text: str, hops: int = 2) -> dict:
@@ -313,9 +355,17 @@ class Session:
             following = []
             for org in frontier:
                 for row in self.values("org-relations", org=NamedNode(org.iri)):
-                    subject, target = (org.name, row["peerName"]) if row["direction"] == "out" else (row["peerName"], org.name)
-                    edge = {"fact": row["factId"], "hop": distance, "predicate": row["predicateKey"],
-                            "sentence": row["sentence"].replace("{subject}", subject or "?").replace("{target}", target or "?")}
+                    subject, target = (
+                        (org.name, row["peerName"]) if row["direction"] == "out" else (row["peerName"], org.name)
+                    )
+                    edge = {
+                        "fact": row["factId"],
+                        "hop": distance,
+                        "predicate": row["predicateKey"],
+                        "sentence": row["sentence"]
+                        .replace("{subject}", subject or "?")
+                        .replace("{target}", target or "?"),
+                    }
                     if edge["fact"] not in listed:
                         listed.add(edge["fact"])
                         edges.append(edge)
@@ -355,8 +405,11 @@ class Session:
         if key and self.kb.backend_kind != "memory":
             try:
                 path.parent.mkdir(exist_ok=True)
-                files.replace(path, json.dumps({"at": key, "index": index.dump(), "names": names}).encode("utf-8"),
-                              suffix=f".{os.getpid()}.tmp")  # readers share the lock
+                files.replace(
+                    path,
+                    json.dumps({"at": key, "index": index.dump(), "names": names}).encode("utf-8"),
+                    suffix=f".{os.getpid()}.tmp",
+                )  # readers share the lock
             except OSError:
                 pass  # a read-only folder: the next read builds it again
         return index, names
@@ -373,15 +426,26 @@ class Session:
             entities = spans.setdefault((start, end), {})
             entity_id = vocab.id_of(iri)
             if entity_id not in entities or how == "name":
-                entities[entity_id] = {"id": entity_id, "type": entity_id.split("/", 1)[0], "name": names.get(iri, label),
-                                       "matched": how, "label": label}
+                entities[entity_id] = {
+                    "id": entity_id,
+                    "type": entity_id.split("/", 1)[0],
+                    "name": names.get(iri, label),
+                    "matched": how,
+                    "label": label,
+                }
         out, taken_to = [], -1
         for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
             if start < taken_to:
                 continue  # inside or across a longer mention that starts earlier
             taken_to = end
-            out.append({"start": start, "end": end, "text": text[start:end],
-                        "entities": sorted(spans[(start, end)].values(), key=lambda e: e["id"])})
+            out.append(
+                {
+                    "start": start,
+                    "end": end,
+                    "text": text[start:end],
+                    "entities": sorted(spans[(start, end)].values(), key=lambda e: e["id"]),
+                }
+            )
         return out
 
     # --- facts -------------------------------------------------------------------------------------
@@ -431,9 +495,21 @@ class Session:
         else:
             out["value"] = fact.target.value
             shown = fact.target.value
-        for name in ("status", "authority", "sensitivity", "valid_from", "valid_to", "recorded_at",
-                     "retired_at", "observed_at", "observations", "last_confirmed_at", "reviewed_by",
-                     "prevents_rework", "order"):
+        for name in (
+            "status",
+            "authority",
+            "sensitivity",
+            "valid_from",
+            "valid_to",
+            "recorded_at",
+            "retired_at",
+            "observed_at",
+            "observations",
+            "last_confirmed_at",
+            "reviewed_by",
+            "prevents_rework",
+            "order",
+        ):
             value = getattr(fact, name)
             if value is not None:
                 out[name] = value
@@ -442,8 +518,9 @@ class Session:
         recorded = next((u for u in fact.updates if u.action == "record" and u.reason), None)
         if recorded:
             out["reason"] = recorded.reason  # why it was recorded (kg propose --reason)
-        out["sources"] = [{"kind": s.kind, "ref": s.ref, **({"quote": s.quote} if s.quote else {})}
-                          for s in fact.sources]
+        out["sources"] = [
+            {"kind": s.kind, "ref": s.ref, **({"quote": s.quote} if s.quote else {})} for s in fact.sources
+        ]
         out.update(self._heard_of(fact))
         if predicate:
             out["sentence"] = predicate.reads(out["subject_name"] or out["subject"], shown)
@@ -465,8 +542,11 @@ class Session:
         extraction, a claim's role and whether it is verified, what it was promoted to or came from."""
         hearings = []
         for hearing in fact.hearings:
-            shown = {"audience": hearing.audience or "owner", "heard_at": hearing.heard_at,
-                     "sources": [{"kind": s.kind, "ref": s.ref} for s in hearing.sources]}
+            shown = {
+                "audience": hearing.audience or "owner",
+                "heard_at": hearing.heard_at,
+                "sources": [{"kind": s.kind, "ref": s.ref} for s in hearing.sources],
+            }
             for name in ("said_by", "speaker_affiliation"):
                 iri = getattr(hearing, name)
                 if iri:
@@ -481,8 +561,13 @@ class Session:
         out = {"audiences": list(dict.fromkeys(h["audience"] for h in hearings)) or ["owner"], "hearings": hearings}
         said = next((h for h in reversed(hearings) if h.get("said_by")), None)
         if said:
-            out.update({k: said[k] for k in ("said_by", "said_by_name", "speaker_affiliation",
-                                             "speaker_affiliation_name", "message") if k in said})
+            out.update(
+                {
+                    k: said[k]
+                    for k in ("said_by", "said_by_name", "speaker_affiliation", "speaker_affiliation_name", "message")
+                    if k in said
+                }
+            )
         elif any(h.get("message") for h in hearings):
             out["message"] = next(h["message"] for h in reversed(hearings) if h.get("message"))
         extracted = next((h for h in reversed(hearings) if "confidence" in h or "span" in h), {})
@@ -508,8 +593,12 @@ class Session:
             if fact is None:
                 peer_shown = row.get("peerName") or row.get("peerId") or row["peer"]
                 if row.get("direction") == "in":
-                    ends = {"subject": row.get("peerId"), "subject_name": row.get("peerName"),
-                            "object": entity.id, "object_name": entity.name}
+                    ends = {
+                        "subject": row.get("peerId"),
+                        "subject_name": row.get("peerName"),
+                        "object": entity.id,
+                        "object_name": entity.name,
+                    }
                     subject_shown, target_shown = peer_shown, entity.name
                 else:
                     ends = {"subject": entity.id, "subject_name": entity.name}
@@ -519,14 +608,22 @@ class Session:
                         ends["value"] = row["peer"]
                     subject_shown, target_shown = entity.name, peer_shown
                 fact = {
-                    "id": row["id"], **ends, "predicate": row["predicateKey"],
-                    "status": notations[row["statusConcept"]], "authority": notations[row["authorityConcept"]],
+                    "id": row["id"],
+                    **ends,
+                    "predicate": row["predicateKey"],
+                    "status": notations[row["statusConcept"]],
+                    "authority": notations[row["authorityConcept"]],
                     "sentence": row["sentence"].replace("{subject}", subject_shown).replace("{target}", target_shown),
                 }
-                for key, name in (("validFrom", "valid_from"), ("validTo", "valid_to"),
-                                  ("recordedAt", "recorded_at"), ("retiredAt", "retired_at"),
-                                  ("observations", "observations"), ("order", "order"),
-                                  ("direction", "direction")):
+                for key, name in (
+                    ("validFrom", "valid_from"),
+                    ("validTo", "valid_to"),
+                    ("recordedAt", "recorded_at"),
+                    ("retiredAt", "retired_at"),
+                    ("observations", "observations"),
+                    ("order", "order"),
+                    ("direction", "direction"),
+                ):
                     if row.get(key) is not None:
                         fact[name] = row[key]
                 if row.get("supersededBy"):
@@ -569,8 +666,12 @@ class Session:
         groups: dict[tuple, list[dict]] = {}
         for fact in facts:
             predicate = self.schema.predicates.get(fact.get("predicate") or "")
-            if (predicate is None or fact.get("status") != "confirmed" or fact.get("retired_at")
-                    or not (predicate.single_valued or predicate.key == "attribute")):
+            if (
+                predicate is None
+                or fact.get("status") != "confirmed"
+                or fact.get("retired_at")
+                or not (predicate.single_valued or predicate.key == "attribute")
+            ):
                 continue
             key = model.attribute_key(fact.get("value") or "") if predicate.key == "attribute" else None
             groups.setdefault((fact.get("subject"), predicate.key, key), []).append(fact)
@@ -596,12 +697,15 @@ class Session:
         entity = self.resolve(text)
         rows = self.values("lookup", entity=NamedNode(entity.iri), now=_now_literal())
         facts = self._with_sources(self._group(rows, entity))
-        return {"entity": entity.as_json(),
-                "facts": self.mark_conflicts([f for f in facts if f["direction"] == "out"]),
-                "backlinks": [f for f in facts if f["direction"] == "in"]}
+        return {
+            "entity": entity.as_json(),
+            "facts": self.mark_conflicts([f for f in facts if f["direction"] == "out"]),
+            "backlinks": [f for f in facts if f["direction"] == "in"],
+        }
 
-    def facts(self, text: str, predicate: str | None = None, as_of=None, known_at=None,
-              everything: bool = False) -> dict:
+    def facts(
+        self, text: str, predicate: str | None = None, as_of=None, known_at=None, everything: bool = False
+    ) -> dict:
         """Facts about a subject: current (default), true at ``as_of``, held at ``known_at``, or all."""
         entity = self.resolve(text, role="subject")
         bindings = {"subject": NamedNode(entity.iri)}
@@ -638,12 +742,25 @@ class Session:
                     if row["id"] not in seen_edges:
                         seen_edges.add(row["id"])
                         src, dst = (node.id, row["peerId"]) if row["direction"] == "out" else (row["peerId"], node.id)
-                        edges.append({"fact": row["id"], "from": src, "predicate": row["predicateKey"],
-                                      "to": dst, "status": row["status"]})
+                        edges.append(
+                            {
+                                "fact": row["id"],
+                                "from": src,
+                                "predicate": row["predicateKey"],
+                                "to": dst,
+                                "status": row["status"],
+                            }
+                        )
                     if row["peerId"] not in seen:
                         seen[row["peerId"]] = distance
-                        nodes.append({"id": row["peerId"], "type": row["peerType"], "name": row["peerName"],
-                                      "distance": distance})
+                        nodes.append(
+                            {
+                                "id": row["peerId"],
+                                "type": row["peerType"],
+                                "name": row["peerName"],
+                                "distance": distance,
+                            }
+                        )
                         next_frontier.append(model.Entity(row["peerId"], row["peer"], row["peerType"], row["peerName"]))
             frontier = next_frontier
         return {"entity": start.as_json(), "hops": hops, "nodes": nodes, "edges": edges}
@@ -661,8 +778,7 @@ class Session:
             if update.reason:
                 event["reason"] = update.reason
             event["changes"] = {
-                name: {"before": [self._shown(v, name) for v in before],
-                       "after": [self._shown(v, name) for v in after]}
+                name: {"before": [self._shown(v, name) for v in before], "after": [self._shown(v, name) for v in after]}
                 for name, (before, after) in update.changes.items()
             }
             events.append(event)
@@ -719,8 +835,12 @@ class Session:
         (the current knowledge as one plain graph: entity descriptions and current fact triples)."""
         import pyoxigraph as ox
 
-        formats = {"trig": ox.RdfFormat.TRIG, "nquads": ox.RdfFormat.N_QUADS,
-                   "jsonld": ox.RdfFormat.JSON_LD, "turtle": ox.RdfFormat.TURTLE}
+        formats = {
+            "trig": ox.RdfFormat.TRIG,
+            "nquads": ox.RdfFormat.N_QUADS,
+            "jsonld": ox.RdfFormat.JSON_LD,
+            "turtle": ox.RdfFormat.TURTLE,
+        }
         if fmt not in formats:
             raise BadInput(f"unknown export format {fmt!r}; use one of {', '.join(formats)}")
         if fmt == "turtle":
@@ -759,8 +879,10 @@ class Session:
         named: set[str] = set()
         for done, fact in enumerate(allowed):  # each graph by its name: the cost follows what the audience may read
             if deadline is not None and done % 256 == 0 and time.monotonic() > deadline:
-                raise Refused(f"gathering what the audience may read ran past the query's time limit of {timeout:g} s",
-                              hint="give it longer with --timeout")
+                raise Refused(
+                    f"gathering what the audience may read ran past the query's time limit of {timeout:g} s",
+                    hint="give it longer with --timeout",
+                )
             for quad in self.backend.quads_in(NamedNode(fact)):
                 kept.append(quad)
                 named.add(quad.subject.value)
@@ -768,8 +890,12 @@ class Session:
                     named.add(quad.object.value)
             graph = vocab.provenance_graph(NamedNode(fact))
             quads = list(self.backend.quads_in(graph))
-            shown = model.heard_triples(fact, [(q.subject, q.predicate, q.object) for q in quads],
-                                        self.may_hear_in, lambda other: other in allowed)
+            shown = model.heard_triples(
+                fact,
+                [(q.subject, q.predicate, q.object) for q in quads],
+                self.may_hear_in,
+                lambda other: other in allowed,
+            )
             kept += [Quad(s, p, o, graph) for s, p, o in shown]
         described: dict[str, list] = {}
         for quad in self.backend.quads_in(self.entities_graph):

@@ -50,10 +50,14 @@ def _property_queries(shapes, prop, target: str):
     value = f"{{ {target} }} ?this {path} ?v ."
     checks = []
     for count in shapes.objects(prop, sh.minCount):
-        checks.append(f"{{ SELECT ?this (COUNT(?v) AS ?n) WHERE {{ {{ {target} }} OPTIONAL {{ ?this {path} ?v }} }} "
-                      f"GROUP BY ?this }} FILTER (?n < {int(count)})")
+        checks.append(
+            f"{{ SELECT ?this (COUNT(?v) AS ?n) WHERE {{ {{ {target} }} OPTIONAL {{ ?this {path} ?v }} }} "
+            f"GROUP BY ?this }} FILTER (?n < {int(count)})"
+        )
     for count in shapes.objects(prop, sh.maxCount):
-        checks.append(f"{{ SELECT ?this (COUNT(?v) AS ?n) WHERE {{ {value} }} GROUP BY ?this }} FILTER (?n > {int(count)})")
+        checks.append(
+            f"{{ SELECT ?this (COUNT(?v) AS ?n) WHERE {{ {value} }} GROUP BY ?this }} FILTER (?n > {int(count)})"
+        )
     for items in shapes.objects(prop, sh["in"]):
         members = ", ".join(_n3(m) for m in rdflib.collection.Collection(shapes, items))
         checks.append(f"{value} FILTER (?v NOT IN ({members}))")
@@ -88,17 +92,23 @@ def _sparql_queries(shapes, shape, constraint, target: str):
     constants = {"shapesGraph": f"<{SHAPES_GRAPH}>"}
     if isinstance(shape, rdflib.URIRef):
         constants["currentShape"] = _n3(shape)
-    return [(prefixes + prebound(select, target, constants),
-             str(shapes.value(constraint, sh.message) or "does not conform"))]
+    return [
+        (
+            prefixes + prebound(select, target, constants),
+            str(shapes.value(constraint, sh.message) or "does not conform"),
+        )
+    ]
 
 
 # --- SPARQL-based constraints: SHACL's pre-binding, for every focus node at once ----------------------
+
 
 class Unsupported(ValueError):
     """A shape's SPARQL that SHACL does not allow (§5.3.1.1), or that this evaluator cannot pre-bind."""
 
 
-_TOKEN = re.compile(r'''
+_TOKEN = re.compile(
+    r'''
     (?P<string>"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^'\\]|\\.|'(?!''))*\'\'\'|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
   | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
   | (?P<comment>\#[^\n]*)
@@ -106,7 +116,9 @@ _TOKEN = re.compile(r'''
   | (?P<name>[A-Za-z_][\w.-]*:[\w.:%-]*|:[\w.:%-]*|[A-Za-z_]\w*)
   | (?P<space>\s+)
   | (?P<other>.)
-''', re.VERBOSE | re.DOTALL)
+''',
+    re.VERBOSE | re.DOTALL,
+)
 
 
 class _Group:
@@ -174,9 +186,8 @@ def _parse_groups(text: str, constants=()) -> tuple[_Group, list[tuple[int, int]
         elif token == "{":
             if group.subquery:
                 group.in_projection = False
-            rest = text[match.end():].lstrip()
-            child = _Group(match.end(), group, subquery=rest[:6].upper() == "SELECT"
-                           and not rest[6:7].isalnum())
+            rest = text[match.end() :].lstrip()
+            child = _Group(match.end(), group, subquery=rest[:6].upper() == "SELECT" and not rest[6:7].isalnum())
             group.children.append(child)
             if not group.parens:
                 group.keyword = ""  # FILTER NOT EXISTS { ... }: its expression is the group
@@ -219,7 +230,7 @@ def prebound(select: str, target: str, constants: dict[str, str] | None = None) 
     """
     constants = constants or {}
     top, spans = _parse_groups(select, constants)
-    edits = [(start, end, constants[select[start + 1:end]]) for start, end in spans]
+    edits = [(start, end, constants[select[start + 1 : end]]) for start, end in spans]
 
     def visit(group: _Group, outermost: bool) -> None:
         if not group.subquery and (group.mentions or outermost):
@@ -254,10 +265,14 @@ def queries(shapes) -> list[Constraint]:
         severity = "warning" if shapes.value(shape, sh.severity) == sh.Warning else "violation"
         for target in _targets(shapes, shape):
             for prop in shapes.objects(shape, sh.property):
-                out += [Constraint(q, m, severity, str(shape), False) for q, m in _property_queries(shapes, prop, target)]
+                out += [
+                    Constraint(q, m, severity, str(shape), False) for q, m in _property_queries(shapes, prop, target)
+                ]
             for constraint in shapes.objects(shape, sh.sparql):
-                out += [Constraint(q, m, severity, str(shape), True)
-                        for q, m in _sparql_queries(shapes, shape, constraint, target)]
+                out += [
+                    Constraint(q, m, severity, str(shape), True)
+                    for q, m in _sparql_queries(shapes, shape, constraint, target)
+                ]
     return out
 
 
@@ -272,13 +287,17 @@ def results(store, constraint: Constraint, focus=None):
         def fill(match, row=row):
             term = row[match.group(1)]
             return "" if term is None else term.value
+
         message = re.sub(r"\{\?(\w+)\}", fill, constraint.message)
-        yield (Finding(focus=row["this"].value, message=readable(message), severity=constraint.severity,
-                       shape=constraint.shape), tuple(row[n] for n in names))
+        yield (
+            Finding(
+                focus=row["this"].value, message=readable(message), severity=constraint.severity, shape=constraint.shape
+            ),
+            tuple(row[n] for n in names),
+        )
 
 
-def check(store, shapes, severities=("violation", "warning"), threads: int = 2,
-          focus=None) -> list[Finding]:
+def check(store, shapes, severities=("violation", "warning"), threads: int = 2, focus=None) -> list[Finding]:
     """Every finding of the shapes on the view held in the pyoxigraph ``store``, each once (of the
     given severities only: an import leaves the warnings to kg lint; of the ``focus`` nodes only, if
     given: a write reports on what it touches, not on the facts beside them)."""
@@ -303,5 +322,8 @@ def _load_shapes(store, shapes) -> None:
     """The shapes graph, in the store as the named graph $shapesGraph is pre-bound to."""
     from pyoxigraph import NamedNode, RdfFormat
 
-    store.load(input=shapes.serialize(format="nt", encoding="utf-8"), format=RdfFormat.N_TRIPLES,
-               to_graph=NamedNode(SHAPES_GRAPH))
+    store.load(
+        input=shapes.serialize(format="nt", encoding="utf-8"),
+        format=RdfFormat.N_TRIPLES,
+        to_graph=NamedNode(SHAPES_GRAPH),
+    )

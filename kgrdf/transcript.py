@@ -102,8 +102,13 @@ def verify(quote: str, path: Path) -> Verdict:
     needle = check_quote(quote)
     found = read_prompts(path)
     if not found:
-        return Verdict(False, f"{Path(path).name} holds no user prompt (only assistant turns, tool results or meta records)")
+        return Verdict(
+            False, f"{Path(path).name} holds no user prompt (only assistant turns, tool results or meta records)"
+        )
     if any(needle in normalize(prompt) for prompt in found):
         return Verdict(True, f"the quote is in a user prompt of {Path(path).name}")
-    return Verdict(False, f"the quote is not in any of the {len(found)} user prompts of {Path(path).name}"
-                          " (assistant turns and tool results do not count)")
+    return Verdict(
+        False,
+        f"the quote is not in any of the {len(found)} user prompts of {Path(path).name}"
+        " (assistant turns and tool results do not count)",
+    )

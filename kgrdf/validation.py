@@ -132,8 +132,12 @@ def check(data, focus: list[str]) -> list[Finding]:
         return []
     # A fact's sources are checked with it.
     derived = vocab.term("prov:wasDerivedFrom")
-    nodes = set(focus) | {q.object.value for f in focus if "/fact/" in f
-                          for q in data.quads_for_pattern(vocab.NamedNode(f), derived, None)}
+    nodes = set(focus) | {
+        q.object.value
+        for f in focus
+        if "/fact/" in f
+        for q in data.quads_for_pattern(vocab.NamedNode(f), derived, None)
+    }
     return shacl.check(data, shapes_graph(), threads=1, focus=nodes)
 
 
@@ -158,6 +162,7 @@ def refuse_violations(findings: list[Finding]) -> list[Finding]:
 
 
 # --- the whole knowledge base ---------------------------------------------------------------------
+
 
 def validate_all(session, progress=None) -> list[Finding]:
     """Every fact and entity against the shapes: the whole validation view (of every perspective)
@@ -186,14 +191,22 @@ def check_store(kb) -> list[dict]:
     except Damaged as exc:
         return [{"check": "journal parses", "message": exc.message}]
     for piece in torn:
-        problems.append({"check": "torn tail", "message":
-                         f"{piece.segment.parent.name}/{piece.segment.name} ends with {piece.size} bytes that are "
-                         f"not a whole transaction"})
+        problems.append(
+            {
+                "check": "torn tail",
+                "message": f"{piece.segment.parent.name}/{piece.segment.name} ends with {piece.size} bytes that are "
+                f"not a whole transaction",
+            }
+        )
     last = entries[-1][1] if entries else journal_mod.Position()
     if (last.seq, last.digest) != (view_position.seq, view_position.digest):
-        problems.append({"check": "journal position", "message":
-                         f"view.json is at transaction {view_position.seq}, the journal ends at {last.seq}"
-                         + ("" if last.seq != view_position.seq else " with another digest (edited outside kgrdf?)")})
+        problems.append(
+            {
+                "check": "journal position",
+                "message": f"view.json is at transaction {view_position.seq}, the journal ends at {last.seq}"
+                + ("" if last.seq != view_position.seq else " with another digest (edited outside kgrdf?)"),
+            }
+        )
     backend = kb.open_index(read_only=True)
     try:
         if backend is None:
@@ -201,24 +214,34 @@ def check_store(kb) -> list[dict]:
         else:
             at = backend.position()
             if at != (view_position.seq, view_position.digest):
-                problems.append({"check": "index position", "message":
-                                 f"the index reflects transaction {at[0] if at else 'none'}, view.json {view_position.seq}"})
+                problems.append(
+                    {
+                        "check": "index position",
+                        "message": f"the index reflects transaction {at[0] if at else 'none'}, view.json {view_position.seq}",
+                    }
+                )
             # The schema graph comes from ontology/, not the journal: compare the data only.
             expected = journal_mod.fold(tx for tx, _ in entries)
             actual = {str(q) for q in backend.quads() if q.graph_name.value != SCHEMA_GRAPH}
             if actual != expected:
-                problems.append({"check": "index equals a rebuild", "message":
-                                 f"the index differs from the journal's rebuild: {len(actual - expected)} quads "
-                                 f"more, {len(expected - actual)} fewer"})
+                problems.append(
+                    {
+                        "check": "index equals a rebuild",
+                        "message": f"the index differs from the journal's rebuild: {len(actual - expected)} quads "
+                        f"more, {len(expected - actual)} fewer",
+                    }
+                )
     finally:
         kb.close_index(backend)
     if (kb.path / ".git").exists():
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=kb.path,
-                                capture_output=True, text=True).stdout.split("\n")
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=kb.path, capture_output=True, text=True
+        ).stdout.split("\n")
         edited = [line[3:] for line in status if line.strip()]
         if edited:
-            problems.append({"check": "edited outside kgrdf", "message":
-                             "changed since the last commit: " + ", ".join(edited[:5])})
+            problems.append(
+                {"check": "edited outside kgrdf", "message": "changed since the last commit: " + ", ".join(edited[:5])}
+            )
     for name in ("view.json", "format.json", "replica.json"):
         try:
             files.read_json(kb.path / name)

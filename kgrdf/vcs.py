@@ -10,7 +10,20 @@ from pathlib import Path
 
 UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (never tracked)
 TRACKED = ["journal", "view.json", "format.json", "replica.json", "schema.json", "forgotten.jsonl", ".gitignore"]
-IGNORED = ["index/", "lock", "secret.key", "secret.key.aside-*", "*.torn-*", "*.tmp", "batch.json", "identifiers.jsonl", UNCOMMITTED, "purging.json", "journal.aside*", "cache/"]
+IGNORED = [
+    "index/",
+    "lock",
+    "secret.key",
+    "secret.key.aside-*",
+    "*.torn-*",
+    "*.tmp",
+    "batch.json",
+    "identifiers.jsonl",
+    UNCOMMITTED,
+    "purging.json",
+    "journal.aside*",
+    "cache/",
+]
 STALE_LOCK_SECONDS = 30
 _GIT_LOCKS = ["index.lock", "HEAD.lock", "config.lock"]
 
@@ -25,9 +38,23 @@ def _git(path: Path, *args: str, check: bool = True):
 
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     return subprocess.run(
-        ["git", "-c", "user.name=kgrdf", "-c", "user.email=kgrdf@localhost", "-c", "commit.gpgsign=false",
-         "-c", "core.hooksPath=/dev/null", *args],
-        cwd=path, env=env, capture_output=True, text=True, check=check,
+        [
+            "git",
+            "-c",
+            "user.name=kgrdf",
+            "-c",
+            "user.email=kgrdf@localhost",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            *args,
+        ],
+        cwd=path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=check,
     )
 
 

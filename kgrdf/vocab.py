@@ -22,8 +22,15 @@ DCT = "http://purl.org/dc/terms/"
 SCHEMA_GRAPH = "https://kgrdf.org/ns"  # the graph of the index that holds the effective schema
 
 PREFIXES = {
-    "kg": KG, "rdf": RDF, "rdfs": RDFS, "xsd": XSD, "skos": SKOS, "prov": PROV, "dcterms": DCT,
-    "owl": "http://www.w3.org/2002/07/owl#", "org": "http://www.w3.org/ns/org#",
+    "kg": KG,
+    "rdf": RDF,
+    "rdfs": RDFS,
+    "xsd": XSD,
+    "skos": SKOS,
+    "prov": PROV,
+    "dcterms": DCT,
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "org": "http://www.w3.org/ns/org#",
 }
 
 # \Z, not $: $ also matches before a final newline, which an IRI cannot hold.
@@ -110,7 +117,7 @@ def change_iri(update: NamedNode, field_key: str) -> NamedNode:
 
 def id_of(iri: str) -> str:
     """The entity or fact id an IRI of ours names: ``.../kb/main/person/dana`` -> ``person/dana``."""
-    rest = iri[len(KB):] if iri.startswith(KB) else iri
+    rest = iri[len(KB) :] if iri.startswith(KB) else iri
     _, _, local = rest.partition("/")
     return local.removeprefix("fact/")
 

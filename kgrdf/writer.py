@@ -116,8 +116,9 @@ class Writer(Session):
         for how, label, entity in self._pending_labels.get(model.match_key(text), []):
             if entity.id not in known and self._entities.get(entity.iri) is entity:
                 known.add(entity.id)
-                found["matches"].append({"id": entity.id, "type": entity.type, "name": entity.name,
-                                         "matched": how, "label": label})
+                found["matches"].append(
+                    {"id": entity.id, "type": entity.type, "name": entity.name, "matched": how, "label": label}
+                )
         return found
 
     def resolve(self, text: str, role: str = "entity") -> model.Entity:
@@ -136,20 +137,27 @@ class Writer(Session):
         naming the known ones. One index lookup a write (is its entities graph empty?)."""
         if self._perspective_known or self.provisions_perspective:
             return
-        if self.perspective == self.kb.default_perspective or next(
-                iter(self.backend.quads_in(self.entities_graph)), None) is not None:
+        if (
+            self.perspective == self.kb.default_perspective
+            or next(iter(self.backend.quads_in(self.entities_graph)), None) is not None
+        ):
             self._perspective_known = True
             return
         known = [p["perspective"] for p in self.perspectives() if p["entities"] or p["facts"] or p["default"]]
-        raise Refused(f"no perspective {self.perspective!r}; known: {', '.join(known)}",
-                      hint=f"kg org init NAME --perspective {self.perspective} provisions it with its self "
-                           "organization; else check KGRDF_PERSPECTIVE and --perspective")
+        raise Refused(
+            f"no perspective {self.perspective!r}; known: {', '.join(known)}",
+            hint=f"kg org init NAME --perspective {self.perspective} provisions it with its self "
+            "organization; else check KGRDF_PERSPECTIVE and --perspective",
+        )
 
     def _facts_for(self, subject: str, predicate: str) -> list[model.Fact]:
         """Every fact, pending or held, with this subject and predicate."""
         out = {}
-        held = [] if subject in self._created else self.rows(
-            "subject-predicate", subject=NamedNode(subject), predicate=NamedNode(predicate))
+        held = (
+            []
+            if subject in self._created
+            else self.rows("subject-predicate", subject=NamedNode(subject), predicate=NamedNode(predicate))
+        )
         for row in held:
             iri = row["fact"].value
             out[iri] = self._facts.get(iri) or super().fact(vocab.id_of(iri))
@@ -190,14 +198,19 @@ class Writer(Session):
         if iri not in self._private:
             changed = self._first_lines.get(iri) is None
             self._private[iri] = privacy.fact_is_private(fact) or (
-                changed and self._names_a_person(privacy.fact_texts(fact)))
+                changed and self._names_a_person(privacy.fact_texts(fact))
+            )
         return self._private[iri]
 
     def _row_names_a_person(self, line: str) -> bool:
         """Whether an entity row of this write holds a name, alias or summary that names a person."""
         quad = self._adds.get(line) or self._deletes.get(line)
-        return (quad is not None and quad.predicate.value in privacy.TEXT_PROPERTIES
-                and isinstance(quad.object, Literal) and self._names_a_person([quad.object.value]))
+        return (
+            quad is not None
+            and quad.predicate.value in privacy.TEXT_PROPERTIES
+            and isinstance(quad.object, Literal)
+            and self._names_a_person([quad.object.value])
+        )
 
     def _names_a_person(self, texts) -> bool:
         """Whether any text names a known person or actor (see privacy.People): by name or strong
@@ -234,11 +247,20 @@ class Writer(Session):
             self._facts[fact.iri] = fact
             self._unchecked.add(fact.iri)
 
-    def _change(self, fact: model.Fact, changes: dict, action: str, reason: str | None = None,
-                sources=(), hearings=()) -> model.Fact:
-        deletes, adds, after = model.change_quads(fact, changes, seq=self.seq, at=self.now, action=action,
-                                                  reason=reason, schema=self.schema, new_sources=list(sources),
-                                                  new_hearings=list(hearings))
+    def _change(
+        self, fact: model.Fact, changes: dict, action: str, reason: str | None = None, sources=(), hearings=()
+    ) -> model.Fact:
+        deletes, adds, after = model.change_quads(
+            fact,
+            changes,
+            seq=self.seq,
+            at=self.now,
+            action=action,
+            reason=reason,
+            schema=self.schema,
+            new_sources=list(sources),
+            new_hearings=list(hearings),
+        )
         self._stage(deletes, adds, after)
         return after
 
@@ -276,8 +298,9 @@ class Writer(Session):
             named |= {row["entity"].value for row in self.rows("self-organization", entities=self.entities_graph)}
         entities = {iri: self.entity(NamedNode(iri)) for iri in named | set(self._entities)}
         fact_quads = [q for f in context.values() for q in model.fact_quads(f, self.schema)]
-        entity_quads = [q for e in entities.values() if e is not None
-                        for q in model.entity_quads(e, self.perspective, self.schema)]
+        entity_quads = [
+            q for e in entities.values() if e is not None for q in model.entity_quads(e, self.perspective, self.schema)
+        ]
         data = validation.view(fact_quads, entity_quads, self.backend.schema_quads())
         return validation.check(data, focus)
 
@@ -297,8 +320,12 @@ class Writer(Session):
         if self._checker is not None:
             self._checker.shutdown()
             self._checker = None
-        return [finding for node in sorted(latest) for finding in latest[node]
-                if node in self._facts or node in self._entities]
+        return [
+            finding
+            for node in sorted(latest)
+            for finding in latest[node]
+            if node in self._facts or node in self._entities
+        ]
 
     def check_chunk(self) -> None:
         """Check the facts staged since the last chunk against the shapes in a worker thread, while
@@ -360,9 +387,14 @@ class Writer(Session):
         predicate = self.schema.predicate_by_iri(fact.predicate)
         shown = {"subject": vocab.id_of(fact.subject), "predicate": predicate.key if predicate else fact.predicate}
         shown["object" if fact.is_entity_target else "value"] = (
-            vocab.id_of(fact.target.value) if fact.is_entity_target else fact.target.value)
-        return {"focus": None, "fact": {**shown, "created": False}, "message": finding.message,
-                "severity": finding.severity}
+            vocab.id_of(fact.target.value) if fact.is_entity_target else fact.target.value
+        )
+        return {
+            "focus": None,
+            "fact": {**shown, "created": False},
+            "message": finding.message,
+            "severity": finding.severity,
+        }
 
     # --- a large write (an import) -------------------------------------------------------------------
 
@@ -393,8 +425,16 @@ class Writer(Session):
 
     # --- entities -----------------------------------------------------------------------------------
 
-    def add_entity(self, entity_id: str, name: str, aliases=(), weak_aliases=(), summary: str | None = None,
-                   is_self: bool = False, check_aliases: bool = True):
+    def add_entity(
+        self,
+        entity_id: str,
+        name: str,
+        aliases=(),
+        weak_aliases=(),
+        summary: str | None = None,
+        is_self: bool = False,
+        check_aliases: bool = True,
+    ):
         """Make an entity, or add to one: a new name or summary replaces the old, aliases are added.
         ``is_self`` makes an organization the perspective's own (kg org init; the shapes allow one),
         and so provisions the perspective when it is new.
@@ -415,11 +455,16 @@ class Writer(Session):
             raise BadInput(f"entity id {entity_id!r} must be TYPE/NAME in lower case, e.g. person/dana or repo/web-app")
         type_key = entity_id.split("/", 1)[0]
         if type_key not in self.schema.types:
-            raise Refused(f"unknown entity type {type_key!r} in {entity_id}",
-                          hint="one of " + ", ".join(sorted(self.schema.types)))
+            raise Refused(
+                f"unknown entity type {type_key!r} in {entity_id}",
+                hint="one of " + ", ".join(sorted(self.schema.types)),
+            )
         inputs.text(summary or "", "the summary")  # Unicode text of a bounded size (KGRDF_MAX_TEXT)
-        for what, given in [("the name", name or "")] + [("the alias", a) for a in aliases] + [
-                ("the weak alias", a) for a in weak_aliases]:
+        for what, given in (
+            [("the name", name or "")]
+            + [("the alias", a) for a in aliases]
+            + [("the weak alias", a) for a in weak_aliases]
+        ):
             inputs.label(given, what)  # and nothing in it that hides what it says
         name = model.clean_label(name or "")
         if not name:
@@ -431,15 +476,26 @@ class Writer(Session):
         if old is None and type_key in privacy.PERSON_TYPES and not self.allow_forgotten:
             self._refuse_forgotten(entity_id)
         if old is None:
-            new = model.Entity(entity_id, iri.value, type_key, name, sorted(set(aliases) - {name}),
-                               sorted(set(weak) - {name} - set(aliases)), summary, is_self)
+            new = model.Entity(
+                entity_id,
+                iri.value,
+                type_key,
+                name,
+                sorted(set(aliases) - {name}),
+                sorted(set(weak) - {name} - set(aliases)),
+                summary,
+                is_self,
+            )
             outcome = "created"
         else:
-            new = replace(old, name=name or old.name,
-                          aliases=sorted(set(old.aliases) | set(aliases)),
-                          weak_aliases=sorted(set(old.weak_aliases) | set(weak)),
-                          summary=summary if summary is not None else old.summary,
-                          is_self=old.is_self or is_self)
+            new = replace(
+                old,
+                name=name or old.name,
+                aliases=sorted(set(old.aliases) | set(aliases)),
+                weak_aliases=sorted(set(old.weak_aliases) | set(weak)),
+                summary=summary if summary is not None else old.summary,
+                is_self=old.is_self or is_self,
+            )
             new.aliases = [a for a in new.aliases if a != new.name]
             new.weak_aliases = [a for a in new.weak_aliases if a not in new.aliases and a != new.name]
             outcome = "unchanged" if new == old else "updated"
@@ -463,24 +519,30 @@ class Writer(Session):
         key = model.match_key(alias)
         self._label_checks += 1
         if self._label_keys is None and self._label_checks > 64:
-            self._label_keys = {model.match_key(row["label"].value)
-                                for row in self.rows("labels", entities=self.entities_graph)}
+            self._label_keys = {
+                model.match_key(row["label"].value) for row in self.rows("labels", entities=self.entities_graph)
+            }
         if self._label_keys is not None and key not in self._label_keys and key not in self._pending_labels:
             return
         others = [m for m in self.identify(alias)["matches"] if m["id"] != entity.id]
         if others:
             named = ", ".join(f"{m['id']} ({m['name']!r}, its {m['matched']})" for m in others)
-            raise Refused(f"the alias {alias!r} of {entity.id} is already a name of {named}: an alias names one "
-                          f"entity, and this one would make {alias!r} ambiguous",
-                          hint="a related term that may be shared is a weak alias: --weak-alias",
-                          candidates=[m["id"] for m in others], conflict=True)
+            raise Refused(
+                f"the alias {alias!r} of {entity.id} is already a name of {named}: an alias names one "
+                f"entity, and this one would make {alias!r} ambiguous",
+                hint="a related term that may be shared is a weak alias: --weak-alias",
+                candidates=[m["id"] for m in others],
+                conflict=True,
+            )
 
     def _refuse_forgotten(self, entity_id: str) -> None:
         if self._forgotten is None:
             self._forgotten = privacy.forgotten(self.kb)
         if self._forgotten and (self.key or privacy.key(self.kb, make=False)).is_forgotten(entity_id, self._forgotten):
-            raise Refused(f"{entity_id} was forgotten on request; adding them again is refused",
-                          hint="add them again knowingly with --allow-forgotten")
+            raise Refused(
+                f"{entity_id} was forgotten on request; adding them again is refused",
+                hint="add them again knowingly with --allow-forgotten",
+            )
 
     # --- facts --------------------------------------------------------------------------------------
 
@@ -507,8 +569,10 @@ class Writer(Session):
             raise BadInput(f"give exactly one of --object (an entity) or --value (text) for {predicate.key}")
         if predicate.takes_entity:
             if object_text is None:
-                raise Refused(f"{predicate.key} takes an entity (--object), not a value",
-                              hint=f"e.g. --object {next(iter(sorted(predicate.range)), 'team')}/NAME")
+                raise Refused(
+                    f"{predicate.key} takes an entity (--object), not a value",
+                    hint=f"e.g. --object {next(iter(sorted(predicate.range)), 'team')}/NAME",
+                )
             return self.resolve(object_text, role="object")
         if value_text is None:
             raise Refused(f"{predicate.key} takes a value (--value), not an entity")
@@ -521,12 +585,27 @@ class Writer(Session):
             return Literal(clock.parse_date(text, what=f"{predicate.key} value").isoformat(), datatype=vocab.XSD_DATE)
         return Literal(text)
 
-    def propose(self, subject: str, predicate: str, *, object: str | None = None, value: str | None = None,
-                sources=(), authority: str = "observed", valid_from: str | None = None,
-                valid_to: str | None = None, order: int | None = None, prevents_rework: bool = False,
-                status: str = "proposed", reason: str | None = None, user_words=None,
-                auto_confirm: bool = True, heard: "Heard | list[Heard] | None" = None,
-                retime: bool = False, default_start: str | None = None) -> Outcome:
+    def propose(
+        self,
+        subject: str,
+        predicate: str,
+        *,
+        object: str | None = None,
+        value: str | None = None,
+        sources=(),
+        authority: str = "observed",
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        order: int | None = None,
+        prevents_rework: bool = False,
+        status: str = "proposed",
+        reason: str | None = None,
+        user_words=None,
+        auto_confirm: bool = True,
+        heard: "Heard | list[Heard] | None" = None,
+        retime: bool = False,
+        default_start: str | None = None,
+    ) -> Outcome:
         """Propose a fact, or observe it again if the knowledge base holds it already, then apply the
         auto-confirm rules (unless ``auto_confirm`` is off).
 
@@ -550,35 +629,68 @@ class Writer(Session):
             sources = [*sources, user_words[0]]
         if verified:
             authority = "user"
-        outcome = self._propose(subject, predicate, object=object, value=value, sources=sources,
-                                authority=authority, valid_from=valid_from, valid_to=valid_to, order=order,
-                                prevents_rework=prevents_rework, status=status, reason=reason,
-                                revive_rejected=verified, heard=heards, retime=retime,
-                                default_start=default_start)
+        outcome = self._propose(
+            subject,
+            predicate,
+            object=object,
+            value=value,
+            sources=sources,
+            authority=authority,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            order=order,
+            prevents_rework=prevents_rework,
+            status=status,
+            reason=reason,
+            revive_rejected=verified,
+            heard=heards,
+            retime=retime,
+            default_start=default_start,
+        )
         if heard["extracted"]:
-            return replace(outcome, note="; ".join(n for n in (outcome.note, "stays proposed: it was extracted "
-                                                                "from text, and extracted facts are always reviewed") if n))
+            return replace(
+                outcome,
+                note="; ".join(
+                    n
+                    for n in (
+                        outcome.note,
+                        "stays proposed: it was extracted from text, and extracted facts are always reviewed",
+                    )
+                    if n
+                ),
+            )
         if outcome.fact.status != "proposed" or not (auto_confirm or verified):
             return outcome
         pred = self.schema.predicate(predicate)
-        decision = autoconfirm.decide(predicate=pred, sources=outcome.fact.sources,
-                                      source_kinds=self.schema.source_kinds,
-                                      names_person=outcome.fact.sensitivity == "personal", user_verified=verified)
+        decision = autoconfirm.decide(
+            predicate=pred,
+            sources=outcome.fact.sources,
+            source_kinds=self.schema.source_kinds,
+            names_person=outcome.fact.sensitivity == "personal",
+            user_verified=verified,
+        )
         if decision.rule is None:
             why = user_words[1].reason if user_words is not None else decision.why_not
             note = f"{outcome.note}; " if outcome.note else ""
             return replace(outcome, note=f"{note}stays proposed: {why}")
-        confirmed = self.confirm(outcome.fact.id, reviewed_by="auto", reason=f"auto-confirmed: {decision.rule}",
-                                 close_replaced=False)
+        confirmed = self.confirm(
+            outcome.fact.id, reviewed_by="auto", reason=f"auto-confirmed: {decision.rule}", close_replaced=False
+        )
         note = "; ".join(n for n in (outcome.note, f"confirmed automatically: {decision.rule}", confirmed.note) if n)
         return Outcome(confirmed.fact, outcome.action, note, [], decision.rule)
 
     def _heard(self, heard: Heard) -> dict:
         """The fields a Heard gives a new fact: a canonical audience, the speaker resolved (an actor
         or a person) and their organization now. Raises BadInput or Refused before anything is staged."""
-        out = {"audience": audiences.parse(heard.audience), "said_by": None, "message": None,
-               "speaker_affiliation": None, "extracted": True if heard.extracted else None,
-               "confidence": None, "span": None}
+        out = {
+            "audience": audiences.parse(heard.audience),
+            "said_by": None,
+            "message": None,
+            "speaker_affiliation": None,
+            "extracted": True if heard.extracted else None,
+            "confidence": None,
+            "span": None,
+        }
         if heard.confidence is not None or heard.span is not None:
             if not heard.extracted:
                 raise BadInput("--confidence and --span describe an extracted fact: add --extracted")
@@ -603,10 +715,23 @@ class Writer(Session):
 
     def _hearings(self, fact: model.Fact, heards: list[dict], sources) -> list[model.Hearing]:
         """A hearing of ``fact`` for each of ``heards`` (Writer._heard's fields), now, with ``sources``."""
-        return self._rehomed(fact, [model.Hearing(
-            None, heard["audience"], tuple(sources), said_by=heard["said_by"], message=heard["message"],
-            speaker_affiliation=heard["speaker_affiliation"], heard_at=self.now, confidence=heard["confidence"],
-            span=heard["span"]) for heard in heards])
+        return self._rehomed(
+            fact,
+            [
+                model.Hearing(
+                    None,
+                    heard["audience"],
+                    tuple(sources),
+                    said_by=heard["said_by"],
+                    message=heard["message"],
+                    speaker_affiliation=heard["speaker_affiliation"],
+                    heard_at=self.now,
+                    confidence=heard["confidence"],
+                    span=heard["span"],
+                )
+                for heard in heards
+            ],
+        )
 
     def _rehomed(self, fact: model.Fact, hearings) -> list[model.Hearing]:
         """Hearings as hearings of ``fact``, each named by this transaction (a merge carries another
@@ -623,15 +748,34 @@ class Writer(Session):
         """The organization a speaker is affiliated with now: their newest current, confirmed
         affiliated_with fact (recorded with what they say; never a reason to trust it)."""
         predicate = self.schema.predicate("affiliated_with")
-        current = [f for f in self._facts_for(speaker, predicate.iri)
-                   if f.status == "confirmed" and f.current and f.is_entity_target]
+        current = [
+            f
+            for f in self._facts_for(speaker, predicate.iri)
+            if f.status == "confirmed" and f.current and f.is_entity_target
+        ]
         current.sort(key=lambda f: f.recorded_at or "", reverse=True)
         return current[0].target.value if current else None
 
-    def _propose(self, subject: str, predicate: str, *, object, value, sources, authority, valid_from, valid_to,
-                 order, prevents_rework, status, reason, revive_rejected: bool,
-                 heard: "dict | list[dict] | None" = None, retime: bool = False,
-                 default_start: str | None = None) -> Outcome:
+    def _propose(
+        self,
+        subject: str,
+        predicate: str,
+        *,
+        object,
+        value,
+        sources,
+        authority,
+        valid_from,
+        valid_to,
+        order,
+        prevents_rework,
+        status,
+        reason,
+        revive_rejected: bool,
+        heard: "dict | list[dict] | None" = None,
+        retime: bool = False,
+        default_start: str | None = None,
+    ) -> Outcome:
         pred = self.schema.predicate(predicate)
         if authority not in self.schema.authorities:
             raise BadInput(f"unknown authority {authority!r}; use one of {', '.join(self.schema.authorities)}")
@@ -639,8 +783,10 @@ class Writer(Session):
             raise BadInput(f"a new fact is proposed or confirmed, not {status!r}")
         sources = [s if isinstance(s, model.Source) else parse_source(s, self.schema.source_kinds) for s in sources]
         if not sources:
-            raise BadInput("a fact needs at least one --source KIND:REF (where it came from)",
-                           hint="e.g. --source slack:https://chat.example/p123 or --source report:weekly-2026-11")
+            raise BadInput(
+                "a fact needs at least one --source KIND:REF (where it came from)",
+                hint="e.g. --source slack:https://chat.example/p123 or --source report:weekly-2026-11",
+            )
         start, end = (clock.parse_optional(valid_from, "--valid-from"), clock.parse_optional(valid_to, "--valid-to"))
         start, end = (clock.iso(start) if start else None), (clock.iso(end) if end else None)
         if start and end and start > end:
@@ -660,10 +806,14 @@ class Writer(Session):
         if current:
             fact = current[0]
             times = self._retimed(fact, asked, allowed=retime)
-            if authority == "inferred" and (subject_entity.type in privacy.PERSON_TYPES or (
-                    isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)):
-                raise Refused(f"{fact.id} names a person, and a fact with authority inferred may not name a person: "
-                              "an inference about a person is not observed either")
+            if authority == "inferred" and (
+                subject_entity.type in privacy.PERSON_TYPES
+                or (isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)
+            ):
+                raise Refused(
+                    f"{fact.id} names a person, and a fact with authority inferred may not name a person: "
+                    "an inference about a person is not observed either"
+                )
             hearings = self._hearings(fact, heards, sources)
             changes = {"observed_at": self.now, "observations": fact.observations + len(hearings), **times}
             if authority == "user" and any(s.kind == "user" for s in sources):
@@ -671,46 +821,99 @@ class Writer(Session):
             if prevents_rework and not fact.prevents_rework:
                 changes["prevents_rework"] = True
             after = self._change(fact, changes, "observe", reason, sources, hearings)
-            return Outcome(after, "observed", f"{fact.id} was known: observed again ({after.observations} observations)"
-                           + self._times_note(fact, times))
+            return Outcome(
+                after,
+                "observed",
+                f"{fact.id} was known: observed again ({after.observations} observations)"
+                + self._times_note(fact, times),
+            )
         rejected = [f for f in same if f.status == "rejected" and not f.superseded_by]
         if rejected and revive_rejected:
             fact = rejected[0]
             times = self._retimed(fact, asked, allowed=True)  # not held: brought back as now said
             hearings = self._hearings(fact, heards, sources)
-            after = self._change(fact, {"status": "proposed", "retired_at": None, "observed_at": self.now,
-                                        "observations": fact.observations + len(hearings), **times}, "revive",
-                                 reason or "the user's verified words bring it back", sources, hearings)
-            return Outcome(after, "revived", f"{fact.id} had been rejected: the user's own words bring it back"
-                           + self._times_note(fact, times))
+            after = self._change(
+                fact,
+                {
+                    "status": "proposed",
+                    "retired_at": None,
+                    "observed_at": self.now,
+                    "observations": fact.observations + len(hearings),
+                    **times,
+                },
+                "revive",
+                reason or "the user's verified words bring it back",
+                sources,
+                hearings,
+            )
+            return Outcome(
+                after,
+                "revived",
+                f"{fact.id} had been rejected: the user's own words bring it back" + self._times_note(fact, times),
+            )
         if rejected:
             fact = rejected[0]
-            return Outcome(fact, "rejected", f"{fact.id} was rejected; it stays rejected, and nothing of this "
-                                             "proposal was recorded")
+            return Outcome(
+                fact,
+                "rejected",
+                f"{fact.id} was rejected; it stays rejected, and nothing of this proposal was recorded",
+            )
         expired = [f for f in same if f.status == "expired"]
         if expired:
             fact = expired[0]
             times = self._retimed(fact, asked, allowed=True)  # not held: proposed again as now said
             hearings = self._hearings(fact, heards, sources)
-            after = self._change(fact, {"status": "proposed", "retired_at": None, "observed_at": self.now,
-                                        "observations": fact.observations + len(hearings), **times}, "revive", reason,
-                                 sources, hearings)
+            after = self._change(
+                fact,
+                {
+                    "status": "proposed",
+                    "retired_at": None,
+                    "observed_at": self.now,
+                    "observations": fact.observations + len(hearings),
+                    **times,
+                },
+                "revive",
+                reason,
+                sources,
+                hearings,
+            )
             return Outcome(after, "revived", f"{fact.id} had expired: proposed again" + self._times_note(fact, times))
 
-        names_person = subject_entity.type in privacy.PERSON_TYPES or (
-            isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES) or self._names_a_person(
-            [target_term.value if isinstance(target_term, Literal) else None, heard["span"], heard["message"],
-             heard.get("claimed_role"), reason] + [text for s in sources for text in (s.ref, s.quote)])
+        names_person = (
+            subject_entity.type in privacy.PERSON_TYPES
+            or (isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)
+            or self._names_a_person(
+                [
+                    target_term.value if isinstance(target_term, Literal) else None,
+                    heard["span"],
+                    heard["message"],
+                    heard.get("claimed_role"),
+                    reason,
+                ]
+                + [text for s in sources for text in (s.ref, s.quote)]
+            )
+        )
         start = start or default_start
         if start and end and start > end:
             raise BadInput(f"--valid-to {end} is before {start}, when it would begin")
         fact_id = self._mint()
         fact = model.Fact(
-            id=fact_id, iri=vocab.fact_iri(self.perspective, fact_id).value, subject=subject_entity.iri,
-            predicate=pred.iri, target=target_term, status=status, authority=authority,
-            sensitivity="personal" if names_person else "internal", sources=sources,
-            observed_at=self.now, observations=len(heards), valid_from=start, valid_to=end, recorded_at=self.now,
-            prevents_rework=prevents_rework, order=order,
+            id=fact_id,
+            iri=vocab.fact_iri(self.perspective, fact_id).value,
+            subject=subject_entity.iri,
+            predicate=pred.iri,
+            target=target_term,
+            status=status,
+            authority=authority,
+            sensitivity="personal" if names_person else "internal",
+            sources=sources,
+            observed_at=self.now,
+            observations=len(heards),
+            valid_from=start,
+            valid_to=end,
+            recorded_at=self.now,
+            prevents_rework=prevents_rework,
+            order=order,
             perspective=vocab.perspective_iri(self.perspective).value,
             last_confirmed_at=self.now if status == "confirmed" else None,
             **{k: v for k, v in heard.items() if k in self._FACT_HEARD},
@@ -730,12 +933,14 @@ class Writer(Session):
         fact_node = NamedNode(fact.iri)
         graph = vocab.provenance_graph(fact_node)
         update = vocab.update_iri(fact_node, self.seq, 1)
-        quads = [Quad(update, vocab.RDF_TYPE, vocab.UPDATE, graph),
-                 Quad(update, vocab.kg("updates"), fact_node, graph),
-                 Quad(update, vocab.kg("updateNumber"), vocab.integer(self.seq), graph),
-                 Quad(update, vocab.kg("action"), Literal("record"), graph),
-                 Quad(update, vocab.ENDED_AT, vocab.datetime_literal(self.now), graph),
-                 Quad(update, vocab.kg("reason"), Literal(reason), graph)]
+        quads = [
+            Quad(update, vocab.RDF_TYPE, vocab.UPDATE, graph),
+            Quad(update, vocab.kg("updates"), fact_node, graph),
+            Quad(update, vocab.kg("updateNumber"), vocab.integer(self.seq), graph),
+            Quad(update, vocab.kg("action"), Literal("record"), graph),
+            Quad(update, vocab.ENDED_AT, vocab.datetime_literal(self.now), graph),
+            Quad(update, vocab.kg("reason"), Literal(reason), graph),
+        ]
         quads += [Quad(update, model.ADDED_HEARING, NamedNode(h.iri), graph) for h in fact.hearings]
         fact.updates = [model.Update(self.seq, "record", self.now, reason, tuple(h.iri for h in fact.hearings))]
         return quads
@@ -753,14 +958,17 @@ class Writer(Session):
         if start and end and start > end:
             raise BadInput(f"{fact.id} would be valid from {start} to {end}, which ends before it starts")
         if not allowed:
-            held = ", ".join(f"{name} {getattr(fact, name) if getattr(fact, name) is not None else 'none'} "
-                             f"(proposed: {given})" for name, given in changes.items())
+            held = ", ".join(
+                f"{name} {getattr(fact, name) if getattr(fact, name) is not None else 'none'} (proposed: {given})"
+                for name, given in changes.items()
+            )
             command = " ".join(f"{self._TIME_OPTIONS[name]} {given}" for name, given in changes.items())
-            raise Refused(f"{fact.id} says this already with {held}: proposing it again observes it, and an "
-                          f"observation does not change a fact's valid time or order, so nothing was written",
-                          hint=f"kg supersede {fact.id} {command} corrects it: a person's correction, kept in "
-                               "its history",
-                          conflict=True)
+            raise Refused(
+                f"{fact.id} says this already with {held}: proposing it again observes it, and an "
+                f"observation does not change a fact's valid time or order, so nothing was written",
+                hint=f"kg supersede {fact.id} {command} corrects it: a person's correction, kept in its history",
+                conflict=True,
+            )
         return changes
 
     @classmethod
@@ -769,8 +977,9 @@ class Writer(Session):
             return ""
         return "; " + ", ".join(f"{name} {getattr(fact, name) or 'none'} -> {given}" for name, given in changes.items())
 
-    def confirm(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None,
-                close_replaced: bool = True) -> Outcome:
+    def confirm(
+        self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None, close_replaced: bool = True
+    ) -> Outcome:
         """Confirm a fact. For a single-valued predicate, close the confirmed value it replaces
         (unless ``close_replaced`` is off: an automatic confirmation leaves that to a person).
 
@@ -779,8 +988,10 @@ class Writer(Session):
         """
         fact = self.fact(fact_id)
         if fact.superseded_by:
-            raise Refused(f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}",
-                          hint=f"confirm {vocab.id_of(fact.superseded_by)} instead")
+            raise Refused(
+                f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}",
+                hint=f"confirm {vocab.id_of(fact.superseded_by)} instead",
+            )
         if not fact.current and fact.status == "confirmed":
             raise Refused(f"{fact.id} is closed; only a current fact can be confirmed")
         action = "reconfirm" if fact.status == "confirmed" else "confirm"
@@ -796,9 +1007,14 @@ class Writer(Session):
         after = self._change(fact, changes, action, reason)
         if coexist:
             ids = ", ".join(r.id for r in rivals)
-            return Outcome(after, action + "ed", f"{ids} stays beside it, both shown as conflicting until a person "
-                                                 f"resolves them (kg supersede {rivals[0].id} ... or kg supersede "
-                                                 f"{after.id} ...)", [])
+            return Outcome(
+                after,
+                action + "ed",
+                f"{ids} stays beside it, both shown as conflicting until a person "
+                f"resolves them (kg supersede {rivals[0].id} ... or kg supersede "
+                f"{after.id} ...)",
+                [],
+            )
         if close_replaced:
             closed = [self._close(other, after) for other in rivals]
             notes = [self._closed_note(old, new) for old, new in zip(rivals, closed, strict=True)]
@@ -806,8 +1022,9 @@ class Writer(Session):
         note = None
         if rivals:
             ids = ", ".join(r.id for r in rivals)
-            note = (f"{ids} stays current beside it until a person confirms the change "
-                    f"(kg confirm {after.id} closes {ids})")
+            note = (
+                f"{ids} stays current beside it until a person confirms the change (kg confirm {after.id} closes {ids})"
+            )
         return Outcome(after, action + "ed", note, [])
 
     # --- organizations: attributes, claims -------------------------------------------------------------
@@ -832,8 +1049,9 @@ class Writer(Session):
             raise Refused(f"{entity.id} is a {entity.type}, not an organization")
         return entity
 
-    def claim_member(self, org: str, claimed_name: str, role: str | None, sources=(),
-                     heard: Heard | None = None) -> Outcome:
+    def claim_member(
+        self, org: str, claimed_name: str, role: str | None, sources=(), heard: Heard | None = None
+    ) -> Outcome:
         """Someone said a person by this name works at ``org`` ("check with Jim, he's our IT guy"):
         recorded as an unverified claim with its provenance, a proposal. No actor is made: a name
         said once is not an identity (kg org promote links it to a real actor later)."""
@@ -850,12 +1068,27 @@ class Writer(Session):
             sources = [f"chat:{facts['message']}"]  # the message it was said in is where it came from
         if not sources:
             raise BadInput("a claim needs where it was said: --message REF or --source KIND:REF")
-        outcome = self._propose(entity.id, "claimed_member", object=None, value=name, sources=sources,
-                                authority="stakeholder", valid_from=None, valid_to=None, order=None,
-                                prevents_rework=False, status="proposed", reason=None, revive_rejected=False,
-                                heard=facts)
-        return replace(outcome, note="an unverified claim: no actor was made (kg org promote "
-                                     f"{outcome.fact.id} ACTOR links it to a real one)")
+        outcome = self._propose(
+            entity.id,
+            "claimed_member",
+            object=None,
+            value=name,
+            sources=sources,
+            authority="stakeholder",
+            valid_from=None,
+            valid_to=None,
+            order=None,
+            prevents_rework=False,
+            status="proposed",
+            reason=None,
+            revive_rejected=False,
+            heard=facts,
+        )
+        return replace(
+            outcome,
+            note="an unverified claim: no actor was made (kg org promote "
+            f"{outcome.fact.id} ACTOR links it to a real one)",
+        )
 
     def promote_claim(self, claim_id: str, actor: str) -> Outcome:
         """Link a claim to a real actor, as a separate, verified step: a confirmed affiliated_with
@@ -873,9 +1106,16 @@ class Writer(Session):
         if person.type not in privacy.PERSON_TYPES:
             raise Refused(f"{person.id} is a {person.type}: a claim is promoted to an actor or a person")
         organization = self.entity(NamedNode(claim.subject))
-        link = self.propose(person.id, "affiliated_with", object=organization.id, status="confirmed",
-                            sources=[model.Source("user", f"kg org promote {claim.id}")], authority="user",
-                            reason=f"promoted from the claim {claim.id}", auto_confirm=False)
+        link = self.propose(
+            person.id,
+            "affiliated_with",
+            object=organization.id,
+            status="confirmed",
+            sources=[model.Source("user", f"kg org promote {claim.id}")],
+            authority="user",
+            reason=f"promoted from the claim {claim.id}",
+            auto_confirm=False,
+        )
         self._change(claim, {"promoted_to": person.iri}, "promote", f"linked to {person.id} by {link.fact.id}")
         return replace(link, note=f"{claim.id} stays as the evidence: an unverified claim, promoted to {person.id}")
 
@@ -889,8 +1129,10 @@ class Writer(Session):
         if survivor.iri == merged.iri:
             raise Refused(f"{survivor.id} and {merged.id} are one organization already")
         if merged.is_self:
-            raise Refused(f"{merged.id} is the perspective's self organization: merge the other into it",
-                          hint=f"kg org merge {merged.id} {survivor.id}")
+            raise Refused(
+                f"{merged.id} is the perspective's self organization: merge the other into it",
+                hint=f"kg org merge {merged.id} {survivor.id}",
+            )
         moved, observed = [], []
         for row in self.rows("entity-facts", entity=NamedNode(merged.iri)):
             old = self.fact(row["id"].value)
@@ -902,34 +1144,59 @@ class Writer(Session):
             same = [f for f in self._facts_for(subject, old.predicate) if f.current and f.value_key() == key]
             if same:
                 hearings = self._rehomed(same[0], old.hearings)
-                kept = self._change(same[0], {"observed_at": self.now, "observations": same[0].observations
-                                              + old.observations}, "observe", f"merged from {old.id}", old.sources,
-                                    hearings)
+                kept = self._change(
+                    same[0],
+                    {"observed_at": self.now, "observations": same[0].observations + old.observations},
+                    "observe",
+                    f"merged from {old.id}",
+                    old.sources,
+                    hearings,
+                )
                 observed.append(kept.id)
             else:
                 fact_id = self._mint()
-                kept = replace(old, id=fact_id, iri=vocab.fact_iri(self.perspective, fact_id).value,
-                               subject=subject, target=target, recorded_at=self.now, merged_from=old.iri,
-                               updates=[], sources=list(old.sources), superseded_by=None, hearings=[])
+                kept = replace(
+                    old,
+                    id=fact_id,
+                    iri=vocab.fact_iri(self.perspective, fact_id).value,
+                    subject=subject,
+                    target=target,
+                    recorded_at=self.now,
+                    merged_from=old.iri,
+                    updates=[],
+                    sources=list(old.sources),
+                    superseded_by=None,
+                    hearings=[],
+                )
                 kept.hearings = self._rehomed(kept, old.hearings)
                 self._stage([], model.fact_quads(kept, self.schema), kept, created=True)
                 moved.append(kept.id)
-            self._change(old, {"valid_to": self.now, "superseded_by": kept.iri, "retired_at": self.now},
-                         "merge", f"{merged.id} was merged into {survivor.id}")
+            self._change(
+                old,
+                {"valid_to": self.now, "superseded_by": kept.iri, "retired_at": self.now},
+                "merge",
+                f"{merged.id} was merged into {survivor.id}",
+            )
         names = [merged.name, *merged.aliases]
-        self.add_entity(survivor.id, survivor.name, [n for n in names if n != survivor.name], merged.weak_aliases,
-                        check_aliases=False)
+        self.add_entity(
+            survivor.id,
+            survivor.name,
+            [n for n in names if n != survivor.name],
+            merged.weak_aliases,
+            check_aliases=False,
+        )
         after = replace(merged, aliases=[], weak_aliases=[], merged_into=survivor.iri)
         self._replace_entity(merged, after)
-        return {"kept": survivor.id, "merged": merged.id, "moved": moved, "observed": observed,
-                "aliases": names}
+        return {"kept": survivor.id, "merged": merged.id, "moved": moved, "observed": observed, "aliases": names}
 
     def _replace_entity(self, old: model.Entity | None, new: model.Entity) -> None:
         """Stage the change from ``old``'s description (None: a new entity) to ``new``'s."""
         old_quads = model.entity_quads(old, self.perspective, self.schema) if old else []
         new_quads = model.entity_quads(new, self.perspective, self.schema)
         old_lines, new_lines = {str(q) for q in old_quads}, {str(q) for q in new_quads}
-        self._stage([q for q in old_quads if str(q) not in new_lines], [q for q in new_quads if str(q) not in old_lines])
+        self._stage(
+            [q for q in old_quads if str(q) not in new_lines], [q for q in new_quads if str(q) not in old_lines]
+        )
         self._entities[new.iri] = new
 
     def _rivals(self, fact: model.Fact) -> list[model.Fact]:
@@ -939,17 +1206,27 @@ class Writer(Session):
         if predicate is None or not (predicate.single_valued or predicate.key == "attribute"):
             return []
         key = model.attribute_key(fact.target.value) if predicate.key == "attribute" else None
-        return [other for other in self._facts_for(fact.subject, fact.predicate)
-                if other.iri != fact.iri and other.status == "confirmed" and other.current
-                and (key is None or model.attribute_key(other.target.value) == key)]
+        return [
+            other
+            for other in self._facts_for(fact.subject, fact.predicate)
+            if other.iri != fact.iri
+            and other.status == "confirmed"
+            and other.current
+            and (key is None or model.attribute_key(other.target.value) == key)
+        ]
 
     def _coexists(self, fact: model.Fact) -> bool:
         """Whether rival values stay side by side instead of the newer closing the older: an
         organization's attributes (§9), where two people's accounts both deserve to be seen."""
         predicate = self.schema.predicate_by_iri(fact.predicate)
         subject = self.entity(NamedNode(fact.subject))
-        return (predicate is not None and not predicate.takes_entity and predicate.axis == "Organizations"
-                and subject is not None and subject.type == "organization")
+        return (
+            predicate is not None
+            and not predicate.takes_entity
+            and predicate.axis == "Organizations"
+            and subject is not None
+            and subject.type == "organization"
+        )
 
     def _close(self, old: model.Fact, replacement: model.Fact, why: str | None = None) -> model.Fact:
         """Close ``old``, replaced by ``replacement``: retired now, and its valid time ends where the
@@ -963,15 +1240,21 @@ class Writer(Session):
             end = old.valid_to
         if old.valid_from and end < old.valid_from:
             end = old.valid_from
-        return self._change(old, {"valid_to": end, "superseded_by": replacement.iri, "retired_at": self.now},
-                            "close", f"replaced by {replacement.id}" + (f": {why}" if why else ""))
+        return self._change(
+            old,
+            {"valid_to": end, "superseded_by": replacement.iri, "retired_at": self.now},
+            "close",
+            f"replaced by {replacement.id}" + (f": {why}" if why else ""),
+        )
 
     @staticmethod
     def _closed_note(old: model.Fact, closed: model.Fact) -> str | None:
         """What closing did to a value's valid time, when it is more than ending it now."""
         if closed.valid_from and closed.valid_to == closed.valid_from:
-            return (f"{old.id} never held: its replacement holds from its own start {old.valid_from} or before, "
-                    f"so {old.id} is closed at that start")
+            return (
+                f"{old.id} never held: its replacement holds from its own start {old.valid_from} or before, "
+                f"so {old.id} is closed at that start"
+            )
         return None
 
     def _refuse_overlap(self, fact: model.Fact, ignore=(), new: bool = False) -> None:
@@ -983,17 +1266,24 @@ class Writer(Session):
         if predicate is None or not predicate.single_valued:
             return
         for other in self._facts_for(fact.subject, fact.predicate):
-            if (other.iri == fact.iri or other.iri in ignore or other.status != "confirmed"
-                    or (other.current and fact.current)
-                    or other.value_key() == fact.value_key() or not _overlap(fact, other)):
+            if (
+                other.iri == fact.iri
+                or other.iri in ignore
+                or other.status != "confirmed"
+                or (other.current and fact.current)
+                or other.value_key() == fact.value_key()
+                or not _overlap(fact, other)
+            ):
                 continue
             shown = other.target.value if not other.is_entity_target else vocab.id_of(other.target.value)
             which = "the replacement" if new else fact.id
-            raise Refused(f"{which} would hold from {fact.valid_from or 'the beginning'} while {other.id} ({shown!r}) "
-                          f"held from {other.valid_from or 'the beginning'} to {other.valid_to or 'now'}: "
-                          f"{predicate.key} takes one value at a time, so nothing was written",
-                          hint=f"give --valid-from {other.valid_to} or later" if other.valid_to else None,
-                          conflict=True)
+            raise Refused(
+                f"{which} would hold from {fact.valid_from or 'the beginning'} while {other.id} ({shown!r}) "
+                f"held from {other.valid_from or 'the beginning'} to {other.valid_to or 'now'}: "
+                f"{predicate.key} takes one value at a time, so nothing was written",
+                hint=f"give --valid-from {other.valid_to} or later" if other.valid_to else None,
+                conflict=True,
+            )
 
     def reject(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None) -> Outcome:
         fact = self.fact(fact_id)
@@ -1001,13 +1291,24 @@ class Writer(Session):
             return Outcome(fact, "unchanged", f"{fact.id} is rejected already")
         if fact.superseded_by:
             raise Refused(f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}; it is closed already")
-        after = self._change(fact, {"status": "rejected", "retired_at": self.now, "reviewed_by": reviewed_by},
-                             "reject", reason)
+        after = self._change(
+            fact, {"status": "rejected", "retired_at": self.now, "reviewed_by": reviewed_by}, "reject", reason
+        )
         return Outcome(after, "rejected")
 
-    def supersede(self, fact_id: str, *, object: str | None = None, value: str | None = None, sources=(),
-                  valid_from: str | None = None, valid_to: str | None = None, order: int | None = None,
-                  reason: str | None = None, audience: str | None = None) -> Outcome:
+    def supersede(
+        self,
+        fact_id: str,
+        *,
+        object: str | None = None,
+        value: str | None = None,
+        sources=(),
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        order: int | None = None,
+        reason: str | None = None,
+        audience: str | None = None,
+    ) -> Outcome:
         """Correct a fact: a confirmed replacement with the new object or value closes the old one.
         The replacement holds from ``valid_from`` (default: now) and the old value until then (one
         whose replacement begins at or before its own start never held: see _close); a replacement
@@ -1022,25 +1323,45 @@ class Writer(Session):
             return self.retime(old, valid_from=valid_from, valid_to=valid_to, order=order, reason=reason)
         if not old.current:
             state = f"superseded by {vocab.id_of(old.superseded_by)}" if old.superseded_by else old.status
-            raise Refused(f"{old.id} is not current ({state}); only a current fact can be superseded"
-                          + ("" if old.status != "confirmed" else ", though its valid time may be corrected "
-                             f"(kg supersede {old.id} --valid-from/--valid-to)"))
+            raise Refused(
+                f"{old.id} is not current ({state}); only a current fact can be superseded"
+                + (
+                    ""
+                    if old.status != "confirmed"
+                    else f", though its valid time may be corrected (kg supersede {old.id} --valid-from/--valid-to)"
+                )
+            )
         predicate = self.schema.predicate_by_iri(old.predicate)
         subject = self.entity(NamedNode(old.subject))
         all_sources = [parse_source(s, self.schema.source_kinds) if isinstance(s, str) else s for s in sources]
         all_sources.append(model.Source("user", "kg supersede"))
-        outcome = self.propose(subject.id, predicate.key, object=object, value=value, sources=all_sources,
-                               authority="user", valid_from=valid_from, valid_to=valid_to, order=order,
-                               status="confirmed", reason=reason, retime=True, default_start=self.now,
-                               heard=[Heard(a) for a in ([audience] if audience is not None
-                                                         else old.audiences() or [audiences.OWNER])])
+        outcome = self.propose(
+            subject.id,
+            predicate.key,
+            object=object,
+            value=value,
+            sources=all_sources,
+            authority="user",
+            valid_from=valid_from,
+            valid_to=valid_to,
+            order=order,
+            status="confirmed",
+            reason=reason,
+            retime=True,
+            default_start=self.now,
+            heard=[Heard(a) for a in ([audience] if audience is not None else old.audiences() or [audiences.OWNER])],
+        )
         new = outcome.fact
         if new.iri == old.iri:
-            raise Refused(f"{old.id} already says that; nothing to supersede",
-                          hint=f"to correct only its valid time or order: kg supersede {old.id} --valid-from DATE")
+            raise Refused(
+                f"{old.id} already says that; nothing to supersede",
+                hint=f"to correct only its valid time or order: kg supersede {old.id} --valid-from DATE",
+            )
         if outcome.action == "rejected":
-            raise Refused(f"the replacement value was rejected before ({new.id})",
-                          hint=f"confirm {new.id} first if it is right after all")
+            raise Refused(
+                f"the replacement value was rejected before ({new.id})",
+                hint=f"confirm {new.id} first if it is right after all",
+            )
         if new.status != "confirmed":
             new = self.confirm(new.id, close_replaced=False, reason=f"supersedes {old.id}").fact
         if new.valid_from is None:  # a value held already, from no time in particular: from now on
@@ -1050,28 +1371,45 @@ class Writer(Session):
         note = self._closed_note(old, closed) or f"{old.id} closed at {closed.valid_to}, replaced by {new.id}"
         return Outcome(new, "superseded", note, [closed])
 
-    def retime(self, fact: model.Fact, *, valid_from: str | None = None, valid_to: str | None = None,
-               order: int | None = None, reason: str | None = None) -> Outcome:
+    def retime(
+        self,
+        fact: model.Fact,
+        *,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        order: int | None = None,
+        reason: str | None = None,
+    ) -> Outcome:
         """Correct a fact's own valid time or order (kg supersede F --valid-from DATE): an update
         record that says what they held before; a valid time that would overlap another value the
         subject held is refused."""
         if valid_from is None and valid_to is None and order is None:
-            raise BadInput("say what replaces it: a new --object or --value, or its corrected --valid-from, "
-                           "--valid-to or --order")
+            raise BadInput(
+                "say what replaces it: a new --object or --value, or its corrected --valid-from, --valid-to or --order"
+            )
         predicate = self.schema.predicate_by_iri(fact.predicate)
         if order is not None and not (predicate and predicate.ordered):
-            raise BadInput("--order applies to ordered predicates (has_step), not "
-                           f"{predicate.key if predicate else '?'}")
+            raise BadInput(
+                f"--order applies to ordered predicates (has_step), not {predicate.key if predicate else '?'}"
+            )
         start, end = clock.parse_optional(valid_from, "--valid-from"), clock.parse_optional(valid_to, "--valid-to")
-        asked = {"valid_from": clock.iso(start) if start else None, "valid_to": clock.iso(end) if end else None,
-                 "order": order}
+        asked = {
+            "valid_from": clock.iso(start) if start else None,
+            "valid_to": clock.iso(end) if end else None,
+            "order": order,
+        }
         changes = self._retimed(fact, asked, allowed=True)
         if not changes:
             raise Refused(f"{fact.id} already says that; nothing to supersede")
         after = self._change(fact, changes, "retime", reason or "valid time or order corrected by a person")
         self._refuse_overlap(after)
-        return Outcome(after, "retimed", f"{fact.id} corrected in place" + self._times_note(fact, changes)
-                       + f" (kg history {fact.id} shows what it said before)")
+        return Outcome(
+            after,
+            "retimed",
+            f"{fact.id} corrected in place"
+            + self._times_note(fact, changes)
+            + f" (kg history {fact.id} shows what it said before)",
+        )
 
     # --- expiry and retention -------------------------------------------------------------------------
 
@@ -1086,8 +1424,11 @@ class Writer(Session):
         expired = []
         for row in self.rows("proposals-due", before=self._cutoff(days)):
             fact = self.fact(row["id"].value)
-            expired.append(self._change(fact, {"status": "expired", "retired_at": self.now}, "expire",
-                                        f"not observed again for {days} days"))
+            expired.append(
+                self._change(
+                    fact, {"status": "expired", "retired_at": self.now}, "expire", f"not observed again for {days} days"
+                )
+            )
         return expired
 
     def past_retention(self, days: int) -> list[str]:

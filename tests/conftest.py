@@ -35,7 +35,8 @@ class Kg:
             raise result.exception
         assert result.exit_code == expect, (
             f"kg {' '.join(argv)} exited {result.exit_code}, expected {expect}\n"
-            f"stdout: {result.stdout}\nstderr: {result.stderr}")
+            f"stdout: {result.stdout}\nstderr: {result.stderr}"
+        )
         return result
 
     def json(self, *args, expect: int = 0):
@@ -45,11 +46,16 @@ class Kg:
     def snapshot(self) -> dict:
         """Everything a write changes: journal bytes, view.json, git history, index position."""
         journal = b"".join(p.read_bytes() for p in sorted((self.path / "journal").rglob("*.rdfp")))
-        commits = subprocess.run(["git", "rev-list", "--all", "--count"], cwd=self.path,
-                                 capture_output=True, text=True).stdout.strip()
+        commits = subprocess.run(
+            ["git", "rev-list", "--all", "--count"], cwd=self.path, capture_output=True, text=True
+        ).stdout.strip()
         view = (self.path / "view.json").read_text() if (self.path / "view.json").exists() else ""
-        return {"journal": hashlib.sha256(journal).hexdigest(), "view": view, "commits": commits,
-                "stats": self.json("stats")["fact_count"] if view else 0}
+        return {
+            "journal": hashlib.sha256(journal).hexdigest(),
+            "view": view,
+            "commits": commits,
+            "stats": self.json("stats")["fact_count"] if view else 0,
+        }
 
 
 def one_line(result) -> str:

@@ -32,9 +32,11 @@ def read_patch(data: bytes, where: str) -> dict:
         headers[match.group(1)] = match.group(2).strip('<>"')
         index += 1
     assert "id" in headers, f"{where}: no id header"
-    assert lines[index:index + 1] == ["TX ."], f"{where}: the header is not followed by TX: {lines[index:index + 1]}"
+    assert lines[index : index + 1] == ["TX ."], (
+        f"{where}: the header is not followed by TX: {lines[index : index + 1]}"
+    )
     rows = []
-    for line in lines[index + 1:-1]:
+    for line in lines[index + 1 : -1]:
         op, _, rest = line.partition(" ")
         assert op in ("A", "D") and rest.endswith(" ."), f"{where}: not an A or D row inside TX..TC: {line[:80]!r}"
         rows.append((op, rest))
@@ -51,8 +53,9 @@ def read_log(folder: Path) -> list[dict]:
     patches, prev, ids = [], None, set()
     for number, path in enumerate(files, start=1):
         where = f"{folder.name}/{path.relative_to(folder)}"
-        assert path.relative_to(folder).as_posix() == f"{number // 1000:07d}/{number:010d}.rdfp", \
+        assert path.relative_to(folder).as_posix() == f"{number // 1000:07d}/{number:010d}.rdfp", (
             f"{where}: expected patch {number} here"
+        )
         patch = read_patch(path.read_bytes(), where)
         headers = patch["headers"]
         assert headers.get("prev") == prev, f"{where}: prev {headers.get('prev')} is not the patch before it ({prev})"

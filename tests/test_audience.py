@@ -76,19 +76,34 @@ def _allowed(world: World, reader: str, self_org: str) -> tuple[set, set]:
     return markers, ids
 
 
-scenario = st.fixed_dictionaries({
-    "facts": st.lists(st.tuples(st.sampled_from(ORGS), st.booleans(), st.sampled_from(ORGS)), min_size=2, max_size=5),
-    "hearings": st.lists(st.lists(st.tuples(st.sampled_from(AUDIENCES), st.sampled_from([None, *SPEAKERS]),
-                                            st.booleans()), min_size=1, max_size=3), min_size=5, max_size=5),
-    "merge": st.booleans(),
-    "supersede": st.lists(st.tuples(st.integers(0, 4), st.sampled_from([None, *AUDIENCES])), max_size=2),
-    "readers": st.lists(st.sampled_from(READERS), min_size=2, max_size=3, unique=True),
-})
+scenario = st.fixed_dictionaries(
+    {
+        "facts": st.lists(
+            st.tuples(st.sampled_from(ORGS), st.booleans(), st.sampled_from(ORGS)), min_size=2, max_size=5
+        ),
+        "hearings": st.lists(
+            st.lists(
+                st.tuples(st.sampled_from(AUDIENCES), st.sampled_from([None, *SPEAKERS]), st.booleans()),
+                min_size=1,
+                max_size=3,
+            ),
+            min_size=5,
+            max_size=5,
+        ),
+        "merge": st.booleans(),
+        "supersede": st.lists(st.tuples(st.integers(0, 4), st.sampled_from([None, *AUDIENCES])), max_size=2),
+        "readers": st.lists(st.sampled_from(READERS), min_size=2, max_size=3, unique=True),
+    }
+)
 
 
 @pytest.mark.slow
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
-          phases=[Phase.explicit, Phase.reuse, Phase.generate])  # a CLI run a read: no slow shrinking
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)  # a CLI run a read: no slow shrinking
 @given(plan=scenario)
 def test_every_read_shows_only_what_its_audience_may_hear(tmp_path_factory, plan):
     kg = Kg(tmp_path_factory.mktemp("audience") / "kb")
@@ -149,7 +164,7 @@ def test_every_read_shows_only_what_its_audience_may_hear(tmp_path_factory, plan
             leaked = {m for m in forbidden if m in text} | {f for f in hidden_ids if f in text}
             assert not leaked, f"{reader} was shown {sorted(leaked)} in:\n{text[:2000]}"
             if text.startswith('{\n  "entity"'):  # lookup, facts: each fact counts the hearings the reader may hear
-                shown = json.loads(text[:text.rindex("}") + 1])
+                shown = json.loads(text[: text.rindex("}") + 1])
                 for fact in shown["facts"] + shown.get("backlinks", []):
                     heard = [h for h in world.hearings[fact["id"]] if _may(h.audience, reader)]
                     assert fact["observations"] == len(heard), (reader, fact)
@@ -242,10 +257,25 @@ def _texture(kg):
 def test_a_fact_heard_in_a_dm_then_in_public_shows_the_public_its_public_hearing_alone(kg):
     _texture(kg)
     trusted = ["-s", "ledger:books", "-s", "report:q3"]
-    dm = kg.json("propose", "Texture", "industry", "--value", "utilities", *trusted, "-s", "slack:dm-link-77",
-                 "--said-by", "Jo Park", "--message", "dm-message-77", "--audience", "dm:jo,sam")
-    again = kg.json("propose", "Texture", "industry", "--value", "utilities", "-s", "slack:public-link-12",
-                    "--audience", "public")
+    dm = kg.json(
+        "propose",
+        "Texture",
+        "industry",
+        "--value",
+        "utilities",
+        *trusted,
+        "-s",
+        "slack:dm-link-77",
+        "--said-by",
+        "Jo Park",
+        "--message",
+        "dm-message-77",
+        "--audience",
+        "dm:jo,sam",
+    )
+    again = kg.json(
+        "propose", "Texture", "industry", "--value", "utilities", "-s", "slack:public-link-12", "--audience", "public"
+    )
     assert again["id"] == dm["id"] and again["observations"] == 2
     private = ("dm-link-77", "dm-message-77", "Jo Park", "actor/jo", "dm:jo,sam")
     reads = {
@@ -261,7 +291,10 @@ def test_a_fact_heard_in_a_dm_then_in_public_shows_the_public_its_public_hearing
         assert "utilities" in text, verb  # the fact itself it may hear
     shown = kg.json("lookup", "Texture", "--audience", "public")["facts"][0]
     assert (shown["audiences"], shown["observations"], shown["sources"]) == (
-        ["public"], 1, [{"kind": "slack", "ref": "public-link-12"}])
+        ["public"],
+        1,
+        [{"kind": "slack", "ref": "public-link-12"}],
+    )
     history = kg.json("history", dm["id"], "--audience", "public")["history"]
     assert [e["action"] for e in history] == ["recorded", "confirm", "observe"]
     assert history[2]["changes"]["sources"] == {"before": [], "after": ["slack:public-link-12"]}
@@ -275,7 +308,9 @@ def test_a_fact_heard_in_a_dm_then_in_public_shows_the_public_its_public_hearing
 
 def test_a_fact_heard_in_two_channels_is_told_to_each_with_its_own_source(kg):
     _texture(kg)
-    one = kg.json("propose", "Texture", "founded", "--value", "2019", "-s", "slack:c1-source", "--audience", "channel:c1")
+    one = kg.json(
+        "propose", "Texture", "founded", "--value", "2019", "-s", "slack:c1-source", "--audience", "channel:c1"
+    )
     kg("propose", "Texture", "founded", "--value", "2019", "-s", "slack:c2-source", "--audience", "channel:c2")
     for room, mine, theirs in (("channel:c1", "c1-source", "c2-source"), ("channel:c2", "c2-source", "c1-source")):
         facts = kg.json("facts", "Texture", "--audience", room)["facts"]
@@ -291,15 +326,18 @@ def test_a_merge_carries_each_hearing_with_its_own_audience(kg):
     kg("org", "add", "Texture Inc")
     kg("propose", "Texture", "founded", "--value", "2019", "-s", "slack:public-founding", "--audience", "public")
     kg("propose", "Texture Inc", "founded", "--value", "2019", "-s", "slack:dm-founding", "--audience", "dm:jo,sam")
-    moved = kg.json("propose", "Texture Inc", "industry", "--value", "energy", "-s", "slack:dm-industry",
-                    "--audience", "dm:jo,sam")
+    moved = kg.json(
+        "propose", "Texture Inc", "industry", "--value", "energy", "-s", "slack:dm-industry", "--audience", "dm:jo,sam"
+    )
     kg("org", "merge", "Texture", "Texture Inc")
     public = kg("lookup", "Texture", "--audience", "public").stdout + kg("export", "--audience", "public").stdout
     assert "public-founding" in public and "dm-founding" not in public
     assert "energy" not in public and "dm-industry" not in public and moved["id"] not in public
     dm = kg.json("facts", "Texture", "--audience", "dm:jo,sam")["facts"]
     assert {f["value"]: [s["ref"] for s in f["sources"]] for f in dm} == {
-        "2019": ["dm-founding", "public-founding"], "energy": ["dm-industry"]}  # the DM may hear the public too
+        "2019": ["dm-founding", "public-founding"],
+        "energy": ["dm-industry"],
+    }  # the DM may hear the public too
 
 
 def test_an_entity_exists_for_an_audience_only_when_a_fact_it_may_hear_names_it(kg):
@@ -309,9 +347,13 @@ def test_an_entity_exists_for_an_audience_only_when_a_fact_it_may_hear_names_it(
     kg("propose", "repo/secret-repo", "caveat", "--value", "flaky", "-s", "slack:p3")
     hidden = ("Samantha", "Quixley", "Hushed", "quiet one", "Jo Park")
     for reader in ("public", "channel:c1", "dm:,"):
-        for verb in (["export"], ["export", "--format", "turtle"], ["search", "a"],
-                     ["sparql", "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }"],
-                     ["context", "--message", "Samantha Quixley asks about Hushed Repo"]):
+        for verb in (
+            ["export"],
+            ["export", "--format", "turtle"],
+            ["search", "a"],
+            ["sparql", "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }"],
+            ["context", "--message", "Samantha Quixley asks about Hushed Repo"],
+        ):
             text = kg(*verb, "--audience", reader).stdout
             assert not [word for word in hidden if word in text], (reader, verb)
         for name in ("Sam", "person/sam", "Hushed Repo", "actor/jo"):
@@ -336,27 +378,48 @@ def test_a_knowledge_base_written_before_hearings_reads_each_fact_as_one_hearing
     graph = vocab.provenance_graph(fact)
     source = vocab.source_iri(fact, "abc")
     kg_ = vocab.kg
-    rows = [{"kind": Literal("assertion"), "s": vocab.entity_iri("main", "repo/api"), "p": kg_("caveat"),
-             "o": Literal("slow")}]
-    for s, p, o in [(fact, vocab.RDF_TYPE, vocab.FACT), (fact, kg_("audience"), Literal("dm:jo,sam")),
-                    (fact, kg_("message"), Literal("m-1")), (fact, kg_("observations"), vocab.integer(3)),
-                    (fact, kg_("recordedAt"), vocab.datetime_literal("2026-01-01T00:00:00Z")),
-                    (fact, vocab.WAS_DERIVED_FROM, source), (source, kg_("sourceKind"), kg_("SlackSource")),
-                    (source, kg_("sourceRef"), Literal("p-1"))]:
+    rows = [
+        {
+            "kind": Literal("assertion"),
+            "s": vocab.entity_iri("main", "repo/api"),
+            "p": kg_("caveat"),
+            "o": Literal("slow"),
+        }
+    ]
+    for s, p, o in [
+        (fact, vocab.RDF_TYPE, vocab.FACT),
+        (fact, kg_("audience"), Literal("dm:jo,sam")),
+        (fact, kg_("message"), Literal("m-1")),
+        (fact, kg_("observations"), vocab.integer(3)),
+        (fact, kg_("recordedAt"), vocab.datetime_literal("2026-01-01T00:00:00Z")),
+        (fact, vocab.WAS_DERIVED_FROM, source),
+        (source, kg_("sourceKind"), kg_("SlackSource")),
+        (source, kg_("sourceRef"), Literal("p-1")),
+    ]:
         rows.append({"kind": Literal("provenance"), "s": s, "p": p, "o": o})
     old = model.fold_fact(fact.value, rows, schema)
     assert [(h.iri, h.audience, h.message, [s.ref for s in h.sources]) for h in old.hearings] == [
-        (None, "dm:jo,sam", "m-1", ["p-1"])]
+        (None, "dm:jo,sam", "m-1", ["p-1"])
+    ]
     said = {(str(q.subject), str(q.predicate), str(q.object)) for q in model.fact_quads(old, schema)}
     assert (str(fact), str(kg_("audience")), '"dm:jo,sam"') in said  # written back as it was read
     assert not any(q.predicate == model.HEARD_IN for q in model.fact_quads(old, schema))
     triples = [(r["s"], r["p"], r["o"]) for r in rows[1:]]
     assert model.heard_triples(fact.value, triples, lambda a: a == "dm:jo,sam", lambda f: True) == triples
-    again = model.Hearing(model.hearing_iri(fact.value, 9, 1), "public", (model.Source("slack", "p-2"),),
-                          heard_at="2026-02-01T00:00:00Z")
-    deletes, adds, after = model.change_quads(old, {"observations": 4}, seq=9, at="2026-02-01T00:00:00Z",
-                                              action="observe", reason=None, schema=schema,
-                                              new_sources=[model.Source("slack", "p-2")], new_hearings=[again])
+    again = model.Hearing(
+        model.hearing_iri(fact.value, 9, 1), "public", (model.Source("slack", "p-2"),), heard_at="2026-02-01T00:00:00Z"
+    )
+    deletes, adds, after = model.change_quads(
+        old,
+        {"observations": 4},
+        seq=9,
+        at="2026-02-01T00:00:00Z",
+        action="observe",
+        reason=None,
+        schema=schema,
+        new_sources=[model.Source("slack", "p-2")],
+        new_hearings=[again],
+    )
     assert {str(q.predicate) for q in deletes} >= {str(kg_("audience")), str(kg_("message"))}
     assert [h.audience for h in after.hearings] == ["dm:jo,sam", "public"]
     assert sum(q.predicate == model.HEARD_IN for q in adds) == 2 and all(q.graph_name == graph for q in adds)
@@ -378,15 +441,27 @@ def test_a_knowledge_base_written_before_hearings_keeps_working_through_the_cli(
         for fact_id, value, heard_in in (("f-aaaaaa", "utilities", "dm:jo,sam"), ("f-bbbbbb", "2019", "public")):
             iri = vocab.fact_iri("main", fact_id)
             graph = vocab.provenance_graph(iri)
-            fact = model.Fact(id=fact_id, iri=iri.value, subject=vocab.entity_iri("main", "organization/texture").value,
-                              predicate=vocab.kg("industry" if fact_id == "f-aaaaaa" else "founded").value,
-                              target=Literal(value), sources=[model.Source("slack", f"old-{fact_id}")],
-                              observed_at=now, recorded_at=now, perspective=vocab.perspective_iri("main").value)
-            old_form = [q for q in model.fact_quads(fact, writer.schema) if q.predicate != model.HEARD_IN
-                        and not q.subject.value.startswith(iri.value + "/hearing/")]
-            old_form += [Quad(iri, vocab.kg("audience"), Literal(heard_in), graph),
-                         Quad(iri, vocab.kg("message"), Literal(f"msg-{fact_id}"), graph),
-                         Quad(iri, vocab.kg("saidBy"), NamedNode(vocab.entity_iri("main", "actor/jo").value), graph)]
+            fact = model.Fact(
+                id=fact_id,
+                iri=iri.value,
+                subject=vocab.entity_iri("main", "organization/texture").value,
+                predicate=vocab.kg("industry" if fact_id == "f-aaaaaa" else "founded").value,
+                target=Literal(value),
+                sources=[model.Source("slack", f"old-{fact_id}")],
+                observed_at=now,
+                recorded_at=now,
+                perspective=vocab.perspective_iri("main").value,
+            )
+            old_form = [
+                q
+                for q in model.fact_quads(fact, writer.schema)
+                if q.predicate != model.HEARD_IN and not q.subject.value.startswith(iri.value + "/hearing/")
+            ]
+            old_form += [
+                Quad(iri, vocab.kg("audience"), Literal(heard_in), graph),
+                Quad(iri, vocab.kg("message"), Literal(f"msg-{fact_id}"), graph),
+                Quad(iri, vocab.kg("saidBy"), NamedNode(vocab.entity_iri("main", "actor/jo").value), graph),
+            ]
             writer._stage([], old_form)
     public = kg("lookup", "Texture", "--audience", "public").stdout
     assert "2019" in public and "old-f-bbbbbb" in public and "msg-f-bbbbbb" in public
@@ -394,8 +469,9 @@ def test_a_knowledge_base_written_before_hearings_keeps_working_through_the_cli(
     told = kg.json("facts", "Texture", "--audience", "dm:jo,sam")["facts"]
     assert {f["id"]: f["audiences"] for f in told} == {"f-aaaaaa": ["dm:jo,sam"], "f-bbbbbb": ["public"]}
     kg("confirm", "f-aaaaaa")  # changed, not heard again: it keeps its form
-    again = kg.json("propose", "Texture", "industry", "--value", "utilities", "-s", "slack:new-public",
-                    "--audience", "public")
+    again = kg.json(
+        "propose", "Texture", "industry", "--value", "utilities", "-s", "slack:new-public", "--audience", "public"
+    )
     assert again["id"] == "f-aaaaaa" and again["audiences"] == ["dm:jo,sam", "public"]
     public = kg.json("lookup", "Texture", "--audience", "public")["facts"]
     shown = next(f for f in public if f["id"] == "f-aaaaaa")
@@ -412,9 +488,21 @@ def test_gathering_what_an_audience_may_read_counts_in_the_query_time_limit(kg, 
 
     kg("add-entity", "repo/api", "--name", "api")
     records = tmp_path / "many.jsonl"
-    records.write_text("\n".join(json.dumps({"type": "fact", "subject": "repo/api", "predicate": "caveat",
-                                             "value": f"caveat {i}", "sources": [f"slack:p{i}"], "audience": "public"})
-                                 for i in range(3000)))
+    records.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "type": "fact",
+                    "subject": "repo/api",
+                    "predicate": "caveat",
+                    "value": f"caveat {i}",
+                    "sources": [f"slack:p{i}"],
+                    "audience": "public",
+                }
+            )
+            for i in range(3000)
+        )
+    )
     kg("import", records, "--apply")
     query = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
     started = time.monotonic()

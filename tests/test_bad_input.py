@@ -35,24 +35,40 @@ def seeded(template, tmp_path):
     return Kg(path)
 
 
-
 # --- arguments ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("argv", [
-    ["add-entity", "repo/x", "--name", "web" + SURROGATE],
-    ["add-entity", "repo/x", "--name", "x", "--summary", SURROGATE],
-    ["add-entity", "repo/x", "--name", "x", "--alias", "a" + SURROGATE + "b"],
-    ["propose", "webapp", "caveat", "--value", SURROGATE, "-s", "slack:p1"],
-    ["propose", "webapp", "caveat", "--value", "fine", "-s", "slack:p1" + SURROGATE],
-    ["search", SURROGATE],
-    ["identify", "web" + SURROGATE],
-    ["sparql", "SELECT * WHERE { ?s ?p ?o } # " + SURROGATE],
-    ["org", "add", "Acme" + SURROGATE],
-    ["identifiers", "add", "Dana", "chat", "U1" + SURROGATE],
-    ["lookup", SURROGATE],
-    ["mentions", SURROGATE],
-], ids=["name", "summary", "alias", "value", "source", "search", "identify", "sparql", "org-add", "identifier",
-        "lookup", "mentions"])
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add-entity", "repo/x", "--name", "web" + SURROGATE],
+        ["add-entity", "repo/x", "--name", "x", "--summary", SURROGATE],
+        ["add-entity", "repo/x", "--name", "x", "--alias", "a" + SURROGATE + "b"],
+        ["propose", "webapp", "caveat", "--value", SURROGATE, "-s", "slack:p1"],
+        ["propose", "webapp", "caveat", "--value", "fine", "-s", "slack:p1" + SURROGATE],
+        ["search", SURROGATE],
+        ["identify", "web" + SURROGATE],
+        ["sparql", "SELECT * WHERE { ?s ?p ?o } # " + SURROGATE],
+        ["org", "add", "Acme" + SURROGATE],
+        ["identifiers", "add", "Dana", "chat", "U1" + SURROGATE],
+        ["lookup", SURROGATE],
+        ["mentions", SURROGATE],
+    ],
+    ids=[
+        "name",
+        "summary",
+        "alias",
+        "value",
+        "source",
+        "search",
+        "identify",
+        "sparql",
+        "org-add",
+        "identifier",
+        "lookup",
+        "mentions",
+    ],
+)
 def test_an_argument_that_is_not_utf8_is_refused(seeded, argv):
     before = seeded.snapshot()
     line = one_line(seeded(*argv, expect=2))
@@ -71,11 +87,15 @@ def test_a_value_longer_than_the_text_limit_is_refused(seeded, monkeypatch):
     assert seeded.snapshot() == before
 
 
-@pytest.mark.parametrize("argv", [
-    ["stats", "--perspective", "main\n"],
-    ["add-entity", "repo/x", "--name", "x", "--perspective", "main\n"],
-    ["history", "f-aaaaaa\n"],
-], ids=["read", "write", "fact-id"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stats", "--perspective", "main\n"],
+        ["add-entity", "repo/x", "--name", "x", "--perspective", "main\n"],
+        ["history", "f-aaaaaa\n"],
+    ],
+    ids=["read", "write", "fact-id"],
+)
 def test_a_trailing_newline_is_no_part_of_a_name(seeded, argv):
     before = seeded.snapshot()
     one_line(seeded(*argv, expect=1 if argv[0] == "history" else 2))
@@ -92,7 +112,7 @@ def test_quiet_days_beyond_the_calendar_list_the_customers_never_spoken_to(seede
     seeded("org", "init", "Fernhill")
     seeded("org", "add", "Acme")
     seeded("propose", "Acme", "customer_of", "--object", "Fernhill", "-s", "ledger:c1", "-s", "report:r1")
-    for days in ("99999999999", str(10 ** 30)):
+    for days in ("99999999999", str(10**30)):
         result = seeded.json("org", "customers", "--quiet-days", days)
         assert [c["id"] for c in result["customers"]] == ["organization/acme"]
 
@@ -100,8 +120,9 @@ def test_quiet_days_beyond_the_calendar_list_the_customers_never_spoken_to(seede
 @pytest.mark.parametrize("value", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
 def test_a_time_pushed_past_the_calendar_by_its_zone_is_refused(seeded, value):
     before = seeded.snapshot()
-    line = one_line(seeded("propose", "webapp", "caveat", "--value", "x", "-s", "slack:p1", "--valid-from", value,
-                           expect=2))
+    line = one_line(
+        seeded("propose", "webapp", "caveat", "--value", "x", "-s", "slack:p1", "--valid-from", value, expect=2)
+    )
     assert "outside the years 1 to 9999" in line
     assert "outside the years" in one_line(seeded("facts", "webapp", "--as-of", value, expect=2))
     assert seeded.snapshot() == before
@@ -109,34 +130,91 @@ def test_a_time_pushed_past_the_calendar_by_its_zone_is_refused(seeded, value):
 
 # --- import records -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("record,field", [
-    ({"type": "entity", "id": "repo/x", "name": 7}, "name must be text, not a number (7)"),
-    ({"type": "entity", "id": "repo/x", "name": ["x"]}, "name must be text, not a list"),
-    ({"type": "entity", "id": "repo/x", "name": "x", "aliases": "xx"}, "aliases must be a list of texts, not text"),
-    ({"type": "entity", "id": "repo/x", "name": "x", "aliases": [1]}, "each of aliases must be text"),
-    ({"type": "entity", "id": 5, "name": "x"}, "id must be text"),
-    ({"type": "entity", "id": "repo/x", "name": "web" + SURROGATE}, "name is not UTF-8 text"),
-    ({"type": "entity", "id": "repo/x", "name": "x", "summary": {"a": 1}}, "summary must be text, not an object"),
-    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": 123, "sources": ["slack:p1"]},
-     "value must be text, not a number (123)"),
-    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "valid_from": 20260101,
-      "sources": ["slack:p1"]}, "valid_from must be text, not a number (20260101)"),
-    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": "slack:p1"},
-     "sources must be a list, not text"),
-    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": [7]},
-     "a source is KIND:REF"),
-    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x",
-      "sources": [{"kind": "slack", "ref": ["p"]}]}, "a source ref must be text"),
-    ({"type": "fact", "subject": ["webapp"], "predicate": "caveat", "value": "x", "sources": ["slack:p1"]},
-     "subject must be text"),
-    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": ["slack:p1"],
-      "prevents_rework": "no"}, "prevents_rework must be true or false"),
-    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": ["slack:p1"],
-      "order": True}, "order must be a whole number"),
-    ({"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": ["slack:p1"],
-      "extracted": True, "confidence": "high"}, "confidence must be a number"),
-    ({"type": "fact", "predicate": "caveat", "value": "x", "sources": ["slack:p1"]}, 'needs "subject"'),
-])
+
+@pytest.mark.parametrize(
+    "record,field",
+    [
+        ({"type": "entity", "id": "repo/x", "name": 7}, "name must be text, not a number (7)"),
+        ({"type": "entity", "id": "repo/x", "name": ["x"]}, "name must be text, not a list"),
+        ({"type": "entity", "id": "repo/x", "name": "x", "aliases": "xx"}, "aliases must be a list of texts, not text"),
+        ({"type": "entity", "id": "repo/x", "name": "x", "aliases": [1]}, "each of aliases must be text"),
+        ({"type": "entity", "id": 5, "name": "x"}, "id must be text"),
+        ({"type": "entity", "id": "repo/x", "name": "web" + SURROGATE}, "name is not UTF-8 text"),
+        ({"type": "entity", "id": "repo/x", "name": "x", "summary": {"a": 1}}, "summary must be text, not an object"),
+        (
+            {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": 123, "sources": ["slack:p1"]},
+            "value must be text, not a number (123)",
+        ),
+        (
+            {
+                "type": "fact",
+                "subject": "webapp",
+                "predicate": "caveat",
+                "value": "x",
+                "valid_from": 20260101,
+                "sources": ["slack:p1"],
+            },
+            "valid_from must be text, not a number (20260101)",
+        ),
+        (
+            {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": "slack:p1"},
+            "sources must be a list, not text",
+        ),
+        (
+            {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": [7]},
+            "a source is KIND:REF",
+        ),
+        (
+            {
+                "type": "fact",
+                "subject": "webapp",
+                "predicate": "caveat",
+                "value": "x",
+                "sources": [{"kind": "slack", "ref": ["p"]}],
+            },
+            "a source ref must be text",
+        ),
+        (
+            {"type": "fact", "subject": ["webapp"], "predicate": "caveat", "value": "x", "sources": ["slack:p1"]},
+            "subject must be text",
+        ),
+        (
+            {
+                "type": "fact",
+                "subject": "webapp",
+                "predicate": "caveat",
+                "value": "x",
+                "sources": ["slack:p1"],
+                "prevents_rework": "no",
+            },
+            "prevents_rework must be true or false",
+        ),
+        (
+            {
+                "type": "fact",
+                "subject": "webapp",
+                "predicate": "caveat",
+                "value": "x",
+                "sources": ["slack:p1"],
+                "order": True,
+            },
+            "order must be a whole number",
+        ),
+        (
+            {
+                "type": "fact",
+                "subject": "webapp",
+                "predicate": "caveat",
+                "value": "x",
+                "sources": ["slack:p1"],
+                "extracted": True,
+                "confidence": "high",
+            },
+            "confidence must be a number",
+        ),
+        ({"type": "fact", "predicate": "caveat", "value": "x", "sources": ["slack:p1"]}, 'needs "subject"'),
+    ],
+)
 def test_a_field_of_the_wrong_kind_refuses_its_record_alone(seeded, tmp_path, record, field):
     path = tmp_path / "seed.jsonl"
     good = {"type": "entity", "id": "repo/fine", "name": "fine"}
@@ -157,8 +235,9 @@ def test_a_record_nested_beyond_reading_is_refused_alone(seeded, tmp_path):
 
 def test_a_line_of_bytes_that_are_not_utf8_is_refused_alone(seeded, tmp_path):
     path = tmp_path / "seed.jsonl"
-    path.write_bytes(b'{"type": "entity", "id": "repo/x", "name": "\xff"}\n'
-                     b'{"type": "entity", "id": "repo/fine", "name": "fine"}\n')
+    path.write_bytes(
+        b'{"type": "entity", "id": "repo/x", "name": "\xff"}\n{"type": "entity", "id": "repo/fine", "name": "fine"}\n'
+    )
     report = seeded.json("import", path)
     assert report["refusals"] == [{"line": 1, "reason": "malformed", "message": "the line is not UTF-8 text"}]
 
@@ -173,8 +252,7 @@ def test_a_separator_inside_a_json_string_does_not_split_the_line(seeded, tmp_pa
 
 def test_a_value_beyond_the_text_limit_is_refused_with_its_size(seeded, tmp_path, monkeypatch):
     path = tmp_path / "seed.jsonl"
-    huge = {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x" * 200_000,
-            "sources": ["slack:p1"]}
+    huge = {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x" * 200_000, "sources": ["slack:p1"]}
     path.write_text(json.dumps(huge) + "\n", encoding="utf-8")
     before = seeded.snapshot()
     report = seeded.json("import", path, "--apply")
@@ -182,11 +260,14 @@ def test_a_value_beyond_the_text_limit_is_refused_with_its_size(seeded, tmp_path
     assert "200000 characters long; the most is 65536" in report["refusals"][0]["message"]
     monkeypatch.setenv("KGRDF_MAX_LINE", "1000")
     report = seeded.json("import", path, "--apply")
-    assert "the line is 200" in report["refusals"][0]["message"] and "KGRDF_MAX_LINE" in report["refusals"][0]["message"]
+    assert (
+        "the line is 200" in report["refusals"][0]["message"] and "KGRDF_MAX_LINE" in report["refusals"][0]["message"]
+    )
     assert seeded.snapshot() == before
 
 
 # --- files that never end, or are too large -------------------------------------------------------
+
 
 def test_an_import_from_a_device_or_a_folder_is_refused(seeded, tmp_path):
     before = seeded.snapshot()
@@ -208,8 +289,17 @@ def test_an_import_larger_than_its_bound_is_refused_before_it_is_read(seeded, tm
 def test_a_transcript_that_never_ends_or_is_too_large_is_refused(seeded, tmp_path, monkeypatch):
     talk = tmp_path / "talk.jsonl"
     talk.write_text(json.dumps({"role": "user", "content": "deploys are announced in #deploys"}) + "\n")
-    words = ["propose", "release", "posts_to", "--object", "#deploys", "--from-user", "--quote",
-             "deploys are announced in #deploys", "--transcript"]
+    words = [
+        "propose",
+        "release",
+        "posts_to",
+        "--object",
+        "#deploys",
+        "--from-user",
+        "--quote",
+        "deploys are announced in #deploys",
+        "--transcript",
+    ]
     before = seeded.snapshot()
     assert "/dev/zero is not a file" in one_line(seeded(*words, "/dev/zero", expect=2))
     monkeypatch.setenv("KGRDF_MAX_TRANSCRIPT", "20")
@@ -235,6 +325,7 @@ def test_a_message_on_standard_input_is_bounded_and_utf8(seeded, monkeypatch):
 
 
 # --- the knowledge base's folder ------------------------------------------------------------------
+
 
 def test_kb_on_a_file_or_under_proc_is_no_knowledge_base(kg, tmp_path):
     a_file = tmp_path / "notes.txt"
@@ -309,9 +400,17 @@ def test_a_day_setting_beyond_the_calendar_is_bad_input(seeded, monkeypatch):
     assert seeded.snapshot() == before
 
 
-@pytest.mark.parametrize("content", ["[1,2,3]", '{"groups": [1]}', '{"groups": [{"number": "x"}]}',
-                                     '{"groups": [{"number": 1, "title": "t", "facts": [{"id": 5, "sentence": ""}]}]}',
-                                     '"batch"', "[" * 100_000])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[1,2,3]",
+        '{"groups": [1]}',
+        '{"groups": [{"number": "x"}]}',
+        '{"groups": [{"number": 1, "title": "t", "facts": [{"id": 5, "sentence": ""}]}]}',
+        '"batch"',
+        "[" * 100_000,
+    ],
+)
 def test_a_batch_json_edited_by_hand_is_bad_input(seeded, content):
     seeded("propose", "webapp", "caveat", "--value", "x", "-s", "slack:p1")
     seeded("batch")
@@ -323,6 +422,7 @@ def test_a_batch_json_edited_by_hand_is_bad_input(seeded, content):
 
 
 # --- the unexpected -------------------------------------------------------------------------------
+
 
 def test_an_unexpected_error_is_one_line_reported_as_a_bug(seeded, monkeypatch):
     from kgrdf import session
@@ -342,32 +442,39 @@ def test_an_unexpected_error_is_one_line_reported_as_a_bug(seeded, monkeypatch):
 
 
 def test_a_real_process_given_bytes_that_are_not_utf8_says_so_in_one_line(seeded):
-    result = subprocess.run([sys.executable, "-m", "kgrdf", "search", b"web\xffapp", "--kb", seeded.path],
-                            capture_output=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "search", b"web\xffapp", "--kb", seeded.path], capture_output=True
+    )
     assert result.returncode == 2, result.stderr
     assert result.stderr.decode().count("\n") == 1 and b"not UTF-8 text" in result.stderr
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["propose"], "Missing argument 'subject' (kg propose -h shows the usage)"),
-    (["neighbors", "webapp", "--hops", "abc"], "'abc' is not a valid int (kg neighbors -h shows the usage)"),
-    (["org", "customers", "--quiet-days", "1e9"], "(kg org customers -h shows the usage)"),
-    (["lookup", "webapp", "--bogus"], "No such option: --bogus"),
-    (["bogus"], "No such command 'bogus'"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["propose"], "Missing argument 'subject' (kg propose -h shows the usage)"),
+        (["neighbors", "webapp", "--hops", "abc"], "'abc' is not a valid int (kg neighbors -h shows the usage)"),
+        (["org", "customers", "--quiet-days", "1e9"], "(kg org customers -h shows the usage)"),
+        (["lookup", "webapp", "--bogus"], "No such option: --bogus"),
+        (["bogus"], "No such command 'bogus'"),
+    ],
+)
 def test_a_usage_error_is_one_line(seeded, argv, message):
     assert message in one_line(seeded(*argv, expect=2))
 
 
-@pytest.mark.parametrize("argv", [
-    ["add-entity", "repo/b", "--name", "{big}"],
-    ["add-entity", "repo/b", "--name", "b", "--summary", "{big}"],
-    ["add-entity", "repo/b", "--name", "b", "--alias", "{big}"],
-    ["add-entity", "repo/b", "--name", "b", "--weak-alias", "{big}"],
-    ["propose", "webapp", "caveat", "--value", "a", "--source", "doc:{big}"],
-    ["propose", "webapp", "caveat", "--value", "a", "--source", "doc:a", "--message", "{big}"],
-    ["org", "add", "{big}"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add-entity", "repo/b", "--name", "{big}"],
+        ["add-entity", "repo/b", "--name", "b", "--summary", "{big}"],
+        ["add-entity", "repo/b", "--name", "b", "--alias", "{big}"],
+        ["add-entity", "repo/b", "--name", "b", "--weak-alias", "{big}"],
+        ["propose", "webapp", "caveat", "--value", "a", "--source", "doc:{big}"],
+        ["propose", "webapp", "caveat", "--value", "a", "--source", "doc:a", "--message", "{big}"],
+        ["org", "add", "{big}"],
+    ],
+)
 def test_every_text_field_is_held_to_the_text_limit(seeded, argv):
     """One limit (KGRDF_MAX_TEXT) for every text a write keeps, not only a fact's value."""
     before = seeded.snapshot()
@@ -378,8 +485,9 @@ def test_every_text_field_is_held_to_the_text_limit(seeded, argv):
 
 @pytest.mark.parametrize("date", ["0001-01-01", "0999-12-31"])
 def test_a_date_before_the_year_1000_is_written_as_four_digits(seeded, date):
-    made = seeded.json("propose", "webapp", "caveat", "--value", f"since {date}", "--source", "doc:a",
-                       "--valid-from", date)
+    made = seeded.json(
+        "propose", "webapp", "caveat", "--value", f"since {date}", "--source", "doc:a", "--valid-from", date
+    )
     assert made["valid_from"] == f"{date}T00:00:00Z", made
     assert made["id"] in [f["id"] for f in seeded.json("facts", "webapp", "--as-of", f"{date}T12:00:00Z")["facts"]]
     seeded("validate")
@@ -399,7 +507,11 @@ def test_an_import_from_a_named_pipe_with_no_writer_does_not_wait_for_one(seeded
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
     before = seeded.snapshot()
-    done = subprocess.run([sys.executable, "-m", "kgrdf", "import", str(pipe), "--apply", "--kb", str(seeded.path)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "import", str(pipe), "--apply", "--kb", str(seeded.path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and "0 records" in done.stdout, done.stderr
     assert seeded.snapshot() == before

@@ -18,8 +18,11 @@ from .conftest import Kg
 
 def _records():
     out = [{"type": "entity", "id": f"process/p{p}", "name": f"Process {p}"} for p in range(3)]
-    out += [{"type": "entity", "id": f"step/p{p}-s{s}", "name": f"Step {s} of process {p}"}
-            for p in range(3) for s in range(6)]
+    out += [
+        {"type": "entity", "id": f"step/p{p}-s{s}", "name": f"Step {s} of process {p}"}
+        for p in range(3)
+        for s in range(6)
+    ]
     out += [{"type": "entity", "id": f"repo/r{r}", "name": f"repo {r}"} for r in range(40)]
     out += [{"type": "entity", "id": f"person/u{u}", "name": f"User {u}"} for u in range(6)]
     out += [{"type": "entity", "id": "lesson/l0", "name": "Lesson zero"}]
@@ -27,7 +30,9 @@ def _records():
     facts = []
     for p in range(3):
         for s in range(6):
-            facts.append({"subject": f"process/p{p}", "predicate": "has_step", "object": f"step/p{p}-s{s}", "order": s + 1})
+            facts.append(
+                {"subject": f"process/p{p}", "predicate": "has_step", "object": f"step/p{p}-s{s}", "order": s + 1}
+            )
             facts.append({"subject": f"step/p{p}-s{s}", "predicate": "posts_to", "object": f"channel/c{p}"})
     for r in range(40):
         for n in range(r % 12 + 1):  # 1 to 12 caveats: small groups fold, big ones split
@@ -70,7 +75,9 @@ def test_the_batch_keeps_to_its_caps_and_letters_its_facts(many):
     assert [g["number"] for g in groups] == list(range(1, len(groups) + 1))
     for group in groups:
         assert 1 <= len(group["facts"]) <= 8
-        assert [f["label"] for f in group["facts"]] == [f"{group['number']}{c}" for c in "abcdefgh"[:len(group["facts"])]]
+        assert [f["label"] for f in group["facts"]] == [
+            f"{group['number']}{c}" for c in "abcdefgh"[: len(group["facts"])]
+        ]
     ids = [f["id"] for g in groups for f in g["facts"]]
     assert len(ids) == len(set(ids)) == batch["in_batch"]
     statuses = {f["id"]: f["status"] for e in ("repo/r0",) for f in many.json("facts", e)["facts"]}
@@ -100,7 +107,9 @@ def test_facts_are_grouped_under_their_anchor(monkeypatch, many):
     groups = many.json("batch")["groups"]
     by_title = {}
     for group in groups:
-        by_title.setdefault(re.sub(r" \(\d+/\d+\)$", "", group["title"]), []).extend(f["sentence"] for f in group["facts"])
+        by_title.setdefault(re.sub(r" \(\d+/\d+\)$", "", group["title"]), []).extend(
+            f["sentence"] for f in group["facts"]
+        )
     # A step's facts go to its process; a lesson's to what it is about; reviews to the area.
     assert "Step 2 of process 1 is announced in #chan1" in by_title["Process 1"]
     assert "Lesson zero says: never deploy on Fridays" in by_title["repo 11"]
@@ -113,10 +122,20 @@ def test_facts_are_grouped_under_their_anchor(monkeypatch, many):
 
 
 def test_the_plan_puts_every_proposal_in_exactly_one_batch():
-    items = [review.Item(id=f"f-{i:06d}", subject=f"s{i % 37}", anchor=f"a{i % 37}", anchor_name=f"A{i % 37}",
-                         axis=["People", "Process", "Product"][i % 3], sentence=str(i),
-                         prevents_rework=i % 29 == 0, observations=1 + i % 4, recorded_at=f"2026-01-{1 + i % 28:02d}")
-             for i in range(700)]
+    items = [
+        review.Item(
+            id=f"f-{i:06d}",
+            subject=f"s{i % 37}",
+            anchor=f"a{i % 37}",
+            anchor_name=f"A{i % 37}",
+            axis=["People", "Process", "Product"][i % 3],
+            sentence=str(i),
+            prevents_rework=i % 29 == 0,
+            observations=1 + i % 4,
+            recorded_at=f"2026-01-{1 + i % 28:02d}",
+        )
+        for i in range(700)
+    ]
     caps = review.Caps()
     plan = review.plan(items, caps)
     seen = [item.id for batch in plan for group in batch for item in group.items]
@@ -136,8 +155,10 @@ def test_confirm_all_except_and_reject_do_exactly_what_was_printed(many):
     result = many.json("batch", "apply", "confirm all except 2b, reject 3a")
     assert result["rejected"] == 1 and result["left_proposed"] == 1
     assert result["confirmed"] == len(label) - 2
+
     def status(fact_id):
         return many.json("history", fact_id)["fact"]["status"]
+
     assert status(label["2b"]) == "proposed"
     assert status(label["3a"]) == "rejected"
     assert status(label["1a"]) == "confirmed"
@@ -149,16 +170,20 @@ def test_confirm_all_except_and_reject_do_exactly_what_was_printed(many):
     assert label["3a"] not in following and label["1a"] not in following
 
 
-@pytest.mark.parametrize("decision,where", [
-    ("confirm 1a, rejekt 2", "'rejekt 2' (character 13)"),
-    ("confirm 99", "'99' (character 9): expected a group of this batch"),
-    ("confirm 1z", "'1z' (character 9): expected a fact of group 1"),
-    ("confirm all except", "expected what to except"),
-    ("2b", "'2b' (character 1): expected confirm, reject, skip or except"),
-    ("confirm 1a,, 1b", "between two separators"),
-    ("confirm 1a!", "'!' (character 11)"),
-    ("", "the decision is empty"),
-], ids=["typo", "no-group", "no-letter", "dangling-except", "no-verb", "double-comma", "stray-mark", "empty"])
+@pytest.mark.parametrize(
+    "decision,where",
+    [
+        ("confirm 1a, rejekt 2", "'rejekt 2' (character 13)"),
+        ("confirm 99", "'99' (character 9): expected a group of this batch"),
+        ("confirm 1z", "'1z' (character 9): expected a fact of group 1"),
+        ("confirm all except", "expected what to except"),
+        ("2b", "'2b' (character 1): expected confirm, reject, skip or except"),
+        ("confirm 1a,, 1b", "between two separators"),
+        ("confirm 1a!", "'!' (character 11)"),
+        ("", "the decision is empty"),
+    ],
+    ids=["typo", "no-group", "no-letter", "dangling-except", "no-verb", "double-comma", "stray-mark", "empty"],
+)
 def test_a_malformed_decision_says_where_and_changes_nothing(many, decision, where):
     many("batch")
     before = many.snapshot()
@@ -181,9 +206,18 @@ def test_proposals_past_30_days_expire_before_the_batch(many, monkeypatch):
 
 # --- the grammar, as properties ---------------------------------------------------------------------------
 
-GROUPS = [review.Group(n, f"g{n}", None, [review.Item(id=f"f-{n}{c}", subject="", anchor="", anchor_name="",
-                                                      axis="", sentence="") for c in "abcdefgh"[:size]])
-          for n, size in ((1, 3), (2, 8), (3, 1), (4, 5))]
+GROUPS = [
+    review.Group(
+        n,
+        f"g{n}",
+        None,
+        [
+            review.Item(id=f"f-{n}{c}", subject="", anchor="", anchor_name="", axis="", sentence="")
+            for c in "abcdefgh"[:size]
+        ],
+    )
+    for n, size in ((1, 3), (2, 8), (3, 1), (4, 5))
+]
 IDS = {f"{g.number}{c}": item.id for g in GROUPS for c, item in zip("abcdefgh", g.items, strict=False)}
 VERB_DECISION = {"confirm": "confirm", "reject": "reject", "skip": "defer", "except": "defer"}
 
@@ -207,8 +241,12 @@ def reference(clauses) -> dict:
     return out
 
 
-@given(st.lists(clause, min_size=1, max_size=5), st.sampled_from([", ", "; ", " and ", " , "]),
-       st.sampled_from([" ", ", "]), st.booleans())
+@given(
+    st.lists(clause, min_size=1, max_size=5),
+    st.sampled_from([", ", "; ", " and ", " , "]),
+    st.sampled_from([" ", ", "]),
+    st.booleans(),
+)
 def test_a_well_formed_decision_means_its_clauses_in_order(clauses, separator, target_separator, upper):
     text = separator.join(f"{verb} {target_separator.join(targets)}" for verb, targets in clauses)
     if upper:
@@ -233,9 +271,15 @@ def test_any_decision_applies_exactly_as_parsed_or_changes_nothing(many, tmp_pat
     kg = Kg(tmp_path_factory.mktemp("apply") / "kb")
     shutil.copytree(many.path, kg.path, symlinks=True)
     printed = kg.json("batch")
-    groups = [review.Group(g["number"], g["title"], None, [
-        review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="", sentence="") for f in g["facts"]])
-        for g in printed["groups"]]
+    groups = [
+        review.Group(
+            g["number"],
+            g["title"],
+            None,
+            [review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="", sentence="") for f in g["facts"]],
+        )
+        for g in printed["groups"]
+    ]
     ids = [f["id"] for g in printed["groups"] for f in g["facts"]]
     before = kg.snapshot()
     try:

@@ -41,9 +41,13 @@ def test_a_quote_in_a_text_part_of_a_user_message_is_verified(tmp_path):
 def test_the_plain_role_form_counts_and_other_roles_do_not(tmp_path):
     plain = write_transcript(tmp_path / "a.jsonl", {"role": "user", "content": QUOTE})
     assert transcript.verify(QUOTE, plain).verified
-    other = write_transcript(tmp_path / "b.jsonl", {"role": "assistant", "content": QUOTE},
-                             {"role": "tool", "content": QUOTE}, {"role": "system", "content": QUOTE},
-                             {"role": "user", "content": "something else entirely"})
+    other = write_transcript(
+        tmp_path / "b.jsonl",
+        {"role": "assistant", "content": QUOTE},
+        {"role": "tool", "content": QUOTE},
+        {"role": "system", "content": QUOTE},
+        {"role": "user", "content": "something else entirely"},
+    )
     verdict = transcript.verify(QUOTE, other)
     assert not verdict.verified and "not in any of the 1 user prompts" in verdict.reason
 
@@ -53,22 +57,31 @@ def test_an_assistant_turn_is_not_the_users_words(tmp_path):
     assert not transcript.verify(QUOTE, path).verified
 
 
-@pytest.mark.parametrize("record", [
-    user([{"type": "tool_result", "tool_use_id": "t1", "content": QUOTE}]),
-    user([{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": QUOTE}]}]),
-    {**user(QUOTE), "toolUseResult": {"stdout": QUOTE}},
-    {**user(QUOTE), "isMeta": True},
-    {**user(QUOTE), "isSidechain": True},
-    {"type": "response_item", "payload": {"type": "function_call_output", "output": QUOTE}},
-], ids=["tool-result-string", "tool-result-parts", "tool-use-result", "meta", "sidechain", "function-output"])
+@pytest.mark.parametrize(
+    "record",
+    [
+        user([{"type": "tool_result", "tool_use_id": "t1", "content": QUOTE}]),
+        user([{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": QUOTE}]}]),
+        {**user(QUOTE), "toolUseResult": {"stdout": QUOTE}},
+        {**user(QUOTE), "isMeta": True},
+        {**user(QUOTE), "isSidechain": True},
+        {"type": "response_item", "payload": {"type": "function_call_output", "output": QUOTE}},
+    ],
+    ids=["tool-result-string", "tool-result-parts", "tool-use-result", "meta", "sidechain", "function-output"],
+)
 def test_tool_results_and_harness_text_are_not_the_users_words(tmp_path, record):
     path = write_transcript(tmp_path / "s.jsonl", user("hello"), record)
     assert not transcript.verify(QUOTE, path).verified
 
 
 def test_the_response_item_form_counts(tmp_path):
-    path = write_transcript(tmp_path / "s.jsonl", {"type": "response_item", "payload": {
-        "type": "message", "role": "user", "content": [{"type": "input_text", "text": QUOTE}]}})
+    path = write_transcript(
+        tmp_path / "s.jsonl",
+        {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": QUOTE}]},
+        },
+    )
     assert transcript.verify(QUOTE, path).verified
 
 
@@ -80,7 +93,7 @@ def test_a_near_miss_is_not_verified(tmp_path):
 
 def test_a_torn_last_line_is_skipped(tmp_path):
     path = tmp_path / "s.jsonl"
-    path.write_text(json.dumps(user(QUOTE)) + "\n{\"type\": \"us", encoding="utf-8")
+    path.write_text(json.dumps(user(QUOTE)) + '\n{"type": "us', encoding="utf-8")
     assert transcript.verify(QUOTE, path).verified
 
 
@@ -104,8 +117,9 @@ def test_a_missing_or_non_json_transcript_is_bad_input(tmp_path):
 
 def test_verified_words_confirm_with_authority_user_and_a_user_source(seeded, tmp_path):
     path = write_transcript(tmp_path / "s.jsonl", user("btw " + QUOTE))
-    fact = seeded.json("propose", "release", "posts_to", "--object", "#deploys", "--from-user",
-                       "--quote", QUOTE, "--transcript", path)
+    fact = seeded.json(
+        "propose", "release", "posts_to", "--object", "#deploys", "--from-user", "--quote", QUOTE, "--transcript", path
+    )
     assert (fact["status"], fact["authority"]) == ("confirmed", "user")
     assert {"kind": "user", "ref": f"transcript:{path.resolve()}", "quote": QUOTE} in fact["sources"]
     history = seeded.json("history", fact["id"])["history"]
@@ -114,8 +128,9 @@ def test_verified_words_confirm_with_authority_user_and_a_user_source(seeded, tm
 
 def test_words_not_verified_stay_proposed_and_the_output_says_why(seeded, tmp_path):
     path = write_transcript(tmp_path / "s.jsonl", user("hello"), assistant(QUOTE))
-    result = seeded("propose", "release", "posts_to", "--object", "#deploys", "--from-user",
-                    "--quote", QUOTE, "--transcript", path)
+    result = seeded(
+        "propose", "release", "posts_to", "--object", "#deploys", "--from-user", "--quote", QUOTE, "--transcript", path
+    )
     assert "[proposed]" in result.stdout
     assert "stays proposed: the quote is not in any of the 1 user prompts" in result.stdout
     fact = seeded.json("facts", "release")["facts"][0]
@@ -124,8 +139,7 @@ def test_words_not_verified_stay_proposed_and_the_output_says_why(seeded, tmp_pa
 
 def test_from_user_needs_both_quote_and_transcript(seeded, tmp_path):
     before = seeded.snapshot()
-    result = seeded("propose", "release", "posts_to", "--object", "#deploys", "--from-user", "--quote", QUOTE,
-                    expect=2)
+    result = seeded("propose", "release", "posts_to", "--object", "#deploys", "--from-user", "--quote", QUOTE, expect=2)
     assert "--transcript" in result.stderr
     seeded("propose", "release", "posts_to", "--object", "#deploys", "--quote", QUOTE, "-s", "ledger:1", expect=2)
     assert seeded.snapshot() == before
@@ -137,8 +151,9 @@ def test_verified_words_bring_back_a_rejected_fact(seeded, tmp_path):
     again = seeded.json("propose", "release", "posts_to", "--object", "#deploys", "-s", "slack:p2")
     assert (again["id"], again["status"]) == (fact["id"], "rejected")
     path = write_transcript(tmp_path / "s.jsonl", user(QUOTE))
-    back = seeded.json("propose", "release", "posts_to", "--object", "#deploys", "--from-user",
-                       "--quote", QUOTE, "--transcript", path)
+    back = seeded.json(
+        "propose", "release", "posts_to", "--object", "#deploys", "--from-user", "--quote", QUOTE, "--transcript", path
+    )
     assert (back["id"], back["status"]) == (fact["id"], "confirmed")
 
 
@@ -157,12 +172,16 @@ def test_two_trusted_sources_of_different_kinds_confirm_a_low_risk_fact(seeded):
     assert "auto-confirmed: two trusted sources of different kinds" in reasons
 
 
-@pytest.mark.parametrize("sources", [
-    ["ledger:L1", "ledger:L2"],  # two of one kind
-    ["ledger:L1", "slack:S1"],  # one trusted, one not
-    ["user:someone said", "ledger:L1"],  # the user's kind counts only through verified words
-    ["slack:S1", "pr:P1", "ticket:T1"],  # untrusted, however many
-], ids=["same-kind", "one-untrusted", "unverified-user", "untrusted"])
+@pytest.mark.parametrize(
+    "sources",
+    [
+        ["ledger:L1", "ledger:L2"],  # two of one kind
+        ["ledger:L1", "slack:S1"],  # one trusted, one not
+        ["user:someone said", "ledger:L1"],  # the user's kind counts only through verified words
+        ["slack:S1", "pr:P1", "ticket:T1"],  # untrusted, however many
+    ],
+    ids=["same-kind", "one-untrusted", "unverified-user", "untrusted"],
+)
 def test_sources_that_are_not_two_trusted_kinds_leave_it_proposed(seeded, sources):
     args = [a for s in sources for a in ("-s", s)]
     fact = propose(seeded, "repo/api", "caveat", "--value", "slow tests", *args)
@@ -171,8 +190,21 @@ def test_sources_that_are_not_two_trusted_kinds_leave_it_proposed(seeded, source
 
 
 def test_a_high_risk_fact_is_never_confirmed_by_sources_alone(seeded):
-    fact = propose(seeded, "environment/staging", "status", "--value", "retired", "-s", "ledger:L1",
-                   "-s", "report:R1", "-s", "memory:M1", "-s", "profile:P1")
+    fact = propose(
+        seeded,
+        "environment/staging",
+        "status",
+        "--value",
+        "retired",
+        "-s",
+        "ledger:L1",
+        "-s",
+        "report:R1",
+        "-s",
+        "memory:M1",
+        "-s",
+        "profile:P1",
+    )
     assert fact["status"] == "proposed"
     assert "high-risk" in fact["note"]
 
@@ -185,8 +217,13 @@ def test_a_person_fact_is_not_confirmed_by_two_trusted_sources(seeded):
 
 def test_a_profile_source_confirms_a_title_or_timezone_but_not_other_person_facts(seeded):
     assert propose(seeded, "person/dana", "title", "--value", "Lead", "-s", "profile:hr")["status"] == "confirmed"
-    assert propose(seeded, "person/dana", "timezone", "--value", "Europe/Lisbon", "-s", "profile:hr")["status"] == "confirmed"
-    assert propose(seeded, "person/dana", "member_of", "--object", "team/web", "-s", "profile:hr")["status"] == "proposed"
+    assert (
+        propose(seeded, "person/dana", "timezone", "--value", "Europe/Lisbon", "-s", "profile:hr")["status"]
+        == "confirmed"
+    )
+    assert (
+        propose(seeded, "person/dana", "member_of", "--object", "team/web", "-s", "profile:hr")["status"] == "proposed"
+    )
 
 
 def test_observing_again_with_a_second_trusted_kind_confirms(seeded):
@@ -224,7 +261,7 @@ def test_a_proposal_not_observed_for_30_days_expires_and_revives_when_proposed_a
     at(monkeypatch, "2026-01-25T09:00:00Z")
     propose(seeded, "repo/api", "caveat", "--value", "flaky", "-s", "slack:3")  # observed again
     at(monkeypatch, "2026-01-31T09:00:01Z")
-    assert seeded.json("expire") ["expired"] == 1
+    assert seeded.json("expire")["expired"] == 1
     statuses = {f["id"]: f["status"] for f in seeded.json("facts", "repo/api", "--all")["facts"]}
     assert statuses == {stale["id"]: "expired", fresh["id"]: "proposed"}
     assert stale["id"] not in {f["id"] for f in seeded.json("lookup", "repo/api")["facts"]}
@@ -259,8 +296,13 @@ def test_expire_dry_run_writes_nothing(seeded, monkeypatch):
     propose(seeded, "repo/api", "caveat", "--value", "slow tests", "-s", "slack:1")
     at(monkeypatch, "2026-03-01T09:00:00Z")
     before = seeded.snapshot()
-    assert seeded.json("expire", "--dry-run") == {"expired": 1, "deleted": 0, "dry_run": True,
-                                                  "proposal_days": 30, "retention_days": 365}
+    assert seeded.json("expire", "--dry-run") == {
+        "expired": 1,
+        "deleted": 0,
+        "dry_run": True,
+        "proposal_days": 30,
+        "retention_days": 365,
+    }
     assert seeded.snapshot() == before
 
 

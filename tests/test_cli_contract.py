@@ -42,8 +42,16 @@ def commands(command=None, path=("kg",)):
 
 # --- a file that cannot be read -----------------------------------------------------------------------
 
-TRANSCRIPT_WORDS = ["propose", "webapp", "caveat", "--value", "slow", "--from-user",
-                    "--quote", "the api is slow on mondays"]
+TRANSCRIPT_WORDS = [
+    "propose",
+    "webapp",
+    "caveat",
+    "--value",
+    "slow",
+    "--from-user",
+    "--quote",
+    "the api is slow on mondays",
+]
 # Each place a command takes a file: the arguments, with {} where the path goes. A file a command
 # writes (--output) may be missing: it is made.
 FILE_TAKERS = {
@@ -56,15 +64,22 @@ FILE_TAKERS = {
     ("kg export", "--output"): ["export", "--output", "{}"],
 }
 WRITTEN = {("kg export", "--output")}
-CASES = [(key, what) for key in sorted(FILE_TAKERS) for what in ("missing", "folder", "in-a-missing-folder")
-         if not (what == "missing" and key[:2] in WRITTEN)]
+CASES = [
+    (key, what)
+    for key in sorted(FILE_TAKERS)
+    for what in ("missing", "folder", "in-a-missing-folder")
+    if not (what == "missing" and key[:2] in WRITTEN)
+]
 
 
 def test_every_parameter_that_takes_a_file_is_in_the_table():
     """A new command or option of a path (other than --kb, the knowledge base) needs a case above."""
-    found = {(" ".join(path), param.name if param.param_type_name == "argument" else param.opts[0])
-             for path, command in commands() for param in command.params
-             if any(kind.__name__.endswith("Path") for kind in type(param.type).__mro__)}
+    found = {
+        (" ".join(path), param.name if param.param_type_name == "argument" else param.opts[0])
+        for path, command in commands()
+        for param in command.params
+        if any(kind.__name__.endswith("Path") for kind in type(param.type).__mro__)
+    }
     found = {f for f in found if f[1] != "--kb"}
     found.add(("kg sparql", "query"))  # QUERY_OR_FILE: a query's text, or the path of a .rq file
     assert found == {key[:2] for key in FILE_TAKERS}
@@ -74,11 +89,15 @@ def _argv(words, path, kb):
     return [w.replace("{}", str(path)).replace("{kb}", str(kb)) for w in words]
 
 
-@pytest.mark.parametrize("key,what", CASES, ids=lambda v: " ".join(v[:1] + v[2:]).removeprefix("kg ")
-                         if isinstance(v, tuple) else v)
+@pytest.mark.parametrize(
+    "key,what", CASES, ids=lambda v: " ".join(v[:1] + v[2:]).removeprefix("kg ") if isinstance(v, tuple) else v
+)
 def test_a_file_that_cannot_be_read_or_written_is_exit_2_and_one_line_naming_it(base, tmp_path, key, what):
-    path = {"missing": tmp_path / "missing.rq", "folder": tmp_path,
-            "in-a-missing-folder": tmp_path / "nowhere" / "x.rq"}[what]
+    path = {
+        "missing": tmp_path / "missing.rq",
+        "folder": tmp_path,
+        "in-a-missing-folder": tmp_path / "nowhere" / "x.rq",
+    }[what]
     argv = _argv(FILE_TAKERS[key], path, base.path)
     before = base.snapshot()
     line = one_line(base(*argv, expect=2))
@@ -98,18 +117,26 @@ def test_schema_check_of_a_missing_file_is_exit_2_as_everywhere(tmp_path):
 
 USAGE_ERRORS = {
     "a missing argument": (["lookup", "--kb", "{kb}", "--json"], "Missing argument 'ENTITY'", "kg lookup"),
-    "a missing argument of a group's command": (["schema", "check", "--json"], "Missing argument 'FILE'",
-                                                "kg schema check"),
+    "a missing argument of a group's command": (
+        ["schema", "check", "--json"],
+        "Missing argument 'FILE'",
+        "kg schema check",
+    ),
     "an unknown option": (["lookup", "webapp", "--bogus", "--json"], "No such option: --bogus", "kg lookup"),
-    "a bad value": (["neighbors", "webapp", "--hops", "many", "--json"], "'many' is not a valid int",
-                    "kg neighbors"),
-    "an option without its value": (["neighbors", "webapp", "--kb", "{kb}", "--json", "--hops"],
-                                    "Option '--hops' requires an argument", "kg neighbors"),
+    "a bad value": (["neighbors", "webapp", "--hops", "many", "--json"], "'many' is not a valid int", "kg neighbors"),
+    "an option without its value": (
+        ["neighbors", "webapp", "--kb", "{kb}", "--json", "--hops"],
+        "Option '--hops' requires an argument",
+        "kg neighbors",
+    ),
     "an unknown command": (["bogus", "--json"], "No such command 'bogus'", "kg"),
     "an unknown command of a group": (["org", "bogus", "--json"], "No such command 'bogus'", "kg org"),
     "an option kg itself does not take": (["--json", "lookup", "webapp"], "No such option: --json", "kg"),
-    "a group's option before its command": (["batch", "--json", "apply", "--kb", "{kb}"],
-                                            "Missing argument 'DECISION'", "kg batch apply"),
+    "a group's option before its command": (
+        ["batch", "--json", "apply", "--kb", "{kb}"],
+        "Missing argument 'DECISION'",
+        "kg batch apply",
+    ),
 }
 
 
@@ -147,12 +174,19 @@ def test_kg_alone_still_shows_its_help():
 
 # --- what exits 1 without an error is documented --------------------------------------------------------
 
+
 def _exits(command) -> set[int]:
     """The codes a command's own code exits with (raise typer.Exit(N)), besides its errors'."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(command.callback)))
-    return {node.exc.args[0].value for node in ast.walk(tree)
-            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args
-            and isinstance(node.exc.args[0], ast.Constant) and getattr(node.exc.func, "attr", "") == "Exit"}
+    return {
+        node.exc.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Raise)
+        and isinstance(node.exc, ast.Call)
+        and node.exc.args
+        and isinstance(node.exc.args[0], ast.Constant)
+        and getattr(node.exc.func, "attr", "") == "Exit"
+    }
 
 
 def _exit_table() -> dict[int, str]:
@@ -161,8 +195,7 @@ def _exit_table() -> dict[int, str]:
     return {int(code): text for code, text in rows}
 
 
-EXITING = sorted((" ".join(path), code) for path, command in commands() if command.callback
-                 for code in _exits(command))
+EXITING = sorted((" ".join(path), code) for path, command in commands() if command.callback for code in _exits(command))
 
 
 def test_the_commands_that_exit_without_an_error_are_the_known_ones():
@@ -174,8 +207,9 @@ def test_a_command_exiting_without_an_error_says_so_in_its_help_and_the_readme(n
     table = _exit_table()
     assert f"`{name}" in table[code], f"README's exit code table does not say {name} exits {code}"
     help_text = runner.invoke(app, [*name.split()[1:], "--help"]).stdout
-    assert re.search(rf"\bExits\b[^.]*\b{code}\b", " ".join(help_text.split())), \
+    assert re.search(rf"\bExits\b[^.]*\b{code}\b", " ".join(help_text.split())), (
         f"{name} --help does not say it exits {code}"
+    )
 
 
 def test_lint_exiting_1_on_findings_is_documented():
@@ -191,6 +225,7 @@ def test_lint_exits_1_with_findings_and_0_without(kg):
 
 
 # --- settings -------------------------------------------------------------------------------------------
+
 
 def _settings_table() -> dict[str, str]:
     """Setting -> its default, from README's settings table."""
@@ -212,15 +247,20 @@ def _names_the_code_reads(package: Path = ROOT / "kgrdf") -> dict[str, list[str]
     found: dict[str, list[str]] = {}
     for path in sorted(package.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
-                      and node.body and isinstance(node.body[0], ast.Expr)
-                      and isinstance(node.body[0].value, ast.Constant)}
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.JoinedStr):
                 parts = [v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
-                assert not any(re.search(r"KGRDF_[A-Z0-9_]*$", p) for p in parts), \
+                assert not any(re.search(r"KGRDF_[A-Z0-9_]*$", p) for p in parts), (
                     f"{path.name}:{node.lineno} builds a KGRDF_ name at run time, which no test can check"
+                )
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
                 if re.fullmatch(r"KGRDF_[A-Z0-9_]+", node.value):
                     found.setdefault(node.value, []).append(f"{path.name}:{node.lineno}")
@@ -247,16 +287,25 @@ def test_the_settings_check_finds_every_way_of_reading_a_setting(tmp_path):
     """Not vacuous: a new read of any form is found; a name built at run time fails outright."""
     package = tmp_path / "pkg"
     package.mkdir()
-    (package / "a.py").write_text('"""Reads KGRDF_IN_A_DOCSTRING? No: a docstring only mentions it."""\n'
-                                  'import os\nos.environ.get("KGRDF_NEW_ONE")\n'
-                                  'settings.get("KGRDF_ANOTHER")\n'
-                                  'typer.Option(envvar="KGRDF_THIRD")\n')
+    (package / "a.py").write_text(
+        '"""Reads KGRDF_IN_A_DOCSTRING? No: a docstring only mentions it."""\n'
+        'import os\nos.environ.get("KGRDF_NEW_ONE")\n'
+        'settings.get("KGRDF_ANOTHER")\n'
+        'typer.Option(envvar="KGRDF_THIRD")\n'
+    )
     assert set(_names_the_code_reads(package)) == {"KGRDF_NEW_ONE", "KGRDF_ANOTHER", "KGRDF_THIRD"}
     (package / "b.py").write_text('import os\nos.environ.get(f"KGRDF_{name}")\n')
     with pytest.raises(AssertionError, match="builds a KGRDF_ name at run time"):
         _names_the_code_reads(package)
-    assert {"KGRDF_LOCK_TIMEOUT", "KGRDF_NOW", "KGRDF_DEBUG", "KGRDF_HOME", "KGRDF_PERSPECTIVE",
-            "KGRDF_MAX_TEXT", "KGRDF_BATCH_GROUPS"} <= set(_names_the_code_reads())
+    assert {
+        "KGRDF_LOCK_TIMEOUT",
+        "KGRDF_NOW",
+        "KGRDF_DEBUG",
+        "KGRDF_HOME",
+        "KGRDF_PERSPECTIVE",
+        "KGRDF_MAX_TEXT",
+        "KGRDF_BATCH_GROUPS",
+    } <= set(_names_the_code_reads())
 
 
 def test_a_query_argument_that_is_one_word_and_no_file_is_named_as_a_missing_file(base, tmp_path):

@@ -13,19 +13,22 @@ from kgrdf.errors import BadInput
 # --- the token count ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, tokens", [
-    ("", 0),
-    ("reviews", 2),  # a run of letters: ceil(7 / 4)
-    ("Sam", 1),
-    ("a b", 2),  # a single space counts nothing: BPE joins it to the next word
-    ("f-3k9x2a", 8),  # each digit, each punctuation mark, each letter run apart
-    ("2026-10-02", 10),
-    ("·", 2),  # a non-ASCII character: its UTF-8 bytes
-    ("café", 5),
-    ("a\nb", 3),
-    ("- x", 2),
-    ("1.   x", 4),  # a run of spaces counts 1
-])
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("", 0),
+        ("reviews", 2),  # a run of letters: ceil(7 / 4)
+        ("Sam", 1),
+        ("a b", 2),  # a single space counts nothing: BPE joins it to the next word
+        ("f-3k9x2a", 8),  # each digit, each punctuation mark, each letter run apart
+        ("2026-10-02", 10),
+        ("·", 2),  # a non-ASCII character: its UTF-8 bytes
+        ("café", 5),
+        ("a\nb", 3),
+        ("- x", 2),
+        ("1.   x", 4),  # a run of spaces counts 1
+    ],
+)
 def test_count_tokens_follows_the_stated_method(text, tokens):
     assert count_tokens(text) == tokens
 
@@ -45,8 +48,14 @@ def test_the_method_is_stated_in_help_and_json(demo):
 
 
 def fact(fid, kind, sentence=None, **extra):
-    return {"id": fid, "kind": kind, "sentence": sentence or f"fact {fid}", "source": "report:x", "entity": "process/p",
-            **extra}
+    return {
+        "id": fid,
+        "kind": kind,
+        "sentence": sentence or f"fact {fid}",
+        "source": "report:x",
+        "entity": "process/p",
+        **extra,
+    }
 
 
 def test_rank_puts_rework_first_then_the_thing_itself_then_its_neighbourhood():
@@ -61,34 +70,61 @@ def test_rank_puts_rework_first_then_the_thing_itself_then_its_neighbourhood():
         fact("f-around-first", "around", anchor="step/a", anchor_order=1),
     ]
     ranked = context.rank(facts)
-    assert [f["id"] for f in ranked] == ["f-rework-link", "f-rework-around", "f-step1", "f-step2", "f-about",
-                                         "f-link", "f-around-first", "f-around"]
+    assert [f["id"] for f in ranked] == [
+        "f-rework-link",
+        "f-rework-around",
+        "f-step1",
+        "f-step2",
+        "f-about",
+        "f-link",
+        "f-around-first",
+        "f-around",
+    ]
     assert [f["section"] for f in ranked[:3]] == ["prevents rework", "prevents rework", "steps"]
 
 
 def test_rank_keeps_the_packed_entities_direct_facts_before_any_neighbourhood():
-    ranked = context.rank([fact("f-b-around", "around", entity_index=0), fact("f-c", "about", entity_index=1),
-                           fact("f-a", "links", entity_index=0)])
+    ranked = context.rank(
+        [
+            fact("f-b-around", "around", entity_index=0),
+            fact("f-c", "about", entity_index=1),
+            fact("f-a", "links", entity_index=0),
+        ]
+    )
     assert [f["id"] for f in ranked] == ["f-a", "f-c", "f-b-around"]
 
 
 def test_short_source_names_the_first_source_shortened():
     assert context.short_source([]) == "no source"
-    assert context.short_source([{"kind": "ledger", "ref": "review-rota"},
-                                 {"kind": "transcript", "ref": "s-1"}]) == "ledger:review-rota +1"
+    assert (
+        context.short_source([{"kind": "ledger", "ref": "review-rota"}, {"kind": "transcript", "ref": "s-1"}])
+        == "ledger:review-rota +1"
+    )
     assert context.short_source([{"kind": "slack", "ref": "https://www.chat.example/p1"}]) == "slack:chat.example/p1"
     long = context.short_source([{"kind": "doc", "ref": "https://docs.example/" + "a" * 80 + "/end-part"}])
     assert long.startswith("doc:docs.example/") and long.endswith("/end-part") and "..." in long
     assert len(long) <= len("doc:") + context.SOURCE_WIDTH
 
 
-HEAD = {"for": "p", "entities": [{"id": "process/p", "type": "process", "name": "P"}], "budget": 0,
-        "token_method": context.TOKEN_METHOD}
+HEAD = {
+    "for": "p",
+    "entities": [{"id": "process/p", "type": "process", "name": "P"}],
+    "budget": 0,
+    "token_method": context.TOKEN_METHOD,
+}
 
 
 def ranked_facts(n):
-    facts = [fact(f"f-{i:06d}", "steps" if i % 3 == 0 else "about", order=i, prevents_rework=(i % 7 == 0),
-                  sentence=f"P has the step number {i} with some words") for i in range(n)]
+    facts = [
+        fact(
+            f"f-{i:06d}",
+            "steps" if i % 3 == 0 else "about",
+            order=i,
+            prevents_rework=(i % 7 == 0),
+            sentence=f"P has the step number {i} with some words",
+        )
+        for i in range(n)
+    ]
     return context.rank(facts)
 
 
@@ -103,13 +139,15 @@ def test_fit_never_exceeds_the_budget_and_drops_from_the_bottom(budget, n):
         assert context.fit({**HEAD, "budget": minimum}, ranked, len(ranked))["tokens"] <= minimum
         return
     assert pack["tokens"] == count_tokens(pack["markdown"]) <= budget
-    assert [f["id"] for f in pack["facts"]] == [f["id"] for f in ranked[:len(pack["facts"])]]
+    assert [f["id"] for f in pack["facts"]] == [f["id"] for f in ranked[: len(pack["facts"])]]
     assert pack["omitted"] == n - len(pack["facts"])
     if pack["omitted"]:
         assert f"_{pack['omitted']} more fact" in pack["markdown"]
         # the next fact in the ranking would not have fitted
-        one_more = ranked[:len(pack["facts"]) + 1]
-        assert count_tokens("\n".join(context._lines({**HEAD, "budget": budget}, one_more, pack["omitted"] - 1))) > budget
+        one_more = ranked[: len(pack["facts"]) + 1]
+        assert (
+            count_tokens("\n".join(context._lines({**HEAD, "budget": budget}, one_more, pack["omitted"] - 1))) > budget
+        )
 
 
 def test_fit_reads_only_as_far_as_it_keeps():
@@ -126,9 +164,17 @@ def test_fit_reads_only_as_far_as_it_keeps():
 
 
 def test_markdown_has_a_title_sections_and_one_cited_bullet_per_fact():
-    pack = context.fit({**HEAD, "budget": 1500}, context.rank([
-        fact("f-aaaaa1", "steps", "P has the step A", order=1), fact("f-aaaaa2", "about", "P exists to ship"),
-        fact("f-aaaaa3", "links", "Sam approves P", prevents_rework=True)]), 3)
+    pack = context.fit(
+        {**HEAD, "budget": 1500},
+        context.rank(
+            [
+                fact("f-aaaaa1", "steps", "P has the step A", order=1),
+                fact("f-aaaaa2", "about", "P exists to ship"),
+                fact("f-aaaaa3", "links", "Sam approves P", prevents_rework=True),
+            ]
+        ),
+        3,
+    )
     assert pack["markdown"].splitlines() == [
         "# Context: P (process, process/p)",
         "Confirmed facts, most useful first, each with [fact id · source].",
@@ -159,12 +205,17 @@ def test_the_release_pack_lists_its_steps_in_order_with_ids_and_sources(demo):
     assert pack["entities"] == [{"id": "process/release", "type": "process", "name": "Release process"}]
     steps = [f for f in pack["facts"] if f["section"] == "steps"]
     assert [f["sentence"] for f in steps] == [
-        "Release process has the step Merge to main", "Release process has the step Deploy to staging",
-        "Release process has the step Canary checks", "Release process has the step Gradual rollout to production"]
+        "Release process has the step Merge to main",
+        "Release process has the step Deploy to staging",
+        "Release process has the step Canary checks",
+        "Release process has the step Gradual rollout to production",
+    ]
     assert [f["order"] for f in steps] == [1, 2, 3, 4]
     known = {f["object"]: f for f in demo.json("facts", "release", "--predicate", "has_step")["facts"]}
-    assert [f["id"] for f in steps] == [known[s]["id"] for s in ("step/merge-to-main", "step/deploy-staging",
-                                                                  "step/canary-checks", "step/gradual-rollout")]
+    assert [f["id"] for f in steps] == [
+        known[s]["id"]
+        for s in ("step/merge-to-main", "step/deploy-staging", "step/canary-checks", "step/gradual-rollout")
+    ]
     assert {f["source"] for f in steps} == {"memory:release-notes"}
     # each step's gates come with the process, in the neighbourhood
     around = [f["sentence"] for f in pack["facts"] if f["section"] == "around"]
@@ -212,8 +263,11 @@ def test_proposed_facts_of_the_example_never_appear(demo):
 
 def test_rejected_superseded_and_closed_facts_never_appear(demo):
     ids = lambda target: {f["id"] for f in demo.json("context", "--for", target)["facts"]}  # noqa: E731
-    old_entry = next(f for f in demo.json("facts", "hotfix", "--predicate", "entry_point", "--all")["facts"]
-                     if f.get("superseded_by"))
+    old_entry = next(
+        f
+        for f in demo.json("facts", "hotfix", "--predicate", "entry_point", "--all")["facts"]
+        if f.get("superseded_by")
+    )
     assert old_entry["id"] not in ids("hotfix")
     assert "#incidents" not in demo("context", "--for", "hotfix").stdout
     depends = demo.json("facts", "web-app", "--predicate", "depends_on")["facts"][0]
@@ -223,8 +277,19 @@ def test_rejected_superseded_and_closed_facts_never_appear(demo):
     reviewer = demo.json("facts", "priya", "--predicate", "reviews")["facts"][0]
     new = demo.json("supersede", reviewer["id"], "--object", "repo/web-app")  # Priya reviews web-app now
     assert reviewer["id"] not in ids("api") and new["id"] in ids("web-app")
-    ended = demo.json("propose", "api", "caveat", "--value", "old quirk", "--source", "pr:1",
-                      "--valid-from", "2019-01-01", "--valid-to", "2020-01-01")
+    ended = demo.json(
+        "propose",
+        "api",
+        "caveat",
+        "--value",
+        "old quirk",
+        "--source",
+        "pr:1",
+        "--valid-from",
+        "2019-01-01",
+        "--valid-to",
+        "2020-01-01",
+    )
     demo("confirm", ended["id"])
     assert ended["id"] not in ids("api")
 
@@ -242,7 +307,9 @@ def test_a_topic_packs_the_few_entities_that_match_it(demo):
     assert pack["topic"] == "deploy"
     assert [e["id"] for e in pack["entities"]] == ["channel/deploys", "step/deploy-staging"]
     assert len({f["id"] for f in pack["facts"]}) == len(pack["facts"])  # a fact between two of them once
-    assert demo("context", "--for", "deploy").stdout.startswith('# Context for "deploy": #deploys (channel, channel/deploys)')
+    assert demo("context", "--for", "deploy").stdout.startswith(
+        '# Context for "deploy": #deploys (channel, channel/deploys)'
+    )
 
 
 def test_an_ambiguous_name_is_packed_as_a_topic(seeded):
@@ -262,7 +329,7 @@ def test_the_budget_cuts_whole_facts_and_says_how_many(demo):
     full = demo.json("context", "--for", "release")
     small = demo.json("context", "--for", "release", "--budget", "150")
     assert small["tokens"] <= 150 < full["tokens"]
-    assert [f["id"] for f in small["facts"]] == [f["id"] for f in full["facts"][:len(small["facts"])]]
+    assert [f["id"] for f in small["facts"]] == [f["id"] for f in full["facts"][: len(small["facts"])]]
     assert small["omitted"] == len(full["facts"]) - len(small["facts"]) > 0
     assert f"_{small['omitted']} more facts left out to fit 150 tokens._" in small["markdown"]
 
@@ -310,8 +377,21 @@ def test_anchored_entities_beyond_the_cap_are_reported(demo, monkeypatch):
 
 # --- budgets over the example, on the library ------------------------------------------------------------
 
-TARGETS = ["release", "hotfix", "repo/web-app", "api", "staging", "staging-2", "Dana", "person/sam", "deploy",
-           "lesson/retired-env-no-work", "step/canary-checks", "organization/fernhill", "stag"]
+TARGETS = [
+    "release",
+    "hotfix",
+    "repo/web-app",
+    "api",
+    "staging",
+    "staging-2",
+    "Dana",
+    "person/sam",
+    "deploy",
+    "lesson/retired-env-no-work",
+    "step/canary-checks",
+    "organization/fernhill",
+    "stag",
+]
 
 
 @pytest.fixture(scope="module")
@@ -339,7 +419,7 @@ def test_packs_never_exceed_their_budget(session, full_packs, budget, target):
     assert pack["tokens"] == count_tokens(pack["markdown"]) <= budget
     assert count_tokens(pack["markdown"] + "\n") <= budget + 1  # what the CLI prints: one newline more
     kept = [f["id"] for f in pack["facts"]]
-    assert kept == [f["id"] for f in full["facts"]][:len(kept)]
+    assert kept == [f["id"] for f in full["facts"]][: len(kept)]
     assert pack["omitted"] == len(full["facts"]) - len(kept)
     assert (pack["omitted"] > 0) == (f"{pack['omitted']} more fact" in pack["markdown"])
 

@@ -9,15 +9,34 @@ import typer
 
 from kgrdf.cli import app
 
-COMMANDS = sorted([info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands]
-                  + [group.name for group in app.registered_groups])
+COMMANDS = sorted(
+    [info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands]
+    + [group.name for group in app.registered_groups]
+)
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_command_list_is_what_the_issue_names():
-    assert set(COMMANDS) >= {"init", "add-entity", "identify", "propose", "confirm", "reject", "supersede",
-                             "lookup", "facts", "search", "neighbors", "sparql", "history", "export", "stats", "demo",
-                             "validate", "schema"}
+    assert set(COMMANDS) >= {
+        "init",
+        "add-entity",
+        "identify",
+        "propose",
+        "confirm",
+        "reject",
+        "supersede",
+        "lookup",
+        "facts",
+        "search",
+        "neighbors",
+        "sparql",
+        "history",
+        "export",
+        "stats",
+        "demo",
+        "validate",
+        "schema",
+    }
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -45,13 +64,25 @@ def test_bad_usage_exits_2_without_a_traceback():
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("command", [
-    ["lookup", "hotfix"], ["facts", "hotfix"], ["neighbors", "release", "--hops", "2"], ["search", "deploy"],
-    ["context", "--for", "release"], ["lint"], ["stats"], ["identifiers", "list"],
-], ids=lambda c: c[0])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["lookup", "hotfix"],
+        ["facts", "hotfix"],
+        ["neighbors", "release", "--hops", "2"],
+        ["search", "deploy"],
+        ["context", "--for", "release"],
+        ["lint"],
+        ["stats"],
+        ["identifiers", "list"],
+    ],
+    ids=lambda c: c[0],
+)
 def test_a_read_does_not_import_rdflib_pyshacl_or_owlrl(demo_template, command):
-    code = (f"import sys; from kgrdf.cli import main; sys.argv = ['kg', *{command!r}, '--kb', {str(demo_template)!r}]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('rdflib', 'pyshacl', 'owlrl') if m in sys.modules))")
+    code = (
+        f"import sys; from kgrdf.cli import main; sys.argv = ['kg', *{command!r}, '--kb', {str(demo_template)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('rdflib', 'pyshacl', 'owlrl') if m in sys.modules))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr

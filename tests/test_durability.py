@@ -59,12 +59,12 @@ main()
 
 # Where the pinpointed kills land, in the order a write passes them.
 POINTS = [
-    ("kgrdf.journal:Journal.append", "before", ""),             # validated, nothing written
+    ("kgrdf.journal:Journal.append", "before", ""),  # validated, nothing written
     ("kgrdf.store.oxigraph:OxigraphBackend.apply", "before", ""),  # in the journal, not in the index
-    ("kgrdf.store.oxigraph:OxigraphBackend.apply", "after", ""),   # in the index, view.json behind
-    ("kgrdf.kb:KnowledgeBase._write_view", "after", ""),        # view.json written, no git commit
-    ("kgrdf.vcs:_git", "after", "'add'"),                       # git add done, git commit not run
-    ("kgrdf.vcs:commit", "after", ""),                          # committed, the answer not printed
+    ("kgrdf.store.oxigraph:OxigraphBackend.apply", "after", ""),  # in the index, view.json behind
+    ("kgrdf.kb:KnowledgeBase._write_view", "after", ""),  # view.json written, no git commit
+    ("kgrdf.vcs:_git", "after", "'add'"),  # git add done, git commit not run
+    ("kgrdf.vcs:commit", "after", ""),  # committed, the answer not printed
 ]
 
 PHASES = [
@@ -80,21 +80,32 @@ PHASES = [
 
 # --- helpers --------------------------------------------------------------------------------------
 
+
 def _records(path: Path, records) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
 
 
 def _entities(kg, tmp_path):
-    kg("import", _records(tmp_path / "entities.jsonl",
-                          [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(ENTITIES)]),
-       "--apply")
+    kg(
+        "import",
+        _records(
+            tmp_path / "entities.jsonl",
+            [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(ENTITIES)],
+        ),
+        "--apply",
+    )
 
 
 def _spawn(kb_path: Path, *argv: str) -> subprocess.Popen:
     """A kg command in a fresh process, in a process group of its own (its git children with it)."""
-    return subprocess.Popen([sys.executable, *argv, "--kb", str(kb_path), "--json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, *argv, "--kb", str(kb_path), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _group_alive(pgid: int) -> bool:
@@ -146,8 +157,11 @@ def _acknowledged(proc: subprocess.Popen, out: str) -> str | None:
 
 
 def _state(kb_path: Path) -> dict:
-    return {"view": (kb_path / "view.json").read_text(), "journal": KnowledgeBase.open(kb_path).journal.end_offset(),
-            "head": _git(kb_path, "rev-parse", "HEAD").strip()}
+    return {
+        "view": (kb_path / "view.json").read_text(),
+        "journal": KnowledgeBase.open(kb_path).journal.end_offset(),
+        "head": _git(kb_path, "rev-parse", "HEAD").strip(),
+    }
 
 
 def _phase(kb_path: Path, before: dict) -> str:
@@ -201,8 +215,17 @@ def _timeline(kb_path: Path, *argv: str) -> dict:
 
 def _import_file(tmp_path: Path, tag: str) -> tuple[Path, int]:
     entities = [{"type": "entity", "id": f"repo/i{tag}-{k}", "name": f"i{tag}-{k}"} for k in range(10)]
-    facts = [{"type": "fact", "subject": f"repo/i{tag}-{k}", "predicate": "caveat", "value": f"import {tag} {k} {j}",
-              "sources": ["slack:import"]} for k in range(10) for j in range(12)]
+    facts = [
+        {
+            "type": "fact",
+            "subject": f"repo/i{tag}-{k}",
+            "predicate": "caveat",
+            "value": f"import {tag} {k} {j}",
+            "sources": ["slack:import"],
+        }
+        for k in range(10)
+        for j in range(12)
+    ]
     return _records(tmp_path / f"import-{tag}.jsonl", entities + facts), len(facts)
 
 
@@ -216,8 +239,15 @@ def _after_kill(kg, rng, tag, mode, facts, fact_id, landed) -> list[str]:
             stats = kg.json("stats")
             assert stats["fact_count"] == facts, f"stats: {stats}"
         else:
-            doc = kg.json("propose", f"repo/r{rng.randrange(ENTITIES)}", "caveat", "--value", f"after kill {tag}",
-                          "--source", "pr:after")
+            doc = kg.json(
+                "propose",
+                f"repo/r{rng.randrange(ENTITIES)}",
+                "caveat",
+                "--value",
+                f"after kill {tag}",
+                "--source",
+                "pr:after",
+            )
             assert doc["outcome"] == "created"
             acked.append(doc["id"])
             facts += 1
@@ -232,6 +262,7 @@ def _after_kill(kg, rng, tag, mode, facts, fact_id, landed) -> list[str]:
 
 # --- 1. writes killed at any point ---------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_a_write_killed_at_any_point_loses_nothing_acknowledged_and_the_next_command_finishes_it(kg, tmp_path):
     rng = random.Random(SEED)
@@ -239,8 +270,15 @@ def test_a_write_killed_at_any_point_loses_nothing_acknowledged_and_the_next_com
     path = kg.path
 
     def propose_argv(tag):
-        return ["propose", f"repo/r{rng.randrange(ENTITIES)}", "caveat", "--value", f"write {tag}",
-                "--source", f"pr:{tag}"]
+        return [
+            "propose",
+            f"repo/r{rng.randrange(ENTITIES)}",
+            "caveat",
+            "--value",
+            f"write {tag}",
+            "--source",
+            f"pr:{tag}",
+        ]
 
     # How long a write takes in a fresh process, and where in it the journal grows.
     warm = [_timeline(path, "-m", "kgrdf", *propose_argv(f"warm-{i}")) for i in range(2)]
@@ -252,8 +290,14 @@ def test_a_write_killed_at_any_point_loses_nothing_acknowledged_and_the_next_com
     import_took, import_tail = warm_import["took"], warm_import["took"] - warm_import["journal"]
     facts = kg.json("stats")["fact_count"]
 
-    modes = (["timed"] * 24 + ["journal"] * 9 + ["git"] * 5 + ["point"] * len(POINTS)
-             + ["import timed"] * 4 + ["import journal"] * 4)
+    modes = (
+        ["timed"] * 24
+        + ["journal"] * 9
+        + ["git"] * 5
+        + ["point"] * len(POINTS)
+        + ["import timed"] * 4
+        + ["import journal"] * 4
+    )
     rng.shuffle(modes)
     phases: dict[str, Counter] = {}
     point = 0
@@ -293,8 +337,10 @@ def test_a_write_killed_at_any_point_loses_nothing_acknowledged_and_the_next_com
         else:
             delay = 0.0
         out, err = _finish(proc)
-        where = (f"kill {number} ({mode}{f' at {target} {when}' if mode == 'point' else ''}, "
-                 f"delay {delay:.3f} s) of seed {SEED}; exit {proc.returncode}; stderr: {err[-800:]}")
+        where = (
+            f"kill {number} ({mode}{f' at {target} {when}' if mode == 'point' else ''}, "
+            f"delay {delay:.3f} s) of seed {SEED}; exit {proc.returncode}; stderr: {err[-800:]}"
+        )
         if mode == "point":
             assert proc.returncode == -signal.SIGKILL, f"the kill point is gone from the library: {where}"
         else:
@@ -330,9 +376,11 @@ def test_a_write_killed_at_any_point_loses_nothing_acknowledged_and_the_next_com
     total = Counter()
     for counts in phases.values():
         total.update(counts)
-    print(f"\nseed {SEED}: {len(modes)} kills in {kills_took:.0f} s; a write takes {took:.2f} s "
-          f"(journal append to exit {tail:.2f} s), an import of {import_facts} facts {import_took:.2f} s "
-          f"(journal append to exit {import_tail:.2f} s)")
+    print(
+        f"\nseed {SEED}: {len(modes)} kills in {kills_took:.0f} s; a write takes {took:.2f} s "
+        f"(journal append to exit {tail:.2f} s), an import of {import_facts} facts {import_took:.2f} s "
+        f"(journal append to exit {import_tail:.2f} s)"
+    )
     for phase in PHASES:
         by_mode = ", ".join(f"{mode} {counts[phase]}" for mode, counts in sorted(phases.items()) if counts[phase])
         print(f"  {total[phase]:3d}  {phase}" + (f"  ({by_mode})" if by_mode else ""))
@@ -426,11 +474,16 @@ def _start_together(tmp_path: Path, procs: dict, names) -> None:
 
 
 def _writers(tmp_path: Path, kb_path: Path, count: int, pause: float, env=None) -> dict:
-    return {tag: subprocess.Popen([sys.executable, "-c", WRITER, str(kb_path), tag, str(count),
-                                   str(tmp_path / "go"), str(pause)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  env={**os.environ, **(env or {})})
-            for tag in ("a", "b")}
+    return {
+        tag: subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(kb_path), tag, str(count), str(tmp_path / "go"), str(pause)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        for tag in ("a", "b")
+    }
 
 
 def _tags_in_journal(kb_path: Path) -> list[tuple[int, str]]:
@@ -449,9 +502,12 @@ def test_two_writers_at_once_both_land_in_one_order_and_a_reader_never_sees_half
     base = KnowledgeBase.open(kg.path).view().seq
     count = 100
     writers = _writers(tmp_path, kg.path, count, pause=0.03)
-    reader = subprocess.Popen([sys.executable, "-c", READER, str(kg.path), str(tmp_path / "go"),
-                               str(tmp_path / "stop"), str(base)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(kg.path), str(tmp_path / "go"), str(tmp_path / "stop"), str(base)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     started = time.monotonic()
     _start_together(tmp_path, {**writers, "reader": reader}, ["a", "b", "reader"])
     results = {}
@@ -498,9 +554,11 @@ def test_two_writers_at_once_both_land_in_one_order_and_a_reader_never_sees_half
     # The reader read all along, never failed, and never saw half a write.
     assert reads["errors"] == []
     assert reads["problems"] == []
-    print(f"\n{2 * count} writes in {took:.1f} s; the writers took turns {switches} times; longest wait for "
-          f"the lock: a {results['a']['longest_wait']:.2f} s, b {results['b']['longest_wait']:.2f} s; "
-          f"{reads['reads']} reads at {reads['positions']} positions, the slowest {reads['slowest']:.2f} s")
+    print(
+        f"\n{2 * count} writes in {took:.1f} s; the writers took turns {switches} times; longest wait for "
+        f"the lock: a {results['a']['longest_wait']:.2f} s, b {results['b']['longest_wait']:.2f} s; "
+        f"{reads['reads']} reads at {reads['positions']} positions, the slowest {reads['slowest']:.2f} s"
+    )
     assert reads["positions"] >= 5, reads
 
 
@@ -524,14 +582,16 @@ def test_a_writer_that_writes_without_pause_does_not_starve_the_other(kg, tmp_pa
 
 # --- 3. git locks, a journal that is damaged or gone ----------------------------------------------
 
+
 def test_a_fresh_git_lock_is_waited_for_or_reported_and_the_answer_tells_the_truth(kg, tmp_path):
     _entities(kg, tmp_path)
     lock = kg.path / ".git" / "index.lock"  # as a git command killed with its kg, or one running, leaves it
     lock.write_text("")
     aged = time.time() - 25
     os.utime(lock, (aged, aged))
-    proc = _spawn(kg.path, "-m", "kgrdf", "propose", "repo/r1", "caveat", "--value", "beside a git lock",
-                  "--source", "pr:1")
+    proc = _spawn(
+        kg.path, "-m", "kgrdf", "propose", "repo/r1", "caveat", "--value", "beside a git lock", "--source", "pr:1"
+    )
     out, err = _finish(proc)
     assert "Traceback" not in err
     landed = "beside a git lock" in [f["value"] for f in kg.json("facts", "repo/r1")["facts"]]
@@ -547,16 +607,36 @@ def test_a_fresh_git_lock_is_waited_for_or_reported_and_the_answer_tells_the_tru
     assert f"(transaction {seq})" in _git(kg.path, "log", "--format=%s")
 
 
-@pytest.mark.parametrize("target, when, match, first", [
-    pytest.param(*point, first, id=f"{name}, then {first}")
-    for name, point in [("after the journal append", POINTS[1]), ("after view.json", POINTS[3]),
-                        ("after git add", POINTS[4]), ("after the commit", POINTS[5])]
-    for first in ("kg validate", "a read")
-])
+@pytest.mark.parametrize(
+    "target, when, match, first",
+    [
+        pytest.param(*point, first, id=f"{name}, then {first}")
+        for name, point in [
+            ("after the journal append", POINTS[1]),
+            ("after view.json", POINTS[3]),
+            ("after git add", POINTS[4]),
+            ("after the commit", POINTS[5]),
+        ]
+        for first in ("kg validate", "a read")
+    ],
+)
 def test_a_write_cut_short_is_finished_by_whatever_command_comes_next(kg, tmp_path, target, when, match, first):
     _entities(kg, tmp_path)
-    proc = _spawn(kg.path, "-c", KILL_AT, target, when, match,
-                  "propose", "repo/r1", "caveat", "--value", "cut short", "--source", "pr:1")
+    proc = _spawn(
+        kg.path,
+        "-c",
+        KILL_AT,
+        target,
+        when,
+        match,
+        "propose",
+        "repo/r1",
+        "caveat",
+        "--value",
+        "cut short",
+        "--source",
+        "pr:1",
+    )
     _finish(proc)
     assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
     seq = KnowledgeBase.open(kg.path).journal.read_after(Position())[0][-1][0].seq  # the write cut short
@@ -573,8 +653,10 @@ def test_a_write_cut_short_is_finished_by_whatever_command_comes_next(kg, tmp_pa
 
 def _three_facts(kg, tmp_path) -> list[str]:
     _entities(kg, tmp_path)
-    return [kg.json("propose", f"repo/r{i}", "caveat", "--value", f"known {i}", "--source", f"pr:{i}")["id"]
-            for i in range(3)]
+    return [
+        kg.json("propose", f"repo/r{i}", "caveat", "--value", f"known {i}", "--source", f"pr:{i}")["id"]
+        for i in range(3)
+    ]
 
 
 def _follow_the_way_out(kg, ids: list[str], hint: str) -> None:
@@ -592,15 +674,18 @@ def _follow_the_way_out(kg, ids: list[str], hint: str) -> None:
     kb = KnowledgeBase.open(kg.path)
     assert kb.replica != replica
     assert kb.view().seq > seq  # the sequence goes on: no (replica, sequence) is used twice
-    more = [kg.json("propose", f"repo/r{i}", "caveat", "--value", f"later {i}", "--source", "pr:6")["id"]
-            for i in range(6, 9)]
+    more = [
+        kg.json("propose", f"repo/r{i}", "caveat", "--value", f"later {i}", "--source", "pr:6")["id"]
+        for i in range(6, 9)
+    ]
     assert not {new, *more} & set(ids)
     for fact_id in [*ids, new, *more]:
         assert kg.json("history", fact_id)["fact"]["id"] == fact_id
     assert kg.json("stats")["fact_count"] == len(ids) + 4
     kg("validate")
-    assert {p.relative_to(kg.path): p.read_bytes() for p in (kg.path / "journal.aside").rglob("*")
-            if p.is_file()} == aside  # the old journal is left as it was
+    assert {
+        p.relative_to(kg.path): p.read_bytes() for p in (kg.path / "journal.aside").rglob("*") if p.is_file()
+    } == aside  # the old journal is left as it was
 
 
 def test_a_journal_behind_view_json_refuses_writes_and_its_way_out_starts_a_new_journal(kg, tmp_path):
@@ -635,16 +720,32 @@ def test_a_journal_damaged_inside_refuses_writes_with_the_way_out_and_reads_go_o
     assert kg.json("stats")["fact_count"] == len(ids)
 
 
-@pytest.mark.parametrize("target, when, match", [
-    pytest.param("kgrdf.kb:KnowledgeBase._write_view", "after", "", id="view.json reset"),
-    pytest.param("kgrdf.journal:Journal.append", "after", "", id="first transaction appended"),
-    pytest.param("kgrdf.vcs:commit", "before", "", id="before the commit"),
-])
+@pytest.mark.parametrize(
+    "target, when, match",
+    [
+        pytest.param("kgrdf.kb:KnowledgeBase._write_view", "after", "", id="view.json reset"),
+        pytest.param("kgrdf.journal:Journal.append", "after", "", id="first transaction appended"),
+        pytest.param("kgrdf.vcs:commit", "before", "", id="before the commit"),
+    ],
+)
 def test_starting_a_new_journal_cut_short_is_finished_by_the_next_command(kg, tmp_path, target, when, match):
     ids = _three_facts(kg, tmp_path)
     (kg.path / "journal").rename(kg.path / "journal.aside")
-    proc = _spawn(kg.path, "-c", KILL_AT, target, when, match,
-                  "propose", "repo/r5", "caveat", "--value", "cut short", "--source", "pr:5")
+    proc = _spawn(
+        kg.path,
+        "-c",
+        KILL_AT,
+        target,
+        when,
+        match,
+        "propose",
+        "repo/r5",
+        "caveat",
+        "--value",
+        "cut short",
+        "--source",
+        "pr:5",
+    )
     _finish(proc)
     assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
     assert kg.json("stats")["fact_count"] == len(ids)  # the next command: a read

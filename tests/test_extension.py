@@ -8,8 +8,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-ON_CALL = {"name": "on_call_for", "axis": "Process", "object": "entity", "domain": ["team"],
-           "range": ["repo"], "sentence": "{subject} is on call for {target}"}
+ON_CALL = {
+    "name": "on_call_for",
+    "axis": "Process",
+    "object": "entity",
+    "domain": ["team"],
+    "range": ["repo"],
+    "sentence": "{subject} is on call for {target}",
+}
 
 
 def write(kg, data):
@@ -28,18 +34,31 @@ def test_an_accepted_extension_adds_a_predicate_about_a_team_that_propose_can_us
     assert "on_call_for is not about a repo" in refused.stderr
 
 
-@pytest.mark.parametrize("data, reason", [
-    ({"predicates": [{**ON_CALL, "name": "mentors", "domain": ["person"]}]}, "would be about a person"),
-    ({"predicates": [{**ON_CALL, "name": "nicknamed", "object": "value", "domain": [], "range": ["actor"]}]},
-     "would be about a person"),
-    ({"types": [{"name": "contractor", "axis": "People", "subclass_of": "person"}],
-      "predicates": [{**ON_CALL, "name": "hourly_rate", "object": "value", "domain": ["contractor"], "range": []}]},
-     "would be about a person"),
-    ({"predicates": [{**ON_CALL, "name": "code_buddy_of", "domain": ["team"], "subproperty_of": "reviews"}]},
-     "subproperty of the People whitelist's reviews"),
-    ({"predicates": [{**ON_CALL, "name": "owns"}]}, "owns is already a core predicate"),
-    ({"predicates": [{**ON_CALL, "name": "no_words", "sentence": ""}]}, "needs a reviewer sentence"),
-])
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        ({"predicates": [{**ON_CALL, "name": "mentors", "domain": ["person"]}]}, "would be about a person"),
+        (
+            {"predicates": [{**ON_CALL, "name": "nicknamed", "object": "value", "domain": [], "range": ["actor"]}]},
+            "would be about a person",
+        ),
+        (
+            {
+                "types": [{"name": "contractor", "axis": "People", "subclass_of": "person"}],
+                "predicates": [
+                    {**ON_CALL, "name": "hourly_rate", "object": "value", "domain": ["contractor"], "range": []}
+                ],
+            },
+            "would be about a person",
+        ),
+        (
+            {"predicates": [{**ON_CALL, "name": "code_buddy_of", "domain": ["team"], "subproperty_of": "reviews"}]},
+            "subproperty of the People whitelist's reviews",
+        ),
+        ({"predicates": [{**ON_CALL, "name": "owns"}]}, "owns is already a core predicate"),
+        ({"predicates": [{**ON_CALL, "name": "no_words", "sentence": ""}]}, "needs a reviewer sentence"),
+    ],
+)
 def test_an_extension_about_a_person_or_clashing_with_the_core_is_refused(seeded, tmp_path, data, reason):
     path = tmp_path / "schema.json"
     path.write_text(json.dumps(data))
@@ -73,6 +92,7 @@ def test_a_malformed_schema_json_is_reported_not_fatal(seeded, tmp_path):
 
 # --- names: every clash refused with its own reason (kgrdf/extension.py has the table) ---------------
 
+
 def _type(name, **more):
     return {"name": name, "axis": "Product", **more}
 
@@ -87,62 +107,91 @@ GRAMMAR_PREDICATE = "is not valid: a predicate name is lower-case ASCII letters,
 # (the site name's kind) x (the kind of name it meets): the one reason it is refused with.
 CLASHES = {
     "type ~ core type by key": ({"types": [_type("team")]}, "the type team is already a core type"),
-    "type ~ core type by IRI": ({"types": [_type("Team")]},
-                                f"the type name 'Team' {GRAMMAR_TYPE}, as in an entity id (contract/acme); it reads "
-                                "as the core type team"),
-    "type ~ core predicate by key": ({"types": [_type("owns")]},
-                                     "the type owns has the name of the core predicate owns: one key would name a "
-                                     "type and a predicate"),
-    "type ~ core predicate by IRI": ({"types": [_type("memberof")]},
-                                     "the type memberof differs only in case from kg:memberOf, the core predicate "
-                                     "member_of"),
+    "type ~ core type by IRI": (
+        {"types": [_type("Team")]},
+        f"the type name 'Team' {GRAMMAR_TYPE}, as in an entity id (contract/acme); it reads as the core type team",
+    ),
+    "type ~ core predicate by key": (
+        {"types": [_type("owns")]},
+        "the type owns has the name of the core predicate owns: one key would name a type and a predicate",
+    ),
+    "type ~ core predicate by IRI": (
+        {"types": [_type("memberof")]},
+        "the type memberof differs only in case from kg:memberOf, the core predicate member_of",
+    ),
     "type ~ the core key of two kinds": ({"types": [_type("actor")]}, "the type actor is already a core type"),
     "type ~ site type": ({"types": [_type("contract"), _type("contract")]}, "the type contract is given twice"),
-    "type ~ site predicate": ({"types": [_type("rota")], "predicates": [_predicate("rota")]},
-                              "rota is both a type and a predicate: one IRI, site:rota, would be a class and a "
-                              "property"),
-    "type ~ reserved fact": ({"types": [_type("fact")]},
-                             "the type fact is a reserved word: kgrdf names a fact <kb>/<perspective>/fact/<id>, so "
-                             "an entity fact/<id> would take a fact's IRI"),
-    "type ~ reserved entities": ({"types": [_type("entities")]},
-                                 "the type entities is a reserved word: kgrdf names a perspective's entity graph "
-                                 "<kb>/<perspective>/entities, which its entities' IRIs would extend"),
-    "predicate ~ core predicate by key": ({"predicates": [_predicate("owns")]},
-                                          "the predicate owns is already a core predicate"),
-    "predicate ~ core predicate by IRI": ({"predicates": [_predicate("dependson")]},
-                                          "the predicate dependson differs only in case from kg:dependsOn, the core "
-                                          "predicate depends_on"),
-    "predicate ~ core predicate by IRI, as written": ({"predicates": [_predicate("dependsOn")]},
-                                                      f"the predicate name 'dependsOn' {GRAMMAR_PREDICATE}; it reads "
-                                                      "as the core predicate depends_on"),
-    "predicate ~ core type by key": ({"predicates": [_predicate("team")]},
-                                     "the predicate team has the name of the core type team: one key would name a "
-                                     "predicate and a type"),
-    "predicate ~ core type by IRI": ({"predicates": [_predicate("Repo")]},
-                                     f"the predicate name 'Repo' {GRAMMAR_PREDICATE}; it reads as the core type repo"),
-    "predicate ~ the core key of two kinds": ({"predicates": [_predicate("actor")]},
-                                              "the predicate actor is already a core predicate"),
-    "predicate ~ site predicate": ({"predicates": [_predicate("rota"), _predicate("rota")]},
-                                   "the predicate rota is given twice"),
-    "predicate ~ site type in another case": ({"types": [_type("rota")], "predicates": [_predicate("ROTA")]},
-                                              f"the predicate name 'ROTA' {GRAMMAR_PREDICATE}; it reads as the "
-                                              "site type rota"),
-    "NFKC variant of a core predicate": ({"predicates": [_predicate("ｏｗｎｓ")]},
-                                         f"the predicate name 'ｏｗｎｓ' {GRAMMAR_PREDICATE}; it reads as the core "
-                                         "predicate owns"),
-    "invisible character": ({"predicates": [_predicate("owns\u200b")]},
-                            f"the predicate name 'owns\\u200b' {GRAMMAR_PREDICATE}; it reads as the core predicate "
-                            "owns"),
-    "accent": ({"predicates": [_predicate("ówns")]},
-               f"the predicate name 'ówns' {GRAMMAR_PREDICATE}; it reads as the core predicate owns"),
-    "hyphen": ({"predicates": [_predicate("member-of")]},
-               f"the predicate name 'member-of' {GRAMMAR_PREDICATE}; it reads as the core predicate member_of"),
+    "type ~ site predicate": (
+        {"types": [_type("rota")], "predicates": [_predicate("rota")]},
+        "rota is both a type and a predicate: one IRI, site:rota, would be a class and a property",
+    ),
+    "type ~ reserved fact": (
+        {"types": [_type("fact")]},
+        "the type fact is a reserved word: kgrdf names a fact <kb>/<perspective>/fact/<id>, so "
+        "an entity fact/<id> would take a fact's IRI",
+    ),
+    "type ~ reserved entities": (
+        {"types": [_type("entities")]},
+        "the type entities is a reserved word: kgrdf names a perspective's entity graph "
+        "<kb>/<perspective>/entities, which its entities' IRIs would extend",
+    ),
+    "predicate ~ core predicate by key": (
+        {"predicates": [_predicate("owns")]},
+        "the predicate owns is already a core predicate",
+    ),
+    "predicate ~ core predicate by IRI": (
+        {"predicates": [_predicate("dependson")]},
+        "the predicate dependson differs only in case from kg:dependsOn, the core predicate depends_on",
+    ),
+    "predicate ~ core predicate by IRI, as written": (
+        {"predicates": [_predicate("dependsOn")]},
+        f"the predicate name 'dependsOn' {GRAMMAR_PREDICATE}; it reads as the core predicate depends_on",
+    ),
+    "predicate ~ core type by key": (
+        {"predicates": [_predicate("team")]},
+        "the predicate team has the name of the core type team: one key would name a predicate and a type",
+    ),
+    "predicate ~ core type by IRI": (
+        {"predicates": [_predicate("Repo")]},
+        f"the predicate name 'Repo' {GRAMMAR_PREDICATE}; it reads as the core type repo",
+    ),
+    "predicate ~ the core key of two kinds": (
+        {"predicates": [_predicate("actor")]},
+        "the predicate actor is already a core predicate",
+    ),
+    "predicate ~ site predicate": (
+        {"predicates": [_predicate("rota"), _predicate("rota")]},
+        "the predicate rota is given twice",
+    ),
+    "predicate ~ site type in another case": (
+        {"types": [_type("rota")], "predicates": [_predicate("ROTA")]},
+        f"the predicate name 'ROTA' {GRAMMAR_PREDICATE}; it reads as the site type rota",
+    ),
+    "NFKC variant of a core predicate": (
+        {"predicates": [_predicate("ｏｗｎｓ")]},
+        f"the predicate name 'ｏｗｎｓ' {GRAMMAR_PREDICATE}; it reads as the core predicate owns",
+    ),
+    "invisible character": (
+        {"predicates": [_predicate("owns\u200b")]},
+        f"the predicate name 'owns\\u200b' {GRAMMAR_PREDICATE}; it reads as the core predicate owns",
+    ),
+    "accent": (
+        {"predicates": [_predicate("ówns")]},
+        f"the predicate name 'ówns' {GRAMMAR_PREDICATE}; it reads as the core predicate owns",
+    ),
+    "hyphen": (
+        {"predicates": [_predicate("member-of")]},
+        f"the predicate name 'member-of' {GRAMMAR_PREDICATE}; it reads as the core predicate member_of",
+    ),
     "a space": ({"predicates": [_predicate("on call")]}, f"the predicate name 'on call' {GRAMMAR_PREDICATE}"),
-    "a digit in a type, which no entity id may hold": ({"types": [_type("team2")]},
-                                                       f"the type name 'team2' {GRAMMAR_TYPE}, as in an entity id "
-                                                       "(contract/acme)"),
-    "too long": ({"predicates": [_predicate("x" * 65)]},
-                 f"the predicate name '{'x' * 40}'... is 65 characters long; the most is 64"),
+    "a digit in a type, which no entity id may hold": (
+        {"types": [_type("team2")]},
+        f"the type name 'team2' {GRAMMAR_TYPE}, as in an entity id (contract/acme)",
+    ),
+    "too long": (
+        {"predicates": [_predicate("x" * 65)]},
+        f"the predicate name '{'x' * 40}'... is 65 characters long; the most is 64",
+    ),
     "no name": ({"types": [{"axis": "Product"}]}, 'type 1 needs a "name"'),
     "a name that is no text": ({"predicates": [_predicate(7)]}, 'predicate 1: "name" must be text, not a number (7)'),
 }
@@ -168,9 +217,10 @@ def test_names_that_meet_a_concept_or_other_core_vocabulary_are_no_clash(tmp_pat
     and kg:summary: no site name becomes any of them."""
     from kgrdf import extension
 
-    data = {"types": [_type("ticket"), _type("report"), _type("entity")],
-            "predicates": [_predicate("confirmed"), _predicate("observed"), _predicate("summary"),
-                           _predicate("fact")]}
+    data = {
+        "types": [_type("ticket"), _type("report"), _type("entity")],
+        "predicates": [_predicate("confirmed"), _predicate("observed"), _predicate("summary"), _predicate("fact")],
+    }
     ext = extension.check(json.dumps(data).encode(), "schema.json")
     assert ext.problems == [] and ext.accepted
 
@@ -178,8 +228,10 @@ def test_names_that_meet_a_concept_or_other_core_vocabulary_are_no_clash(tmp_pat
 def test_every_problem_of_a_file_is_reported_in_its_order():
     from kgrdf import extension
 
-    data = {"types": [_type("team"), _type("Bad Name")],
-            "predicates": [_predicate("owns"), _predicate("ok_one", single_valued="false", high_risk=True)]}
+    data = {
+        "types": [_type("team"), _type("Bad Name")],
+        "predicates": [_predicate("owns"), _predicate("ok_one", single_valued="false", high_risk=True)],
+    }
     problems = extension.check(json.dumps(data).encode(), "schema.json").problems
     assert problems == [
         "the type team is already a core type",
@@ -191,13 +243,16 @@ def test_every_problem_of_a_file_is_reported_in_its_order():
     ]
 
 
-@pytest.mark.parametrize("data, reason", [
-    ({"types": [_type("owns")]}, "the type owns has the name of the core predicate owns"),
-    ({"predicates": [_predicate("team")]}, "the predicate team has the name of the core type team"),
-    ({"types": [_type("rota")], "predicates": [_predicate("rota")]}, "rota is both a type and a predicate"),
-    ({"predicates": [_predicate("owns")]}, "the predicate owns is already a core predicate"),
-    ({"types": [_type("team")]}, "the type team is already a core type"),
-])
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        ({"types": [_type("owns")]}, "the type owns has the name of the core predicate owns"),
+        ({"predicates": [_predicate("team")]}, "the predicate team has the name of the core type team"),
+        ({"types": [_type("rota")], "predicates": [_predicate("rota")]}, "rota is both a type and a predicate"),
+        ({"predicates": [_predicate("owns")]}, "the predicate owns is already a core predicate"),
+        ({"types": [_type("team")]}, "the type team is already a core type"),
+    ],
+)
 def test_the_shapes_alone_refuse_the_clashes_rdf_shows_with_the_same_reason(monkeypatch, data, reason):
     """RDF made some other way than kgrdf's checks (which refuse these before any IRI is made) is
     refused by shapes/schema.ttl with the same words."""
@@ -232,15 +287,24 @@ def test_check_with_kb_refuses_a_schema_that_takes_away_what_the_data_uses(seede
         proposed.write_text(json.dumps(data))
         return seeded.json("schema", "check", proposed, expect=expect)
 
-    assert check(ROTA, 0) == {"file": str(proposed), "kb": str(seeded.path), "accepted": True, "problems": [],
-                              "types": ["rota"], "predicates": ["on_call_for"]}
+    assert check(ROTA, 0) == {
+        "file": str(proposed),
+        "kb": str(seeded.path),
+        "accepted": True,
+        "problems": [],
+        "types": ["rota"],
+        "predicates": ["on_call_for"],
+    }
     assert check({"predicates": [ON_CALL]}, 1)["problems"] == [
-        "the knowledge base has 1 entity of the site type rota, which this schema drops"]
+        "the knowledge base has 1 entity of the site type rota, which this schema drops"
+    ]
     assert check({"types": [_type("rota")]}, 1)["problems"] == [
-        "the knowledge base has 1 fact of the site predicate on_call_for, which this schema drops"]
+        "the knowledge base has 1 fact of the site predicate on_call_for, which this schema drops"
+    ]
     as_value = {**ON_CALL, "object": "value", "range": []}
     assert check({"types": [_type("rota")], "predicates": [as_value]}, 1)["problems"] == [
-        "the knowledge base has 1 fact of on_call_for whose object is an entity, and this schema makes it take a value"]
+        "the knowledge base has 1 fact of on_call_for whose object is an entity, and this schema makes it take a value"
+    ]
     # Without --kb, the same file is checked against the core alone; KGRDF_HOME stands for --kb.
     from typer.testing import CliRunner
 
@@ -258,12 +322,22 @@ def test_check_with_kb_counts_every_perspective(seeded, tmp_path):
     seeded("org", "init", "Agent B Inc", "--perspective", "agent-b")  # a perspective is provisioned first
     seeded("add-entity", "team/ops", "--name", "Ops", "--perspective", "agent-b")
     seeded("add-entity", "repo/infra", "--name", "infra", "--perspective", "agent-b")
-    seeded("propose", "team/ops", "on_call_for", "--object", "repo/infra", "--source", "ledger:rota",
-           "--perspective", "agent-b")
+    seeded(
+        "propose",
+        "team/ops",
+        "on_call_for",
+        "--object",
+        "repo/infra",
+        "--source",
+        "ledger:rota",
+        "--perspective",
+        "agent-b",
+    )
     proposed = tmp_path / "next.json"
     proposed.write_text(json.dumps({"types": [_type("rota")]}))
     assert seeded.json("schema", "check", proposed, expect=1)["problems"] == [
-        "the knowledge base has 1 fact of the site predicate on_call_for, which this schema drops"]
+        "the knowledge base has 1 fact of the site predicate on_call_for, which this schema drops"
+    ]
 
 
 def test_check_with_kb_of_no_knowledge_base_says_so(tmp_path):
@@ -279,6 +353,7 @@ def test_check_with_kb_of_no_knowledge_base_says_so(tmp_path):
 
 # --- property: no two accepted names are one IRI ---------------------------------------------------------
 
+
 def _core_words():
     from kgrdf import schema
 
@@ -286,27 +361,48 @@ def _core_words():
     words = set()
     for item in [*core.types.values(), *core.predicates.values()]:
         local = item.iri.rsplit("#", 1)[1]
-        words |= {item.key, local, local.lower(), item.key.upper(), item.key.replace("_", "-"),
-                  item.key.replace("_", ""), item.key.capitalize()}
+        words |= {
+            item.key,
+            local,
+            local.lower(),
+            item.key.upper(),
+            item.key.replace("_", "-"),
+            item.key.replace("_", ""),
+            item.key.capitalize(),
+        }
     return sorted(words | {"fact", "entities", "Fact", "contract", "rota", "on_call", "oncall"})
 
 
 def _variants(word: str):
     fullwidth = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in word)
-    return st.sampled_from([word, word.upper(), word.title(), fullwidth, word + "\u200b", "\u00ad" + word,
-                            word.replace("o", "ο"), word + "_", word + "2"])
+    return st.sampled_from(
+        [
+            word,
+            word.upper(),
+            word.title(),
+            fullwidth,
+            word + "\u200b",
+            "\u00ad" + word,
+            word.replace("o", "ο"),
+            word + "_",
+            word + "2",
+        ]
+    )
 
 
 # Names that clash or read as another (core words in other cases, Unicode forms, with invisible
 # characters), names beside the core ones that are valid (team_site), fresh words, and any text.
 _NEAR = st.sampled_from(_core_words()).map(lambda word: word.lower().replace("-", "_") + "_site")
 _FRESH = st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True)
-NAME = st.one_of(st.sampled_from(_core_words()).flatmap(_variants), _NEAR, _FRESH, _NEAR, _FRESH,
-                 st.text(min_size=1, max_size=8))
-SCHEMAS = st.fixed_dictionaries({
-    "types": st.lists(NAME.map(_type), max_size=3),
-    "predicates": st.lists(NAME.map(_predicate), max_size=3),
-})
+NAME = st.one_of(
+    st.sampled_from(_core_words()).flatmap(_variants), _NEAR, _FRESH, _NEAR, _FRESH, st.text(min_size=1, max_size=8)
+)
+SCHEMAS = st.fixed_dictionaries(
+    {
+        "types": st.lists(NAME.map(_type), max_size=3),
+        "predicates": st.lists(NAME.map(_predicate), max_size=3),
+    }
+)
 
 
 def _assert_one_iri_each(data, core):
@@ -314,8 +410,11 @@ def _assert_one_iri_each(data, core):
     or IRI again, nor a reserved word, in any case or Unicode form."""
     from kgrdf import extension
 
-    site = [(kind, entry["name"]) for kind, group in (("type", "types"), ("predicate", "predicates"))
-            for entry in data[group]]
+    site = [
+        (kind, entry["name"])
+        for kind, group in (("type", "types"), ("predicate", "predicates"))
+        for entry in data[group]
+    ]
     iris = [extension.SITE + name for _kind, name in site]
     assert len(set(iris)) == len(iris), site
     folded = [extension.fold(name) for _kind, name in site]
@@ -349,8 +448,12 @@ def test_property_no_two_accepted_names_are_one_iri(data):
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SCHEMAS)
-@example({"types": [_type("rota"), _type("team_site", subclass_of="team")],
-          "predicates": [_predicate("owns_site"), _predicate("rota_of", object="entity", range=["rota"])]})
+@example(
+    {
+        "types": [_type("rota"), _type("team_site", subclass_of="team")],
+        "predicates": [_predicate("owns_site"), _predicate("rota_of", object="entity", range=["rota"])],
+    }
+)
 def test_property_an_accepted_extension_gives_every_key_one_iri_in_the_effective_schema(data):
     """The whole check (names, OWL RL, shapes), then the schema a knowledge base would load: each key
     of a kind is one IRI, and a site key is never a core one."""
@@ -405,5 +508,7 @@ def test_the_usage_query_gives_the_same_counts_on_both_engines(seeded):
     query = queries.load("schema-usage")
     rows = _oxigraph(store, query, {})
     assert sorted((r["term"].rsplit("#", 1)[1], r["use"], r["count"]) for r in rows) == [
-        ("on_call_for", "entity", 1), ("rota", "entities", 2)]
+        ("on_call_for", "entity", 1),
+        ("rota", "entities", 2),
+    ]
     assert _comparable(rows) == _comparable(_rdflib(graph, query, {}))

@@ -27,7 +27,6 @@ def loose(path) -> list[str]:
     return found
 
 
-
 @pytest.fixture(scope="module")
 def people_template(tmp_path_factory):
     kg = Kg(tmp_path_factory.mktemp("files") / "kb")
@@ -71,9 +70,17 @@ def test_an_existing_knowledge_base_is_tightened_on_its_next_write(people, comma
     aside = people.path / "journal.aside"
     aside.mkdir()
     (aside / "old.rdfp").write_text("old\n")
-    made_loose = [people.path / "identifiers.jsonl", people.path / "secret.key", people.path / "batch.json",
-                  aside, *aside.iterdir(), people.path / "journal" / "local", people.path / "index",
-                  *(people.path / "journal" / "local").rglob("*"), *(people.path / "index").iterdir()]
+    made_loose = [
+        people.path / "identifiers.jsonl",
+        people.path / "secret.key",
+        people.path / "batch.json",
+        aside,
+        *aside.iterdir(),
+        people.path / "journal" / "local",
+        people.path / "index",
+        *(people.path / "journal" / "local").rglob("*"),
+        *(people.path / "index").iterdir(),
+    ]
     for path in made_loose:
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
     people("lookup", "web-app")  # a read changes nothing
@@ -138,8 +145,9 @@ def test_a_link_where_a_file_is_appended_is_refused(people, tmp_path, name):
     assert target.read_bytes() == kept
 
 
-@pytest.mark.parametrize("char", ["\u2028", "\u2029", "\n", "\r", "\x00", "\x1b", "\u0085", "\u200b", "\u202e",
-                                  "\ufeff", "\t"])
+@pytest.mark.parametrize(
+    "char", ["\u2028", "\u2029", "\n", "\r", "\x00", "\x1b", "\u0085", "\u200b", "\u202e", "\ufeff", "\t"]
+)
 def test_control_and_separator_characters_are_refused_in_identifiers_and_sources(people, char):
     """Cc, Cf, Zl and Zp (and lone surrogates) are refused; U+0085 is a control (Cc) that
     str.splitlines would have split at."""
@@ -149,8 +157,18 @@ def test_control_and_separator_characters_are_refused_in_identifiers_and_sources
     assert f"U+{ord(char):04X}" in one_line(result)
     result = people("propose", "web-app", "lives_in", "--value", "eu", "--source", f"slack:p{char}2", expect=2)
     assert f"U+{ord(char):04X}" in one_line(result)
-    result = people("propose", "web-app", "lives_in", "--value", "eu", "--source", "slack:p2",
-                    "--message", f"slack:p{char}3", expect=2)
+    result = people(
+        "propose",
+        "web-app",
+        "lives_in",
+        "--value",
+        "eu",
+        "--source",
+        "slack:p2",
+        "--message",
+        f"slack:p{char}3",
+        expect=2,
+    )
     assert f"U+{ord(char):04X}" in one_line(result)
     assert people.snapshot() == before
     assert (people.path / "identifiers.jsonl").read_bytes() == ids

@@ -36,16 +36,38 @@ def _people(kg, tmp_path) -> dict:
     kg("add-entity", "process/release", "--name", "Release process")
     kg("identifiers", "add", "person/sam", "chat", "U0SAMCHAT")
     transcript = tmp_path / "session.jsonl"
-    transcript.write_text(json.dumps({"type": "user", "message": {
-        "role": "user", "content": "Remember: Sammy R reviews every api change before it merges."}}) + "\n")
+    transcript.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": "Remember: Sammy R reviews every api change before it merges."},
+            }
+        )
+        + "\n"
+    )
     facts = {
         "sam_member": _propose(kg, "person/sam", "member_of", "--object", "team/web", "-s", "profile:directory")["id"],
-        "priya_reports": _propose(kg, "person/priya", "distinct_from", "--object", "person/sam", "-s", "slack:p1")["id"],
-        "quote": _propose(kg, "person/sam", "reviews", "--object", "repo/api", "--from-user", "--quote",
-                          "Sammy R reviews every api change", "--transcript", str(transcript))["id"],
-        "value": _propose(kg, "process/release", "rule", "--value", "Sam Reyes signs off every release",
-                          "-s", "memory:notes")["id"],
-        "priya_member": _propose(kg, "person/priya", "member_of", "--object", "team/web", "-s", "profile:directory")["id"],
+        "priya_reports": _propose(kg, "person/priya", "distinct_from", "--object", "person/sam", "-s", "slack:p1")[
+            "id"
+        ],
+        "quote": _propose(
+            kg,
+            "person/sam",
+            "reviews",
+            "--object",
+            "repo/api",
+            "--from-user",
+            "--quote",
+            "Sammy R reviews every api change",
+            "--transcript",
+            str(transcript),
+        )["id"],
+        "value": _propose(
+            kg, "process/release", "rule", "--value", "Sam Reyes signs off every release", "-s", "memory:notes"
+        )["id"],
+        "priya_member": _propose(kg, "person/priya", "member_of", "--object", "team/web", "-s", "profile:directory")[
+            "id"
+        ],
         "api_caveat": _propose(kg, "repo/api", "caveat", "--value", "slow integration tests", "-s", "pr:12")["id"],
     }
     kg("confirm", facts["sam_member"])
@@ -58,8 +80,9 @@ SAM = ["person/sam", "Sam Reyes", "Sam", "Sammy R", "U0SAMCHAT"]
 
 def _files_naming(root: Path, terms) -> list[str]:
     """Every file under root, .git objects decompressed, that holds a term as a whole word (any case)."""
-    pattern = re.compile(rb"(?<![\w-])(?:" + b"|".join(re.escape(t.encode()) for t in terms) + rb")(?![\w-])",
-                         re.IGNORECASE)
+    pattern = re.compile(
+        rb"(?<![\w-])(?:" + b"|".join(re.escape(t.encode()) for t in terms) + rb")(?![\w-])", re.IGNORECASE
+    )
     return [str(path.relative_to(root)) for path, data in _file_bytes(root) if pattern.search(data)]
 
 
@@ -85,6 +108,7 @@ def _unpack_git(root: Path) -> None:
 
 # --- two journals --------------------------------------------------------------------------------
 
+
 def test_what_names_a_person_goes_to_the_private_journal_the_rest_to_the_replicas(kg, tmp_path):
     facts = _people(kg, tmp_path)
     kb = KnowledgeBase.open(kg.path)
@@ -103,11 +127,12 @@ def test_what_names_a_person_goes_to_the_private_journal_the_rest_to_the_replica
 
 # --- forget ---------------------------------------------------------------------------------------
 
+
 def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path):
     facts = _people(kg, tmp_path)
     kg("propose", "repo/api", "caveat", "--value", "a write cut short", "-s", "pr:1")
     segment = KnowledgeBase.open(kg.path).journal.local.files()[-1]
-    (segment.parent / (segment.name + ".torn-20261101T000000Z")).write_text("A <x> <y> \"Sam Reyes\" <z> .\n")
+    (segment.parent / (segment.name + ".torn-20261101T000000Z")).write_text('A <x> <y> "Sam Reyes" <z> .\n')
     kg("batch")  # batch.json names Sam
     assert kg.json("mentions", "ask Sam Reyes")["mentions"]  # cache/ keeps every name for kg mentions
     (kg.path / "batch.json.tmp").write_text('{"text": "Sam Reyes reviews api"}')  # a kg batch cut short
@@ -141,7 +166,8 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     assert sum("placeholder" in p["headers"] for p in local) == result["placeholders"]
     # The history starts again: one commit, and the forgotten record holds a keyed hash only.
     assert _git(kg.path, "log", "--format=%s").splitlines() == [
-        "kg: the history starts again here (records were deleted on request or past retention)"]
+        "kg: the history starts again here (records were deleted on request or past retention)"
+    ]
     [record] = [json.loads(line) for line in (kg.path / "forgotten.jsonl").read_text().splitlines()]
     assert record["hash_kind"] == "hmac-sha256" and record["facts"] == 5 and len(record["hash"]) == 64
     kg("validate")
@@ -180,6 +206,7 @@ def test_forget_refuses_what_is_not_a_person(kg):
 
 # --- retention ------------------------------------------------------------------------------------
 
+
 def test_expire_deletes_person_facts_past_retention_from_the_journal_and_history(tmp_path, monkeypatch):
     from tests.conftest import Kg
 
@@ -202,6 +229,7 @@ def test_expire_deletes_person_facts_past_retention_from_the_journal_and_history
 
 
 # --- the secret key -------------------------------------------------------------------------------
+
 
 def test_the_first_write_makes_the_key_private_and_out_of_the_history(kg):
     key = kg.path / "secret.key"
@@ -231,8 +259,11 @@ def test_keyed_records_without_their_key_refuse_what_needs_it_and_nothing_else(k
         key.unlink()
     else:
         key.write_bytes(b"")
-    for argv in (["add-entity", "person/sam", "--name", "Sam Reyes"], ["add-entity", "person/lee", "--name", "Lee"],
-                 ["forget", "person/priya"]):
+    for argv in (
+        ["add-entity", "person/sam", "--name", "Sam Reyes"],
+        ["add-entity", "person/lee", "--name", "Lee"],
+        ["forget", "person/priya"],
+    ):
         result = kg(*argv, expect=1)
         assert str(key) in result.stderr and "unmatchable" in result.stderr, argv
     assert kg.json("add-entity", "repo/web", "--name", "web")["outcome"] == "created"  # other writes go on
@@ -256,18 +287,20 @@ def test_a_key_lost_for_good_is_left_behind_with_the_records_and_the_journal(kg,
 # --- a forget cut short ---------------------------------------------------------------------------
 
 FORGET_POINTS = [
-    ("kgrdf.files:write_json", "after", "purging.json"),        # the plan recorded, nothing done
-    ("kgrdf.purge:_rewrite_private_journal", "after", ""),      # the private journal rewritten
-    ("kgrdf.purge:_drop_identifiers",  "after", ""),            # the identifiers gone
-    ("kgrdf.kb:KnowledgeBase.rebuild_index", "before", ""),      # the record kept, the old index
-    ("kgrdf.vcs:init", "after", ""),                             # the old history gone, no commit yet
+    ("kgrdf.files:write_json", "after", "purging.json"),  # the plan recorded, nothing done
+    ("kgrdf.purge:_rewrite_private_journal", "after", ""),  # the private journal rewritten
+    ("kgrdf.purge:_drop_identifiers", "after", ""),  # the identifiers gone
+    ("kgrdf.kb:KnowledgeBase.rebuild_index", "before", ""),  # the record kept, the old index
+    ("kgrdf.vcs:init", "after", ""),  # the old history gone, no commit yet
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target, when, match", FORGET_POINTS,
-                         ids=["plan recorded", "journal rewritten", "identifiers dropped", "before the index",
-                              "history removed"])
+@pytest.mark.parametrize(
+    "target, when, match",
+    FORGET_POINTS,
+    ids=["plan recorded", "journal rewritten", "identifiers dropped", "before the index", "history removed"],
+)
 def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_path, target, when, match):
     facts = _people(kg, tmp_path)
     proc = _spawn(kg.path, "-c", KILL_AT, target, when, match, "forget", "person/sam")
@@ -286,6 +319,7 @@ def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_pat
 
 
 # --- one matcher: what names a person, for routing and for forget ----------------------------------
+
 
 def _decoded(path: Path, stream: str | None = None) -> str:
     """The terms of every journal row, decoded (a newline in a literal is a newline here), of the
@@ -317,16 +351,30 @@ def test_forget_takes_the_id_exactly_and_the_names_in_any_case_form_and_separato
     kg("add-entity", "team/web", "--name", "Web team")
     kg("add-entity", "process/release", "--name", "Release process")
     theirs = [_propose(kg, "person/sam", "member_of", "--object", "team/web", "-s", "profile:hr")["id"]]
-    for text in ["ping Samantha\nQuixley", "ask Samantha-Quixley", "SAMANTHA  QUIXLEY signs",
-                 "ｓａｍａｎｔｈａ\tＱｕｉｘｌｅｙ",
-                 "(samantha_quixley)", "see person/sam.", "sam q, again"]:
+    for text in [
+        "ping Samantha\nQuixley",
+        "ask Samantha-Quixley",
+        "SAMANTHA  QUIXLEY signs",
+        "ｓａｍａｎｔｈａ\tＱｕｉｘｌｅｙ",
+        "(samantha_quixley)",
+        "see person/sam.",
+        "sam q, again",
+    ]:
         theirs.append(_propose(kg, "process/release", "rule", "--value", text, "-s", "memory:n")["id"])
     others = {}
     for person in ("person/sam.lee", "person/samantha", "person/samuel"):
         others[person] = _propose(kg, person, "member_of", "--object", "team/web", "-s", "profile:hr")["id"]
-    kept = {_propose(kg, "process/release", "rule", "--value", text, "-s", "memory:n")["id"]: text
-            for text in ["ask Sam Lee", "Samantha Quinn signs", "Samuel Quixley too", "Samuel, Sam and Samantha",
-                         "see person/sam.lee", "quixley samantha"]}
+    kept = {
+        _propose(kg, "process/release", "rule", "--value", text, "-s", "memory:n")["id"]: text
+        for text in [
+            "ask Sam Lee",
+            "Samantha Quinn signs",
+            "Samuel Quixley too",
+            "Samuel, Sam and Samantha",
+            "see person/sam.lee",
+            "quixley samantha",
+        ]
+    }
 
     assert kg.json("forget", "person/sam", "--dry-run")["facts"] == len(theirs)
     result = kg.json("forget", "person/sam")
@@ -394,15 +442,33 @@ def test_every_text_that_names_a_person_goes_to_the_private_journal_and_forget_t
         "value": _propose(kg, "process/release", "rule", "--value", "ping Samantha\nQuixley", "-s", "memory:n"),
         "identifier": _propose(kg, "process/release", "rule", "--value", "ask <@U0SAMCHAT> first", "-s", "memory:n"),
         "source": _propose(kg, "repo/api", "caveat", "--value", "flaky tests", "-s", "slack:thread with sam q"),
-        "span": _propose(kg, "repo/api", "caveat", "--value", "slow build", "-s", "slack:p1", "--extracted",
-                         "--span", "Samantha-Quixley says the build is slow"),
-        "message": _propose(kg, "repo/api", "caveat", "--value", "no docs", "-s", "slack:p2",
-                            "--message", "from <@u0samchat>"),
+        "span": _propose(
+            kg,
+            "repo/api",
+            "caveat",
+            "--value",
+            "slow build",
+            "-s",
+            "slack:p1",
+            "--extracted",
+            "--span",
+            "Samantha-Quixley says the build is slow",
+        ),
+        "message": _propose(
+            kg, "repo/api", "caveat", "--value", "no docs", "-s", "slack:p2", "--message", "from <@u0samchat>"
+        ),
     }
     shared = {"plain": _propose(kg, "repo/api", "caveat", "--value", "asked Samuel", "-s", "slack:p3")}
     local, replica = _decoded(kg.path, "local"), _decoded(kg.path, "shared")
-    for text in ["owned by Samantha Quixley", "SAMANTHA QUIXLEY's team", "Samantha-Quixley api", "sam q's thing",
-                 "thread with sam q", "Samantha-Quixley says the build is slow", "from <@u0samchat>"]:
+    for text in [
+        "owned by Samantha Quixley",
+        "SAMANTHA QUIXLEY's team",
+        "Samantha-Quixley api",
+        "sam q's thing",
+        "thread with sam q",
+        "Samantha-Quixley says the build is slow",
+        "from <@u0samchat>",
+    ]:
         assert text in local and text not in replica, text
     for fact in private.values():
         assert fact["id"] in local and fact["id"] not in replica
@@ -438,8 +504,19 @@ def test_a_shared_fact_that_came_to_name_a_person_keeps_its_shared_records_and_l
     kg("add-entity", "person/sam", "--name", "Samantha Quixley")
     kg("add-entity", "repo/api", "--name", "api")
     fact = _propose(kg, "repo/api", "caveat", "--value", "flaky tests", "-s", "pr:1")["id"]
-    kg("propose", "repo/api", "caveat", "--value", "flaky tests", "-s", "slack:said by samantha quixley",
-       "--said-by", "person/sam", "--message", "m-77")
+    kg(
+        "propose",
+        "repo/api",
+        "caveat",
+        "--value",
+        "flaky tests",
+        "-s",
+        "slack:said by samantha quixley",
+        "--said-by",
+        "person/sam",
+        "--message",
+        "m-77",
+    )
     kg("confirm", fact, "--reason", "Samantha-Quixley checked it")
     shared_before = _decoded(kg.path, "shared")
     assert "samantha quixley" in _decoded(kg.path, "local") and "samantha quixley" not in shared_before
@@ -468,15 +545,16 @@ def test_a_shared_record_that_names_a_person_makes_forget_refuse_naming_the_fact
 # --- a forget cut short while the index is rebuilt never breaks a read ----------------------------
 
 REBUILD_POINTS = [  # each with the read that comes next
-    ("kgrdf.kb:os.unlink", "after", ".sst", ["stats"]),                                      # old index half removed
+    ("kgrdf.kb:os.unlink", "after", ".sst", ["stats"]),  # old index half removed
     ("kgrdf.store.oxigraph:OxigraphBackend.replace_all", "before", "", ["lookup", "Priya"]),  # a new index, empty
-    ("kgrdf.store.oxigraph:OxigraphBackend.replace_all", "after", "", ["validate"]),          # rebuilt, no view
+    ("kgrdf.store.oxigraph:OxigraphBackend.replace_all", "after", "", ["validate"]),  # rebuilt, no view
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target, when, match, read", REBUILD_POINTS,
-                         ids=["old index half removed", "new index empty", "new index full"])
+@pytest.mark.parametrize(
+    "target, when, match, read", REBUILD_POINTS, ids=["old index half removed", "new index empty", "new index full"]
+)
 def test_a_forget_killed_while_the_index_is_rebuilt_never_breaks_a_read(kg, tmp_path, target, when, match, read):
     facts = _people(kg, tmp_path)
     proc = _spawn(kg.path, "-c", KILL_AT, target, when, match, "forget", "person/sam")
@@ -491,8 +569,9 @@ def test_a_forget_killed_while_the_index_is_rebuilt_never_breaks_a_read(kg, tmp_
     assert "clean" in kg("validate").stdout
 
 
-HOLD_OPEN = ("import sys, time, pyoxigraph; store = pyoxigraph.Store(sys.argv[1]); print('open', flush=True); "
-             "time.sleep(60)")
+HOLD_OPEN = (
+    "import sys, time, pyoxigraph; store = pyoxigraph.Store(sys.argv[1]); print('open', flush=True); time.sleep(60)"
+)
 
 
 def test_an_index_that_does_not_open_is_rebuilt_by_a_read_and_a_locked_one_is_exit_3(kg):
@@ -501,8 +580,9 @@ def test_an_index_that_does_not_open_is_rebuilt_by_a_read_and_a_locked_one_is_ex
     result = kg("lookup", "api")
     assert "rebuilding it from the journal" in result.stderr and "api" in result.stdout
     before = kg.snapshot()
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_OPEN, str(kg.path / "index")], stdout=subprocess.PIPE,
-                              text=True)  # another process keeps the index open for writing
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_OPEN, str(kg.path / "index")], stdout=subprocess.PIPE, text=True
+    )  # another process keeps the index open for writing
     try:
         assert holder.stdout.readline() == "open\n"
         refused = kg("add-entity", "repo/web", "--name", "web", expect=3)
@@ -523,8 +603,20 @@ CONTROL_SEPARATORS = ["\n", "\t", "\r\n"]  # where a text may hold them
 CASES = [str, str.upper, str.lower, str.title]
 FORMS = ["NFC", "NFD", "NFKD", "fullwidth"]
 WRAPS = [("", ""), ("(", ")"), ("", "'s"), ("«", "»"), ("@", ","), ("", "!")]
-PLACES = ["value", "source", "quote", "summary", "alias", "weak alias", "name", "span", "message", "identifier",
-          "id", "claim"]
+PLACES = [
+    "value",
+    "source",
+    "quote",
+    "summary",
+    "alias",
+    "weak alias",
+    "name",
+    "span",
+    "message",
+    "identifier",
+    "id",
+    "claim",
+]
 
 
 def _fullwidth(text: str) -> str:
@@ -551,8 +643,10 @@ def _trace(root: Path, first: str, last: str) -> list[str]:
     "sam q", so the person's alias here is not that short.)"""
     gap = r"[\s\-_.]+"  # what SEPARATORS hold, folded (not any byte of a binary file)
     name = gap.join(re.escape(_folded(w)) for w in f"{first} {last}".split())
-    pattern = re.compile(rf"(?<![^\W_]){name}(?![^\W_])|(?<![^\W_])sunny{gap}vale(?![^\W_])"
-                         r"|person/sam(?![^\W_]|[-./@+_][^\W_])|u0samchat")
+    pattern = re.compile(
+        rf"(?<![^\W_]){name}(?![^\W_])|(?<![^\W_])sunny{gap}vale(?![^\W_])"
+        r"|person/sam(?![^\W_]|[-./@+_][^\W_])|u0samchat"
+    )
     found = []
     for path, data in _file_bytes(root):
         text = data.decode("utf-8", errors="ignore")
@@ -561,7 +655,7 @@ def _trace(root: Path, first: str, last: str) -> list[str]:
         folded = _folded(text)
         match = pattern.search(folded)
         if match:
-            found.append(f"{path.relative_to(root)}: {folded[max(0, match.start() - 30):match.end() + 10]!r}")
+            found.append(f"{path.relative_to(root)}: {folded[max(0, match.start() - 30) : match.end() + 10]!r}")
     return found
 
 
@@ -571,10 +665,18 @@ def test_property_forget_finds_the_person_in_every_place_and_keeps_everyone_else
 
     tried = []
 
-    @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-              phases=[Phase.explicit, Phase.reuse, Phase.generate])  # each case is a knowledge base: no shrinking
-    @given(first=st.sampled_from(FIRSTS), last=st.sampled_from(LASTS), data=st.data(),
-           places=st.lists(st.sampled_from(PLACES), min_size=1, max_size=5, unique=True))
+    @settings(
+        max_examples=6,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    )  # each case is a knowledge base: no shrinking
+    @given(
+        first=st.sampled_from(FIRSTS),
+        last=st.sampled_from(LASTS),
+        data=st.data(),
+        places=st.lists(st.sampled_from(PLACES), min_size=1, max_size=5, unique=True),
+    )
     def run(first, last, data, places):
         tried.append(places)
         kg = Kg(tmp_path_factory.mktemp("prop") / "kb")
@@ -588,12 +690,15 @@ def test_property_forget_finds_the_person_in_every_place_and_keeps_everyone_else
         for entity, label in [("team/web", "Web team"), ("process/release", "Release process"), ("repo/api", "api")]:
             kg("add-entity", entity, "--name", label)
         kg("org", "add", "Acme")
-        member = {p: _propose(kg, p, "member_of", "--object", "team/web", "-s", "profile:hr")["id"]
-                  for p in ["person/sam", *others]}
+        member = {
+            p: _propose(kg, p, "member_of", "--object", "team/web", "-s", "profile:hr")["id"]
+            for p in ["person/sam", *others]
+        }
         kept = {}
         for person, other in others.items():
-            kept[_propose(kg, "process/release", "rule", "--value", f"ask {other} or {person}", "-s",
-                          "memory:n")["id"]] = f"ask {other} or {person}"
+            kept[
+                _propose(kg, "process/release", "rule", "--value", f"ask {other} or {person}", "-s", "memory:n")["id"]
+            ] = f"ask {other} or {person}"
 
         def named(controls=True):
             words = data.draw(st.sampled_from([name.split(), ["Sunny", "Vale"]]))
@@ -608,17 +713,46 @@ def test_property_forget_finds_the_person_in_every_place_and_keeps_everyone_else
                 quote = f"{named(False)} reviews api"
                 transcript = kg.path.parent / "session.jsonl"
                 transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": quote}}))
-                _propose(kg, "repo/api", "caveat", "--value", f"q{n}", "--from-user", "--quote", quote,
-                         "--transcript", transcript)
+                _propose(
+                    kg,
+                    "repo/api",
+                    "caveat",
+                    "--value",
+                    f"q{n}",
+                    "--from-user",
+                    "--quote",
+                    quote,
+                    "--transcript",
+                    transcript,
+                )
             elif place in ("summary", "alias", "weak alias", "name"):
                 option = {"summary": "--summary", "alias": "--alias", "weak alias": "--weak-alias", "name": "--name"}
                 kg("add-entity", f"service/s{n}", "--name", f"s{n}", option[place], f"run by {named()}")
             elif place == "span":
-                _propose(kg, "repo/api", "caveat", "--value", f"e{n}", "-s", "slack:p", "--extracted", "--span",
-                         f"{named()} said so")
+                _propose(
+                    kg,
+                    "repo/api",
+                    "caveat",
+                    "--value",
+                    f"e{n}",
+                    "-s",
+                    "slack:p",
+                    "--extracted",
+                    "--span",
+                    f"{named()} said so",
+                )
             elif place == "message":
-                _propose(kg, "repo/api", "caveat", "--value", f"m{n}", "-s", "slack:p", "--message",
-                         f"dm with {named(False)}")
+                _propose(
+                    kg,
+                    "repo/api",
+                    "caveat",
+                    "--value",
+                    f"m{n}",
+                    "-s",
+                    "slack:p",
+                    "--message",
+                    f"dm with {named(False)}",
+                )
             elif place == "identifier":
                 chat = data.draw(st.sampled_from(["U0SAMCHAT", "u0samchat", "<@U0SAMCHAT>"]))
                 _propose(kg, "process/release", "rule", "--value", f"ping {chat}", "-s", "memory:n")
@@ -626,8 +760,17 @@ def test_property_forget_finds_the_person_in_every_place_and_keeps_everyone_else
                 end = data.draw(st.sampled_from(["", ".", ","]))
                 _propose(kg, "process/release", "rule", "--value", f"see person/sam{end}", "-s", "memory:n")
             else:
-                kg("org", "affiliate", "Acme", "--claimed-name", named(False), "--said-by", "person/samuel",
-                   "--message", f"slack:c{n}")
+                kg(
+                    "org",
+                    "affiliate",
+                    "Acme",
+                    "--claimed-name",
+                    named(False),
+                    "--said-by",
+                    "person/samuel",
+                    "--message",
+                    f"slack:c{n}",
+                )
 
         result = kg.json("forget", "person/sam")
         assert result["remaining"] == []

@@ -23,17 +23,103 @@ runner = CliRunner()
 
 # Strings that broke kg once, or are near a rule's edge.
 NASTY = [
-    "", " ", "\t", "\udcff", "a\udcffb", "\ud800", "\x00", "a\x00b", "\n", "main\n", "x\r\ny", "\u2028", "\u2029",
-    "\u0085", "\x0b", "\x1c", "\u200b", "\ufeff", "\x1b[31mred", "é", "e\u0301", "𝔘𝔫𝔦", "-", "--", "--json",
-    "-h", "--help", "--kb", "--value", "-s", "--apply", "0", "-1", "1", "99999999999", str(2 ** 63),
-    "9" * 5000, "1e308", "-1e308", "nan", "inf", "0.5", "2026-01-01", "2026-13-45", "0001-01-01T00:00:00+01:00",
-    "9999-12-31T23:59:59-01:00", "x" * 70_000, "{", "[1,2,3]", "null", "person/sam", "person/sam.lee",
-    "repo/web-app", "organization/acme", "Sam", "Sam Lee", "SAM  LEE", "web-app", "Acme", "f-aaaaaa",
-    "f-", "reviews", "founded", "title", "owns", "affiliated_with", "public", "owner", "dm:,", "dm:sam,jo",
-    "channel:c1", "channel:c1\n", "workspace:w", "slack:p1", "report:r1", "user:x", "bogus:1", ":", "slack:",
-    "confirm all", "reject 1a, confirm all except 2b", "trig", "turtle", "nquads", "jsonld", "text",
-    "SELECT * WHERE { ?s ?p ?o } LIMIT 1", "ASK { }", "CONSTRUCT WHERE { ?s ?p ?o } LIMIT 2", "x.rq",
-    "../../etc/passwd", "/proc/self/status", "/dev/zero", "chat", "tracker", "code-host", "U024BE7LH",
+    "",
+    " ",
+    "\t",
+    "\udcff",
+    "a\udcffb",
+    "\ud800",
+    "\x00",
+    "a\x00b",
+    "\n",
+    "main\n",
+    "x\r\ny",
+    "\u2028",
+    "\u2029",
+    "\u0085",
+    "\x0b",
+    "\x1c",
+    "\u200b",
+    "\ufeff",
+    "\x1b[31mred",
+    "é",
+    "e\u0301",
+    "𝔘𝔫𝔦",
+    "-",
+    "--",
+    "--json",
+    "-h",
+    "--help",
+    "--kb",
+    "--value",
+    "-s",
+    "--apply",
+    "0",
+    "-1",
+    "1",
+    "99999999999",
+    str(2**63),
+    "9" * 5000,
+    "1e308",
+    "-1e308",
+    "nan",
+    "inf",
+    "0.5",
+    "2026-01-01",
+    "2026-13-45",
+    "0001-01-01T00:00:00+01:00",
+    "9999-12-31T23:59:59-01:00",
+    "x" * 70_000,
+    "{",
+    "[1,2,3]",
+    "null",
+    "person/sam",
+    "person/sam.lee",
+    "repo/web-app",
+    "organization/acme",
+    "Sam",
+    "Sam Lee",
+    "SAM  LEE",
+    "web-app",
+    "Acme",
+    "f-aaaaaa",
+    "f-",
+    "reviews",
+    "founded",
+    "title",
+    "owns",
+    "affiliated_with",
+    "public",
+    "owner",
+    "dm:,",
+    "dm:sam,jo",
+    "channel:c1",
+    "channel:c1\n",
+    "workspace:w",
+    "slack:p1",
+    "report:r1",
+    "user:x",
+    "bogus:1",
+    ":",
+    "slack:",
+    "confirm all",
+    "reject 1a, confirm all except 2b",
+    "trig",
+    "turtle",
+    "nquads",
+    "jsonld",
+    "text",
+    "SELECT * WHERE { ?s ?p ?o } LIMIT 1",
+    "ASK { }",
+    "CONSTRUCT WHERE { ?s ?p ?o } LIMIT 2",
+    "x.rq",
+    "../../etc/passwd",
+    "/proc/self/status",
+    "/dev/zero",
+    "chat",
+    "tracker",
+    "code-host",
+    "U024BE7LH",
 ]
 TEXT = st.one_of(
     st.sampled_from(NASTY),
@@ -43,14 +129,17 @@ TEXT = st.one_of(
     st.builds(lambda a, b: a + b, st.sampled_from(NASTY), st.text(max_size=8)),
     st.builds(lambda a, b: a + chr(b), st.text(max_size=5), st.integers(0xD800, 0xDFFF)),  # a lone surrogate
 )
-NUMBER = st.one_of(st.integers().map(str), st.sampled_from(["0", "-1", "99999999999", str(10 ** 30), "nan",
-                                                            "inf", "-inf", "1e308", "abc", ""]),
-                   st.floats(allow_nan=True, allow_infinity=True).map(repr))
+NUMBER = st.one_of(
+    st.integers().map(str),
+    st.sampled_from(["0", "-1", "99999999999", str(10**30), "nan", "inf", "-inf", "1e308", "abc", ""]),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+)
 SETTINGS = sorted(kg_settings.DEFAULTS) + ["KGRDF_PERSPECTIVE", "KGRDF_NOW"]
 
 
 def _commands():
     """(path, click command) of every command the kg app offers, groups with a callback included."""
+
     def walk(command, path):
         if hasattr(command, "commands"):
             if path and command.callback is not None:
@@ -59,6 +148,7 @@ def _commands():
                 yield from walk(sub, path + (name,))
         else:
             yield path, command
+
     return list(walk(get_command(app), ()))
 
 
@@ -93,8 +183,12 @@ def _value(draw, param, files, tmp_path, kb):
     if kind == "TyperPath":
         if name == "output":
             return draw(st.sampled_from([str(tmp_path / "out.txt"), str(files), "/proc/self/nope/out"]))
-        return draw(st.sampled_from([str(files / n) for n in ("seed.jsonl", "talk.jsonl", "junk.bin", "q.rq",
-                                                             "missing.jsonl")] + [str(files), "/dev/zero"]))
+        return draw(
+            st.sampled_from(
+                [str(files / n) for n in ("seed.jsonl", "talk.jsonl", "junk.bin", "q.rq", "missing.jsonl")]
+                + [str(files), "/dev/zero"]
+            )
+        )
     if kind in ("IntParamType", "FloatParamType"):
         return draw(NUMBER)
     return draw(TEXT)
@@ -169,8 +263,12 @@ def test_no_argument_gives_a_traceback(world, tmp_path, capsys):
     kg, fact, files = world
     tried = {"cases": 0, "codes": {}}
 
-    @settings(max_examples=300, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=300,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(data=st.data())
     def run(data):
         path, command = data.draw(st.sampled_from(COMMANDS))
@@ -191,19 +289,54 @@ def test_no_argument_gives_a_traceback(world, tmp_path, capsys):
 
 # --- import records -----------------------------------------------------------------------------
 
-FIELDS = ["type", "id", "name", "aliases", "weak_aliases", "summary", "subject", "predicate", "object", "value",
-          "sources", "authority", "status", "valid_from", "valid_to", "order", "prevents_rework", "audience",
-          "said_by", "message", "extracted", "confidence", "span"]
-SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.sampled_from([10 ** 30, -(2 ** 63), 1e308]),
-                   st.floats(allow_nan=False), TEXT)
-JSON = st.recursive(SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                     st.dictionaries(st.text(max_size=5), inner, max_size=3)),
-                    max_leaves=8)
-GOOD = {"type": st.sampled_from(["entity", "fact"]), "id": st.sampled_from(["repo/fz", "person/fz", "team/fz"]),
-        "name": st.sampled_from(["Fz", "Sam Lee"]), "subject": st.sampled_from(["webapp", "Dana", "Acme"]),
-        "predicate": st.sampled_from(["reviews", "founded", "title", "caveat"]),
-        "object": st.sampled_from(["webapp", "Dana"]), "value": st.sampled_from(["2021", "a caveat"]),
-        "sources": st.sampled_from([["slack:p9"], [{"kind": "report", "ref": "r1"}, "ledger:l1"]])}
+FIELDS = [
+    "type",
+    "id",
+    "name",
+    "aliases",
+    "weak_aliases",
+    "summary",
+    "subject",
+    "predicate",
+    "object",
+    "value",
+    "sources",
+    "authority",
+    "status",
+    "valid_from",
+    "valid_to",
+    "order",
+    "prevents_rework",
+    "audience",
+    "said_by",
+    "message",
+    "extracted",
+    "confidence",
+    "span",
+]
+SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.sampled_from([10**30, -(2**63), 1e308]),
+    st.floats(allow_nan=False),
+    TEXT,
+)
+JSON = st.recursive(
+    SCALAR,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+    max_leaves=8,
+)
+GOOD = {
+    "type": st.sampled_from(["entity", "fact"]),
+    "id": st.sampled_from(["repo/fz", "person/fz", "team/fz"]),
+    "name": st.sampled_from(["Fz", "Sam Lee"]),
+    "subject": st.sampled_from(["webapp", "Dana", "Acme"]),
+    "predicate": st.sampled_from(["reviews", "founded", "title", "caveat"]),
+    "object": st.sampled_from(["webapp", "Dana"]),
+    "value": st.sampled_from(["2021", "a caveat"]),
+    "sources": st.sampled_from([["slack:p9"], [{"kind": "report", "ref": "r1"}, "ledger:l1"]]),
+}
 
 
 GOOD_ENTITY = {"type": "entity", "id": "repo/fz", "name": "fz"}
@@ -241,17 +374,31 @@ def test_no_import_record_gives_a_traceback_and_each_is_refused_alone(world, tmp
     tried = {"imports": 0, "records": 0, "refused": 0}
     path = tmp_path / "records.jsonl"
 
-    @settings(max_examples=100, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(items=st.lists(record(), min_size=1, max_size=12), junk=st.lists(st.sampled_from(
-        ["not json", "5", "[1,2,3]", '"text"', "null", "{", "\x00", "\udcff"]), max_size=2),
-        apply=st.booleans(), auto=st.booleans(), seed=st.integers(0, 2 ** 16))
+    @settings(
+        max_examples=100,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(
+        items=st.lists(record(), min_size=1, max_size=12),
+        junk=st.lists(
+            st.sampled_from(["not json", "5", "[1,2,3]", '"text"', "null", "{", "\x00", "\udcff"]), max_size=2
+        ),
+        apply=st.booleans(),
+        auto=st.booleans(),
+        seed=st.integers(0, 2**16),
+    )
     def run(items, junk, apply, auto, seed):
         lines = [_line(item) for item in items] + junk
         random.Random(seed).shuffle(lines)
         lines.insert(0, json.dumps(GOOD_ENTITY))  # JSON lines, not one JSON array
         path.write_bytes("\n".join(lines).encode("utf-8", errors="surrogateescape"))
-        argv = ["import", str(path), "--json", "--kb", str(kg.path)] + (["--apply"] if apply else []) + (["--auto-confirm"] if auto else [])
+        argv = (
+            ["import", str(path), "--json", "--kb", str(kg.path)]
+            + (["--apply"] if apply else [])
+            + (["--auto-confirm"] if auto else [])
+        )
         before = kg.snapshot()
         result = _check(kg, argv, {}, before)
         # JSON lines: a record that is not one is refused alone; the import itself goes on

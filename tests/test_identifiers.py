@@ -19,7 +19,9 @@ def known(demo):
 def test_identifiers_are_listed_and_kept_owner_only(known):
     listed = known.json("identifiers", "list", "sam")["identifiers"]
     assert [(e["entity"], e["kind"], e["value"]) for e in listed] == [
-        ("person/sam", "chat", SECRET), ("person/sam", "code-host", "sam-reyes-gh")]
+        ("person/sam", "chat", SECRET),
+        ("person/sam", "code-host", "sam-reyes-gh"),
+    ]
     path = known.path / "identifiers.jsonl"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     tracked = subprocess.run(["git", "ls-files"], cwd=known.path, capture_output=True, text=True).stdout
@@ -34,24 +36,40 @@ def test_adding_one_twice_is_harmless_and_one_value_names_one_person(known):
     assert (known.path / "identifiers.jsonl").read_text() == before
 
 
-@pytest.mark.parametrize("args,code,message", [
-    (["web-app", "chat", "X1"], 1, "identifiers are kept for people and actors only"),
-    (["Sam", "email", "sam@example.com"], 2, "unknown identifier kind 'email'"),
-    (["Sam", "chat", "  "], 2, "the identifier's value is empty"),
-    (["nobody", "chat", "X2"], 1, "'nobody' is not known"),
-], ids=["not-a-person", "unknown-kind", "empty", "unknown-entity"])
+@pytest.mark.parametrize(
+    "args,code,message",
+    [
+        (["web-app", "chat", "X1"], 1, "identifiers are kept for people and actors only"),
+        (["Sam", "email", "sam@example.com"], 2, "unknown identifier kind 'email'"),
+        (["Sam", "chat", "  "], 2, "the identifier's value is empty"),
+        (["nobody", "chat", "X2"], 1, "'nobody' is not known"),
+    ],
+    ids=["not-a-person", "unknown-kind", "empty", "unknown-entity"],
+)
 def test_bad_identifiers_are_refused_and_nothing_is_written(known, args, code, message):
     before = (known.path / "identifiers.jsonl").read_text()
     assert message in known("identifiers", "add", *args, expect=code).stderr
     assert (known.path / "identifiers.jsonl").read_text() == before
 
 
-@pytest.mark.parametrize("command", [
-    ["export", "--format", "trig"], ["export", "--format", "nquads"], ["export", "--format", "jsonld"],
-    ["export", "--format", "turtle"], ["search", "sam"], ["lookup", "sam"], ["facts", "sam", "--all"],
-    ["context", "--for", "Sam"], ["context", "--for", "web-app"], ["neighbors", "sam", "--hops", "2"],
-    ["sparql", "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"], ["stats"], ["lint"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["export", "--format", "trig"],
+        ["export", "--format", "nquads"],
+        ["export", "--format", "jsonld"],
+        ["export", "--format", "turtle"],
+        ["search", "sam"],
+        ["lookup", "sam"],
+        ["facts", "sam", "--all"],
+        ["context", "--for", "Sam"],
+        ["context", "--for", "web-app"],
+        ["neighbors", "sam", "--hops", "2"],
+        ["sparql", "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"],
+        ["stats"],
+        ["lint"],
+    ],
+)
 def test_no_read_but_the_list_ever_shows_an_identifier(known, command):
     result = _run(known, command)
     assert SECRET not in result and "sam-reyes-gh" not in result

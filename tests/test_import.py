@@ -16,18 +16,47 @@ ENTITIES = [
     {"type": "entity", "id": "process/release", "name": "Release process", "aliases": ["release"]},
 ]
 GOOD = [
-    {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "slow CI",
-     "sources": ["ledger:L1", {"kind": "report", "ref": "R1"}]},
+    {
+        "type": "fact",
+        "subject": "webapp",
+        "predicate": "caveat",
+        "value": "slow CI",
+        "sources": ["ledger:L1", {"kind": "report", "ref": "R1"}],
+    },
     {"type": "fact", "subject": "release", "predicate": "uses", "object": "repo/web", "sources": ["slack:S1"]},
-    {"type": "fact", "subject": "Kim", "predicate": "reviews", "object": "webapp", "sources": ["slack:S2"],
-     "prevents_rework": True},
-    {"type": "fact", "subject": "person/kim", "predicate": "title", "value": "Staff engineer", "sources": ["profile:hr"]},
+    {
+        "type": "fact",
+        "subject": "Kim",
+        "predicate": "reviews",
+        "object": "webapp",
+        "sources": ["slack:S2"],
+        "prevents_rework": True,
+    },
+    {
+        "type": "fact",
+        "subject": "person/kim",
+        "predicate": "title",
+        "value": "Staff engineer",
+        "sources": ["profile:hr"],
+    },
 ]
 BAD = [
-    {"type": "fact", "subject": "person/kim", "predicate": "caveat", "value": "moody", "sources": ["slack:3"]},  # whitelist
+    {
+        "type": "fact",
+        "subject": "person/kim",
+        "predicate": "caveat",
+        "value": "moody",
+        "sources": ["slack:3"],
+    },  # whitelist
     {"type": "fact", "subject": "Kim", "predicate": "knows", "object": "webapp", "sources": ["slack:3"]},  # schema
     {"type": "fact", "subject": "release", "predicate": "uses", "value": "a value", "sources": ["slack:3"]},  # schema
-    {"type": "fact", "subject": "nobody", "predicate": "reviews", "object": "webapp", "sources": ["slack:3"]},  # unresolved
+    {
+        "type": "fact",
+        "subject": "nobody",
+        "predicate": "reviews",
+        "object": "webapp",
+        "sources": ["slack:3"],
+    },  # unresolved
     {"type": "fact", "subject": "webapp", "predicate": "caveat", "value": "x", "sources": ["bogus:3"]},  # malformed
     {"type": "entity", "id": "person/jo", "name": "Jo Park", "summary": "great at everything"},  # whitelist
 ]
@@ -83,12 +112,16 @@ def test_a_json_array_is_read_too(kg, tmp_path):
     assert kg.json("import", path, "--apply")["facts"] == {"created": 1}
 
 
-@pytest.mark.parametrize("content,line,message", [
-    ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "fact", broken\n', 2, "not JSON"),
-    ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "place", "id": "x"}\n', 2, "a record is an object"),
-    ('[{"type": "entity", "id": "repo/x", "name": "x"}, 1, 2]', 2, "a record is an object"),
-    ('{"type": "entity", "id": "repo/x", "name": "x"}\n[1]\n"text"\n', 2, "a record is an object"),
-], ids=["broken-line", "unknown-type", "not-objects", "lines-not-objects"])
+@pytest.mark.parametrize(
+    "content,line,message",
+    [
+        ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "fact", broken\n', 2, "not JSON"),
+        ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "place", "id": "x"}\n', 2, "a record is an object"),
+        ('[{"type": "entity", "id": "repo/x", "name": "x"}, 1, 2]', 2, "a record is an object"),
+        ('{"type": "entity", "id": "repo/x", "name": "x"}\n[1]\n"text"\n', 2, "a record is an object"),
+    ],
+    ids=["broken-line", "unknown-type", "not-objects", "lines-not-objects"],
+)
 def test_a_record_that_is_not_one_is_refused_alone(kg, tmp_path, content, line, message):
     path = tmp_path / "seed.jsonl"
     path.write_text(content, encoding="utf-8")
@@ -98,10 +131,14 @@ def test_a_record_that_is_not_one_is_refused_alone(kg, tmp_path, content, line, 
     assert report["refusals"][0]["line"] == line and message in report["refusals"][0]["message"]
 
 
-@pytest.mark.parametrize("content,message", [
-    ('[{"type": "entity", "id": "repo/x", "name": "x"}, broken', "seed.jsonl: not JSON"),
-    ('[' * 100_000 + ']' * 100_000, "nests too deep"),
-], ids=["broken-array", "deep-array"])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ('[{"type": "entity", "id": "repo/x", "name": "x"}, broken', "seed.jsonl: not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "nests too deep"),
+    ],
+    ids=["broken-array", "deep-array"],
+)
 def test_a_malformed_file_is_one_line_and_writes_nothing(kg, tmp_path, content, message):
     path = tmp_path / "seed.jsonl"
     path.write_text(content, encoding="utf-8")
@@ -117,8 +154,11 @@ def test_a_missing_file_is_bad_input(kg, tmp_path):
 
 def test_the_batches_count_follows_the_batch_caps(kg, tmp_path, monkeypatch):
     entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(30)]
-    facts = [{"type": "fact", "subject": f"repo/r{i}", "predicate": "caveat", "value": f"caveat {j}",
-              "sources": ["slack:x"]} for i in range(30) for j in range(5)]
+    facts = [
+        {"type": "fact", "subject": f"repo/r{i}", "predicate": "caveat", "value": f"caveat {j}", "sources": ["slack:x"]}
+        for i in range(30)
+        for j in range(5)
+    ]
     path = records_file(tmp_path / "seed.jsonl", *entities, *facts)
     # 30 groups of 5: at most 10 groups and 40 facts a day -> 8 groups a batch -> 4 batches.
     assert kg.json("import", path)["daily_batches"] == 4
@@ -130,10 +170,15 @@ def test_a_large_import_is_validated_set_based_and_refuses_the_same_way(kg, tmp_
     """Above 200 facts the shapes run as set-based queries; the refusals must not change."""
     entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(60)]
     entities.append({"type": "entity", "id": "person/kim", "name": "Kim Lee"})
-    facts = [{"type": "fact", "subject": f"repo/r{i}", "predicate": "caveat", "value": f"caveat {j}",
-              "sources": ["slack:x"]} for i in range(60) for j in range(5)]
-    bad = [{"type": "fact", "subject": "person/kim", "predicate": "caveat", "value": "moody", "sources": ["slack:3"]},
-           {"type": "fact", "subject": "repo/r1", "predicate": "uses", "value": "text", "sources": ["slack:3"]}]
+    facts = [
+        {"type": "fact", "subject": f"repo/r{i}", "predicate": "caveat", "value": f"caveat {j}", "sources": ["slack:x"]}
+        for i in range(60)
+        for j in range(5)
+    ]
+    bad = [
+        {"type": "fact", "subject": "person/kim", "predicate": "caveat", "value": "moody", "sources": ["slack:3"]},
+        {"type": "fact", "subject": "repo/r1", "predicate": "uses", "value": "text", "sources": ["slack:3"]},
+    ]
     path = records_file(tmp_path / "seed.jsonl", *entities, *facts, *bad)
     report = kg.json("import", path, "--apply")
     assert report["facts"] == {"created": 300}
@@ -150,8 +195,12 @@ def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not(kg, tmp_path):
 
     path = records_file(tmp_path / "seed.jsonl", *ENTITIES, *GOOD)
     leader, follower = pty.openpty()
-    run = subprocess.run([sys.executable, "-m", "kgrdf", "import", str(path), "--kb", str(kg.path)],
-                         stdout=subprocess.PIPE, stderr=follower, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "import", str(path), "--kb", str(kg.path)],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        timeout=120,
+    )
     os.close(follower)
     shown = b""
     while True:
@@ -165,6 +214,7 @@ def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not(kg, tmp_path):
     os.close(leader)
     assert run.returncode == 0
     assert b"7/7 records" in shown and b"[####" in shown and b"checking the shapes" in shown
-    piped = subprocess.run([sys.executable, "-m", "kgrdf", "import", str(path), "--kb", str(kg.path)],
-                           capture_output=True, timeout=120)
+    piped = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "import", str(path), "--kb", str(kg.path)], capture_output=True, timeout=120
+    )
     assert piped.returncode == 0 and b"records" not in piped.stderr

@@ -16,9 +16,13 @@ from .patchlog import apply_with_rdflib, check_journals, read_log
 QUADS = [f'<urn:s{i}> <urn:p> "v{i} \\"q\\"" <urn:g{i % 3}>' for i in range(8)]
 
 transactions = st.lists(
-    st.tuples(st.lists(st.sampled_from(QUADS), max_size=4, unique=True),
-              st.lists(st.sampled_from(QUADS), max_size=4, unique=True)),
-    min_size=1, max_size=8)
+    st.tuples(
+        st.lists(st.sampled_from(QUADS), max_size=4, unique=True),
+        st.lists(st.sampled_from(QUADS), max_size=4, unique=True),
+    ),
+    min_size=1,
+    max_size=8,
+)
 
 
 def private(line: str) -> bool:
@@ -41,8 +45,14 @@ def test_folding_the_journal_equals_replaying_it_into_oxigraph(tmp_path_factory,
     entries, torn = journal.read_after(Position())
     assert torn == []
     assert [tx.deletes + tx.adds for tx, _ in entries] == [
-        [q for q in d if private(q)] + [q for q in d if not private(q)] + [q for q in a if private(q)]
-        + [q for q in a if not private(q)] if split else d + a for d, a in steps]
+        [q for q in d if private(q)]
+        + [q for q in d if not private(q)]
+        + [q for q in a if private(q)]
+        + [q for q in a if not private(q)]
+        if split
+        else d + a
+        for d, a in steps
+    ]
     assert [tx.seq for tx, _ in entries] == list(range(first, first + len(steps)))
     assert entries[-1][1] == position
     backend = OxigraphBackend(None)
@@ -65,8 +75,13 @@ def test_folding_the_journal_equals_replaying_it_into_oxigraph(tmp_path_factory,
 
 def _part(entries, route, local):
     for tx, _ in entries:
-        yield Transaction(tx.seq, tx.command, tx.time, [q for q in tx.deletes if route(q) == local],
-                          [q for q in tx.adds if route(q) == local])
+        yield Transaction(
+            tx.seq,
+            tx.command,
+            tx.time,
+            [q for q in tx.deletes if route(q) == local],
+            [q for q in tx.adds if route(q) == local],
+        )
 
 
 def test_reading_after_a_position_returns_only_later_transactions(tmp_path):
@@ -83,8 +98,13 @@ def test_one_patch_a_file_a_thousand_files_a_folder_and_a_write_touches_one_new_
     monkeypatch.setattr(journal_mod, "PER_FOLDER", 3)
     journal, position = _write(tmp_path, [([], [q]) for q in QUADS if not private(q)])
     names = [f"{p.parent.name}/{p.name}" for p in journal.shared.files()]
-    assert names == ["0000000/0000000001.rdfp", "0000000/0000000002.rdfp", "0000001/0000000003.rdfp",
-                     "0000001/0000000004.rdfp", "0000001/0000000005.rdfp"]
+    assert names == [
+        "0000000/0000000001.rdfp",
+        "0000000/0000000002.rdfp",
+        "0000001/0000000003.rdfp",
+        "0000001/0000000004.rdfp",
+        "0000001/0000000005.rdfp",
+    ]
     before = {p: p.read_bytes() for p in journal.segments()}
     after = journal.append(Transaction(position.seq + 1, "test", "t", adds=[QUADS[1]]), position)
     changed = [p for p in journal.segments() if before.get(p) != p.read_bytes()]
@@ -107,13 +127,16 @@ def test_a_file_cut_short_is_a_torn_tail_set_aside(tmp_path):
     assert journal.read_after(position) == ([], [])
 
 
-@pytest.mark.parametrize("data, found", [
-    (b'H id <urn:uuid:x> .\nTX .\nTC .\nH id <urn:uuid:y> .\nTX .\nTC .\n', "after the patch's TC"),
-    (b'H id <urn:uuid:x> .\nTX .\nH seq "3" .\nTC .\n', "unexpected row in the patch"),
-    (b'TX .\nTC .\n', "lacks its id"),
-    (b'H id <urn:uuid:x> .\nA <urn:a> <urn:b> <urn:c> .\nTX .\nTC .\n', "unexpected row in the header"),
-    (b'H id <urn:uuid:x> .\nH id <urn:uuid:y> .\nTX .\nTC .\n', "two id headers"),
-])
+@pytest.mark.parametrize(
+    "data, found",
+    [
+        (b"H id <urn:uuid:x> .\nTX .\nTC .\nH id <urn:uuid:y> .\nTX .\nTC .\n", "after the patch's TC"),
+        (b'H id <urn:uuid:x> .\nTX .\nH seq "3" .\nTC .\n', "unexpected row in the patch"),
+        (b"TX .\nTC .\n", "lacks its id"),
+        (b"H id <urn:uuid:x> .\nA <urn:a> <urn:b> <urn:c> .\nTX .\nTC .\n", "unexpected row in the header"),
+        (b"H id <urn:uuid:x> .\nH id <urn:uuid:y> .\nTX .\nTC .\n", "two id headers"),
+    ],
+)
 def test_a_file_that_is_not_exactly_one_patch_is_damage(tmp_path, data, found):
     journal, _ = _write(tmp_path, [([], [QUADS[1]])])
     (journal.shared.dir / "0000000" / "0000000002.rdfp").write_bytes(data)
@@ -128,7 +151,9 @@ def test_a_transaction_with_private_rows_is_a_patch_in_each_journal_and_the_shar
     # The private journal holds the order: each private patch its sequence number, and the shared
     # patch of its transaction; the shared journal holds no number, so no gap shows private writes.
     assert [(p["headers"]["seq"], p["headers"].get("shared")) for p in local] == [
-        ("1", shared[0]["headers"]["id"]), ("3", None)]
+        ("1", shared[0]["headers"]["id"]),
+        ("3", None),
+    ]
     assert all("seq" not in p["headers"] and "streams" not in p["headers"] for p in shared)
     assert shared[1]["headers"]["prev"] == shared[0]["headers"]["id"]
     assert local[1]["headers"]["prev"] == local[0]["headers"]["id"]
@@ -186,8 +211,7 @@ def test_a_patch_naming_another_prev_is_damage(tmp_path):
 
 
 def test_a_transaction_missing_its_shared_patch_is_damage(tmp_path):
-    journal, _ = _write(tmp_path, [([], [QUADS[0], QUADS[1]]), ([], [QUADS[0], QUADS[2]]), ([], [QUADS[3]])],
-                        private)
+    journal, _ = _write(tmp_path, [([], [QUADS[0], QUADS[1]]), ([], [QUADS[0], QUADS[2]]), ([], [QUADS[3]])], private)
     for path in journal.shared.files():
         path.unlink()
     with pytest.raises(Damaged, match="lacks its patch in journal/r-test"):

@@ -10,8 +10,16 @@ from kgrdf import lint, schema
 from kgrdf.cli import app
 from tests.conftest import runner
 
-KINDS = {"stale", "contradiction", "overlap", "orphan", "alias_collision", "merge_suggestion", "look_alike",
-         "retention"}
+KINDS = {
+    "stale",
+    "contradiction",
+    "overlap",
+    "orphan",
+    "alias_collision",
+    "merge_suggestion",
+    "look_alike",
+    "retention",
+}
 
 
 def lint_run(kg, *args):
@@ -152,11 +160,21 @@ def contradicted(linked, monkeypatch):
     """Two purposes of the release process, both confirmed automatically (two trusted sources each,
     an automatic confirmation closes nothing): a contradiction. Returns (older, newer)."""
     monkeypatch.setenv("KGRDF_NOW", "2026-06-02T09:00:00Z")
-    older = linked.json("propose", "process/release", "purpose", "--value", "ship weekly",
-                        "--source", "report:a", "--source", "ledger:b")
+    older = linked.json(
+        "propose",
+        "process/release",
+        "purpose",
+        "--value",
+        "ship weekly",
+        "--source",
+        "report:a",
+        "--source",
+        "ledger:b",
+    )
     monkeypatch.setenv("KGRDF_NOW", "2026-06-03T09:00:00Z")
-    newer = linked.json("propose", "process/release", "purpose", "--value", "ship daily",
-                        "--source", "report:c", "--source", "ledger:d")
+    newer = linked.json(
+        "propose", "process/release", "purpose", "--value", "ship daily", "--source", "report:c", "--source", "ledger:d"
+    )
     assert older["status"] == newer["status"] == "confirmed"
     return older["id"], newer["id"]
 
@@ -166,8 +184,10 @@ def test_contradiction_two_current_values_of_a_single_valued_predicate(linked, c
     [found] = findings(linked, "contradiction")
     assert found["entities"] == ["process/release"]
     assert found["facts"] == [newer, older]
-    assert found["message"] == (f"Release process has 2 current values of purpose, which takes one: "
-                                f"'ship daily' ({newer}, newest), 'ship weekly' ({older})")
+    assert found["message"] == (
+        f"Release process has 2 current values of purpose, which takes one: "
+        f"'ship daily' ({newer}, newest), 'ship weekly' ({older})"
+    )
     assert found["fix"] == f"kg confirm {newer}"
     assert found["alternatives"] == [f"kg confirm {older}"]
 
@@ -221,28 +241,47 @@ def test_an_entity_whose_only_fact_is_rejected_or_closed_is_an_orphan(linked):
     assert [f["entities"] for f in findings(linked, "orphan")] == [["channel/ops"]]
 
 
-@pytest.mark.parametrize("type_key, fix", [
-    ("step", "kg propose PROCESS has_step --object step/x --source KIND:REF"),
-    ("process", "kg propose process/x has_step --object STEP --source KIND:REF"),
-    ("person", "kg propose person/x member_of --object TEAM --source KIND:REF"),
-    ("decision", "kg propose decision/x about --object ENTITY --source KIND:REF"),
-    ("organization", "kg propose organization/x customer_of --object ORGANIZATION --source KIND:REF"),
-])
+@pytest.mark.parametrize(
+    "type_key, fix",
+    [
+        ("step", "kg propose PROCESS has_step --object step/x --source KIND:REF"),
+        ("process", "kg propose process/x has_step --object STEP --source KIND:REF"),
+        ("person", "kg propose person/x member_of --object TEAM --source KIND:REF"),
+        ("decision", "kg propose decision/x about --object ENTITY --source KIND:REF"),
+        ("organization", "kg propose organization/x customer_of --object ORGANIZATION --source KIND:REF"),
+    ],
+)
 def test_orphan_fix_comes_from_the_schema(type_key, fix):
     assert lint.orphan_fix(f"{type_key}/x", type_key, schema.core()) == fix
 
 
 def test_orphan_fix_for_a_type_with_values_only_or_nothing():
     site = schema.Schema(
-        types={"widget": schema.EntityType("widget", "urn:widget", "Site", "widget"),
-               "gadget": schema.EntityType("gadget", "urn:gadget", "Site", "gadget")},
-        predicates={"colour": schema.Predicate(
-            key="colour", iri="urn:colour", axis="Site", label="colour", sentence="{subject} is {target}",
-            takes_entity=False, value_type=None, single_valued=False, high_risk=False, person_ok=False,
-            ordered=False, domain=frozenset({"widget"}))})
+        types={
+            "widget": schema.EntityType("widget", "urn:widget", "Site", "widget"),
+            "gadget": schema.EntityType("gadget", "urn:gadget", "Site", "gadget"),
+        },
+        predicates={
+            "colour": schema.Predicate(
+                key="colour",
+                iri="urn:colour",
+                axis="Site",
+                label="colour",
+                sentence="{subject} is {target}",
+                takes_entity=False,
+                value_type=None,
+                single_valued=False,
+                high_risk=False,
+                person_ok=False,
+                ordered=False,
+                domain=frozenset({"widget"}),
+            )
+        },
+    )
     assert lint.orphan_fix("widget/x", "widget", site) == "kg propose widget/x colour --value VALUE --source KIND:REF"
     assert lint.orphan_fix("gadget/x", "gadget", site) == (
-        "kg propose gadget/x PREDICATE --object ENTITY --source KIND:REF")
+        "kg propose gadget/x PREDICATE --object ENTITY --source KIND:REF"
+    )
 
 
 # --- alias collision ------------------------------------------------------------------------------
@@ -251,7 +290,9 @@ def test_orphan_fix_for_a_type_with_values_only_or_nothing():
 def test_alias_collision_two_people_sharing_a_name_until_distinct_from_says_so(kg):
     kg("add-entity", "person/dana", "--name", "Dana Okafor", "--alias", "Dana")
     # A second alias "Dana" is refused on writing; a name may be shared, and lint reports it.
-    assert "person/dana" in kg("add-entity", "person/dana-lee", "--name", "Dana Lee", "--alias", "Dana", expect=1).stderr
+    assert (
+        "person/dana" in kg("add-entity", "person/dana-lee", "--name", "Dana Lee", "--alias", "Dana", expect=1).stderr
+    )
     kg("add-entity", "person/dana-lee", "--name", "Dana")
     [found] = findings(kg, "alias_collision")
     assert found["entities"] == ["person/dana", "person/dana-lee"] and found["facts"] == []
@@ -280,7 +321,8 @@ def test_alias_collisions_literal():
     lee = Named("person/dana-lee", "person", "Dana Lee")
     brooks = Named("person/dan", "person", "Dan Brooks", ["Dan"])
     assert [(a.id, b.id) for a, b, _ in lint.alias_collisions([okafor, lee, brooks])] == [
-        ("person/dana", "person/dana-lee")]
+        ("person/dana", "person/dana-lee")
+    ]
     plain = Named("person/dana", "person", "Dana Okafor")
     assert lint.alias_collisions([plain, lee]) == []  # two first names alone resolve to nobody
     twin = Named("person/dana-2", "person", "dana  OKAFOR")
@@ -294,12 +336,15 @@ def test_merge_suggestion_near_identical_names_and_the_alias_fix_clears_it(linke
     linked("add-entity", "channel/deploy", "--name", "deploys")
     [found] = findings(linked, "merge_suggestion")
     assert found["entities"] == ["channel/deploy", "channel/deploys"] and found["facts"] == []
-    assert found["message"] == ("'deploys' (channel/deploy) and '#deploys' (channel/deploys): the same name but for "
-                                "case, spaces and punctuation (0 and 1 current facts)")
+    assert found["message"] == (
+        "'deploys' (channel/deploy) and '#deploys' (channel/deploys): the same name but for "
+        "case, spaces and punctuation (0 and 1 current facts)"
+    )
     # the one with fewer facts becomes the alias of the other
     assert found["fix"] == "kg propose channel/deploy alias_of --object channel/deploys --source user:kg-lint"
     assert found["alternatives"] == [
-        "kg propose channel/deploy distinct_from --object channel/deploys --source user:kg-lint"]
+        "kg propose channel/deploy distinct_from --object channel/deploys --source user:kg-lint"
+    ]
     run(linked, found["fix"])
     assert findings(linked, "merge_suggestion") == []
 
@@ -313,18 +358,21 @@ def test_merge_suggestion_is_cleared_by_distinct_from(kg):
     assert findings(kg, "merge_suggestion") == []
 
 
-@pytest.mark.parametrize("a, b, why", [
-    ("web-app", "Web App", "the same name but for case, spaces and punctuation"),
-    ("webapp", "WEB_APP", "the same name but for case, spaces and punctuation"),
-    ("Dana Okafor", "Dana Okafur", "names one letter apart"),
-    ("release-process", "release process!", "the same name but for case, spaces and punctuation"),
-    ("frontend", "frontends", "names one letter apart"),
-    ("staging-2", "staging-3", None),  # numbered siblings
-    ("staging", "staging-2", None),
-    ("api", "app", None),  # too short to call a typo
-    ("deploy", "deplyo", None),  # two letters swapped is two edits
-    ("!!!", "???", None),
-])
+@pytest.mark.parametrize(
+    "a, b, why",
+    [
+        ("web-app", "Web App", "the same name but for case, spaces and punctuation"),
+        ("webapp", "WEB_APP", "the same name but for case, spaces and punctuation"),
+        ("Dana Okafor", "Dana Okafur", "names one letter apart"),
+        ("release-process", "release process!", "the same name but for case, spaces and punctuation"),
+        ("frontend", "frontends", "names one letter apart"),
+        ("staging-2", "staging-3", None),  # numbered siblings
+        ("staging", "staging-2", None),
+        ("api", "app", None),  # too short to call a typo
+        ("deploy", "deplyo", None),  # two letters swapped is two edits
+        ("!!!", "???", None),
+    ],
+)
 def test_near_identical_literal(a, b, why):
     assert lint.near_identical(a, b) == why
     assert lint.near_identical(b, a) == why
@@ -332,10 +380,14 @@ def test_near_identical_literal(a, b, why):
 
 def test_merge_suggestions_literal_only_within_one_type():
     Named = lint.Named
-    entities = [Named("repo/web-app", "repo", "web-app", ["the web app"]), Named("repo/webapp", "repo", "Web App"),
-                Named("service/web-app", "service", "web-app"), Named("repo/site", "repo", "The Web-App"),
-                Named("environment/staging-2", "environment", "staging-2"),
-                Named("environment/staging-3", "environment", "staging-3")]
+    entities = [
+        Named("repo/web-app", "repo", "web-app", ["the web app"]),
+        Named("repo/webapp", "repo", "Web App"),
+        Named("service/web-app", "service", "web-app"),
+        Named("repo/site", "repo", "The Web-App"),
+        Named("environment/staging-2", "environment", "staging-2"),
+        Named("environment/staging-3", "environment", "staging-3"),
+    ]
     pairs = [(a.id, b.id, why) for a, b, why in lint.merge_suggestions(entities)]
     assert pairs == [
         ("repo/site", "repo/web-app", "the name of one is an alias of the other ('the web app')"),
@@ -390,7 +442,9 @@ def test_the_example_organization_has_two_orphans(demo):
     result = demo("lint", "--json", expect=1)
     doc = json.loads(result.stdout)
     assert [(f["kind"], f["entities"]) for f in doc["findings"]] == [
-        ("orphan", ["channel/incidents"]), ("orphan", ["organization/fernhill"])]
+        ("orphan", ["channel/incidents"]),
+        ("orphan", ["organization/fernhill"]),
+    ]
 
 
 def test_the_lint_queries_give_the_same_rows_on_oxigraph_and_rdflib(linked, contradicted, monkeypatch):
@@ -405,15 +459,20 @@ def test_the_lint_queries_give_the_same_rows_on_oxigraph_and_rdflib(linked, cont
     linked("propose", "person/dana", "distinct_from", "--object", "person/dana-lee", "--source", "user:kg-lint")
     linked("propose", "person/dana", "title", "--value", "Lead", "--source", "profile:dir")
     linked("add-entity", "environment/qa", "--name", "qa")
-    active = json.loads(linked("propose", "environment/qa", "status", "--value", "active", "--source", "report:r",
-                               "--json").stdout)["id"]
+    active = json.loads(
+        linked("propose", "environment/qa", "status", "--value", "active", "--source", "report:r", "--json").stdout
+    )["id"]
     linked("confirm", active)
     linked("supersede", active, "--value", "retired", "--valid-from", "2026-01-01")  # two values (lint-overlaps)
     store, graph = both_engines(linked.path)
     later = vocab.datetime_literal("2027-06-01T00:00:00Z")
     now = vocab.datetime_literal(clock.iso(clock.now()))
-    bindings = {"before": later, "now": now, "entities": vocab.entities_graph("main"),
-                "entity": vocab.entity_iri("main", "process/release")}
+    bindings = {
+        "before": later,
+        "now": now,
+        "entities": vocab.entities_graph("main"),
+        "entity": vocab.entity_iri("main", "process/release"),
+    }
     names = [n for n in queries.names() if n.startswith("lint-")]
     assert len(names) == 8
     for name in names:

@@ -98,7 +98,7 @@ def test_a_format_1_knowledge_base_is_migrated_on_open_and_answers_the_same_read
     forgot = kg.json("forget", "person/lee")
     assert forgot["placeholders"] >= 1
     shared_after, local_after = check_journals(path / "journal", REPLICA)
-    assert [p["headers"]["id"] for p in shared_after[:len(shared)]] == [p["headers"]["id"] for p in shared]
+    assert [p["headers"]["id"] for p in shared_after[: len(shared)]] == [p["headers"]["id"] for p in shared]
     assert sum("placeholder" in p["headers"] for p in local_after) == 3 + forgot["placeholders"]
     assert kg.json("validate")["damage"] == []
     assert reads(path)["facts"]["repo/api"] == EXPECTED["facts"]["repo/api"]
@@ -111,15 +111,19 @@ def test_a_format_1_knowledge_base_without_git_or_index_is_migrated_too(tmp_path
     check_journals(path / "journal", REPLICA)
 
 
-@pytest.mark.parametrize("target, when, match", [
-    pytest.param("kgrdf.migrate:build", "after", "", id="new journal built, before the commit point"),
-    pytest.param("kgrdf.files:write_json", "after", "migrating", id="at the commit point"),
-    pytest.param("kgrdf.migrate:os.replace", "after", "journal", id="between the two renames"),
-    pytest.param("kgrdf.files:write_json", "after", "view.json", id="view.json written, not format.json"),
-    pytest.param("kgrdf.kb:KnowledgeBase.git_commit", "before", "", id="before the commit"),
-])
+@pytest.mark.parametrize(
+    "target, when, match",
+    [
+        pytest.param("kgrdf.migrate:build", "after", "", id="new journal built, before the commit point"),
+        pytest.param("kgrdf.files:write_json", "after", "migrating", id="at the commit point"),
+        pytest.param("kgrdf.migrate:os.replace", "after", "journal", id="between the two renames"),
+        pytest.param("kgrdf.files:write_json", "after", "view.json", id="view.json written, not format.json"),
+        pytest.param("kgrdf.kb:KnowledgeBase.git_commit", "before", "", id="before the commit"),
+    ],
+)
 def test_a_migration_killed_at_any_point_leaves_the_old_or_the_new_and_the_next_open_finishes(
-        tmp_path, target, when, match):
+    tmp_path, target, when, match
+):
     path = _copy(tmp_path)
     before = _journal_files(path / "journal")
     proc = _spawn(path, "-c", KILL_AT, target, when, match, "stats")

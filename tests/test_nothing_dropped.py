@@ -40,8 +40,10 @@ def records_file(path, *records):
 def fixed_now(monkeypatch):
     """The clock at a known time, moved forward with ``fixed_now("...")``. A test asks for it before
     any fixture that writes: recorded time never goes backwards."""
+
     def at(moment: str):
         monkeypatch.setenv("KGRDF_NOW", moment)
+
     at("2026-11-02T09:00:00Z")
     return at
 
@@ -49,12 +51,15 @@ def fixed_now(monkeypatch):
 # --- a. an observation does not change a fact's valid time or order -------------------------------------
 
 
-@pytest.mark.parametrize("known, again, field", [
-    (["--valid-from", "2026-01-05"], ["--valid-from", "2026-03-01"], "valid_from"),
-    ([], ["--valid-from", "2025-12-24T08:00:00+02:00"], "valid_from"),
-    ([], ["--valid-to", "2027-01-01"], "valid_to"),
-    (["--valid-to", "2027-01-01"], ["--valid-to", "2027-02-01"], "valid_to"),
-])
+@pytest.mark.parametrize(
+    "known, again, field",
+    [
+        (["--valid-from", "2026-01-05"], ["--valid-from", "2026-03-01"], "valid_from"),
+        ([], ["--valid-from", "2025-12-24T08:00:00+02:00"], "valid_from"),
+        ([], ["--valid-to", "2027-01-01"], "valid_to"),
+        (["--valid-to", "2027-01-01"], ["--valid-to", "2027-02-01"], "valid_to"),
+    ],
+)
 def test_proposing_a_known_fact_with_other_valid_times_is_refused(seeded, known, again, field):
     fact = propose(seeded, "person/dana", "reviews", "--object", "repo/api", "-s", "slack:p1", *known)
     line = refused(seeded, "propose", "Dana", "reviews", "--object", "api", "-s", "pr:7", *again)
@@ -65,8 +70,9 @@ def test_proposing_a_known_fact_with_other_valid_times_is_refused(seeded, known,
 def test_proposing_a_step_again_at_another_place_is_refused(seeded):
     seeded("add-entity", "step/canary", "--name", "Canary checks")
     step = propose(seeded, "release", "has_step", "--object", "step/canary", "-s", "doc:runbook", "--order", "2")
-    line = refused(seeded, "propose", "release", "has_step", "--object", "Canary checks", "-s", "doc:runbook",
-                   "--order", "3")
+    line = refused(
+        seeded, "propose", "release", "has_step", "--object", "Canary checks", "-s", "doc:runbook", "--order", "3"
+    )
     assert step["id"] in line and "order 2 (proposed: 3)" in line
     # The same place, or no place said, is an observation.
     same = propose(seeded, "release", "has_step", "--object", "step/canary", "-s", "doc:x", "--order", "2")
@@ -75,10 +81,19 @@ def test_proposing_a_step_again_at_another_place_is_refused(seeded):
 
 
 def test_the_way_out_corrects_a_facts_times_in_place_and_keeps_what_they_were(seeded):
-    fact = propose(seeded, "repo/api", "depends_on", "--object", "repo/web-app", "-s", "pr:1",
-                   "--valid-from", "2026-01-05")
-    corrected = seeded.json("supersede", fact["id"], "--valid-from", "2026-02-01", "--valid-to", "2026-10-01",
-                            "--reason", "the migration started later")
+    fact = propose(
+        seeded, "repo/api", "depends_on", "--object", "repo/web-app", "-s", "pr:1", "--valid-from", "2026-01-05"
+    )
+    corrected = seeded.json(
+        "supersede",
+        fact["id"],
+        "--valid-from",
+        "2026-02-01",
+        "--valid-to",
+        "2026-10-01",
+        "--reason",
+        "the migration started later",
+    )
     assert corrected["outcome"] == "retimed" and corrected["id"] == fact["id"]
     assert (corrected["valid_from"], corrected["valid_to"]) == ("2026-02-01T00:00:00Z", "2026-10-01T00:00:00Z")
     last = seeded.json("history", fact["id"])["history"][-1]
@@ -93,13 +108,33 @@ def test_the_way_out_corrects_a_facts_times_in_place_and_keeps_what_they_were(se
 
 def test_an_import_record_observing_a_known_fact_at_other_times_is_refused_as_a_conflict(seeded, tmp_path):
     propose(seeded, "repo/api", "caveat", "--value", "slow tests", "-s", "pr:1", "--valid-from", "2026-04-01")
-    path = records_file(tmp_path / "again.jsonl",
-                        {"type": "fact", "subject": "api", "predicate": "caveat", "value": "Slow  tests",
-                         "sources": ["doc:wiki"], "valid_from": "2026-05-01"},
-                        {"type": "fact", "subject": "api", "predicate": "caveat", "value": "other",
-                         "sources": ["doc:wiki"], "valid_to": "2026-05-01"},
-                        {"type": "fact", "subject": "api", "predicate": "caveat", "value": "OTHER",
-                         "sources": ["doc:wiki"], "valid_to": "2026-06-01"})
+    path = records_file(
+        tmp_path / "again.jsonl",
+        {
+            "type": "fact",
+            "subject": "api",
+            "predicate": "caveat",
+            "value": "Slow  tests",
+            "sources": ["doc:wiki"],
+            "valid_from": "2026-05-01",
+        },
+        {
+            "type": "fact",
+            "subject": "api",
+            "predicate": "caveat",
+            "value": "other",
+            "sources": ["doc:wiki"],
+            "valid_to": "2026-05-01",
+        },
+        {
+            "type": "fact",
+            "subject": "api",
+            "predicate": "caveat",
+            "value": "OTHER",
+            "sources": ["doc:wiki"],
+            "valid_to": "2026-06-01",
+        },
+    )
     report = seeded.json("import", path, "--apply")
     assert report["refused"] == {"conflict": 2}
     assert [r["line"] for r in report["refusals"]] == [1, 3]
@@ -126,12 +161,24 @@ def test_an_inference_about_a_person_is_not_observed_either(seeded):
 
 
 def test_the_reason_a_fact_was_proposed_is_kept_and_shown(seeded):
-    fact = propose(seeded, "repo/api", "caveat", "--value", "needs a warm cache", "-s", "pr:3",
-                   "--reason", "found while fixing the nightly job")
+    fact = propose(
+        seeded,
+        "repo/api",
+        "caveat",
+        "--value",
+        "needs a warm cache",
+        "-s",
+        "pr:3",
+        "--reason",
+        "found while fixing the nightly job",
+    )
     assert fact["outcome"] == "created" and fact["reason"] == "found while fixing the nightly job"
     history = seeded.json("history", fact["id"])
-    assert history["history"][0] == {"at": fact["recorded_at"], "action": "recorded",
-                                     "reason": "found while fixing the nightly job"}
+    assert history["history"][0] == {
+        "at": fact["recorded_at"],
+        "action": "recorded",
+        "reason": "found while fixing the nightly job",
+    }
     assert [e["action"] for e in history["history"]] == ["recorded"]
     assert "(found while fixing the nightly job)" in seeded("history", fact["id"]).stdout
     # Without a reason nothing more is recorded; with one, an observation keeps its own.
@@ -152,17 +199,34 @@ def test_the_reason_of_a_supersede_is_kept_on_the_new_fact_and_the_closing_of_th
 
 
 def test_an_import_record_keeps_its_reason(seeded, tmp_path):
-    path = records_file(tmp_path / "why.jsonl", {"type": "fact", "subject": "api", "predicate": "caveat",
-                                                   "value": "pinned to node 20", "sources": ["doc:adr-7"],
-                                                   "reason": "ADR 7, the build image"})
+    path = records_file(
+        tmp_path / "why.jsonl",
+        {
+            "type": "fact",
+            "subject": "api",
+            "predicate": "caveat",
+            "value": "pinned to node 20",
+            "sources": ["doc:adr-7"],
+            "reason": "ADR 7, the build image",
+        },
+    )
     seeded("import", path, "--apply")
     fact = seeded.json("facts", "repo/api")["facts"][0]
     assert seeded.json("history", fact["id"])["history"][0]["reason"] == "ADR 7, the build image"
 
 
 def test_a_reason_naming_a_person_makes_the_fact_personal_and_private(seeded):
-    fact = propose(seeded, "repo/api", "caveat", "--value", "no deploys on friday", "-s", "doc:policy",
-                   "--reason", "Dana Okafor asked for it")
+    fact = propose(
+        seeded,
+        "repo/api",
+        "caveat",
+        "--value",
+        "no deploys on friday",
+        "-s",
+        "doc:policy",
+        "--reason",
+        "Dana Okafor asked for it",
+    )
     assert fact["sensitivity"] == "personal"
     shared = b"".join(p.read_bytes() for p in (seeded.path / "journal").rglob("*.rdfp") if p.parent.name != "local")
     assert b"Dana Okafor asked for it" not in shared
@@ -174,31 +238,34 @@ def test_a_reason_naming_a_person_makes_the_fact_personal_and_private(seeded):
 FACT = {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "v", "sources": ["doc:a"]}
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"prevents_rework": "False"}, "prevents_rework must be true or false, not text ('False')"),
-    ({"prevents_rework": "yes"}, "prevents_rework must be true or false, not text ('yes')"),
-    ({"prevents_rework": 0}, "prevents_rework must be true or false, not a number (0)"),
-    ({"extracted": "1", "confidence": 0.5}, "extracted must be true or false"),
-    ({"sources": "doc:a"}, "sources must be a list, not text ('doc:a')"),
-    ({"sources": {"kind": "doc", "ref": "a"}}, "sources must be a list, not an object"),
-    ({"sources": [{"kind": "doc", "ref": "a", "quote": "q"}]}, "without 'quote'"),
-    ({"sources": [{"kind": "doc"}]}, 'a source object is {"kind": ..., "ref": ...}'),
-    ({"sources": [["doc:a"]]}, "a source is KIND:REF"),
-    ({"value": 12}, "value must be text, not a number (12)"),
-    ({"value": ["v"]}, "value must be text, not a list"),
-    ({"subject": {"id": "repo/api"}}, "subject must be text, not an object"),
-    ({"authority": True}, "authority must be text, not true or false"),
-    ({"order": "first"}, "order must be a whole number, not text ('first')"),
-    ({"order": 2.5}, "order must be a whole number, not a number (2.5)"),
-    ({"extracted": True, "confidence": "high"}, "confidence must be a number, not text ('high')"),
-    ({"valid_from": 20260101}, "valid_from must be text, not a number"),
-    ({"valid_from": "soon"}, "valid_from 'soon' is not a date"),
-    ({"valid_to": " "}, "valid_to is empty"),
-    ({"status": "rejected"}, "status 'rejected' is not imported"),
-    ({"valid-from": "2026-01-01"}, 'has no field "valid-from"'),
-    ({"Value": "v2"}, 'has no field "Value"'),
-    ({"subject": None}, 'a fact record needs "subject"'),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"prevents_rework": "False"}, "prevents_rework must be true or false, not text ('False')"),
+        ({"prevents_rework": "yes"}, "prevents_rework must be true or false, not text ('yes')"),
+        ({"prevents_rework": 0}, "prevents_rework must be true or false, not a number (0)"),
+        ({"extracted": "1", "confidence": 0.5}, "extracted must be true or false"),
+        ({"sources": "doc:a"}, "sources must be a list, not text ('doc:a')"),
+        ({"sources": {"kind": "doc", "ref": "a"}}, "sources must be a list, not an object"),
+        ({"sources": [{"kind": "doc", "ref": "a", "quote": "q"}]}, "without 'quote'"),
+        ({"sources": [{"kind": "doc"}]}, 'a source object is {"kind": ..., "ref": ...}'),
+        ({"sources": [["doc:a"]]}, "a source is KIND:REF"),
+        ({"value": 12}, "value must be text, not a number (12)"),
+        ({"value": ["v"]}, "value must be text, not a list"),
+        ({"subject": {"id": "repo/api"}}, "subject must be text, not an object"),
+        ({"authority": True}, "authority must be text, not true or false"),
+        ({"order": "first"}, "order must be a whole number, not text ('first')"),
+        ({"order": 2.5}, "order must be a whole number, not a number (2.5)"),
+        ({"extracted": True, "confidence": "high"}, "confidence must be a number, not text ('high')"),
+        ({"valid_from": 20260101}, "valid_from must be text, not a number"),
+        ({"valid_from": "soon"}, "valid_from 'soon' is not a date"),
+        ({"valid_to": " "}, "valid_to is empty"),
+        ({"status": "rejected"}, "status 'rejected' is not imported"),
+        ({"valid-from": "2026-01-01"}, 'has no field "valid-from"'),
+        ({"Value": "v2"}, 'has no field "Value"'),
+        ({"subject": None}, 'a fact record needs "subject"'),
+    ],
+)
 def test_each_field_of_a_fact_record_refuses_what_it_does_not_hold(seeded, tmp_path, change, message):
     path = records_file(tmp_path / "bad.jsonl", FACT, {**FACT, "value": "w", **change})
     before = seeded.snapshot()
@@ -210,16 +277,25 @@ def test_each_field_of_a_fact_record_refuses_what_it_does_not_hold(seeded, tmp_p
     assert [f["value"] for f in seeded.json("facts", "repo/api")["facts"]] == ["v"]
 
 
-@pytest.mark.parametrize("record, message", [
-    ({"type": "entity", "id": "repo/x", "name": "x", "aliases": "the x"}, "aliases must be a list of texts, not text"),
-    ({"type": "entity", "id": "repo/x", "name": "x", "weak_aliases": "ex"}, "weak_aliases must be a list of texts"),
-    ({"type": "entity", "id": "repo/x", "name": "x", "aliases": [1]}, "each of aliases must be text"),
-    ({"type": "entity", "id": "repo/x", "name": 7}, "name must be text, not a number (7)"),
-    ({"type": "entity", "id": ["repo/x"], "name": "x"}, "id must be text, not a list"),
-    ({"type": "entity", "id": "repo/x", "name": "x", "summary": {"text": "s"}}, "summary must be text, not an object"),
-    ({"type": "entity", "id": "repo/x", "name": "x", "object": "repo/api"}, 'has no field "object"'),
-    ('{"type": "entity", "id": "repo/x", "name": "x", "name": "y"}', "the key 'name' is given twice"),
-])
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        (
+            {"type": "entity", "id": "repo/x", "name": "x", "aliases": "the x"},
+            "aliases must be a list of texts, not text",
+        ),
+        ({"type": "entity", "id": "repo/x", "name": "x", "weak_aliases": "ex"}, "weak_aliases must be a list of texts"),
+        ({"type": "entity", "id": "repo/x", "name": "x", "aliases": [1]}, "each of aliases must be text"),
+        ({"type": "entity", "id": "repo/x", "name": 7}, "name must be text, not a number (7)"),
+        ({"type": "entity", "id": ["repo/x"], "name": "x"}, "id must be text, not a list"),
+        (
+            {"type": "entity", "id": "repo/x", "name": "x", "summary": {"text": "s"}},
+            "summary must be text, not an object",
+        ),
+        ({"type": "entity", "id": "repo/x", "name": "x", "object": "repo/api"}, 'has no field "object"'),
+        ('{"type": "entity", "id": "repo/x", "name": "x", "name": "y"}', "the key 'name' is given twice"),
+    ],
+)
 def test_each_field_of_an_entity_record_refuses_what_it_does_not_hold(kg, tmp_path, record, message):
     path = records_file(tmp_path / "bad.jsonl", record)
     before = kg.snapshot()
@@ -231,11 +307,21 @@ def test_each_field_of_an_entity_record_refuses_what_it_does_not_hold(kg, tmp_pa
 
 def test_true_false_and_numbers_given_as_strings_are_read_strictly_as_what_they_say(seeded, tmp_path):
     seeded("add-entity", "step/smoke", "--name", "Smoke tests")
-    path = records_file(tmp_path / "strings.jsonl",
-                        {**FACT, "value": "a", "prevents_rework": "false"},
-                        {**FACT, "value": "b", "prevents_rework": "true"},
-                        {"type": "fact", "subject": "process/release", "predicate": "has_step", "object": "step/smoke",
-                         "sources": ["doc:runbook"], "order": "2", "extracted": "true", "confidence": "0.75"})
+    path = records_file(
+        tmp_path / "strings.jsonl",
+        {**FACT, "value": "a", "prevents_rework": "false"},
+        {**FACT, "value": "b", "prevents_rework": "true"},
+        {
+            "type": "fact",
+            "subject": "process/release",
+            "predicate": "has_step",
+            "object": "step/smoke",
+            "sources": ["doc:runbook"],
+            "order": "2",
+            "extracted": "true",
+            "confidence": "0.75",
+        },
+    )
     report = seeded.json("import", path, "--apply")
     assert report["refused"] == {} and report["facts"] == {"created": 3}
     facts = {f["value"]: f for f in seeded.json("facts", "repo/api")["facts"]}
@@ -246,8 +332,9 @@ def test_true_false_and_numbers_given_as_strings_are_read_strictly_as_what_they_
 
 
 def test_a_status_of_confirmed_is_imported_as_a_proposal_and_said_so(seeded, tmp_path):
-    path = records_file(tmp_path / "confirmed.jsonl", {**FACT, "status": "confirmed"}, {**FACT, "value": "p",
-                                                                                        "status": "proposed"})
+    path = records_file(
+        tmp_path / "confirmed.jsonl", {**FACT, "status": "confirmed"}, {**FACT, "value": "p", "status": "proposed"}
+    )
     report = seeded.json("import", path, "--apply")
     assert report["facts"] == {"created": 2} and report["proposals"] == 2
     assert report["notes"] and '1 fact record said "status": "confirmed"' in report["notes"][0]
@@ -258,16 +345,19 @@ def test_a_status_of_confirmed_is_imported_as_a_proposal_and_said_so(seeded, tmp
 # --- d. an empty or blank date is refused, never read as no date ---------------------------------------------
 
 
-@pytest.mark.parametrize("args", [
-    ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1", "--valid-from", ""],
-    ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1", "--valid-to", "   "],
-    ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1", "--valid-from", "\t"],
-    ["supersede", "FACT", "--value", "y", "--valid-from", ""],
-    ["supersede", "FACT", "--valid-to", " "],
-    ["facts", "repo/api", "--as-of", ""],
-    ["facts", "repo/api", "--known-at", "  "],
-    ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1", "--audience", ""],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1", "--valid-from", ""],
+        ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1", "--valid-to", "   "],
+        ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1", "--valid-from", "\t"],
+        ["supersede", "FACT", "--value", "y", "--valid-from", ""],
+        ["supersede", "FACT", "--valid-to", " "],
+        ["facts", "repo/api", "--as-of", ""],
+        ["facts", "repo/api", "--known-at", "  "],
+        ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1", "--audience", ""],
+    ],
+)
 def test_an_empty_date_option_is_refused_with_one_line(seeded, args):
     fact = propose(seeded, "repo/api", "caveat", "--value", "x", "-s", "pr:1")
     seeded("confirm", fact["id"])
@@ -283,8 +373,7 @@ def test_an_empty_date_in_an_import_record_is_refused(seeded, tmp_path):
 
 def test_an_empty_dated_value_is_refused_too(seeded):
     seeded("add-entity", "decision/freeze", "--name", "Code freeze")
-    assert "is empty" in refused(seeded, "propose", "decision/freeze", "decided", "--value", " ", "-s", "doc:1",
-                                 code=2)
+    assert "is empty" in refused(seeded, "propose", "decision/freeze", "decided", "--value", " ", "-s", "doc:1", code=2)
 
 
 # --- e. two values of a single-valued predicate never hold at once ----------------------------------------------
@@ -297,8 +386,9 @@ def _confirmed(kg, *args):
 
 
 def test_a_supersede_back_before_the_old_start_closes_the_old_value_at_its_start(fixed_now, seeded):
-    old = _confirmed(seeded, "environment/staging", "status", "--value", "active", "-s", "report:r",
-                     "--valid-from", "2026-03-01")
+    old = _confirmed(
+        seeded, "environment/staging", "status", "--value", "active", "-s", "report:r", "--valid-from", "2026-03-01"
+    )
     new = seeded.json("supersede", old, "--value", "retired", "--valid-from", "2026-01-15")
     assert "never held" in new["note"]
     closed = seeded.json("history", old)["fact"]
@@ -310,8 +400,17 @@ def test_a_supersede_back_before_the_old_start_closes_the_old_value_at_its_start
 
 
 def test_a_supersede_from_the_old_start_replaces_it_wholly(fixed_now, seeded):
-    old = _confirmed(seeded, "process/release", "entry_point", "--object", "channel/ops", "-s", "report:r",
-                     "--valid-from", "2026-05-01")
+    old = _confirmed(
+        seeded,
+        "process/release",
+        "entry_point",
+        "--object",
+        "channel/ops",
+        "-s",
+        "report:r",
+        "--valid-from",
+        "2026-05-01",
+    )
     seeded.json("supersede", old, "--object", "#deploys", "--valid-from", "2026-05-01")
     shown = seeded.json("facts", "release", "--as-of", "2026-06-01")["facts"]
     assert [f["object"] for f in shown] == ["channel/deploys"]
@@ -331,8 +430,9 @@ def test_a_supersede_without_a_start_holds_from_now_and_the_old_value_until_now(
 
 
 def test_a_replacement_reaching_over_an_older_closed_value_is_refused(fixed_now, seeded):
-    first = _confirmed(seeded, "environment/staging", "status", "--value", "building", "-s", "report:r",
-                       "--valid-from", "2026-01-01")
+    first = _confirmed(
+        seeded, "environment/staging", "status", "--value", "building", "-s", "report:r", "--valid-from", "2026-01-01"
+    )
     second = seeded.json("supersede", first, "--value", "active", "--valid-from", "2026-06-01")["id"]
     line = refused(seeded, "supersede", second, "--value", "retired", "--valid-from", "2026-04-01")
     assert first in line and "takes one value at a time" in line and "2026-06-01" in line
@@ -345,11 +445,26 @@ def test_a_replacement_reaching_over_an_older_closed_value_is_refused(fixed_now,
 def test_lint_reports_values_that_hold_at_once_however_they_came_about(fixed_now, seeded, tmp_path):
     # An import with the auto-confirm rules: two trusted sources of different kinds confirm each,
     # and an automatic confirmation closes nothing.
-    path = records_file(tmp_path / "two.jsonl",
-                        {"type": "fact", "subject": "process/release", "predicate": "purpose", "value": "ship weekly",
-                         "sources": ["report:r1", "ledger:l1"], "valid_from": "2026-01-01", "valid_to": "2026-07-01"},
-                        {"type": "fact", "subject": "process/release", "predicate": "purpose", "value": "ship daily",
-                         "sources": ["report:r2", "ledger:l2"], "valid_from": "2026-05-01"})
+    path = records_file(
+        tmp_path / "two.jsonl",
+        {
+            "type": "fact",
+            "subject": "process/release",
+            "predicate": "purpose",
+            "value": "ship weekly",
+            "sources": ["report:r1", "ledger:l1"],
+            "valid_from": "2026-01-01",
+            "valid_to": "2026-07-01",
+        },
+        {
+            "type": "fact",
+            "subject": "process/release",
+            "predicate": "purpose",
+            "value": "ship daily",
+            "sources": ["report:r2", "ledger:l2"],
+            "valid_from": "2026-05-01",
+        },
+    )
     assert sum(seeded.json("import", path, "--apply", "--auto-confirm")["auto_confirmed"].values()) == 2
     assert {f["status"] for f in seeded.json("facts", "release", "--all")["facts"]} == {"confirmed"}
     found = [f for f in lint(seeded)["findings"] if f["kind"] == "overlap"]
@@ -361,12 +476,22 @@ def test_lint_reports_values_that_hold_at_once_however_they_came_about(fixed_now
 
 
 def test_lint_reports_an_overlap_a_confirm_back_in_time_made(fixed_now, seeded):
-    first = _confirmed(seeded, "process/release", "purpose", "--value", "ship weekly", "-s", "report:r",
-                       "--valid-from", "2026-01-01")
+    first = _confirmed(
+        seeded, "process/release", "purpose", "--value", "ship weekly", "-s", "report:r", "--valid-from", "2026-01-01"
+    )
     seeded("supersede", first, "--value", "ship daily", "--valid-from", "2026-06-01")
     # A proposal from before that change, confirmed: it replaces the current value from its start.
-    late = _confirmed(seeded, "process/release", "purpose", "--value", "ship on demand", "-s", "report:q",
-                      "--valid-from", "2026-03-01")
+    late = _confirmed(
+        seeded,
+        "process/release",
+        "purpose",
+        "--value",
+        "ship on demand",
+        "-s",
+        "report:q",
+        "--valid-from",
+        "2026-03-01",
+    )
     found = [f for f in lint(seeded)["findings"] if f["kind"] == "overlap"]
     assert [sorted(f["facts"]) for f in found] == [sorted([first, late])]
     assert "from 2026-03-01 to 2026-06-01" in found[0]["message"]
@@ -376,14 +501,17 @@ def test_lint_reports_an_overlap_a_confirm_back_in_time_made(fixed_now, seeded):
 # --- f. recorded time never goes backwards ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [
-    ["add-entity", "repo/late", "--name", "late"],
-    ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1"],
-    ["confirm", "FACT"],
-    ["reject", "FACT"],
-    ["supersede", "FACT", "--value", "y"],
-    ["org", "init", "Fernhill"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["add-entity", "repo/late", "--name", "late"],
+        ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1"],
+        ["confirm", "FACT"],
+        ["reject", "FACT"],
+        ["supersede", "FACT", "--value", "y"],
+        ["org", "init", "Fernhill"],
+    ],
+)
 def test_a_clock_behind_the_last_recorded_time_is_refused(fixed_now, seeded, args):
     fixed_now("2026-11-05T10:00:00Z")
     fact = propose(seeded, "repo/api", "caveat", "--value", "old", "-s", "pr:0")
@@ -405,9 +533,10 @@ def test_an_import_behind_the_clock_is_refused_too(fixed_now, seeded, tmp_path):
 
 
 def test_the_last_recorded_time_is_found_behind_a_large_transaction(fixed_now, kg, tmp_path):
-    path = records_file(tmp_path / "many.jsonl",
-                        *[{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}", "summary": "x" * 300}
-                          for i in range(400)])
+    path = records_file(
+        tmp_path / "many.jsonl",
+        *[{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}", "summary": "x" * 300} for i in range(400)],
+    )
     kg("import", path, "--apply")
     fixed_now("2026-11-02T08:59:59Z")
     assert "2026-11-02T09:00:00Z" in refused(kg, "add-entity", "repo/z", "--name", "z")
@@ -416,13 +545,16 @@ def test_the_last_recorded_time_is_found_behind_a_large_transaction(fixed_now, k
 # --- g. a write goes to a perspective that exists -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [
-    ["add-entity", "repo/x", "--name", "x"],
-    ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1"],
-    ["confirm", "f-aaaaaa"],
-    ["org", "add", "Acme"],
-    ["import", "FILE", "--apply"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["add-entity", "repo/x", "--name", "x"],
+        ["propose", "repo/api", "caveat", "--value", "x", "-s", "pr:1"],
+        ["confirm", "f-aaaaaa"],
+        ["org", "add", "Acme"],
+        ["import", "FILE", "--apply"],
+    ],
+)
 def test_a_write_to_an_unknown_perspective_is_refused_naming_the_known_ones(seeded, tmp_path, args):
     path = records_file(tmp_path / "one.jsonl", {"type": "entity", "id": "repo/y", "name": "y"})
     args = [str(path) if a == "FILE" else a for a in args]
@@ -445,12 +577,15 @@ def test_kg_org_init_provisions_a_perspective_and_then_it_takes_writes(seeded):
 # --- h. an alias names one entity --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args, other", [
-    (["repo/site", "--name", "site", "--alias", "WEB-APP"], "repo/web-app"),  # another's name, any case
-    (["repo/site", "--name", "site", "--alias", "  webapp "], "repo/web-app"),  # another's alias, spaced
-    (["team/site", "--name", "Site team", "--alias", "dana okafor"], "person/dana"),  # of another type
-    (["repo/api", "--name", "api", "--alias", "Release"], "process/release"),  # added to an entity that exists
-])
+@pytest.mark.parametrize(
+    "args, other",
+    [
+        (["repo/site", "--name", "site", "--alias", "WEB-APP"], "repo/web-app"),  # another's name, any case
+        (["repo/site", "--name", "site", "--alias", "  webapp "], "repo/web-app"),  # another's alias, spaced
+        (["team/site", "--name", "Site team", "--alias", "dana okafor"], "person/dana"),  # of another type
+        (["repo/api", "--name", "api", "--alias", "Release"], "process/release"),  # added to an entity that exists
+    ],
+)
 def test_an_alias_another_entity_goes_by_is_refused_with_its_id(seeded, args, other):
     line = refused(seeded, "add-entity", *args)
     assert other in line and "ambiguous" in line
@@ -463,14 +598,18 @@ def test_what_an_alias_may_share(seeded):
     assert seeded.json("add-entity", "repo/web-app", "--name", "web-app", "--alias", "WebApp")["outcome"] == "updated"
     # Another perspective's names are its own.
     seeded("org", "init", "Lyra", "--perspective", "lyra")
-    assert seeded.json("add-entity", "repo/w", "--name", "w", "--alias", "webapp",
-                       "--perspective", "lyra")["outcome"] == "created"
+    assert (
+        seeded.json("add-entity", "repo/w", "--name", "w", "--alias", "webapp", "--perspective", "lyra")["outcome"]
+        == "created"
+    )
 
 
 def test_an_import_refuses_an_alias_taken_earlier_in_the_same_file(kg, tmp_path):
-    path = records_file(tmp_path / "aliases.jsonl",
-                        {"type": "entity", "id": "team/web", "name": "Web team", "aliases": ["Web"]},
-                        {"type": "entity", "id": "team/platform", "name": "Platform team", "aliases": ["web"]})
+    path = records_file(
+        tmp_path / "aliases.jsonl",
+        {"type": "entity", "id": "team/web", "name": "Web team", "aliases": ["Web"]},
+        {"type": "entity", "id": "team/platform", "name": "Platform team", "aliases": ["web"]},
+    )
     report = kg.json("import", path, "--apply")
     assert report["refused"] == {"conflict": 1} and report["refusals"][0]["line"] == 2
     assert "team/web" in report["refusals"][0]["message"]
@@ -486,16 +625,19 @@ def test_a_merge_hands_the_merged_organizations_names_over(kg):
 # --- i. names that hide what they say ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("label, code", [
-    ("Da\u200bna", "U+200B"),  # zero-width space
-    ("Da\u200dna", "U+200D"),  # a zero-width joiner between Latin letters
-    ("\u202eanad", "U+202E"),  # right-to-left override
-    ("Dana\u2066", "U+2066"),  # left-to-right isolate
-    ("Da\u00adna", "U+00AD"),  # soft hyphen
-    ("\u3164Dana", "U+3164"),  # Hangul filler, a letter that shows as nothing
-    ("Dana\ufeff", "U+FEFF"),  # zero-width no-break space
-    ("Da\x1bna", "U+001B"),  # escape
-])
+@pytest.mark.parametrize(
+    "label, code",
+    [
+        ("Da\u200bna", "U+200B"),  # zero-width space
+        ("Da\u200dna", "U+200D"),  # a zero-width joiner between Latin letters
+        ("\u202eanad", "U+202E"),  # right-to-left override
+        ("Dana\u2066", "U+2066"),  # left-to-right isolate
+        ("Da\u00adna", "U+00AD"),  # soft hyphen
+        ("\u3164Dana", "U+3164"),  # Hangul filler, a letter that shows as nothing
+        ("Dana\ufeff", "U+FEFF"),  # zero-width no-break space
+        ("Da\x1bna", "U+001B"),  # escape
+    ],
+)
 @pytest.mark.parametrize("option", ["--name", "--alias", "--weak-alias"])
 def test_a_name_or_alias_hiding_what_it_says_is_refused(kg, label, code, option):
     args = ["--name", "Dana Okafor"] if option != "--name" else []
@@ -504,8 +646,7 @@ def test_a_name_or_alias_hiding_what_it_says_is_refused(kg, label, code, option)
 
 
 def test_an_import_refuses_a_hidden_character_in_a_name(kg, tmp_path):
-    path = records_file(tmp_path / "hidden.jsonl",
-                        {"type": "entity", "id": "organization/acme", "name": "Ac\u200cme"})
+    path = records_file(tmp_path / "hidden.jsonl", {"type": "entity", "id": "organization/acme", "name": "Ac\u200cme"})
     report = kg.json("import", path, "--apply")
     assert report["refused"] == {"malformed": 1} and "U+200C" in report["refusals"][0]["message"]
 
@@ -513,7 +654,7 @@ def test_an_import_refuses_a_hidden_character_in_a_name(kg, tmp_path):
 def test_joiners_that_spell_a_word_or_an_emoji_are_kept(kg):
     persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # a Persian word with a zero-width non-joiner
     assert kg.json("add-entity", "team/fa", "--name", persian)["name"] == persian
-    emoji = "Dev \U0001F469\u200d\U0001F4BB"  # woman technologist: an emoji joined by U+200D
+    emoji = "Dev \U0001f469\u200d\U0001f4bb"  # woman technologist: an emoji joined by U+200D
     assert kg.json("add-entity", "team/dev", "--name", emoji)["name"] == emoji
 
 
@@ -538,11 +679,14 @@ def test_lint_reports_names_mixing_look_alike_scripts_and_names_that_fold_into_a
 # --- j. a refusal names no fact that does not exist -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [
-    ["person/dana", "purpose", "--value", "ship", "-s", "slack:1"],  # off the People whitelist
-    ["person/dana", "stated_preference", "--value", "tables", "-s", "slack:1"],  # stated_* not said by them
-    ["process/release", "uses", "--object", "person/dana", "-s", "slack:1"],  # a range the schema refuses
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["person/dana", "purpose", "--value", "ship", "-s", "slack:1"],  # off the People whitelist
+        ["person/dana", "stated_preference", "--value", "tables", "-s", "slack:1"],  # stated_* not said by them
+        ["process/release", "uses", "--object", "person/dana", "-s", "slack:1"],  # a range the schema refuses
+    ],
+)
 def test_a_refused_fact_is_described_not_named_by_an_id_that_was_never_given(seeded, args):
     before = seeded.snapshot()
     result = seeded("propose", *args, "--json", expect=1)

@@ -40,12 +40,26 @@ ERR = rdflib.Namespace("http://www.daml.org/2002/03/agents/agent-ont#")
 # The XSD datatypes a literal of the key's datatype also belongs to (XSD 1.1's derivation tree, the
 # part of it a literal of ours can meet).
 _XSD_PARENT = {
-    "integer": "decimal", "nonNegativeInteger": "integer", "positiveInteger": "nonNegativeInteger",
-    "nonPositiveInteger": "integer", "negativeInteger": "nonPositiveInteger", "long": "integer",
-    "int": "long", "short": "int", "byte": "short", "unsignedLong": "nonNegativeInteger",
-    "unsignedInt": "unsignedLong", "unsignedShort": "unsignedInt", "unsignedByte": "unsignedShort",
-    "normalizedString": "string", "token": "normalizedString", "language": "token", "Name": "token",
-    "NCName": "Name", "NMTOKEN": "token", "dateTimeStamp": "dateTime",
+    "integer": "decimal",
+    "nonNegativeInteger": "integer",
+    "positiveInteger": "nonNegativeInteger",
+    "nonPositiveInteger": "integer",
+    "negativeInteger": "nonPositiveInteger",
+    "long": "integer",
+    "int": "long",
+    "short": "int",
+    "byte": "short",
+    "unsignedLong": "nonNegativeInteger",
+    "unsignedInt": "unsignedLong",
+    "unsignedShort": "unsignedInt",
+    "unsignedByte": "unsignedShort",
+    "normalizedString": "string",
+    "token": "normalizedString",
+    "language": "token",
+    "Name": "token",
+    "NCName": "Name",
+    "NMTOKEN": "token",
+    "dateTimeStamp": "dateTime",
 }
 XSD = "http://www.w3.org/2001/XMLSchema#"
 _PLAIN = URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#PlainLiteral")
@@ -72,8 +86,8 @@ def _datatypes_of(literal: Literal) -> set:
         return {_LANG, _PLAIN, RDFS.Literal}
     own = literal.datatype or URIRef(XSD + "string")
     out = {own, RDFS.Literal}
-    while own.startswith(XSD) and own[len(XSD):] in _XSD_PARENT:
-        own = URIRef(XSD + _XSD_PARENT[own[len(XSD):]])
+    while own.startswith(XSD) and own[len(XSD) :] in _XSD_PARENT:
+        own = URIRef(XSD + _XSD_PARENT[own[len(XSD) :]])
         out.add(own)
     return out | ({_PLAIN} if URIRef(XSD + "string") in out else set())
 
@@ -95,8 +109,11 @@ def clashes(graph: rdflib.Graph) -> list[str]:
             if (x, RDF.type, b) in graph:
                 found.add(f"{x} is a member of the disjoint classes {a} and {b}")
     for x, datatype in graph.subject_objects(RDF.type):
-        if isinstance(x, Literal) and (str(datatype).startswith(XSD) or datatype in (_PLAIN, _LANG)) \
-                and datatype not in _datatypes_of(x):
+        if (
+            isinstance(x, Literal)
+            and (str(datatype).startswith(XSD) or datatype in (_PLAIN, _LANG))
+            and datatype not in _datatypes_of(x)
+        ):
             found.add(f"the literal {x.n3()} is given the datatype {datatype}")
     for x, y in graph.subject_objects(OWL.sameAs):
         if x != y and not (isinstance(x, Literal) and isinstance(y, Literal) and x.eq(y)):
@@ -130,8 +147,12 @@ def _records() -> list[dict]:
             objects = [t for t in objects if t not in people]
         for i in range(max(len(subjects), len(objects))):
             subject_type, object_type = subjects[i % len(subjects)], objects[i % len(objects)]
-            record = {"type": "fact", "subject": entity(subject_type, f"{key}-{i}-s"), "predicate": key,
-                      "sources": [f"report:{key}-{i}"]}
+            record = {
+                "type": "fact",
+                "subject": entity(subject_type, f"{key}-{i}-s"),
+                "predicate": key,
+                "sources": [f"report:{key}-{i}"],
+            }
             if object_type:
                 record["object"] = entity(object_type, f"{key}-{i}-o")
             else:
@@ -157,13 +178,53 @@ def _knowledge_base(kg, tmp_path) -> bytes:
     kg("add-entity", "actor/jim", "--name", "Jim Beale")
     works_at = kg.json("propose", "actor/jo", "affiliated_with", "--object", "Texture", "-s", "profile:dir/jo")
     kg("confirm", works_at["id"])
-    said = kg.json("propose", "Texture", "industry", "--value", "utilities", "-s", "slack:p3",
-                   "--said-by", "Jo Park", "--message", "slack:p3", "--audience", "dm:jo,sam")
+    said = kg.json(
+        "propose",
+        "Texture",
+        "industry",
+        "--value",
+        "utilities",
+        "-s",
+        "slack:p3",
+        "--said-by",
+        "Jo Park",
+        "--message",
+        "slack:p3",
+        "--audience",
+        "dm:jo,sam",
+    )
     kg("propose", "Texture", "industry", "--value", "utilities", "-s", "slack:p9", "--audience", "public")
-    kg("propose", "Texture", "founded", "--value", "2023", "-s", "slack:p4", "--extracted",
-       "--confidence", "0.8", "--span", "since 2023", "--said-by", "Jo Park", "--message", "slack:p4")
-    claim = kg.json("org", "affiliate", "Texture", "--claimed-name", "Jim", "--role", "IT",
-                    "--said-by", "Jo Park", "--message", "slack:p5")
+    kg(
+        "propose",
+        "Texture",
+        "founded",
+        "--value",
+        "2023",
+        "-s",
+        "slack:p4",
+        "--extracted",
+        "--confidence",
+        "0.8",
+        "--span",
+        "since 2023",
+        "--said-by",
+        "Jo Park",
+        "--message",
+        "slack:p4",
+    )
+    claim = kg.json(
+        "org",
+        "affiliate",
+        "Texture",
+        "--claimed-name",
+        "Jim",
+        "--role",
+        "IT",
+        "--said-by",
+        "Jo Park",
+        "--message",
+        "slack:p5",
+    )
     kg("org", "promote", claim["id"], "actor/jim")
     kg("org", "add", "Texture Inc")
     kg("propose", "Texture Inc", "industry", "--value", "energy", "-s", "slack:p6", "--said-by", "Jo Park")
@@ -171,8 +232,18 @@ def _knowledge_base(kg, tmp_path) -> bytes:
     entry = next(f for f in kg.json("facts", "process/hotfix")["facts"] if f["predicate"] == "entry_point")
     kg("supersede", entry["id"], "--object", "channel/deploys", "--valid-from", "2026-10-20", "--reason", "moved")
     kg("reject", said["id"])
-    kg("add-entity", "system/old-ci", "--name", "Old CI", "--alias", "oldci", "--weak-alias", "jenkins",
-       "--summary", "The build server before CI.")
+    kg(
+        "add-entity",
+        "system/old-ci",
+        "--name",
+        "Old CI",
+        "--alias",
+        "oldci",
+        "--weak-alias",
+        "jenkins",
+        "--summary",
+        "The build server before CI.",
+    )
     from kgrdf.kb import KnowledgeBase
 
     with KnowledgeBase.open(kg.path).reading() as session:
@@ -184,14 +255,28 @@ def _written_before_hearings() -> list:
     as kgrdf still writes such a fact back."""
     fact_iri = vocab.fact_iri("main", "f-000000")  # 0 is no letter of a minted id: no other fact's
     texture = vocab.entity_iri("main", "organization/texture").value
-    hearing = model.Hearing(None, "dm:jo,sam", (model.Source("slack", "old-1"),),
-                            said_by=vocab.entity_iri("main", "actor/jo").value, message="slack:old-1",
-                            speaker_affiliation=texture, confidence=0.7, span="utilities")
-    fact = model.Fact(id="f-000000", iri=fact_iri.value, subject=texture,
-                      predicate=vocab.kg("industry").value, target=vocab.string("utilities"),
-                      sources=[model.Source("slack", "old-1")], observed_at="2026-01-01T00:00:00Z",
-                      recorded_at="2026-01-01T00:00:00Z", perspective=vocab.perspective_iri("main").value,
-                      hearings=[hearing])
+    hearing = model.Hearing(
+        None,
+        "dm:jo,sam",
+        (model.Source("slack", "old-1"),),
+        said_by=vocab.entity_iri("main", "actor/jo").value,
+        message="slack:old-1",
+        speaker_affiliation=texture,
+        confidence=0.7,
+        span="utilities",
+    )
+    fact = model.Fact(
+        id="f-000000",
+        iri=fact_iri.value,
+        subject=texture,
+        predicate=vocab.kg("industry").value,
+        target=vocab.string("utilities"),
+        sources=[model.Source("slack", "old-1")],
+        observed_at="2026-01-01T00:00:00Z",
+        recorded_at="2026-01-01T00:00:00Z",
+        perspective=vocab.perspective_iri("main").value,
+        hearings=[hearing],
+    )
     quads = model.fact_quads(fact, schema_module.core())
     assert any(q.subject == fact_iri and q.predicate == vocab.kg("saidBy") for q in quads)
     return quads
@@ -204,8 +289,11 @@ def _rdflib(term):
     if isinstance(term, NamedNode):
         return URIRef(term.value)
     if isinstance(term, OxLiteral):
-        return Literal(term.value, lang=term.language) if term.language else Literal(
-            term.value, datatype=URIRef(term.datatype.value))
+        return (
+            Literal(term.value, lang=term.language)
+            if term.language
+            else Literal(term.value, datatype=URIRef(term.datatype.value))
+        )
     raise TypeError(term)
 
 
@@ -236,7 +324,9 @@ def test_a_knowledge_base_with_prov_o_org_and_foaf_derives_no_clash(kg, tmp_path
     process = URIRef(vocab.entity_iri("main", "process/release").value)
     assert (process, RDF.type, URIRef(PROV + "Plan")) in graph
     assert (process, RDF.type, URIRef(PROV + "Activity")) not in graph
-    assert any(graph.triples((None, URIRef(PROV + "wasInfluencedBy"), URIRef(vocab.entity_iri("main", "actor/jo").value))))
+    assert any(
+        graph.triples((None, URIRef(PROV + "wasInfluencedBy"), URIRef(vocab.entity_iri("main", "actor/jo").value)))
+    )
     team = URIRef(vocab.entity_iri("main", "team/platform").value)
     assert (team, RDF.type, URIRef(FOAF + "Organization")) in graph  # ORG: org:Organization = foaf:Organization
 
@@ -279,19 +369,24 @@ def _check(*extra: str) -> list[str]:
     for key, entity_type in schema_module.core().types.items():
         if key not in ("person", "actor"):
             graph.add((URIRef("https://kgrdf.org/kb/main/site/any"), RDF.type, URIRef(entity_type.iri)))
-    prefixes = "@prefix kg: <https://kgrdf.org/ns#> . @prefix prov: <http://www.w3.org/ns/prov#> .\n" \
-               "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n" \
-               "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+    prefixes = (
+        "@prefix kg: <https://kgrdf.org/ns#> . @prefix prov: <http://www.w3.org/ns/prov#> .\n"
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+        "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+    )
     for text in extra:
         graph.parse(data=prefixes + text, format="turtle")
     return clashes(graph)
 
 
-@pytest.mark.parametrize("axiom", [
-    None,
-    "kg:uses rdfs:subPropertyOf prov:used .",
-    "kg:actor rdfs:subPropertyOf prov:wasAssociatedWith .",
-])
+@pytest.mark.parametrize(
+    "axiom",
+    [
+        None,
+        "kg:uses rdfs:subPropertyOf prov:used .",
+        "kg:actor rdfs:subPropertyOf prov:wasAssociatedWith .",
+    ],
+)
 def test_a_process_that_uses_a_system_and_has_an_actor_clashes_only_with_the_old_prov_claims(axiom):
     """kg:Process is a prov:Plan, so a prov:Entity; prov:used and prov:wasAssociatedWith make their
     subject a prov:Activity, which PROV-O makes disjoint from prov:Entity. Without those claims, no clash."""
@@ -300,29 +395,39 @@ def test_a_process_that_uses_a_system_and_has_an_actor_clashes_only_with_the_old
         assert found == []
         return
     process = "https://kgrdf.org/kb/main/process/release"
-    assert {f"{process} is a member of the disjoint classes {PROV}Activity and {PROV}Entity",
-            f"{process} is a member of the disjoint classes {PROV}Entity and {PROV}Activity"} & set(found), found
+    assert {
+        f"{process} is a member of the disjoint classes {PROV}Activity and {PROV}Entity",
+        f"{process} is a member of the disjoint classes {PROV}Entity and {PROV}Activity",
+    } & set(found), found
     assert any(m.startswith("owlrl: Disjoint classes") and process in m for m in found), found
 
 
 def test_the_check_finds_each_kind_of_clash():
-    found = "\n".join(_check(
-        "<https://kgrdf.org/kb/main/team/platform> a kg:Person .",  # an org:Organization (so a foaf:Organization) and a foaf:Person
-        '<https://kgrdf.org/kb/main/fact/f-aaaaaa> kg:validFrom "2026-10-01"^^xsd:date .',  # not the range's datatype
-        "<https://kgrdf.org/kb/main/fact/f-bbbbbb> kg:observations 1, 2 .",  # two values of a functional property
-        "<https://kgrdf.org/kb/main/fact/f-cccccc> kg:authority kg:Observed, kg:UserSaid .",
-        "<https://kgrdf.org/kb/main/nothing> a owl:Nothing .",
-    ))
+    found = "\n".join(
+        _check(
+            "<https://kgrdf.org/kb/main/team/platform> a kg:Person .",  # an org:Organization (so a foaf:Organization) and a foaf:Person
+            '<https://kgrdf.org/kb/main/fact/f-aaaaaa> kg:validFrom "2026-10-01"^^xsd:date .',  # not the range's datatype
+            "<https://kgrdf.org/kb/main/fact/f-bbbbbb> kg:observations 1, 2 .",  # two values of a functional property
+            "<https://kgrdf.org/kb/main/fact/f-cccccc> kg:authority kg:Observed, kg:UserSaid .",
+            "<https://kgrdf.org/kb/main/nothing> a owl:Nothing .",
+        )
+    )
     team = "https://kgrdf.org/kb/main/team/platform"
     assert f"{team} is a member of the disjoint classes" in found
     assert "owlrl: Disjoint classes" in found
-    assert '"2026-10-01"^^<http://www.w3.org/2001/XMLSchema#date> is given the datatype ' \
-           "http://www.w3.org/2001/XMLSchema#dateTime" in found
+    assert (
+        '"2026-10-01"^^<http://www.w3.org/2001/XMLSchema#date> is given the datatype '
+        "http://www.w3.org/2001/XMLSchema#dateTime" in found
+    )
     integers = ('"1"^^<http://www.w3.org/2001/XMLSchema#integer>', '"2"^^<http://www.w3.org/2001/XMLSchema#integer>')
-    assert f"{integers[0]} and {integers[1]} are made the same" in found \
+    assert (
+        f"{integers[0]} and {integers[1]} are made the same" in found
         or f"{integers[1]} and {integers[0]} are made the same" in found
-    assert "<https://kgrdf.org/ns#Observed> and <https://kgrdf.org/ns#UserSaid> are made the same" in found \
+    )
+    assert (
+        "<https://kgrdf.org/ns#Observed> and <https://kgrdf.org/ns#UserSaid> are made the same" in found
         or "<https://kgrdf.org/ns#UserSaid> and <https://kgrdf.org/ns#Observed> are made the same" in found
+    )
     assert "https://kgrdf.org/kb/main/nothing is a member of owl:Nothing" in found
 
 
@@ -333,14 +438,20 @@ def _iris_in_text(text: str) -> set[str]:
     for prefix, namespace in NAMESPACES.items():
         found |= {namespace + local for local in re.findall(rf"\b{prefix}:([A-Za-z_][\w-]*)", text)}
         found |= {namespace + local for local in re.findall(re.escape(namespace) + r"([A-Za-z_][\w-]*)", text)}
-        found |= {namespace + local for local in re.findall(rf"\b{prefix.upper()}\s*\+\s*[\"']([A-Za-z_]\w*)[\"']", text)}
+        found |= {
+            namespace + local for local in re.findall(rf"\b{prefix.upper()}\s*\+\s*[\"']([A-Za-z_]\w*)[\"']", text)
+        }
     return found
 
 
 def _iris_in_graph(path: Path) -> set[str]:
     graph = rdflib.Graph().parse(path, format="turtle")
-    return {str(t) for triple in graph for t in triple
-            if isinstance(t, URIRef) and any(str(t).startswith(ns) for ns in NAMESPACES.values())}
+    return {
+        str(t)
+        for triple in graph
+        for t in triple
+        if isinstance(t, URIRef) and any(str(t).startswith(ns) for ns in NAMESPACES.values())
+    }
 
 
 def test_every_prov_org_and_foaf_term_used_is_defined_and_org_and_foaf_ones_are_declared():
@@ -380,8 +491,10 @@ def test_every_prov_org_and_foaf_term_used_is_defined_and_org_and_foaf_ones_are_
         if their_kinds == {RDF.Property}:
             allowed = {OWL.ObjectProperty, OWL.DatatypeProperty, OWL.AnnotationProperty}
         if not set(ours.objects(iri, RDF.type)) & allowed:
-            problems.append(f"{term} (in {', '.join(sorted(where))}) is not declared with its kind "
-                            f"({', '.join(sorted(str(k) for k in their_kinds))})")
+            problems.append(
+                f"{term} (in {', '.join(sorted(where))}) is not declared with its kind "
+                f"({', '.join(sorted(str(k) for k in their_kinds))})"
+            )
         namespace = ORG if term.startswith(ORG) else FOAF
         if (iri, RDFS.isDefinedBy, DEFINED_BY[namespace]) not in ours:
             problems.append(f"{term} is not rdfs:isDefinedBy {DEFINED_BY[namespace]}")
@@ -390,8 +503,10 @@ def test_every_prov_org_and_foaf_term_used_is_defined_and_org_and_foaf_ones_are_
 
 
 def test_the_term_check_finds_an_undeclared_or_invented_term(tmp_path):
-    text = 'SELECT ?x WHERE { ?x foaf:name ?n ; org:memberOff ?o ; <http://www.w3.org/ns/prov#usedd> ?u }\n' \
-           'X = NamedNode(PROV + "wasAssociatedWith")'
+    text = (
+        "SELECT ?x WHERE { ?x foaf:name ?n ; org:memberOff ?o ; <http://www.w3.org/ns/prov#usedd> ?u }\n"
+        'X = NamedNode(PROV + "wasAssociatedWith")'
+    )
     assert _iris_in_text(text) == {FOAF + "name", ORG + "memberOff", PROV + "usedd", PROV + "wasAssociatedWith"}
     theirs = vocabularies()
     assert not set(theirs.objects(URIRef(ORG + "memberOff"), RDF.type))

@@ -4,13 +4,17 @@ import json
 
 # --- kg mentions ----------------------------------------------------------------------------------
 
+
 def test_mentions_finds_names_and_aliases_as_whole_words_any_case(demo):
     text = "Ask dana about THE API; the web-app deploys go through the Release process."
     found = demo.json("mentions", text)["mentions"]
     assert [(m["text"], [e["id"] for e in m["entities"]]) for m in found] == [
-        ("dana", ["person/dana"]), ("THE API", ["repo/api"]), ("the web-app", ["repo/web-app"]),
-        ("Release process", ["process/release"])]
-    assert all(text[m["start"]:m["end"]] == m["text"] for m in found)
+        ("dana", ["person/dana"]),
+        ("THE API", ["repo/api"]),
+        ("the web-app", ["repo/web-app"]),
+        ("Release process", ["process/release"]),
+    ]
+    assert all(text[m["start"] : m["end"]] == m["text"] for m in found)
     assert found[0]["entities"][0]["matched"] == "alias"
 
 
@@ -22,13 +26,19 @@ def test_where_names_overlap_the_longest_wins_and_a_shared_name_is_ambiguous(dem
     assert [(m["text"], [e["id"] for e in m["entities"]]) for m in found] == [
         ("Texture HQ", ["organization/texture"]),  # leftmost, longest: "HQ Systems" overlaps it
         ("texturehq.com", ["organization/texture"]),
-        ("texture", ["organization/texture", "team/ops"])]
+        ("texture", ["organization/texture", "team/ops"]),
+    ]
     shown = demo("mentions", "texture alone").stdout
     assert "ambiguous: organization/texture (Texture), team/ops (Texture)" in shown
 
 
 def test_mentions_of_a_message_that_names_nothing(demo):
-    assert demo.json("mentions", "nothing known here, not even apiary, released builds or deploys without its sign")["mentions"] == []
+    assert (
+        demo.json("mentions", "nothing known here, not even apiary, released builds or deploys without its sign")[
+            "mentions"
+        ]
+        == []
+    )
     assert "no known name or alias is mentioned" in demo("mentions", "nothing at all").stdout
 
 
@@ -37,13 +47,15 @@ def test_mentions_reads_the_message_from_standard_input(demo):
 
     from kgrdf.cli import app
 
-    result = CliRunner().invoke(app, ["mentions", "-", "--json", "--kb", str(demo.path)],
-                                input="Priya reviews the api.\n")
+    result = CliRunner().invoke(
+        app, ["mentions", "-", "--json", "--kb", str(demo.path)], input="Priya reviews the api.\n"
+    )
     assert result.exit_code == 0
     assert [m["text"] for m in json.loads(result.stdout)["mentions"]] == ["Priya", "the api"]
 
 
 # --- perspectives ---------------------------------------------------------------------------------
+
 
 def _two_perspectives(kg):
     """lyra knows the api uses the web app; main knows nothing of it."""
@@ -83,7 +95,8 @@ def test_perspectives_lists_each_with_its_counts_and_the_default(kg):
     listed = kg.json("perspectives")["perspectives"]
     assert listed == [
         {"perspective": "lyra", "entities": 3, "facts": 1, "default": False, "current": False},
-        {"perspective": "main", "entities": 1, "facts": 0, "default": True, "current": True}]
+        {"perspective": "main", "entities": 1, "facts": 0, "default": True, "current": True},
+    ]
     assert "* lyra  3 entities, 1 facts" in kg("perspectives", "--perspective", "lyra").stdout
     bad = kg("lookup", "api", "--perspective", "Not Valid", expect=2)
     assert "perspective 'Not Valid' must be lower-case letters, digits, - or _" in bad.stderr
@@ -104,16 +117,22 @@ def test_a_fact_reaching_across_perspectives_is_refused_and_nothing_is_written(k
     with pytest.raises(Refused, match="its object lyra/repo/web is in perspective lyra, the fact in main"):
         with kb.writing("propose") as writer:
             fact = model.Fact(
-                id="f-aaaaaa", iri=vocab.fact_iri("main", "f-aaaaaa").value,
-                subject=vocab.entity_iri("main", "repo/billing").value, predicate=vocab.kg("uses").value,
+                id="f-aaaaaa",
+                iri=vocab.fact_iri("main", "f-aaaaaa").value,
+                subject=vocab.entity_iri("main", "repo/billing").value,
+                predicate=vocab.kg("uses").value,
                 target=NamedNode(vocab.entity_iri("lyra", "repo/web").value),
-                sources=[model.Source("pr", "1")], observed_at=now, recorded_at=now,
-                perspective=vocab.perspective_iri("main").value)
+                sources=[model.Source("pr", "1")],
+                observed_at=now,
+                recorded_at=now,
+                perspective=vocab.perspective_iri("main").value,
+            )
             writer._stage([], model.fact_quads(fact, writer.schema), fact, created=True)
     assert kg.snapshot() == before
 
 
 # --- the self organization and organizations -------------------------------------------------------
+
 
 def test_one_self_organization_per_perspective_first_in_every_pack(demo):
     made = demo.json("org", "init", "Fernhill Labs", "--alias", "fernhill.io")
@@ -124,8 +143,9 @@ def test_one_self_organization_per_perspective_first_in_every_pack(demo):
     assert demo.snapshot() == before  # refused: nothing written
     # Another perspective has its own.
     assert demo.json("org", "init", "Lyra Inc", "--perspective", "lyra")["self"] is True
-    fact = demo.json("propose", "organization/fernhill-labs", "industry", "--value", "developer tools",
-                     "-s", "memory:about-us")
+    fact = demo.json(
+        "propose", "organization/fernhill-labs", "industry", "--value", "developer tools", "-s", "memory:about-us"
+    )
     demo("confirm", fact["id"])
     pack = demo.json("context", "--for", "process/release")
     assert pack["self"] == {"id": "organization/fernhill-labs", "name": "Fernhill Labs"}
@@ -151,12 +171,22 @@ def test_org_add_resolves_its_names_and_aliases_to_one_organization(kg):
 
 # --- audience -------------------------------------------------------------------------------------
 
+
 def _heard_in_a_dm(kg):
     """Texture's founding year was said in public; its revenue only in a DM between Jo and Sam."""
     kg("org", "add", "Texture", "--alias", "Texture HQ")
     public = kg.json("propose", "Texture", "founded", "--value", "2023", "-s", "slack:p1", "--audience", "public")
-    secret = kg.json("propose", "Texture", "industry", "--value", "utilities with 10M revenue", "-s", "slack:p2",
-                     "--audience", "dm:sam,jo")
+    secret = kg.json(
+        "propose",
+        "Texture",
+        "industry",
+        "--value",
+        "utilities with 10M revenue",
+        "-s",
+        "slack:p2",
+        "--audience",
+        "dm:sam,jo",
+    )
     for fact in (public, secret):
         kg("confirm", fact["id"])
     return public, secret
@@ -189,21 +219,40 @@ def test_an_unknown_audience_fails_closed(kg):
     facts = "SELECT ?f WHERE { GRAPH ?f { ?s ?p ?o } FILTER (CONTAINS(STR(?f), '/fact/')) }"
     assert kg.json("sparql", facts, "--audience", "nonsense")["results"]["bindings"] == []
     assert kg.json("sparql", facts, "--audience", "public")["results"]["bindings"] != []
-    assert "is not an audience" in kg("propose", "Texture", "founded", "--value", "2024", "-s", "slack:p3",
-                                      "--audience", "team:sales", expect=2).stderr
+    assert (
+        "is not an audience"
+        in kg(
+            "propose", "Texture", "founded", "--value", "2024", "-s", "slack:p3", "--audience", "team:sales", expect=2
+        ).stderr
+    )
 
 
 def test_each_hearing_keeps_its_own_audience_and_a_correction_is_heard_where_the_old_value_was(kg):
     _public, secret = _heard_in_a_dm(kg)
-    again = kg.json("propose", "Texture", "industry", "--value", "utilities with 10M revenue", "-s", "slack:p7",
-                    "--audience", "channel:sales")
+    again = kg.json(
+        "propose",
+        "Texture",
+        "industry",
+        "--value",
+        "utilities with 10M revenue",
+        "-s",
+        "slack:p7",
+        "--audience",
+        "channel:sales",
+    )
     assert again["id"] == secret["id"] and again["audiences"] == ["dm:jo,sam", "channel:sales"]
-    assert [h["sources"] for h in again["hearings"]] == [[{"kind": "slack", "ref": "p2"}], [{"kind": "slack", "ref": "p7"}]]
+    assert [h["sources"] for h in again["hearings"]] == [
+        [{"kind": "slack", "ref": "p2"}],
+        [{"kind": "slack", "ref": "p7"}],
+    ]
     # The channel is told the fact with its own hearing alone; the DM's source stays in the DM.
     shown = kg.json("lookup", "Texture", "--audience", "channel:sales")["facts"]
     told = next(f for f in shown if f["id"] == secret["id"])
     assert (told["audiences"], told["sources"], told["observations"]) == (
-        ["channel:sales"], [{"kind": "slack", "ref": "p7"}], 1)
+        ["channel:sales"],
+        [{"kind": "slack", "ref": "p7"}],
+        1,
+    )
     assert "p2" not in kg("history", secret["id"], "--audience", "channel:sales").stdout
     assert "p7" not in kg("history", secret["id"], "--audience", "dm:jo,sam").stdout
     # A correction is heard in each audience the old value was, unless it says otherwise.
@@ -219,16 +268,31 @@ def test_each_hearing_keeps_its_own_audience_and_a_correction_is_heard_where_the
 
 # --- attribution and extraction ---------------------------------------------------------------------
 
+
 def test_the_speaker_and_their_organization_then_are_recorded_and_shown_never_trusted(kg):
     kg("org", "add", "Texture")
     kg("org", "add", "Acme Corp")
     kg("add-entity", "actor/jo", "--name", "Jo Park", "--alias", "Jo")
     works = kg.json("propose", "Jo", "affiliated_with", "--object", "Texture", "-s", "profile:directory")
     kg("confirm", works["id"])
-    said = kg.json("propose", "Acme Corp", "customer_of", "--object", "Texture", "-s", "slack:p4",
-                   "--said-by", "Jo", "--message", "slack:https://chat.example/p4")
+    said = kg.json(
+        "propose",
+        "Acme Corp",
+        "customer_of",
+        "--object",
+        "Texture",
+        "-s",
+        "slack:p4",
+        "--said-by",
+        "Jo",
+        "--message",
+        "slack:https://chat.example/p4",
+    )
     assert (said["said_by"], said["speaker_affiliation"], said["message"]) == (
-        "actor/jo", "organization/texture", "slack:https://chat.example/p4")
+        "actor/jo",
+        "organization/texture",
+        "slack:https://chat.example/p4",
+    )
     assert said["status"] == "proposed"  # an affiliation is shown, never a reason to confirm
     shown = kg("facts", "Acme Corp").stdout
     assert "said by Jo Park (Texture) in slack:https://chat.example/p4" in shown
@@ -238,8 +302,12 @@ def test_the_speaker_and_their_organization_then_are_recorded_and_shown_never_tr
     assert kg.json("history", said["id"])["fact"]["speaker_affiliation"] == "organization/texture"
     later = kg.json("propose", "Texture", "industry", "--value", "energy", "-s", "slack:p5", "--said-by", "Jo")
     assert later["speaker_affiliation"] == "organization/acme-corp"
-    assert "an actor or a person" in kg("propose", "Texture", "founded", "--value", "2020", "-s", "slack:p6",
-                                        "--said-by", "Acme Corp", expect=1).stderr
+    assert (
+        "an actor or a person"
+        in kg(
+            "propose", "Texture", "founded", "--value", "2020", "-s", "slack:p6", "--said-by", "Acme Corp", expect=1
+        ).stderr
+    )
 
 
 def test_an_extracted_fact_is_always_a_proposal(kg):
@@ -247,29 +315,72 @@ def test_an_extracted_fact_is_always_a_proposal(kg):
     two_kinds = ["-s", "report:q3", "-s", "ledger:contracts"]  # would confirm a stated fact automatically
     stated = kg.json("propose", "Texture", "founded", "--value", "2023", *two_kinds)
     assert stated["status"] == "confirmed"
-    extracted = kg.json("propose", "Texture", "industry", "--value", "utilities", *two_kinds, "--extracted",
-                        "--confidence", "0.82", "--span", "Texture sells to utilities")
+    extracted = kg.json(
+        "propose",
+        "Texture",
+        "industry",
+        "--value",
+        "utilities",
+        *two_kinds,
+        "--extracted",
+        "--confidence",
+        "0.82",
+        "--span",
+        "Texture sells to utilities",
+    )
     assert extracted["status"] == "proposed" and "extracted facts are always reviewed" in extracted["note"]
     assert (extracted["extracted"], extracted["confidence"], extracted["span"]) == (
-        True, 0.82, "Texture sells to utilities")
-    assert "between 0 and 1" in kg("propose", "Texture", "industry", "--value", "x", "-s", "slack:1",
-                                   "--extracted", "--confidence", "7", expect=2).stderr
-    assert "add --extracted" in kg("propose", "Texture", "industry", "--value", "x", "-s", "slack:1",
-                                   "--span", "x", expect=2).stderr
+        True,
+        0.82,
+        "Texture sells to utilities",
+    )
+    assert (
+        "between 0 and 1"
+        in kg(
+            "propose",
+            "Texture",
+            "industry",
+            "--value",
+            "x",
+            "-s",
+            "slack:1",
+            "--extracted",
+            "--confidence",
+            "7",
+            expect=2,
+        ).stderr
+    )
+    assert (
+        "add --extracted"
+        in kg("propose", "Texture", "industry", "--value", "x", "-s", "slack:1", "--span", "x", expect=2).stderr
+    )
 
 
 # --- claims -----------------------------------------------------------------------------------------
+
 
 def test_a_claimed_member_makes_no_actor_and_is_promoted_as_a_separate_step(kg):
     kg("org", "add", "Acme Corp")
     kg("add-entity", "actor/dana", "--name", "Dana Diaz")
     before = kg.json("stats")["entities"]
-    claim = kg.json("org", "affiliate", "Acme Corp", "--claimed-name", "Jim", "--role", "IT",
-                    "--said-by", "actor/dana", "--message", "slack:https://chat.example/p77")
+    claim = kg.json(
+        "org",
+        "affiliate",
+        "Acme Corp",
+        "--claimed-name",
+        "Jim",
+        "--role",
+        "IT",
+        "--said-by",
+        "actor/dana",
+        "--message",
+        "slack:https://chat.example/p77",
+    )
     assert kg.json("stats")["entities"] == before  # no actor was made from a name
     assert (claim["claimed_role"], claim["verified"], claim["status"]) == ("IT", False, "proposed")
     assert claim["said_by"] == "actor/dana" and claim["sources"] == [
-        {"kind": "chat", "ref": "slack:https://chat.example/p77"}]
+        {"kind": "chat", "ref": "slack:https://chat.example/p77"}
+    ]
     assert "Acme Corp has a member called Jim, someone said" in claim["sentence"]
     assert "no actor was made" in claim["note"]
     kg("lookup", "Jim", expect=1)
@@ -277,17 +388,23 @@ def test_a_claimed_member_makes_no_actor_and_is_promoted_as_a_separate_step(kg):
     kg("add-entity", "actor/jim-beale", "--name", "Jim Beale")
     link = kg.json("org", "promote", claim["id"], "Jim Beale")
     assert (link["subject"], link["predicate"], link["object"], link["status"]) == (
-        "actor/jim-beale", "affiliated_with", "organization/acme-corp", "confirmed")
+        "actor/jim-beale",
+        "affiliated_with",
+        "organization/acme-corp",
+        "confirmed",
+    )
     assert link["sources"] == [{"kind": "user", "ref": f"kg org promote {claim['id']}"}]
     kept = kg.json("history", claim["id"])["fact"]
     assert kept["verified"] is False and kept["promoted_to"] == "actor/jim-beale"  # the claim stays as evidence
     assert "promoted" in kg("org", "promote", claim["id"], "Jim Beale", expect=1).stderr
     assert "not an affiliation claim" in kg("org", "promote", link["id"], "Jim Beale", expect=1).stderr
-    assert "--said-by" in kg("org", "affiliate", "Acme Corp", "--claimed-name", "Ann", "--message", "m1",
-                             expect=2).stderr
+    assert (
+        "--said-by" in kg("org", "affiliate", "Acme Corp", "--claimed-name", "Ann", "--message", "m1", expect=2).stderr
+    )
 
 
 # --- contradictions coexist ---------------------------------------------------------------------------
+
 
 def test_two_values_of_an_organization_attribute_coexist_newest_first_until_superseded(kg, monkeypatch):
     monkeypatch.setenv("KGRDF_NOW", "2026-11-01T09:00:00Z")
@@ -300,7 +417,9 @@ def test_two_values_of_an_organization_attribute_coexist_newest_first_until_supe
     assert "both shown as conflicting" in confirmed["note"] and "closed" not in confirmed
     facts = kg.json("facts", "Texture")["facts"]
     assert [(f["id"], f.get("conflicting")) for f in facts] == [
-        (newer["id"], [older["id"]]), (older["id"], [newer["id"]])]
+        (newer["id"], [older["id"]]),
+        (older["id"], [newer["id"]]),
+    ]
     assert f"conflicts with {older['id']}" in kg("lookup", "Texture").stdout
     # Free-text attributes conflict by key.
     one = kg.json("org", "set", "Texture", "revenue", "10M", "-s", "slack:p3")
@@ -318,19 +437,24 @@ def test_two_values_of_an_organization_attribute_coexist_newest_first_until_supe
 
 # --- merge ------------------------------------------------------------------------------------------------
 
+
 def test_a_merge_keeps_both_provenance_chains_and_the_merged_id_resolves_to_the_survivor(kg):
     kg("org", "add", "Texture", "--alias", "Texture HQ")
     kg("org", "add", "Texture Inc", "--alias", "texturehq.com")
     kg("org", "add", "Acme Corp")
     own = kg.json("org", "set", "Texture", "industry", "utilities", "-s", "slack:p1")
     dup = kg.json("org", "set", "Texture Inc", "industry", "utilities", "-s", "slack:p2")
-    moved_attr = kg.json("org", "set", "Texture Inc", "founded", "2023", "-s", "ledger:registry",
-                         "--audience", "channel:sales")
+    moved_attr = kg.json(
+        "org", "set", "Texture Inc", "founded", "2023", "-s", "ledger:registry", "--audience", "channel:sales"
+    )
     relation = kg.json("propose", "Acme Corp", "customer_of", "--object", "Texture Inc", "-s", "ledger:contracts")
     kg("confirm", moved_attr["id"])
     result = kg.json("org", "merge", "Texture", "Texture Inc")
     assert (result["kept"], result["merged"], result["observed"]) == (
-        "organization/texture", "organization/texture-inc", [own["id"]])
+        "organization/texture",
+        "organization/texture-inc",
+        [own["id"]],
+    )
     assert len(result["moved"]) == 2
     # The merged id and its names resolve to the survivor.
     for name in ("organization/texture-inc", "Texture Inc", "texturehq.com"):
@@ -355,12 +479,18 @@ def test_a_merge_keeps_both_provenance_chains_and_the_merged_id_resolves_to_the_
 
 # --- structural questions -------------------------------------------------------------------------
 
+
 def test_customers_not_contacted_in_90_days_on_a_fixture_with_known_answers(kg, monkeypatch):
     monkeypatch.setenv("KGRDF_NOW", "2026-11-30T09:00:00Z")
     kg("org", "init", "Fernhill Labs")
     trusted = ["-s", "ledger:crm", "-s", "report:accounts"]  # two trusted kinds: confirmed automatically
-    for name, contact in [("Acme Corp", "2026-11-20"), ("Globex", "2026-06-01"), ("Initech", None),
-                          ("Umbrella", "2026-09-01"), ("Hooli", "2026-01-01")]:
+    for name, contact in [
+        ("Acme Corp", "2026-11-20"),
+        ("Globex", "2026-06-01"),
+        ("Initech", None),
+        ("Umbrella", "2026-09-01"),
+        ("Hooli", "2026-01-01"),
+    ]:
         kg("org", "add", name)
         if name == "Umbrella":
             kg("org", "set", name, "relationship", "customer", *trusted)  # a customer by relationship
@@ -373,10 +503,14 @@ def test_customers_not_contacted_in_90_days_on_a_fixture_with_known_answers(kg, 
     quiet = kg.json("org", "customers", "--quiet-days", "90")
     assert quiet["before"] == "2026-09-01"
     assert [(c["id"], c["last_contact"]) for c in quiet["customers"]] == [
-        ("organization/initech", None)]  # Umbrella was spoken to on the cut-off day, Hooli is no customer
+        ("organization/initech", None)
+    ]  # Umbrella was spoken to on the cut-off day, Hooli is no customer
     quiet = kg.json("org", "customers", "--quiet-days", "30")
     assert [(c["id"], c["last_contact"]) for c in quiet["customers"]] == [
-        ("organization/initech", None), ("organization/umbrella", "2026-09-01"), ("organization/globex", "2026-10-15")]
+        ("organization/initech", None),
+        ("organization/umbrella", "2026-09-01"),
+        ("organization/globex", "2026-10-15"),
+    ]
     assert "organization/initech  Initech  last contact never" in kg("org", "customers").stdout
 
 
@@ -390,13 +524,17 @@ def test_organizations_of_the_actors_in_a_conversation_and_relations_two_hops_ou
     kg("confirm", link["id"])
     orgs = kg.json("org", "of", "actor/jo", "Ann Lee")["actors"]
     assert [(a["actor"], [o["id"] for o in a["organizations"]]) for a in orgs] == [
-        ("actor/jo", ["organization/texture"]), ("actor/ann", [])]
+        ("actor/jo", ["organization/texture"]),
+        ("actor/ann", []),
+    ]
     kg("propose", "Acme Corp", "customer_of", "--object", "Texture", *trusted)
     kg("propose", "Globex", "vendor_of", "--object", "Acme Corp", *trusted)
     kg("propose", "Hooli", "parent_of", "--object", "Globex", *trusted)  # three hops from Texture
     hops = kg.json("org", "relations", "Texture")["relations"]
     assert [(r["hop"], r["sentence"]) for r in hops] == [
-        (1, "Acme Corp is a customer of Texture"), (2, "Globex is a vendor of Acme Corp")]
+        (1, "Acme Corp is a customer of Texture"),
+        (2, "Globex is a vendor of Acme Corp"),
+    ]
     assert len(kg.json("org", "relations", "Texture", "--hops", "3")["relations"]) == 3
 
 
@@ -435,8 +573,21 @@ def test_a_digest_shows_what_the_audience_may_hear_and_marks_conflicts_and_claim
     kg("confirm", second["id"])
     secret = kg.json("org", "set", "Texture", "revenue", "10M", *trusted, "--audience", "dm:jo,me")
     kg("propose", "Texture", "customer_of", "--object", "Fernhill Labs", *trusted, "--audience", "public")
-    kg("org", "affiliate", "Texture", "--claimed-name", "Jim", "--role", "IT", "--said-by", "actor/jo",
-       "--message", "slack:p1", "--audience", "public")
+    kg(
+        "org",
+        "affiliate",
+        "Texture",
+        "--claimed-name",
+        "Jim",
+        "--role",
+        "IT",
+        "--said-by",
+        "actor/jo",
+        "--message",
+        "slack:p1",
+        "--audience",
+        "public",
+    )
     public = kg("org", "digest", "Texture HQ", "--audience", "public").stdout
     assert public.startswith("# Texture (organization/texture)\nAlso known as: Texture HQ.")
     assert f"Texture was founded in 2021 (conflicts with {first['id']})" in public
@@ -451,14 +602,41 @@ def test_import_records_carry_their_audience_and_speaker(kg, tmp_path):
     kg("org", "add", "Texture")
     kg("add-entity", "actor/jo", "--name", "Jo Park")
     records = tmp_path / "heard.jsonl"
-    records.write_text("\n".join(json.dumps(r) for r in [
-        {"type": "fact", "subject": "Texture", "predicate": "industry", "value": "utilities", "sources": ["slack:p1"],
-         "audience": "dm:jo,sam", "said_by": "actor/jo", "message": "slack:p1"},
-        {"type": "fact", "subject": "Texture", "predicate": "founded", "value": "2023", "sources": ["slack:p2"],
-         "audience": "team:x"},
-        {"type": "fact", "subject": "Texture", "predicate": "founded", "value": "2024", "sources": ["slack:p3"],
-         "extracted": True, "confidence": "high"},
-    ]) + "\n")
+    records.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {
+                    "type": "fact",
+                    "subject": "Texture",
+                    "predicate": "industry",
+                    "value": "utilities",
+                    "sources": ["slack:p1"],
+                    "audience": "dm:jo,sam",
+                    "said_by": "actor/jo",
+                    "message": "slack:p1",
+                },
+                {
+                    "type": "fact",
+                    "subject": "Texture",
+                    "predicate": "founded",
+                    "value": "2023",
+                    "sources": ["slack:p2"],
+                    "audience": "team:x",
+                },
+                {
+                    "type": "fact",
+                    "subject": "Texture",
+                    "predicate": "founded",
+                    "value": "2024",
+                    "sources": ["slack:p3"],
+                    "extracted": True,
+                    "confidence": "high",
+                },
+            ]
+        )
+        + "\n"
+    )
     report = kg.json("import", records, "--apply")
     assert report["refused"] == {"malformed": 2}
     [fact] = kg.json("facts", "Texture")["facts"]

@@ -30,7 +30,8 @@ def dataset(demo_template):
 def fact_of(store, subject, predicate_key):
     rows = store.query(
         "SELECT ?f ?s ?k WHERE { GRAPH ?f { ?s ?p ?o } GRAPH <https://kgrdf.org/ns> { ?p <https://kgrdf.org/ns#key> ?k } }",
-        substitutions={ox.Variable("s"): e(subject), ox.Variable("k"): ox.Literal(predicate_key)})
+        substitutions={ox.Variable("s"): e(subject), ox.Variable("k"): ox.Literal(predicate_key)},
+    )
     return next(iter(rows))["f"]
 
 
@@ -38,82 +39,162 @@ def cases(store):
     """Bindings for each query, and what its rows must show."""
     hotfix_entry = fact_of(store, "process/hotfix", "rule")
     return {
-        "lookup": (dict(entity=e("process/hotfix"), now=NOW),
-                   lambda rows: sorted((r["direction"], r["predicateKey"]) for r in rows) == [
-                       ("in", "approves"), ("out", "entry_point"), ("out", "posts_to"), ("out", "rule")]),
-        "facts": (dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint"), validAt=NOW, knownAt=NOW),
-                  lambda rows: [r["peerId"] for r in rows] == ["channel/deploys"]),
-        "facts-all": (dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint")),
-                      lambda rows: sorted(r["peerId"] for r in rows) == ["channel/deploys", "channel/incidents"]),
-        "neighbors": (dict(entity=e("repo/api"), now=NOW),
-                      lambda rows: {r["peerId"] for r in rows} == {
-                          "person/priya", "team/platform", "repo/web-app", "process/release"}),
-        "identify": (dict(entities=ENTITIES, key=ox.Literal("the api")),
-                     lambda rows: [(r["id"], r["how"]) for r in rows] == [("repo/api", "alias")]),
-        "search": (dict(entities=ENTITIES, text=ox.Literal("stag")),
-                   lambda rows: {r["id"] for r in rows} == {"environment/staging", "environment/staging-2",
-                                                             "step/deploy-staging"}),
-        "entity": (dict(entity=e("repo/api")),
-                   lambda rows: {r["o"] for r in rows} >= {"repo/api", "api", "the API", "backend"}),
-        "fact": (dict(fact=hotfix_entry),
-                 lambda rows: {r["kind"] for r in rows} == {"assertion", "provenance"}
-                 and sum(r["kind"] == "assertion" for r in rows) == 1),
-        "fact-sources": (dict(fact=hotfix_entry),
-                         lambda rows: [(r["kind"], r["ref"]) for r in rows] == [("transcript", "session-2026-10-03")]),
+        "lookup": (
+            dict(entity=e("process/hotfix"), now=NOW),
+            lambda rows: (
+                sorted((r["direction"], r["predicateKey"]) for r in rows)
+                == [("in", "approves"), ("out", "entry_point"), ("out", "posts_to"), ("out", "rule")]
+            ),
+        ),
+        "facts": (
+            dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint"), validAt=NOW, knownAt=NOW),
+            lambda rows: [r["peerId"] for r in rows] == ["channel/deploys"],
+        ),
+        "facts-all": (
+            dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint")),
+            lambda rows: sorted(r["peerId"] for r in rows) == ["channel/deploys", "channel/incidents"],
+        ),
+        "neighbors": (
+            dict(entity=e("repo/api"), now=NOW),
+            lambda rows: (
+                {r["peerId"] for r in rows} == {"person/priya", "team/platform", "repo/web-app", "process/release"}
+            ),
+        ),
+        "identify": (
+            dict(entities=ENTITIES, key=ox.Literal("the api")),
+            lambda rows: [(r["id"], r["how"]) for r in rows] == [("repo/api", "alias")],
+        ),
+        "search": (
+            dict(entities=ENTITIES, text=ox.Literal("stag")),
+            lambda rows: (
+                {r["id"] for r in rows} == {"environment/staging", "environment/staging-2", "step/deploy-staging"}
+            ),
+        ),
+        "entity": (
+            dict(entity=e("repo/api")),
+            lambda rows: {r["o"] for r in rows} >= {"repo/api", "api", "the API", "backend"},
+        ),
+        "fact": (
+            dict(fact=hotfix_entry),
+            lambda rows: (
+                {r["kind"] for r in rows} == {"assertion", "provenance"}
+                and sum(r["kind"] == "assertion" for r in rows) == 1
+            ),
+        ),
+        "fact-sources": (
+            dict(fact=hotfix_entry),
+            lambda rows: [(r["kind"], r["ref"]) for r in rows] == [("transcript", "session-2026-10-03")],
+        ),
         "fact-exists": (dict(fact=hotfix_entry), lambda answer: answer is True),
-        "subject-predicate": (dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint")),
-                              lambda rows: len(rows) == 2),
+        "subject-predicate": (
+            dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint")),
+            lambda rows: len(rows) == 2,
+        ),
         "stats": ({}, lambda rows: {(r["what"], r["key"]): r["count"] for r in rows}[("entities", "person")] == 3),
         "schema-types": ({}, lambda rows: len(rows) == 16),
-        "schema-predicates": ({}, lambda rows: {r["key"] for r in rows} >= {"member_of", "has_step", "affiliated_with"}),
+        "schema-predicates": (
+            {},
+            lambda rows: {r["key"] for r in rows} >= {"member_of", "has_step", "affiliated_with"},
+        ),
         "schema-concepts": ({}, lambda rows: {r["notation"] for r in rows} >= {"proposed", "slack", "personal"}),
         "graph-current": (dict(now=NOW), lambda rows: len(rows) > 100),
         # The example holds two proposals and ten facts naming a person, all recorded today.
         "proposals-due": (dict(before=LATER), lambda rows: len(rows) == 2),
-        "context-facts": (dict(entity=e("process/release"), now=NOW),
-                          lambda rows: sorted((r["direction"], r["predicateKey"], r["anchoring"]) for r in rows) == [
-                              ("out", "has_step", "container")] * 4 + [("out", "posts_to", None),
-                              ("out", "purpose", None), ("out", "uses", None), ("out", "uses", None)]),
+        "context-facts": (
+            dict(entity=e("process/release"), now=NOW),
+            lambda rows: (
+                sorted((r["direction"], r["predicateKey"], r["anchoring"]) for r in rows)
+                == [("out", "has_step", "container")] * 4
+                + [("out", "posts_to", None), ("out", "purpose", None), ("out", "uses", None), ("out", "uses", None)]
+            ),
+        ),
         # Two proposals: a caveat of the api and Sam's preferred channel.
         "proposals": ({}, lambda rows: len(rows) == 2 and all(r["id"].startswith("f-") for r in rows)),
-        "assertions": ({}, lambda rows: len(rows) == 35 and sorted(r["predicate"].rsplit("#", 1)[1] for r in rows
-                                                                  ).count("hasStep") == 4),
-        "anchors": ({}, lambda rows: sorted((r["thing"].rsplit("/", 1)[1], r["anchor"].rsplit("/", 1)[1]) for r in rows) == [
-            ("canary-checks", "release"), ("deploy-staging", "release"), ("gradual-rollout", "release"),
-            ("merge-to-main", "release"), ("retired-env-no-work", "staging-2")]),
+        "assertions": (
+            {},
+            lambda rows: (
+                len(rows) == 35 and sorted(r["predicate"].rsplit("#", 1)[1] for r in rows).count("hasStep") == 4
+            ),
+        ),
+        "anchors": (
+            {},
+            lambda rows: (
+                sorted((r["thing"].rsplit("/", 1)[1], r["anchor"].rsplit("/", 1)[1]) for r in rows)
+                == [
+                    ("canary-checks", "release"),
+                    ("deploy-staging", "release"),
+                    ("gradual-rollout", "release"),
+                    ("merge-to-main", "release"),
+                    ("retired-env-no-work", "staging-2"),
+                ]
+            ),
+        ),
         "lint-stale": (dict(before=LATER, now=NOW), lambda rows: len(rows) == 32),
         "lint-retention": (dict(before=LATER), lambda rows: len(rows) == 10),
         "lint-contradictions": (dict(now=NOW), lambda rows: rows == []),
         # The hotfix process's two entry points, the old one closed where the new one begins.
-        "lint-overlaps": ({}, lambda rows: sorted(r["object"].rsplit("/", 1)[1] for r in rows) == ["deploys", "incidents"]
-                          and sum(r["retiredAt"] is not None for r in rows) == 1),
-        "lint-orphans": (dict(entities=ENTITIES, now=NOW), lambda rows: sorted(r["entity"] for r in rows) == [
-            e("channel/incidents").value, e("organization/fernhill").value]),
+        "lint-overlaps": (
+            {},
+            lambda rows: (
+                sorted(r["object"].rsplit("/", 1)[1] for r in rows) == ["deploys", "incidents"]
+                and sum(r["retiredAt"] is not None for r in rows) == 1
+            ),
+        ),
+        "lint-orphans": (
+            dict(entities=ENTITIES, now=NOW),
+            lambda rows: (
+                sorted(r["entity"] for r in rows) == [e("channel/incidents").value, e("organization/fernhill").value]
+            ),
+        ),
         "lint-names": (dict(entities=ENTITIES), lambda rows: len({r["entity"] for r in rows}) == 23),
         "lint-links": (dict(now=NOW), lambda rows: rows == []),
         "lint-degree": (dict(entity=e("process/hotfix"), now=NOW), lambda rows: [r["facts"] for r in rows] == [4]),
         # Ten facts name a person: nine about them, and the hotfix rule, whose text names Dana.
         "private-facts": ({}, lambda rows: len(rows) == 10 and hotfix_entry.value in {r["fact"] for r in rows}),
-        "person-labels": (dict(entities=ENTITIES), lambda rows: sorted(r["key"] for r in rows) == [
-            "dana", "dana okafor", "priya", "priya natarajan", "sam", "sam reyes"]),
-        "labels": (dict(entities=ENTITIES), lambda rows: len({r["entity"] for r in rows}) == 23
-                   and {(r["label"], r["property"].rsplit("#", 1)[1]) for r in rows
-                        if r["entity"] == e("repo/api").value} >= {("api", "prefLabel"), ("the API", "altLabel")}),
+        "person-labels": (
+            dict(entities=ENTITIES),
+            lambda rows: (
+                sorted(r["key"] for r in rows)
+                == ["dana", "dana okafor", "priya", "priya natarajan", "sam", "sam reyes"]
+            ),
+        ),
+        "labels": (
+            dict(entities=ENTITIES),
+            lambda rows: (
+                len({r["entity"] for r in rows}) == 23
+                and {(r["label"], r["property"].rsplit("#", 1)[1]) for r in rows if r["entity"] == e("repo/api").value}
+                >= {("api", "prefLabel"), ("the API", "altLabel")}
+            ),
+        ),
         "audiences": ({}, lambda rows: len(rows) == 35 and {r["audience"] for r in rows} == {"owner"}),
         "fact-audience": (dict(fact=hotfix_entry), lambda rows: [r["audience"] for r in rows] == ["owner"]),
-        "fact-heard": (dict(fact=hotfix_entry),
-                       lambda rows: sum(r["kind"] == "assertion" for r in rows) == 1
-                       and any(r["p"] == vocab.kg("heardIn").value for r in rows)
-                       and not any("/update/" in r["s"] for r in rows)),
+        "fact-heard": (
+            dict(fact=hotfix_entry),
+            lambda rows: (
+                sum(r["kind"] == "assertion" for r in rows) == 1
+                and any(r["p"] == vocab.kg("heardIn").value for r in rows)
+                and not any("/update/" in r["s"] for r in rows)
+            ),
+        ),
         # Everything the example knows was heard by its owner alone.
         "entity-audiences": (dict(entity=e("process/hotfix")), lambda rows: [r["audience"] for r in rows] == ["owner"]),
-        "perspectives": ({}, lambda rows: sorted((r["perspective"], r["isFact"], r["count"]) for r in rows) == [
-            (vocab.perspective_iri("main").value, False, 23), (vocab.perspective_iri("main").value, True, 35)]),
+        "perspectives": (
+            {},
+            lambda rows: (
+                sorted((r["perspective"], r["isFact"], r["count"]) for r in rows)
+                == [(vocab.perspective_iri("main").value, False, 23), (vocab.perspective_iri("main").value, True, 35)]
+            ),
+        ),
         "self-organization": (dict(entities=ENTITIES), lambda rows: rows == []),
         # Every fact naming the hotfix process, closed ones too: its two entry points (one superseded),
         # where it is announced, its rule, and who approves it.
-        "entity-facts": (dict(entity=e("process/hotfix")), lambda rows: sorted(r["direction"] for r in rows) == [
-            "in", "out", "out", "out", "out"] and len({r["id"] for r in rows}) == 5),
+        "entity-facts": (
+            dict(entity=e("process/hotfix")),
+            lambda rows: (
+                sorted(r["direction"] for r in rows) == ["in", "out", "out", "out", "out"]
+                and len({r["id"] for r in rows}) == 5
+            ),
+        ),
         # The example organization records no customers, affiliations or relations between organizations:
         # tests/test_org.py asks these on fixtures with known answers.
         "customers-quiet": (dict(us=e("organization/fernhill")), lambda rows: rows == []),
@@ -123,10 +204,15 @@ def cases(store):
         # The example has no site schema: tests/test_extension.py asks this of knowledge bases that do.
         "schema-usage": ({}, lambda rows: rows == []),
         # Each fact's triple restated on it, beside its provenance, the entities and the schema.
-        "validation-view": ({}, lambda triples: sum(p == vocab.kg("assertedPredicate").value for _, p, _ in triples) == 35
-                            and (hotfix_entry.value, vocab.kg("assertedSubject").value, e("process/hotfix").value) in triples
-                            and any(s == e("repo/api").value for s, _, _ in triples)
-                            and any(s == vocab.kg("entryPoint").value for s, _, _ in triples)),
+        "validation-view": (
+            {},
+            lambda triples: (
+                sum(p == vocab.kg("assertedPredicate").value for _, p, _ in triples) == 35
+                and (hotfix_entry.value, vocab.kg("assertedSubject").value, e("process/hotfix").value) in triples
+                and any(s == e("repo/api").value for s, _, _ in triples)
+                and any(s == vocab.kg("entryPoint").value for s, _, _ in triples)
+            ),
+        ),
     }
 
 
@@ -183,9 +269,21 @@ def _rdflib(graph, query, bindings):
     if result.type == "CONSTRUCT":
         return {tuple("_:" if isinstance(term, rdflib.BNode) else str(term) for term in triple) for triple in result}
     names = [str(v) for v in result.vars]
-    return [{n: (None if row[i] is None else row[i].toPython() if isinstance(row[i], rdflib.Literal)
-                 and row[i].datatype and str(row[i].datatype).endswith(("integer", "boolean")) else str(row[i]))
-             for i, n in enumerate(names)} for row in result]
+    return [
+        {
+            n: (
+                None
+                if row[i] is None
+                else row[i].toPython()
+                if isinstance(row[i], rdflib.Literal)
+                and row[i].datatype
+                and str(row[i].datatype).endswith(("integer", "boolean"))
+                else str(row[i])
+            )
+            for i, n in enumerate(names)
+        }
+        for row in result
+    ]
 
 
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T")
@@ -236,6 +334,7 @@ def test_oxigraph_and_rdflib_agree(dataset, name):
 
 # --- the organization questions, on a fixture that holds answers for them ---------------------------
 
+
 @pytest.fixture(scope="module")
 def org_dataset(tmp_path_factory):
     """Fernhill and four organizations: customers, a vendor, a parent, an affiliated actor."""
@@ -261,13 +360,24 @@ def org_dataset(tmp_path_factory):
 
 ORG = vocab.entity_iri("main", "organization/fernhill")
 ORG_CASES = {
-    "customers-quiet": (dict(us=ORG), lambda rows: sorted((r["id"], r["contact"]) for r in rows) == [
-        ("organization/acme", "2026-11-20"), ("organization/initech", "2026-05-01")]),
-    "actor-organizations": (dict(actor=vocab.entity_iri("main", "actor/jo")),
-                            lambda rows: [r["id"] for r in rows] == ["organization/acme"]),
-    "org-relations": (dict(org=vocab.entity_iri("main", "organization/acme")),
-                      lambda rows: sorted((r["direction"], r["predicateKey"], r["peerId"]) for r in rows) == [
-                          ("in", "vendor_of", "organization/globex"), ("out", "customer_of", "organization/fernhill")]),
+    "customers-quiet": (
+        dict(us=ORG),
+        lambda rows: (
+            sorted((r["id"], r["contact"]) for r in rows)
+            == [("organization/acme", "2026-11-20"), ("organization/initech", "2026-05-01")]
+        ),
+    ),
+    "actor-organizations": (
+        dict(actor=vocab.entity_iri("main", "actor/jo")),
+        lambda rows: [r["id"] for r in rows] == ["organization/acme"],
+    ),
+    "org-relations": (
+        dict(org=vocab.entity_iri("main", "organization/acme")),
+        lambda rows: (
+            sorted((r["direction"], r["predicateKey"], r["peerId"]) for r in rows)
+            == [("in", "vendor_of", "organization/globex"), ("out", "customer_of", "organization/fernhill")]
+        ),
+    ),
 }
 
 

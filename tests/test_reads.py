@@ -89,8 +89,11 @@ def test_search_finds_names_aliases_weak_aliases_and_ids(demo):
 
 def test_neighbors_one_and_two_hops(demo):
     one = demo.json("neighbors", "process/release")
-    assert {n["id"] for n in one["nodes"] if n["distance"] == 1} >= {"repo/web-app", "channel/deploys",
-                                                                      "step/canary-checks"}
+    assert {n["id"] for n in one["nodes"] if n["distance"] == 1} >= {
+        "repo/web-app",
+        "channel/deploys",
+        "step/canary-checks",
+    }
     two = demo.json("neighbors", "release", "--hops", "2")
     reviewers = {(e["from"], e["to"]) for e in two["edges"] if e["predicate"] == "reviews"}
     assert reviewers == {("person/sam", "repo/web-app"), ("person/priya", "repo/api")}
@@ -113,11 +116,13 @@ def test_sparql_select_ask_construct_and_file(demo, tmp_path):
     select = demo("sparql", "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s a <https://kgrdf.org/ns#Fact> } }", "--json")
     rows = json.loads(select.stdout)["results"]["bindings"]
     assert int(rows[0]["n"]["value"]) == demo.json("stats")["fact_count"]
-    ask = demo.json("sparql", "ASK { GRAPH ?g { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> \"#deploys\" } }")
+    ask = demo.json("sparql", 'ASK { GRAPH ?g { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> "#deploys" } }')
     assert ask == {"boolean": True}
     query = tmp_path / "labels.rq"
-    query.write_text("CONSTRUCT { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> ?l } "
-                     "WHERE { GRAPH ?g { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> ?l } }")
+    query.write_text(
+        "CONSTRUCT { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> ?l } "
+        "WHERE { GRAPH ?g { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> ?l } }"
+    )
     assert '"Release process"' in demo("sparql", str(query)).stdout
     bad = demo("sparql", "SELEKT nothing", expect=2)
     assert "does not parse" in bad.stderr
@@ -135,9 +140,17 @@ def test_stats_counts_entities_and_facts(demo):
     assert doc["journal"]["transactions"] == 3  # the import, the review of the example, the supersede
 
 
-@pytest.mark.parametrize("command", [
-    ["lookup", "hotfix"], ["facts", "hotfix"], ["search", "deploy"], ["neighbors", "hotfix"],
-    ["stats"], ["identify", "hotfix"], ["export", "--format", "nquads"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["lookup", "hotfix"],
+        ["facts", "hotfix"],
+        ["search", "deploy"],
+        ["neighbors", "hotfix"],
+        ["stats"],
+        ["identify", "hotfix"],
+        ["export", "--format", "nquads"],
+    ],
+)
 def test_every_read_prints_one_json_document(demo, command):
     json.loads(demo(*command, "--json").stdout)

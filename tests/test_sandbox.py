@@ -23,7 +23,6 @@ CARTESIAN = f"SELECT * WHERE {_FOUR_TIMES} ORDER BY ?x ?y ?z ?w"
 SLOW = f"SELECT (COUNT(*) AS ?n) WHERE {_FOUR_TIMES}"
 
 
-
 @pytest.fixture(scope="module")
 def small_template(tmp_path_factory):
     kg = Kg(tmp_path_factory.mktemp("sandbox") / "kb")
@@ -40,17 +39,20 @@ def small(small_template, tmp_path):
     return Kg(tmp_path / "kb")
 
 
-@pytest.mark.parametrize("query", [
-    f"SELECT * WHERE {{ SERVICE {PORT9} {{ ?s ?p ?o }} }}",
-    f"select * where {{ service silent {PORT9} {{ ?s ?p ?o }} }}",
-    f"SELECT * WHERE {{ BIND({PORT9} AS ?u) SeRvIcE ?u {{ ?s ?p ?o }} }}",
-    f"SELECT * WHERE {{ {{ OPTIONAL {{ {{ SERVICE {PORT9} {{ ?s ?p ?o }} }} }} }} }}",
-    f"SELECT * WHERE {{ GRAPH ?g {{ ?s ?p ?o }} SERVICESILENT{PORT9}{{}} }}",
-    f"SELECT * WHERE {{ GRAPH ?g {{ ?s ?p 1SERVICE{PORT9}{{}} }} }}",
-    f"PREFIX : {PORT9} SELECT * WHERE {{ ?s ?p ?o . SERVICE:x {{}} }}",
-    'SELECT * WHERE { ?s ?p "service" . SERVICE ?u {} }  # SERVICE in a comment too',
-    f"SELECT * WHERE {{ ?s ?p ?o }}\n# first line clean\nSERVICE {PORT9} {{}}",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        f"SELECT * WHERE {{ SERVICE {PORT9} {{ ?s ?p ?o }} }}",
+        f"select * where {{ service silent {PORT9} {{ ?s ?p ?o }} }}",
+        f"SELECT * WHERE {{ BIND({PORT9} AS ?u) SeRvIcE ?u {{ ?s ?p ?o }} }}",
+        f"SELECT * WHERE {{ {{ OPTIONAL {{ {{ SERVICE {PORT9} {{ ?s ?p ?o }} }} }} }} }}",
+        f"SELECT * WHERE {{ GRAPH ?g {{ ?s ?p ?o }} SERVICESILENT{PORT9}{{}} }}",
+        f"SELECT * WHERE {{ GRAPH ?g {{ ?s ?p 1SERVICE{PORT9}{{}} }} }}",
+        f"PREFIX : {PORT9} SELECT * WHERE {{ ?s ?p ?o . SERVICE:x {{}} }}",
+        'SELECT * WHERE { ?s ?p "service" . SERVICE ?u {} }  # SERVICE in a comment too',
+        f"SELECT * WHERE {{ ?s ?p ?o }}\n# first line clean\nSERVICE {PORT9} {{}}",
+    ],
+)
 def test_service_is_refused_before_running(small, query):
     before = small.snapshot()
     result = small("sparql", query, expect=1)
@@ -59,36 +61,75 @@ def test_service_is_refused_before_running(small, query):
     assert small.snapshot() == before
 
 
-@pytest.mark.parametrize("query, expected", [
-    ('SELECT ?e WHERE { GRAPH ?g { ?e <http://www.w3.org/2004/02/skos/core#prefLabel> "service" } }', "service/db"),
-    ("SELECT ?e WHERE { GRAPH ?g { ?e <http://www.w3.org/2004/02/skos/core#prefLabel> 'service' } }", "service/db"),
-    ('SELECT ?e WHERE { GRAPH ?g { ?e ?p """a "SERVICE" <x> {} ...""" } }', ""),
-    ("PREFIX kg: <https://kgrdf.org/ns#> SELECT ?service WHERE { GRAPH ?g { ?service a kg:Service } }", "service/db"),
-    ("SELECT ?e WHERE { GRAPH ?g { ?e a <https://kgrdf.org/ns#Service> } } # SERVICE <http://x/> {}", "service/db"),
-    ('SELECT $service WHERE { GRAPH ?g { $service ?p ?o FILTER(?o = "x"@service) } }', ""),
-    ("SELECT ?e WHERE { GRAPH ?g { ?e a ?t } FILTER(CONTAINS(STR(?e), \"/service/\")) }", "service/db"),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ('SELECT ?e WHERE { GRAPH ?g { ?e <http://www.w3.org/2004/02/skos/core#prefLabel> "service" } }', "service/db"),
+        ("SELECT ?e WHERE { GRAPH ?g { ?e <http://www.w3.org/2004/02/skos/core#prefLabel> 'service' } }", "service/db"),
+        ('SELECT ?e WHERE { GRAPH ?g { ?e ?p """a "SERVICE" <x> {} ...""" } }', ""),
+        (
+            "PREFIX kg: <https://kgrdf.org/ns#> SELECT ?service WHERE { GRAPH ?g { ?service a kg:Service } }",
+            "service/db",
+        ),
+        ("SELECT ?e WHERE { GRAPH ?g { ?e a <https://kgrdf.org/ns#Service> } } # SERVICE <http://x/> {}", "service/db"),
+        ('SELECT $service WHERE { GRAPH ?g { $service ?p ?o FILTER(?o = "x"@service) } }', ""),
+        ('SELECT ?e WHERE { GRAPH ?g { ?e a ?t } FILTER(CONTAINS(STR(?e), "/service/")) }', "service/db"),
+    ],
+)
 def test_service_as_a_word_in_data_still_runs(small, query, expected):
     out = small("sparql", query).stdout
     assert expected in out
 
 
 WORDS = ["SERVICE", "service", "Service", "sErViCe", "SERVICESILENT", "SERVICE SILENT"]
-GLUE = ["", " ", "\n", "\t", ".", " . ", "1", "1.0", "true", "{}", "[]", ")", "\"x\"", "?o ", "?o.", ":", "kg:",
-        "kg:a.", "_:b", "# c\n", "<http://x/>", "@en ", "\\u0020"]
+GLUE = [
+    "",
+    " ",
+    "\n",
+    "\t",
+    ".",
+    " . ",
+    "1",
+    "1.0",
+    "true",
+    "{}",
+    "[]",
+    ")",
+    '"x"',
+    "?o ",
+    "?o.",
+    ":",
+    "kg:",
+    "kg:a.",
+    "_:b",
+    "# c\n",
+    "<http://x/>",
+    "@en ",
+    "\\u0020",
+]
 TARGETS = [PORT9, "?u", ":x", "<http://127.0.0.1:9/a b>"]
 
 
 @pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(before=st.sampled_from(GLUE), word=st.sampled_from(WORDS), after=st.sampled_from(["", " ", "\n"]),
-       target=st.sampled_from(TARGETS), wrap=st.integers(0, 3))
+@given(
+    before=st.sampled_from(GLUE),
+    word=st.sampled_from(WORDS),
+    after=st.sampled_from(["", " ", "\n"]),
+    target=st.sampled_from(TARGETS),
+    wrap=st.integers(0, 3),
+)
 def test_no_spelling_of_service_reaches_the_engine(small, before, word, after, target, wrap):
     """Whatever the glue around the keyword, either kg refuses it or Oxigraph never attempts a call
     (it would fail naming port 9, or an unbound service variable)."""
     inner = f"GRAPH ?g {{ ?s ?p ?o }} {before}{word}{after}{target} {{ ?s ?p ?o }}"
-    query = (f"PREFIX : {PORT9} PREFIX kg: <https://kgrdf.org/ns#> SELECT * WHERE "
-             + "{ " * wrap + inner + " }" * wrap + " }")
+    query = (
+        f"PREFIX : {PORT9} PREFIX kg: <https://kgrdf.org/ns#> SELECT * WHERE "
+        + "{ " * wrap
+        + inner
+        + " }" * wrap
+        + " }"
+    )
     query = query.replace("WHERE { ", "WHERE { BIND(<http://127.0.0.1:9/> AS ?u) ", 1)
     result = _run(small, query)
     assert result.exit_code in (0, 1, 2)
@@ -110,8 +151,11 @@ def _run(kg, query):
 
 @pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from(["service", "SERVICE", "Service", " ", "\n", "{", "}", "\\", "\"", "'", "x", ":"]),
-                max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(["service", "SERVICE", "Service", " ", "\n", "{", "}", "\\", '"', "'", "x", ":"]), max_size=12
+    )
+)
 def test_the_word_inside_a_string_iri_or_comment_is_never_refused(small, parts):
     body = "".join(parts).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     iri_body = "".join(p for p in parts if p.strip() and p not in "{}\\\"'")
@@ -123,9 +167,11 @@ def test_the_word_inside_a_string_iri_or_comment_is_never_refused(small, parts):
 
 @pytest.mark.parametrize("opener, closer", [("(", ")"), ("{", "}"), ("[", "]")])
 def test_deep_nesting_is_refused_with_one_line(small, opener, closer):
-    deep = {"(": f"SELECT * WHERE {{ FILTER({'(' * 5000}1{')' * 5000}) }}",
-            "{": f"SELECT * WHERE {'{' * 5000}{'}' * 5000}",
-            "[": f"SELECT * WHERE {{ ?s ?p {'[ ?p ' * 5000}1{']' * 5000} }}"}[opener]
+    deep = {
+        "(": f"SELECT * WHERE {{ FILTER({'(' * 5000}1{')' * 5000}) }}",
+        "{": f"SELECT * WHERE {'{' * 5000}{'}' * 5000}",
+        "[": f"SELECT * WHERE {{ ?s ?p {'[ ?p ' * 5000}1{']' * 5000} }}",
+    }[opener]
     result = small("sparql", deep, expect=2)
     assert f"more than {sandbox.MAX_NESTING} deep" in one_line(result)
 
@@ -171,10 +217,17 @@ def test_a_query_growing_past_its_memory_stops(small, monkeypatch):
     small("sparql", ALL)
 
 
-@pytest.mark.parametrize("option, env", [(["--timeout", "0"], {}), (["--timeout", "-3"], {}),
-                                         (["--timeout", "nan"], {}), ([], {"KGRDF_QUERY_TIMEOUT": "soon"}),
-                                         ([], {"KGRDF_LOCK_TIMEOUT": "abc"}),
-                                         ([], {"KGRDF_QUERY_MEMORY": "-1"})])
+@pytest.mark.parametrize(
+    "option, env",
+    [
+        (["--timeout", "0"], {}),
+        (["--timeout", "-3"], {}),
+        (["--timeout", "nan"], {}),
+        ([], {"KGRDF_QUERY_TIMEOUT": "soon"}),
+        ([], {"KGRDF_LOCK_TIMEOUT": "abc"}),
+        ([], {"KGRDF_QUERY_MEMORY": "-1"}),
+    ],
+)
 def test_a_bad_limit_is_bad_input(small, monkeypatch, option, env):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -182,8 +235,13 @@ def test_a_bad_limit_is_bad_input(small, monkeypatch, option, env):
 
 
 def _kg(*args, **env):
-    return subprocess.Popen([sys.executable, "-m", "kgrdf", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+    return subprocess.Popen(
+        [sys.executable, "-m", "kgrdf", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
 
 
 def _wait_for_child(parent: int) -> int:

@@ -23,11 +23,16 @@ def _rapper_count(path, syntax):
     raise AssertionError(result.stderr)
 
 
-@pytest.mark.parametrize("fmt, rapper_syntax, rdflib_format", [
-    ("trig", "trig", "trig"), ("nquads", "nquads", "nquads"),
-])
-def test_export_reads_back_in_rapper_and_rdflib_with_one_triple_per_fact_graph(demo, tmp_path, fmt,
-                                                                               rapper_syntax, rdflib_format):
+@pytest.mark.parametrize(
+    "fmt, rapper_syntax, rdflib_format",
+    [
+        ("trig", "trig", "trig"),
+        ("nquads", "nquads", "nquads"),
+    ],
+)
+def test_export_reads_back_in_rapper_and_rdflib_with_one_triple_per_fact_graph(
+    demo, tmp_path, fmt, rapper_syntax, rdflib_format
+):
     import rdflib
 
     out = tmp_path / f"kb.{fmt}"
@@ -90,8 +95,9 @@ def test_a_write_cut_short_after_the_journal_append_is_finished_by_the_next_comm
     with kb.writing("propose") as writer:
         writer.propose("repo/api", "caveat", value="written before a crash", sources=["pr:9"])
         position = journal_mod.Position.from_dict(view)
-        tx = journal_mod.Transaction(seq=writer.seq, command="propose", time="2026-11-30T00:00:00Z",
-                                     adds=[str(q) for q in writer.adds])
+        tx = journal_mod.Transaction(
+            seq=writer.seq, command="propose", time="2026-11-30T00:00:00Z", adds=[str(q) for q in writer.adds]
+        )
         kb.journal.append(tx, position)
         writer.discard()  # nothing more: the process "dies" here
     assert json.loads((demo.path / "view.json").read_text())["seq"] == view["seq"]
@@ -162,7 +168,7 @@ def test_a_stale_git_lock_is_removed_with_a_note(demo):
 
 
 def test_a_damaged_journal_refuses_writes_reads_go_on_and_moving_it_aside_starts_a_new_one(demo):
-    next_patch_file(demo.path).write_bytes(b'H id <urn:uuid:x> .\nTZ .\n')  # a row no patch has: not a torn tail
+    next_patch_file(demo.path).write_bytes(b"H id <urn:uuid:x> .\nTZ .\n")  # a row no patch has: not a torn tail
     write = demo("propose", "repo/api", "caveat", "--value", "after the damage", "--source", "pr:8", expect=3)
     assert "unexpected row" in write.stderr and "mv journal journal.aside" in write.stderr
     read = demo("lookup", "hotfix")

@@ -25,7 +25,7 @@ def test_validate_sets_a_torn_tail_aside_like_any_command_then_reports_clean(dem
     from .test_storage import next_patch_file
 
     segment = next_patch_file(demo.path)  # a write cut short leaves its new patch file short
-    segment.write_bytes(b'H id <urn:uuid:t> .\nTX .\n')
+    segment.write_bytes(b"H id <urn:uuid:t> .\nTX .\n")
     result = demo("validate", "--json")
     assert "set aside a torn journal tail of 25 bytes" in result.stderr
     assert [p.name.split(".torn-")[0] for p in segment.parent.glob("*.torn-*")] == [segment.name]
@@ -38,7 +38,7 @@ def test_validate_reports_a_torn_tail_the_store_checks_find(demo):
 
     from .test_storage import next_patch_file
 
-    next_patch_file(demo.path).write_bytes(b'H id <urn:uuid:t> .\nTX .\n')
+    next_patch_file(demo.path).write_bytes(b"H id <urn:uuid:t> .\nTX .\n")
     checks = {d["check"] for d in validation.check_store(KnowledgeBase.open(demo.path))}
     assert "torn tail" in checks
 
@@ -73,12 +73,18 @@ def test_the_shapes_conform_to_the_shapes_for_shacl():
     assert conforms, text
 
 
-@pytest.mark.parametrize("args, reason", [
-    (["add-entity", "person/eve", "--name", "Eve", "--summary", "likes cats"], "a person has no summary"),
-    (["propose", "Dana", "caveat", "--value", "moody", "--source", "pr:1"], "not on the People whitelist"),
-    (["propose", "Dana", "stated_preference", "--value", "tables", "--source", "pr:1"], "stated_* fact"),
-    (["propose", "Dana", "reviews", "--object", "person/dan", "--source", "pr:1"], "reviews does not point to a person"),
-])
+@pytest.mark.parametrize(
+    "args, reason",
+    [
+        (["add-entity", "person/eve", "--name", "Eve", "--summary", "likes cats"], "a person has no summary"),
+        (["propose", "Dana", "caveat", "--value", "moody", "--source", "pr:1"], "not on the People whitelist"),
+        (["propose", "Dana", "stated_preference", "--value", "tables", "--source", "pr:1"], "stated_* fact"),
+        (
+            ["propose", "Dana", "reviews", "--object", "person/dan", "--source", "pr:1"],
+            "reviews does not point to a person",
+        ),
+    ],
+)
 def test_shapes_refuse_on_the_write_path_and_nothing_is_written(seeded, args, reason):
     before = seeded.snapshot()
     result = seeded(*args, expect=1)
@@ -95,11 +101,18 @@ def _findings(path):
 
     from kgrdf import validation
 
-    quads = [ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
-             for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
+    quads = [
+        ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
+        for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+    ]
     data = validation.view([], quads)  # the ontology beside the example's triples
-    focus = sorted({q.subject.value for q in quads if q.subject.value.startswith("https://kgrdf.org/kb/")
-                    and "/source/" not in q.subject.value})
+    focus = sorted(
+        {
+            q.subject.value
+            for q in quads
+            if q.subject.value.startswith("https://kgrdf.org/kb/") and "/source/" not in q.subject.value
+        }
+    )
     return validation.check(data, focus)
 
 
@@ -125,8 +138,11 @@ def test_every_shape_has_a_bad_example():
     from kgrdf.validation import shapes_graph
 
     templates = {str(o) for o in shapes_graph().objects(None, rdflib.URIRef("http://www.w3.org/ns/shacl#message"))}
-    expected = [path.read_text().splitlines()[0].removeprefix("# expect:").strip() for path in SHAPE_CASES
-                if path.parent.name != "good"]
+    expected = [
+        path.read_text().splitlines()[0].removeprefix("# expect:").strip()
+        for path in SHAPE_CASES
+        if path.parent.name != "good"
+    ]
 
     def covered(template):
         pattern = ".+?".join(re.escape(part) for part in re.split(r"\{\?\w+\}", template))
@@ -149,8 +165,9 @@ def pyshacl_findings(store, sparql_counts: bool = False):
     from kgrdf import validation
 
     graph = rdflib.Graph().parse(data=ox.serialize(store, format=ox.RdfFormat.N_QUADS).decode(), format="nquads")
-    _conforms, report, _text = validate(graph, shacl_graph=validation.shapes_graph(), inference="none",
-                                        allow_warnings=True)
+    _conforms, report, _text = validate(
+        graph, shacl_graph=validation.shapes_graph(), inference="none", allow_warnings=True
+    )
     sh = rdflib.Namespace("http://www.w3.org/ns/shacl#")
     found = Counter()
     for result in report.subjects(rdflib.RDF.type, sh.ValidationResult):
@@ -159,9 +176,14 @@ def pyshacl_findings(store, sparql_counts: bool = False):
             shape = validation.shapes_graph().value(None, sh.property, shape)
         if sparql_counts and report.value(result, sh.sourceConstraintComponent) != sh.SPARQLConstraintComponent:
             continue
-        found[(str(report.value(result, sh.focusNode)),
-               validation.readable(str(report.value(result, sh.resultMessage))),
-               "warning" if report.value(result, sh.resultSeverity) == sh.Warning else "violation", str(shape))] += 1
+        found[
+            (
+                str(report.value(result, sh.focusNode)),
+                validation.readable(str(report.value(result, sh.resultMessage))),
+                "warning" if report.value(result, sh.resultSeverity) == sh.Warning else "violation",
+                str(shape),
+            )
+        ] += 1
     return found if sparql_counts else set(found)
 
 
@@ -179,7 +201,9 @@ def kg_sparql_counts(store):
 
     from kgrdf import shacl, validation
 
-    rows = {(f, row) for c in shacl.queries(validation.shapes_graph()) if c.sparql for f, row in shacl.results(store, c)}
+    rows = {
+        (f, row) for c in shacl.queries(validation.shapes_graph()) if c.sparql for f, row in shacl.results(store, c)
+    }
     return Counter((f.focus, f.message, f.severity, f.shape) for f, _row in rows)
 
 
@@ -192,13 +216,22 @@ def test_kg_reports_what_pyshacl_reports_on_each_example(path):
 
     from kgrdf import validation
 
-    quads = [ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
-             for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
+    quads = [
+        ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
+        for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+    ]
     store = validation.view([], quads)
     reference = pyshacl_findings(store)
     assert kg_findings(store) == reference
-    focus = sorted({q.subject.value for q in quads if q.subject.value.startswith("https://kgrdf.org/kb/")
-                    and "/source/" not in q.subject.value and "/hearing/" not in q.subject.value})
+    focus = sorted(
+        {
+            q.subject.value
+            for q in quads
+            if q.subject.value.startswith("https://kgrdf.org/kb/")
+            and "/source/" not in q.subject.value
+            and "/hearing/" not in q.subject.value
+        }
+    )
     assert kg_findings(store, focus) == reference
     assert kg_sparql_counts(store) == pyshacl_findings(store, sparql_counts=True)
 
@@ -213,21 +246,19 @@ PREBINDING_CASES = {
     "a union branch of BINDs alone": "SELECT $this ?n WHERE { { BIND ($this AS ?n) } UNION { $this ex:p ?n } }",
     "a BIND before the triple that binds $this": "SELECT $this ?n WHERE { BIND ($this AS ?n) $this ex:p ?x }",
     "an OPTIONAL that only reads $this": "SELECT $this ?n WHERE { $this ex:p ?x OPTIONAL { BIND ($this AS ?n) } }",
-    "a FILTER in a branch that does not bind $this":
-        "SELECT $this ?x WHERE { { ?x ex:p ?y FILTER (?y = $this) } UNION { $this ex:q ?x } }",
+    "a FILTER in a branch that does not bind $this": "SELECT $this ?x WHERE { { ?x ex:p ?y FILTER (?y = $this) } UNION { $this ex:q ?x } }",
     "a FILTER NOT EXISTS beside no triple of $this": "SELECT $this ?x WHERE { ?x ex:p ?y FILTER NOT EXISTS { $this ex:q ?y } }",
-    "a FILTER NOT EXISTS holding a group of BINDs":
-        "SELECT $this WHERE { FILTER NOT EXISTS { { BIND ($this AS ?z) } ?z ex:p ?w } }",
+    "a FILTER NOT EXISTS holding a group of BINDs": "SELECT $this WHERE { FILTER NOT EXISTS { { BIND ($this AS ?z) } ?z ex:p ?w } }",
     "an EXISTS inside an expression": "SELECT $this WHERE { FILTER (EXISTS { $this ex:p ?x } || NOT EXISTS { ?y ex:q $this }) }",
     "a MINUS": "SELECT $this WHERE { MINUS { $this ex:p ?w } }",
     "a MINUS that only filters on $this": "SELECT $this WHERE { MINUS { ?x ex:p ?w FILTER (?x = $this) } }",
     "a subquery that counts": "SELECT $this ?n WHERE { { SELECT $this (COUNT(?o) AS ?n) WHERE { $this ?p ?o } "
-                              "GROUP BY $this } FILTER (?n > 1) }",
+    "GROUP BY $this } FILTER (?n > 1) }",
     "a subquery with a branch of BINDs": "SELECT $this ?n WHERE { { SELECT $this ?n WHERE { { BIND ($this AS ?n) } "
-                                         "UNION { $this ex:p ?n } } } }",
+    "UNION { $this ex:p ?n } } } }",
     "a nested group": "SELECT $this ?n WHERE { { { BIND (STR($this) AS ?n) } } }",
-    "a string and an IRI that look like $this": "SELECT $this ?n WHERE { $this ex:p ?x BIND (\"{ $this }\" AS ?n) "
-                                                "FILTER (?x != <http://example.org/$this>) }",
+    "a string and an IRI that look like $this": 'SELECT $this ?n WHERE { $this ex:p ?x BIND ("{ $this }" AS ?n) '
+    "FILTER (?x != <http://example.org/$this>) }",
 }
 
 
@@ -240,7 +271,8 @@ def _prebound_both_ways(triples, select, rewrite=True):
     from kgrdf import shacl
 
     turtle = "@prefix ex: <http://example.org/> .\n" + "\n".join(
-        f"ex:{s} {'a' if p == 'type' else 'ex:' + p} ex:{o} ." for s, p, o in triples)
+        f"ex:{s} {'a' if p == 'type' else 'ex:' + p} ex:{o} ." for s, p, o in triples
+    )
     store = ox.Store()
     store.load(input=turtle.encode(), format=ox.RdfFormat.TURTLE)
     graph = rdflib.Graph().parse(data=turtle, format="turtle")
@@ -279,8 +311,15 @@ def test_a_target_joined_only_at_the_top_misses_what_pre_binding_finds():
     give other rows that way, on one small graph."""
     import re
 
-    data = [("a", "type", "C"), ("b", "type", "C"), ("d", "type", "C"), ("a", "p", "b"), ("b", "q", "a"),
-            ("c", "p", "a"), ("b", "p", "c")]
+    data = [
+        ("a", "type", "C"),
+        ("b", "type", "C"),
+        ("d", "type", "C"),
+        ("a", "p", "b"),
+        ("b", "q", "a"),
+        ("c", "p", "a"),
+        ("b", "p", "c"),
+    ]
     wrong = []
     for case, select in PREBINDING_CASES.items():
         ours, reference = _prebound_both_ways(data, select)
@@ -288,20 +327,27 @@ def test_a_target_joined_only_at_the_top_misses_what_pre_binding_finds():
         top_only = re.sub(r"WHERE \{", "WHERE { { ?this a ex:C }", select, count=1)
         bottom_up, _ = _prebound_both_ways(data, top_only, rewrite=False)
         wrong += [case] if bottom_up != reference else []
-    assert set(wrong) >= {"a union branch of BINDs alone", "an OPTIONAL that only reads $this",
-                          "a FILTER in a branch that does not bind $this",
-                          "a MINUS that only filters on $this", "a subquery with a branch of BINDs",
-                          "a nested group"}, wrong
+    assert set(wrong) >= {
+        "a union branch of BINDs alone",
+        "an OPTIONAL that only reads $this",
+        "a FILTER in a branch that does not bind $this",
+        "a MINUS that only filters on $this",
+        "a subquery with a branch of BINDs",
+        "a nested group",
+    }, wrong
 
 
-@pytest.mark.parametrize("select, reason", [
-    ("SELECT $this WHERE { VALUES ?x { ex:a } $this ex:p ?x }", "does not allow VALUES"),
-    ("SELECT $this WHERE { SERVICE <http://example.org/sparql> { $this ex:p ?x } }", "does not allow SERVICE"),
-    ("SELECT $this ?x WHERE { ?x ex:p ?y BIND (?y AS $this) }", "may not bind $this"),
-    ("SELECT $this ?n WHERE { { SELECT (COUNT(*) AS ?n) WHERE { $this ex:p ?o } } }", "must return it"),
-    ("SELECT ?x WHERE { $this ex:p ?x }", "must return $this"),
-    ("SELECT $this WHERE { $this ex:p ?x ", "braces do not match"),
-])
+@pytest.mark.parametrize(
+    "select, reason",
+    [
+        ("SELECT $this WHERE { VALUES ?x { ex:a } $this ex:p ?x }", "does not allow VALUES"),
+        ("SELECT $this WHERE { SERVICE <http://example.org/sparql> { $this ex:p ?x } }", "does not allow SERVICE"),
+        ("SELECT $this ?x WHERE { ?x ex:p ?y BIND (?y AS $this) }", "may not bind $this"),
+        ("SELECT $this ?n WHERE { { SELECT (COUNT(*) AS ?n) WHERE { $this ex:p ?o } } }", "must return it"),
+        ("SELECT ?x WHERE { $this ex:p ?x }", "must return $this"),
+        ("SELECT $this WHERE { $this ex:p ?x ", "braces do not match"),
+    ],
+)
 def test_a_constraint_shacl_does_not_allow_is_refused_with_its_reason(select, reason):
     from kgrdf import shacl
 
@@ -331,7 +377,7 @@ def _union_branches(select: str) -> list[tuple[int, int]]:
     while todo:
         group = todo.pop()
         todo += group.children
-        before, after = select[:group.start - 1].rstrip(), select[group.end + 1:].lstrip()
+        before, after = select[: group.start - 1].rstrip(), select[group.end + 1 :].lstrip()
         if group.parent is not None and (before.upper().endswith("UNION") or after.upper().startswith("UNION")):
             branches.append((group.start, group.end))
     return sorted(branches)
@@ -351,8 +397,10 @@ def test_every_branch_of_every_sparql_constraint_has_a_bad_example_that_needs_it
     examples = []
     for path in SHAPE_CASES:
         if path.parent.name != "good":
-            quads = [ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
-                     for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
+            quads = [
+                ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
+                for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+            ]
             examples.append((path.stem, validation.view([], quads)))
 
     def only(shape, constraint, select):
@@ -386,8 +434,11 @@ def _recipe(readme: Path) -> str:
     """The shell commands of a README that export, build the view and validate it."""
     import re
 
-    return next(block for block in re.findall(r"```sh\n(.*?)```", readme.read_text(), flags=re.S)
-                if "validation-view.rq" in block)
+    return next(
+        block
+        for block in re.findall(r"```sh\n(.*?)```", readme.read_text(), flags=re.S)
+        if "validation-view.rq" in block
+    )
 
 
 def _break_the_rules(path: Path) -> None:
@@ -402,8 +453,13 @@ def _break_the_rules(path: Path) -> None:
     kg = vocab.kg
     kb = KnowledgeBase.open(path)
     with kb.reading() as session:
-        facts = sorted({q.graph_name.value.removesuffix("/provenance") for q in session.backend.quads()
-                        if q.graph_name.value.endswith("/provenance")})
+        facts = sorted(
+            {
+                q.graph_name.value.removesuffix("/provenance")
+                for q in session.backend.quads()
+                if q.graph_name.value.endswith("/provenance")
+            }
+        )
         provenance = {f: list(session.backend.quads_in(ox.NamedNode(f + "/provenance"))) for f in facts[:4]}
     first, second, third, fourth = facts[:4]
     status = [q for q in provenance[first] if q.predicate == kg("factStatus")]
@@ -411,8 +467,12 @@ def _break_the_rules(path: Path) -> None:
     entities = vocab.entities_graph("main")
     adds = [
         ox.Quad(ox.NamedNode(second), kg("authority"), kg("Inferred"), ox.NamedNode(second + "/provenance")),
-        ox.Quad(ox.NamedNode(third), kg("supersededBy"), ox.NamedNode("https://kgrdf.org/kb/other/fact/f-zzzzzz"),
-                ox.NamedNode(third + "/provenance")),
+        ox.Quad(
+            ox.NamedNode(third),
+            kg("supersededBy"),
+            ox.NamedNode("https://kgrdf.org/kb/other/fact/f-zzzzzz"),
+            ox.NamedNode(third + "/provenance"),
+        ),
         ox.Quad(hearing, kg("audience"), ox.Literal("team:sales"), ox.NamedNode(fourth + "/provenance")),
         ox.Quad(vocab.entity_iri("main", "repo/api"), vocab.term("skos:altLabel"), ox.Literal("api"), entities),
         ox.Quad(vocab.entity_iri("main", "person/dana"), kg("summary"), ox.Literal("likes cats"), entities),
@@ -444,15 +504,25 @@ def _pyshacl_on_the_export(kg, tmp_path: Path, readme: str = "shapes/README.md")
     recipe = _recipe(ROOT / readme)
     ran = subprocess.run(["bash", "-c", recipe], cwd=work, env=env, capture_output=True, text=True)
     assert (work / "view.nt").stat().st_size > 0, ran.stderr
-    report = subprocess.run(["pyshacl", "-s", "shapes/facts.ttl", "-f", "turtle", "view.nt"], cwd=work, env=env,
-                            capture_output=True, text=True)
+    report = subprocess.run(
+        ["pyshacl", "-s", "shapes/facts.ttl", "-f", "turtle", "view.nt"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert report.returncode in (0, 1), report.stderr
     graph = rdflib.Graph().parse(data=report.stdout, format="turtle")
     sh = rdflib.Namespace("http://www.w3.org/ns/shacl#")
     assert ran.returncode == report.returncode  # the recipe's own pyshacl run says the same
-    return {(vocab.id_of(str(graph.value(r, sh.focusNode))), readable(str(graph.value(r, sh.resultMessage))),
-             "warning" if graph.value(r, sh.resultSeverity) == sh.Warning else "violation")
-            for r in graph.subjects(rdflib.RDF.type, sh.ValidationResult)}
+    return {
+        (
+            vocab.id_of(str(graph.value(r, sh.focusNode))),
+            readable(str(graph.value(r, sh.resultMessage))),
+            "warning" if graph.value(r, sh.resultSeverity) == sh.Warning else "violation",
+        )
+        for r in graph.subjects(rdflib.RDF.type, sh.ValidationResult)
+    }
 
 
 @pytest.mark.parametrize("readme", ["shapes/README.md", "README.md"])
@@ -466,7 +536,8 @@ def test_pyshacl_on_an_export_through_the_view_query_reports_what_kg_validate_re
         "a fact has exactly one authority: user, stakeholder, observed or inferred",
         "a superseded fact must be closed (valid_to and retired_at)",
         "a strong alias may not repeat the name",
-        "a person has no summary: only work-operational facts from the People whitelist"}
+        "a person has no summary: only work-operational facts from the People whitelist",
+    }
     assert any(m.startswith("what supersedes it other/fact/f-zzzzzz") for _, m, _ in ours)
     assert any(m.startswith("a hearing needs one audience") for _, m, _ in ours)
     assert _pyshacl_on_the_export(demo, tmp_path, readme) == ours
@@ -506,7 +577,10 @@ def test_a_large_writes_view_of_lines_is_the_view_the_query_builds(demo_template
     def triples(store):
         """The view's triples, a blank node written as any blank node (the ontology's lists): the query
         gives them labels of its own."""
-        return sorted(" ".join("_:" if isinstance(t, ox.BlankNode) else str(t) for t in (q.subject, q.predicate, q.object))
-                      for q in store.quads_for_pattern(None, None, None, ox.DefaultGraph()))
+        return sorted(
+            " ".join("_:" if isinstance(t, ox.BlankNode) else str(t) for t in (q.subject, q.predicate, q.object))
+            for q in store.quads_for_pattern(None, None, None, ox.DefaultGraph())
+        )
+
     assert len(triples(by_query)) > 1000
     assert triples(by_lines) == triples(by_query)

@@ -33,20 +33,24 @@ def test_command_on_a_missing_knowledge_base_names_the_way_out(tmp_path):
 def test_add_entity_creates_then_adds_aliases(kg):
     first = kg.json("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp")
     assert first["outcome"] == "created"
-    second = kg.json("add-entity", "repo/web-app", "--name", "web-app", "--alias", "the web app",
-                     "--weak-alias", "frontend")
+    second = kg.json(
+        "add-entity", "repo/web-app", "--name", "web-app", "--alias", "the web app", "--weak-alias", "frontend"
+    )
     assert second["outcome"] == "updated"
     assert second["aliases"] == ["the web app", "webapp"]
     assert second["weak_aliases"] == ["frontend"]
     assert kg.json("add-entity", "repo/web-app", "--name", "web-app")["outcome"] == "unchanged"
 
 
-@pytest.mark.parametrize("args, code, reason", [
-    (["Person/Dana", "--name", "Dana"], 2, "must be TYPE/NAME"),
-    (["wizard/merlin", "--name", "Merlin"], 1, "unknown entity type 'wizard'"),
-    (["person/dana", "--name", "Dana", "--summary", "great at everything"], 1, "a person has no summary"),
-    (["repo/x", "--name", "   "], 2, "needs a --name"),
-])
+@pytest.mark.parametrize(
+    "args, code, reason",
+    [
+        (["Person/Dana", "--name", "Dana"], 2, "must be TYPE/NAME"),
+        (["wizard/merlin", "--name", "Merlin"], 1, "unknown entity type 'wizard'"),
+        (["person/dana", "--name", "Dana", "--summary", "great at everything"], 1, "a person has no summary"),
+        (["repo/x", "--name", "   "], 2, "needs a --name"),
+    ],
+)
 def test_add_entity_refusals_write_nothing(kg, args, code, reason):
     before = kg.snapshot()
     result = kg("add-entity", *args, expect=code)
@@ -66,8 +70,17 @@ def test_identify_resolves_names_and_strong_aliases_and_only_suggests_weak_ones(
 
 
 def test_propose_records_a_proposal_with_sources_and_both_timelines(seeded):
-    doc = propose(seeded, "Dana", "reviews", "--object", "webapp", "--source", "slack:https://chat/p1",
-                  "--valid-from", "2026-01-05")
+    doc = propose(
+        seeded,
+        "Dana",
+        "reviews",
+        "--object",
+        "webapp",
+        "--source",
+        "slack:https://chat/p1",
+        "--valid-from",
+        "2026-01-05",
+    )
     assert doc["outcome"] == "created"
     assert doc["id"].startswith("f-") and len(doc["id"]) == 8
     assert doc["status"] == "proposed"
@@ -141,8 +154,9 @@ def test_confirm_twice_reconfirms_and_reject_twice_is_harmless(seeded, monkeypat
 def test_supersede_records_a_confirmed_correction_and_closes_the_old_fact(seeded):
     old = propose(seeded, "environment/staging", "status", "--value", "active", "--source", "report:r")
     seeded("confirm", old["id"])
-    new = seeded.json("supersede", old["id"], "--value", "retired", "--valid-from", "2026-09-30",
-                      "--reason", "staging was shut down")
+    new = seeded.json(
+        "supersede", old["id"], "--value", "retired", "--valid-from", "2026-09-30", "--reason", "staging was shut down"
+    )
     assert new["status"] == "confirmed" and new["value"] == "retired"
     assert new["closed"] == [{"id": old["id"], "superseded_by": new["id"]}]
     history = seeded.json("history", old["id"])
@@ -173,29 +187,56 @@ def test_update_records_keep_what_each_field_held_before(seeded):
     assert confirm["reason"] == "checked with the team"
 
 
-@pytest.mark.parametrize("args, code, reason", [
-    (["repo/api", "colour", "--value", "blue", "--source", "pr:1"], 1, "unknown predicate 'colour'"),
-    (["nobody", "reviews", "--object", "repo/api", "--source", "pr:1"], 1, "subject 'nobody' is not known"),
-    (["Dana", "reviews", "--object", "web", "--source", "pr:1"], 1, "object 'web' is ambiguous"),
-    (["Dana", "reviews", "--object", "backend", "--source", "pr:1"], 1, "did you mean repo/api"),
-    (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--valid-from", "last tuesday"], 2, "is not a date"),
-    (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--valid-from", "2026-02-30"], 2, "is not a date"),
-    (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--valid-from", "2026-05-01",
-      "--valid-to", "2026-04-01"], 2, "is after --valid-to"),
-    (["repo/api", "caveat", "--value", "x"], 2, "at least one --source"),
-    (["repo/api", "caveat", "--value", "x", "--source", "carrier-pigeon:7"], 2, "unknown source kind"),
-    (["repo/api", "caveat", "--value", "x", "--source", "nocolon"], 2, "must be KIND:REF"),
-    (["Dana", "reviews", "--value", "repo/api", "--source", "pr:1"], 1, "takes an entity (--object)"),
-    (["repo/api", "caveat", "--object", "repo/web-app", "--source", "pr:1"], 1, "takes a value (--value)"),
-    (["repo/api", "caveat", "--source", "pr:1"], 2, "exactly one of --object"),
-    (["Dana", "caveat", "--value", "moody", "--source", "pr:1"], 1, "not on the People whitelist"),
-    (["Dana", "reviews", "--object", "repo/api", "--source", "pr:1", "--authority", "inferred"], 1,
-     "authority inferred may not name a person"),
-    (["repo/api", "member_of", "--object", "team/web", "--source", "pr:1"], 1, "member_of is not about a repo"),
-    (["process/release", "posts_to", "--object", "repo/api", "--source", "pr:1"], 1,
-     "posts_to does not point to a repo"),
-    (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--authority", "rumour"], 2, "unknown authority"),
-])
+@pytest.mark.parametrize(
+    "args, code, reason",
+    [
+        (["repo/api", "colour", "--value", "blue", "--source", "pr:1"], 1, "unknown predicate 'colour'"),
+        (["nobody", "reviews", "--object", "repo/api", "--source", "pr:1"], 1, "subject 'nobody' is not known"),
+        (["Dana", "reviews", "--object", "web", "--source", "pr:1"], 1, "object 'web' is ambiguous"),
+        (["Dana", "reviews", "--object", "backend", "--source", "pr:1"], 1, "did you mean repo/api"),
+        (
+            ["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--valid-from", "last tuesday"],
+            2,
+            "is not a date",
+        ),
+        (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--valid-from", "2026-02-30"], 2, "is not a date"),
+        (
+            [
+                "repo/api",
+                "caveat",
+                "--value",
+                "x",
+                "--source",
+                "pr:1",
+                "--valid-from",
+                "2026-05-01",
+                "--valid-to",
+                "2026-04-01",
+            ],
+            2,
+            "is after --valid-to",
+        ),
+        (["repo/api", "caveat", "--value", "x"], 2, "at least one --source"),
+        (["repo/api", "caveat", "--value", "x", "--source", "carrier-pigeon:7"], 2, "unknown source kind"),
+        (["repo/api", "caveat", "--value", "x", "--source", "nocolon"], 2, "must be KIND:REF"),
+        (["Dana", "reviews", "--value", "repo/api", "--source", "pr:1"], 1, "takes an entity (--object)"),
+        (["repo/api", "caveat", "--object", "repo/web-app", "--source", "pr:1"], 1, "takes a value (--value)"),
+        (["repo/api", "caveat", "--source", "pr:1"], 2, "exactly one of --object"),
+        (["Dana", "caveat", "--value", "moody", "--source", "pr:1"], 1, "not on the People whitelist"),
+        (
+            ["Dana", "reviews", "--object", "repo/api", "--source", "pr:1", "--authority", "inferred"],
+            1,
+            "authority inferred may not name a person",
+        ),
+        (["repo/api", "member_of", "--object", "team/web", "--source", "pr:1"], 1, "member_of is not about a repo"),
+        (
+            ["process/release", "posts_to", "--object", "repo/api", "--source", "pr:1"],
+            1,
+            "posts_to does not point to a repo",
+        ),
+        (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--authority", "rumour"], 2, "unknown authority"),
+    ],
+)
 def test_bad_proposals_are_refused_with_a_reason_and_write_nothing(seeded, args, code, reason):
     before = seeded.snapshot()
     result = seeded("propose", *args, expect=code)

@@ -32,8 +32,7 @@ class Backend(ABC):
         """The answer of a named ASK query."""
 
     @abstractmethod
-    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None,
-               memory: int | None = None):
+    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None, memory: int | None = None):
         """Run any SPARQL query over the data graphs (never the index's own bookkeeping) and return
         its answer read whole. With ``timeout`` (seconds) and ``memory`` (bytes), the query is
         stopped at those limits (Refused); a query that does not parse or that the engine fails on

@@ -74,7 +74,7 @@ def _child(store, text: str, timeout: float, memory: int | None, options: dict, 
             payload = _FAILED + f"{type(exc).__name__}: {exc}".encode("utf-8", errors="replace")
         view = memoryview(payload)
         while view:
-            view = view[os.write(out, view):]
+            view = view[os.write(out, view) :]
     except BaseException:
         code = 1
     finally:
@@ -132,8 +132,10 @@ def _collect(fd: int, err: int, pid: int, timeout: float, memory: int | None) ->
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise Refused(f"the query ran past its time limit of {timeout:g} s and was stopped",
-                              hint="narrow it with a LIMIT or fewer joins, or give it longer with --timeout")
+                raise Refused(
+                    f"the query ran past its time limit of {timeout:g} s and was stopped",
+                    hint="narrow it with a LIMIT or fewer joins, or give it longer with --timeout",
+                )
             ready, _, _ = select.select([fd], [], [], left)
             if not ready:
                 continue
@@ -143,8 +145,10 @@ def _collect(fd: int, err: int, pid: int, timeout: float, memory: int | None) ->
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_ANSWER_BYTES:
-                raise Refused(f"the answer is larger than {MAX_ANSWER_BYTES // (1024 * 1024)} MB and was stopped",
-                              hint="ask for fewer rows (a LIMIT) or fewer columns")
+                raise Refused(
+                    f"the answer is larger than {MAX_ANSWER_BYTES // (1024 * 1024)} MB and was stopped",
+                    hint="ask for fewer rows (a LIMIT) or fewer columns",
+                )
     except BaseException:
         _kill(pid)
         raise
@@ -152,15 +156,22 @@ def _collect(fd: int, err: int, pid: int, timeout: float, memory: int | None) ->
     data = b"".join(chunks)
     if not data or os.WIFSIGNALED(status):
         if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
-            raise Refused(f"the query ran past its time limit of {timeout:g} s and was stopped",
-                          hint="narrow it with a LIMIT or fewer joins, or give it longer with --timeout")
+            raise Refused(
+                f"the query ran past its time limit of {timeout:g} s and was stopped",
+                hint="narrow it with a LIMIT or fewer joins, or give it longer with --timeout",
+            )
         said = _said(err)
         if memory is not None and b"memory allocation" in said:
             raise _out_of_memory(memory)
-        why = (f"it stopped on {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
-               else "it gave no answer")
-        raise BadInput(f"the query engine failed on this query ({why}); a query nested or chained this "
-                       f"deep, or this long, cannot be run")
+        why = (
+            f"it stopped on {signal.Signals(os.WTERMSIG(status)).name}"
+            if os.WIFSIGNALED(status)
+            else "it gave no answer"
+        )
+        raise BadInput(
+            f"the query engine failed on this query ({why}); a query nested or chained this "
+            f"deep, or this long, cannot be run"
+        )
     return data
 
 
@@ -174,8 +185,10 @@ def _said(err: int) -> bytes:
 
 
 def _out_of_memory(memory: int) -> Refused:
-    return Refused(f"the query needed more than its {memory // (1024 * 1024):,} MB of memory and was stopped",
-                   hint="narrow it (an ORDER BY holds every row, whatever the LIMIT) or raise KGRDF_QUERY_MEMORY")
+    return Refused(
+        f"the query needed more than its {memory // (1024 * 1024):,} MB of memory and was stopped",
+        hint="narrow it (an ORDER BY holds every row, whatever the LIMIT) or raise KGRDF_QUERY_MEMORY",
+    )
 
 
 def _kill(pid: int) -> None:

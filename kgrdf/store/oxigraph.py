@@ -40,8 +40,10 @@ class OxigraphBackend(Backend):
             else:
                 self.store = ox.Store(str(path))
         except OSError as exc:
-            raise Damaged(f"cannot open the index at {path}: {exc}",
-                          hint="remove the index/ folder; the next command rebuilds it from the journal") from None
+            raise Damaged(
+                f"cannot open the index at {path}: {exc}",
+                hint="remove the index/ folder; the next command rebuilds it from the journal",
+            ) from None
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -49,8 +51,9 @@ class OxigraphBackend(Backend):
         subs = {ox.Variable(k): v for k, v in (bindings or {}).items() if v is not None}
         if graphs is None:
             return self.store.query(query.text, substitutions=subs or None)
-        return self.store.query(query.text, substitutions=subs or None, default_graph=[vocab.INDEX_NODE],
-                                named_graphs=graphs)
+        return self.store.query(
+            query.text, substitutions=subs or None, default_graph=[vocab.INDEX_NODE], named_graphs=graphs
+        )
 
     def select(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> list[dict]:
         solutions = self._run(query, bindings, graphs)
@@ -60,8 +63,7 @@ class OxigraphBackend(Backend):
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
         return bool(self._run(query, bindings, graphs))
 
-    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None,
-               memory: int | None = None):
+    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None, memory: int | None = None):
         from kgrdf.store import bounded
 
         scope = graphs if graphs is not None else self.graphs()
@@ -107,10 +109,12 @@ class OxigraphBackend(Backend):
     @staticmethod
     def _position_update(after: Position) -> str:
         node = vocab.INDEX_NODE.value
-        return (f"DELETE WHERE {{ <{node}> <{_KG_SEQ.value}> ?s }} ;\n"
-                f"DELETE WHERE {{ <{node}> <{_KG_DIGEST.value}> ?d }} ;\n"
-                f"INSERT DATA {{ <{vocab.INDEX_NODE.value}> <{_KG_SEQ.value}> {after.seq} ; "
-                f"<{_KG_DIGEST.value}> \"{after.digest}\" }}")
+        return (
+            f"DELETE WHERE {{ <{node}> <{_KG_SEQ.value}> ?s }} ;\n"
+            f"DELETE WHERE {{ <{node}> <{_KG_DIGEST.value}> ?d }} ;\n"
+            f"INSERT DATA {{ <{vocab.INDEX_NODE.value}> <{_KG_SEQ.value}> {after.seq} ; "
+            f'<{_KG_DIGEST.value}> "{after.digest}" }}'
+        )
 
     def apply(self, tx: Transaction, after: Position) -> None:
         if len(tx.adds) + len(tx.deletes) > BULK_THRESHOLD:
