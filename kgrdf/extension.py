@@ -366,7 +366,7 @@ def problems_of(quads, core_quads) -> list[str]:
     import rdflib
     from pyshacl import validate
 
-    from kgrdf.validation import shapes_graph
+    from kgrdf.shacl import shapes_graph
 
     graph = rdflib.Graph()
     for quad in list(core_quads) + list(quads):

@@ -10,9 +10,41 @@ the same findings on every example under tests/shapes/.
 """
 
 import re
+from dataclasses import dataclass
+from functools import cache
 from typing import NamedTuple
 
-from kgrdf.validation import Finding, readable
+from kgrdf import vocab
+
+
+@dataclass(frozen=True)
+class Finding:
+    focus: str
+    message: str
+    severity: str  # "violation" or "warning"
+    shape: str | None = None
+
+    def as_json(self) -> dict:
+        return {"focus": vocab.id_of(self.focus), "message": self.message, "severity": self.severity}
+
+
+@cache
+def shapes_graph(name: str = "facts.ttl"):
+    """The shapes of ``shapes/<name>``: facts.ttl for writes, schema.ttl for schema extensions."""
+    import rdflib
+
+    from kgrdf.resources import data_dir
+
+    return rdflib.Graph().parse(data_dir("shapes") / name, format="turtle")
+
+
+_KB_IRI = re.compile(r"https://kgrdf\.org/kb/[^\s/]+/(?:fact/)?([\w/.-]+)")
+
+
+def readable(message: str) -> str:
+    """A shape's message with the IRIs it names shown as ids (f-3k9x2a, repo/web-app)."""
+    return _KB_IRI.sub(lambda m: m.group(1), message)
+
 
 SH = "http://www.w3.org/ns/shacl#"
 # The named graph $shapesGraph is pre-bound to: check() loads the shapes there when a query reads it.

@@ -11,34 +11,12 @@ validate's holds everything. kgrdf.shacl checks it against ``shapes/facts.ttl``.
 """
 
 import re
-from dataclasses import dataclass
-from functools import cache
 
 from kgrdf import files, vocab
 from kgrdf.errors import Refused
+from kgrdf.shacl import Finding, readable, shapes_graph  # noqa: F401 (callers find them here too)
 
 ASSERTED = {"s": vocab.kg("assertedSubject"), "p": vocab.kg("assertedPredicate"), "o": vocab.kg("assertedObject")}
-
-
-@dataclass(frozen=True)
-class Finding:
-    focus: str
-    message: str
-    severity: str  # "violation" or "warning"
-    shape: str | None = None
-
-    def as_json(self) -> dict:
-        return {"focus": vocab.id_of(self.focus), "message": self.message, "severity": self.severity}
-
-
-@cache
-def shapes_graph(name: str = "facts.ttl"):
-    """The shapes of ``shapes/<name>``: facts.ttl for writes, schema.ttl for schema extensions."""
-    import rdflib
-
-    from kgrdf.resources import data_dir
-
-    return rdflib.Graph().parse(data_dir("shapes") / name, format="turtle")
 
 
 def view_of(dataset):
@@ -139,14 +117,6 @@ def check(data, focus: list[str]) -> list[Finding]:
         for q in data.quads_for_pattern(vocab.NamedNode(f), derived, None)
     }
     return shacl.check(data, shapes_graph(), threads=1, focus=nodes)
-
-
-_KB_IRI = re.compile(r"https://kgrdf\.org/kb/[^\s/]+/(?:fact/)?([\w/.-]+)")
-
-
-def readable(message: str) -> str:
-    """A shape's message with the IRIs it names shown as ids (f-3k9x2a, repo/web-app)."""
-    return _KB_IRI.sub(lambda m: m.group(1), message)
 
 
 def refuse_violations(findings: list[Finding]) -> list[Finding]:
