@@ -228,8 +228,12 @@ def test_a_reason_naming_a_person_makes_the_fact_personal_and_private(seeded):
         "Dana Okafor asked for it",
     )
     assert fact["sensitivity"] == "personal"
-    shared = b"".join(p.read_bytes() for p in (seeded.path / "journal").rglob("*.rdfp") if p.parent.name != "local")
-    assert b"Dana Okafor asked for it" not in shared
+    journal = seeded.path / "journal"
+    shared = [p for p in journal.rglob("*.rdfp") if p.relative_to(journal).parts[0] != "local"]
+    private = [p for p in journal.rglob("*.rdfp") if p.relative_to(journal).parts[0] == "local"]
+    assert shared and private
+    assert b"Dana Okafor asked for it" not in b"".join(p.read_bytes() for p in shared)
+    assert b"Dana Okafor asked for it" in b"".join(p.read_bytes() for p in private)
 
 
 # --- c. import records are read strictly, field by field ---------------------------------------------------

@@ -436,7 +436,7 @@ def _recipe(readme: Path) -> str:
 
     return next(
         block
-        for block in re.findall(r"```sh\n(.*?)```", readme.read_text(), flags=re.S)
+        for block in re.findall(r"```(?:sh|text)\n(.*?)```", readme.read_text(), flags=re.S)
         if "validation-view.rq" in block
     )
 
