@@ -788,7 +788,8 @@ def org_merge(
     render.out(
         json,
         result,
-        f"merged {result['merged']} into {result['kept']}: {len(result['moved'])} facts moved, "
+        f"merged {result['merged']} into {result['kept']}: {len(result['moved'])} "
+        f"fact{'' if len(result['moved']) == 1 else 's'} moved, "
         f"{len(result['observed'])} it knew already observed again; aliases: "
         f"{', '.join(result['aliases'])}",
     )

@@ -652,3 +652,15 @@ def test_mentions_keeps_its_names_beside_the_index_and_sees_every_write(kg):
     (kg.path / "cache" / "names-main.json").write_text("{not json")  # a damaged cache is rebuilt
     assert [m["text"] for m in kg.json("mentions", "Texture and Globex")["mentions"]] == ["Texture", "Globex"]
     assert "cache/" in (kg.path / ".gitignore").read_text()
+
+
+def test_a_merge_says_how_many_facts_moved_in_words_that_agree_with_the_count(kg):
+    kg("org", "add", "Texture")
+    kg("org", "add", "Texture Inc")
+    kg("org", "add", "Birch")
+    kg("org", "add", "Birch Ltd")
+    kg("org", "set", "Texture Inc", "industry", "utilities", "-s", "slack:p2")
+    assert "1 fact moved," in kg("org", "merge", "Texture", "Texture Inc").stdout
+    kg("org", "set", "Birch Ltd", "industry", "timber", "-s", "slack:p3")
+    kg("org", "set", "Birch Ltd", "founded", "1999", "-s", "slack:p4")
+    assert "2 facts moved," in kg("org", "merge", "Birch", "Birch Ltd").stdout
