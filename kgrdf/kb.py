@@ -324,7 +324,7 @@ class KnowledgeBase:
         import threading
 
         self._write_view(after)
-        git = threading.Thread(target=self._git_commit, args=(message,))
+        git = threading.Thread(target=self.git_commit, args=(message,))
         git.start()
         try:
             backend.apply(tx, after)

@@ -205,3 +205,27 @@ def test_a_new_journal_cut_short_is_finished_by_the_next_write(demo):
     demo("propose", "repo/api", "caveat", "--value", "after the cut", "--source", "pr:9")
     assert demo.json("stats")["fact_count"] == 36
     demo("validate")
+
+
+def test_a_large_write_commits_to_git_beside_the_index_update(kg, tmp_path, monkeypatch):
+    """A write of LARGE journal lines or more commits to git in a thread while the index is updated
+    (an import of 100k facts); here LARGE is made small so an import of a few records takes that path."""
+    import kgrdf.kb
+
+    monkeypatch.setattr(kgrdf.kb, "LARGE", 5)
+    records = [{"type": "entity", "id": f"repo/r{n}", "name": f"R{n}"} for n in range(4)]
+    records += [
+        {"type": "fact", "subject": f"repo/r{n}", "predicate": "depends_on", "object": "repo/r0", "sources": ["doc:a"]}
+        for n in range(1, 4)
+    ]
+    seed = tmp_path / "seed.jsonl"
+    seed.write_text("".join(json.dumps(r) + "\n" for r in records))
+    commits = int(
+        subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=kg.path, capture_output=True, text=True).stdout
+    )
+    kg("import", seed, "--apply")
+    after = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=kg.path, capture_output=True, text=True)
+    assert int(after.stdout) == commits + 1
+    assert not (kg.path / "uncommitted").exists()
+    assert len(kg.json("lookup", "repo/r0")["backlinks"]) == 3
+    assert kg("validate").exit_code == 0
