@@ -302,6 +302,8 @@ class KnowledgeBase:
                         self._commit(backend, writer, position, command)
             finally:
                 self.close_index(backend)
+        if vcs.housekeeping_due(self.path):
+            vcs.start_housekeeping(self.path)  # once the lock is released: no write waits for it
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
         tx = Transaction(

@@ -246,6 +246,7 @@ def _restart_history(kb) -> None:
     """Old commits hold the dropped records: the history starts again from the files as they are."""
     if not (kb.path / ".git").exists() or not vcs.available():
         return
+    vcs.stop_housekeeping(kb.path)
     shutil.rmtree(kb.path / ".git")
     vcs.init(kb.path)
     vcs.commit(kb.path, "kg: the history starts again here (records were deleted on request or past retention)")

@@ -1,6 +1,13 @@
 """The knowledge base's local git history: one commit per write (§5).
 
 Commit messages name the command and the journal sequence number, never a person.
+
+git's housekeeping (packing loose objects) never runs inside a write: every git command kg runs has
+it switched off (``gc.auto=0``, ``maintenance.auto=false``), and so has the repository's own
+configuration. On a large history it takes a minute, and an automatic one started by ``git commit``
+would hold the write until it ended. A write that leaves the history due for it starts it in a
+process of its own once the write is done and its lock released (:func:`start_housekeeping`); a
+deletion that restarts the history stops it first (:func:`stop_housekeeping`).
 """
 
 import os
@@ -25,6 +32,9 @@ IGNORED = [
     "cache/",
 ]
 STALE_LOCK_SECONDS = 30
+NO_HOUSEKEEPING = {"gc.auto": "0", "maintenance.auto": "false"}
+LOOSE_OBJECTS = 6700  # git's own default for gc --auto: more loose objects than this, and it packs them
+HOUSEKEEPING_PID = "kg-housekeeping.pid"  # in .git: the process of start_housekeeping, while it runs
 _GIT_LOCKS = ["index.lock", "HEAD.lock", "config.lock"]
 
 
@@ -48,6 +58,7 @@ def _git(path: Path, *args: str, check: bool = True):
             "commit.gpgsign=false",
             "-c",
             "core.hooksPath=/dev/null",
+            *(arg for name, value in NO_HOUSEKEEPING.items() for arg in ("-c", f"{name}={value}")),
             *args,
         ],
         cwd=path,
@@ -72,6 +83,8 @@ def init(path: Path) -> None:
     (path / ".gitignore").write_text("\n".join(IGNORED) + "\n", encoding="utf-8")
     if not (path / ".git").exists():
         _git(path, "init", "-q", "-b", "main")
+    for name, value in NO_HOUSEKEEPING.items():  # for git commands run in the folder by hand too
+        _git(path, "config", name, value)
 
 
 def remove_stale_locks(path: Path) -> None:
@@ -117,3 +130,64 @@ def changed(path: Path, name: str) -> bool:
     if not (path / ".git").exists():
         return False
     return _git(path, "diff", "--quiet", "HEAD", "--", name, check=False).returncode == 1
+
+
+def housekeeping_due(path: Path) -> bool:
+    """Whether the history holds more loose objects than git's gc --auto allows, estimated as git
+    estimates it: from one of the 256 folders they are spread over."""
+    try:
+        return len(os.listdir(path / ".git" / "objects" / "17")) * 256 > LOOSE_OBJECTS
+    except OSError:
+        return False
+
+
+def start_housekeeping(path: Path) -> None:
+    """Pack the history's loose objects (``git gc --auto``) in a process of its own that outlives
+    the command and holds no lock of kg's: a write that follows goes on beside it (git makes room
+    for that). Its pid is kept in .git until it ends, so that :func:`stop_housekeeping` can end it."""
+    import subprocess
+
+    if housekeeping_running(path):
+        return
+    git_dir = path / ".git"
+    process = subprocess.Popen(
+        ["git", "-c", f"gc.auto={LOOSE_OBJECTS}", "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"],
+        cwd=path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # not ended with the command, nor by a ^C meant for it
+    )
+    (git_dir / HOUSEKEEPING_PID).write_text(f"{process.pid}\n", encoding="utf-8")
+
+
+def housekeeping_running(path: Path) -> int | None:
+    """The pid of the housekeeping :func:`start_housekeeping` started, while it runs."""
+    try:
+        pid = int((path / ".git" / HOUSEKEEPING_PID).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return None  # it ended (or, where there is no /proc, it is taken for ended)
+    except OSError:
+        return None
+    return pid if b"gc\0" in cmdline else None  # a pid used again by another process is not it
+
+
+def stop_housekeeping(path: Path, wait: float = 10.0) -> None:
+    """End the housekeeping that runs on the history (a deletion is about to restart it: the
+    housekeeping would write packs of the old history into the new one) and wait until it has."""
+    import signal
+
+    pid = housekeeping_running(path)
+    if pid is not None:
+        try:
+            os.killpg(pid, signal.SIGTERM)  # git gc and the repack it runs: a group of their own
+        except OSError:
+            pass
+        deadline = time.monotonic() + wait
+        while housekeeping_running(path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    (path / ".git" / HOUSEKEEPING_PID).unlink(missing_ok=True)

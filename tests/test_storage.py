@@ -167,6 +167,66 @@ def test_a_stale_git_lock_is_removed_with_a_note(demo):
     assert not lock.exists()
 
 
+def _loose_objects(kb_path, tmp_path, sample_at_least: int = 3) -> None:
+    """Loose objects in the knowledge base's history, as many writes leave: at least
+    ``sample_at_least`` in the folder git estimates their number from (.git/objects/17)."""
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    made = 0
+    while len(list((kb_path / ".git" / "objects" / "17").glob("*"))) < sample_at_least:
+        paths = []
+        for _ in range(500):
+            made += 1
+            paths.append(blobs / f"{made}")
+            paths[-1].write_text(f"blob {made}\n")
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin-paths"],
+            cwd=kb_path,
+            input="\n".join(map(str, paths)),
+            text=True,
+            capture_output=True,
+            check=True,
+        )
+
+
+def _packs(kb_path) -> list:
+    return list((kb_path / ".git" / "objects" / "pack").glob("*.pack"))
+
+
+def test_a_write_never_runs_gits_housekeeping_even_when_the_history_is_due_for_it(kg, tmp_path):
+    config = subprocess.run(["git", "config", "gc.auto"], cwd=kg.path, capture_output=True, text=True)
+    assert config.stdout.strip() == "0"  # kg init switched it off in the repository itself
+    # A repository configured by hand to pack at the first loose object, and holding many: git commit
+    # would run its housekeeping inside the write.
+    subprocess.run(["git", "config", "gc.auto", "1"], cwd=kg.path, check=True)
+    _loose_objects(kg.path, tmp_path)
+    kg("add-entity", "repo/api", "--name", "api")
+    assert _packs(kg.path) == []
+    assert (
+        "kg add-entity"
+        in subprocess.run(["git", "log", "-1", "--format=%s"], cwd=kg.path, capture_output=True, text=True).stdout
+    )
+
+
+def test_a_write_that_leaves_the_history_due_for_housekeeping_starts_it_after_itself(kg, tmp_path, monkeypatch):
+    import time
+
+    from kgrdf import vcs
+
+    monkeypatch.setattr(vcs, "LOOSE_OBJECTS", 1)  # due at the first loose objects, as git estimates them
+    _loose_objects(kg.path, tmp_path)
+    kg("add-entity", "repo/api", "--name", "api")
+    deadline = time.monotonic() + 60
+    while vcs.housekeeping_running(kg.path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert vcs.housekeeping_running(kg.path) is None
+    assert _packs(kg.path), "the housekeeping packed the history"
+    # (the loose blobs made above are reachable from no commit: git keeps those loose for two weeks)
+    kg("add-entity", "repo/web", "--name", "web")  # and the history goes on from the packed one
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=kg.path, capture_output=True, text=True).stdout
+    assert log.splitlines()[:2] == ["kg add-entity (transaction 2)", "kg add-entity (transaction 1)"]
+
+
 def test_a_damaged_journal_refuses_writes_reads_go_on_and_moving_it_aside_starts_a_new_one(demo):
     next_patch_file(demo.path).write_bytes(b"H id <urn:uuid:x> .\nTZ .\n")  # a row no patch has: not a torn tail
     write = demo("propose", "repo/api", "caveat", "--value", "after the damage", "--source", "pr:8", expect=3)
