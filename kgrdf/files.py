@@ -183,3 +183,37 @@ def new_folder(path: Path) -> None:
     elif path.exists():
         shutil.rmtree(path)
     path.mkdir(mode=0o700)
+
+
+CACHE = "cache"  # derived files: made again when missing or made for another state; never in git; deleted by forget
+
+
+def read_cache(kb_path: Path, name: str, key: str):
+    """The data of ``cache/<name>.json`` when it was made for ``key``; else None (missing, made for
+    another key, unreadable, or cache/ is a link: never read from where a link points)."""
+    path = kb_path / CACHE / f"{name}.json"
+    try:
+        if path.parent.is_symlink():
+            return None
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        return cached["data"] if cached.get("key") == key else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def write_cache(kb_path: Path, name: str, key: str, data) -> None:
+    """Keep ``data`` in ``cache/<name>.json`` for ``key``; readers that share the lock may write it at
+    once, each through a temporary file of its own. A folder that cannot be written in is left as
+    it is: the next command makes the data again."""
+    folder = kb_path / CACHE
+    try:
+        if folder.is_symlink():
+            return
+        folder.mkdir(mode=0o700, exist_ok=True)
+        replace(
+            folder / f"{name}.json",
+            json.dumps({"key": key, "data": data}, ensure_ascii=False).encode("utf-8"),
+            suffix=f".{os.getpid()}.tmp",
+        )
+    except (OSError, Damaged):
+        pass

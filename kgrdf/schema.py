@@ -145,12 +145,50 @@ def quads() -> list:
     return out
 
 
+SCHEMA_QUERIES = ("schema-types", "schema-predicates", "schema-concepts")
+
+
+def of_index(backend, kb_path=None) -> Schema:
+    """The schema the index holds, from ``cache/schema.json`` in the knowledge base at ``kb_path``
+    when it was made for the same schema digest and the same schema queries, else from the index
+    (then kept there). Every command reads the schema: from the cache it costs a millisecond,
+    whatever the size of the knowledge base."""
+    import hashlib
+
+    from kgrdf import files
+
+    at = backend.schema_digest() if kb_path is not None else None
+    if at is None:
+        return from_backend(backend)
+    h = hashlib.sha256(at.encode())
+    for name in SCHEMA_QUERIES:
+        h.update(b"\0" + queries.load(name).text.encode("utf-8"))
+    key = h.hexdigest()
+    rows = files.read_cache(kb_path, "schema", key)
+    if rows is None or set(rows) != set(SCHEMA_QUERIES):
+        rows = _schema_rows(backend)
+        files.write_cache(kb_path, "schema", key, rows)
+    return from_rows(rows)
+
+
+def _schema_rows(backend) -> dict[str, list[dict]]:
+    """The rows of the schema queries, as plain values, by query."""
+    return {
+        name: [{k: queries.value(v) for k, v in row.items()} for row in backend.select(queries.load(name))]
+        for name in SCHEMA_QUERIES
+    }
+
+
 def from_backend(backend) -> Schema:
     """The schema the index holds in its schema graph."""
+    return from_rows(_schema_rows(backend))
+
+
+def from_rows(rows: dict[str, list[dict]]) -> Schema:
+    """The schema from the rows of the schema queries (see :func:`_schema_rows`)."""
 
     def select(name):
-        rows = backend.select(queries.load(name))
-        return [{k: queries.value(v) for k, v in row.items()} for row in rows]
+        return rows[name]
 
     types = {
         r["key"]: EntityType(r["key"], r["type"], r["axis"], r["label"] or r["key"], r["comment"])

@@ -31,7 +31,7 @@ class Session:
     def schema(self):
         from kgrdf import schema
 
-        return schema.from_backend(self.backend)
+        return schema.of_index(self.backend, self.kb.path if self.kb.backend_kind != "memory" else None)
 
     @cached_property
     def notations(self) -> dict[str, str]:

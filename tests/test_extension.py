@@ -34,6 +34,19 @@ def test_an_accepted_extension_adds_a_predicate_about_a_team_that_propose_can_us
     assert "on_call_for is not about a repo" in refused.stderr
 
 
+def test_the_schema_every_command_reads_follows_schema_json_past_its_cache(seeded):
+    core = seeded.json("schema")["predicates"]
+    cache = seeded.path / "cache" / "schema.json"
+    assert cache.is_file()  # the schema each command reads is kept, derived, beside the index
+    write(seeded, {"predicates": [ON_CALL]})
+    assert "on_call_for" in {p["key"] for p in seeded.json("schema")["predicates"]}
+    (seeded.path / "schema.json").unlink()
+    assert seeded.json("schema")["predicates"] == core
+    cache.write_text("{ not json")  # a damaged cache is made again, never believed
+    assert seeded.json("schema")["predicates"] == core
+    assert json.loads(cache.read_text())["data"]
+
+
 @pytest.mark.parametrize(
     "data, reason",
     [
