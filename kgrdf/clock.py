@@ -77,39 +77,38 @@ def iso(moment: datetime) -> str:
 # --- recorded time never goes backwards ---------------------------------------------------------------
 
 _TIME_HEADER = b'H time "'
-_TAIL = 64 * 1024  # bytes read at a time from a segment's end
+_HEAD = 4096  # bytes read at a time from a patch's start: its header is a few lines
 
 
 def last_recorded(journal) -> str | None:
     """The time of the journal's last transaction (``H time``), or None for an empty journal: the
-    last such header of the last segment of each journal folder (this replica's and the private
-    one), read backwards from the end a piece at a time. A write reads a few kilobytes, whatever
-    the size of the knowledge base."""
-    last_of_folder = {}
-    for segment in journal.segments():  # each folder's in order: the last one is its newest
-        last_of_folder[segment.parent] = segment
-    times = [t for t in (_last_time_in(path) for path in last_of_folder.values()) if t]
+    header of the last patch of each journal (this replica's and the private one). A patch has one
+    header, at its start: a write reads its first lines, whatever the size of the patch (an import's
+    is hundreds of megabytes) or of the knowledge base."""
+    last = [journal.local.last(), journal.shared.last()]
+    times = [t for t in (_time_in(path) for path in last if path is not None) if t]
     return max(times) if times else None
 
 
-def _last_time_in(path) -> str | None:
-    """The value of the last ``H time`` header line of a segment (a block's headers start it, and
-    its first is ``H id``, so the line always follows a newline)."""
+def _time_in(path) -> str | None:
+    """The value of the ``H time`` header line of a patch: among the header lines that start it,
+    before ``TX``."""
     try:
-        with open(path, "rb") as segment:
-            end, size = segment.seek(0, os.SEEK_END), _TAIL
-            while end > 0:
-                start = max(0, end - size)
-                size = min(size * 4, 64 * _TAIL)  # past a large block (an import's) in a few reads
-                segment.seek(start)
-                piece = segment.read(end - start + len(_TIME_HEADER) + 40)  # a header cut at the edge
-                at = piece.rfind(b"\n" + _TIME_HEADER)
+        with open(path, "rb") as patch:
+            head = b"\n"
+            while True:
+                piece = patch.read(_HEAD)
+                head += piece
+                at = head.find(b"\n" + _TIME_HEADER)
                 if at >= 0:
-                    return piece[at + 1 + len(_TIME_HEADER) :].split(b'"', 1)[0].decode("ascii", "replace")
-                end = start
+                    value = head[at + 1 + len(_TIME_HEADER) :]
+                    if b'"' in value or not piece:
+                        return value.split(b'"', 1)[0].decode("ascii", "replace")
+                    continue  # the value goes on in the next piece
+                if not piece or b"\nTX ." in head:
+                    return None
     except OSError:
         return None
-    return None
 
 
 def for_write(journal) -> datetime:
