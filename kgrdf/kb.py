@@ -295,17 +295,22 @@ class KnowledgeBase:
 
                 writer = Writer(self, backend, seq=position.seq + 1)
                 writer.key = privacy.key(self)
-                yield writer
-                if writer.has_change:
-                    writer.validate()
-                    if not dry_run:
-                        self._commit(backend, writer, position, command)
+                try:
+                    yield writer
+                    if writer.has_change:
+                        writer.validate()
+                        if not dry_run:
+                            self._commit(backend, writer, position, command)
+                finally:
+                    writer.close()
             finally:
                 self.close_index(backend)
         if vcs.housekeeping_due(self.path):
             vcs.start_housekeeping(self.path)  # once the lock is released: no write waits for it
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
+        from kgrdf import people
+
         tx = Transaction(
             seq=writer.seq,
             command=command,
@@ -319,6 +324,7 @@ class KnowledgeBase:
         if len(tx.adds) + len(tx.deletes) < LARGE:
             backend.apply(tx, after)
             self._write_view(after)
+            people.after_write(self.path, position, after, writer.deletes, writer.adds)
             self.git_commit(message)
             return
         # A large write (an import): the git commit runs beside the index update. view.json goes
@@ -330,6 +336,7 @@ class KnowledgeBase:
         git.start()
         try:
             backend.apply(tx, after)
+            people.after_write(self.path, position, after, writer.deletes, writer.adds)
         finally:
             git.join()
 

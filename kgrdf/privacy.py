@@ -287,10 +287,16 @@ class People:
 def people_of(rows, entries, base: str) -> People:
     """The matcher of the people of a perspective: ``rows`` of person-labels.rq (entity, key) and
     the identifiers ``entries`` (identifiers.jsonl) of ``base``'s entities."""
+    return people_from([(row["entity"].value, row["key"].value) for row in rows], entries, base)
+
+
+def people_from(pairs, entries, base: str) -> People:
+    """The matcher of the people of ``pairs`` (entity IRI, match key) and of the identifiers
+    ``entries`` of ``base``'s entities."""
     people = People()
     named: dict[str, list[str]] = {}
-    for row in rows:
-        named.setdefault(row["entity"].value, []).append(row["key"].value)
+    for entity, key in pairs:
+        named.setdefault(entity, []).append(key)
     values: dict[str, list[str]] = {}
     for entry in entries:
         values.setdefault(base + entry["entity"], []).append(entry["value"])

@@ -92,7 +92,7 @@ class Writer(Session):
         self.provisions_perspective = False  # kg org init: the self organization makes the perspective
         self._label_checks = 0  # aliases checked against the labels in use (see _refuse_taken)
         self._label_keys: set[str] | None = None
-        self._people: privacy.People | None = None  # what names a person, once a text needs it
+        self._people = None  # the people texts may name (kgrdf.people), once a text needs it
         self._pending_people = privacy.People()  # and the people this write adds or renames
         self._private: dict[str, bool] = {}  # fact IRI -> whether its lines go to the private journal
         self.key: privacy.Key | None = None  # the secret key, as the write found it (see privacy.key)
@@ -214,14 +214,23 @@ class Writer(Session):
 
     def _names_a_person(self, texts) -> bool:
         """Whether any text names a known person or actor (see privacy.People): by name or strong
-        alias, by id, or by an identifier's value."""
-        from kgrdf import identifiers
-
+        alias, by id, or by an identifier's value. The people the texts' words lead to are read
+        from kgrdf.people's cache, not everyone: the cost follows the texts, not the knowledge base."""
+        texts = [text for text in texts if text]
+        if not texts:
+            return False
         if self._people is None:
-            rows = self.rows("person-labels", entities=vocab.entities_graph(self.perspective))
-            self._people = privacy.people_of(rows, identifiers.read(self.kb), vocab.perspective_base(self.perspective))
-        matchers = [people for people in (self._people, self._pending_people) if people]
-        return any(people.in_text(text) for text in texts if text for people in matchers)
+            from kgrdf import identifiers, people
+
+            kb_path = self.kb.path if self.kb.backend_kind != "memory" else None
+            self._people = people.Index(kb_path, self.backend, self.perspective, identifiers.read(self.kb))
+        matchers = [found for found in (self._people.named_in(texts), self._pending_people) if found]
+        return any(found.in_text(text) for text in texts for found in matchers)
+
+    def close(self) -> None:
+        """Let go of what the write holds open beside the index (the people's cache)."""
+        if self._people is not None:
+            self._people.close()
 
     def _stage(self, deletes, adds, fact: model.Fact | None = None, created: bool = False) -> None:
         """Add to the pending change. A quad added and deleted within one command cancels out."""
@@ -302,7 +311,7 @@ class Writer(Session):
             q for e in entities.values() if e is not None for q in model.entity_quads(e, self.perspective, self.schema)
         ]
         data = validation.view(fact_quads, entity_quads, self.backend.schema_quads())
-        return validation.check(data, focus)
+        return validation.check(data, focus, self.kb.path)
 
     def _bulk_findings(self) -> list:
         """The violations of a large write: what check_chunk has checked, and the rest now."""

@@ -125,6 +125,36 @@ def test_what_names_a_person_goes_to_the_private_journal_the_rest_to_the_replica
     kg("validate")
 
 
+def test_routing_finds_the_people_a_text_names_through_a_cache_every_write_keeps_current(kg):
+    """A write reads the people its texts' words lead to from cache/people-<perspective>.sqlite, not
+    everyone: the people added, renamed or given an alias since it was made are found, and a cache
+    that is damaged or made for another state of the journal is made again, never believed."""
+    kg("add-entity", "repo/w", "--name", "W")
+
+    def caveat(text):
+        return _propose(kg, "repo/w", "caveat", "--value", text, "-s", "doc:r1")["id"]
+
+    public = [caveat("the build needs a warm cache")]
+    cache = kg.path / "cache" / "people-main.sqlite"
+    assert cache.is_file()
+    stale = cache.read_bytes()
+    kg("add-entity", "person/zed", "--name", "Zed Quill")
+    private = [caveat("ask Zed Quill first")]
+    kg("add-entity", "person/zed", "--name", "Zed Quill", "--alias", "ZQ")
+    kg("add-entity", "person/ada", "--name", "Ada Lin", "--weak-alias", "al-7")
+    private += [caveat("zq said so"), caveat("AL-7 runs it"), caveat("see person/ada")]
+    public.append(caveat("Zed and Quill are two words, Ada one"))
+    cache.write_bytes(stale)  # made before Zed and Ada were added
+    private.append(caveat("Zed Quill again"))
+    cache.write_bytes(b"not a database")
+    private.append(caveat("Ada Lin again"))
+    kb = KnowledgeBase.open(kg.path)
+    shared = b"".join(p.read_bytes() for p in kb.journal.shared.files()).decode()
+    local = b"".join(p.read_bytes() for p in kb.journal.local.files()).decode()
+    assert all(fact in shared and fact not in local for fact in public)
+    assert all(fact in local and fact not in shared for fact in private)
+
+
 # --- forget ---------------------------------------------------------------------------------------
 
 
