@@ -329,18 +329,54 @@ def results(store, constraint: Constraint, focus=None):
         )
 
 
+class Compiled(NamedTuple):
+    """The shapes of a file as their constraints' queries, and as N-Triples (what $shapesGraph
+    holds): all a check needs, without rdflib."""
+
+    constraints: list[Constraint]
+    ntriples: bytes
+
+
+def compiled(name: str = "facts.ttl", kb_path=None) -> Compiled:
+    """The shapes of ``shapes/<name>`` compiled to queries; with ``kb_path`` (a knowledge base folder),
+    kept there as ``shapes-<name>.json`` for the bytes of the shapes and of this translator, so that
+    a write's check need not load rdflib (a third of a second) to read the shapes again."""
+    import hashlib
+    from pathlib import Path
+
+    from kgrdf import files
+    from kgrdf.resources import data_dir
+
+    key = hashlib.sha256((data_dir("shapes") / name).read_bytes() + b"\0" + Path(__file__).read_bytes()).hexdigest()
+    cache_name = f"shapes-{name.removesuffix('.ttl')}"
+    if kb_path is not None:
+        data = files.read_cache(kb_path, cache_name, key)
+        try:
+            return Compiled([Constraint(*c) for c in data["constraints"]], data["ntriples"].encode("utf-8"))
+        except (TypeError, KeyError, AttributeError):
+            pass  # missing, or not what this translator writes: made again
+    shapes = shapes_graph(name)
+    made = Compiled(queries(shapes), shapes.serialize(format="nt", encoding="utf-8"))
+    if kb_path is not None:
+        data = {"constraints": [list(c) for c in made.constraints], "ntriples": made.ntriples.decode("utf-8")}
+        files.write_cache(kb_path, cache_name, key, data)
+    return made
+
+
 def check(store, shapes, severities=("violation", "warning"), threads: int = 2, focus=None) -> list[Finding]:
-    """Every finding of the shapes on the view held in the pyoxigraph ``store``, each once (of the
-    given severities only: an import leaves the warnings to kg lint; of the ``focus`` nodes only, if
-    given: a write reports on what it touches, not on the facts beside them)."""
+    """Every finding of the shapes (an rdflib graph, or :class:`Compiled`) on the view held in the
+    pyoxigraph ``store``, each once (of the given severities only: an import leaves the warnings to
+    kg lint; of the ``focus`` nodes only, if given: a write reports on what it touches, not on the
+    facts beside them)."""
     from concurrent.futures import ThreadPoolExecutor
 
     def run(constraint) -> set:
         return {finding for finding, _row in results(store, constraint, focus)}
 
-    chosen = [c for c in queries(shapes) if c.severity in severities]
+    made = isinstance(shapes, Compiled)
+    chosen = [c for c in (shapes.constraints if made else queries(shapes)) if c.severity in severities]
     if any(f"<{SHAPES_GRAPH}>" in c.query for c in chosen):
-        _load_shapes(store, shapes)
+        _load_shapes(store, shapes.ntriples if made else shapes.serialize(format="nt", encoding="utf-8"))
     if threads <= 1 or len(chosen) <= 1:
         findings = set().union(*map(run, chosen))
     else:
@@ -350,12 +386,12 @@ def check(store, shapes, severities=("violation", "warning"), threads: int = 2, 
     return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
 
 
-def _load_shapes(store, shapes) -> None:
+def _load_shapes(store, ntriples: bytes) -> None:
     """The shapes graph, in the store as the named graph $shapesGraph is pre-bound to."""
     from pyoxigraph import NamedNode, RdfFormat
 
     store.load(
-        input=shapes.serialize(format="nt", encoding="utf-8"),
+        input=ntriples,
         format=RdfFormat.N_TRIPLES,
         to_graph=NamedNode(SHAPES_GRAPH),
     )

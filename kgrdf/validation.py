@@ -99,11 +99,11 @@ def check_lines(fact_lines, entity_lines, ontology_lines) -> list[Finding]:
     return shacl.check(data, shapes_graph(), severities=("violation",), threads=2)
 
 
-def check(data, focus: list[str]) -> list[Finding]:
+def check(data, focus: list[str], kb_path=None) -> list[Finding]:
     """Validate the view ``data`` on the ``focus`` nodes (and the sources of the facts among them);
     every finding, violations and warnings. The same set-based evaluator as kg validate's
     (kgrdf.shacl): on a write's small view it takes milliseconds, and a write, an import and kg
-    validate cannot disagree."""
+    validate cannot disagree. With ``kb_path``, the compiled shapes are kept in its cache/."""
     from kgrdf import shacl
 
     if not focus:
@@ -116,7 +116,7 @@ def check(data, focus: list[str]) -> list[Finding]:
         if "/fact/" in f
         for q in data.quads_for_pattern(vocab.NamedNode(f), derived, None)
     }
-    return shacl.check(data, shapes_graph(), threads=1, focus=nodes)
+    return shacl.check(data, shacl.compiled(kb_path=kb_path), threads=1, focus=nodes)
 
 
 def refuse_violations(findings: list[Finding]) -> list[Finding]:

@@ -95,7 +95,31 @@ def test_shapes_refuse_on_the_write_path_and_nothing_is_written(seeded, args, re
 SHAPE_CASES = sorted((Path(__file__).parent / "shapes").glob("*/*.ttl"))
 
 
-def _findings(path):
+@pytest.fixture(scope="module")
+def shapes_cache(tmp_path_factory):
+    """A knowledge base folder's cache, where the first example's check keeps the compiled shapes
+    and every later one reads them, as writes do."""
+    return tmp_path_factory.mktemp("kb")
+
+
+def test_the_compiled_shapes_a_write_keeps_in_its_cache_are_the_shapes_compiled_anew(tmp_path):
+    from kgrdf import shacl
+
+    fresh = shacl.compiled()
+    assert shacl.compiled(kb_path=tmp_path) == fresh  # made, and kept
+    kept = tmp_path / "cache" / "shapes-facts.json"
+    assert kept.is_file()
+    assert shacl.compiled(kb_path=tmp_path) == fresh  # read back
+    kept.write_text('{"key": "', encoding="utf-8")  # damaged: made again
+    assert shacl.compiled(kb_path=tmp_path) == fresh
+    data = json.loads(kept.read_text())
+    data["data"]["constraints"] = data["data"]["constraints"][:1]
+    data["key"] = "made for other shapes"
+    kept.write_text(json.dumps(data))
+    assert shacl.compiled(kb_path=tmp_path) == fresh
+
+
+def _findings(path, kb_path=None):
     """Validate an example, written in the validation view's form, the way a write is validated."""
     import pyoxigraph as ox
 
@@ -113,13 +137,13 @@ def _findings(path):
             if q.subject.value.startswith("https://kgrdf.org/kb/") and "/source/" not in q.subject.value
         }
     )
-    return validation.check(data, focus)
+    return validation.check(data, focus, kb_path)
 
 
 @pytest.mark.parametrize("path", SHAPE_CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_each_shape_passes_its_good_example_and_fails_its_bad_one(path):
+def test_each_shape_passes_its_good_example_and_fails_its_bad_one(path, shapes_cache):
     expected = path.read_text().splitlines()[0].removeprefix("# expect:").strip()
-    findings = _findings(path)
+    findings = _findings(path, shapes_cache)
     violations = [f.message for f in findings if f.severity == "violation"]
     warnings = [f.message for f in findings if f.severity == "warning"]
     if path.parent.name == "good":
