@@ -120,45 +120,44 @@ class Patch:
 
 def parse_patch(data: bytes, where: str) -> Patch | None:
     """The one patch a file holds; None when it stops before its ``TC`` (a torn tail). Raises
-    Damaged for a row that is not one of ours, a header after ``TX``, or anything after ``TC``."""
+    Damaged for a row that is not one of ours, a header after ``TX``, or anything after ``TC``.
+
+    The rows are split and sorted by list operations, not one row at a time: a rebuild reads every
+    patch, millions of rows at 100k facts."""
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    complete = len(lines) - 1  # what follows the last newline is not a whole row
     headers: dict[str, str] = {}
-    deletes: list[str] = []
-    adds: list[str] = []
-    body = False
-    pos, size = 0, len(data)
+    at = 0
     while True:
-        newline = data.find(b"\n", pos)
-        if newline < 0:
-            return None  # no TC yet: cut short
-        line = data[pos:newline].decode("utf-8", errors="replace")
-        pos = newline + 1
-        if not body:
-            if line.startswith("H "):
-                match = _HEADER.match(line)
-                if not match:
-                    raise Damaged(f"{where}: unreadable header row: {line[:60]!r}", hint=WAY_OUT)
-                name = match.group(1)
-                if name in headers:
-                    raise Damaged(f"{where}: two {name} headers", hint=WAY_OUT)
-                headers[name] = match.group(2) if match.group(2) is not None else match.group(3)
-            elif line == "TX .":
-                body = True
-            else:
-                raise Damaged(f"{where}: unexpected row in the header: {line[:60]!r}", hint=WAY_OUT)
-        elif line.startswith("A ") and line.endswith(" ."):
-            adds.append(line[2:-2])
-        elif line.startswith("D ") and line.endswith(" ."):
-            deletes.append(line[2:-2])
-        elif line in ("TC .", "TA ."):
-            if line == "TA .":
-                deletes, adds = [], []
-            if data[pos:].strip():
-                raise Damaged(f"{where}: rows after the patch's TC (a file holds one patch)", hint=WAY_OUT)
+        if at >= complete:
+            return None  # no TX yet: cut short
+        line = lines[at]
+        at += 1
+        if line == "TX .":
             break
-        else:
-            raise Damaged(f"{where}: unexpected row in the patch: {line[:60]!r}", hint=WAY_OUT)
-        if pos >= size:
-            return None
+        match = _HEADER.match(line) if line.startswith("H ") else None
+        if line.startswith("H ") and not match:
+            raise Damaged(f"{where}: unreadable header row: {line[:60]!r}", hint=WAY_OUT)
+        if not match:
+            raise Damaged(f"{where}: unexpected row in the header: {line[:60]!r}", hint=WAY_OUT)
+        name = match.group(1)
+        if name in headers:
+            raise Damaged(f"{where}: two {name} headers", hint=WAY_OUT)
+        headers[name] = match.group(2) if match.group(2) is not None else match.group(3)
+    ends = [i for i in (_find(lines, "TC .", at, complete), _find(lines, "TA .", at, complete)) if i is not None]
+    end = min(ends) if ends else complete
+    body = lines[at:end]
+    adds = [line[2:-2] for line in body if line.startswith("A ") and line.endswith(" .")]
+    deletes = [line[2:-2] for line in body if line.startswith("D ") and line.endswith(" .")]
+    if len(adds) + len(deletes) != len(body):
+        bad = next(line for line in body if not (line.startswith(("A ", "D ")) and line.endswith(" .")))
+        raise Damaged(f"{where}: unexpected row in the patch: {bad[:60]!r}", hint=WAY_OUT)
+    if not ends:
+        return None  # no TC yet: cut short
+    if lines[end] == "TA .":
+        deletes, adds = [], []
+    if "\n".join(lines[end + 1 :]).strip():
+        raise Damaged(f"{where}: rows after the patch's TC (a file holds one patch)", hint=WAY_OUT)
     try:
         return Patch(
             id=headers["id"],
@@ -173,6 +172,13 @@ def parse_patch(data: bytes, where: str) -> Patch | None:
         )
     except (KeyError, ValueError):
         raise Damaged(f"{where}: the patch lacks its id or has an unreadable sequence number", hint=WAY_OUT) from None
+
+
+def _find(lines: list[str], row: str, start: int, stop: int) -> int | None:
+    try:
+        return lines.index(row, start, stop)
+    except ValueError:
+        return None
 
 
 @dataclass
