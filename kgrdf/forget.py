@@ -14,23 +14,24 @@ files) rather than say it is done while one still names the person.
 
 import json
 import os
+import re
 import uuid
 from dataclasses import dataclass
 
 from kgrdf import clock, identifiers, privacy, vocab
 from kgrdf.errors import Damaged, Refused
-from kgrdf.purge import Plan, digest, journal_rows, refuse_if_shared, start
+from kgrdf.purge import JournalText, Plan, digest, read_journal, refuse_if_shared, rows_in, start
 
 
 @dataclass
 class Target:
-    """The person a forget is for, and how a row is judged to name them: ``pattern`` finds the rows
-    that may (a word of each of their names and tokens), and ``everyone`` (the matcher of every
+    """The person a forget is for, and how a row is judged to name them: ``own`` (their matcher
+    alone) gives the words that find the rows that may, and ``everyone`` (the matcher of every
     person of the perspective) decides, so that a longer name of another person that holds one of
     theirs ("Sam Lee" and the alias "Sam") names the other person, as it does when a write routes."""
 
     iri: str
-    pattern: object
+    own: privacy.People
     everyone: privacy.People
 
     def in_row(self, quad) -> bool:
@@ -54,7 +55,7 @@ def target(entity, values: list[str], label_rows=(), entries=(), base: str = "")
     own.add_person(entity.iri, entity.id, names, values)
     everyone = privacy.people_of(label_rows, entries, base)
     everyone.add_person(entity.iri, entity.id, names, values)
-    return Target(entity.iri, own.candidates(), everyone)
+    return Target(entity.iri, own, everyone)
 
 
 def _quad(row: str):
@@ -67,20 +68,27 @@ def _quad(row: str):
         return None
 
 
-def named_rows(text: str, person: Target):
+SAMPLE = 1 << 24  # characters of a journal's text that tell which word of a name is rarest
+
+
+def named_rows(text: str, person: Target, rows: list[str] | None = None):
     """(row, quad) of every A and D row of a journal's text that names ``person``, decided on the
-    row's decoded terms (a newline in a literal is a backslash and an n in the row's text). A cheap
-    pattern over the folded text finds the rows that may; only those are parsed."""
-    rows = text.split("\n")
-    pattern = person.pattern
-    if pattern is None:
+    row's decoded terms (a newline in a literal is a backslash and an n in the row's text). A search
+    for each of the person's words over the folded text finds the rows that may (one literal at a
+    time: the regular expression engine finds a literal fast, and an alternation slowly); only those
+    are parsed. ``rows`` is the text split at newlines, when the caller has it."""
+    if rows is None:
+        rows = text.split("\n")
+    folded = privacy.fold(text)  # folding keeps every newline where it is, so rows line up
+    words = person.own.candidate_words(sample=folded[:SAMPLE])
+    if words is None:
         numbers = range(len(rows))
     else:
-        folded = privacy.fold(text)  # folding keeps every newline where it is, so rows line up
+        found = sorted({m.start() for word in words for m in re.finditer(re.escape(word), folded)})
         numbers, at, line = [], 0, 0
-        for match in pattern.finditer(folded):
-            line += folded.count("\n", at, match.start())
-            at = match.start()
+        for start in found:
+            line += folded.count("\n", at, start)
+            at = start
             if not numbers or numbers[-1] != line:
                 numbers.append(line)
     for number in numbers:
@@ -91,22 +99,26 @@ def named_rows(text: str, person: Target):
                 yield row[2:-2], quad
 
 
-def naming(kb, person: Target) -> Plan:
+def naming(kb, person: Target, journals: tuple[JournalText, JournalText] | None = None) -> Plan:
     """Every record that names a person (see :class:`kgrdf.privacy.People`): every row of a fact
     whose subject, object, speaker or any text names them, their entity's rows, and the rows of
     other entities whose aliases or summary name them. Another entity's name that names them is
-    replaced by its id, so that the entity keeps a name and nothing else of it changes."""
+    replaced by its id, so that the entity keeps a name and nothing else of it changes.
+    ``journals`` are the private and the shared journal as read (each one's ``named`` is set)."""
     from pyoxigraph import Literal, Quad
 
     entities_graph = vocab.entities_graph(kb.perspective).value
     base = vocab.perspective_base(kb.perspective)  # another perspective's records are its own
     plan = Plan()
     naming_rows: dict[str, list] = {}  # fact IRI -> its rows that name the person
-    for stream in (kb.journal.local, kb.journal.shared):  # one search over each journal's rows
-        for row, quad in named_rows(stream.text(), person):
+    if journals is None:
+        journals = read_journal(kb.journal.local), read_journal(kb.journal.shared)
+    for journal in journals:  # one search over each journal's rows
+        for row, quad in named_rows(journal.text, person, journal.lines):
             graph = quad.graph_name.value
             if not graph.startswith(base):
                 continue
+            journal.named += 1
             if graph != entities_graph:
                 plan.graphs.add(privacy.fact_of(graph))
                 naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
@@ -116,14 +128,14 @@ def naming(kb, person: Target) -> Plan:
                 )
             else:
                 plan.lines.add(digest(row))
-    _redact_shared_facts(kb, plan, naming_rows)
+    _redact_shared_facts(plan, naming_rows, journals[1])
     return plan
 
 
 FORGOTTEN_TEXT = "[forgotten]"
 
 
-def _redact_shared_facts(kb, plan: Plan, naming_rows: dict[str, list]) -> None:
+def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared: JournalText) -> None:
     """A fact first heard where it may be shared, and named the person only later (a hearing of
     theirs, a reason, a source), keeps its shared records: the rows that name them, which went to
     the private journal, are taken out instead of the fact: a row naming them by IRI (a speaker)
@@ -131,12 +143,8 @@ def _redact_shared_facts(kb, plan: Plan, naming_rows: dict[str, list]) -> None:
     left whole in the plan, and refuse_if_shared refuses it."""
     from pyoxigraph import Literal, Quad
 
-    shared = set()
-    for _path, quad in journal_rows(kb.journal.shared):
-        graph = privacy.graph_of(quad)
-        if not privacy.is_entities_graph(graph) and privacy.fact_of(graph) in plan.graphs:
-            shared.add(privacy.fact_of(graph))
-    for fact in shared:
+    held_in_shared = {privacy.fact_of(privacy.graph_of(row)) for row in rows_in(shared.lines, plan.graphs)}
+    for fact in sorted(held_in_shared & plan.graphs):
         held = naming_rows[fact]
         if any(quad.graph_name.value == fact for _row, quad in held):
             continue  # the fact's own triple names them: it goes whole, or is refused
@@ -174,9 +182,10 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         entries = identifiers.read(kb)
         values = [e["value"] for e in entries if e["entity"] == entity.id]
         person = target(entity, values, label_rows, entries, vocab.perspective_base(kb.perspective))
-        plan = naming(kb, person)
+        journals = read_journal(kb.journal.local), read_journal(kb.journal.shared)
+        plan = naming(kb, person, journals)
         plan.identifiers = [hashed] if values else []
-        refuse_if_shared(kb, plan, f"forgetting {entity.id}")
+        refuse_if_shared(kb, plan, f"forgetting {entity.id}", journals[1])
         plan.record = {
             "id": str(uuid.uuid4()),
             "hash": hashed,
@@ -194,8 +203,12 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         }
         if dry_run:
             return result
+        # The shared journal is never rewritten: when the search found no row of it naming them,
+        # its files, unchanged since (the lock is held), need not be read again.
+        unchanged = journals[1].stats if not journals[1].named else {}
+        del journals  # hundreds of megabytes at 100k facts: not held while the index is rebuilt
         counts = start(kb, plan)
-        left = remaining(kb, person)
+        left = remaining(kb, person, unchanged)
         if left:
             plural = len(left) != 1
             raise Damaged(
@@ -221,10 +234,13 @@ def purge_facts(kb, graphs: list[str], what: str) -> dict:
         return start(kb, plan)
 
 
-def remaining(kb, person: Target) -> list[str]:
+def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None = None) -> list[str]:
     """The files of the knowledge base folder that still name ``person``, by the matcher
     that chose what to drop: journal rows of this perspective by their decoded terms, JSON files by
-    their strings, any other file by its text. The index and git are rebuilt from these files."""
+    their strings, any other file by its text. The index and git are rebuilt from these files.
+    ``unchanged`` are files already read and found not to name them, with their size and
+    modification time then: one that still has both is not read again."""
+    unchanged = unchanged or {}
     base = vocab.perspective_base(kb.perspective)
     found = []
     for root, dirs, files in os.walk(kb.path):
@@ -232,6 +248,10 @@ def remaining(kb, person: Target) -> list[str]:
         for name in sorted(files):
             path = os.path.join(root, name)
             try:
+                if path in unchanged:
+                    info = os.stat(path)
+                    if unchanged[path] == (info.st_size, info.st_mtime_ns):
+                        continue
                 text = open(path, "rb").read().decode("utf-8", errors="replace")
             except OSError:
                 continue

@@ -186,7 +186,8 @@ class People:
         self._names: dict[str, list[tuple[tuple[str, ...], str]]] = {}  # first word -> (words, person)
         self._tokens: dict[str, set[str]] = {}  # folded token -> people
         self._token_pattern = None
-        self._keys: set[str] | None = set()  # a word each name and token holds (None: no cheap test)
+        self._keys: set[str] | None = set()  # a word each token holds (None: no cheap test)
+        self._name_words: set[tuple[str, ...]] = set()  # the words of each name: any one finds it
 
     def __bool__(self) -> bool:
         return bool(self.iris or self._names or self._tokens)
@@ -207,8 +208,7 @@ class People:
         if not found:
             return
         self._names.setdefault(found[0], []).append((found, person))
-        if self._keys is not None:
-            self._keys.add(max(found, key=len))
+        self._name_words.add(found)
 
     def add_token(self, token: str, person: str, key: str | None = None) -> None:
         folded = fold(token).strip()
@@ -273,15 +273,19 @@ class People:
             return found  # an id, or a name that is just the id (what forget leaves of a name)
         return found | self.in_term(quad.object)
 
-    def candidates(self):
-        """A pattern that finds every journal row (N-Quads text, folded with :func:`fold`) that may
-        name someone: each name and token leaves one of its words in a row's text, whatever N-Quads
-        escapes around it. None when there is no such shortcut (every row must be read)."""
+    def candidate_words(self, sample: str = "") -> list[str] | None:
+        """Words that find every journal row (N-Quads text, folded with :func:`fold`) that may name
+        someone: each name and token leaves one of them in a row's text, whatever N-Quads escapes
+        around it (a letter or a digit is never escaped). A name holds all its words, so any one of
+        them finds it: the rarest in ``sample`` (some of the text searched), then the longest, so
+        that a word every person's IRI holds ("person") is not the one. None when there is no such
+        shortcut (every row must be read)."""
         if self._keys is None:
             return None
-        if not self._keys:
-            return re.compile(r"(?!)")
-        return re.compile("|".join(re.escape(k) for k in sorted(self._keys, key=len, reverse=True)))
+        chosen = set(self._keys)
+        for found in self._name_words:
+            chosen.add(min(found, key=lambda word: (sample.count(word), -len(word))))
+        return sorted(chosen)
 
 
 def people_of(rows, entries, base: str) -> People:

@@ -87,18 +87,53 @@ class Plan:
         )
 
 
-def journal_rows(stream: Stream):
-    """(file, row text) of every A and D row of a journal folder."""
+@dataclass
+class JournalText:
+    """A journal's patches read once for the searches of a deletion: their text, its lines, each
+    file's size and modification time as read (what a later check compares to tell that a file has
+    not changed since), and how many rows of it name the person (set by the search for them)."""
+
+    text: str
+    lines: list[str]
+    stats: dict[str, tuple[int, int]]
+    named: int = 0
+
+
+def read_journal(stream: Stream) -> JournalText:
+    stats, parts = {}, []
     for path in stream.files():
-        for row in path.read_text(encoding="utf-8", errors="replace").split("\n"):
-            if row.startswith(("A ", "D ")) and row.endswith(" ."):
-                yield path, row[2:-2]
+        info = path.stat()
+        stats[str(path)] = (info.st_size, info.st_mtime_ns)
+        parts.append(path.read_bytes().decode("utf-8", errors="replace"))
+    text = "".join(parts)
+    return JournalText(text, text.split("\n"), stats)
 
 
-def refuse_if_shared(kb, plan: Plan, what: str) -> None:
-    """A deletion that would need the shared journal rewritten is refused, naming what holds it."""
+def rows_in(lines: list[str], graphs: set[str]) -> list[str]:
+    """The A and D rows (as N-Quads, without their letter and final dot) among ``lines`` that a plan
+    over these facts may drop or change: the rows of their assertion and provenance graphs, and the
+    rows of an entity graph. A row ends with its graph, so for a few facts a test of each line's end
+    (one C call a line) finds them; for many, each line's graph is looked up."""
+    entity_rows = "/entities> ."
+    if len(graphs) <= 64:
+        ends = (entity_rows, *(f" <{g}> ." for g in graphs), *(f" <{g}{privacy.PROVENANCE}> ." for g in graphs))
+        return [line[2:-2] for line in lines if line.endswith(ends) and line.startswith(("A ", "D "))]
+    return [
+        line[2:-2]
+        for line in lines
+        if line.startswith(("A ", "D "))
+        and line.endswith(" .")
+        and (line.endswith(entity_rows) or privacy.fact_of(privacy.graph_of(line[2:-2])) in graphs)
+    ]
+
+
+def refuse_if_shared(kb, plan: Plan, what: str, shared: JournalText | None = None) -> None:
+    """A deletion that would need the shared journal rewritten is refused, naming what holds it.
+    ``shared`` is the shared journal as read already, if it was."""
+    if shared is None:
+        shared = read_journal(kb.journal.shared)
     facts, entities, rows = set(), set(), 0
-    for _path, quad in journal_rows(kb.journal.shared):
+    for quad in rows_in(shared.lines, plan.graphs | plan.redacted):
         if plan.drops(quad):
             rows += 1
             graph = privacy.graph_of(quad)
