@@ -20,6 +20,7 @@ from kgrdf.vcs import UNCOMMITTED
 
 LARGE = 100_000  # journal lines: a write this large commits to git while the index is updated
 DEFAULT_PERSPECTIVE = "main"
+OLD_INDEX = "index.old"  # the index a rebuild replaces, until it is removed
 INDEX_WAY_OUT = "remove the index/ folder (rm -r index); the next command rebuilds it from the journal"
 
 
@@ -477,19 +478,33 @@ class KnowledgeBase:
         finally:
             self.close_index(backend)
 
-    def rebuild_index(self) -> None:
+    def rebuild_index(self, beside=None) -> None:
         """Make the index again from the journal, in a new folder (a store keeps deleted bytes in its
-        files until compaction), with view.json at the journal's end. The caller holds the exclusive
-        lock and no open index."""
+        files until compaction, and never deletes a string it once held), with view.json at the
+        journal's end. ``beside()`` runs while the store loads (it waits on other processes or the
+        disk, the load on the processor), and so does the removal of the old folder, moved aside to
+        ``index.old`` first. The caller holds the exclusive lock and no open index, and has recorded
+        what it is doing (a rebuild cut short is done again, and index.old is a leftover then)."""
         import shutil
+        from concurrent.futures import ThreadPoolExecutor
 
-        shutil.rmtree(self.index_path, ignore_errors=True)
+        old = self.path / OLD_INDEX
+        if self.index_path.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(self.index_path, old)
+        entries, _torn = self.journal.read_after(Position())
+        target = entries[-1][1] if entries else Position()
+        self._write_view(target)
         backend = self.open_index(read_only=False)
         try:
-            entries, _torn = self.journal.read_after(Position())
-            target = entries[-1][1] if entries else Position()
-            self._rebuild(backend, target, entries)
-            self._write_view(target)
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                loading = pool.submit(self._rebuild, backend, target, entries)
+                try:
+                    if beside is not None:
+                        beside()
+                    shutil.rmtree(old, ignore_errors=True)
+                finally:
+                    loading.result()
         finally:
             self.close_index(backend)
 
@@ -515,7 +530,7 @@ class KnowledgeBase:
             )
         quads.update(model.lines(schema_quads))
         quads.update(model.lines(_schema_digest_quads(schema.digest(self.path))))
-        backend.replace_all(sorted(quads), target)
+        backend.replace_all(quads, target)
 
 
 def _undo_create(path: Path, made: bool) -> None:

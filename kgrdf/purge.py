@@ -13,15 +13,17 @@ rows, the rows replacing names, keyed hashes; never a name), and any command tha
 the rest, so a deletion cut short at any step is completed by the next command:
 
 1. leftovers are deleted, whatever they hold: torn tails, ``*.tmp`` files, ``batch.json``, journals
-   moved aside (``journal.aside*``), the derived ``cache/``;
+   moved aside (``journal.aside*``), the derived ``cache/``, an old index (``index.old/``);
 2. the private journal is rewritten into ``journal/local.new/`` (a patch it leaves as it was is a
    hard link to the same file), fsynced, then swapped in;
 3. the forgotten person's identifiers are removed from ``identifiers.jsonl``;
 4. the record (a keyed hash of the id and the counts) is appended to ``forgotten.jsonl``;
-5. the index is rebuilt in a new folder (a store keeps deleted bytes in its files until compaction);
-6. ``view.json`` takes the journal's new position;
-7. the git history is restarted (old commits would still hold the records);
-8. ``purging.json`` is removed.
+5. ``view.json`` takes the journal's new position, and the old index is moved to ``index.old/``;
+6. the index is rebuilt in a new folder: deleting quads in place would not do, since Oxigraph keeps
+   every string it has held (its id2str table is never cleaned, compaction or not); while the store
+   loads, the git history is restarted (old commits would still hold the records) and
+   ``index.old/`` is removed;
+7. ``purging.json`` is removed.
 """
 
 import hashlib
@@ -170,8 +172,7 @@ def finish(kb) -> dict:
     counts["identifiers"] = _drop_identifiers(kb, plan)
     if plan.record is not None and not any(r.get("id") == plan.record["id"] for r in privacy.forgotten(kb)):
         privacy.append_forgotten(kb, {**plan.record, **{k: counts[k] for k in ("records", "placeholders")}})
-    kb.rebuild_index()
-    _restart_history(kb)
+    kb.rebuild_index(beside=lambda: _restart_history(kb))  # git runs while the store loads
     (kb.path / MARKER).unlink()
     fsync_dir(kb.path)
     return counts
@@ -258,6 +259,7 @@ def _delete_leftovers(kb) -> int:
     found += [kb.path / name for name in ("batch.json",) if (kb.path / name).exists()]
     found += [p for p in kb.path.glob("journal.aside*")]
     found += [kb.path / "cache"] if (kb.path / "cache").exists() else []  # derived: names for kg mentions
+    found += [kb.path / "index.old"] if (kb.path / "index.old").exists() else []  # a rebuild cut short
     for path in found:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)

@@ -19,6 +19,7 @@ UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (
 TRACKED = ["journal", "view.json", "format.json", "replica.json", "schema.json", "forgotten.jsonl", ".gitignore"]
 IGNORED = [
     "index/",
+    "index.old/",
     "lock",
     "secret.key",
     "secret.key.aside-*",

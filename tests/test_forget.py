@@ -321,6 +321,7 @@ FORGET_POINTS = [
     ("kgrdf.purge:_rewrite_private_journal", "after", ""),  # the private journal rewritten
     ("kgrdf.purge:_drop_identifiers", "after", ""),  # the identifiers gone
     ("kgrdf.kb:KnowledgeBase.rebuild_index", "before", ""),  # the record kept, the old index
+    ("kgrdf.kb:os.replace", "after", "index.old"),  # the old index moved aside, view.json not written
     ("kgrdf.vcs:init", "after", ""),  # the old history gone, no commit yet
 ]
 
@@ -329,7 +330,14 @@ FORGET_POINTS = [
 @pytest.mark.parametrize(
     "target, when, match",
     FORGET_POINTS,
-    ids=["plan recorded", "journal rewritten", "identifiers dropped", "before the index", "history removed"],
+    ids=[
+        "plan recorded",
+        "journal rewritten",
+        "identifiers dropped",
+        "before the index",
+        "old index aside",
+        "history removed",
+    ],
 )
 def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_path, target, when, match):
     facts = _people(kg, tmp_path)
