@@ -48,6 +48,7 @@ import os
 import re
 import uuid
 from dataclasses import asdict, dataclass, field, replace
+from itertools import repeat
 from pathlib import Path
 
 from kgrdf.errors import Damaged
@@ -147,8 +148,11 @@ def parse_patch(data: bytes, where: str) -> Patch | None:
     ends = [i for i in (_find(lines, "TC .", at, complete), _find(lines, "TA .", at, complete)) if i is not None]
     end = min(ends) if ends else complete
     body = lines[at:end]
-    adds = [line[2:-2] for line in body if line.startswith("A ") and line.endswith(" .")]
-    deletes = [line[2:-2] for line in body if line.startswith("D ") and line.endswith(" .")]
+    if all(map(str.endswith, body, repeat(" ."))) and all(map(str.startswith, body, repeat("A "))):
+        adds, deletes = [line[2:-2] for line in body], []  # most patches only add: one pass in C
+    else:
+        adds = [line[2:-2] for line in body if line.startswith("A ") and line.endswith(" .")]
+        deletes = [line[2:-2] for line in body if line.startswith("D ") and line.endswith(" .")]
     if len(adds) + len(deletes) != len(body):
         bad = next(line for line in body if not (line.startswith(("A ", "D ")) and line.endswith(" .")))
         raise Damaged(f"{where}: unexpected row in the patch: {bad[:60]!r}", hint=WAY_OUT)
