@@ -856,3 +856,15 @@ def test_a_reason_naming_a_person_makes_the_change_private(kg):
     assert kg.json("forget", "person/sam")["redacted"] == 1  # the fact stays, the reason goes
     assert _decoded(kg.path, "shared") == shared and "samantha" not in _folded(_decoded(kg.path))
     assert kg.json("facts", "process/release")["facts"][0]["status"] == "confirmed"
+
+
+def test_the_word_that_finds_a_name_in_a_journal_is_its_rarest_there():
+    """Any word of a name finds the rows that may hold it; the search takes the rarest in the text,
+    not a word every person's IRI holds, and still one for each name and token."""
+    from kgrdf import privacy
+
+    people = privacy.People()
+    people.add_person("https://kgrdf.org/kb/main/person/sam", "person/sam", ["Person Quixley", "Sam"])
+    text = "<https://kgrdf.org/kb/main/person/a> <https://kgrdf.org/kb/main/person/b> quixley"
+    assert people.candidate_words(sample=text) == ["quixley", "sam"]
+    assert people.candidate_words(sample="quixley quixley person") == ["person", "sam"]
