@@ -62,11 +62,19 @@ def in_place(index: Path, person: str) -> tuple[float, bool]:
 
     store = ox.Store(str(index))
     start = time.perf_counter()
-    store.update(
-        "DELETE { GRAPH ?g { ?s ?p ?o } } WHERE { { GRAPH ?g { ?person ?x ?y } } UNION { GRAPH ?g { ?y ?x ?person } } "
-        "GRAPH ?g { ?s ?p ?o } }",
-        substitutions={ox.Variable("person"): ox.NamedNode(person)},
-    )
+    graphs = {
+        row["g"]
+        for row in store.query(
+            "SELECT DISTINCT ?g ?person WHERE { { GRAPH ?g { ?person ?x ?y } } UNION { GRAPH ?g { ?y ?x ?person } } }",
+            substitutions={ox.Variable("person"): ox.NamedNode(person)},
+        )
+    }
+    for graph in graphs:
+        quads = list(store.quads_for_pattern(None, None, None, graph))
+        if graph.value.endswith("/entities"):
+            quads = [q for q in quads if q.subject == ox.NamedNode(person)]
+        for quad in quads:
+            store.remove(quad)
     store.flush()
     store.optimize()
     del store  # closed: the write-ahead log is rolled over
