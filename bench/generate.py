@@ -95,7 +95,9 @@ def synthetic_facts(pool, n_facts: int, rng: random.Random, schema):
         yield subject, pred, target_entity, value, names_person
 
 
-def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
+def generate(path: Path, n_facts: int, seed: int = 7, statuses=STATUSES) -> KnowledgeBase:
+    """A knowledge base of ``n_facts`` synthetic facts, each given a status drawn from ``statuses``
+    (["proposed"]: every fact waits for review, as for the batch benchmark)."""
     rng = random.Random(seed)
     kb = KnowledgeBase.create(path)
     schema = schema_mod.core()
@@ -117,7 +119,7 @@ def generate(path: Path, n_facts: int, seed: int = 7) -> KnowledgeBase:
                 fact_id = model.mint_fact_id(kb.replica, writer.seq, minted)
             used_ids.add(fact_id)
             minted += 1
-            status = rng.choice(STATUSES)
+            status = rng.choice(statuses)
             fact = model.Fact(
                 id=fact_id,
                 iri=vocab.fact_iri(kb.perspective, fact_id).value,

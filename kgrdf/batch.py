@@ -8,7 +8,7 @@ reads the proposals, saves and loads the batch, and applies a decision through t
 import json
 from pathlib import Path
 
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from kgrdf import clock, review, settings, vocab
 from kgrdf.errors import BadInput, Refused
@@ -25,70 +25,97 @@ def caps() -> review.Caps:
     )
 
 
-def items(session) -> list[review.Item]:
-    """Every current proposal as a batch item: its sentence, and the anchor it is reviewed under."""
-    schema = session.schema
+def _anchor_of(rows) -> dict[str, str]:
+    """Thing IRI -> the anchor IRI it is reviewed under (anchors.rq's rows); of several anchors, the
+    first in IRI order, so that a thing anchored twice goes to the same group on every read."""
     anchors: dict[str, str] = {}
-    for row in session.rows("anchors"):
-        anchors.setdefault(row["thing"].value, row["anchor"].value)
-    names = {row["entity"]: row["name"] for row in session.values("lint-names", entities=session.entities_graph)}
-    proposals = {row["fact"]: row for row in session.values("proposals")}
-    triples = {row["fact"]: row for row in session.values("assertions") if row["fact"] in proposals}
+    for thing, anchor in rows:
+        if thing not in anchors or anchor < anchors[thing]:
+            anchors[thing] = anchor
+    return anchors
 
-    def describe(iri: str) -> tuple[str, str, str]:
+
+class _Waiting:
+    """What waits for review, read as batch-piles.rq sums it up: a row per key (a subject, or an
+    area), never one per proposal. The facts themselves are read only for the groups shown."""
+
+    def __init__(self, session):
+        self.session = session
+        self.schema = session.schema
+        anchors = _anchor_of((row["thing"].value, row["anchor"].value) for row in session.rows("anchors"))
+        self.names = {
+            row["entity"]: row["name"] for row in session.values("lint-names", entities=session.entities_graph)
+        }
+        self.keys: dict[str, list[tuple]] = {}  # anchor id -> (the best its facts can rank, key IRI, area)
+        sums: dict[str, list] = {}  # anchor IRI -> [facts, prevents rework, most observed, oldest]
+        for row in session.values("batch-piles"):
+            key, area = row["key"], bool(row["area"])
+            anchor = key if area else anchors.get(key, key)
+            best = (not row["preventsRework"], -row["observations"], -(1 << 62), row["recordedAt"], "")
+            self.keys.setdefault(vocab.id_of(anchor), []).append((best, key, area))
+            pile = sums.setdefault(anchor, [0, False, 1, row["recordedAt"]])
+            pile[0] += row["facts"]
+            pile[1] = pile[1] or row["preventsRework"]
+            pile[2] = max(pile[2], row["observations"])
+            pile[3] = min(pile[3], row["recordedAt"])
+        self.piles = sorted(
+            (review.Pile(*self.describe(anchor), *pile) for anchor, pile in sums.items()),
+            key=lambda pile: pile.anchor,
+        )
+
+    def describe(self, iri: str) -> tuple[str, str, str]:
         """(id, name, axis) of an entity: its id and type are in its IRI."""
         entity_id = vocab.id_of(iri)
-        entity_type = schema.types.get(entity_id.split("/", 1)[0])
-        return entity_id, names.get(iri, entity_id), entity_type.axis if entity_type else "Other"
+        entity_type = self.schema.types.get(entity_id.split("/", 1)[0])
+        return entity_id, self.names.get(iri, entity_id), entity_type.axis if entity_type else "Other"
 
-    out = []
-    for fact, row in proposals.items():
-        triple = triples.get(fact)
-        predicate = schema.predicate_by_iri(triple["predicate"]) if triple else None
-        if predicate is None:
-            continue
-        target = names.get(triple["object"]) or (
-            vocab.id_of(triple["object"]) if predicate.takes_entity else triple["object"]
+    def items_of(self, anchors: tuple[str, ...], n: int) -> list[review.Item]:
+        """The first ``n`` facts of the group made of the piles of ``anchors``, best first: its keys
+        are read best first, each no further than ``n`` facts, until no key left can rank among them."""
+        found: list[review.Item] = []
+        for best, key, area in sorted(k for anchor in anchors for k in self.keys[anchor]):
+            if len(found) >= n and review.rank(found[n - 1]) < best:
+                break
+            rows = self.session.values("batch-facts", limit=n, key=NamedNode(key), area=Literal(area))
+            found = review.best_first(found + [self.item(anchors, row) for row in rows])[:n]
+        return found
+
+    def item(self, anchors: tuple[str, ...], row: dict) -> review.Item:
+        predicate = self.schema.predicate_by_iri(row["predicate"])
+        target = self.names.get(row["object"]) or (
+            vocab.id_of(row["object"]) if predicate.takes_entity else row["object"]
         )
-        if predicate.grouping == "area" and predicate.takes_entity:
-            anchor = triple["object"]
-        else:
-            anchor = anchors.get(triple["subject"], triple["subject"])
-        subject_id, subject_name, _ = describe(triple["subject"])
-        anchor_id, anchor_name, axis = describe(anchor)
-        out.append(
-            review.Item(
-                id=row["id"],
-                subject=subject_id,
-                anchor=anchor_id,
-                anchor_name=anchor_name,
-                axis=axis,
-                sentence=predicate.reads(subject_name, target),
-                prevents_rework=bool(row.get("preventsRework")),
-                observations=row.get("observations") or 1,
-                recorded_at=row.get("recordedAt") or "",
-                order=row.get("order"),
-            )
+        subject_id, subject_name, _ = self.describe(row["subject"])
+        return review.Item(
+            id=row["id"],
+            subject=subject_id,
+            anchor=anchors[0] if len(anchors) == 1 else "",
+            anchor_name="",
+            axis="",
+            sentence=predicate.reads(subject_name, target),
+            prevents_rework=bool(row.get("preventsRework")),
+            observations=row.get("observations") or 1,
+            recorded_at=row.get("recordedAt") or "",
+            order=row.get("order"),
         )
-    return out
 
 
 def pending_items(writer, iris) -> list[review.Item]:
     """The pending proposals ``iris`` of a write (an import's) as batch items, anchored by the
     index's anchoring facts and the write's own."""
     schema = writer.schema
-    anchors = {row["thing"].value: row["anchor"].value for row in writer.rows("anchors")}
+    pairs = [(row["thing"].value, row["anchor"].value) for row in writer.rows("anchors")]
     pending = writer.pending_facts()
     facts = [pending[iri] for iri in iris]
     for fact in pending.values():
         predicate = schema.predicate_by_iri(fact.predicate)
         if fact.current and predicate is not None and predicate.grouping in ("anchor", "container"):
-            thing, anchor = (
+            pairs.append(
                 (fact.subject, fact.target.value)
                 if predicate.grouping == "anchor"
                 else (fact.target.value, fact.subject)
             )
-            anchors.setdefault(thing, anchor)
+    anchors = _anchor_of(pairs)
     out = []
     for fact in facts:
         predicate = schema.predicate_by_iri(fact.predicate)
@@ -119,22 +146,44 @@ def pending_items(writer, iris) -> list[review.Item]:
 
 def make(session) -> dict:
     """Today's batch as a document: its groups, each with what is already known about its entity,
-    and how many proposals wait beyond it."""
-    all_items = items(session)
-    plan = review.plan(all_items, caps())
-    groups = plan[0] if plan else []
+    and how many proposals wait beyond it. What it reads grows with the batch it shows and the
+    number of things proposals are about, not with the number of proposals."""
+    waiting = _Waiting(session)
+    layout = review.layout(waiting.piles, caps())
+    groups = review.fill(layout[0], waiting.items_of) if layout else []
     document = {
         "made_at": clock.iso(clock.now()),
         "groups": [],
-        "waiting": len(all_items),
+        "waiting": sum(pile.facts for pile in waiting.piles),
         "in_batch": sum(len(g.items) for g in groups),
-        "batches": len(plan),
+        "batches": len(layout),
         "answered_at": None,
     }
     for group in groups:
         shown = group.as_json()
         shown["known"] = _known(session, group.anchor) if group.anchor else []
         document["groups"].append(shown)
+    return document
+
+
+def today(kb) -> dict:
+    """Expire the proposals not observed again for KGRDF_PROPOSAL_DAYS, then make today's batch and
+    save it. The expiry writes only when a proposal is due: most days the batch is a read."""
+    from datetime import timedelta
+
+    days = settings.get("KGRDF_PROPOSAL_DAYS")
+    before = vocab.datetime_literal(clock.iso(clock.now() - timedelta(days=days)))
+    expired, document = 0, None
+    with kb.reading() as session:
+        if not session.rows("proposals-due", limit=1, before=before):
+            document = make(session)
+    if document is None:
+        with kb.writing("expire") as writer:
+            expired = len(writer.expire_proposals(days))
+        with kb.reading() as session:
+            document = make(session)
+    document["expired"] = expired
+    save(kb, document)
     return document
 
 

@@ -538,18 +538,10 @@ def batch(
     again for 30 days expire first.
     """
     from kgrdf import batch as batch_module
-    from kgrdf import settings
 
     if ctx.invoked_subcommand:
         return
-    base = _kb(kb, perspective)
-    with base.writing("expire") as writer:
-        expired = len(writer.expire_proposals(settings.get("KGRDF_PROPOSAL_DAYS")))
-    with base.reading() as session:
-        document = batch_module.make(session)
-    document["expired"] = expired
-    batch_module.save(base, document)
-    render.batch(json, document)
+    render.batch(json, batch_module.today(_kb(kb, perspective)))
 
 
 @batch_app.command("apply")

@@ -439,7 +439,7 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
         ]
         waiting = batch.pending_items(writer, [iri for iri in made if iri not in failing_facts])
         report.proposals = len(waiting)
-        report.batches = len(review.plan(waiting, batch.caps()))
+        report.batches = len(review.layout(review.piles(waiting), batch.caps()))
         return report
     raise BadInput("the import's entity records keep failing validation; check them with kg add-entity one by one")
 

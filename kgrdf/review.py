@@ -81,7 +81,9 @@ class Caps:
     fold_under: int = 5
 
 
-def _item_key(item: Item):
+def rank(item: Item) -> tuple:
+    """What orders the facts of a group: what prevented rework, the most observed, the first order,
+    the oldest, then the id."""
     return (
         not item.prevents_rework,
         -item.observations,
@@ -91,17 +93,59 @@ def _item_key(item: Item):
     )
 
 
-def _groups(items: list[Item], caps: Caps) -> list[tuple[str, str | None, list[Item]]]:
-    """(title, anchor, items) for every group before splitting, in priority order."""
+@dataclass(frozen=True)
+class Pile:
+    """The proposals reviewed under one anchor, summed up: all that ranks and sizes their group."""
+
+    anchor: str  # entity id
+    anchor_name: str
+    axis: str
+    facts: int
+    prevents_rework: bool = False
+    observations: int = 1  # the most observed of them
+    recorded_at: str = ""  # the oldest of them
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A numbered group of a batch before its facts are read: the piles its group is made of, and
+    which of the group's facts it shows (``start`` to ``stop``, in the order the facts rank)."""
+
+    number: int
+    title: str
+    anchor: str | None  # None for a folded group
+    piles: tuple[str, ...]  # the anchors whose proposals the group holds
+    start: int
+    stop: int
+
+
+def piles(items: list[Item]) -> list[Pile]:
+    """The items summed up by anchor, in the order their anchors first appear."""
     by_anchor: dict[str, list[Item]] = {}
     for item in items:
         by_anchor.setdefault(item.anchor, []).append(item)
+    return [
+        Pile(
+            anchor,
+            members[0].anchor_name,
+            members[0].axis,
+            len(members),
+            any(m.prevents_rework for m in members),
+            max(m.observations for m in members),
+            min(m.recorded_at for m in members),
+        )
+        for anchor, members in by_anchor.items()
+    ]
+
+
+def _groups(piles: list[Pile], caps: Caps) -> list[tuple[str, str | None, list[Pile]]]:
+    """(title, anchor, piles) for every group before splitting, in priority order."""
     groups, folded = [], {}
-    for anchor, members in by_anchor.items():
-        if len(members) < caps.fold_under:
-            folded.setdefault(members[0].axis, []).extend(members)
+    for pile in piles:
+        if pile.facts < caps.fold_under:
+            folded.setdefault(pile.axis, []).append(pile)
         else:
-            groups.append((members[0].anchor_name, anchor, members))
+            groups.append((pile.anchor_name, pile.anchor, [pile]))
     groups += [(f"{axis}: other facts", None, members) for axis, members in folded.items()]
 
     def priority(group):
@@ -109,31 +153,65 @@ def _groups(items: list[Item], caps: Caps) -> list[tuple[str, str | None, list[I
         return (
             not any(m.prevents_rework for m in members),
             -max(m.observations for m in members),
-            -len(members),
+            -sum(m.facts for m in members),
             min(m.recorded_at for m in members),
             title,
         )
 
-    return [(title, anchor, sorted(members, key=_item_key)) for title, anchor, members in sorted(groups, key=priority)]
+    return sorted(groups, key=priority)
+
+
+def layout(piles: list[Pile], caps: Caps = Caps()) -> list[list[Slot]]:
+    """Every group's place, day after day, from the piles alone: the batches, each a list of
+    numbered slots. A group is split into parts of at most ``caps.group_facts``; a batch takes parts
+    in priority order until ``caps.groups`` groups or ``caps.batch_facts`` facts."""
+    batches: list[list[Slot]] = []
+    current: list[Slot] = []
+    facts = 0
+    for title, anchor, members in _groups(piles, caps):
+        size = sum(m.facts for m in members)
+        bounds = [(i, min(i + caps.group_facts, size)) for i in range(0, size, caps.group_facts)]
+        for n, (start, stop) in enumerate(bounds, start=1):
+            if current and (len(current) >= caps.groups or facts + stop - start > caps.batch_facts):
+                batches.append(current)
+                current, facts = [], 0
+            shown = f"{title} ({n}/{len(bounds)})" if len(bounds) > 1 else title
+            current.append(Slot(len(current) + 1, shown, anchor, tuple(m.anchor for m in members), start, stop))
+            facts += stop - start
+    if current:
+        batches.append(current)
+    return batches
+
+
+def best_first(items) -> list[Item]:
+    """Items in the order a group shows them."""
+    return sorted(items, key=rank)
+
+
+def fill(slots: list[Slot], items_of) -> list[Group]:
+    """The groups of ``slots``, each holding its part of its group's facts; ``items_of(piles, n)``
+    gives the first ``n`` facts of the group made of those piles, best first."""
+    needed: dict[tuple[str, ...], int] = {}
+    for slot in slots:
+        needed[slot.piles] = max(needed.get(slot.piles, 0), slot.stop)
+    found = {key: items_of(key, n) for key, n in needed.items()}
+    return [Group(s.number, s.title, s.anchor, found[s.piles][s.start : s.stop]) for s in slots]
 
 
 def plan(items: list[Item], caps: Caps = Caps()) -> list[list[Group]]:
     """Every proposal's place: the batches they take, day after day, each a list of numbered groups."""
-    batches: list[list[Group]] = []
-    current: list[Group] = []
-    facts = 0
-    for title, anchor, members in _groups(items, caps):
-        parts = [members[i : i + caps.group_facts] for i in range(0, len(members), caps.group_facts)]
-        for n, part in enumerate(parts, start=1):
-            if current and (len(current) >= caps.groups or facts + len(part) > caps.batch_facts):
-                batches.append(current)
-                current, facts = [], 0
-            shown = f"{title} ({n}/{len(parts)})" if len(parts) > 1 else title
-            current.append(Group(len(current) + 1, shown, anchor, part))
-            facts += len(part)
-    if current:
-        batches.append(current)
-    return batches
+    by_anchor: dict[str, list[Item]] = {}
+    for item in items:
+        by_anchor.setdefault(item.anchor, []).append(item)
+
+    ranked: dict[tuple[str, ...], list[Item]] = {}
+
+    def items_of(anchors, n):
+        if anchors not in ranked:
+            ranked[anchors] = best_first(item for anchor in anchors for item in by_anchor[anchor])
+        return ranked[anchors][:n]
+
+    return [fill(batch, items_of) for batch in layout(piles(items), caps)]
 
 
 def today(items: list[Item], caps: Caps = Caps()) -> list[Group]:

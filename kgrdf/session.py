@@ -40,15 +40,19 @@ class Session:
 
     # --- running queries --------------------------------------------------------------------------
 
-    def rows(self, name: str, **bindings) -> list[dict]:
+    def rows(self, name: str, *, limit: int | None = None, **bindings) -> list[dict]:
         """Rows of the named query as terms. A query that reads the whole knowledge base takes the
         session's perspective (``$perspective``) unless it is given: no read sees another's. In a
-        read for an audience, only the rows of the facts it may hear come back (see hear_as)."""
+        read for an audience, only the rows of the facts it may hear come back (see hear_as). With
+        ``limit``, the first rows only (of a query that orders them): the engine is read no further."""
         query = queries.load(name)
         if "perspective" in query.params and "perspective" not in bindings:
             bindings["perspective"] = vocab.perspective_iri(self.perspective)
         if self._hearer is None or query.scope == "entities":
-            return self.backend.select(query, bindings)
+            return self.backend.select(query, bindings, limit=limit)
+        return self._heard_rows(name, query, bindings)[:limit]
+
+    def _heard_rows(self, name: str, query, bindings: dict) -> list[dict]:
         if "fact" in query.params:
             fact = bindings.get("fact")
             return self.backend.select(query, bindings) if fact is not None and self.may_hear(fact.value) else []

@@ -146,6 +146,64 @@ def test_the_plan_puts_every_proposal_in_exactly_one_batch():
     assert all(item.prevents_rework for item in plan[0][0].items[:1])
 
 
+def _imported(tmp_path, records) -> Kg:
+    kg = Kg(tmp_path / "kb")
+    kg("init")
+    seed = tmp_path / "seed.jsonl"
+    seed.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    assert kg.json("import", seed, "--apply")["refused"] == {}
+    return kg
+
+
+def test_a_folded_group_shows_its_most_observed_facts_whatever_thing_they_are_about(tmp_path, monkeypatch):
+    """The batch reads a group's facts thing by thing, best first: the four most observed of
+    twenty caveats on twenty repos are the ones shown, most observed first."""
+    records = [{"type": "entity", "id": f"repo/r{r:02d}", "name": f"repo {r:02d}"} for r in range(20)]
+    for r in range(20):
+        # A fact imported n times is observed n times: repos 3, 8, 13 and 18 four times, the others
+        # one to three times.
+        caveat = {"type": "fact", "subject": f"repo/r{r:02d}", "predicate": "caveat", "value": f"c{r}"}
+        times = 4 if r % 5 == 3 else r % 3 + 1
+        records += [dict(caveat, sources=[f"slack:{r}-{n}"]) for n in range(times)]
+    kg = _imported(tmp_path, records)
+    monkeypatch.setenv("KGRDF_BATCH_FACTS", "6")
+    monkeypatch.setenv("KGRDF_GROUP_FACTS", "6")
+    batch = kg.json("batch")
+    (group,) = batch["groups"]
+    assert group["title"] == "Product: other facts (1/4)"
+    shown = [(f["observations"], f["sentence"].rsplit(" ", 1)[1]) for f in group["facts"]]
+    assert [n for n, _ in shown] == [4, 4, 4, 4, 3, 3]
+    assert {c for _, c in shown[:4]} == {"c3", "c8", "c13", "c18"}
+    assert batch["waiting"] == 20 and batch["batches"] == 4
+
+
+def test_a_thing_anchored_twice_is_reviewed_under_the_first_anchor_every_time(tmp_path):
+    """A step of two processes goes, with its facts, under the process whose IRI comes first, on
+    every read and in the count of batches an import reports."""
+    records = [
+        {"type": "entity", "id": "process/b-release", "name": "Release"},
+        {"type": "entity", "id": "process/a-hotfix", "name": "Hotfix"},
+        {"type": "entity", "id": "step/deploy", "name": "Deploy"},
+        {"type": "entity", "id": "channel/deploys", "name": "#deploys"},
+        {"type": "fact", "subject": "process/b-release", "predicate": "has_step", "object": "step/deploy"},
+        {"type": "fact", "subject": "process/a-hotfix", "predicate": "has_step", "object": "step/deploy"},
+    ]
+    records += [
+        {"type": "fact", "subject": "step/deploy", "predicate": "caveat", "value": f"caveat {n}"} for n in range(5)
+    ]
+    for record in records:
+        if record["type"] == "fact":
+            record["sources"] = ["slack:seed"]
+    kg = _imported(tmp_path, records)
+    titles = {}
+    for _ in range(2):
+        for group in kg.json("batch")["groups"]:
+            for fact in group["facts"]:
+                titles.setdefault(fact["sentence"], set()).add(group["title"])
+    assert titles["Deploy comes with a caveat: caveat 0"] == {"Hotfix"}
+    assert all(len(where) == 1 for where in titles.values())
+
+
 # --- answering it ---------------------------------------------------------------------------------------
 
 

@@ -116,6 +116,20 @@ def cases(store):
                 len(rows) == 35 and sorted(r["predicate"].rsplit("#", 1)[1] for r in rows).count("hasStep") == 4
             ),
         ),
+        # The two proposals, summed up by what they are about: the api and Sam, one each.
+        "batch-piles": (
+            {},
+            lambda rows: (
+                sorted((r["key"].rsplit("/", 1)[1], r["area"], r["facts"]) for r in rows)
+                == [("api", False, 1), ("sam", False, 1)]
+            ),
+        ),
+        "batch-facts": (
+            dict(key=e("repo/api"), area=ox.Literal(False)),
+            lambda rows: (
+                len(rows) == 1 and rows[0]["id"].startswith("f-") and rows[0]["subject"] == e("repo/api").value
+            ),
+        ),
         "anchors": (
             {},
             lambda rows: (

@@ -23,9 +23,12 @@ class Backend(ABC):
     dataset_scoping: bool = True
 
     @abstractmethod
-    def select(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> list[dict]:
+    def select(
+        self, query: Query, bindings: dict | None = None, graphs: list | None = None, limit: int | None = None
+    ) -> list[dict]:
         """Rows of a named SELECT query as dicts of variable name to term (None when unbound).
-        With ``graphs``, the query sees only those named graphs (an audience's dataset)."""
+        With ``graphs``, the query sees only those named graphs (an audience's dataset); with
+        ``limit``, only the first rows are read."""
 
     @abstractmethod
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:

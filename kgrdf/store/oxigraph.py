@@ -6,6 +6,7 @@ is loaded in bulk and its position set after; replaying it is harmless since app
 transaction twice leaves the same quads.
 """
 
+import itertools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -55,10 +56,12 @@ class OxigraphBackend(Backend):
             query.text, substitutions=subs or None, default_graph=[vocab.INDEX_NODE], named_graphs=graphs
         )
 
-    def select(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> list[dict]:
+    def select(
+        self, query: Query, bindings: dict | None = None, graphs: list | None = None, limit: int | None = None
+    ) -> list[dict]:
         solutions = self._run(query, bindings, graphs)
         names = [v.value for v in solutions.variables]
-        return [{n: row[n] for n in names} for row in solutions]
+        return [{n: row[n] for n in names} for row in itertools.islice(solutions, limit)]
 
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
         return bool(self._run(query, bindings, graphs))
