@@ -15,6 +15,13 @@ then times, on the same data:
   tool that keeps its knowledge in one RDF file pays, still without any check), in a fresh process
   cut off at --naive-cap seconds (then ">" marks a lower bound).
 
+Two hostile imports, each beside the same floor (`--copies N ...`, `--big-value`):
+
+- copies: one entity and N records of one fact (the same subject, predicate and value), each line
+  another source: the result is one fact observed N times, with N hearings and N sources;
+- big value: 250 fact records on a subject that already holds a 1 MB value, beside the same 250 on
+  a subject that holds none (the import must not pay for the value it does not touch).
+
 The machine is shared and noisy: read the ratios, which hold better than absolute times.
 """
 
@@ -78,6 +85,74 @@ def measure(size: int, work: Path, cap: float) -> dict:
     return {"size": size, "kg": kg_time, "floor": floor_time, "naive": naive_time, "capped": capped}
 
 
+def floor_of(kb: Path, work: Path, name: str) -> float:
+    """pyoxigraph bulk_load of what ``kb`` holds (its N-Quads export) into a new store on disk."""
+    import pyoxigraph as ox
+
+    nquads = work / f"{name}.nq"
+    kg("export", "--format", "nquads", "--output", str(nquads), "--kb", str(kb))
+    store_path = work / f"floor-{name}"
+    shutil.rmtree(store_path, ignore_errors=True)
+
+    def load():
+        store = ox.Store(str(store_path))
+        store.bulk_load(path=str(nquads), format=ox.RdfFormat.N_QUADS)
+        store.flush()
+
+    return timed(load)
+
+
+def copies(n: int, work: Path) -> dict:
+    """An import of n copies of one fact, each from another source, on a new knowledge base."""
+    import json
+
+    seed = work / f"copies-{n}.jsonl"
+    with open(seed, "w", encoding="utf-8") as out:
+        out.write(json.dumps({"type": "entity", "id": "repo/api", "name": "api"}) + "\n")
+        for i in range(n):
+            record = {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "flaky tests"}
+            out.write(json.dumps(dict(record, sources=[f"slack:msg-{i}"])) + "\n")
+    kb = work / f"kb-copies-{n}"
+    shutil.rmtree(kb, ignore_errors=True)
+    kg("init", "--kb", str(kb))
+    kg_time = timed(lambda: kg("import", str(seed), "--apply", "--kb", str(kb)))
+    return {"kg": kg_time, "floor": floor_of(kb, work, f"copies-{n}")}
+
+
+def big_value(work: Path) -> dict:
+    """250 fact records imported on a subject holding a 1 MB value, and on one holding none."""
+    import json
+
+    out = {}
+    for label, size in (("with", 1_000_000), ("without", 0)):
+        kb = work / f"kb-big-{label}"
+        shutil.rmtree(kb, ignore_errors=True)
+        kg("init", "--kb", str(kb))
+        first = work / f"big-{label}.jsonl"
+        records = [{"type": "entity", "id": "repo/api", "name": "api"}]
+        if size:
+            value = ("the deploy went through staging before the canary checks ran " * (size // 60))[:size]
+            records.append(
+                {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": value, "sources": ["doc:big"]}
+            )
+        first.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+        kg("import", str(first), "--apply", "--kb", str(kb))
+        seed = work / "after-250.jsonl"
+        seed.write_text(
+            "\n".join(
+                json.dumps(
+                    {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": f"caveat {i}"}
+                    | {"sources": [f"slack:m{i}"]}
+                )
+                for i in range(250)
+            ),
+            encoding="utf-8",
+        )
+        out[label] = timed(lambda kb=kb, seed=seed: kg("import", str(seed), "--apply", "--kb", str(kb)))
+    out["floor"] = floor_of(work / "kb-big-with", work, "big-with")
+    return out
+
+
 def naive(nquads: str, trig: str) -> None:
     """rdflib: parse the N-Quads into a Dataset, write one TriG file."""
     import rdflib
@@ -98,12 +173,30 @@ def main() -> None:
         help="stop the naive way after this many seconds and report it as a lower bound",
     )
     parser.add_argument("--naive-one", nargs=2, metavar=("NQUADS", "TRIG"), help=argparse.SUPPRESS)
+    parser.add_argument("--copies", type=int, nargs="+", default=[], help="import N copies of one fact, for each N")
+    parser.add_argument("--big-value", action="store_true", help="import 250 records beside a 1 MB value")
     args = parser.parse_args()
     if args.naive_one:
         return naive(*args.naive_one)
     work = args.work or Path(tempfile.mkdtemp(prefix="kgrdf-import-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"kg import benchmark in {work}")
+    for n in args.copies:
+        row = copies(n, work)
+        print(
+            f"{n:>7} copies of one fact  kg import {row['kg']:7.1f} s | floor (bulk_load of the result) "
+            f"{row['floor']:6.2f} s | kg/floor {row['kg'] / row['floor']:5.0f}x",
+            flush=True,
+        )
+    if args.big_value:
+        row = big_value(work)
+        print(
+            f"    250 records beside a 1 MB value  kg import {row['with']:6.2f} s | without it {row['without']:6.2f} s "
+            f"| floor (bulk_load of the result) {row['floor']:6.2f} s",
+            flush=True,
+        )
+    if args.copies or args.big_value:
+        return
     for size in args.sizes:
         row = measure(size, work, args.naive_cap)
         bound = ">" if row["capped"] else " "
