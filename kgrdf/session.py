@@ -50,9 +50,9 @@ class Session:
             bindings["perspective"] = vocab.perspective_iri(self.perspective)
         if self._hearer is None or query.scope == "entities":
             return self.backend.select(query, bindings, limit=limit)
-        return self._heard_rows(name, query, bindings)[:limit]
+        return self._rows_for_hearer(name, query, bindings)[:limit]
 
-    def _heard_rows(self, name: str, query, bindings: dict) -> list[dict]:
+    def _rows_for_hearer(self, name: str, query, bindings: dict) -> list[dict]:
         if "fact" in query.params:
             fact = bindings.get("fact")
             return self.backend.select(query, bindings) if fact is not None and self.may_hear(fact.value) else []
