@@ -310,7 +310,7 @@ class KnowledgeBase:
             vcs.start_housekeeping(self.path)  # once the lock is released: no write waits for it
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
-        from kgrdf import people
+        from kgrdf import people, waiting
 
         tx = Transaction(
             seq=writer.seq,
@@ -326,6 +326,7 @@ class KnowledgeBase:
             backend.apply(tx, after)
             self._write_view(after)
             people.after_write(self.path, position, after, writer.deletes, writer.adds)
+            waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
             self.git_commit(message)
             return
         # A large write (an import): the git commit runs beside the index update. view.json goes
@@ -338,6 +339,7 @@ class KnowledgeBase:
         try:
             backend.apply(tx, after)
             people.after_write(self.path, position, after, writer.deletes, writer.adds)
+            waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
         finally:
             git.join()
 
@@ -511,7 +513,9 @@ class KnowledgeBase:
     def _rebuild(self, backend, target: Position, entries=None) -> None:
         """Replace the index with the journal's rebuild and the schema graph."""
         from kgrdf import journal as journal_mod
-        from kgrdf import model, schema
+        from kgrdf import model, schema, waiting
+
+        waiting.drop(self.path)  # derived from the index: made again by the next batch
 
         if entries is None:
             entries, _torn = self.journal.read_after(Position())

@@ -171,12 +171,13 @@ def layout(piles: list[Pile], caps: Caps = Caps()) -> list[list[Slot]]:
     for title, anchor, members in _groups(piles, caps):
         size = sum(m.facts for m in members)
         bounds = [(i, min(i + caps.group_facts, size)) for i in range(0, size, caps.group_facts)]
+        anchors = tuple(m.anchor for m in members)  # once: a folded group has thousands of parts
         for n, (start, stop) in enumerate(bounds, start=1):
             if current and (len(current) >= caps.groups or facts + stop - start > caps.batch_facts):
                 batches.append(current)
                 current, facts = [], 0
             shown = f"{title} ({n}/{len(bounds)})" if len(bounds) > 1 else title
-            current.append(Slot(len(current) + 1, shown, anchor, tuple(m.anchor for m in members), start, stop))
+            current.append(Slot(len(current) + 1, shown, anchor, anchors, start, stop))
             facts += stop - start
     if current:
         batches.append(current)

@@ -130,8 +130,17 @@ def cases(store):
                 len(rows) == 1 and rows[0]["id"].startswith("f-") and rows[0]["subject"] == e("repo/api").value
             ),
         ),
-        "anchors": (
+        # The rows batch-piles.rq sums up, one per proposal, with what ranks it.
+        "batch-waiting": (
             {},
+            lambda rows: (
+                sorted((r["key"].rsplit("/", 1)[1], r["area"], r["seen"], r["id"].startswith("f-")) for r in rows)
+                == [("api", False, 1, True), ("sam", False, 1, True)]
+            ),
+        ),
+        # Both proposals, each observed when it was recorded (today): proposals-due's rows for any cut-off.
+        "proposals-observed": ({}, lambda rows: len(rows) == 2 and all(r["observedAt"] for r in rows)),
+        "anchors": (
             lambda rows: (
                 sorted((r["thing"].rsplit("/", 1)[1], r["anchor"].rsplit("/", 1)[1]) for r in rows)
                 == [
