@@ -16,7 +16,7 @@ from .conftest import Kg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
-from generate import generate  # noqa: E402
+from generate import generate
 
 CACHE = Path("cache") / "batch-main.sqlite"
 
