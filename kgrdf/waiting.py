@@ -26,7 +26,7 @@ from pyoxigraph import Literal, NamedNode
 from kgrdf import files, queries, vocab
 
 FORMAT = "1"  # the tables below: a cache of another format is made again
-MANY = 300  # facts changed by one write beyond which the cache is made again rather than kept
+MANY = 100  # facts changed by one write beyond which the cache is made again rather than kept (~10 ms each)
 _SCHEMA = """
 CREATE TABLE waiting (fact TEXT, id TEXT, subject TEXT, predicate TEXT, object TEXT, datatype TEXT,
     key TEXT, area INTEGER, rework INTEGER, seen INTEGER, recorded TEXT, ord INTEGER);

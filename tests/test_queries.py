@@ -141,6 +141,7 @@ def cases(store):
         # Both proposals, each observed when it was recorded (today): proposals-due's rows for any cut-off.
         "proposals-observed": ({}, lambda rows: len(rows) == 2 and all(r["observedAt"] for r in rows)),
         "anchors": (
+            {},
             lambda rows: (
                 sorted((r["thing"].rsplit("/", 1)[1], r["anchor"].rsplit("/", 1)[1]) for r in rows)
                 == [
