@@ -142,6 +142,8 @@ def _make(path: Path, backend, perspective: str):
         )
         db.execute("COMMIT")
         db.close()
+        # a rollback journal left by a write cut short belongs to the file replaced, not to this one
+        path.with_name(path.name + "-journal").unlink(missing_ok=True)
         os.replace(temporary, path)
     except BaseException:
         db.close()
@@ -284,7 +286,7 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
             changed = _facts_named([*deletes, *adds], base)
             if meta.get("schema") != schema or len(changed) > MANY:
                 db.close()
-                path.unlink(missing_ok=True)  # made again by the next batch
+                _unlink(path)  # made again by the next batch
                 continue
             graph, label = vocab.entities_graph(perspective).value, vocab.PREF_LABEL.value
 
@@ -311,11 +313,20 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
             db.executemany(f"INSERT INTO piles {_SUMS} WHERE key = ? AND area = ? GROUP BY key, area", sorted(keys))
             db.execute("UPDATE meta SET value = ? WHERE name = 'at'", (at,))
             db.execute("COMMIT")
-        except (sqlite3.Error, OSError, KeyError):
+        except Exception:  # a derived cache never fails a write that the journal holds already
             db.close()
-            path.unlink(missing_ok=True)  # made again by the next batch
+            _unlink(path)  # made again by the next batch
         finally:
             db.close()
+
+
+def _unlink(path: Path) -> None:
+    """Delete a cache and its rollback journal, if a write cut short left one."""
+    try:
+        path.with_name(path.name + "-journal").unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass  # a folder that cannot be written in: the position it records is never the index's again
 
 
 def drop(kb_path: Path) -> None:
