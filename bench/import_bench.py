@@ -6,7 +6,7 @@
 For each size it writes a synthetic organization as import records (bench/generate.py --records),
 then times, on the same data:
 
-- kg: `kg import FILE --apply` in a fresh process on a new knowledge base: every record through the
+- kg: `kg import FILE --apply` in a fresh process on a new knowledge base (its time and peak memory): every record through the
   writer's checks, the SHACL shapes over the whole import, the journal (fsynced), the index and the
   git commit;
 - floor: pyoxigraph `bulk_load` of the N-Quads that import journaled into a new store on disk, with
@@ -37,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+import measure  # noqa: E402
 from generate import records  # noqa: E402
 
 
@@ -50,7 +51,7 @@ def kg(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "kgrdf", *args], check=True, capture_output=True, text=True)
 
 
-def measure(size: int, work: Path, cap: float) -> dict:
+def measure_size(size: int, work: Path, cap: float) -> dict:
     import pyoxigraph as ox
 
     seed = work / f"records-{size}.jsonl"
@@ -58,7 +59,7 @@ def measure(size: int, work: Path, cap: float) -> dict:
     kb = work / f"kb-{size}"
     shutil.rmtree(kb, ignore_errors=True)
     kg("init", "--kb", str(kb))
-    kg_time = timed(lambda: kg("import", str(seed), "--apply", "--kb", str(kb)))
+    kg_time, kg_memory = measure.run(["import", str(seed), "--apply", "--kb", str(kb)])
     nquads = work / f"kb-{size}.nq"
     kg("export", "--format", "nquads", "--output", str(nquads), "--kb", str(kb))
     floor_store = work / f"floor-{size}"
@@ -82,7 +83,14 @@ def measure(size: int, work: Path, cap: float) -> dict:
         naive_time, capped = time.perf_counter() - start, False
     except subprocess.TimeoutExpired:
         naive_time, capped = cap, True
-    return {"size": size, "kg": kg_time, "floor": floor_time, "naive": naive_time, "capped": capped}
+    return {
+        "size": size,
+        "kg": kg_time,
+        "memory": kg_memory,
+        "floor": floor_time,
+        "naive": naive_time,
+        "capped": capped,
+    }
 
 
 def floor_of(kb: Path, work: Path, name: str) -> float:
@@ -198,10 +206,10 @@ def main() -> None:
     if args.copies or args.big_value:
         return
     for size in args.sizes:
-        row = measure(size, work, args.naive_cap)
+        row = measure_size(size, work, args.naive_cap)
         bound = ">" if row["capped"] else " "
         print(
-            f"{row['size']:>7} facts  kg import {row['kg']:7.1f} s | floor (bulk_load, no checks) "
+            f"{row['size']:>7} facts  kg import {row['kg']:7.1f} s, peak {row['memory']:5.0f} MB | floor (bulk_load, no checks) "
             f"{row['floor']:6.1f} s | naive (rdflib to TriG, no checks) {bound}{row['naive']:6.1f} s "
             f"| kg/floor {row['kg'] / row['floor']:4.1f}x | naive/kg {bound}{row['naive'] / row['kg']:4.1f}x",
             flush=True,
