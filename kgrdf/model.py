@@ -8,6 +8,7 @@ that says what each field held before. This module folds the quads of a fact bac
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -55,6 +56,9 @@ SOURCES = "sources"
 HEARING = kg("Hearing")
 HEARD_IN = kg("heardIn")  # fact -> hearing
 ADDED_HEARING = kg("addedHearing")  # update record -> the hearing it added
+# A field's change says what it held before and after; a change of the sources says the ones it
+# added (a record written before kg:added says them all, before and after).
+_BEFORE, _AFTER, ADDED = kg("before"), kg("after"), kg("added")
 USED = NamedNode(vocab.PROV + "used")  # hearing -> the sources it brought
 _SPACES = re.compile(r"\s+")
 _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
@@ -172,7 +176,9 @@ class Update:
     action: str
     at: str
     reason: str | None = None
-    hearings: tuple = ()  # the hearings this update recorded (an observation, a merge), if any
+    hearings: Sequence = ()  # the hearings this update recorded (an observation, a merge), if any
+    # field -> (what it held before, what it held after); for the sources (SOURCES), whichever way
+    # the record says them: (the ones it took away, the ones it added)
     changes: dict[str, tuple[list, list]] = field(default_factory=dict)
 
 
@@ -304,10 +310,12 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
             updates.setdefault(s, {}).setdefault("change_nodes", []).append(o.value)
         elif p == vocab.kg("field").value:
             changes.setdefault(s, {})["field"] = _FIELD_BY_IRI.get(o.value, SOURCES)
-        elif p == vocab.kg("before").value:
+        elif p == _BEFORE.value:
             changes.setdefault(s, {}).setdefault("before", []).append(o)
-        elif p == vocab.kg("after").value:
+        elif p == _AFTER.value:
             changes.setdefault(s, {}).setdefault("after", []).append(o)
+        elif p == ADDED.value:
+            changes.setdefault(s, {}).setdefault("added", []).append(o)
     if triple is None:
         return None
     fact = Fact(
@@ -341,10 +349,13 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
             change = changes.get(change_node, {})
             name = change.get("field", "?")
             kind = {**HEARING_FIELDS, **FIELDS}[name][1] if name in _FIELD_NAMES else "iri"
-            update.changes[name] = (
-                [_py(t, kind, schema) for t in change.get("before", [])],
-                [_py(t, kind, schema) for t in change.get("after", [])],
-            )
+            before = [_py(t, kind, schema) for t in change.get("before", [])]
+            after = [_py(t, kind, schema) for t in change.get("after", [])]
+            if name == SOURCES:  # all of them before and after (an older record), or the ones added
+                held, holds = set(before), set(after)
+                before = [s for s in before if s not in holds]
+                after = [s for s in after if s not in held] + sorted(t.value for t in change.get("added", []))
+            update.changes[name] = (before, after)
         fact.updates.append((len(node), node, update))
     fact.updates = [u for _, _, u in sorted(fact.updates, key=lambda entry: (entry[2].seq, entry[0], entry[1]))]
     return fact
@@ -482,6 +493,22 @@ def fact_quads(fact: Fact, schema) -> list[Quad]:
     return quads
 
 
+@dataclass
+class Draft:
+    """The update record a transaction last made for a fact, and the fact as it stands after it. A
+    later change of the fact in the same transaction, by the same action for the same reason, folds
+    into that record (fold_change) rather than adding one of its own: N observations of one fact in
+    one write cost N quads and N steps, not N squared."""
+
+    fact: Fact  # the transaction's own copy, changed in place as changes fold in
+    update: NamedNode
+    entry: Update  # the record as Fact.updates holds it
+    changed: dict = field(default_factory=dict)  # field -> (its terms before the record, its terms now)
+    source_keys: set = field(default_factory=set)  # (kind, ref) of every source the fact holds
+    sources_change: bool = False  # whether the record has its change node for the sources
+    written: bool = False  # whether the record's own quads are staged (it changed something)
+
+
 def change_quads(
     fact: Fact,
     changes: dict,
@@ -495,69 +522,129 @@ def change_quads(
     new_hearings: list[Hearing] = (),
 ) -> tuple[list[Quad], list[Quad], Fact]:
     """The quads to delete and add to change ``fact``'s fields, with an update record saying what
-    each field held before, and the hearings it adds (each named by the record). A fact written
-    before hearings existed that is heard again gets its one hearing recorded as a node first.
-    Returns (deletes, adds, the fact as it is after)."""
-    after = replace(fact, sources=list(fact.sources), hearings=list(fact.hearings))
-    deletes: list[Quad] = []
-    adds: list[Quad] = []
+    each field held before, which sources it added (kg:added, each ``KIND:REF``) and the hearings it
+    adds (each named by the record). A fact written before hearings existed that is heard again gets
+    its one hearing recorded as a node first. Returns (deletes, adds, the fact as it is after)."""
+    deletes, adds, draft = draft_change(
+        fact,
+        changes,
+        seq=seq,
+        at=at,
+        action=action,
+        reason=reason,
+        schema=schema,
+        new_sources=new_sources,
+        new_hearings=new_hearings,
+    )
+    return deletes, adds, draft.fact
+
+
+def draft_change(
+    fact: Fact,
+    changes: dict,
+    *,
+    seq: int,
+    at: str,
+    action: str,
+    reason: str | None,
+    schema,
+    new_sources: list[Source] = (),
+    new_hearings: list[Hearing] = (),
+) -> tuple[list[Quad], list[Quad], Draft]:
+    """change_quads, returning the update record as a Draft that later changes fold into."""
+    after = replace(fact, sources=list(fact.sources), hearings=list(fact.hearings), updates=list(fact.updates))
+    update = vocab.update_iri(NamedNode(fact.iri), seq, 1 + sum(1 for u in fact.updates if u.seq == seq))
+    entry = Update(seq, action, at, reason, [])
+    after.updates.append(entry)
+    draft = Draft(after, update, entry, source_keys={(s.kind, s.ref) for s in fact.sources})
+    deletes, adds = fold_change(draft, changes, schema=schema, new_sources=new_sources, new_hearings=new_hearings)
+    return deletes, adds, draft
+
+
+def fold_change(
+    draft: Draft, changes: dict, *, schema, new_sources: list[Source] = (), new_hearings: list[Hearing] = ()
+) -> tuple[list[Quad], list[Quad]]:
+    """The quads to delete and add to change ``draft.fact`` further within its update record: a
+    field it changed already keeps what it held before the record and says what it holds now; the
+    sources and hearings are added to the record's. Changes ``draft`` in place; the cost follows
+    what this change adds, not what the fact or the record holds. Returns (deletes, adds)."""
+    fact = draft.fact
     fact_node = NamedNode(fact.iri)
     graph = vocab.provenance_graph(fact_node)
-    update = vocab.update_iri(fact_node, seq, 1 + sum(1 for u in fact.updates if u.seq == seq))
-    record = [
-        Quad(update, vocab.RDF_TYPE, vocab.UPDATE, graph),
-        Quad(update, vocab.kg("updates"), fact_node, graph),
-        Quad(update, vocab.kg("updateNumber"), vocab.integer(seq), graph),
-        Quad(update, vocab.kg("action"), Literal(action), graph),
-        Quad(update, vocab.ENDED_AT, vocab.datetime_literal(at), graph),
-    ]
-    if reason:
-        record.append(Quad(update, vocab.kg("reason"), Literal(reason), graph))
+    update = draft.update
+    deletes: list[Quad] = []
+    adds: list[Quad] = []
+    record: list[Quad] = []
     for name, new in changes.items():
         old = getattr(fact, name)
         if old == new:
             continue
-        old_quads = field_quads(fact, name, old, schema)
-        setattr(after, name, new)
-        new_quads = field_quads(after, name, new, schema)
+        old_quads = field_quads(fact, name, old, schema, fact_node, graph)
+        setattr(fact, name, new)
+        new_quads = field_quads(fact, name, new, schema, fact_node, graph)
         deletes += old_quads
         adds += new_quads
         node = vocab.change_iri(update, name)
-        record += [
+        now = [q.object for q in new_quads]
+        head = [
             Quad(update, vocab.kg("change"), node, graph),
             Quad(node, vocab.RDF_TYPE, vocab.CHANGE, graph),
             Quad(node, vocab.kg("field"), FIELDS[name][0], graph),
         ]
-        record += [Quad(node, vocab.kg("before"), q.object, graph) for q in old_quads]
-        record += [Quad(node, vocab.kg("after"), q.object, graph) for q in new_quads]
-    fresh = [s for s in new_sources if (s.kind, s.ref) not in {(o.kind, o.ref) for o in fact.sources}]
+        if name in draft.changed:
+            before, held = draft.changed.pop(name)
+            deletes += [Quad(node, _AFTER, term, graph) for term in held]
+            if before == now:  # back to what it held before the record: the record no longer changes it
+                deletes += head + [Quad(node, _BEFORE, term, graph) for term in before]
+                continue
+        else:
+            before = [q.object for q in old_quads]
+            record += head + [Quad(node, _BEFORE, term, graph) for term in before]
+        record += [Quad(node, _AFTER, term, graph) for term in now]
+        draft.changed[name] = (before, now)
+    fresh = []
+    for source in new_sources:
+        if (source.kind, source.ref) not in draft.source_keys:
+            draft.source_keys.add((source.kind, source.ref))
+            fresh.append(source)
     if fresh:
         node = vocab.change_iri(update, SOURCES)
-        record += [
-            Quad(update, vocab.kg("change"), node, graph),
-            Quad(node, vocab.RDF_TYPE, vocab.CHANGE, graph),
-            Quad(node, vocab.kg("field"), vocab.WAS_DERIVED_FROM, graph),
-        ]
-        record += [Quad(node, vocab.kg("before"), Literal(s.label()), graph) for s in fact.sources]
+        if not draft.sources_change:
+            draft.sources_change = True
+            record += [
+                Quad(update, vocab.kg("change"), node, graph),
+                Quad(node, vocab.RDF_TYPE, vocab.CHANGE, graph),
+                Quad(node, vocab.kg("field"), vocab.WAS_DERIVED_FROM, graph),
+            ]
         for source in fresh:
-            adds += source_quads(fact, source, schema)
-            after.sources.append(source)
-        record += [Quad(node, vocab.kg("after"), Literal(s.label()), graph) for s in after.sources]
-    added = []
-    if new_hearings and any(h.iri is None for h in after.hearings):
-        legacy = next(h for h in after.hearings if h.iri is None)
+            adds += source_quads(fact, source, schema, fact_node, graph)
+            fact.sources.append(source)
+            record.append(Quad(node, ADDED, Literal(source.label()), graph))
+    if new_hearings and fact.hearings and fact.hearings[0].iri is None:  # (then it is the only one)
+        legacy = fact.hearings[0]
         deletes += _legacy_quads(fact, legacy, schema)
-        after.hearings = [replace(legacy, iri=f"{fact.iri}/hearing/0", audience=legacy.audience or "owner")]
-        adds += hearing_quads(after, after.hearings[0], schema)
+        fact.hearings[0] = replace(legacy, iri=f"{fact.iri}/hearing/0", audience=legacy.audience or "owner")
+        adds += hearing_quads(fact, fact.hearings[0], schema, fact_node, graph)
     for hearing in new_hearings:
-        adds += hearing_quads(after, hearing, schema)
-        after.hearings.append(hearing)
-        added.append(hearing.iri)
+        adds += hearing_quads(fact, hearing, schema, fact_node, graph)
+        fact.hearings.append(hearing)
+        draft.entry.hearings.append(hearing.iri)
         record.append(Quad(update, ADDED_HEARING, NamedNode(hearing.iri), graph))
+    if (deletes or adds) and not draft.written:
+        draft.written = True
+        entry = draft.entry
+        record += [
+            Quad(update, vocab.RDF_TYPE, vocab.UPDATE, graph),
+            Quad(update, vocab.kg("updates"), fact_node, graph),
+            Quad(update, vocab.kg("updateNumber"), vocab.integer(entry.seq), graph),
+            Quad(update, vocab.kg("action"), Literal(entry.action), graph),
+            Quad(update, vocab.ENDED_AT, vocab.datetime_literal(entry.at), graph),
+        ]
+        if entry.reason:
+            record.append(Quad(update, vocab.kg("reason"), Literal(entry.reason), graph))
     if deletes or adds:
         adds += record
-    after.updates = fact.updates + [Update(seq, action, at, reason, tuple(added))]
-    return deletes, adds, after
+    return deletes, adds
 
 
 # --- what an audience is shown of a fact's provenance -------------------------------------------------
@@ -565,7 +652,7 @@ def change_quads(
 _HIDDEN_CHANGES = {kg("observations").value, *(iri.value for iri, _ in HEARING_FIELDS.values())}
 _AUDIENCE, _OBSERVATIONS, _OBSERVED_AT, _HEARD_AT = kg("audience"), kg("observations"), kg("observedAt"), kg("heardAt")
 _SUPERSEDED_BY, _MERGED_FROM, _FIELD, _CHANGE = kg("supersededBy"), kg("mergedFrom"), kg("field"), kg("change")
-_BEFORE, _AFTER, _REASON, _SOURCE_REF = kg("before"), kg("after"), kg("reason"), kg("sourceRef")
+_REASON, _SOURCE_REF = kg("reason"), kg("sourceRef")
 _FACT_ID = re.compile(r"\bf-[a-z0-9]{6}\b")
 
 
@@ -612,7 +699,7 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             o = vocab.datetime_literal(latest)
         elif p in (_SUPERSEDED_BY, _MERGED_FROM) and not hears_fact(o.value):
             continue
-        elif p in (_BEFORE, _AFTER) and s.value in change_of:
+        elif p in (_BEFORE, _AFTER, ADDED) and s.value in change_of:
             if change_of[s.value] == vocab.WAS_DERIVED_FROM.value:
                 kind_ref = o.value.partition(":")
                 if not any(kind_ref[2] == ref for ref in shown_refs):

@@ -231,6 +231,12 @@ def history(as_json: bool, result: dict) -> None:
             line += f"  ({event['reason']})"
         print(line)
         for name, change in event.get("changes", {}).items():
+            if "added" in change:  # the sources: the ones it added, and any it took away
+                gone = change.get("removed")
+                print(paint(f"      {name}: + {', '.join(change['added']) or '-'}", "dim"))
+                if gone:
+                    print(paint(f"      {name}: - {', '.join(gone)}", "dim"))
+                continue
             before = ", ".join(map(str, change["before"])) or "-"
             after = ", ".join(map(str, change["after"])) or "-"
             print(paint(f"      {name}: {before} -> {after}", "dim"))

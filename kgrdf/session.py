@@ -770,7 +770,8 @@ class Session:
         return {"entity": start.as_json(), "hops": hops, "nodes": nodes, "edges": edges}
 
     def history(self, fact_id: str) -> dict:
-        """A fact and every change to it, oldest first, with what each field held before."""
+        """A fact and every change to it, oldest first, with what each field held before (the
+        sources: the ones each change added)."""
         fact = self.fact(fact_id)
         events = [{"at": fact.recorded_at, "action": "recorded"}]
         for update in fact.updates:
@@ -784,8 +785,16 @@ class Session:
             event["changes"] = {
                 name: {"before": [self._shown(v, name) for v in before], "after": [self._shown(v, name) for v in after]}
                 for name, (before, after) in update.changes.items()
+                if name != model.SOURCES
             }
+            taken, added = update.changes.get(model.SOURCES, ([], []))
+            if added or taken:  # the sources it added (and any it took away), not all it held
+                event["changes"][model.SOURCES] = {"added": added, **({"removed": taken} if taken else {})}
             events.append(event)
+        later = {label for u in fact.updates for label in u.changes.get(model.SOURCES, ([], []))[1]}
+        first = [s.label() for s in fact.sources if s.label() not in later]
+        if first:  # the sources it was recorded with: all it holds but the ones a change added
+            events[0]["changes"] = {model.SOURCES: {"added": first}}
         return {"fact": self.describe(fact), "history": events}
 
     @staticmethod

@@ -72,6 +72,7 @@ class Writer(Session):
         self.validated = False  # set when the pending change has been validated as it stands
         self._entities: dict[str, model.Entity] = {}  # pending, by IRI
         self._facts: dict[str, model.Fact] = {}  # pending, by IRI
+        self._drafts: dict[str, model.Draft] = {}  # fact IRI -> its last update record of this write
         self._by_subject_predicate: dict[tuple[str, str], list[str]] = {}
         self._minted = 0
         self._created: set[str] = set()  # entities this command makes: the index holds no fact about them
@@ -181,6 +182,7 @@ class Writer(Session):
         """Drop the pending change: the write ends with nothing written."""
         self._deletes.clear()
         self._adds.clear()
+        self._drafts.clear()
 
     def delete_lines(self) -> list[str]:
         """The pending deletions as the journal's N-Quads lines."""
@@ -259,19 +261,30 @@ class Writer(Session):
     def _change(
         self, fact: model.Fact, changes: dict, action: str, reason: str | None = None, sources=(), hearings=()
     ) -> model.Fact:
-        deletes, adds, after = model.change_quads(
-            fact,
-            changes,
-            seq=self.seq,
-            at=self.now,
-            action=action,
-            reason=reason,
-            schema=self.schema,
-            new_sources=list(sources),
-            new_hearings=list(hearings),
-        )
-        self._stage(deletes, adds, after)
-        return after
+        """Change ``fact`` with an update record of this write. A fact this write changed already (the
+        very object the last change returned) by the same action for the same reason folds the change
+        into that record: an import of N copies of one fact makes one record adding N hearings and
+        their sources, not N records each listing all before it. Returns the fact as it is after."""
+        draft = self._drafts.get(fact.iri)
+        if draft is not None and draft.fact is fact and (draft.entry.action, draft.entry.reason) == (action, reason):
+            deletes, adds = model.fold_change(
+                draft, changes, schema=self.schema, new_sources=list(sources), new_hearings=list(hearings)
+            )
+        else:
+            deletes, adds, draft = model.draft_change(
+                fact,
+                changes,
+                seq=self.seq,
+                at=self.now,
+                action=action,
+                reason=reason,
+                schema=self.schema,
+                new_sources=list(sources),
+                new_hearings=list(hearings),
+            )
+            self._drafts[fact.iri] = draft
+        self._stage(deletes, adds, draft.fact)
+        return draft.fact
 
     # --- validation ------------------------------------------------------------------------------
 
@@ -315,7 +328,7 @@ class Writer(Session):
 
     def _bulk_findings(self) -> list:
         """The violations of a large write: what check_chunk has checked, and the rest now."""
-        self.check_chunk()
+        self.check_chunk(last=True)
         latest: dict[str, list] = {}  # node -> the findings of the last chunk that checked it
         for checked, entities, future in self._chunks:
             found = future.result()
@@ -336,12 +349,16 @@ class Writer(Session):
             if node in self._facts or node in self._entities
         ]
 
-    def check_chunk(self) -> None:
+    HEARD_OFTEN = 100  # hearings: a fact changed with more than this is checked once, in the last chunk
+
+    def check_chunk(self, last: bool = False) -> None:
         """Check the facts staged since the last chunk against the shapes in a worker thread, while
         the write goes on staging (Oxigraph lets go of the interpreter lock while it loads and
-        queries). A fact staged again later is checked again, as it is then, in a later chunk.
-        (A worker process was tried: on two cores it competes for the CPU as much as a thread does
-        for the lock, and it was slower.)"""
+        queries). A fact staged again later is checked again, as it is then, in a later chunk; but
+        one this write changed that was heard more than HEARD_OFTEN times waits for the ``last``
+        chunk: checked whole in every chunk, N copies of one fact would cost N squared over the
+        chunk size. (A worker process was tried: on two cores it competes for the CPU as much as a
+        thread does for the lock, and it was slower.)"""
         from concurrent.futures import ThreadPoolExecutor
 
         from kgrdf import validation
@@ -354,14 +371,16 @@ class Writer(Session):
             self._index_entities = {str(q) for q in self.backend.quads_in(entities_graph)}
         entity_lines = self._index_entities.difference(self._deletes)
         entity_lines.update(k for k, q in self._adds.items() if k.endswith(in_entities))
-        fact_lines = []
+        fact_lines, later = [], set()
         for iri in self._unchecked:
             first = self._first_lines.get(iri)
             if first is not None:
                 fact_lines += first
+            elif not last and len(self._facts[iri].hearings) > self.HEARD_OFTEN:
+                later.add(iri)
             else:
                 fact_lines += [str(q) for q in model.fact_quads(self._facts[iri], self.schema)]
-        checked, self._unchecked = self._unchecked, set()
+        checked, self._unchecked = self._unchecked - later, later
         if self._checker is None:
             self._checker = ThreadPoolExecutor(max_workers=1)
             self._ontology_lines = [str(q) for q in self.backend.schema_quads()]
@@ -423,6 +442,7 @@ class Writer(Session):
             for key in [k for k, q in pending.items() if q.graph_name.value in graphs]:
                 del pending[key]
         fact = self._facts.pop(iri, None)
+        self._drafts.pop(iri, None)
         if fact is not None:
             listed = self._by_subject_predicate.get((fact.subject, fact.predicate), [])
             if iri in listed:
@@ -746,7 +766,11 @@ class Writer(Session):
         """Hearings as hearings of ``fact``, each named by this transaction (a merge carries another
         fact's over, each with its own audience, sources, speaker, message and time)."""
         prefix = f"{fact.iri}/hearing/{self.seq}."
-        step = sum(1 for h in fact.hearings if h.iri and h.iri.startswith(prefix))
+        last = fact.hearings[-1].iri if fact.hearings else None
+        if last and last.startswith(prefix):  # this write's hearings come last, in the order named
+            step = int(last[len(prefix) :])
+        else:
+            step = sum(1 for h in fact.hearings if h.iri and h.iri.startswith(prefix))
         out = []
         for hearing in hearings:
             step += 1
@@ -815,6 +839,7 @@ class Writer(Session):
         if current:
             fact = current[0]
             times = self._retimed(fact, asked, allowed=retime)
+            times_note = self._times_note(fact, times)  # said before the change: what it held
             if authority == "inferred" and (
                 subject_entity.type in privacy.PERSON_TYPES
                 or (isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)
@@ -833,13 +858,13 @@ class Writer(Session):
             return Outcome(
                 after,
                 "observed",
-                f"{fact.id} was known: observed again ({after.observations} observations)"
-                + self._times_note(fact, times),
+                f"{fact.id} was known: observed again ({after.observations} observations)" + times_note,
             )
         rejected = [f for f in same if f.status == "rejected" and not f.superseded_by]
         if rejected and revive_rejected:
             fact = rejected[0]
             times = self._retimed(fact, asked, allowed=True)  # not held: brought back as now said
+            times_note = self._times_note(fact, times)  # said before the change: what it held
             hearings = self._hearings(fact, heards, sources)
             after = self._change(
                 fact,
@@ -858,7 +883,7 @@ class Writer(Session):
             return Outcome(
                 after,
                 "revived",
-                f"{fact.id} had been rejected: the user's own words bring it back" + self._times_note(fact, times),
+                f"{fact.id} had been rejected: the user's own words bring it back" + times_note,
             )
         if rejected:
             fact = rejected[0]
@@ -871,6 +896,7 @@ class Writer(Session):
         if expired:
             fact = expired[0]
             times = self._retimed(fact, asked, allowed=True)  # not held: proposed again as now said
+            times_note = self._times_note(fact, times)  # said before the change: what it held
             hearings = self._hearings(fact, heards, sources)
             after = self._change(
                 fact,
@@ -886,7 +912,7 @@ class Writer(Session):
                 sources,
                 hearings,
             )
-            return Outcome(after, "revived", f"{fact.id} had expired: proposed again" + self._times_note(fact, times))
+            return Outcome(after, "revived", f"{fact.id} had expired: proposed again" + times_note)
 
         names_person = (
             subject_entity.type in privacy.PERSON_TYPES
@@ -1410,14 +1436,13 @@ class Writer(Session):
         changes = self._retimed(fact, asked, allowed=True)
         if not changes:
             raise Refused(f"{fact.id} already says that; nothing to supersede")
+        note = self._times_note(fact, changes)  # said before the change: what it held
         after = self._change(fact, changes, "retime", reason or "valid time or order corrected by a person")
         self._refuse_overlap(after)
         return Outcome(
             after,
             "retimed",
-            f"{fact.id} corrected in place"
-            + self._times_note(fact, changes)
-            + f" (kg history {fact.id} shows what it said before)",
+            f"{fact.id} corrected in place" + note + f" (kg history {fact.id} shows what it said before)",
         )
 
     # --- expiry and retention -------------------------------------------------------------------------

@@ -218,3 +218,51 @@ def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not(kg, tmp_path):
         [sys.executable, "-m", "kgrdf", "import", str(path), "--kb", str(kg.path)], capture_output=True, timeout=120
     )
     assert piped.returncode == 0 and b"records" not in piped.stderr
+
+
+def _journal_rows(kg) -> int:
+    """The rows of every patch of both journals (added or deleted quads, and headers)."""
+    return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (kg.path / "journal").rglob("*.rdfp"))
+
+
+def _copies(kg, tmp_path, n: int) -> dict:
+    """Import n copies of one fact, each from another source, every third heard in public; return
+    what the import added to the journals and the fact as the owner and the public are shown it."""
+    records = [{"type": "entity", "id": "repo/api", "name": "api"}]
+    for i in range(n):
+        record = {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "flaky tests"}
+        records.append(record | {"sources": [f"slack:msg-{i:04d}"], "audience": "public" if i % 3 == 2 else "owner"})
+    before = _journal_rows(kg)
+    report = kg.json("import", records_file(tmp_path / f"copies-{n}.jsonl", *records), "--apply")
+    assert report["facts"] == {"created": 1, "observed": n - 1}
+    (fact,) = kg.json("lookup", "api")["facts"]
+    (public,) = kg.json("lookup", "api", "--audience", "public")["facts"]
+    return {"rows": _journal_rows(kg) - before, "fact": fact, "public": public}
+
+
+def test_copies_of_one_fact_are_one_fact_heard_n_times_and_the_journal_grows_linearly(kg, tmp_path):
+    n = 300
+    got = _copies(kg, tmp_path, n)
+    fact, public = got["fact"], got["public"]
+    labels = [f"slack:msg-{i:04d}" for i in range(n)]
+    assert fact["observations"] == n and fact["audiences"] == ["owner", "public"]
+    assert [f"{s['kind']}:{s['ref']}" for s in fact["sources"]] == labels
+    # Each hearing keeps its own audience: the public is told of its hundred alone.
+    heard_in_public = [label for i, label in enumerate(labels) if i % 3 == 2]
+    assert public["observations"] == n // 3 and public["audiences"] == ["public"]
+    assert [f"{s['kind']}:{s['ref']}" for s in public["sources"]] == heard_in_public
+    # kg history: recorded with the first source, then one observation that added all the others.
+    events = kg.json("history", fact["id"])["history"]
+    assert [e["action"] for e in events] == ["recorded", "observe"]
+    assert events[0]["changes"] == {"sources": {"added": labels[:1]}}
+    assert events[1]["changes"] == {"observations": {"before": [1], "after": [n]}, "sources": {"added": labels[1:]}}
+    shown = kg("history", fact["id"]).stdout
+    assert "observations: 1 -> 300" in shown and f"sources: + {', '.join(labels[1:])}" in shown
+    told = kg.json("history", fact["id"], "--audience", "public")["history"]
+    assert [e.get("changes") for e in told] == [None, {"sources": {"added": heard_in_public}}]
+    # Twice the copies, twice the journal: an observation records what it adds, not all it held.
+    other = type(kg)(tmp_path / "kb-twice")
+    other("init")
+    twice = _copies(other, tmp_path, 2 * n)
+    assert twice["fact"]["observations"] == 2 * n
+    assert 1.8 < twice["rows"] / got["rows"] < 2.2, (got["rows"], twice["rows"])

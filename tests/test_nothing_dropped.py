@@ -178,6 +178,7 @@ def test_the_reason_a_fact_was_proposed_is_kept_and_shown(seeded):
         "at": fact["recorded_at"],
         "action": "recorded",
         "reason": "found while fixing the nightly job",
+        "changes": {"sources": {"added": ["pr:3"]}},
     }
     assert [e["action"] for e in history["history"]] == ["recorded"]
     assert "(found while fixing the nightly job)" in seeded("history", fact["id"]).stdout

@@ -180,9 +180,9 @@ def test_update_records_keep_what_each_field_held_before(seeded):
     events = seeded.json("history", fact["id"])["history"]
     assert [e["action"] for e in events] == ["recorded", "observe", "confirm"]
     observe, confirm = events[1], events[2]
+    assert events[0]["changes"] == {"sources": {"added": ["pr:1"]}}  # the sources it was recorded with
     assert observe["changes"]["observations"] == {"before": [1], "after": [2]}
-    assert observe["changes"]["sources"]["before"] == ["pr:1"]
-    assert sorted(observe["changes"]["sources"]["after"]) == ["doc:wiki", "pr:1"]
+    assert observe["changes"]["sources"] == {"added": ["doc:wiki"]}  # what it added, not all it held
     assert confirm["changes"]["status"] == {"before": ["proposed"], "after": ["confirmed"]}
     assert confirm["reason"] == "checked with the team"
 
