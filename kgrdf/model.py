@@ -702,7 +702,7 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
         elif p in (_BEFORE, _AFTER, ADDED) and s.value in change_of:
             if change_of[s.value] == vocab.WAS_DERIVED_FROM.value:
                 kind_ref = o.value.partition(":")
-                if not any(kind_ref[2] == ref for ref in shown_refs):
+                if kind_ref[2] not in shown_refs:  # (a set: a record may add thousands)
                     continue
             elif isinstance(o, NamedNode) and "/fact/" in o.value and not hears_fact(o.value):
                 continue
