@@ -507,6 +507,7 @@ class Draft:
     source_keys: set = field(default_factory=set)  # (kind, ref) of every source the fact holds
     sources_change: bool = False  # whether the record has its change node for the sources
     written: bool = False  # whether the record's own quads are staged (it changed something)
+    number: int = 1  # the record's number among the transaction's records of the fact
 
 
 def change_quads(
@@ -550,13 +551,20 @@ def draft_change(
     schema,
     new_sources: list[Source] = (),
     new_hearings: list[Hearing] = (),
+    last: Draft | None = None,
 ) -> tuple[list[Quad], list[Quad], Draft]:
-    """change_quads, returning the update record as a Draft that later changes fold into."""
-    after = replace(fact, sources=list(fact.sources), hearings=list(fact.hearings), updates=list(fact.updates))
-    update = vocab.update_iri(NamedNode(fact.iri), seq, 1 + sum(1 for u in fact.updates if u.seq == seq))
+    """change_quads, returning the update record as a Draft that later changes fold into. After
+    ``last``, the transaction's last record of the fact (``fact`` is its ``last.fact``), the fact is
+    changed in place rather than copied: the cost follows the change, not what the fact holds."""
+    if last is not None:
+        after, number, keys = fact, last.number + 1, last.source_keys
+    else:
+        after = replace(fact, sources=list(fact.sources), hearings=list(fact.hearings), updates=list(fact.updates))
+        number, keys = 1 + sum(1 for u in fact.updates if u.seq == seq), {(s.kind, s.ref) for s in fact.sources}
+    update = vocab.update_iri(NamedNode(fact.iri), seq, number)
     entry = Update(seq, action, at, reason, [])
     after.updates.append(entry)
-    draft = Draft(after, update, entry, source_keys={(s.kind, s.ref) for s in fact.sources})
+    draft = Draft(after, update, entry, source_keys=keys, number=number)
     deletes, adds = fold_change(draft, changes, schema=schema, new_sources=new_sources, new_hearings=new_hearings)
     return deletes, adds, draft
 

@@ -264,9 +264,12 @@ class Writer(Session):
         """Change ``fact`` with an update record of this write. A fact this write changed already (the
         very object the last change returned) by the same action for the same reason folds the change
         into that record: an import of N copies of one fact makes one record adding N hearings and
-        their sources, not N records each listing all before it. Returns the fact as it is after."""
+        their sources, not N records each listing all before it; by another action or for another
+        reason, its record follows, the fact changed in place (it is this write's own copy). Returns
+        the fact as it is after (callers say what it held before the change, not after it)."""
         draft = self._drafts.get(fact.iri)
-        if draft is not None and draft.fact is fact and (draft.entry.action, draft.entry.reason) == (action, reason):
+        own = draft is not None and draft.fact is fact
+        if own and (draft.entry.action, draft.entry.reason) == (action, reason):
             deletes, adds = model.fold_change(
                 draft, changes, schema=self.schema, new_sources=list(sources), new_hearings=list(hearings)
             )
@@ -281,6 +284,7 @@ class Writer(Session):
                 schema=self.schema,
                 new_sources=list(sources),
                 new_hearings=list(hearings),
+                last=draft if own else None,
             )
             self._drafts[fact.iri] = draft
         self._stage(deletes, adds, draft.fact)

@@ -266,3 +266,33 @@ def test_copies_of_one_fact_are_one_fact_heard_n_times_and_the_journal_grows_lin
     twice = _copies(other, tmp_path, 2 * n)
     assert twice["fact"]["observations"] == 2 * n
     assert 1.8 < twice["rows"] / got["rows"] < 2.2, (got["rows"], twice["rows"])
+
+
+def test_copies_in_one_import_fold_into_a_record_for_each_run_of_one_reason(kg, tmp_path):
+    record = {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "flaky tests"}
+    reasons = [None, "from the wiki", "from the wiki", "from chat", "from the wiki"]
+    records = [{"type": "entity", "id": "repo/api", "name": "api"}] + [
+        record | {"sources": [f"slack:m{i}"]} | ({"reason": reason} if reason else {})
+        for i, reason in enumerate(reasons)
+    ]
+    kg("import", records_file(tmp_path / "runs.jsonl", *records), "--apply")
+    (fact,) = kg.json("lookup", "api")["facts"]
+    assert fact["observations"] == 5
+    events = kg.json("history", fact["id"])["history"]
+    assert [(e["action"], e.get("reason")) for e in events] == [
+        ("recorded", None),
+        ("observe", "from the wiki"),
+        ("observe", "from chat"),
+        ("observe", "from the wiki"),
+    ]
+    assert [e["changes"]["sources"]["added"] for e in events] == [
+        ["slack:m0"],
+        ["slack:m1", "slack:m2"],
+        ["slack:m3"],
+        ["slack:m4"],
+    ]
+    assert [e["changes"]["observations"] for e in events[1:]] == [
+        {"before": [1], "after": [3]},
+        {"before": [3], "after": [4]},
+        {"before": [4], "after": [5]},
+    ]
