@@ -10,6 +10,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -111,7 +112,7 @@ class Source:
     ref: str
     quote: str | None = None
 
-    @property
+    @cached_property  # (a source's node is named in its quads and in its hearing's)
     def digest(self) -> str:
         return hashlib.sha256(f"{self.kind}:{self.ref}".encode()).hexdigest()[:12]
 

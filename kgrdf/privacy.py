@@ -60,16 +60,23 @@ class Router:
     def __init__(self, fact_is_private, row_names_a_person=None):
         self.fact_is_private = fact_is_private
         self.row_names_a_person = row_names_a_person
+        self._facts: dict[str, bool] = {}  # a fact's graph -> what fact_is_private said of it
 
     def __call__(self, line: str) -> bool:
         graph = graph_of(line)
+        known = self._facts.get(graph)
+        if known is not None:  # (a fact heard 100k times has 100k rows: it is asked once)
+            return known
         if is_entities_graph(graph):
             subject = line[1 : line.index(">")]
             if subject[len(graph) - len("entities") :].split("/", 1)[0] in PERSON_TYPES:
                 return True
             return bool(self.row_names_a_person is not None and self.row_names_a_person(line))
         private = self.fact_is_private(fact_of(graph))
-        return True if private is None else private
+        if private is None:
+            return True
+        self._facts[graph] = private
+        return private
 
 
 def fact_is_private(fact) -> bool:
