@@ -4,13 +4,16 @@
     python bench/generate.py --records 100000 /tmp/records-100k.jsonl   # the same, as kg import records
 
 Entities are about a tenth of the facts; every fact fits its predicate's domain and range and the
-People whitelist. The facts are written as one journal transaction (the normal write path's
-journal, index and commit), without the per-fact checks an import makes.
+People whitelist. They are written through the normal write path (journal, index and commit), without
+the per-fact checks an import makes, in transactions of at most 10,000 entities or facts each, so that
+memory stays bounded as the size grows (a million facts: see bench/run.py's docstring). The records are
+written as they are drawn.
 """
 
 import random
 import sys
 import time
+from itertools import islice
 from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode
@@ -37,6 +40,7 @@ TYPE_SHARE = {
     "organization": 6,
     "actor": 2,
 }
+CHUNK = 10_000  # entities or facts to a write transaction: bounds each patch, index load and commit
 STATUSES = ["confirmed"] * 6 + ["proposed"] * 3 + ["rejected"]
 AUDIENCES = ["public"] * 4 + ["owner"] * 3 + ["channel:general", "workspace:acme", "dm:jo,sam"]
 
@@ -95,57 +99,72 @@ def synthetic_facts(pool, n_facts: int, rng: random.Random, schema):
         yield subject, pred, target_entity, value, names_person
 
 
-def generate(path: Path, n_facts: int, seed: int = 7, statuses=STATUSES) -> KnowledgeBase:
+def generate(path: Path, n_facts: int, seed: int = 7, statuses=STATUSES, chunk: int = CHUNK) -> KnowledgeBase:
     """A knowledge base of ``n_facts`` synthetic facts, each given a status drawn from ``statuses``
-    (["proposed"]: every fact waits for review, as for the batch benchmark)."""
+    (["proposed"]: every fact waits for review, as for the batch benchmark).
+
+    Written as several transactions of at most ``chunk`` entities or facts each, the entities first,
+    so that each journal patch, index load and commit is bounded whatever ``n_facts`` is. The facts
+    are drawn one by one as they are staged, so the same seed gives the same facts at any ``chunk``.
+    """
     rng = random.Random(seed)
     kb = KnowledgeBase.create(path)
     schema = schema_mod.core()
     pool = entities(max(20, n_facts // 10), rng)
-    for group in pool.values():
-        for entity in group:
-            entity.iri = vocab.entity_iri(kb.perspective, entity.id).value
+    everyone = [entity for group in pool.values() for entity in group]
+    for entity in everyone:
+        entity.iri = vocab.entity_iri(kb.perspective, entity.id).value
     now = clock.iso(clock.now())
-    with kb.writing("generate") as writer:
-        for group in pool.values():
-            for entity in group:
+    for start in range(0, len(everyone), chunk):
+        with kb.writing("generate") as writer:
+            for entity in everyone[start : start + chunk]:
                 writer._stage([], model.entity_quads(entity, kb.perspective, schema))
-        used_ids = set()
-        minted = 0
-        for subject, pred, target_entity, value, names_person in synthetic_facts(pool, n_facts, rng, schema):
-            fact_id = model.mint_fact_id(kb.replica, writer.seq, minted)
-            while fact_id in used_ids:
-                minted += 1
-                fact_id = model.mint_fact_id(kb.replica, writer.seq, minted)
-            used_ids.add(fact_id)
-            minted += 1
-            status = rng.choice(statuses)
-            fact = model.Fact(
-                id=fact_id,
-                iri=vocab.fact_iri(kb.perspective, fact_id).value,
-                subject=subject.iri,
-                predicate=pred.iri,
-                target=NamedNode(target_entity.iri) if target_entity else value,
-                status=status,
-                authority="user" if pred.key.startswith("stated_") else rng.choice(["user", "observed", "stakeholder"]),
-                sensitivity="personal" if names_person else "internal",
-                sources=[model.Source(rng.choice(["slack", "report", "ledger", "pr"]), f"ref-{rng.randint(0, 10**6)}")],
-                observed_at=now,
-                observations=rng.randint(1, 4),
-                recorded_at=now,
-                retired_at=now if status == "rejected" else None,
-                prevents_rework=rng.random() < 0.05,
-                perspective=vocab.perspective_iri(kb.perspective).value,
-                order=rng.randint(1, 9) if pred.ordered else None,
-            )
-            fact.hearings = [
-                model.Hearing(
-                    model.hearing_iri(fact.iri, writer.seq, 1), rng.choice(AUDIENCES), tuple(fact.sources), heard_at=now
-                )
-            ]
-            writer._stage([], model.fact_quads(fact, schema), fact, created=True)
-        writer.validated = True  # synthetic data that keeps to the schema: no per-fact checks
+            writer.validated = True  # synthetic data that keeps to the schema: no per-fact checks
+    facts = synthetic_facts(pool, n_facts, rng, schema)
+    used_ids: set[str] = set()  # fact ids have 30 bits: at a million facts, some repeat across transactions
+    for _ in range(0, n_facts, chunk):
+        with kb.writing("generate") as writer:
+            stage_facts(kb, writer, islice(facts, chunk), rng, statuses, schema, now, used_ids)
+            writer.validated = True
     return kb
+
+
+def stage_facts(kb, writer, facts, rng: random.Random, statuses, schema, now: str, used_ids: set[str]) -> None:
+    """Stage one transaction's facts, each with a fact id minted for this transaction and not in
+    ``used_ids`` (which it adds to)."""
+    minted = 0
+    for subject, pred, target_entity, value, names_person in facts:
+        fact_id = model.mint_fact_id(kb.replica, writer.seq, minted)
+        while fact_id in used_ids:
+            minted += 1
+            fact_id = model.mint_fact_id(kb.replica, writer.seq, minted)
+        used_ids.add(fact_id)
+        minted += 1
+        status = rng.choice(statuses)
+        fact = model.Fact(
+            id=fact_id,
+            iri=vocab.fact_iri(kb.perspective, fact_id).value,
+            subject=subject.iri,
+            predicate=pred.iri,
+            target=NamedNode(target_entity.iri) if target_entity else value,
+            status=status,
+            authority="user" if pred.key.startswith("stated_") else rng.choice(["user", "observed", "stakeholder"]),
+            sensitivity="personal" if names_person else "internal",
+            sources=[model.Source(rng.choice(["slack", "report", "ledger", "pr"]), f"ref-{rng.randint(0, 10**6)}")],
+            observed_at=now,
+            observations=rng.randint(1, 4),
+            recorded_at=now,
+            retired_at=now if status == "rejected" else None,
+            prevents_rework=rng.random() < 0.05,
+            perspective=vocab.perspective_iri(kb.perspective).value,
+            order=rng.randint(1, 9) if pred.ordered else None,
+        )
+        fact.hearings = [
+            model.Hearing(
+                model.hearing_iri(fact.iri, writer.seq, 1), rng.choice(AUDIENCES), tuple(fact.sources), heard_at=now
+            )
+        ]
+        writer._stage([], model.fact_quads(fact, schema), fact, created=True)
 
 
 def records(path: Path, n_facts: int, seed: int = 7) -> None:
