@@ -317,6 +317,7 @@ def measure(size: int, repeat: int, naive_max: int, naive_cap: float, work: Path
             entity = targets["person"] if name == "lookup" else targets["repo"]
             row["naive"], row["naive_capped"] = naive_once(trig, name, entity, naive_cap)
         trig.unlink()
+        Path(str(trig) + ".out").unlink(missing_ok=True)  # what the naive propose wrote
     for row in rows:
         print(row_text(row), flush=True)
     return rows
