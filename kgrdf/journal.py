@@ -47,6 +47,7 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from itertools import repeat
 from pathlib import Path
@@ -516,6 +517,19 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def folded(transactions: list) -> Iterator[str]:
+    """The lines :func:`fold` leaves, one by one, in journal order (a line added twice may come
+    twice): a line added after its last deletion, or in the same transaction. Only the deleted
+    lines are held, not the whole result, so a rebuild's memory follows the journal once."""
+    deleted: dict[str, int] = {}
+    for at, tx in enumerate(transactions):
+        deleted.update(zip(tx.deletes, repeat(at)))
+    for at, tx in enumerate(transactions):
+        for line in tx.adds:
+            if deleted.get(line, -1) <= at:
+                yield line
 
 
 def fold(transactions) -> set[str]:

@@ -7,6 +7,7 @@ journal (flushed and fsynced), apply it to the index, record the position in ``v
 commit to the local git history.
 """
 
+import itertools
 import os
 import sys
 from contextlib import contextmanager
@@ -526,14 +527,16 @@ class KnowledgeBase:
                 "the journal does not match view.json: it was edited outside kgrdf or lost records",
                 hint=journal_mod.WAY_OUT,
             )
-        quads = journal_mod.fold(tx for tx, _ in entries)
         schema_quads, ext = schema.effective_quads(self.path)
         if ext is not None and not ext.accepted:
             print(
                 f"kg: schema.json is refused ({'; '.join(ext.problems)}); working on the core schema", file=sys.stderr
             )
-        quads.update(model.lines(schema_quads))
-        quads.update(model.lines(_schema_digest_quads(schema.digest(self.path))))
+        quads = itertools.chain(
+            journal_mod.folded([tx for tx, _ in entries]),
+            model.lines(schema_quads),
+            model.lines(_schema_digest_quads(schema.digest(self.path))),
+        )
         backend.replace_all(quads, target)
 
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgrdf.errors import Damaged
-from kgrdf.journal import Journal, Position, Transaction, fold
+from kgrdf.journal import Journal, Position, Transaction, fold, folded
+from kgrdf.store import oxigraph as oxigraph_store
 from kgrdf.store.oxigraph import OxigraphBackend
 
 from .patchlog import apply_with_rdflib, check_journals, read_log
@@ -61,6 +62,15 @@ def test_folding_the_journal_equals_replaying_it_into_oxigraph(tmp_path_factory,
     replayed = {str(q) for q in backend.quads()}
     assert replayed == fold(tx for tx, _ in entries)
     assert backend.position() == (position.seq, position.digest)
+    # A rebuild loads the folded lines a few at a time (three here): the same store.
+    rebuilt = OxigraphBackend(None)
+    load_lines, oxigraph_store.LOAD_LINES = oxigraph_store.LOAD_LINES, 3
+    try:
+        rebuilt.replace_all(folded([tx for tx, _ in entries]), position)
+    finally:
+        oxigraph_store.LOAD_LINES = load_lines
+    assert {str(q) for q in rebuilt.quads()} == replayed
+    assert rebuilt.position() == (position.seq, position.digest)
     # Each journal alone is a patch log that a strict reader and rdflib read.
     shared, local = check_journals(journal.folder, "r-test")
     assert len(shared) + len(local) >= len(steps)

@@ -19,6 +19,7 @@ from kgrdf.queries import Query
 from kgrdf.store.base import Backend
 
 BULK_THRESHOLD = 20_000
+LOAD_LINES = 500_000  # journal lines to a bulk load of a rebuild (about 100 MB of text)
 _KG_SEQ = vocab.kg("journalSeq")
 _KG_DIGEST = vocab.kg("journalDigest")
 _KG_SCHEMA = vocab.kg("schemaDigest")
@@ -140,8 +141,10 @@ class OxigraphBackend(Backend):
 
     def replace_all(self, nquads: Iterable[str], position: Position) -> None:
         self.store.clear()
-        data = "".join(f"{line} .\n" for line in nquads).encode("utf-8")
-        if data:
+        # Loaded a bounded number of lines at a time: the text of a million facts' quads is GBs.
+        rest = iter(nquads)
+        for lines in iter(lambda: list(itertools.islice(rest, LOAD_LINES)), []):
+            data = "".join(f"{line} .\n" for line in lines).encode("utf-8")
             # The rows are the journal's, each written from a parsed quad and chained by digest:
             # checking their IRIs again would cost a sixth of the load.
             self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS, lenient=True)
