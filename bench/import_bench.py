@@ -58,7 +58,6 @@ def kg(*args: str) -> None:
 
 
 def measure_size(size: int, work: Path, cap: float) -> dict:
-    import pyoxigraph as ox
 
     seed = work / f"records-{size}.jsonl"
     records(seed, size)
@@ -66,17 +65,8 @@ def measure_size(size: int, work: Path, cap: float) -> dict:
     shutil.rmtree(kb, ignore_errors=True)
     kg("init", "--kb", str(kb))
     kg_time, kg_memory = measure.run(["import", str(seed), "--apply", "--kb", str(kb)])
-    nquads = work / f"kb-{size}.nq"
-    kg("export", "--format", "nquads", "--output", str(nquads), "--kb", str(kb))
-    floor_store = work / f"floor-{size}"
-    shutil.rmtree(floor_store, ignore_errors=True)
-
-    def floor():
-        store = ox.Store(str(floor_store))
-        store.bulk_load(path=str(nquads), format=ox.RdfFormat.N_QUADS)
-        store.flush()
-
-    floor_time = timed(floor)
+    floor_time = floor_of(kb, work, f"kb-{size}")
+    nquads = work / f"kb-{size}.nq"  # written by floor_of
 
     start = time.perf_counter()
     try:

@@ -32,3 +32,13 @@ def run(args: list[str], *, ok=(0,)) -> tuple[float, float]:
     if process.returncode not in ok:
         raise RuntimeError(f"kg {' '.join(args)} exited {process.returncode}: {stderr.strip()}")
     return seconds, usage.ru_maxrss / 1024  # ru_maxrss is in KB on Linux
+
+
+def best_of(repeat: int, run) -> float:
+    """The least time of ``repeat`` calls of ``run`` (the noise a shared machine adds is never negative)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)

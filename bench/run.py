@@ -43,6 +43,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from generate import generate  # noqa: E402
+from measure import best_of  # noqa: E402
 
 from kgrdf import clock, queries, vocab  # noqa: E402
 from kgrdf.kb import KnowledgeBase  # noqa: E402
@@ -53,15 +54,6 @@ KG = [sys.executable, "-m", "kgrdf"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "KGRDF_HOME")}
 TARGET_RATIO = 1.2  # kg's time at a size over its time at the smallest size
 TARGET_SECONDS = {"lookup": 0.25, "neighbors": 0.25, "context": 0.25, "propose": 0.5}
-
-
-def best_of(repeat: int, run) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def cli(args: list[str]) -> None:

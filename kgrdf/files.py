@@ -188,6 +188,18 @@ def new_folder(path: Path) -> None:
 CACHE = "cache"  # derived files: made again when missing or made for another state; never in git; deleted by forget
 
 
+def cache_files(kb_path: Path, pattern: str) -> list[Path]:
+    """The files of cache/ that match ``pattern``, in name order; none when cache/ is missing, not a
+    folder, or a link (never read or written where a link points)."""
+    folder = kb_path / CACHE
+    try:
+        if folder.is_symlink() or not folder.is_dir():
+            return []
+        return sorted(folder.glob(pattern))
+    except OSError:
+        return []
+
+
 def read_cache(kb_path: Path, name: str, key: str):
     """The data of ``cache/<name>.json`` when it was made for ``key``; else None (missing, made for
     another key, unreadable, or cache/ is a link: never read from where a link points)."""

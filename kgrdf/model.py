@@ -511,33 +511,13 @@ class Draft:
     number: int = 1  # the record's number among the transaction's records of the fact
 
 
-def change_quads(
-    fact: Fact,
-    changes: dict,
-    *,
-    seq: int,
-    at: str,
-    action: str,
-    reason: str | None,
-    schema,
-    new_sources: list[Source] = (),
-    new_hearings: list[Hearing] = (),
-) -> tuple[list[Quad], list[Quad], Fact]:
+def change_quads(fact: Fact, changes: dict, **options) -> tuple[list[Quad], list[Quad], Fact]:
     """The quads to delete and add to change ``fact``'s fields, with an update record saying what
-    each field held before, which sources it added (kg:added, each ``KIND:REF``) and the hearings it
-    adds (each named by the record). A fact written before hearings existed that is heard again gets
-    its one hearing recorded as a node first. Returns (deletes, adds, the fact as it is after)."""
-    deletes, adds, draft = draft_change(
-        fact,
-        changes,
-        seq=seq,
-        at=at,
-        action=action,
-        reason=reason,
-        schema=schema,
-        new_sources=new_sources,
-        new_hearings=new_hearings,
-    )
+        each field held before, which sources it added (kg:added, each ``KIND:REF``) and the hearings it
+        adds (each named by the record). A fact written before hearings existed that is heard again gets
+        its one hearing recorded as a node first. Returns (deletes, adds, the fact as it is after).
+    The ``options`` are draft_change's: seq, at, action, reason, schema, new_sources, new_hearings."""
+    deletes, adds, draft = draft_change(fact, changes, **options)
     return deletes, adds, draft.fact
 
 

@@ -167,14 +167,7 @@ def after_write(kb_path: Path, before, after, deletes, adds) -> None:
     that moved the index to ``after``: its person keys deleted and added (``deletes`` and
     ``adds`` are the write's quads). A cache made for another position is left: the next write
     that needs it makes it again."""
-    folder = kb_path / files.CACHE
-    try:
-        if folder.is_symlink() or not folder.is_dir():
-            return
-        paths = sorted(folder.glob("people-*.sqlite"))
-    except OSError:
-        return
-    for path in paths:
+    for path in files.cache_files(kb_path, "people-*.sqlite"):
         try:
             db = _connect(path)
         except (sqlite3.Error, OSError):

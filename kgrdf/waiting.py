@@ -264,14 +264,7 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
     that moved the index ``backend`` to ``after``: the rows of the facts its quads (``deletes`` and
     ``adds``) name read again from the index, and the names it deletes and adds. A cache made for
     another position is left: the next batch makes it again."""
-    folder = kb_path / files.CACHE
-    try:
-        if folder.is_symlink() or not folder.is_dir():
-            return
-        paths = sorted(folder.glob("batch-*.sqlite"))
-    except OSError:
-        return
-    for path in paths:
+    for path in files.cache_files(kb_path, "batch-*.sqlite"):
         try:
             db = _connect(path)
         except (sqlite3.Error, OSError):
