@@ -32,11 +32,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# rapper (Debian's raptor2-utils) is the second RDF parser the export tests read our files with.
+# rapper (Debian's raptor2-utils) is the second RDF parser the export tests read our files with;
+# sst_dump (Debian's rocksdb-tools) reads the index's compressed files for the forget tests' byte scan.
 system-deps:
-	@command -v rapper >/dev/null || { \
+	@command -v rapper >/dev/null && command -v sst_dump >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq raptor2-utils >/dev/null; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq raptor2-utils rocksdb-tools >/dev/null; }
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist
