@@ -62,9 +62,9 @@ def cli(args: list[str]) -> None:
         raise RuntimeError(f"kg {' '.join(args)} failed: {result.stderr}")
 
 
-def pick() -> dict:
+def pick(person: str = "person/per-000001") -> dict:
     """Entities every generated size has (see bench/generate.py for the naming)."""
-    return {"person": "person/per-000001", "repo": "repo/rep-000001", "hub": "repo/rep-000001"}
+    return {"person": person, "repo": "repo/rep-000001", "hub": "repo/rep-000001"}
 
 
 def floor_runner(path: Path):
@@ -263,9 +263,11 @@ def propose_floor(path: Path, store, entity_id: str, scratch: Path):
     return run, len(quads)
 
 
-def measure(size: int, repeat: int, naive_max: int, naive_cap: float, work: Path, keep: bool) -> list[dict]:
+def measure(
+    size: int, repeat: int, naive_max: int, naive_cap: float, work: Path, keep: bool, person: str
+) -> list[dict]:
     path = knowledge_base(work, size, keep)
-    targets = pick()
+    targets = pick(person)
     kb_args = ["--kb", str(path)]
     commands = {  # name: (the kg command, the entity the floor and the naive way ask about)
         "lookup": (["lookup", targets["person"]], targets["person"]),
@@ -387,6 +389,11 @@ def main() -> None:
         default=None,
         help="keep the knowledge bases in DIR (kb-<size>) and reuse those a run before left there",
     )
+    parser.add_argument(
+        "--person",
+        default="person/per-000001",
+        help="the person kg lookup asks about (another, in a kept knowledge base where that one was forgotten)",
+    )
     args = parser.parse_args()
     if args.naive_one:
         return naive_main(*args.naive_one)
@@ -396,7 +403,7 @@ def main() -> None:
     print(f"kgrdf benchmark in {work} (best of {args.repeat}; ratios are measured side by side)")
     table = []
     for size in args.sizes:
-        table += measure(size, args.repeat, args.naive_max, args.naive_cap, work, args.keep is not None)
+        table += measure(size, args.repeat, args.naive_max, args.naive_cap, work, args.keep is not None, args.person)
     print(
         f"\n== summary: cold kg (a fresh process, best of {args.repeat}) beside its floor; targets: "
         f"the ratio to the smallest size <= {TARGET_RATIO}, "
