@@ -5,6 +5,7 @@ import json
 import shutil
 import subprocess
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -225,6 +226,35 @@ def test_a_write_that_leaves_the_history_due_for_housekeeping_starts_it_after_it
     kg("add-entity", "repo/web", "--name", "web")  # and the history goes on from the packed one
     log = subprocess.run(["git", "log", "--format=%s"], cwd=kg.path, capture_output=True, text=True).stdout
     assert log.splitlines()[:2] == ["kg add-entity (transaction 2)", "kg add-entity (transaction 1)"]
+
+
+def test_a_deletion_ends_the_housekeeping_before_it_restarts_the_history(kg, tmp_path, monkeypatch):
+    import os
+    import time
+
+    from kgrdf import vcs
+
+    monkeypatch.setattr(vcs, "LOOSE_OBJECTS", 1)
+    _loose_objects(kg.path, tmp_path)
+    # git gc --auto runs this hook before it packs: the housekeeping lasts a minute unless it is ended
+    hook = kg.path / ".git" / "hooks" / "pre-auto-gc"
+    hook.write_text("#!/bin/sh\nsleep 60\n")
+    os.chmod(hook, 0o700)
+    kg("add-entity", "person/sam", "--name", "Sam Reyes")
+    kg("propose", "person/sam", "role", "--value", "on call", "-s", "memory:n")
+    housekeeping = vcs.housekeeping_running(kg.path)
+    assert housekeeping is not None, "the write left the history due for housekeeping and started it"
+    started = time.monotonic()
+    kg("forget", "person/sam")
+    assert time.monotonic() - started < 50, "forget did not wait for the housekeeping to end by itself"
+    try:
+        still = b"gc\0" in Path(f"/proc/{housekeeping}/cmdline").read_bytes()  # empty once it has ended
+    except FileNotFoundError:
+        still = False
+    assert not still, "the housekeeping still runs beside the new history"
+    assert vcs.housekeeping_running(kg.path) is None
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=kg.path, capture_output=True, text=True).stdout
+    assert len(log.splitlines()) == 1  # the history restarted from the data as it is now
 
 
 def test_a_damaged_journal_refuses_writes_reads_go_on_and_moving_it_aside_starts_a_new_one(demo):
