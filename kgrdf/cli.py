@@ -625,6 +625,76 @@ def identifiers_list(
     )
 
 
+tokens_app = _group(
+    "tokens",
+    "Bearer tokens for programs that reach the knowledge base over HTTP (kg serve): each one "
+    "binds a perspective, an audience and whether it may write. Kept hashed in tokens.json (mode "
+    "0600; never in the index, the journal or git).",
+    no_args_is_help=True,
+)
+
+
+@tokens_app.command("add")
+def tokens_add(
+    name: Annotated[str, typer.Argument(help="What the token is for, e.g. sales-bot (letters, digits, . _ -).")],
+    perspective_of: Annotated[
+        str, typer.Option("--perspective", help="Whose knowledge it reads and writes (kg perspectives lists them).")
+    ],
+    audience: Annotated[
+        str,
+        typer.Option(
+            "--audience", help="Who will be shown what it reads: public, workspace:W, channel:C, dm:A,B or owner."
+        ),
+    ],
+    write: Annotated[
+        bool, typer.Option("--write", help="It may write (propose, confirm, ...); else it only reads.")
+    ] = False,
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Make a token and print its secret, this once: kgrdf keeps only its digest. A request that
+    carries it (Authorization: Bearer SECRET) reads as that perspective and audience, whatever it asks."""
+    from kgrdf import tokens
+
+    token, secret = tokens.add(_kb(kb, None), name, perspective_of, audience, write)
+    render.out(
+        json,
+        {**token.as_json(), "secret": secret},
+        f"{secret}\nthe token {token.name}: perspective {token.perspective}, audience {token.audience}, "
+        f"{'reads and writes' if token.write else 'reads only'}. Keep the secret: it is not shown again.",
+    )
+
+
+@tokens_app.command("list")
+def tokens_list(kb: KbOption = None, json: JsonOption = False):
+    """The tokens, by name, with what each may do (never their secrets)."""
+    from kgrdf import tokens
+
+    found = [t.as_json() for t in tokens.listed(_kb(kb, None).path)]
+    render.out(
+        json,
+        {"tokens": found},
+        "\n".join(
+            f"{t['name']}  {t['perspective']}  {t['audience']}  {'write' if t['write'] else 'read'}  {t['created']}"
+            for t in found
+        )
+        or "no tokens (kg tokens add makes one)",
+    )
+
+
+@tokens_app.command("revoke")
+def tokens_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name (kg tokens list shows them).")],
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Revoke a token: from now on its secret opens nothing."""
+    from kgrdf import tokens
+
+    gone = tokens.revoke(_kb(kb, None).path, name)
+    render.out(json, {"revoked": gone.as_json()}, f"revoked the token {gone.name}")
+
+
 org_app = _group(
     "org",
     "Organizations: the perspective's own, and the ones it deals with, on the fact machinery.",

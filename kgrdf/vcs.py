@@ -27,6 +27,7 @@ IGNORED = [
     "*.tmp",
     "batch.json",
     "identifiers.jsonl",
+    "tokens.json",
     UNCOMMITTED,
     "purging.json",
     "journal.aside*",

@@ -1,0 +1,76 @@
+"""kg tokens: bearer tokens that bind a perspective, an audience and the right to write, kept hashed
+in a 0600 file that neither git, the journal nor the index ever holds."""
+
+import stat
+import subprocess
+
+from kgrdf import tokens
+
+from .conftest import one_line
+
+
+def _all_bytes(kb) -> bytes:
+    """Every file kgrdf keeps but tokens.json: the journal, the index, git's objects, the caches."""
+    out = []
+    for path in kb.rglob("*"):
+        if path.is_file() and path.name != "tokens.json":
+            out.append(path.read_bytes())
+    return b"".join(out)
+
+
+def test_a_token_is_shown_once_and_kept_only_as_its_digest(kg):
+    made = kg.json("tokens", "add", "sales-bot", "--perspective", "main", "--audience", "Channel:sales")
+    secret = made["secret"]
+    assert made["audience"] == "channel:sales" and made["write"] is False and made["perspective"] == "main"
+    kept = (kg.path / "tokens.json").read_bytes()
+    assert secret.encode() not in kept and tokens.digest(secret).encode() in kept
+    assert stat.S_IMODE((kg.path / "tokens.json").stat().st_mode) == 0o600
+    listed = kg.json("tokens", "list")["tokens"]
+    assert [t["name"] for t in listed] == ["sales-bot"] and "secret" not in listed[0] and "digest" not in listed[0]
+    kg("add-entity", "repo/api", "--name", "api")  # a write commits to git
+    subprocess.run(["git", "gc", "-q"], cwd=kg.path, check=True)
+    assert (
+        "tokens.json"
+        not in subprocess.run(["git", "ls-files"], cwd=kg.path, capture_output=True, text=True).stdout.split()
+    )
+    everything = _all_bytes(kg.path)
+    assert secret.encode() not in everything and tokens.digest(secret).encode() not in everything
+
+
+def test_a_secret_resolves_to_its_token_until_it_is_revoked(kg):
+    reader = kg.json("tokens", "add", "reader", "--perspective", "main", "--audience", "public")["secret"]
+    writer = kg.json("tokens", "add", "writer", "--perspective", "main", "--audience", "owner", "--write")["secret"]
+    assert tokens.resolve(kg.path, reader).name == "reader"
+    found = tokens.resolve(kg.path, writer)
+    assert (found.name, found.write, found.audience) == ("writer", True, "owner")
+    assert tokens.resolve(kg.path, reader[:-1] + ("A" if reader[-1] != "A" else "B")) is None
+    assert tokens.resolve(kg.path, "") is None and tokens.resolve(kg.path, "Bearer " + reader) is None
+    assert kg.json("tokens", "revoke", "reader")["revoked"]["name"] == "reader"
+    assert tokens.resolve(kg.path, reader) is None
+    assert tokens.resolve(kg.path, writer).name == "writer"
+
+
+def test_a_bad_token_request_says_why_in_one_line_and_writes_nothing(kg):
+    kg("tokens", "add", "bot", "--perspective", "main", "--audience", "public")
+    before = (kg.path / "tokens.json").read_bytes()
+    cases = [
+        (("bot", "--perspective", "main", "--audience", "public"), "already"),
+        (("other", "--perspective", "Main!", "--audience", "public"), "lower-case"),
+        (("other", "--perspective", "main", "--audience", "chan:x"), "not an audience"),
+        (("other", "--perspective", "main", "--audience", "dm:"), "not an audience"),
+        (("has space", "--perspective", "main", "--audience", "public"), "token name"),
+        (("-", "--perspective", "main", "--audience", "public"), "token name"),
+    ]
+    for args, reason in cases:
+        assert reason in one_line(kg("tokens", "add", *args, expect=2))
+    assert "no perspective 'mian'; known: main" in one_line(
+        kg("tokens", "add", "other", "--perspective", "mian", "--audience", "public", expect=1)
+    )
+    assert "no token named 'nobody'" in one_line(kg("tokens", "revoke", "nobody", expect=1))
+    assert (kg.path / "tokens.json").read_bytes() == before
+
+
+def test_a_token_may_name_another_perspective_the_knowledge_base_holds(kg):
+    kg("org", "init", "Lyra Labs", "--perspective", "lyra")
+    made = kg.json("tokens", "add", "lyra-bot", "--perspective", "lyra", "--audience", "owner")
+    assert tokens.resolve(kg.path, made["secret"]).perspective == "lyra"
