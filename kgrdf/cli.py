@@ -695,6 +695,53 @@ def tokens_revoke(
     render.out(json, {"revoked": gone.as_json()}, f"revoked the token {gone.name}")
 
 
+@app.command()
+def serve(
+    host: Annotated[
+        str, typer.Option(help="The address to listen on. Anything but loopback sends tokens in clear.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port to listen on.")] = 8765,
+    kb: KbOption = None,
+):
+    """Serve the knowledge base to programs: MCP at /mcp (streamable HTTP), a read-only SPARQL 1.1
+    endpoint at /sparql and the --json documents at /api/ROUTE. Every request carries a bearer
+    token (kg tokens add), which alone decides its perspective, audience and right to write."""
+    import uvicorn
+
+    from kgrdf.serve import http
+
+    base = _kb(kb, None)
+    if host not in ("127.0.0.1", "::1", "localhost"):
+        print(
+            f"kg: warning: listening on {host}: tokens cross the network in clear unless a TLS proxy stands in front",
+            file=sys.stderr,
+        )
+    print(f"kg: serving {base.path} at http://{host}:{port} (/mcp, /sparql, /api); Ctrl-C stops", file=sys.stderr)
+    uvicorn.run(http.app(base.path), host=host, port=port, log_level="warning")
+
+
+@app.command()
+def mcp(
+    audience: Annotated[
+        str,
+        typer.Option(
+            "--audience", help="Who will be shown what it reads: public, workspace:W, channel:C, dm:A,B or owner."
+        ),
+    ],
+    write: Annotated[bool, typer.Option("--write", help="It may write; else it only reads.")] = False,
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+):
+    """MCP over standard input and output, for one local agent: the same tools as kg serve's /mcp,
+    for the perspective and audience given here (never ones the agent asks for)."""
+    from kgrdf import audience as audience_module
+    from kgrdf.serve import service, tools
+
+    base = _kb(kb, perspective)
+    caller = service.Caller("stdio", base.perspective, audience_module.parse(audience), write)
+    tools.server(service.Service(base.path), caller).run("stdio")
+
+
 org_app = _group(
     "org",
     "Organizations: the perspective's own, and the ones it deals with, on the fact machinery.",

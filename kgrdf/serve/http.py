@@ -1,0 +1,272 @@
+"""kg serve's HTTP face: ``/sparql`` (SPARQL 1.1 Protocol, read only), ``/api/...`` (the CLI's
+``--json`` documents) and ``/mcp`` (MCP over streamable HTTP), every one behind a bearer token.
+
+A request without a token that :func:`kgrdf.tokens.resolve` knows gets 401 before it reaches any
+of them. The token alone decides the perspective, the audience and the right to write: no query
+parameter, header or SPARQL clause can widen them (``FROM``, ``FROM NAMED`` and ``GRAPH`` only
+ever see the dataset the engine is given, which holds what the token may read; ``SERVICE`` is
+refused by the sandbox; an update does not run). An expected error is a JSON document with the
+CLI's one-line reason: ``{"error": kind, "message": ..., "hint": ...}``.
+"""
+
+import json
+from pathlib import Path
+
+from kgrdf import tokens
+from kgrdf.errors import Bug, KgError
+from kgrdf.serve.service import Caller, Service
+
+STATUS = {"bad_input": 400, "not_found": 404, "refused": 409, "damaged": 503, "bug": 500}
+RESULT_TYPES = {  # SELECT and ASK answers, the first the default
+    "application/sparql-results+json": "JSON",
+    "application/json": "JSON",
+    "application/sparql-results+xml": "XML",
+    "application/xml": "XML",
+    "text/csv": "CSV",
+    "text/tab-separated-values": "TSV",
+}
+GRAPH_TYPES = {  # CONSTRUCT and DESCRIBE answers, the first the default
+    "text/turtle": "TURTLE",
+    "application/n-triples": "N_TRIPLES",
+    "application/trig": "TRIG",
+    "application/n-quads": "N_QUADS",
+    "application/rdf+xml": "RDF_XML",
+}
+
+
+class Tokens:
+    """The callers of requests: tokens.json is read on each (a few hundred bytes), so that a token
+    revoked with kg tokens revoke opens nothing from the next request on."""
+
+    def __init__(self, kb_path: Path):
+        self.kb_path = kb_path
+
+    def caller(self, header: str | None) -> Caller | None:
+        scheme, _, secret = (header or "").partition(" ")
+        if scheme.lower() != "bearer" or not secret.strip():
+            return None
+        token = tokens.resolve(self.kb_path, secret.strip())
+        return None if token is None else Caller.of(token)
+
+
+def _json(data: dict, status: int = 200):
+    from starlette.responses import Response
+
+    return Response(json.dumps(data, ensure_ascii=False) + "\n", status_code=status, media_type="application/json")
+
+
+def _error(exc: KgError):
+    return _json(exc.as_json(), STATUS.get(exc.kind, 409))
+
+
+def _unauthorized(message: str):
+    from starlette.responses import Response
+
+    body = json.dumps({"error": "unauthorized", "message": message}) + "\n"
+    return Response(body, status_code=401, media_type="application/json", headers={"WWW-Authenticate": "Bearer"})
+
+
+class Guard:
+    """ASGI middleware: every request carries a known token, whose caller it puts in the scope."""
+
+    def __init__(self, app, cache: Tokens):
+        self.app = app
+        self.cache = cache
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        header = headers.get("authorization")
+        caller = self.cache.caller(header)
+        if caller is None:
+            message = (
+                "a bearer token is needed (Authorization: Bearer SECRET; kg tokens add makes one)"
+                if not header
+                else "the token is not known, or was revoked"
+            )
+            return await _unauthorized(message)(scope, receive, send)
+        scope.setdefault("state", {})["caller"] = caller
+        return await self.app(scope, receive, send)
+
+
+def _negotiate(accept: str | None, offered: dict) -> str | None:
+    """The offered media type the Accept header prefers (the first offered for none or */*)."""
+    if not accept:
+        return next(iter(offered))
+    wanted = []
+    for order, part in enumerate(accept.split(",")):
+        media, *params = [p.strip() for p in part.split(";")]
+        quality = 1.0
+        for param in params:
+            if param.startswith("q="):
+                try:
+                    quality = float(param[2:])
+                except ValueError:
+                    quality = 0.0
+        wanted.append((-quality, order, media.lower()))
+    for negative, _order, media in sorted(wanted):
+        if negative == 0:
+            break
+        if media in offered:
+            return media
+        if media in ("*/*", "application/*", "text/*"):
+            return next((m for m in offered if media == "*/*" or m.startswith(media[:-1])), None)
+    return None
+
+
+def _answer(result, accept: str | None):
+    """A SPARQL answer in the media type the client accepts (406 when none is offered)."""
+    import pyoxigraph as ox
+    from starlette.responses import Response
+
+    if isinstance(result, (ox.QuerySolutions, ox.QueryBoolean)):
+        media = _negotiate(accept, RESULT_TYPES)
+        if media is None:
+            return _json({"error": "not_acceptable", "message": "results are " + ", ".join(RESULT_TYPES)}, 406)
+        data = result.serialize(format=getattr(ox.QueryResultsFormat, RESULT_TYPES[media]))
+        return Response(data, media_type=media)
+    media = _negotiate(accept, GRAPH_TYPES)
+    if media is None:
+        return _json({"error": "not_acceptable", "message": "graphs are " + ", ".join(GRAPH_TYPES)}, 406)
+    fmt = getattr(ox.RdfFormat, GRAPH_TYPES[media])
+    items = [ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph()) for t in result]
+    if not fmt.supports_datasets:
+        items = [q.triple for q in items]
+    return Response(ox.serialize(items, format=fmt), media_type=media)
+
+
+def _sparql_endpoint(service: Service):
+    async def endpoint(request):
+        from starlette.concurrency import run_in_threadpool
+
+        caller: Caller = request.scope["state"]["caller"]
+        params = dict(request.query_params)
+        text = params.get("query")
+        if request.method == "POST":
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind == "application/sparql-query":
+                text = (await request.body()).decode("utf-8", errors="replace")
+            elif kind == "application/x-www-form-urlencoded":
+                form = await request.form()
+                params.update({k: v for k, v in form.items() if isinstance(v, str)})
+                text = params.get("query")
+            elif kind == "application/sparql-update":
+                params["update"] = "1"
+            else:
+                return _json({"error": "bad_input", "message": f"a query is not sent as {kind or 'nothing'}"}, 415)
+        if "update" in params:
+            message = "this endpoint is read only: the knowledge base changes through its verbs (MCP tools, kg)"
+            return _json({"error": "refused", "message": message}, 403)
+        if "default-graph-uri" in params or "named-graph-uri" in params:
+            message = "the dataset is the token's to fix: ask without default-graph-uri and named-graph-uri"
+            return _json({"error": "bad_input", "message": message}, 400)
+        if not text:
+            return _json({"error": "bad_input", "message": "no query (give query=...)"}, 400)
+        accept = request.headers.get("accept")
+        try:
+            # pyoxigraph's answers belong to the thread that made them: written out in it too.
+            return await run_in_threadpool(lambda: _answer(service.sparql(caller, text), accept))
+        except KgError as exc:
+            return _error(exc)
+
+    return endpoint
+
+
+API = {  # route -> (Service method, its parameters: name -> kind)
+    "lookup": ("lookup", {"entity": str, "limit": int, "cursor": str}),
+    "search": ("search", {"text": str, "limit": int, "cursor": str}),
+    "identify": ("identify", {"name": str}),
+    "facts": (
+        "facts",
+        {"subject": str, "predicate": str, "as_of": str, "known_at": str, "limit": int, "cursor": str},
+    ),
+    "neighbors": ("neighbors", {"entity": str, "hops": int, "limit": int, "cursor": str}),
+    "history": ("history", {"fact": str}),
+    "mentions": ("mentions", {"text": str, "limit": int, "cursor": str}),
+    "context": ("context", {"entity": str, "message": str, "budget": int}),
+}
+
+
+def _arguments(params: dict, wanted: dict, method) -> dict:
+    """The query parameters as the method's arguments: each known, each of its kind, none missing."""
+    import inspect
+
+    from kgrdf.errors import BadInput
+
+    unknown = sorted(set(params) - set(wanted))
+    if unknown:
+        raise BadInput(f"unknown parameter {unknown[0]!r}; this route takes " + ", ".join(wanted))
+    needed = [
+        name
+        for name, p in inspect.signature(method).parameters.items()
+        if name != "caller" and p.default is inspect.Parameter.empty and name not in params
+    ]
+    if needed:
+        raise BadInput(f"{needed[0]} is needed (give {needed[0]}=...)")
+    out = {}
+    for name, value in params.items():
+        if wanted[name] is int:
+            try:
+                value = int(value)
+            except ValueError:
+                raise BadInput(f"{name} must be a whole number, not {value!r}") from None
+        out[name] = value
+    return out
+
+
+def _api_endpoint(service: Service):
+    async def endpoint(request):
+        from starlette.concurrency import run_in_threadpool
+
+        from kgrdf.errors import NotFound
+
+        caller: Caller = request.scope["state"]["caller"]
+        route = request.path_params["route"]
+        try:
+            if route not in API:
+                raise NotFound(f"there is no /api/{route}", hint="routes: " + ", ".join(f"/api/{r}" for r in API))
+            name, wanted = API[route]
+            method = getattr(service, name)
+            args = _arguments(dict(request.query_params), wanted, method)
+            doc = await run_in_threadpool(lambda: method(caller, **args))
+        except KgError as exc:
+            return _error(exc)
+        return _json(doc)
+
+    return endpoint
+
+
+def app(kb_path: Path):
+    """The ASGI application serving the knowledge base at ``kb_path``."""
+    import contextlib
+
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.routing import Mount, Route
+
+    from kgrdf.serve import tools
+
+    service = Service(kb_path)
+    callers = Tokens(kb_path)
+    mcp = tools.server(service, None, callers)
+    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        async with mcp.session_manager.run():
+            yield
+
+    def failing(request, exc):
+        return _error(exc if isinstance(exc, KgError) else Bug.of(exc))
+
+    return Starlette(
+        routes=[
+            Route("/sparql", _sparql_endpoint(service), methods=["GET", "POST"]),
+            Route("/api/{route}", _api_endpoint(service), methods=["GET"]),
+            Mount("/", app=mcp_app),  # /mcp; any other path is its 404
+        ],
+        middleware=[Middleware(Guard, cache=callers)],
+        exception_handlers={Exception: failing},
+        lifespan=lifespan,
+    )

@@ -1,0 +1,412 @@
+"""kg serve and kg mcp, tried through a real server on loopback and the real MCP client: the token
+decides what a caller sees, through every route, tool, resource and SPARQL trick.
+
+Every name and value written here is a marker; a caller for an audience must never be shown the
+markers of what that audience may not hear, nor anything of another perspective."""
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from .conftest import Kg
+
+SALES_OK = ["mkpublicvalue", "mksalesvalue"]  # what channel:sales may hear
+SALES_NEVER = ["mkengvalue", "mkdmvalue", "mkhiddenname", "mklyravalue", "mklyraname"]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A knowledge base with facts heard in four audiences and a second perspective, its tokens,
+    and kg serve running on it (a real process on a free loopback port)."""
+    kg = Kg(tmp_path_factory.mktemp("serve") / "kb")
+    kg("init")
+    kg("add-entity", "repo/api", "--name", "Api")
+    kg("add-entity", "repo/hidden", "--name", "mkhiddenname")
+    for value, heard in [
+        ("mkpublicvalue", "public"),
+        ("mksalesvalue", "channel:sales"),
+        ("mkengvalue", "channel:eng"),
+        ("mkdmvalue", "dm:ana,bo"),
+    ]:
+        kg("propose", "repo/api", "caveat", "--value", value, "--source", "slack:" + value, "--audience", heard)
+    kg(
+        "propose",
+        "repo/hidden",
+        "depends_on",
+        "--object",
+        "repo/api",
+        "--source",
+        "slack:x1",
+        "--audience",
+        "dm:ana,bo",
+    )
+    kg("org", "init", "Lyra Labs", "--perspective", "lyra")
+    kg("add-entity", "repo/lyra", "--name", "mklyraname", "--perspective", "lyra")
+    kg("propose", "repo/lyra", "caveat", "--value", "mklyravalue", "--source", "slack:l1", "--perspective", "lyra")
+    secrets = {}
+    for name, perspective, heard in [
+        ("owner", "main", "owner"),
+        ("sales", "main", "channel:sales"),
+        ("lyra", "lyra", "owner"),
+    ]:
+        secrets[name] = kg.json("tokens", "add", name, "--perspective", perspective, "--audience", heard)["secret"]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kgrdf", "serve", "--port", str(port), "--kb", str(kg.path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(url + "/sparql?query=ASK%7B%7D", timeout=2)
+        except urllib.error.HTTPError:
+            break  # it answers (401 without a token)
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail("kg serve did not start: " + process.stderr.read().decode())
+            time.sleep(0.2)
+    yield {"kg": kg, "url": url, "secrets": secrets}
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def _get(served, path: str, token: str | None = "owner", accept: str | None = None, data=None, kind=None):
+    """(status, body text) of a request to the server."""
+    request = urllib.request.Request(served["url"] + path, data=data)
+    if token is not None:
+        request.add_header("Authorization", "Bearer " + served["secrets"].get(token, token))
+    if accept:
+        request.add_header("Accept", accept)
+    if kind:
+        request.add_header("Content-Type", kind)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _sparql(served, query: str, token="owner", accept=None):
+    return _get(served, "/sparql?" + urllib.parse.urlencode({"query": query}), token, accept)
+
+
+# --- who is asking ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/sparql?query=ASK%7B%7D", "/api/lookup?entity=repo/api", "/mcp"])
+def test_no_token_or_an_unknown_one_gets_401(served, path):
+    status, body = _get(served, path, token=None)
+    assert status == 401 and "bearer token is needed" in json.loads(body)["message"]
+    status, body = _get(served, path, token="kgt_" + "A" * 43)
+    assert status == 401 and "not known" in json.loads(body)["message"]
+
+
+def test_a_revoked_token_opens_nothing_from_the_next_request_on(served):
+    kg = served["kg"]
+    secret = kg.json("tokens", "add", "brief", "--perspective", "main", "--audience", "public")["secret"]
+    assert _get(served, "/api/identify?name=Api", token=secret)[0] == 200
+    kg("tokens", "revoke", "brief")
+    assert _get(served, "/api/identify?name=Api", token=secret)[0] == 401
+
+
+# --- the SPARQL endpoint -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "accept, starts",
+    [
+        (None, '{"head"'),
+        ("application/sparql-results+json", '{"head"'),
+        ("application/sparql-results+xml", "<?xml"),
+        ("text/csv", "value\r\n"),
+        ("text/tab-separated-values", "?value\n"),
+    ],
+)
+def test_the_endpoint_answers_select_in_each_results_format(served, accept, starts):
+    status, body = _sparql(
+        served, "SELECT ?value WHERE { GRAPH ?g { ?s <https://kgrdf.org/ns#caveat> ?value } }", accept=accept
+    )
+    assert status == 200 and body.startswith(starts)
+    assert all(marker in body for marker in SALES_OK + ["mkengvalue", "mkdmvalue"])  # the owner hears all
+
+
+@pytest.mark.parametrize(
+    "accept, marker",
+    [
+        ("text/turtle", "<https://kgrdf.org/"),
+        ("application/n-quads", " .\n"),
+        ("application/trig", "<https://kgrdf.org/kb/main/repo/api> "),
+    ],
+)
+def test_the_endpoint_answers_construct_as_the_graph_format_asked(served, accept, marker):
+    query = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s <https://kgrdf.org/ns#caveat> ?o . BIND(<https://kgrdf.org/ns#caveat> AS ?p) } }"
+    status, body = _sparql(served, query, accept=accept)
+    assert status == 200 and marker in body and "mksalesvalue" in body
+
+
+def test_a_standard_client_reads_the_endpoint(served):
+    from rdflib import Graph
+    from rdflib.plugins.stores.sparqlstore import SPARQLStore
+
+    store = SPARQLStore(served["url"] + "/sparql", headers={"Authorization": "Bearer " + served["secrets"]["sales"]})
+    rows = Graph(store=store).query("SELECT ?v WHERE { GRAPH ?g { ?s <https://kgrdf.org/ns#caveat> ?v } }")
+    assert sorted(str(row.v) for row in rows) == SALES_OK
+    done = subprocess.run(
+        [
+            "curl",
+            "-s",
+            "-H",
+            "Authorization: Bearer " + served["secrets"]["sales"],
+            "-H",
+            "Accept: text/csv",
+            "--data-urlencode",
+            "query=SELECT ?v WHERE { GRAPH ?g { ?s <https://kgrdf.org/ns#caveat> ?v } }",
+            served["url"] + "/sparql",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert sorted(done.stdout.split()[1:]) == SALES_OK
+
+
+ATTACKS = [
+    "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }",
+    "SELECT ?o WHERE { ?s ?p ?o }",
+    "SELECT ?o FROM <https://kgrdf.org/kb/main/entities> WHERE { ?s ?p ?o }",
+    "SELECT ?o FROM NAMED <https://kgrdf.org/kb/lyra/entities> WHERE { GRAPH ?g { ?s ?p ?o } }",
+    "SELECT ?o WHERE { GRAPH <https://kgrdf.org/kb/lyra/entities> { ?s ?p ?o } }",
+    "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }",
+    "DESCRIBE ?s WHERE { GRAPH ?g { ?s ?p ?o } }",
+]
+
+
+@pytest.mark.parametrize("query", ATTACKS)
+def test_a_sales_token_never_reads_what_sales_may_not_hear_whatever_the_query(served, query):
+    status, body = _sparql(served, query, token="sales")
+    assert status == 200, body
+    assert [m for m in SALES_NEVER if m in body] == []
+
+
+@pytest.mark.parametrize("query", ATTACKS)
+def test_a_lyra_token_sees_nothing_of_main(served, query):
+    status, body = _sparql(served, query, token="lyra")
+    assert status == 200, body
+    assert "mklyra" in body or "FROM <https://kgrdf.org/kb/main/" in query  # its own, where asked
+    assert [m for m in ["mkpublicvalue", "mksalesvalue", "mkengvalue", "mkdmvalue", "mkhiddenname"] if m in body] == []
+
+
+def test_the_endpoint_refuses_service_and_updates_and_writes_nothing(served):
+    before = served["kg"].snapshot()
+    status, body = _sparql(served, "SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }", token="sales")
+    assert status == 409 and "SERVICE" in json.loads(body)["message"]
+    update = "INSERT DATA { GRAPH <https://kgrdf.org/kb/main/entities> { <urn:x> <urn:y> <urn:z> } }"
+    form = urllib.parse.urlencode({"update": update}).encode()
+    assert _get(served, "/sparql", data=form, kind="application/x-www-form-urlencoded")[0] == 403
+    assert _get(served, "/sparql", data=update.encode(), kind="application/sparql-update")[0] == 403
+    assert _get(served, "/sparql", data=update.encode(), kind="application/sparql-query")[0] == 400  # not a query
+    status, body = _get(served, "/sparql?" + urllib.parse.urlencode({"query": "ASK {}", "default-graph-uri": "urn:x"}))
+    assert status == 400 and "token's" in json.loads(body)["message"]
+    assert served["kg"].snapshot() == before
+
+
+# --- the JSON API ---------------------------------------------------------------------------------------
+
+
+def test_the_api_documents_are_the_clis(served):
+    kg = served["kg"]
+    for route, args, cli in [
+        ("lookup", {"entity": "repo/api", "limit": 500}, ["lookup", "repo/api"]),
+        ("search", {"text": "api", "limit": 500}, ["search", "api"]),
+        ("identify", {"name": "Api"}, ["identify", "Api"]),
+        ("history", None, None),
+    ]:
+        if args is None:
+            continue
+        status, body = _get(served, f"/api/{route}?" + urllib.parse.urlencode(args))
+        doc = json.loads(body)
+        assert status == 200
+        for key in ("next_cursor", "total"):
+            doc.pop(key, None)
+        assert doc == kg.json(*cli)
+
+
+def test_the_api_for_sales_leaves_out_what_sales_may_not_hear(served):
+    routes = [
+        "/api/lookup?entity=repo/api",
+        "/api/facts?subject=repo/api",
+        "/api/search?text=mk",
+        "/api/neighbors?entity=repo/api&hops=2",
+        "/api/mentions?text=" + urllib.parse.quote("Api and mkhiddenname"),
+        "/api/context?entity=repo/api",
+    ]
+    for route in routes:
+        status, body = _get(served, route, token="sales")
+        assert status == 200, (route, body)
+        shown = json.dumps({k: v for k, v in json.loads(body).items() if k != "text"})  # not the words sent
+        assert [m for m in SALES_NEVER if m in shown] == [], route
+    status, body = _get(served, "/api/lookup?entity=repo/hidden", token="sales")
+    assert status == 404 and "mkhiddenname" not in body
+    assert "mksalesvalue" in _get(served, "/api/lookup?entity=repo/api", token="sales")[1]
+
+
+def test_the_api_pages_a_list_with_a_cursor_good_for_its_question_only(served):
+    first = json.loads(_get(served, "/api/lookup?entity=repo/api&limit=2")[1])
+    assert len(first["facts"]) == 2 and first["total"]["facts"] == 4 and first["next_cursor"]
+    rest = json.loads(_get(served, f"/api/lookup?entity=repo/api&limit=2&cursor={first['next_cursor']}")[1])
+    assert len(rest["facts"]) == 2 and rest["next_cursor"] is None
+    assert {f["id"] for f in first["facts"]}.isdisjoint({f["id"] for f in rest["facts"]})
+    status, body = _get(served, f"/api/search?text=api&cursor={first['next_cursor']}")
+    assert status == 400 and "another question" in json.loads(body)["message"]
+
+
+@pytest.mark.parametrize(
+    "path, status, says",
+    [
+        ("/api/lookup", 400, "entity is needed"),
+        ("/api/lookup?entity=repo/api&limit=0", 400, "limit must be"),
+        ("/api/lookup?entity=repo/api&limit=many", 400, "whole number"),
+        ("/api/lookup?entity=repo/api&perspective=lyra", 400, "unknown parameter 'perspective'"),
+        ("/api/lookup?entity=repo/api&audience=owner", 400, "unknown parameter 'audience'"),
+        ("/api/lookup?entity=repo/api&cursor=zz", 400, "cursor"),
+        ("/api/lookup?entity=nothing-here", 404, "not known"),
+        ("/api/nowhere", 404, "no /api/nowhere"),
+    ],
+)
+def test_a_bad_api_call_says_why_in_one_line(served, path, status, says):
+    got, body = _get(served, path, token="sales")
+    assert got == status and says in json.loads(body)["message"]
+
+
+# --- MCP, over HTTP and over stdio, with the real client -------------------------------------------------
+
+
+def _mcp(served, token: str | None, calls, stdio_args=None):
+    """Run ``calls(client)`` with the MCP client, over HTTP with ``token``, or over kg mcp's stdio."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main():
+        if stdio_args is not None:
+            env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "kgrdf", "mcp", "--kb", str(served["kg"].path), *stdio_args],
+                env=env,
+            )
+            client = Client(params)
+        else:
+            http = httpx2.AsyncClient(headers={"Authorization": "Bearer " + served["secrets"][token]}, timeout=60)
+            client = Client(streamable_http_client(served["url"] + "/mcp", http_client=http))
+        async with client as session:
+            return await calls(session)
+
+    return asyncio.run(main())
+
+
+TOOL_CALLS = [
+    ("lookup", {"entity": "repo/api"}),
+    ("search", {"text": "mk"}),
+    ("identify", {"name": "Api"}),
+    ("facts", {"subject": "repo/api"}),
+    ("facts", {"subject": "repo/api", "known_at": "2099-01-01"}),
+    ("neighbors", {"entity": "repo/api", "hops": 2}),
+    ("mentions", {"text": "Api and mkhiddenname and mklyraname"}),
+    ("context", {"entity": "repo/api"}),
+    ("context", {"message": "what about Api?"}),
+]
+
+
+def _text(result) -> str:
+    return "".join(getattr(part, "text", "") for part in result.content)
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_every_read_tool_and_both_resources_answer_for_sales_without_what_it_may_not_hear(served, transport):
+    async def calls(client):
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        out = {"tools": names}
+        for name, args in TOOL_CALLS:
+            result = await client.call_tool(name, args)
+            out[f"{name} {args}"] = (result.is_error, _text(result))
+        lookup = json.loads(out[f"lookup {TOOL_CALLS[0][1]}"][1])
+        fact = lookup["facts"][0]["id"]
+        result = await client.call_tool("history", {"fact": fact})
+        out["history"] = (result.is_error, _text(result))
+        for uri in ("kgrdf://entity/repo/api", "kgrdf://context/repo/api"):
+            out[uri] = (False, (await client.read_resource(uri)).contents[0].text)
+        return out
+
+    args = ["--audience", "channel:sales"] if transport == "stdio" else None
+    out = _mcp(served, "sales", calls, stdio_args=args)
+    assert {name for name, _ in TOOL_CALLS} | {"history"} <= out.pop("tools")
+    for key, (failed, text) in out.items():
+        assert not failed, (key, text)
+        shown = json.dumps({k: v for k, v in json.loads(text).items() if k != "text"})  # not the words sent
+        assert [m for m in SALES_NEVER if m in shown] == [], key
+    assert (
+        "mksalesvalue" in out["kgrdf://entity/repo/api"][1] and "mkpublicvalue" in out[f"lookup {TOOL_CALLS[0][1]}"][1]
+    )
+
+
+def test_a_malformed_tool_call_is_a_tool_error_with_the_reason_and_writes_nothing(served):
+    before = served["kg"].snapshot()
+
+    async def calls(client):
+        out = []
+        for name, args in [
+            ("lookup", {}),
+            ("lookup", {"entity": "repo/api", "limit": "many"}),
+            ("lookup", {"entity": "nothing-here"}),
+            ("context", {"entity": "repo/api", "message": "both"}),
+            ("neighbors", {"entity": "repo/api", "hops": 9}),
+            ("facts", {"subject": "repo/api", "as_of": "not a date"}),
+            ("lookup", {"entity": "repo/api", "cursor": "forged"}),
+        ]:
+            result = await client.call_tool(name, args)
+            out.append((name, result.is_error, _text(result)))
+        return out
+
+    for name, failed, text in _mcp(served, "sales", calls):
+        assert failed and f"Error executing tool {name}" in text and "Traceback" not in text
+    assert served["kg"].snapshot() == before
+
+
+def test_mcp_pages_with_a_cursor(served):
+    async def calls(client):
+        first = (await client.call_tool("lookup", {"entity": "repo/api", "limit": 3})).structured_content
+        rest = (
+            await client.call_tool("lookup", {"entity": "repo/api", "limit": 3, "cursor": first["next_cursor"]})
+        ).structured_content
+        return first, rest
+
+    first, rest = _mcp(served, "owner", calls)
+    assert len(first["facts"]) == 3 and len(rest["facts"]) == 1 and rest["next_cursor"] is None
+
+
+def test_a_lyra_token_over_mcp_sees_lyra_alone(served):
+    async def calls(client):
+        found = _text(await client.call_tool("search", {"text": "mk"}))
+        missing = await client.call_tool("lookup", {"entity": "repo/api"})
+        return found, missing.is_error
+
+    found, missing = _mcp(served, "lyra", calls)
+    assert "mklyraname" in found and "mkhiddenname" not in found and missing
