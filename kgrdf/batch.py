@@ -211,6 +211,13 @@ def today(kb) -> dict:
     return document
 
 
+def peek(kb) -> dict:
+    """Today's batch as kg batch would make it, read only: nothing expires and nothing is saved
+    (what an agent may look at; a person answers it)."""
+    with kb.reading() as session, _cache(kb, session) as cache:
+        return make(session, cache)
+
+
 @contextmanager
 def _cache(kb, session):
     """The cache of what waits (kgrdf.waiting) current with the session's index, None without one."""

@@ -336,17 +336,13 @@ def propose(
     fact naming no person; a profile source for a person's title or timezone. Anything else stays
     proposed for the daily batch (kg batch), and the output says why.
     """
-    from kgrdf import model
     from kgrdf import transcript as transcript_module
     from kgrdf.errors import BadInput
     from kgrdf.writer import Heard
 
     user_words = None
     if from_user:
-        if not quote or transcript is None:
-            raise BadInput("--from-user needs the user's words (--quote TEXT) and the session (--transcript PATH)")
-        verdict = transcript_module.verify(quote, transcript)
-        user_words = (model.Source("user", f"transcript:{transcript.resolve()}", quote.strip()), verdict)
+        user_words = transcript_module.user_words(quote, transcript)
     elif quote or transcript:
         raise BadInput("--quote and --transcript go with --from-user")
     _write_fact(
@@ -649,6 +645,10 @@ def tokens_add(
     write: Annotated[
         bool, typer.Option("--write", help="It may write (propose, confirm, ...); else it only reads.")
     ] = False,
+    speaker: Annotated[
+        str | None,
+        typer.Option("--speaker", help="Who says the facts it proposes: an actor or a person of the perspective."),
+    ] = None,
     kb: KbOption = None,
     json: JsonOption = False,
 ):
@@ -656,7 +656,7 @@ def tokens_add(
     carries it (Authorization: Bearer SECRET) reads as that perspective and audience, whatever it asks."""
     from kgrdf import tokens
 
-    token, secret = tokens.add(_kb(kb, None), name, perspective_of, audience, write)
+    token, secret = tokens.add(_kb(kb, None), name, perspective_of, audience, write, speaker)
     render.out(
         json,
         {**token.as_json(), "secret": secret},
@@ -729,16 +729,22 @@ def mcp(
         ),
     ],
     write: Annotated[bool, typer.Option("--write", help="It may write; else it only reads.")] = False,
+    speaker: Annotated[
+        str | None,
+        typer.Option("--speaker", help="Who says the facts it proposes: an actor or a person of the perspective."),
+    ] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
 ):
     """MCP over standard input and output, for one local agent: the same tools as kg serve's /mcp,
     for the perspective and audience given here (never ones the agent asks for)."""
     from kgrdf import audience as audience_module
+    from kgrdf import tokens
     from kgrdf.serve import service, tools
 
     base = _kb(kb, perspective)
-    caller = service.Caller("stdio", base.perspective, audience_module.parse(audience), write)
+    said_by = tokens.speaker_of(base.path, base.perspective, speaker) if speaker else None
+    caller = service.Caller("stdio", base.perspective, audience_module.parse(audience), write, said_by)
     tools.server(service.Service(base.path), caller).run("stdio")
 
 

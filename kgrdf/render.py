@@ -145,23 +145,30 @@ def facts(as_json: bool, result: dict) -> None:
         print("  no facts")
 
 
-def outcome(as_json: bool, result, shown: dict, warnings=()) -> None:
+def outcome_doc(result, shown: dict, warnings=()) -> dict:
+    """The document of a write that changed a fact: the fact as it is now, what happened to it, why,
+    the facts it closed and any warning (what kg --json prints, and kg serve answers)."""
+    doc = {**shown, "outcome": result.action}
+    if result.note:
+        doc["note"] = result.note
     closed = [{"id": f.id, "superseded_by": result.fact.id} for f in (result.closed or [])]
+    if closed:
+        doc["closed"] = closed
+    if warnings:
+        doc["warnings"] = [w.as_json() for w in warnings]
+    return doc
+
+
+def outcome(as_json: bool, result, shown: dict, warnings=()) -> None:
     for warning in warnings:
         print(f"kg: warning: {warning.message}", file=sys.stderr)
+    doc = outcome_doc(result, shown, warnings)
     if as_json:
-        doc = {**shown, "outcome": result.action}
-        if result.note:
-            doc["note"] = result.note
-        if closed:
-            doc["closed"] = closed
-        if warnings:
-            doc["warnings"] = [w.as_json() for w in warnings]
         return emit(doc)
     print(f"{result.action} {fact_line(shown, indent='').lstrip()}")
     if result.note:
         print(paint(result.note, "dim"))
-    for item in closed:
+    for item in doc.get("closed", []):
         print(f"closed {item['id']} (superseded by {item['superseded_by']})")
 
 

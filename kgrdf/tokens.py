@@ -36,6 +36,7 @@ class Token:
     write: bool
     created: str
     digest: str  # sha256 of the secret, hex
+    speaker: str | None = None  # the actor or person the facts it proposes are said by (an id)
 
     def as_json(self) -> dict:
         """What kg tokens list shows: everything but the digest."""
@@ -65,10 +66,14 @@ def listed(kb_path: Path) -> list[Token]:
     return sorted(_read(kb_path), key=lambda t: t.name)
 
 
-def add(kb, name: str, perspective: str, audience: str, write: bool = False) -> tuple[Token, str]:
+def add(
+    kb, name: str, perspective: str, audience: str, write: bool = False, speaker: str | None = None
+) -> tuple[Token, str]:
     """Make a token on the knowledge base ``kb``; return it and its secret, which is shown this once.
     Its perspective must be one the knowledge base holds: a token for another would see nothing,
-    which is more likely a typing error than a wish."""
+    which is more likely a typing error than a wish. ``speaker`` (an actor or a person of that
+    perspective: id, name or alias) is who says every fact the token proposes: a program has no
+    way to name another."""
     if not _NAME.match(name or ""):
         raise BadInput(f"token name {name!r} must be letters, digits, '.', '_' or '-', at most 64")
     if not vocab.PERSPECTIVE_PATTERN.match(perspective or ""):
@@ -80,15 +85,30 @@ def add(kb, name: str, perspective: str, audience: str, write: bool = False) -> 
             f"no perspective {perspective!r}; known: {', '.join(known)}",
             hint=f"kg org init NAME --perspective {perspective} provisions it with its self organization",
         )
+    if speaker is not None:
+        speaker = speaker_of(kb.path, perspective, speaker)
     heard_by = audience_mod.parse(audience)
     with lock.held(kb.path / "lock", exclusive=True):
         tokens = _read(kb.path)
         if any(t.name == name for t in tokens):
             raise BadInput(f"there is a token named {name!r} already", hint=f"kg tokens revoke {name} first")
         secret = PREFIX + secrets.token_urlsafe(32)
-        token = Token(name, perspective, heard_by, bool(write), clock.iso(clock.now()), digest(secret))
+        token = Token(name, perspective, heard_by, bool(write), clock.iso(clock.now()), digest(secret), speaker)
         _write(kb.path, [*tokens, token])
     return token, secret
+
+
+def speaker_of(kb_path: Path, perspective: str, text: str) -> str:
+    """The id of the actor or person ``text`` names in ``perspective``: who says what a program
+    proposes. Raises NotFound or Refused, saying why."""
+    from kgrdf import privacy
+    from kgrdf.kb import KnowledgeBase
+
+    with KnowledgeBase.open(kb_path, perspective=perspective).reading() as session:
+        said_by = session.resolve(text, role="speaker")
+    if said_by.type not in privacy.PERSON_TYPES:
+        raise Refused(f"{said_by.id} is a {said_by.type}: --speaker names an actor or a person")
+    return said_by.id
 
 
 def revoke(kb_path: Path, name: str) -> Token:

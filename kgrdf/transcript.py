@@ -112,3 +112,14 @@ def verify(quote: str, path: Path) -> Verdict:
         f"the quote is not in any of the {len(found)} user prompts of {Path(path).name}"
         " (assistant turns and tool results do not count)",
     )
+
+
+def user_words(quote: str | None, path) -> tuple:
+    """The user's words as a write takes them: (a user source carrying the quote, the verdict of
+    :func:`verify`). Raises BadInput when the quote or the transcript is missing."""
+    from kgrdf.model import Source
+
+    if not quote or path is None:
+        raise BadInput("the user's words need the quote (--quote TEXT) and the session (--transcript PATH)")
+    verdict = verify(quote, Path(path))
+    return Source("user", f"transcript:{Path(path).resolve()}", quote.strip()), verdict

@@ -49,6 +49,8 @@ def served(tmp_path_factory):
         "--audience",
         "dm:ana,bo",
     )
+    kg("add-entity", "repo/web", "--name", "Web")
+    kg("add-entity", "actor/bot", "--name", "Helper Bot")
     kg("org", "init", "Lyra Labs", "--perspective", "lyra")
     kg("add-entity", "repo/lyra", "--name", "mklyraname", "--perspective", "lyra")
     kg("propose", "repo/lyra", "caveat", "--value", "mklyravalue", "--source", "slack:l1", "--perspective", "lyra")
@@ -59,6 +61,11 @@ def served(tmp_path_factory):
         ("lyra", "lyra", "owner"),
     ]:
         secrets[name] = kg.json("tokens", "add", name, "--perspective", perspective, "--audience", heard)["secret"]
+    for name, heard in [("writer", "channel:sales"), ("boss", "owner")]:
+        made = kg.json(
+            "tokens", "add", name, "--perspective", "main", "--audience", heard, "--write", "--speaker", "Helper Bot"
+        )
+        secrets[name] = made["secret"]
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -410,3 +417,200 @@ def test_a_lyra_token_over_mcp_sees_lyra_alone(served):
 
     found, missing = _mcp(served, "lyra", calls)
     assert "mklyraname" in found and "mkhiddenname" not in found and missing
+
+
+# --- writes, for a token that may write ----------------------------------------------------------------
+
+
+def _transcript(tmp_path, *prompts) -> str:
+    path = tmp_path / "session.jsonl"
+    lines = [{"type": "user", "message": {"role": "user", "content": p}} for p in prompts]
+    lines.append({"type": "assistant", "message": {"role": "assistant", "content": "noted: the deploy channel"}})
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return str(path)
+
+
+def test_a_proposal_over_mcp_is_heard_in_the_tokens_audience_and_said_by_its_speaker(served):
+    async def calls(client):
+        result = await client.call_tool(
+            "propose",
+            {"subject": "repo/web", "predicate": "caveat", "value": "mkwrittenvalue", "sources": ["slack:p1"]},
+        )
+        return result.is_error, result.structured_content
+
+    failed, doc = _mcp(served, "writer", calls)
+    assert not failed and doc["outcome"] == "created" and doc["status"] == "proposed"
+    assert doc["id"].startswith("f-") and "note" in doc  # why it stays proposed
+    shown = served["kg"].json("facts", "repo/web")["facts"]
+    mine = next(f for f in shown if f.get("value") == "mkwrittenvalue")
+    assert mine["said_by"] == "actor/bot" and "channel:sales" in mine["audiences"]
+
+
+def test_a_read_only_token_cannot_write_through_any_door(served):
+    before = served["kg"].snapshot()
+
+    async def calls(client):
+        out = []
+        for name, args in [
+            ("propose", {"subject": "repo/web", "predicate": "caveat", "value": "mknever", "sources": ["slack:x"]}),
+            ("org_add", {"name": "Mknever Inc"}),
+            ("org_set", {"org": "Lyra Labs", "key": "industry", "value": "mknever"}),
+        ]:
+            result = await client.call_tool(name, args)
+            out.append((result.is_error, _text(result)))
+        return out
+
+    for failed, text in _mcp(served, "sales", calls):
+        assert failed and "reads only" in text
+    body = json.dumps({"subject": "repo/web", "predicate": "caveat", "value": "mknever", "sources": ["slack:x"]})
+    status, answer = _get(served, "/api/propose", token="sales", data=body.encode(), kind="application/json")
+    assert status == 409 and "reads only" in json.loads(answer)["message"]
+    assert served["kg"].snapshot() == before
+
+
+def test_the_users_words_confirm_only_when_the_transcript_holds_them(served, tmp_path):
+    transcript = _transcript(tmp_path, "deploys of web are announced in the releases channel, always")
+
+    async def calls(client):
+        said = await client.call_tool(
+            "propose_from_user",
+            {
+                "subject": "repo/web",
+                "predicate": "caveat",
+                "value": "mkuservalue",
+                "quote": "announced in the releases channel",
+                "transcript": transcript,
+            },
+        )
+        made_up = await client.call_tool(
+            "propose_from_user",
+            {
+                "subject": "repo/web",
+                "predicate": "caveat",
+                "value": "mkinventedvalue",
+                "quote": "noted: the deploy channel",  # the assistant's words, not the user's
+                "transcript": transcript,
+            },
+        )
+        return said.structured_content, made_up.structured_content
+
+    said, made_up = _mcp(served, "writer", calls)
+    assert said["status"] == "confirmed" and said["authority"] == "user"
+    assert made_up["status"] == "proposed" and "not in any of the 1 user prompts" in made_up["note"]
+
+
+def test_confirm_and_reject_need_the_users_verified_words(served, tmp_path):
+    kg = served["kg"]
+    fact = kg.json("propose", "repo/web", "caveat", "--value", "mkconfirmme", "--source", "slack:c1")["id"]
+    other = kg.json("propose", "repo/web", "caveat", "--value", "mkrejectme", "--source", "slack:c2")["id"]
+    transcript = _transcript(tmp_path, "yes that caveat about web is right, confirm it")
+    before = kg.snapshot()
+
+    async def refused(client):
+        out = []
+        for name, args in [
+            ("confirm", {"fact": fact, "quote": "I never said this at all", "transcript": transcript}),
+            ("reject", {"fact": other, "quote": "noted: the deploy channel", "transcript": transcript}),
+            ("confirm", {"fact": fact, "quote": "short", "transcript": transcript}),
+            ("confirm", {"fact": fact, "quote": "the caveat about web is right", "transcript": "/nonexistent.jsonl"}),
+            ("confirm", {"fact": fact}),
+        ]:
+            result = await client.call_tool(name, args)
+            out.append((result.is_error, _text(result)))
+        return out
+
+    for failed, text in _mcp(served, "writer", refused):
+        assert failed and "Error executing tool" in text, text
+    assert kg.snapshot() == before
+
+    async def accepted(client):
+        yes = await client.call_tool(
+            "confirm", {"fact": fact, "quote": "that caveat about web is right", "transcript": transcript}
+        )
+        no = await client.call_tool("reject", {"fact": other, "quote": "about web is right", "transcript": transcript})
+        assert not yes.is_error and not no.is_error, (_text(yes), _text(no))
+        return yes.structured_content, no.structured_content
+
+    yes, no = _mcp(served, "writer", accepted)
+    assert yes["status"] == "confirmed" and no["status"] == "rejected"
+
+
+def test_organizations_through_mcp_and_a_bad_write_writes_nothing(served):
+    async def calls(client):
+        added = await client.call_tool("org_add", {"name": "Mkacme Corp", "aliases": ["mkacme.example"]})
+        attribute = await client.call_tool(
+            "org_set", {"org": "mkacme.example", "key": "industry", "value": "rockets", "sources": ["slack:i1"]}
+        )
+        claim = await client.call_tool(
+            "org_affiliate", {"org": "Mkacme Corp", "claimed_name": "Jim", "role": "IT", "sources": ["slack:j1"]}
+        )
+        assert not (added.is_error or attribute.is_error or claim.is_error), [
+            _text(added),
+            _text(attribute),
+            _text(claim),
+        ]
+        return added.structured_content, attribute.structured_content, claim.structured_content
+
+    added, attribute, claim = _mcp(served, "writer", calls)
+    assert added["id"] == "organization/mkacme-corp" and added["outcome"] == "created"
+    assert attribute["status"] == "proposed" and attribute["said_by"] == "actor/bot"
+    assert claim["outcome"] == "created"
+    before = served["kg"].snapshot()
+
+    async def bad(client):
+        out = []
+        for name, args in [
+            (
+                "propose",
+                {"subject": "repo/web", "predicate": "no_such_predicate", "value": "x", "sources": ["slack:b"]},
+            ),
+            ("propose", {"subject": "repo/nowhere", "predicate": "caveat", "value": "x", "sources": ["slack:b"]}),
+            ("propose", {"subject": "repo/web", "predicate": "caveat", "value": "x", "sources": ["nokind"]}),
+            ("propose", {"subject": "repo/web", "predicate": "caveat"}),
+            ("org_set", {"org": "Nobody Inc", "key": "industry", "value": "x"}),
+        ]:
+            result = await client.call_tool(name, args)
+            out.append((name, result.is_error, _text(result)))
+        return out
+
+    for name, failed, text in _mcp(served, "writer", bad):
+        assert failed and f"Error executing tool {name}" in text and "Traceback" not in text, text
+    assert served["kg"].snapshot() == before
+
+
+def test_the_batch_is_read_by_the_owners_token_alone_and_changes_nothing(served):
+    before = served["kg"].snapshot()
+
+    async def calls(client):
+        owner = await client.call_tool("batch", {})
+        return owner.is_error, owner.structured_content
+
+    failed, doc = _mcp(served, "boss", calls)
+    assert not failed and doc["waiting"] >= 1 and doc["groups"]
+    status, body = _get(served, "/api/batch", token="sales")
+    assert status == 409 and "owner's" in json.loads(body)["message"]
+    assert served["kg"].snapshot() == before
+    assert not (served["kg"].path / "batch.json").exists()
+
+
+def test_the_api_takes_a_write_as_json_and_refuses_what_the_call_does_not_take(served):
+    body = {"subject": "repo/web", "predicate": "caveat", "value": "mkapivalue", "sources": ["slack:a1"]}
+    status, answer = _get(
+        served, "/api/propose", token="writer", data=json.dumps(body).encode(), kind="application/json"
+    )
+    assert status == 200 and json.loads(answer)["outcome"] == "created"
+    before = served["kg"].snapshot()
+    for extra, says in [
+        ({"perspective": "lyra"}, "unknown argument 'perspective'"),
+        ({"audience": "owner"}, "unknown argument 'audience'"),
+        ({"said_by": "Helper Bot"}, "unknown argument 'said_by'"),
+        ({"caller": "boss"}, "unknown argument 'caller'"),
+    ]:
+        status, answer = _get(
+            served, "/api/propose", token="writer", data=json.dumps({**body, **extra}).encode(), kind="application/json"
+        )
+        assert status == 400 and says in json.loads(answer)["message"]
+    for data in [b"not json", b"[1, 2]", json.dumps({"subject": "repo/web"}).encode()]:
+        status, answer = _get(served, "/api/propose", token="writer", data=data, kind="application/json")
+        assert status == 400, answer
+    assert served["kg"].snapshot() == before

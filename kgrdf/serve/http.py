@@ -185,7 +185,9 @@ API = {  # route -> (Service method, its parameters: name -> kind)
     "history": ("history", {"fact": str}),
     "mentions": ("mentions", {"text": str, "limit": int, "cursor": str}),
     "context": ("context", {"entity": str, "message": str, "budget": int}),
+    "batch": ("batch", {"limit": int, "cursor": str}),
 }
+WRITES = ("propose", "propose_from_user", "confirm", "reject", "org_add", "org_set", "org_affiliate")  # POST, JSON
 
 
 def _arguments(params: dict, wanted: dict, method) -> dict:
@@ -215,6 +217,28 @@ def _arguments(params: dict, wanted: dict, method) -> dict:
     return out
 
 
+async def _body(request, method) -> dict:
+    """A write's JSON body as the method's arguments: an object whose keys it takes, none missing."""
+    import inspect
+
+    from kgrdf.errors import BadInput
+
+    try:
+        body = json.loads(await request.body() or b"{}")
+    except ValueError:
+        raise BadInput("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise BadInput("the body must be a JSON object of the call's arguments")
+    params = inspect.signature(method).parameters
+    unknown = sorted(set(body) - set(params) | ({"caller"} & set(body)))
+    if unknown:
+        raise BadInput(f"unknown argument {unknown[0]!r}; this route takes " + ", ".join(list(params)[1:]))
+    needed = [n for n, p in params.items() if n != "caller" and p.default is inspect.Parameter.empty and n not in body]
+    if needed:
+        raise BadInput(f"{needed[0]} is needed")
+    return body
+
+
 def _api_endpoint(service: Service):
     async def endpoint(request):
         from starlette.concurrency import run_in_threadpool
@@ -224,11 +248,17 @@ def _api_endpoint(service: Service):
         caller: Caller = request.scope["state"]["caller"]
         route = request.path_params["route"]
         try:
-            if route not in API:
-                raise NotFound(f"there is no /api/{route}", hint="routes: " + ", ".join(f"/api/{r}" for r in API))
-            name, wanted = API[route]
-            method = getattr(service, name)
-            args = _arguments(dict(request.query_params), wanted, method)
+            if request.method == "POST":
+                if route not in WRITES:
+                    raise NotFound(f"there is no POST /api/{route}", hint="writes: " + ", ".join(WRITES))
+                method = getattr(service, route)
+                args = await _body(request, method)
+            else:
+                if route not in API:
+                    raise NotFound(f"there is no /api/{route}", hint="routes: " + ", ".join(f"/api/{r}" for r in API))
+                name, wanted = API[route]
+                method = getattr(service, name)
+                args = _arguments(dict(request.query_params), wanted, method)
             doc = await run_in_threadpool(lambda: method(caller, **args))
         except KgError as exc:
             return _error(exc)
@@ -263,7 +293,7 @@ def app(kb_path: Path):
     return Starlette(
         routes=[
             Route("/sparql", _sparql_endpoint(service), methods=["GET", "POST"]),
-            Route("/api/{route}", _api_endpoint(service), methods=["GET"]),
+            Route("/api/{route}", _api_endpoint(service), methods=["GET", "POST"]),
             Mount("/", app=mcp_app),  # /mcp; any other path is its 404
         ],
         middleware=[Middleware(Guard, cache=callers)],

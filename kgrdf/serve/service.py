@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgrdf.errors import BadInput
+from kgrdf.errors import BadInput, Refused
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -30,10 +30,11 @@ class Caller:
     perspective: str
     audience: str
     write: bool = False
+    speaker: str | None = None  # who the facts it proposes are said by (an actor or a person id)
 
     @classmethod
     def of(cls, token) -> "Caller":
-        return cls(token.name, token.perspective, token.audience, token.write)
+        return cls(token.name, token.perspective, token.audience, token.write, token.speaker)
 
 
 def page(items: list, limit: int | None, cursor: str | None, question: str) -> tuple[list, str | None]:
@@ -145,3 +146,142 @@ class Service:
         limit = sandbox.time_limit(timeout)
         with self.reading(caller) as session:
             return session.sparql(text, limit)
+
+    def batch(self, caller: Caller, limit=None, cursor=None) -> dict:
+        """Today's review batch, read only. It is the owner's: an audience's token is refused."""
+        from kgrdf import batch
+
+        if caller.audience != "owner":
+            raise Refused("the review batch is the owner's: this token reads for " + caller.audience)
+        doc = batch.peek(self._kb(caller))
+        return _paged(doc, "groups", limit, cursor, f"batch {doc['made_at'][:10]} {caller}")
+
+    # --- writes: each one transaction, for a token that may write ------------------------------------
+
+    @contextmanager
+    def _writing(self, caller: Caller, command: str):
+        """One write of the caller's perspective, for a token that may write."""
+        if not caller.write:
+            raise Refused(
+                f"the token {caller.name} reads only", hint="kg tokens add NAME ... --write makes one that writes"
+            )
+        with self._kb(caller).writing(command) as writer:
+            yield writer
+
+    def _write(self, caller: Caller, command: str, change) -> dict:
+        """Run one fact-changing library call in a write; the document kg --json prints for it."""
+        from kgrdf import render
+
+        with self._writing(caller, command) as writer:
+            outcome = change(writer)
+            shown = writer.describe(outcome.fact)
+        return render.outcome_doc(outcome, shown, writer.warnings)
+
+    def _heard(self, caller: Caller, message=None, extracted=False, confidence=None, span=None):
+        """Where the caller heard what it proposes: its token's audience and speaker, never its own say."""
+        from kgrdf.writer import Heard
+
+        return Heard(caller.audience, caller.speaker, message, extracted, confidence, span)
+
+    def propose(
+        self,
+        caller: Caller,
+        subject: str,
+        predicate: str,
+        object=None,
+        value=None,
+        sources=(),
+        authority: str = "observed",
+        valid_from=None,
+        valid_to=None,
+        order=None,
+        prevents_rework: bool = False,
+        reason=None,
+        message=None,
+        extracted: bool = False,
+        confidence=None,
+        span=None,
+    ) -> dict:
+        """Propose a fact (kg propose), heard in the caller's audience and said by its speaker."""
+        fact = dict(
+            object=object,
+            value=value,
+            sources=list(sources or []),
+            authority=authority,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            order=order,
+            prevents_rework=prevents_rework,
+            reason=reason,
+        )
+        return self._propose(
+            caller, subject, predicate, fact, self._heard(caller, message, extracted, confidence, span)
+        )
+
+    def _propose(self, caller: Caller, subject: str, predicate: str, fact: dict, heard, user_words=None) -> dict:
+        return self._write(
+            caller,
+            "propose",
+            lambda writer: writer.propose(subject, predicate, **fact, user_words=user_words, heard=heard),
+        )
+
+    def propose_from_user(
+        self,
+        caller: Caller,
+        subject: str,
+        predicate: str,
+        quote: str,
+        transcript: str,
+        object=None,
+        value=None,
+        sources=(),
+        reason=None,
+    ) -> dict:
+        """A fact in the user's own words: confirmed when the quote is in a genuine user prompt of
+        the transcript (kg propose --from-user), else a proposal that says why."""
+        from kgrdf import transcript as transcript_module
+
+        words = transcript_module.user_words(quote, transcript)
+        fact = dict(object=object, value=value, sources=list(sources or []), reason=reason)
+        return self._propose(caller, subject, predicate, fact, self._heard(caller), user_words=words)
+
+    def _verified(self, quote: str, transcript: str, verb: str) -> None:
+        """A session confirms or rejects only with the user's words, found in its transcript."""
+        from kgrdf import transcript as transcript_module
+
+        _source, verdict = transcript_module.user_words(quote, transcript)
+        if not verdict.verified:
+            raise Refused(f"not {verb}: {verdict.reason}", hint="quote the user's own words from the session")
+
+    def confirm(self, caller: Caller, fact: str, quote: str, transcript: str, reason=None) -> dict:
+        if caller.write:
+            self._verified(quote, transcript, "confirmed")
+        return self._write(caller, "confirm", lambda writer: writer.confirm(fact, reason=reason))
+
+    def reject(self, caller: Caller, fact: str, quote: str, transcript: str, reason=None) -> dict:
+        if caller.write:
+            self._verified(quote, transcript, "rejected")
+        return self._write(caller, "reject", lambda writer: writer.reject(fact, reason=reason))
+
+    def org_add(self, caller: Caller, name: str, aliases=(), org_id=None) -> dict:
+        from kgrdf import model
+
+        with self._writing(caller, "org add") as writer:
+            entity, outcome = writer.add_entity(model.organization_id(name, org_id), name, list(aliases or []))
+        return {**entity.as_json(), "outcome": outcome}
+
+    def org_set(self, caller: Caller, org: str, key: str, value: str, sources=(), message=None) -> dict:
+        heard = self._heard(caller, message)
+        return self._write(
+            caller,
+            "org set",
+            lambda writer: writer.set_attribute(org, key, value, sources=list(sources or []), heard=heard),
+        )
+
+    def org_affiliate(self, caller: Caller, org: str, claimed_name: str, role=None, sources=(), message=None) -> dict:
+        heard = self._heard(caller, message)
+        return self._write(
+            caller,
+            "org affiliate",
+            lambda writer: writer.claim_member(org, claimed_name, role, sources=list(sources or []), heard=heard),
+        )

@@ -27,6 +27,13 @@ INSTRUCTIONS = (
 Limit = Annotated[int | None, Field(description="How many items a page holds (1-500; default 50).")]
 Cursor = Annotated[str | None, Field(description="The next_cursor of the page before, to read on.")]
 EntityArg = Annotated[str, Field(description="An entity id (repo/web-app), name or alias.")]
+FactArg = Annotated[str, Field(description="A fact id, e.g. f-3k9x2a.")]
+Sources = Annotated[
+    list[str] | None,
+    Field(description="Where it came from, each KIND:REF, e.g. slack:https://chat.example/p7 or pr:owner/repo#12."),
+]
+Quote = Annotated[str, Field(description="The user's own words, as they wrote them (8 characters or more).")]
+Transcript = Annotated[str, Field(description="The path of this session's transcript (JSON lines).")]
 
 
 def _caller_of(ctx, fixed: Caller | None, cache) -> Caller:
@@ -146,6 +153,128 @@ def server(service: Service, fixed: Caller | None, cache=None):
         what a message mentions) and its close neighbourhood, what prevents rework first, cut to the
         token budget. Give exactly one of entity and message."""
         return await run(ctx, service.context, entity, message, budget)
+
+    @mcp.tool()
+    async def batch(ctx: Context, limit: Limit = None, cursor: Cursor = None) -> dict[str, Any]:
+        """Today's review batch, read only: the proposals a person will confirm or reject, grouped
+        by what they are about. Show it; never answer it for the person."""
+        return await run(ctx, service.batch, limit=limit, cursor=cursor)
+
+    @mcp.tool()
+    async def propose(
+        subject: EntityArg,
+        predicate: Annotated[str, Field(description="A predicate of the schema, e.g. reviews, caveat, owns.")],
+        ctx: Context,
+        object: Annotated[str | None, Field(description="The object entity (id, name or alias).")] = None,
+        value: Annotated[str | None, Field(description="Or: the value (text, or a date).")] = None,
+        sources: Sources = None,
+        authority: Annotated[str, Field(description="stakeholder, observed or inferred.")] = "observed",
+        valid_from: Annotated[str | None, Field(description="When it became true (YYYY-MM-DD).")] = None,
+        valid_to: Annotated[str | None, Field(description="When it stopped being true.")] = None,
+        order: Annotated[int | None, Field(description="Place in a sequence, for has_step.")] = None,
+        prevents_rework: Annotated[bool, Field(description="Not knowing it once caused rework.")] = False,
+        reason: Annotated[str | None, Field(description="Why, in a few words.")] = None,
+        message: Annotated[str | None, Field(description="The message it was said in (a link or id).")] = None,
+        extracted: Annotated[bool, Field(description="You read it out of text: it stays a proposal.")] = False,
+        confidence: Annotated[float | None, Field(description="Your confidence, 0 to 1 (extracted).")] = None,
+        span: Annotated[str | None, Field(description="The words it was read from (extracted).")] = None,
+    ) -> dict[str, Any]:
+        """Propose a fact, with its sources. It stays a proposal for the daily batch unless an
+        auto-confirm rule applies (two trusted source kinds for a low-risk fact naming no person; a
+        profile source for a title or timezone); the answer gives its id, status and why. Proposing
+        a known fact again observes it again. The speaker and the audience are your token's."""
+        return await run(
+            ctx,
+            service.propose,
+            subject,
+            predicate,
+            object=object,
+            value=value,
+            sources=sources,
+            authority=authority,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            order=order,
+            prevents_rework=prevents_rework,
+            reason=reason,
+            message=message,
+            extracted=extracted,
+            confidence=confidence,
+            span=span,
+        )
+
+    @mcp.tool()
+    async def propose_from_user(
+        subject: EntityArg,
+        predicate: Annotated[str, Field(description="A predicate of the schema, e.g. posts_to, rule.")],
+        quote: Quote,
+        transcript: Transcript,
+        ctx: Context,
+        object: Annotated[str | None, Field(description="The object entity (id, name or alias).")] = None,
+        value: Annotated[str | None, Field(description="Or: the value.")] = None,
+        sources: Sources = None,
+        reason: Annotated[str | None, Field(description="Why, in a few words.")] = None,
+    ) -> dict[str, Any]:
+        """A fact the user stated, in their own words: confirmed when the quote is found in a
+        genuine user prompt of the session's transcript, else a proposal that says why."""
+        return await run(
+            ctx,
+            service.propose_from_user,
+            subject,
+            predicate,
+            quote,
+            transcript,
+            object=object,
+            value=value,
+            sources=sources,
+            reason=reason,
+        )
+
+    @mcp.tool()
+    async def confirm(fact: FactArg, quote: Quote, transcript: Transcript, ctx: Context) -> dict[str, Any]:
+        """Confirm a fact because the user said so: only with their words, found in a user prompt of
+        the session's transcript."""
+        return await run(ctx, service.confirm, fact, quote, transcript)
+
+    @mcp.tool()
+    async def reject(fact: FactArg, quote: Quote, transcript: Transcript, ctx: Context) -> dict[str, Any]:
+        """Reject a fact because the user said it is wrong: only with their words, found in a user
+        prompt of the session's transcript. It leaves current reads and stays rejected."""
+        return await run(ctx, service.reject, fact, quote, transcript)
+
+    @mcp.tool()
+    async def org_add(
+        name: Annotated[str, Field(description="The organization's name, e.g. Texture.")],
+        ctx: Context,
+        aliases: Annotated[list[str] | None, Field(description="Other names: a short name, a domain.")] = None,
+    ) -> dict[str, Any]:
+        """Add an organization we deal with, or add aliases to one."""
+        return await run(ctx, service.org_add, name, aliases)
+
+    @mcp.tool()
+    async def org_set(
+        org: Annotated[str, Field(description="The organization (id, name or alias).")],
+        key: Annotated[str, Field(description="founded, industry, relationship, ... or any other key.")],
+        value: Annotated[str, Field(description="The attribute's value.")],
+        ctx: Context,
+        sources: Sources = None,
+        message: Annotated[str | None, Field(description="The message it was said in.")] = None,
+    ) -> dict[str, Any]:
+        """Propose an attribute of an organization (a fact with a value, heard in your audience)."""
+        return await run(ctx, service.org_set, org, key, value, sources, message)
+
+    @mcp.tool()
+    async def org_affiliate(
+        org: Annotated[str, Field(description="The organization (id, name or alias).")],
+        claimed_name: Annotated[str, Field(description="The person's name as it was said, e.g. Jim.")],
+        ctx: Context,
+        role: Annotated[str | None, Field(description="Their role as it was said, e.g. IT.")] = None,
+        sources: Sources = None,
+        message: Annotated[str | None, Field(description="The message it was said in.")] = None,
+    ) -> dict[str, Any]:
+        """Record that someone said a person by this name works at an organization ("check with Jim,
+        he's our IT guy"): an unverified claim; no actor is made."""
+        return await run(ctx, service.org_affiliate, org, claimed_name, role, sources, message)
 
     @mcp.resource("kgrdf://entity/{kind}/{name}", mime_type="application/json")
     async def entity_resource(kind: str, name: str, ctx: Context) -> str:
