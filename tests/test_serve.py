@@ -7,10 +7,8 @@ markers of what that audience may not hear, nor anything of another perspective.
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -18,6 +16,7 @@ import urllib.request
 import pytest
 
 from .conftest import Kg
+from .serving import Server
 
 SALES_OK = ["mkpublicvalue", "mksalesvalue"]  # what channel:sales may hear
 SALES_NEVER = ["mkengvalue", "mkdmvalue", "mkhiddenname", "mklyravalue", "mklyraname"]
@@ -66,47 +65,15 @@ def served(tmp_path_factory):
             "tokens", "add", name, "--perspective", "main", "--audience", heard, "--write", "--speaker", "Helper Bot"
         )
         secrets[name] = made["secret"]
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kgrdf", "serve", "--port", str(port), "--kb", str(kg.path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(url + "/sparql?query=ASK%7B%7D", timeout=2)
-        except urllib.error.HTTPError:
-            break  # it answers (401 without a token)
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.fail("kg serve did not start: " + process.stderr.read().decode())
-            time.sleep(0.2)
-    yield {"kg": kg, "url": url, "secrets": secrets}
-    process.terminate()
-    process.wait(timeout=10)
+    server = Server(kg.path)
+    yield {"kg": kg, "url": server.url, "secrets": secrets, "server": server}
+    server.stop()
 
 
 def _get(served, path: str, token: str | None = "owner", accept: str | None = None, data=None, kind=None):
     """(status, body text) of a request to the server."""
-    request = urllib.request.Request(served["url"] + path, data=data)
-    if token is not None:
-        request.add_header("Authorization", "Bearer " + served["secrets"].get(token, token))
-    if accept:
-        request.add_header("Accept", accept)
-    if kind:
-        request.add_header("Content-Type", kind)
-    try:
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
+    secret = None if token is None else served["secrets"].get(token, token)
+    return served["server"].request(path, secret, data=data, kind=kind, accept=accept)
 
 
 def _sparql(served, query: str, token="owner", accept=None):

@@ -1,0 +1,124 @@
+"""One knowledge base, two doors: kg serve and kg commands writing at once all land, in one order,
+and a server killed in the middle of writes loses nothing it acknowledged."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from .serving import Server
+
+WORKERS = 4
+
+
+def _cli(kb, *args) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+    return subprocess.run(
+        [sys.executable, "-m", "kgrdf", *args, "--kb", str(kb)], capture_output=True, text=True, env=env
+    )
+
+
+def _writer(kg) -> str:
+    return kg.json("tokens", "add", "writer", "--perspective", "main", "--audience", "owner", "--write")["secret"]
+
+
+def _values(kg, subject: str) -> set[str]:
+    return {f["value"] for f in kg.json("facts", subject)["facts"]}
+
+
+@pytest.mark.slow
+def test_the_server_and_the_cli_writing_at_once_all_land_in_one_order(kg):
+    kg("add-entity", "repo/api", "--name", "Api")
+    secret = _writer(kg)
+    start = json.loads((kg.path / "view.json").read_text())["seq"]
+    commits = int(
+        subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=kg.path, capture_output=True, text=True).stdout
+    )
+    server = Server(kg.path)
+    failures = []
+
+    def through_server(worker: int) -> None:
+        for n in range(25):
+            body = {
+                "subject": "repo/api",
+                "predicate": "caveat",
+                "value": f"server {worker}.{n}",
+                "sources": ["slack:s"],
+            }
+            status, doc = server.post("propose", secret, body)
+            if status != 200:
+                failures.append(("server", status, doc))
+
+    def through_cli(worker: int) -> None:
+        for n in range(25):
+            done = _cli(kg.path, "propose", "repo/api", "caveat", "--value", f"cli {worker}.{n}", "--source", "slack:c")
+            if done.returncode != 0:
+                failures.append(("cli", done.returncode, done.stderr))
+
+    threads = [threading.Thread(target=through_server, args=(w,)) for w in range(WORKERS)]
+    threads += [threading.Thread(target=through_cli, args=(w,)) for w in range(WORKERS)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        server.stop()
+    assert failures == []
+    expected = {f"server {w}.{n}" for w in range(WORKERS) for n in range(25)}
+    expected |= {f"cli {w}.{n}" for w in range(WORKERS) for n in range(25)}
+    assert _values(kg, "repo/api") == expected
+    # One transaction and one commit a write, numbered one after another.
+    assert json.loads((kg.path / "view.json").read_text())["seq"] == start + 200
+    after = int(
+        subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=kg.path, capture_output=True, text=True).stdout
+    )
+    assert after == commits + 200
+    assert _cli(kg.path, "validate").returncode == 0
+
+
+@pytest.mark.slow
+def test_a_server_killed_during_writes_loses_nothing_it_acknowledged(kg):
+    kg("add-entity", "repo/api", "--name", "Api")
+    secret = _writer(kg)
+    server = Server(kg.path)
+    acknowledged: list[str] = []
+    enough = threading.Event()
+
+    def write() -> None:
+        n = 0
+        while True:
+            value = f"acknowledged {n}"
+            try:
+                status, _doc = server.post(
+                    "propose",
+                    secret,
+                    {"subject": "repo/api", "predicate": "caveat", "value": value, "sources": ["slack:k"]},
+                )
+            except (OSError, ValueError):
+                return  # the server is gone
+            if status == 200:
+                acknowledged.append(value)
+            if len(acknowledged) >= 12:
+                enough.set()
+            n += 1
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    enough.wait(timeout=300)
+    server.kill()  # SIGKILL, in the middle of the next write
+    thread.join(timeout=60)
+    assert len(acknowledged) >= 12
+    assert set(acknowledged) <= _values(kg, "repo/api")  # the next command finished what was cut short
+    assert _cli(kg.path, "validate").returncode == 0
+    again = Server(kg.path)
+    try:
+        status, doc = again.post(
+            "propose", secret, {"subject": "repo/api", "predicate": "caveat", "value": "after", "sources": ["slack:a"]}
+        )
+    finally:
+        again.stop()
+    assert status == 200 and doc["outcome"] == "created"
