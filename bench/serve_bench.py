@@ -1,0 +1,228 @@
+"""Benchmark: kg serve, beside the native query and the cold CLI, measured side by side in one run.
+
+    python bench/serve_bench.py                       # 1k, 10k and 100k facts
+    python bench/serve_bench.py --sizes 1000 --writes 50
+
+For each size it generates a knowledge base (bench/generate.py), makes a token that may write, starts
+`kg serve` on a free loopback port, and measures, each --calls times (p50 and p95):
+
+- MCP over streamable HTTP with the official client (one session): `lookup`, `context`, `propose`;
+- `/sparql` with two queries (SPARQL JSON back): one about a single entity, where the cost is the
+  server's own, and one over every fact; each beside the same query on pyoxigraph in this process
+  on the same index (native: what the engine alone takes);
+- `kg lookup` and `kg sparql` in a fresh process (the cold CLI);
+- four clients making --writes proposals each at once through `POST /api/propose`: the throughput,
+  the p95 of one write, and whether all landed (the facts counted afterwards).
+
+Targets (issue 14): a validated write through the server at most 0.1 s at 100k facts; a read through
+the server at most twice the native query, HTTP included. The machine is shared and noisy: read the
+ratios, which hold better than absolute times.
+"""
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+import measure  # noqa: E402
+from generate import generate  # noqa: E402
+from serving import Server  # noqa: E402
+
+ENTITY = "repo/rep-000001"
+QUERIES = {
+    "one entity": f"SELECT ?p ?o WHERE {{ GRAPH ?g {{ <https://kgrdf.org/kb/main/{ENTITY}> ?p ?o }} }}",
+    "every fact": "SELECT ?p (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?p",
+}
+CLIENTS = 4
+
+
+def quantiles(times: list[float]) -> tuple[float, float]:
+    ordered = sorted(times)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def timed(run) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def mcp_times(url: str, secret: str, calls: int) -> dict:
+    """p50/p95 of MCP lookup, context and propose over one streamable HTTP session."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main():
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer " + secret}, timeout=120)
+        out = {"lookup": [], "context": [], "propose": []}
+        async with Client(streamable_http_client(url + "/mcp", http_client=http)) as client:
+            for n in range(calls):
+                for name, args in (
+                    ("lookup", {"entity": ENTITY}),
+                    ("context", {"entity": ENTITY}),
+                    (
+                        "propose",
+                        {"subject": ENTITY, "predicate": "caveat", "value": f"bench mcp {n}", "sources": ["slack:b"]},
+                    ),
+                ):
+                    start = time.perf_counter()
+                    result = await client.call_tool(name, args)
+                    out[name].append(time.perf_counter() - start)
+                    if result.is_error:
+                        raise RuntimeError(f"{name}: {result.content[0].text}")
+        return out
+
+    return {name: quantiles(times) for name, times in asyncio.run(main()).items()}
+
+
+def sparql_times(server: Server, path: Path, secret: str, calls: int) -> dict:
+    """Each query through /sparql beside the same query on pyoxigraph in this process (native)."""
+    import pyoxigraph as ox
+
+    out = {}
+    for name, query in QUERIES.items():
+        served = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            status, _body = server.request("/sparql?" + urllib.parse.urlencode({"query": query}), secret)
+            served.append(time.perf_counter() - start)
+            if status != 200:
+                raise RuntimeError(f"/sparql answered {status}")
+        store = ox.Store.read_only(str(path / "index"))
+
+        def native_once(text=query, engine=store) -> None:
+            engine.query(text, use_default_graph_as_union=True).serialize(format=ox.QueryResultsFormat.JSON)
+
+        native = [timed(native_once) for _ in range(calls)]
+        store = None  # closed before the server writes again
+        out[f"/sparql {name}"] = quantiles(served)
+        out[f"native {name}"] = quantiles(native)
+    return out
+
+
+def cold_times(path: Path) -> dict:
+    return {
+        "cold kg lookup": quantiles([measure.run(["lookup", ENTITY, "--kb", str(path)])[0] for _ in range(5)]),
+        "cold kg sparql": quantiles(
+            [measure.run(["sparql", QUERIES["one entity"], "--kb", str(path)])[0] for _ in range(5)]
+        ),
+    }
+
+
+def write_load(server: Server, secret: str, writes: int) -> dict:
+    """CLIENTS clients making ``writes`` proposals each at once."""
+    times, failures = [], []
+    lock = threading.Lock()
+
+    def client(worker: int) -> None:
+        for n in range(writes):
+            body = {
+                "subject": ENTITY,
+                "predicate": "caveat",
+                "value": f"bench load {worker}.{n}",
+                "sources": ["slack:l"],
+            }
+            start = time.perf_counter()
+            status, doc = server.post("propose", secret, body)
+            with lock:
+                times.append(time.perf_counter() - start)
+                if status != 200:
+                    failures.append(doc)
+
+    threads = [threading.Thread(target=client, args=(w,)) for w in range(CLIENTS)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - start
+    return {"writes": len(times), "failed": len(failures), "per_second": len(times) / wall, "p95": quantiles(times)[1]}
+
+
+def landed(path: Path, writes: int) -> bool:
+    """Whether every load write is a fact of the entity now."""
+    out = measure.subprocess.run(
+        measure.KG + ["facts", ENTITY, "--json", "--kb", str(path)],
+        capture_output=True,
+        text=True,
+        env=measure.environment(),
+        check=True,
+    )
+    values = {f.get("value") for f in json.loads(out.stdout)["facts"]}
+    return all(f"bench load {w}.{n}" in values for w in range(CLIENTS) for n in range(writes))
+
+
+def token(path: Path) -> str:
+    args = ["tokens", "add", "bench", "--perspective", "main", "--audience", "owner", "--write", "--json"]
+    made = measure.subprocess.run(
+        measure.KG + args + ["--kb", str(path)], capture_output=True, text=True, env=measure.environment(), check=True
+    )
+    return json.loads(made.stdout)["secret"]
+
+
+def measure_size(size: int, work: Path, calls: int, writes: int) -> dict:
+    path = work / f"kb-{size}"
+    shutil.rmtree(path, ignore_errors=True)
+    print(f"\n== {size} facts: generating ...", flush=True)
+    generate(path, size)
+    secret = token(path)
+    row = {"size": size, **cold_times(path)}
+    server = Server(path)
+    try:
+        row.update(mcp_times(server.url, secret, calls))
+        row.update(sparql_times(server, path, secret, calls))
+        row["load"] = write_load(server, secret, writes)
+    finally:
+        server.stop()
+    row["load"]["all landed"] = landed(path, writes)
+    shutil.rmtree(path, ignore_errors=True)
+    return row
+
+
+def print_table(rows: list[dict]) -> None:
+    print("\n== kg serve, p50 and p95 in ms: MCP over HTTP; /sparql beside the native query; the cold CLI")
+    names = ["lookup", "context", "propose", "cold kg lookup", "cold kg sparql"]
+    names += [f"{door} {q}" for q in QUERIES for door in ("/sparql", "native")]
+    for row in rows:
+        print(f"-- {row['size']} facts")
+        for name in names:
+            p50, p95 = row[name]
+            extra = ""
+            if name.startswith("/sparql"):
+                extra = f"   /sparql:native {p50 / row[name.replace('/sparql', 'native')][0]:.1f}"
+            print(f"   {name:<22} {p50 * 1000:9.1f} {p95 * 1000:9.1f}{extra}")
+    print(f"\n== {CLIENTS} clients writing at once (POST /api/propose)")
+    for row in rows:
+        load = row["load"]
+        print(
+            f"{row['size']:>8} facts: {load['writes']} writes, {load['per_second']:.1f}/s, "
+            f"p95 {load['p95'] * 1000:.0f} ms, failed {load['failed']}, all landed: {load['all landed']}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--calls", type=int, default=30, help="calls of each read and of MCP propose")
+    parser.add_argument("--writes", type=int, default=250, help="writes of each of the four clients")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="kgrdf-serve-bench-"))
+    rows = [measure_size(size, work, args.calls, args.writes) for size in args.sizes]
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
