@@ -2,6 +2,7 @@
 
     python bench/forget_bench.py                      # 10k and 100k facts
     python bench/forget_bench.py --sizes 10000
+    python bench/forget_bench.py --kb /tmp/kb-10k /tmp/kb-100k   # copies of kept bases (bench/generate.py)
 
 For each size it generates a synthetic organization (bench/generate.py; a tenth of its entities
 and facts name people, whose records are in the private journal), then times, in fresh processes:
@@ -12,6 +13,9 @@ and facts name people, whose records are in the private journal), then times, in
 - rebuild: the index alone rebuilt from the journal (`rm -rf index; kg stats`), the floor of any
   deletion that must not leave the person's bytes in the store's files;
 - write: one `kg propose` on the same knowledge base, for scale;
+
+Each kg command's time and peak resident memory (bench/measure.py) are printed; the rebuild's and
+the forget's memory must not follow the size of the journal (the target: 4 GB at a million facts).
 
 and, on pyoxigraph directly in one process, on a copy of the index before the forget:
 
@@ -38,18 +42,15 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from generate import generate  # noqa: E402
+from measure import run  # noqa: E402
 
 from kgrdf import vocab  # noqa: E402
 from kgrdf.kb import KnowledgeBase  # noqa: E402
 
 
-def kg(*args: str) -> float:
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "kgrdf", *args], capture_output=True, text=True)
-    took = time.perf_counter() - start
-    if done.returncode:
-        raise SystemExit(f"kg {' '.join(args)} exited {done.returncode}: {done.stderr.strip()}")
-    return took
+def kg(*args: str) -> tuple[float, float]:
+    """(seconds, peak MB) of one kg command in a fresh process."""
+    return run(list(args))
 
 
 PERSON = "person/per-000001"
@@ -98,29 +99,36 @@ def floor(index: Path, target: Path) -> float:
     return time.perf_counter() - start
 
 
-def measure(size: int, work: Path) -> dict:
+def measure(size: int, work: Path, kept: Path | None = None) -> dict:
+    """One knowledge base of ``size`` facts, generated, or copied from ``kept`` (never changed)."""
     kb = work / f"kb-{size}"
     shutil.rmtree(kb, ignore_errors=True)
-    generate(kb, size)
+    if kept is None:
+        generate(kb, size)
+    else:
+        shutil.copytree(kept, kb, symlinks=True)
     where = ["--kb", str(kb)]
     kg("stats", *where)  # warm: the index is there and fresh
     journal_mb = sum(p.stat().st_size for p in (kb / "journal").rglob("*.rdfp")) / 1e6
-    write = kg("propose", "repo/rep-000001", "caveat", "--value", "measured", "--source", "pr:1", *where)
+    write, _ = kg("propose", "repo/rep-000001", "caveat", "--value", "measured", "--source", "pr:1", *where)
     shutil.rmtree(kb / "index")
-    rebuild = kg("stats", *where)
+    rebuild, rebuild_mb = kg("stats", *where)
     before = work / f"index-{size}"
     shutil.copytree(kb / "index", before)
     iri = vocab.entity_iri(KnowledgeBase.open(kb).perspective, PERSON).value
     place, left = in_place(before, iri)
     shutil.rmtree(before)
-    forget = kg("forget", PERSON, *where)
+    forget, forget_mb = kg("forget", PERSON, *where)
     bulk = floor(kb / "index", work / f"floor-{size}")
     shutil.rmtree(work / f"floor-{size}")
+    shutil.rmtree(kb)
     return {
         "size": size,
         "journal_mb": journal_mb,
         "forget": forget,
+        "forget_mb": forget_mb,
         "rebuild": rebuild,
+        "rebuild_mb": rebuild_mb,
         "write": write,
         "floor": bulk,
         "in_place": place,
@@ -128,18 +136,31 @@ def measure(size: int, work: Path) -> dict:
     }
 
 
+def _size_of(kb: Path) -> int:
+    """The number of facts of a kept knowledge base (kg stats)."""
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "stats", "--json", "--kb", str(kb)], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)["fact_count"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--kb", type=Path, nargs="+", help="kept knowledge bases to copy instead of generating")
     args = parser.parse_args()
+    bases = [(_size_of(path), path) for path in args.kb] if args.kb else [(size, None) for size in args.sizes]
     rows = []
     with tempfile.TemporaryDirectory(prefix="kgrdf-forget-") as tmp:
-        for size in args.sizes:
-            rows.append(measure(size, Path(tmp)))
+        for size, kept in bases:
+            rows.append(measure(size, Path(tmp), kept))
             row = rows[-1]
             print(
-                f"{size:>7} facts  journal {row['journal_mb']:.0f} MB  forget {row['forget']:.1f} s  "
-                f"index rebuild {row['rebuild']:.1f} s  floor (bulk load) {row['floor']:.1f} s  "
+                f"{size:>7} facts  journal {row['journal_mb']:.0f} MB  forget {row['forget']:.1f} s "
+                f"{row['forget_mb']:.0f} MB peak  index rebuild {row['rebuild']:.1f} s {row['rebuild_mb']:.0f} MB peak  "
+                f"floor (bulk load) {row['floor']:.1f} s  "
                 f"in place + optimize {row['in_place']:.1f} s ({'leaves' if row['trace'] else 'no'} trace)  "
                 f"one write {row['write']:.2f} s  forget/rebuild {row['forget'] / row['rebuild']:.1f}x  "
                 f"forget/floor {row['forget'] / row['floor']:.1f}x",

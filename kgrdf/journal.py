@@ -324,10 +324,13 @@ class Stream:
         data = path.read_bytes()
         return parse_patch(data, f"journal/{self.dir.name}/{path.parent.name}/{path.name}"), data
 
-    def patches_after(self, name: str | None, size: int, last_id: str | None) -> tuple[list[Entry], Torn | None]:
-        """Every whole patch after file ``name`` (of ``size`` bytes, patch ``last_id``), each checked to
-        follow the one before it, and a torn last file. Raises Damaged when the folder does not hold
-        that place or the chain breaks."""
+    def entries_after(self, name: str | None, size: int, last_id: str | None, torn: list) -> Iterator[Entry]:
+        """Every whole patch after file ``name`` (of ``size`` bytes, patch ``last_id``), read one file
+        at a time as it is asked for, each checked to follow the one before it; a torn last file is
+        added to ``torn`` once the last is read. Raises Damaged when the folder does not hold that
+        place or the chain breaks.
+
+        One file at a time: the journal of a large knowledge base is GBs, and a rebuild reads it all."""
         label = f"journal/{self.dir.name}"
         if name is not None:
             at = self.dir / name
@@ -348,7 +351,7 @@ class Stream:
             for p in self._files_in(folder)
             if int(p.name[:10]) > start
         ]
-        out, torn, prev, expected = [], None, last_id, start + 1
+        prev, expected = last_id, start + 1
         for index, path in enumerate(paths):
             here = f"{path.parent.name}/{path.name}"
             if int(path.name[:10]) != expected or path.parent.name != name_of(expected).split("/")[0]:
@@ -357,15 +360,26 @@ class Stream:
             if patch is None:
                 if index != len(paths) - 1:
                     raise Damaged(f"{label}/{here} is not a whole patch and others follow it", hint=WAY_OUT)
-                torn = Torn(path, 0, len(data))
-                break
+                torn.append(Torn(path, 0, len(data)))
+                return
             if patch.prev != prev:
                 raise Damaged(
                     f"{label}/{here}: its prev does not name the patch before it in this journal", hint=WAY_OUT
                 )
-            out.append(Entry(patch, data, here, len(data)))
+            yield Entry(patch, data, here, len(data))
             prev, expected = patch.id, expected + 1
-        return out, torn
+
+
+class _Ahead:
+    """An iterator with its next item read ahead (``head``, None at the end)."""
+
+    def __init__(self, items: Iterator):
+        self._items = items
+        self.head = next(items, None)
+
+    def take(self):
+        item, self.head = self.head, next(self._items, None)
+        return item
 
 
 class Journal:
@@ -441,54 +455,39 @@ class Journal:
         return after
 
     def read_after(self, position: Position) -> tuple[list[tuple[Transaction, Position]], list[Torn]]:
-        """Every whole transaction after ``position`` (its patches in both journals merged), with the
-        position after each, and what is torn: a last file that is not a whole patch, or the private
-        patch of the last transaction whose shared patch was never written.
+        """Every whole transaction after ``position`` with the position after each, and what is torn
+        (see :meth:`transactions`), read into one list: for a few transactions, or a check that needs
+        them all at once."""
+        torn: list[Torn] = []
+        return list(self.transactions(position, torn)), torn
 
-        Raises Damaged when the journals do not hold ``position``, a chain breaks, or a transaction
-        lacks a part.
+    def transactions(self, position: Position, torn: list | None = None) -> Iterator[tuple[Transaction, Position]]:
+        """Every whole transaction after ``position`` (its patches in both journals merged), with the
+        position after each, read as they are asked for; once the last is read, what is torn is added
+        to ``torn``: a last file that is not a whole patch, or the private patch of the last
+        transaction whose shared patch was never written.
+
+        A few patch files are held at a time, never the journal: a transaction's bytes are dropped
+        once the digest has taken them. Raises Damaged when the journals do not hold ``position``, a
+        chain breaks, or a transaction lacks a part.
         """
         if position.seq and position.shared is None and position.local is None:
             raise Damaged("the journal has no record of where the knowledge base is", hint=WAY_OUT)
-        local, local_torn = self.local.patches_after(position.local, position.local_size, position.local_id)
-        shared, shared_torn = self.shared.patches_after(position.shared, position.shared_size, position.shared_id)
-        torn = [t for t in (local_torn, shared_torn) if t is not None]
-        out, after, i, j = [], position, 0, 0
-        if position.local is None and not position.seq and local and local[0].patch.seq:
-            after = replace(position, seq=local[0].patch.seq - 1)  # a journal started from the index goes on
-        while i < len(local) or j < len(shared):
-            seq = after.seq + 1
-            mine = local[i] if i < len(local) else None
-            parts: list[tuple[str, Entry]] = []
-            if mine is not None and (mine.patch.seq is None or mine.patch.seq < seq):
-                raise Damaged(
-                    f"journal/{LOCAL}/{mine.name} holds transaction {mine.patch.seq}, expected {seq} or later",
-                    hint=WAY_OUT,
-                )
-            if mine is not None and mine.patch.seq == seq:
-                parts.append((LOCAL, mine))
-                i += 1
-                if mine.patch.shared:
-                    theirs = shared[j] if j < len(shared) else None
-                    if theirs is None and i == len(local):
-                        # Cut short between its two patches: it never happened.
-                        path = self.local.dir / mine.name
-                        torn.insert(0, Torn(path, 0, mine.size))
-                        break
-                    if theirs is None or theirs.patch.id != mine.patch.shared:
-                        raise Damaged(f"transaction {seq} lacks its patch in journal/{self.replica}", hint=WAY_OUT)
-                    parts.append((self.replica, theirs))
-                    j += 1
-            elif j < len(shared):
-                parts.append((self.replica, shared[j]))
-                j += 1
-            else:
-                raise Damaged(
-                    f"transaction {seq} is in neither journal (journal/{LOCAL}/{mine.name} holds "
-                    f"transaction {mine.patch.seq})",
-                    hint=WAY_OUT,
-                )
-            after = replace(after, seq=seq)
+        local_torn: list[Torn] = []
+        shared_torn: list[Torn] = []
+        local = _Ahead(self.local.entries_after(position.local, position.local_size, position.local_id, local_torn))
+        shared = _Ahead(
+            self.shared.entries_after(position.shared, position.shared_size, position.shared_id, shared_torn)
+        )
+        cut: list[Torn] = []
+        after = position
+        if position.local is None and not position.seq and local.head is not None and local.head.patch.seq:
+            after = replace(position, seq=local.head.patch.seq - 1)  # a journal started from the index goes on
+        while local.head is not None or shared.head is not None:
+            parts = self._parts(after.seq + 1, local, shared, cut)
+            if parts is None:
+                break
+            after = replace(after, seq=after.seq + 1)
             deletes, adds = [], []
             for name, entry in parts:
                 deletes += entry.patch.deletes
@@ -500,8 +499,38 @@ class Journal:
                     after.shared, after.shared_size, after.shared_id = entry.name, entry.size, entry.patch.id
             first = parts[0][1].patch
             command = next((e.patch.command for _, e in parts if e.patch.command), "")
-            out.append((Transaction(seq, command, first.time, deletes, adds), after))
-        return out, torn
+            del parts  # the patches' bytes go before the next are read
+            yield Transaction(after.seq, command, first.time, deletes, adds), after
+        if torn is not None:
+            torn += cut + local_torn + shared_torn
+
+    def _parts(self, seq: int, local: _Ahead, shared: _Ahead, cut: list) -> list[tuple[str, Entry]] | None:
+        """The patches of transaction ``seq``, taken from the heads of the two journals; None when it
+        is the last private patch whose shared patch was never written (it is added to ``cut``)."""
+        mine = local.head
+        if mine is not None and (mine.patch.seq is None or mine.patch.seq < seq):
+            raise Damaged(
+                f"journal/{LOCAL}/{mine.name} holds transaction {mine.patch.seq}, expected {seq} or later",
+                hint=WAY_OUT,
+            )
+        if mine is not None and mine.patch.seq == seq:
+            local.take()
+            if not mine.patch.shared:
+                return [(LOCAL, mine)]
+            theirs = shared.head
+            if theirs is None and local.head is None:
+                # Cut short between its two patches: it never happened.
+                cut.append(Torn(self.local.dir / mine.name, 0, mine.size))
+                return None
+            if theirs is None or theirs.patch.id != mine.patch.shared:
+                raise Damaged(f"transaction {seq} lacks its patch in journal/{self.replica}", hint=WAY_OUT)
+            return [(LOCAL, mine), (self.replica, shared.take())]
+        if shared.head is not None:
+            return [(self.replica, shared.take())]
+        raise Damaged(
+            f"transaction {seq} is in neither journal (journal/{LOCAL}/{mine.name} holds transaction {mine.patch.seq})",
+            hint=WAY_OUT,
+        )
 
     def set_aside(self, torn: Torn, stamp: str) -> Path:
         """Move a torn file to ``<file>.torn-<time>`` beside it."""
@@ -519,16 +548,26 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def folded(transactions: list) -> Iterator[str]:
-    """The lines :func:`fold` leaves, one by one, in journal order (a line added twice may come
-    twice): a line added after its last deletion, or in the same transaction. Only the deleted
-    lines are held, not the whole result, so a rebuild's memory follows the journal once."""
+def last_deletions(transactions) -> dict[str, int]:
+    """Each line the transactions delete, with the sequence number of the last that deletes it."""
     deleted: dict[str, int] = {}
-    for at, tx in enumerate(transactions):
-        deleted.update(zip(tx.deletes, repeat(at)))
-    for at, tx in enumerate(transactions):
+    for tx in transactions:
+        deleted.update(zip(tx.deletes, repeat(tx.seq)))
+    return deleted
+
+
+def folded(transactions, deleted: dict[str, int] | None = None) -> Iterator[str]:
+    """The lines :func:`fold` leaves, one by one, in journal order (a line added twice may come
+    twice): a line added after its last deletion, or in the same transaction. ``deleted`` is
+    :func:`last_deletions` of the same transactions, taken in an earlier pass over them; given it,
+    the transactions are read once more, one at a time, and only the deleted lines are held, so a
+    rebuild's memory follows the deletions, not the journal."""
+    if deleted is None:
+        transactions = list(transactions)
+        deleted = last_deletions(transactions)
+    for tx in transactions:
         for line in tx.adds:
-            if deleted.get(line, -1) <= at:
+            if deleted.get(line, -1) <= tx.seq:
                 yield line
 
 

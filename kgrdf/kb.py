@@ -427,27 +427,28 @@ class KnowledgeBase:
                 # transaction: the index holds the data. Start it again; never rebuild from nothing.
                 self._start_new_journal_if_gone(backend)
                 view, journal = self.view(), self.journal
+        # The transactions past view.json are read twice: once to check them and learn where they
+        # end, once to apply them (when the index is not rebuilt): never held all at once.
+        target, known = view, {view.seq: view.digest}
         if not journal.ends_at(view):
-            pending, torn = journal.read_after(view)
+            torn: list = []
+            for _tx, after in journal.transactions(view, torn):
+                target, known[after.seq] = after, after.digest
             for piece in torn:
                 aside = journal.set_aside(piece, clock.iso(clock.now()).replace(":", ""))
                 print(
                     f"kg: set aside a torn journal tail of {piece.size} bytes as {aside.relative_to(journal.folder)}",
                     file=sys.stderr,
                 )
-        else:
-            pending = []
-        target = pending[-1][1] if pending else view
         index_at = backend.position()
-        known = {view.seq: view.digest, **{after.seq: after.digest for _, after in pending}}
         if (
             index_at is None
             or known.get(index_at[0]) != index_at[1]
             or backend.schema_digest() != schema.digest(self.path)
         ):
             self._rebuild(backend, target)
-        else:
-            for tx, after in pending:
+        elif target != view:
+            for tx, after in journal.transactions(view):
                 if tx.seq > index_at[0]:
                     backend.apply(tx, after)
         if target != view:
@@ -495,13 +496,12 @@ class KnowledgeBase:
         if self.index_path.exists():
             shutil.rmtree(old, ignore_errors=True)
             os.replace(self.index_path, old)
-        entries, _torn = self.journal.read_after(Position())
-        target = entries[-1][1] if entries else Position()
+        target, deleted = self._check_journal()
         self._write_view(target)
         backend = self.open_index(read_only=False)
         try:
             with ThreadPoolExecutor(max_workers=1) as pool:
-                loading = pool.submit(self._rebuild, backend, target, entries)
+                loading = pool.submit(self._rebuild, backend, target, deleted)
                 try:
                     if beside is not None:
                         beside()
@@ -511,29 +511,56 @@ class KnowledgeBase:
         finally:
             self.close_index(backend)
 
-    def _rebuild(self, backend, target: Position, entries=None) -> None:
-        """Replace the index with the journal's rebuild and the schema graph."""
+    def _check_journal(self, target: Position | None = None) -> tuple[Position, dict[str, int]]:
+        """The first of a rebuild's two passes over the journal: every patch checked (a damaged
+        journal raises Damaged before the index is touched); the position after ``target``'s
+        transaction (the journal's end when None) and the lines deleted up to it, each with the
+        sequence number of its last deletion. Raises Damaged when ``target`` is not on the chain."""
         from kgrdf import journal as journal_mod
-        from kgrdf import model, schema, waiting
 
-        waiting.drop(self.path)  # derived from the index: made again by the next batch
-
-        if entries is None:
-            entries, _torn = self.journal.read_after(Position())
-        entries = [(tx, after) for tx, after in entries if tx.seq <= target.seq]
-        last = entries[-1][1] if entries else Position()
-        if (last.seq, last.digest) != (target.seq, target.digest):
+        end, deleted = Position(), {}
+        for tx, after in self.journal.transactions(Position()):
+            if target is None or tx.seq <= target.seq:
+                end = after
+                deleted.update(zip(tx.deletes, itertools.repeat(tx.seq)))
+        if target is not None and (end.seq, end.digest) != (target.seq, target.digest):
             raise Damaged(
                 "the journal does not match view.json: it was edited outside kgrdf or lost records",
                 hint=journal_mod.WAY_OUT,
             )
+        return end, deleted
+
+    def _folded(self, target: Position, deleted: dict[str, int]):
+        """The second pass: the journal read again up to ``target``, one transaction at a time, and
+        the lines it leaves. Raises Damaged when it no longer reads as the first pass did."""
+        from kgrdf import journal as journal_mod
+
+        end = Position()
+        for tx, after in self.journal.transactions(Position()):
+            if tx.seq > target.seq:
+                break
+            end = after
+            yield from journal_mod.folded([tx], deleted)
+        if (end.seq, end.digest) != (target.seq, target.digest):
+            raise Damaged("the journal changed while the index was rebuilt from it", hint="run the command again")
+
+    def _rebuild(self, backend, target: Position, deleted: dict[str, int] | None = None) -> None:
+        """Replace the index with the journal's rebuild and the schema graph, in two passes over the
+        journal (:meth:`_check_journal`, then the load as it is read again): its memory follows
+        the deleted lines and one load's worth of text, not the journal."""
+        from kgrdf import model, schema, waiting
+
+        waiting.drop(self.path)  # derived from the index: made again by the next batch
+
+        if deleted is None:
+            _end, deleted = self._check_journal(target)
         schema_quads, ext = schema.effective_quads(self.path)
         if ext is not None and not ext.accepted:
             print(
                 f"kg: schema.json is refused ({'; '.join(ext.problems)}); working on the core schema", file=sys.stderr
             )
         quads = itertools.chain(
-            journal_mod.folded([tx for tx, _ in entries]),
+            self._folded(target, deleted),
             model.lines(schema_quads),
             model.lines(_schema_digest_quads(schema.digest(self.path))),
         )
