@@ -16,11 +16,11 @@ import json
 import os
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kgrdf import clock, identifiers, privacy, vocab
 from kgrdf.errors import Damaged, Refused
-from kgrdf.purge import JournalText, Plan, digest, read_journal, refuse_if_shared, rows_in, start
+from kgrdf.purge import Plan, digest, journal_pieces, refuse_if_shared, rows_in, shared_rows, start
 
 
 @dataclass
@@ -99,51 +99,69 @@ def named_rows(text: str, person: Target, rows: list[str] | None = None):
                 yield row[2:-2], quad
 
 
-def naming(kb, person: Target, journals: tuple[JournalText, JournalText] | None = None) -> Plan:
+@dataclass
+class Search:
+    """What the search of the shared journal found besides the plan: how many of its rows name the
+    person, and each of its files' size and modification time as read."""
+
+    named: int = 0
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def naming(kb, person: Target, search: Search | None = None) -> Plan:
     """Every record that names a person (see :class:`kgrdf.privacy.People`): every row of a fact
     whose subject, object, speaker or any text names them, their entity's rows, and the rows of
     other entities whose aliases or summary name them. Another entity's name that names them is
-    replaced by its id, so that the entity keeps a name and nothing else of it changes.
-    ``journals`` are the private and the shared journal as read (each one's ``named`` is set)."""
+    replaced by its id, so that the entity keeps a name and nothing else of it changes. Each
+    journal is searched a piece at a time; ``search`` takes what the shared journal's showed."""
     from pyoxigraph import Literal, Quad
 
     entities_graph = vocab.entities_graph(kb.perspective).value
     base = vocab.perspective_base(kb.perspective)  # another perspective's records are its own
+    search = search if search is not None else Search()
     plan = Plan()
     naming_rows: dict[str, list] = {}  # fact IRI -> its rows that name the person
-    if journals is None:
-        journals = read_journal(kb.journal.local), read_journal(kb.journal.shared)
-    for journal in journals:  # one search over each journal's rows
-        for row, quad in named_rows(journal.text, person, journal.lines):
-            graph = quad.graph_name.value
-            if not graph.startswith(base):
-                continue
-            journal.named += 1
-            if graph != entities_graph:
-                plan.graphs.add(privacy.fact_of(graph))
-                naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
-            elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
-                plan.renames[digest(row)] = str(
-                    Quad(quad.subject, quad.predicate, Literal(vocab.id_of(quad.subject.value)), quad.graph_name)
-                )
-            else:
-                plan.lines.add(digest(row))
-    _redact_shared_facts(plan, naming_rows, journals[1])
+    for stream in (kb.journal.local, kb.journal.shared):
+        shared = stream is kb.journal.shared
+        for piece in journal_pieces(stream):
+            if shared:
+                search.stats.update(piece.stats)
+            for row, quad in named_rows(piece.text, person, piece.lines):
+                graph = quad.graph_name.value
+                if not graph.startswith(base):
+                    continue
+                if shared:
+                    search.named += 1
+                if graph != entities_graph:
+                    plan.graphs.add(privacy.fact_of(graph))
+                    naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
+                elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
+                    plan.renames[digest(row)] = str(
+                        Quad(quad.subject, quad.predicate, Literal(vocab.id_of(quad.subject.value)), quad.graph_name)
+                    )
+                else:
+                    plan.lines.add(digest(row))
+    _redact_shared_facts(plan, naming_rows, kb.journal.shared)
     return plan
 
 
 FORGOTTEN_TEXT = "[forgotten]"
 
 
-def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared: JournalText) -> None:
+def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared) -> None:
     """A fact first heard where it may be shared, and named the person only later (a hearing of
     theirs, a reason, a source), keeps its shared records: the rows that name them, which went to
     the private journal, are taken out instead of the fact: a row naming them by IRI (a speaker)
     goes, and a text naming them becomes "[forgotten]". A fact whose naming rows are shared is
-    left whole in the plan, and refuse_if_shared refuses it."""
+    left whole in the plan, and refuse_if_shared refuses it. ``shared`` is the shared journal's
+    stream, read a piece at a time."""
     from pyoxigraph import Literal, Quad
 
-    held_in_shared = {privacy.fact_of(privacy.graph_of(row)) for row in rows_in(shared.lines, plan.graphs)}
+    held_in_shared = {
+        privacy.fact_of(privacy.graph_of(row))
+        for piece in journal_pieces(shared)
+        for row in rows_in(piece.lines, plan.graphs)
+    }
     for fact in sorted(held_in_shared & plan.graphs):
         held = naming_rows[fact]
         if any(quad.graph_name.value == fact for _row, quad in held):
@@ -182,10 +200,10 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         entries = identifiers.read(kb)
         values = [e["value"] for e in entries if e["entity"] == entity.id]
         person = target(entity, values, label_rows, entries, vocab.perspective_base(kb.perspective))
-        journals = read_journal(kb.journal.local), read_journal(kb.journal.shared)
-        plan = naming(kb, person, journals)
+        search = Search()
+        plan = naming(kb, person, search)
         plan.identifiers = [hashed] if values else []
-        refuse_if_shared(kb, plan, f"forgetting {entity.id}", journals[1])
+        refuse_if_shared(kb, plan, f"forgetting {entity.id}", shared_rows(kb.journal.shared, plan))
         plan.record = {
             "id": str(uuid.uuid4()),
             "hash": hashed,
@@ -205,8 +223,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             return result
         # The shared journal is never rewritten: when the search found no row of it naming them,
         # its files, unchanged since (the lock is held), need not be read again.
-        unchanged = journals[1].stats if not journals[1].named else {}
-        del journals  # hundreds of megabytes at 100k facts: not held while the index is rebuilt
+        unchanged = search.stats if not search.named else {}
         counts = start(kb, plan)
         left = remaining(kb, person, unchanged)
         if left:

@@ -30,7 +30,8 @@ import hashlib
 import json
 import os
 import shutil
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kgrdf import files, identifiers, privacy, vcs, vocab
@@ -89,11 +90,14 @@ class Plan:
         )
 
 
+PIECE_CHARS = 1 << 24  # characters of journal text searched at a time (whole patch files)
+
+
 @dataclass
 class JournalText:
-    """A journal's patches read once for the searches of a deletion: their text, its lines, each
-    file's size and modification time as read (what a later check compares to tell that a file has
-    not changed since), and how many rows of it name the person (set by the search for them)."""
+    """Some whole patches of a journal, read for the searches of a deletion: their text, its lines,
+    each file's size and modification time as read (what a later check compares to tell that a file
+    has not changed since), and how many rows of it name the person (set by the search for them)."""
 
     text: str
     lines: list[str]
@@ -101,12 +105,23 @@ class JournalText:
     named: int = 0
 
 
-def read_journal(stream: Stream) -> JournalText:
-    stats, parts = {}, []
+def journal_pieces(stream: Stream, chars: int = PIECE_CHARS) -> Iterator[JournalText]:
+    """A journal's patches read in pieces of about ``chars`` characters of whole files, one piece
+    at a time: a deletion searches a journal of GBs without holding it."""
+    stats, parts, size = {}, [], 0
     for path in stream.files():
         info = path.stat()
         stats[str(path)] = (info.st_size, info.st_mtime_ns)
         parts.append(path.read_bytes().decode("utf-8", errors="replace"))
+        size += len(parts[-1])
+        if size >= chars:
+            yield _piece(parts, stats)
+            stats, parts, size = {}, [], 0
+    if parts:
+        yield _piece(parts, stats)
+
+
+def _piece(parts: list[str], stats: dict) -> JournalText:
     text = "".join(parts)
     return JournalText(text, text.split("\n"), stats)
 
@@ -129,21 +144,34 @@ def rows_in(lines: list[str], graphs: set[str]) -> list[str]:
     ]
 
 
-def refuse_if_shared(kb, plan: Plan, what: str, shared: JournalText | None = None) -> None:
+def shared_rows(stream: Stream, plan: Plan) -> list[str]:
+    """The rows of a journal that a deletion over the plan's facts may drop or change (see
+    :func:`rows_in`): every row of those facts, and the entity rows the plan drops; read a piece at a
+    time."""
+    graphs = plan.graphs | plan.redacted
+    return [
+        row
+        for piece in journal_pieces(stream)
+        for row in rows_in(piece.lines, graphs)
+        if not privacy.is_entities_graph(privacy.graph_of(row)) or plan.drops(row)
+    ]
+
+
+def refuse_if_shared(kb, plan: Plan, what: str, rows: list[str] | None = None) -> None:
     """A deletion that would need the shared journal rewritten is refused, naming what holds it.
-    ``shared`` is the shared journal as read already, if it was."""
-    if shared is None:
-        shared = read_journal(kb.journal.shared)
-    facts, entities, rows = set(), set(), 0
-    for quad in rows_in(shared.lines, plan.graphs | plan.redacted):
+    ``rows`` are the shared journal's rows the plan may drop (:func:`shared_rows`), if found already."""
+    if rows is None:
+        rows = shared_rows(kb.journal.shared, plan)
+    facts, entities, dropped = set(), set(), 0
+    for quad in rows:
         if plan.drops(quad):
-            rows += 1
+            dropped += 1
             graph = privacy.graph_of(quad)
             if privacy.is_entities_graph(graph):
                 entities.add(quad[1 : quad.index(">")])
             else:
                 facts.add(vocab.id_of(privacy.fact_of(graph)))
-    if rows:
+    if dropped:
         held = ", ".join(sorted(facts)[:8]) + (" ..." if len(facts) > 8 else "")
         names = f"{len(facts)} fact{'s' if len(facts) != 1 else ''} ({held})" if facts else ""
         if entities:
@@ -151,8 +179,8 @@ def refuse_if_shared(kb, plan: Plan, what: str, shared: JournalText | None = Non
                 " and " if names else ""
             ) + f"the names of {len(entities)} entit{'ies' if len(entities) != 1 else 'y'}"
         raise Refused(
-            f"{what} is refused: the shared journal (journal/{kb.replica}) holds {rows} record"
-            f"{'s' if rows != 1 else ''} of it: {names}; the shared journal is never rewritten",
+            f"{what} is refused: the shared journal (journal/{kb.replica}) holds {dropped} record"
+            f"{'s' if dropped != 1 else ''} of it: {names}; the shared journal is never rewritten",
             hint="it may have been copied to other replicas; nothing was changed",
         )
 
@@ -180,7 +208,8 @@ def finish(kb) -> dict:
 
 def _rewrite_private_journal(kb, plan: Plan) -> dict:
     """Rewrite journal/local/ without the plan's rows, into local.new/, then swap it in. A patch the
-    plan leaves as it was is a hard link to its file; one left with no rows becomes a placeholder."""
+    plan leaves as it was is a hard link to its file; one left with no rows becomes a placeholder.
+    Each patch is read, rewritten and written before the next is read."""
     folder = kb.path / "journal"
     local, new, old = folder / LOCAL, folder / (LOCAL + ".new"), folder / (LOCAL + ".old")
     if new.exists() and not local.exists():
@@ -188,59 +217,28 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
     shutil.rmtree(new, ignore_errors=True)  # an unfinished copy
     shutil.rmtree(old, ignore_errors=True)
     counts = {"records": 0, "placeholders": 0}
-    stream = Stream(local)
-    rewritten: dict[Path, bytes] = {}
-    kept: list[Path] = []
-    for path in stream.files():
+    files.new_folder(new)
+    folders = set()
+    for path in Stream(local).files():
         data = path.read_bytes()
         patch = parse_patch(data, f"journal/{LOCAL}/{path.parent.name}/{path.name}")
         if patch is None:
             continue  # a torn tail: a leftover, dropped with the rest
-        kept.append(path)
-        dropped = sum(1 for q in (*patch.deletes, *patch.adds) if plan.drops(q))
-        if not dropped:
-            continue
-        counts["records"] += dropped
-        deletes = [row for row in map(plan.rewrite, patch.deletes) if row is not None]
-        adds = [row for row in map(plan.rewrite, patch.adds) if row is not None]
-        if not deletes and not adds:
-            counts["placeholders"] += 1
-            patch = Patch(patch.id, patch.time, "", [], [], patch.prev, patch.seq, patch.shared, placeholder=True)
-        else:
-            patch = Patch(
-                patch.id,
-                patch.time,
-                patch.command,
-                deletes,
-                adds,
-                patch.prev,
-                patch.seq,
-                patch.shared,
-                patch.placeholder,
-            )
-        rewritten[path] = patch.encode()
-    if not counts["records"]:
-        return counts  # nothing of it named them (a rewrite finished before a cut)
-    files.new_folder(new)
-    folders = set()
-    for path in kept:
         target = new / path.parent.name / path.name
         if path.parent.name not in folders:
             target.parent.mkdir(mode=0o700)
             folders.add(path.parent.name)
-        if path in rewritten:
-            with files.create(target) as out:
-                out.write(rewritten[path])
-                out.flush()
-                os.fsync(out.fileno())
-        else:
-            try:
-                os.link(path, target)  # the same bytes, already on disk
-            except OSError:
-                with files.create(target) as out:
-                    out.write(path.read_bytes())
-                    out.flush()
-                    os.fsync(out.fileno())
+        rewritten = _without(patch, plan, counts)
+        if rewritten is not None:
+            _write_file(target, rewritten.encode())
+            continue
+        try:
+            os.link(path, target)  # the same bytes, already on disk
+        except OSError:
+            _write_file(target, data)
+    if not counts["records"]:
+        shutil.rmtree(new)
+        return counts  # nothing of it named them (a rewrite finished before a cut)
     for name in folders:
         fsync_dir(new / name)
     fsync_dir(new)
@@ -249,6 +247,28 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
     fsync_dir(folder)
     shutil.rmtree(old)
     return counts
+
+
+def _without(patch: Patch, plan: Plan, counts: dict) -> Patch | None:
+    """The patch without the plan's rows (a placeholder when none is left), None when it keeps them
+    all; ``counts`` takes the rows dropped and the placeholders made."""
+    dropped = sum(1 for q in (*patch.deletes, *patch.adds) if plan.drops(q))
+    if not dropped:
+        return None
+    counts["records"] += dropped
+    deletes = [row for row in map(plan.rewrite, patch.deletes) if row is not None]
+    adds = [row for row in map(plan.rewrite, patch.adds) if row is not None]
+    if not deletes and not adds:
+        counts["placeholders"] += 1
+        return Patch(patch.id, patch.time, "", [], [], patch.prev, patch.seq, patch.shared, placeholder=True)
+    return replace(patch, deletes=deletes, adds=adds)
+
+
+def _write_file(target: Path, data: bytes) -> None:
+    with files.create(target) as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def _delete_leftovers(kb) -> int:

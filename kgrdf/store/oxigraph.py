@@ -19,7 +19,8 @@ from kgrdf.queries import Query
 from kgrdf.store.base import Backend
 
 BULK_THRESHOLD = 20_000
-LOAD_LINES = 500_000  # journal lines to a bulk load of a rebuild (about 100 MB of text)
+LOAD_LINES = 50_000  # journal lines to a bulk load of a rebuild (about 10 MB of text; larger loads hold
+# hundreds of MB more in the store's bulk loader and were no faster)
 _KG_SEQ = vocab.kg("journalSeq")
 _KG_DIGEST = vocab.kg("journalDigest")
 _KG_SCHEMA = vocab.kg("schemaDigest")
