@@ -105,9 +105,10 @@ class JournalText:
     named: int = 0
 
 
-def journal_pieces(stream: Stream, chars: int = PIECE_CHARS) -> Iterator[JournalText]:
-    """A journal's patches read in pieces of about ``chars`` characters of whole files, one piece
-    at a time: a deletion searches a journal of GBs without holding it."""
+def journal_pieces(stream: Stream, chars: int | None = None) -> Iterator[JournalText]:
+    """A journal's patches read in pieces of about ``chars`` (PIECE_CHARS) characters of whole
+    files, one piece at a time: a deletion searches a journal of GBs without holding it."""
+    chars = chars or PIECE_CHARS
     stats, parts, size = {}, [], 0
     for path in stream.files():
         info = path.stat()

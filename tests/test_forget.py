@@ -896,3 +896,21 @@ def test_the_word_that_finds_a_name_in_a_journal_is_its_rarest_there():
     text = "<https://kgrdf.org/kb/main/person/a> <https://kgrdf.org/kb/main/person/b> quixley"
     assert people.candidate_words(sample=text) == ["quixley", "sam"]
     assert people.candidate_words(sample="quixley quixley person") == ["person", "sam"]
+
+
+def test_a_journal_is_searched_in_pieces_of_whole_patches_and_forget_finds_what_they_hold(kg, tmp_path, monkeypatch):
+    from kgrdf import purge
+
+    facts = _people(kg, tmp_path)
+    kb = KnowledgeBase.open(kg.path)
+    whole = "".join(p.read_text() for p in kb.journal.local.files())
+    pieces = list(purge.journal_pieces(kb.journal.local, chars=1))
+    assert len(pieces) == len(kb.journal.local.files()) > 1
+    assert "".join(piece.text for piece in pieces) == whole and all(p.text.endswith("TC .\n") for p in pieces)
+    monkeypatch.setattr(purge, "PIECE_CHARS", 1)  # a forget in this process searches one patch at a time
+    from kgrdf import forget
+
+    forget.forget(kb, "person/sam")
+    assert {f["id"] for f in kg.json("facts", "person/priya", "--all")["facts"]} == {facts["priya_member"]}
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, SAM) == []

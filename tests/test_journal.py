@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgrdf.errors import Damaged
-from kgrdf.journal import Journal, Position, Transaction, fold, folded
+from kgrdf.journal import Journal, Position, Transaction, fold, folded, last_deletions
 from kgrdf.store import oxigraph as oxigraph_store
 from kgrdf.store.oxigraph import OxigraphBackend
 
@@ -226,3 +226,28 @@ def test_a_transaction_missing_its_shared_patch_is_damage(tmp_path):
         path.unlink()
     with pytest.raises(Damaged, match="lacks its patch in journal/r-test"):
         journal.read_after(Position())
+
+
+def test_reading_the_journal_holds_a_few_patches_never_the_whole(tmp_path):
+    import tracemalloc
+
+    rows = [f'<urn:s{i}> <urn:p> "{"x" * 200}" <urn:g{i % 3}>' for i in range(2000)]  # ~0.5 MB a patch
+    journal, position = _write(tmp_path, [([], rows[:1000]), ([], rows[1000:])] * 15, private)
+    size = sum(p.stat().st_size for p in journal.segments())
+    tracemalloc.start()
+    try:
+        seqs = [(tx.seq, len(tx.adds)) for tx, _after in journal.transactions(Position())]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert seqs == [(seq, 1000) for seq in range(1, 31)]
+    assert peak < size / 3, f"{peak} bytes held reading a journal of {size}"
+
+
+def test_folding_again_with_the_deletions_of_a_first_pass_gives_the_fold(tmp_path):
+    steps = [([], [QUADS[0], QUADS[1]]), ([QUADS[0]], [QUADS[2]]), ([QUADS[2]], [QUADS[0], QUADS[2]]), ([QUADS[1]], [])]
+    journal, _ = _write(tmp_path, steps, private)
+    deleted = last_deletions(tx for tx, _ in journal.transactions(Position()))
+    again = list(folded((tx for tx, _ in journal.transactions(Position())), deleted))
+    assert sorted(again) == sorted(fold(tx for tx, _ in journal.read_after(Position())[0]))
+    assert set(again) == {QUADS[0], QUADS[2]}
