@@ -22,6 +22,7 @@ from kgrdf import files, privacy, queries, vocab
 KEYS = frozenset(vocab.kg(name).value for name in ("nameKey", "aliasKey", "weakAliasKey"))
 FORMAT = "1"
 _CHUNK = 500  # words asked at once: far under any SQLite's limit of bound values
+_MATCHERS = 4096  # matchers a held index keeps (see Index.hold)
 
 
 def cache_path(kb_path: Path, perspective: str) -> Path:
@@ -59,6 +60,7 @@ class Index:
         self.path = cache_path(kb_path, perspective) if kb_path is not None else None
         self._db = None
         self._everyone: privacy.People | None = None
+        self._held = None  # (word -> people, person -> label rows, matchers) once hold() read them
 
     def named_in(self, texts) -> privacy.People:
         """A matcher of every person the ``texts`` may name (and of no one they cannot)."""
@@ -69,6 +71,8 @@ class Index:
                 self._everyone = privacy.people_from(rows, self.entries, self.base)
             return self._everyone
         words = sorted({w for text in texts if text for w in privacy.words(text)})
+        if self._held is not None:
+            return self._held_named_in(words)
         people: set[str] = set()
         for at in range(0, len(words), _CHUNK):
             chunk = words[at : at + _CHUNK]
@@ -83,6 +87,35 @@ class Index:
         held = set(words)
         entries = [entry for entry, word in self._entry_words() if word is None or word in held]
         return privacy.people_from(rows, entries, self.base)
+
+    def hold(self) -> None:
+        """Read the cache's words and labels into memory for the rest of this write: a large write
+        (an import) asks about the texts of every record, and a query for each costs more than
+        reading the cache once, whose size follows the people, not the facts. Matchers are kept
+        by the people they match, so records that lead to the same people share one."""
+        db = self._open()
+        if db is None or self._held is not None:
+            return
+        by_word: dict[str, list[str]] = {}
+        for word, person in db.execute("SELECT word, person FROM words"):
+            by_word.setdefault(word, []).append(person)
+        labels: dict[str, list[tuple[str, str]]] = {}
+        for person, key in db.execute("SELECT person, key FROM labels"):
+            labels.setdefault(person, []).append((person, key))
+        self._held = (by_word, labels, {})
+
+    def _held_named_in(self, words: list[str]) -> privacy.People:
+        by_word, labels, matchers = self._held
+        people = sorted({p for word in words for p in by_word.get(word, ())})
+        held = set(words)
+        entries = tuple(n for n, (_, word) in enumerate(self._entry_words()) if word is None or word in held)
+        key = (tuple(people), entries)
+        if key not in matchers:
+            if len(matchers) >= _MATCHERS:
+                matchers.clear()
+            rows = [row for person in people for row in labels.get(person, ())]
+            matchers[key] = privacy.people_from(rows, [self._entry_words()[n][0] for n in entries], self.base)
+        return matchers[key]
 
     def _entry_words(self) -> list[tuple[dict, str | None]]:
         """Each identifier with the word a text naming it holds (its longest), None for one without

@@ -85,6 +85,7 @@ class Writer(Session):
         self._chunks: list = []  # (facts checked, entity IRIs, future findings)
         self._checker = None
         self._index_entities: set[str] | None = None
+        self._entity_adds: set[str] = set()  # lines staged in the entities graph (some since cancelled)
         # Recorded time never goes backwards (clock.for_write refuses a clock behind the journal).
         self.now = now or clock.iso(clock.for_write(kb.journal))
         self.warnings: list = []
@@ -94,6 +95,7 @@ class Writer(Session):
         self._label_checks = 0  # aliases checked against the labels in use (see _refuse_taken)
         self._label_keys: set[str] | None = None
         self._people = None  # the people texts may name (kgrdf.people), once a text needs it
+        self._person_checks = 0  # texts looked at for people: past BULK, the people's cache is held
         self._pending_people = privacy.People()  # and the people this write adds or renames
         self._private: dict[str, bool] = {}  # fact IRI -> whether its lines go to the private journal
         self.key: privacy.Key | None = None  # the secret key, as the write found it (see privacy.key)
@@ -226,6 +228,9 @@ class Writer(Session):
 
             kb_path = self.kb.path if self.kb.backend_kind != "memory" else None
             self._people = people.Index(kb_path, self.backend, self.perspective, identifiers.read(self.kb))
+        self._person_checks += 1
+        if self._person_checks == self.BULK:
+            self._people.hold()  # a large write: one read of the cache, not a query a record
         matchers = [found for found in (self._people.named_in(texts), self._pending_people) if found]
         return any(found.in_text(text) for text in texts for found in matchers)
 
@@ -248,6 +253,8 @@ class Writer(Session):
         for key, quad in zip(keys, adds, strict=True):
             if self._deletes.pop(key, None) is None:
                 self._adds[key] = quad
+        in_entities = f" <{self.entities_graph.value}>"
+        self._entity_adds.update(key for key in keys if key.endswith(in_entities))
         if fact is not None:
             key = (fact.subject, fact.predicate)
             if fact.iri not in self._facts:
@@ -370,11 +377,10 @@ class Writer(Session):
         if not self._unchecked and not self._entities:
             return
         entities_graph = vocab.entities_graph(self.perspective)
-        in_entities = f" <{entities_graph.value}>"
         if self._index_entities is None:
             self._index_entities = {str(q) for q in self.backend.quads_in(entities_graph)}
         entity_lines = self._index_entities.difference(self._deletes)
-        entity_lines.update(k for k, q in self._adds.items() if k.endswith(in_entities))
+        entity_lines.update(k for k in self._entity_adds if k in self._adds)
         fact_lines, later = [], set()
         for iri in self._unchecked:
             first = self._first_lines.get(iri)

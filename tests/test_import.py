@@ -296,3 +296,28 @@ def test_copies_in_one_import_fold_into_a_record_for_each_run_of_one_reason(kg, 
         {"before": [3], "after": [4]},
         {"before": [4], "after": [5]},
     ]
+
+
+def test_a_large_import_finds_the_people_its_values_name_as_a_small_one_does(kg, tmp_path):
+    """Past 200 records the writer reads the people's cache once instead of asking it for each
+    record: a value naming a person known before the import, by name or by alias, still makes its
+    fact personal, and one naming nobody does not."""
+    kg("import", records_file(tmp_path / "people.jsonl", *ENTITIES), "--apply")
+    repos = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(100)]
+    facts = [
+        {"type": "fact", "subject": f"repo/r{i}", "predicate": "caveat", "value": f"caveat {j}", "sources": ["slack:x"]}
+        for i in range(100)
+        for j in range(3)
+    ]
+    naming = [
+        {"type": "fact", "subject": "repo/r7", "predicate": "caveat", "value": v, "sources": ["slack:y"]}
+        for v in ("ask Kim Lee first", "kim knows why", "nobody knows why")
+    ]
+    report = kg.json("import", records_file(tmp_path / "seed.jsonl", *repos, *facts, *naming), "--apply")
+    assert report["facts"] == {"created": 303}
+    ids = {f["value"]: f["id"] for f in kg.json("facts", "repo/r7")["facts"]}
+    shown = {value: kg.json("history", fact_id)["fact"]["sensitivity"] for value, fact_id in ids.items()}
+    assert shown["ask Kim Lee first"] == "personal"
+    assert shown["kim knows why"] == "personal"
+    assert shown["nobody knows why"] == "internal"
+    assert shown["caveat 0"] == "internal"
