@@ -125,8 +125,14 @@ class OxigraphBackend(Backend):
         if len(tx.adds) + len(tx.deletes) > BULK_THRESHOLD:
             if tx.deletes:
                 self.store.update(_data_block("DELETE DATA", tx.deletes))
-            data = "".join(f"{line} .\n" for line in tx.adds).encode("utf-8")
-            self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS)
+            # A bounded number of lines to a load: the text of 100k facts' quads is about a GB as
+            # one piece. A cut between loads leaves the index behind the journal's position, and
+            # the next command applies the transaction again. The lines were written from parsed
+            # quads, as a rebuild's are: not checked again.
+            for at in range(0, len(tx.adds), LOAD_LINES):
+                data = "".join(f"{line} .\n" for line in tx.adds[at : at + LOAD_LINES]).encode("utf-8")
+                self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS, lenient=True)
+                del data
             self.store.update(self._position_update(after))
             return
         parts = []
