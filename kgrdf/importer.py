@@ -188,9 +188,10 @@ _WHOLE = re.compile(r"^[0-9]+$")
 _DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
 
 
-def _checked(data: dict) -> dict:
-    """The record's fields, each of the kind it must be (see the module's note). Raises BadInput
-    naming the field and what it holds."""
+def _checked(data: dict, limit: int | None = None) -> dict:
+    """The record's fields, each of the kind it must be (see the module's note), texts of at most
+    ``limit`` characters (KGRDF_MAX_TEXT, read once an import). Raises BadInput naming the field and
+    what it holds."""
     from kgrdf import inputs
 
     kind = data["type"]
@@ -210,11 +211,11 @@ def _checked(data: dict) -> dict:
         if value is None:
             continue
         if holds == "text":
-            out[name] = inputs.text(value, name)
+            out[name] = inputs.text(value, name, limit)
         elif holds == "texts":
-            out[name] = _texts(value, name)
+            out[name] = _texts(value, name, limit)
         elif holds == "sources":
-            out[name] = _sources(value)
+            out[name] = _sources(value, limit)
         elif holds == "whole":
             out[name] = _whole(value, name)
         elif holds == "flag":
@@ -232,7 +233,7 @@ def _checked(data: dict) -> dict:
     return out
 
 
-def _texts(value, name: str) -> list[str]:
+def _texts(value, name: str, limit: int | None = None) -> list[str]:
     """A list of texts. A string is refused, not taken as its letters nor split at commas."""
     from kgrdf import inputs
 
@@ -241,7 +242,7 @@ def _texts(value, name: str) -> list[str]:
             f"{name} must be a list of texts, not text ({value[:40]!r}): write "
             f"[{inputs.json.dumps(value[:40])}] for one"
         )
-    return inputs.texts(value, name)
+    return inputs.texts(value, name, limit)
 
 
 def _flag(value, name: str) -> bool:
@@ -280,7 +281,7 @@ def _number(value, name: str) -> float:
     raise BadInput(f"{name} must be a number, not {shown}")
 
 
-def _sources(value) -> list[str]:
+def _sources(value, limit: int | None = None) -> list[str]:
     from kgrdf import inputs
 
     if isinstance(value, str):
@@ -298,9 +299,11 @@ def _sources(value) -> list[str]:
                     'a source object is {"kind": ..., "ref": ...}'
                     + (f", without {', '.join(repr(k) for k in extra[:3])}" if extra else "")
                 )
-            out.append(f"{inputs.text(source['kind'], 'a source kind')}:{inputs.text(source['ref'], 'a source ref')}")
+            out.append(
+                f"{inputs.text(source['kind'], 'a source kind', limit)}:{inputs.text(source['ref'], 'a source ref', limit)}"
+            )
         elif isinstance(source, str):
-            out.append(inputs.text(source, "a source"))
+            out.append(inputs.text(source, "a source", limit))
         else:
             raise BadInput(f'a source is KIND:REF or {{"kind", "ref"}}, not {inputs.shown(source)}')
     return out
@@ -320,11 +323,11 @@ def _reason(exc: KgError) -> str:
     return "schema"
 
 
-def _stage(writer, record: Record, auto_confirm: bool, report: Report):
+def _stage(writer, record: Record, auto_confirm: bool, report: Report, limit: int | None = None):
     """Put one record through the writer; returns (fact IRI, action, auto-confirm rule) for a fact
     record, None for an entity. Raises KgError when the record is refused, before anything of it is
     staged."""
-    data = _checked(record.data)
+    data = _checked(record.data, limit)
     if data["type"] == "entity":
         _, outcome = writer.add_entity(
             data["id"],
@@ -374,7 +377,10 @@ def _heard(data: dict):
 def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) -> Report:
     """Stage every record that the writer accepts, then validate them together with the shapes and
     take out the facts that fail (an entity that fails means staging again without it)."""
+    from kgrdf import settings
+
     writer.check_perspective()  # the whole import is refused in a perspective that does not exist
+    limit = settings.get("KGRDF_MAX_TEXT")
     skip: dict[int, tuple[str, str]] = {}  # entity records refused by the shapes: (reason, message)
     for _attempt in range(3):
         report = Report(records=len(records))
@@ -393,7 +399,7 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
                 report.refuse(record, "malformed", record.problem)
                 continue
             try:
-                staged = _stage(fresh, record, auto_confirm, report)
+                staged = _stage(fresh, record, auto_confirm, report, limit)
             except KgError as exc:
                 report.refuse(record, _reason(exc), exc.message)
                 continue

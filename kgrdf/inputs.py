@@ -35,13 +35,14 @@ def shown(value) -> str:
     return kind
 
 
-def text(value, what: str) -> str:
+def text(value, what: str, limit: int | None = None) -> str:
     """``value`` when it is text the knowledge base can hold: a str of valid Unicode (no lone
     surrogate, which is what a byte that is not UTF-8 becomes in an argument) of at most
-    KGRDF_MAX_TEXT characters. Raises BadInput naming ``what``."""
+    KGRDF_MAX_TEXT characters (``limit``, when the caller read it once for many texts). Raises
+    BadInput naming ``what``."""
     if not isinstance(value, str):
         raise BadInput(f"{what} must be text, not {shown(value)}")
-    limit = settings.get("KGRDF_MAX_TEXT")
+    limit = limit or settings.get("KGRDF_MAX_TEXT")
     if len(value) > limit:
         raise BadInput(f"{what} is {len(value)} characters long; the most is {limit}", hint="KGRDF_MAX_TEXT sets it")
     try:
@@ -116,11 +117,11 @@ def _joins(value: str, index: int) -> bool:
     return False
 
 
-def texts(value, what: str) -> list[str]:
+def texts(value, what: str, limit: int | None = None) -> list[str]:
     """A list of texts (aliases): each checked as :func:`text`. Raises BadInput."""
     if not isinstance(value, list):
         raise BadInput(f"{what} must be a list of texts, not {shown(value)}")
-    return [text(item, f"each of {what}") for item in value]
+    return [text(item, f"each of {what}", limit) for item in value]
 
 
 def parse_json(line: str | bytes, unique_keys: bool = False):
