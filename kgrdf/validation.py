@@ -134,16 +134,66 @@ def refuse_violations(findings: list[Finding]) -> list[Finding]:
 # --- the whole knowledge base ---------------------------------------------------------------------
 
 
-def validate_all(session, progress=None) -> list[Finding]:
-    """Every fact and entity against the shapes: the whole validation view (of every perspective)
-    built by queries/validation-view.rq on the index, in one in-memory Oxigraph store, each
-    constraint one set-based query (see kgrdf.shacl)."""
+# Facts checked together in one view: a view of 100k facts held at once takes about 1 GB in Oxigraph.
+FACTS_PER_CHUNK = 10_000
+
+
+def validate_all(session, progress=None, facts_per_chunk: int = FACTS_PER_CHUNK) -> list[Finding]:
+    """Every fact and entity against the shapes, each constraint one set-based query (see
+    kgrdf.shacl), on the validation view of every perspective made from the journal's lines (what
+    :func:`check_store` has just found the index to hold), a chunk of facts at a time.
+
+    The lines, not a CONSTRUCT on the index: reading 100k facts back out of the index costs 20-40 s,
+    the journal a few. Chunks keep the memory bounded; each holds the ontology, every entity, and all
+    the facts about the same subject with their provenance, which is all the context a constraint
+    reaches from a fact (the single-valued warning compares the facts of one subject)."""
     from kgrdf import shacl
 
-    data = view_of(session.backend.store)
+    chunks, entity_lines, facts = _chunks(_journal_lines(session.kb), facts_per_chunk)
     if progress:
-        progress(sum(1 for _ in data.quads_for_pattern(None, ASSERTED["p"], None)))  # one a fact
-    return shacl.check(data, shapes_graph())
+        progress(facts)
+    ontology = session.backend.schema_quads()
+    compiled = shacl.compiled()
+    findings: set[Finding] = set()
+    while chunks:
+        data = view_from_lines(chunks.pop(), entity_lines, ontology)
+        findings.update(shacl.check(data, compiled))
+        del data
+    return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
+
+
+def _journal_lines(kb):
+    """The journal's rebuild, line by line (a line added twice may come twice)."""
+    from kgrdf import journal as journal_mod
+
+    entries, _torn = kb.journal.read_after(journal_mod.Position())
+    return journal_mod.folded([tx for tx, _ in entries])
+
+
+def _chunks(lines, facts_per_chunk: int) -> tuple[list[list[str]], list[str], int]:
+    """(the fact lines in chunks, the entity lines, the number of facts): a fact's lines (its triple and
+    its provenance) go to the chunk of its subject, so that the facts of one subject meet."""
+    from kgrdf.privacy import is_entities_graph
+    from kgrdf.schema import SCHEMA_GRAPH
+
+    by_fact: dict[str, list[str]] = {}
+    subject: dict[str, str] = {}
+    entity_lines = []
+    schema = f"<{SCHEMA_GRAPH}>"
+    for line in lines:
+        graph = line.rpartition(" ")[2]
+        if graph.endswith("/provenance>"):
+            by_fact.setdefault(graph[: -len("/provenance>")] + ">", []).append(line)
+        elif is_entities_graph(graph[1:-1]):
+            entity_lines.append(line)
+        elif graph != schema:
+            subject[graph] = line.partition(" ")[0]
+            by_fact.setdefault(graph, []).append(line)
+    count = max(1, -(-len(by_fact) // facts_per_chunk))
+    chunks: list[list[str]] = [[] for _ in range(count)]
+    for fact, fact_lines in by_fact.items():
+        chunks[hash(subject.get(fact, fact)) % count] += fact_lines
+    return chunks, entity_lines, len(by_fact)
 
 
 def check_store(kb) -> list[dict]:
@@ -152,7 +202,6 @@ def check_store(kb) -> list[dict]:
 
     from kgrdf import journal as journal_mod
     from kgrdf.errors import Damaged
-    from kgrdf.schema import SCHEMA_GRAPH
 
     problems = []
     view_position = kb.view()
@@ -190,24 +239,16 @@ def check_store(kb) -> list[dict]:
                         "message": f"the index reflects transaction {at[0] if at else 'none'}, view.json {view_position.seq}",
                     }
                 )
-            # The schema graph comes from ontology/, not the journal: compare the data only.
-            # Each of the index's quads is struck off the rebuild's as it is read: no second set of them.
-            expected = journal_mod.fold(tx for tx, _ in entries)
+            # Lines are compared by their hashes: two sets of 2M lines would take over a gigabyte.
+            expected = {hash(line) for line in journal_mod.folded([tx for tx, _ in entries])}
             del entries
-            more = 0
-            for quad in backend.quads():
-                if quad.graph_name.value != SCHEMA_GRAPH:
-                    line = str(quad)
-                    if line in expected:
-                        expected.discard(line)
-                    else:
-                        more += 1
-            if more or expected:
+            found = _index_hashes(backend.store)
+            more, fewer = len(found - expected), len(expected - found)
+            if more or fewer:
                 problems.append(
                     {
                         "check": "index equals a rebuild",
-                        "message": f"the index differs from the journal's rebuild: {more} quads more, "
-                        f"{len(expected)} fewer",
+                        "message": f"the index differs from the journal's rebuild: {more} quads more, {fewer} fewer",
                     }
                 )
     finally:
@@ -227,3 +268,47 @@ def check_store(kb) -> list[dict]:
         except Damaged as exc:
             problems.append({"check": "files parse", "message": exc.message})
     return problems
+
+
+def _index_hashes(store) -> set[int]:
+    """The hash of each line of the index's data (its named graphs but the schema, which comes from
+    ontology/, not the journal), as kgrdf writes a quad: Oxigraph writes the index out as N-Quads in
+    a thread of its own, which lets go of Python while it reads, and this thread hashes what comes
+    through a pipe, so neither the lines nor the dump are ever held whole."""
+    import os
+    import threading
+
+    from pyoxigraph import DefaultGraph, RdfFormat
+
+    from kgrdf.schema import SCHEMA_GRAPH
+
+    bookkeeping = {
+        hash(line[:-2])
+        for line in store.dump(format=RdfFormat.N_TRIPLES, from_graph=DefaultGraph()).decode("utf-8").split("\n")
+        if line
+    }
+    schema = f" <{SCHEMA_GRAPH}>"
+    read, write = os.pipe()
+    failed: list[BaseException] = []
+
+    def dump():
+        try:
+            with open(write, "wb") as out:
+                store.dump(output=out, format=RdfFormat.N_QUADS)
+        except BaseException as exc:  # given to the reading thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=dump, daemon=True)
+    thread.start()
+    found: set[int] = set()
+    rest = b""
+    with open(read, "rb") as incoming:
+        for block in iter(lambda: incoming.read(1 << 20), b""):
+            whole = (rest + block).rpartition(b"\n")  # cut at a newline: no character split in two
+            rest = whole[2]
+            lines = (whole[0] + whole[1]).decode("utf-8").split(" .\n")
+            found.update(hash(line) for line in lines if line and not line.endswith(schema))
+    thread.join()
+    if failed:
+        raise failed[0]
+    return found - bookkeeping
