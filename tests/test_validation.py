@@ -608,3 +608,39 @@ def test_a_large_writes_view_of_lines_is_the_view_the_query_builds(demo_template
 
     assert len(triples(by_query)) > 1000
     assert triples(by_lines) == triples(by_query)
+
+
+def test_validate_finds_in_chunks_of_one_fact_what_it_finds_in_one_view(seeded):
+    """kg validate checks a chunk of facts at a time: the facts of one subject meet in one chunk, so
+    the single-valued warning, which compares two facts, is found however small the chunks."""
+    from kgrdf import validation
+    from kgrdf.kb import KnowledgeBase
+
+    seeded("propose", "release", "entry_point", "--object", "channel/ops", "--source", "report:a")
+    seeded("propose", "release", "entry_point", "--object", "channel/deploys", "--source", "report:b")
+    with KnowledgeBase.open(seeded.path).reading() as session:
+        whole = validation.validate_all(session, facts_per_chunk=10**9)
+        chunked = validation.validate_all(session, facts_per_chunk=1)
+    assert len(whole) == 2 and all("entry_point is single-valued" in f.message for f in whole)
+    assert chunked == whole
+
+
+def test_validate_reports_an_index_that_differs_from_the_journal_with_the_count_each_way(demo):
+    """The index is compared with the journal's rebuild line by line (by their hashes): a quad
+    changed in the index alone, a non-ASCII value among them, is one more and one fewer."""
+    import pyoxigraph as ox
+
+    store = ox.Store(str(demo.path / "index"))
+    label = ox.NamedNode("http://www.w3.org/2004/02/skos/core#prefLabel")
+    old = next(store.quads_for_pattern(None, label, None, None))
+    store.remove(old)
+    store.add(ox.Quad(old.subject, old.predicate, ox.Literal("Zoë's café"), old.graph_name))
+    store.flush()
+    del store
+    report = demo.json("validate", expect=3)
+    assert report["damage"] == [
+        {
+            "check": "index equals a rebuild",
+            "message": "the index differs from the journal's rebuild: 1 quads more, 1 fewer",
+        }
+    ]
