@@ -217,8 +217,10 @@ def test_a_write_that_leaves_the_history_due_for_housekeeping_starts_it_after_it
     monkeypatch.setattr(vcs, "LOOSE_OBJECTS", 1)  # due at the first loose objects, as git estimates them
     _loose_objects(kg.path, tmp_path)
     kg("add-entity", "repo/api", "--name", "api")
+    # The housekeeping is a process of its own, started as the write ends: it may not be seen running
+    # yet when the command returns, so wait for what it leaves (a pack) and for it to end.
     deadline = time.monotonic() + 60
-    while vcs.housekeeping_running(kg.path) and time.monotonic() < deadline:
+    while (vcs.housekeeping_running(kg.path) or not _packs(kg.path)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert vcs.housekeeping_running(kg.path) is None
     assert _packs(kg.path), "the housekeeping packed the history"
