@@ -37,11 +37,15 @@ def out(as_json: bool, document, text: str) -> None:
         print(text)
 
 
+# Every character str.splitlines() breaks a line at: an error stays one line, whatever it quotes.
+_BREAKS = {ord(c): c.encode("unicode_escape").decode("ascii") for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
 def error(exc, as_json: bool) -> None:
     line = f"kg: {exc.message}"
     if exc.hint:
         line += f" ({exc.hint})"
-    print(line, file=sys.stderr)
+    print(line.translate(_BREAKS), file=sys.stderr)
     if as_json:
         emit(exc.as_json())
 

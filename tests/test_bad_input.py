@@ -515,3 +515,11 @@ def test_an_import_from_a_named_pipe_with_no_writer_does_not_wait_for_one(seeded
     )
     assert done.returncode == 0 and "0 records" in done.stdout, done.stderr
     assert seeded.snapshot() == before
+
+
+def test_an_error_quoting_a_line_separator_stays_one_line(kg):
+    """A refusal quotes what it was given; a line or paragraph separator in it (U+2028, U+0085 ...)
+    is written escaped, so the reason is still one line for a program that reads lines."""
+    for text in ("\u2028", "a\u2029b", "x\x85y", "p\x0bq"):
+        line = one_line(kg("propose", "repo/api", "caveat", text, expect=2))
+        assert line.startswith("kg: ") and "unexpected extra argument" in line
