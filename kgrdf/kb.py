@@ -150,12 +150,7 @@ class KnowledgeBase:
         except Damaged:
             pass  # the checks below say what is wrong
         with lock.held(self.path / "lock", exclusive=False):
-            damage = validation.check_store(self)
-        findings = []
-        if not damage:
-            with self.reading() as session:
-                findings = [f.as_json() for f in validation.validate_all(session, progress=progress)]
-        return {"damage": damage, "findings": findings}
+            return validation.validate_kb(self, progress)
 
     # --- the index -------------------------------------------------------------------------------
 

@@ -139,9 +139,15 @@ FACTS_PER_CHUNK = 10_000
 
 
 def validate_all(session, progress=None, facts_per_chunk: int = FACTS_PER_CHUNK) -> list[Finding]:
-    """Every fact and entity against the shapes, each constraint one set-based query (see
-    kgrdf.shacl), on the validation view of every perspective made from the journal's lines (what
-    :func:`check_store` has just found the index to hold), a chunk of facts at a time.
+    """Every fact and entity against the shapes (see :func:`shapes_on_lines`), on the journal's
+    lines: what :func:`check_store` finds the index to hold."""
+    return shapes_on_lines(_journal_lines(session.kb), session.backend.schema_quads(), progress, facts_per_chunk)
+
+
+def shapes_on_lines(lines, ontology, progress=None, facts_per_chunk: int = FACTS_PER_CHUNK) -> list[Finding]:
+    """Every fact and entity of ``lines`` (the journal's rebuild, N-Quads lines) against the shapes,
+    each constraint one set-based query (see kgrdf.shacl), on the validation view of every
+    perspective, a chunk of facts at a time.
 
     The lines, not a CONSTRUCT on the index: reading 100k facts back out of the index costs 20-40 s,
     the journal a few. Chunks keep the memory bounded; each holds the ontology, every entity, and all
@@ -149,10 +155,9 @@ def validate_all(session, progress=None, facts_per_chunk: int = FACTS_PER_CHUNK)
     reaches from a fact (the single-valued warning compares the facts of one subject)."""
     from kgrdf import shacl
 
-    chunks, entity_lines, facts = _chunks(_journal_lines(session.kb), facts_per_chunk)
+    chunks, entity_lines, facts = _chunks(lines, facts_per_chunk)
     if progress:
         progress(facts)
-    ontology = session.backend.schema_quads()
     compiled = shacl.compiled()
     findings: set[Finding] = set()
     while chunks:
@@ -198,8 +203,16 @@ def _chunks(lines, facts_per_chunk: int) -> tuple[list[list[str]], list[str], in
 
 def check_store(kb) -> list[dict]:
     """The store's own checks: each finding is {"check", "message"}; any of them means damage."""
-    import subprocess
+    return validate_kb(kb, shapes=False)["damage"]
 
+
+def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
+    """kg validate, under the shared lock: the store's own checks ("damage": each {"check",
+    "message"}) and, on an undamaged store, every fact and entity against the shapes ("findings").
+
+    The journal is read once: its rebuild is both what the index must equal and what the shapes
+    check. The index is written out and hashed on one core (:func:`_index_hashes`, 15-40 s at 100k
+    facts) while the shapes run on the other; a store found damaged drops the shapes' findings."""
     from kgrdf import journal as journal_mod
     from kgrdf.errors import Damaged
 
@@ -208,7 +221,7 @@ def check_store(kb) -> list[dict]:
     try:
         entries, torn = kb.journal.read_after(journal_mod.Position())
     except Damaged as exc:
-        return [{"check": "journal parses", "message": exc.message}]
+        return {"damage": [{"check": "journal parses", "message": exc.message}], "findings": []}
     for piece in torn:
         problems.append(
             {
@@ -226,6 +239,7 @@ def check_store(kb) -> list[dict]:
                 + ("" if last.seq != view_position.seq else " with another digest (edited outside kgrdf?)"),
             }
         )
+    findings: list[Finding] = []
     backend = kb.open_index(read_only=True)
     try:
         if backend is None:
@@ -239,10 +253,15 @@ def check_store(kb) -> list[dict]:
                         "message": f"the index reflects transaction {at[0] if at else 'none'}, view.json {view_position.seq}",
                     }
                 )
-            # Lines are compared by their hashes: two sets of 2M lines would take over a gigabyte.
-            expected = {hash(line) for line in journal_mod.folded([tx for tx, _ in entries])}
+            hashing = _IndexHashes(backend.store)
+            lines = list(journal_mod.folded([tx for tx, _ in entries]))
             del entries
-            found = _index_hashes(backend.store)
+            # Lines are compared by their hashes: two sets of 2M lines would take over a gigabyte.
+            expected = {hash(line) for line in lines}
+            if shapes and not problems:
+                findings = shapes_on_lines(lines, backend.schema_quads(), progress)
+            del lines
+            found = hashing.result()
             more, fewer = len(found - expected), len(expected - found)
             if more or fewer:
                 problems.append(
@@ -253,6 +272,17 @@ def check_store(kb) -> list[dict]:
                 )
     finally:
         kb.close_index(backend)
+    problems += _files_checks(kb)
+    return {"damage": problems, "findings": [] if problems else [f.as_json() for f in findings]}
+
+
+def _files_checks(kb) -> list[dict]:
+    """Files edited outside kgrdf since the last commit, and kgrdf's own JSON files that do not parse."""
+    import subprocess
+
+    from kgrdf.errors import Damaged
+
+    problems = []
     if (kb.path / ".git").exists():
         status = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"], cwd=kb.path, capture_output=True, text=True
@@ -270,45 +300,70 @@ def check_store(kb) -> list[dict]:
     return problems
 
 
-def _index_hashes(store) -> set[int]:
+class _IndexHashes:
     """The hash of each line of the index's data (its named graphs but the schema, which comes from
-    ontology/, not the journal), as kgrdf writes a quad: Oxigraph writes the index out as N-Quads in
-    a thread of its own, which lets go of Python while it reads, and this thread hashes what comes
-    through a pipe, so neither the lines nor the dump are ever held whole."""
-    import os
-    import threading
+    ontology/, not the journal), as kgrdf writes a quad, computed beside the caller's own work:
+    Oxigraph writes the index out as N-Quads in a thread of its own, which lets go of Python while it
+    reads, and a second thread hashes what comes through a pipe, so neither the lines nor the dump
+    are ever held whole. :meth:`result` waits for it."""
 
-    from pyoxigraph import DefaultGraph, RdfFormat
+    def __init__(self, store):
+        import threading
 
-    from kgrdf.schema import SCHEMA_GRAPH
+        self.store = store
+        self.failed: list[BaseException] = []
+        self.found: set[int] = set()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
 
-    bookkeeping = {
-        hash(line[:-2])
-        for line in store.dump(format=RdfFormat.N_TRIPLES, from_graph=DefaultGraph()).decode("utf-8").split("\n")
-        if line
-    }
-    schema = f" <{SCHEMA_GRAPH}>"
-    read, write = os.pipe()
-    failed: list[BaseException] = []
-
-    def dump():
+    def _run(self) -> None:
         try:
-            with open(write, "wb") as out:
-                store.dump(output=out, format=RdfFormat.N_QUADS)
-        except BaseException as exc:  # given to the reading thread
-            failed.append(exc)
+            self.found = self._hashes()
+        except BaseException as exc:  # given to the caller by result()
+            self.failed.append(exc)
 
-    thread = threading.Thread(target=dump, daemon=True)
-    thread.start()
-    found: set[int] = set()
-    rest = b""
-    with open(read, "rb") as incoming:
-        for block in iter(lambda: incoming.read(1 << 20), b""):
-            whole = (rest + block).rpartition(b"\n")  # cut at a newline: no character split in two
-            rest = whole[2]
-            lines = (whole[0] + whole[1]).decode("utf-8").split(" .\n")
-            found.update(hash(line) for line in lines if line and not line.endswith(schema))
-    thread.join()
-    if failed:
-        raise failed[0]
-    return found - bookkeeping
+    def result(self) -> set[int]:
+        self.thread.join()
+        if self.failed:
+            raise self.failed[0]
+        return self.found
+
+    def _hashes(self) -> set[int]:
+        import os
+        import threading
+
+        from pyoxigraph import DefaultGraph, RdfFormat
+
+        from kgrdf.schema import SCHEMA_GRAPH
+
+        store = self.store
+        bookkeeping = {
+            hash(line[:-2])
+            for line in store.dump(format=RdfFormat.N_TRIPLES, from_graph=DefaultGraph()).decode("utf-8").split("\n")
+            if line
+        }
+        schema = f" <{SCHEMA_GRAPH}>"
+        read, write = os.pipe()
+        failed: list[BaseException] = []
+
+        def dump():
+            try:
+                with open(write, "wb") as out:
+                    store.dump(output=out, format=RdfFormat.N_QUADS)
+            except BaseException as exc:  # given to the reading thread
+                failed.append(exc)
+
+        thread = threading.Thread(target=dump, daemon=True)
+        thread.start()
+        found: set[int] = set()
+        rest = b""
+        with open(read, "rb") as incoming:
+            for block in iter(lambda: incoming.read(1 << 20), b""):
+                whole = (rest + block).rpartition(b"\n")  # cut at a newline: no character split in two
+                rest = whole[2]
+                lines = (whole[0] + whole[1]).decode("utf-8").split(" .\n")
+                found.update(hash(line) for line in lines if line and not line.endswith(schema))
+        thread.join()
+        if failed:
+            raise failed[0]
+        return found - bookkeeping
