@@ -708,6 +708,7 @@ def serve(
     token (kg tokens add), which alone decides its perspective, audience and right to write."""
     import uvicorn
 
+    from kgrdf.resident import Resident
     from kgrdf.serve import http
 
     base = _kb(kb, None)
@@ -716,8 +717,10 @@ def serve(
             f"kg: warning: listening on {host}: tokens cross the network in clear unless a TLS proxy stands in front",
             file=sys.stderr,
         )
+    resident = Resident(base.path)
+    resident.listen()
     print(f"kg: serving {base.path} at http://{host}:{port} (/mcp, /sparql, /api); Ctrl-C stops", file=sys.stderr)
-    uvicorn.run(http.app(base.path), host=host, port=port, log_level="warning")
+    uvicorn.run(http.app(base.path, resident), host=host, port=port, log_level="warning")
 
 
 @app.command()
@@ -740,12 +743,18 @@ def mcp(
     for the perspective and audience given here (never ones the agent asks for)."""
     from kgrdf import audience as audience_module
     from kgrdf import tokens
+    from kgrdf.resident import Resident
     from kgrdf.serve import service, tools
 
     base = _kb(kb, perspective)
     said_by = tokens.speaker_of(base.path, base.perspective, speaker) if speaker else None
     caller = service.Caller("stdio", base.perspective, audience_module.parse(audience), write, said_by)
-    tools.server(service.Service(base.path), caller).run("stdio")
+    resident = Resident(base.path)
+    resident.listen()
+    try:
+        tools.server(service.Service(base.path, resident), caller).run("stdio")
+    finally:
+        resident.stop()
 
 
 org_app = _group(

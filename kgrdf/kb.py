@@ -47,6 +47,7 @@ class KnowledgeBase:
         self.perspective = perspective or self.default_perspective
         self.replica = files.read_json(self.path / "replica.json").get("replica")
         self._memory = None  # the in-memory backend keeps its index for the object's life
+        self.resident = None  # a long-lived process's hold on the index (kgrdf.resident), if any
 
     # --- making and opening ----------------------------------------------------------------------
 
@@ -92,9 +93,13 @@ class KnowledgeBase:
         return cls(path, backend)
 
     @classmethod
-    def open(cls, path: Path, backend: str = "oxigraph", perspective: str | None = None) -> "KnowledgeBase":
+    def open(
+        cls, path: Path, backend: str = "oxigraph", perspective: str | None = None, resident=None
+    ) -> "KnowledgeBase":
         """Open the knowledge base at ``path``. Raises NotFound when there is none (a file, a
-        folder without format.json, a place that cannot be looked into)."""
+        folder without format.json, a place that cannot be looked into). ``resident`` is a
+        long-lived process's hold on the index (kgrdf.resident.Resident): its reads and writes use
+        the index it keeps open, and its git commits follow its answers."""
         path = Path(path)
         if "\x00" in str(path):
             raise BadInput(f"--kb {str(path)!r} holds a NUL character, which no path can")
@@ -116,6 +121,7 @@ class KnowledgeBase:
         if kb.format < FORMAT or migrate.under_way(path):
             migrate.migrate(kb)
             kb = cls(path, backend, perspective)
+        kb.resident = resident
         return kb
 
     # --- files -----------------------------------------------------------------------------------
@@ -164,6 +170,16 @@ class KnowledgeBase:
             return self._memory
         if read_only and not self.index_path.exists():
             return None
+        if self.resident is not None:
+            held = self.resident.index(lambda: self.open_index_alone(read_only=False))
+            if held is not None:
+                return held
+        return self.open_index_alone(read_only)
+
+    def open_index_alone(self, read_only: bool):
+        """The index, opened for this one command (not the index a resident process holds)."""
+        from kgrdf.store import open_backend
+
         try:
             return open_backend("oxigraph", self.index_path, read_only=read_only)
         except RuntimeError as exc:  # the store's own word for a corrupt folder
@@ -185,6 +201,8 @@ class KnowledgeBase:
         return self.open_index(read_only=False)
 
     def close_index(self, backend) -> None:
+        if self.resident is not None and self.resident.owns(backend):
+            return  # kept open for the next request
         if backend is not None and backend is not self._memory:
             backend.close()
 
@@ -217,7 +235,9 @@ class KnowledgeBase:
                             self._rebuild(backend, view)  # a private index: the shared lock suffices
                     # A write cut short before its git commit is committed first (once: when git
                     # is busy, the read goes on and a later command commits it).
-                    owed = (self.path / UNCOMMITTED).exists() or (self.path / purge.MARKER).exists()
+                    owed = (self.path / purge.MARKER).exists() or (
+                        (self.path / UNCOMMITTED).exists() and not (self.resident and self.resident.owes_commits())
+                    )
                     if self._is_fresh(backend, view) and (attempt or not owed):
                         from kgrdf.session import Session
 
@@ -323,14 +343,14 @@ class KnowledgeBase:
             self._write_view(after)
             people.after_write(self.path, position, after, writer.deletes, writer.adds)
             waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
-            self.git_commit(message)
+            self._git_commit_for(message)
             return
         # A large write (an import): the git commit runs beside the index update. view.json goes
         # first; an index found behind it is rebuilt from the journal, so a cut here loses nothing.
         import threading
 
         self._write_view(after)
-        git = threading.Thread(target=self.git_commit, args=(message,))
+        git = threading.Thread(target=self._git_commit_for, args=(message,))
         git.start()
         try:
             backend.apply(tx, after)
@@ -338,6 +358,13 @@ class KnowledgeBase:
             waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
         finally:
             git.join()
+
+    def _git_commit_for(self, message: str) -> None:
+        """A write's commit: now, or by the resident process a moment after its answer."""
+        if self.resident is not None:
+            self.resident.commit_later(message)
+        else:
+            self.git_commit(message)
 
     def git_commit(self, message: str) -> None:
         """Commit to the git history. When git cannot commit now, say so and go on: the journal
@@ -448,7 +475,8 @@ class KnowledgeBase:
                     backend.apply(tx, after)
         if target != view:
             self._write_view(target)
-        if target != view or (self.path / UNCOMMITTED).exists():
+        owed_here = self.resident is not None and self.resident.owes_commits()  # committed behind its answers
+        if target != view or ((self.path / UNCOMMITTED).exists() and not owed_here):
             self.git_commit(f"kg: finish a write cut short (transaction {target.seq})")
         return target
 

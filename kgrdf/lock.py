@@ -6,6 +6,7 @@ Oxigraph's own lock lets only one process open the store for writing, so ours is
 
 import fcntl
 import os
+import signal
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,10 +66,76 @@ def held(path: Path, exclusive: bool):
             fcntl.lockf(fd, fcntl.LOCK_UN, 1, 1)
         if exclusive:
             files.tighten(path.parent)  # every write, a forget included, starts here
-        yield
+        with _CLAIMS.get(path.parent, claim_index)(path.parent, deadline):
+            yield
     finally:
         umask.__exit__(None, None, None)
         os.close(fd)
+
+
+# --- the index, which a long-lived process may hold open ------------------------------------------
+
+HELD = "index.held"  # beside index/: its holder's exclusive flock, and its pid
+WAKE = signal.SIGUSR1  # what a process that needs the index sends its holder
+_CLAIMS: dict = {}  # knowledge base folder -> this process's own claim (kgrdf.resident)
+
+
+def claim_by(folder: Path, claim) -> None:
+    """From now on, this process claims the index of the knowledge base in ``folder`` with
+    ``claim(folder, deadline)`` (a context manager), instead of :func:`claim_index`."""
+    _CLAIMS[Path(folder)] = claim
+
+
+@contextmanager
+def claim_index(folder: Path, deadline: float):
+    """Hold the index's claim while the knowledge base's lock is held: a shared flock on
+    ``index.held``. A process that keeps the index open between commands (kg serve, see
+    kgrdf.resident) holds it exclusively; asked with a signal, it lets go as soon as none of its own
+    requests uses the index, and waits a moment before it holds it again. So no two processes ever
+    have the index open when one of them writes, as Oxigraph requires, and a command never meets an
+    index another process keeps changing."""
+    import errno
+
+    try:
+        fd = os.open(
+            folder / HELD, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600
+        )
+    except (FileNotFoundError, NotADirectoryError):
+        yield  # no knowledge base there (yet): nothing holds its index
+        return
+    try:
+        asked, delay = 0.0, 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+            now = time.monotonic()
+            if now > deadline:
+                raise _locked(folder / HELD)
+            if now - asked > 0.5:
+                _wake_holder(fd)
+                asked = now
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _wake_holder(fd: int) -> None:
+    """Ask the process whose pid ``index.held`` holds to let the index go."""
+    try:
+        pid = int(os.pread(fd, 32, 0).decode("ascii").strip() or 0)
+    except (ValueError, OSError):
+        return
+    if pid > 0 and pid != os.getpid():
+        try:
+            os.kill(pid, WAKE)
+        except (ProcessLookupError, PermissionError):
+            pass  # gone: its flock went with it
 
 
 def _take(lock, deadline: float, path: Path) -> None:

@@ -28,6 +28,7 @@ IGNORED = [
     "batch.json",
     "identifiers.jsonl",
     "tokens.json",
+    "index.held",
     UNCOMMITTED,
     "purging.json",
     "journal.aside*",

@@ -66,3 +66,12 @@ class Server:
     def kill(self) -> None:
         self.process.kill()
         self.process.wait(timeout=20)
+
+
+def settled(kb: Path, timeout: float = 30.0) -> None:
+    """Wait until the server has made the git commits it owes (it makes them behind its answers)."""
+    deadline = time.monotonic() + timeout
+    while (kb / "uncommitted").exists():
+        if time.monotonic() > deadline:
+            pytest.fail("kg serve did not commit the writes it answered")
+        time.sleep(0.05)

@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 
 from .conftest import Kg
-from .serving import Server
+from .serving import Server, settled
 
 SALES_OK = ["mkpublicvalue", "mksalesvalue"]  # what channel:sales may hear
 SALES_NEVER = ["mkengvalue", "mkdmvalue", "mkhiddenname", "mklyravalue", "mklyraname"]
@@ -74,6 +74,12 @@ def _get(served, path: str, token: str | None = "owner", accept: str | None = No
     """(status, body text) of a request to the server."""
     secret = None if token is None else served["secrets"].get(token, token)
     return served["server"].request(path, secret, data=data, kind=kind, accept=accept)
+
+
+def _snapshot(served) -> dict:
+    """The knowledge base's state, once the server has committed what it answered."""
+    settled(served["kg"].path)
+    return served["kg"].snapshot()
 
 
 def _sparql(served, query: str, token="owner", accept=None):
@@ -187,7 +193,7 @@ def test_a_lyra_token_sees_nothing_of_main(served, query):
 
 
 def test_the_endpoint_refuses_service_and_updates_and_writes_nothing(served):
-    before = served["kg"].snapshot()
+    before = _snapshot(served)
     status, body = _sparql(served, "SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }", token="sales")
     assert status == 409 and "SERVICE" in json.loads(body)["message"]
     update = "INSERT DATA { GRAPH <https://kgrdf.org/kb/main/entities> { <urn:x> <urn:y> <urn:z> } }"
@@ -197,7 +203,7 @@ def test_the_endpoint_refuses_service_and_updates_and_writes_nothing(served):
     assert _get(served, "/sparql", data=update.encode(), kind="application/sparql-query")[0] == 400  # not a query
     status, body = _get(served, "/sparql?" + urllib.parse.urlencode({"query": "ASK {}", "default-graph-uri": "urn:x"}))
     assert status == 400 and "token's" in json.loads(body)["message"]
-    assert served["kg"].snapshot() == before
+    assert _snapshot(served) == before
 
 
 # --- the JSON API ---------------------------------------------------------------------------------------
@@ -342,7 +348,7 @@ def test_every_read_tool_and_both_resources_answer_for_sales_without_what_it_may
 
 
 def test_a_malformed_tool_call_is_a_tool_error_with_the_reason_and_writes_nothing(served):
-    before = served["kg"].snapshot()
+    before = _snapshot(served)
 
     async def calls(client):
         out = []
@@ -361,7 +367,7 @@ def test_a_malformed_tool_call_is_a_tool_error_with_the_reason_and_writes_nothin
 
     for name, failed, text in _mcp(served, "sales", calls):
         assert failed and f"Error executing tool {name}" in text and "Traceback" not in text
-    assert served["kg"].snapshot() == before
+    assert _snapshot(served) == before
 
 
 def test_mcp_pages_with_a_cursor(served):
@@ -414,7 +420,7 @@ def test_a_proposal_over_mcp_is_heard_in_the_tokens_audience_and_said_by_its_spe
 
 
 def test_a_read_only_token_cannot_write_through_any_door(served):
-    before = served["kg"].snapshot()
+    before = _snapshot(served)
 
     async def calls(client):
         out = []
@@ -432,7 +438,7 @@ def test_a_read_only_token_cannot_write_through_any_door(served):
     body = json.dumps({"subject": "repo/web", "predicate": "caveat", "value": "mknever", "sources": ["slack:x"]})
     status, answer = _get(served, "/api/propose", token="sales", data=body.encode(), kind="application/json")
     assert status == 409 and "reads only" in json.loads(answer)["message"]
-    assert served["kg"].snapshot() == before
+    assert _snapshot(served) == before
 
 
 def test_the_users_words_confirm_only_when_the_transcript_holds_them(served, tmp_path):
@@ -471,7 +477,7 @@ def test_confirm_and_reject_need_the_users_verified_words(served, tmp_path):
     fact = kg.json("propose", "repo/web", "caveat", "--value", "mkconfirmme", "--source", "slack:c1")["id"]
     other = kg.json("propose", "repo/web", "caveat", "--value", "mkrejectme", "--source", "slack:c2")["id"]
     transcript = _transcript(tmp_path, "yes that caveat about web is right, confirm it")
-    before = kg.snapshot()
+    before = _snapshot(served)
 
     async def refused(client):
         out = []
@@ -488,7 +494,7 @@ def test_confirm_and_reject_need_the_users_verified_words(served, tmp_path):
 
     for failed, text in _mcp(served, "writer", refused):
         assert failed and "Error executing tool" in text, text
-    assert kg.snapshot() == before
+    assert _snapshot(served) == before
 
     async def accepted(client):
         yes = await client.call_tool(
@@ -522,7 +528,7 @@ def test_organizations_through_mcp_and_a_bad_write_writes_nothing(served):
     assert added["id"] == "organization/mkacme-corp" and added["outcome"] == "created"
     assert attribute["status"] == "proposed" and attribute["said_by"] == "actor/bot"
     assert claim["outcome"] == "created"
-    before = served["kg"].snapshot()
+    before = _snapshot(served)
 
     async def bad(client):
         out = []
@@ -542,11 +548,11 @@ def test_organizations_through_mcp_and_a_bad_write_writes_nothing(served):
 
     for name, failed, text in _mcp(served, "writer", bad):
         assert failed and f"Error executing tool {name}" in text and "Traceback" not in text, text
-    assert served["kg"].snapshot() == before
+    assert _snapshot(served) == before
 
 
 def test_the_batch_is_read_by_the_owners_token_alone_and_changes_nothing(served):
-    before = served["kg"].snapshot()
+    before = _snapshot(served)
 
     async def calls(client):
         owner = await client.call_tool("batch", {})
@@ -556,7 +562,7 @@ def test_the_batch_is_read_by_the_owners_token_alone_and_changes_nothing(served)
     assert not failed and doc["waiting"] >= 1 and doc["groups"]
     status, body = _get(served, "/api/batch", token="sales")
     assert status == 409 and "owner's" in json.loads(body)["message"]
-    assert served["kg"].snapshot() == before
+    assert _snapshot(served) == before
     assert not (served["kg"].path / "batch.json").exists()
 
 
@@ -566,7 +572,7 @@ def test_the_api_takes_a_write_as_json_and_refuses_what_the_call_does_not_take(s
         served, "/api/propose", token="writer", data=json.dumps(body).encode(), kind="application/json"
     )
     assert status == 200 and json.loads(answer)["outcome"] == "created"
-    before = served["kg"].snapshot()
+    before = _snapshot(served)
     for extra, says in [
         ({"perspective": "lyra"}, "unknown argument 'perspective'"),
         ({"audience": "owner"}, "unknown argument 'audience'"),
@@ -580,4 +586,4 @@ def test_the_api_takes_a_write_as_json_and_refuses_what_the_call_does_not_take(s
     for data in [b"not json", b"[1, 2]", json.dumps({"subject": "repo/web"}).encode()]:
         status, answer = _get(served, "/api/propose", token="writer", data=data, kind="application/json")
         assert status == 400, answer
-    assert served["kg"].snapshot() == before
+    assert _snapshot(served) == before

@@ -267,8 +267,10 @@ def _api_endpoint(service: Service):
     return endpoint
 
 
-def app(kb_path: Path):
-    """The ASGI application serving the knowledge base at ``kb_path``."""
+def app(kb_path: Path, resident=None):
+    """The ASGI application serving the knowledge base at ``kb_path``; with ``resident``
+    (kgrdf.resident.Resident), its index stays open between requests and its commits follow the
+    answers, and both are finished when the application shuts down."""
     import contextlib
 
     from starlette.applications import Starlette
@@ -277,15 +279,19 @@ def app(kb_path: Path):
 
     from kgrdf.serve import tools
 
-    service = Service(kb_path)
+    service = Service(kb_path, resident)
     callers = Tokens(kb_path)
     mcp = tools.server(service, None, callers)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app):
-        async with mcp.session_manager.run():
-            yield
+        try:
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            if resident is not None:
+                resident.stop()
 
     def failing(request, exc):
         return _error(exc if isinstance(exc, KgError) else Bug.of(exc))

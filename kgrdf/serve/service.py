@@ -70,13 +70,14 @@ def _paged(doc: dict, key: str, limit, cursor, question: str) -> dict:
 class Service:
     """The knowledge base at ``path``, served: one method a question."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, resident=None):
         self.path = Path(path)
+        self.resident = resident  # the index held open between calls (kgrdf.resident), if any
 
     def _kb(self, caller: Caller):
         from kgrdf.kb import KnowledgeBase
 
-        return KnowledgeBase.open(self.path, perspective=caller.perspective)
+        return KnowledgeBase.open(self.path, perspective=caller.perspective, resident=self.resident)
 
     @contextmanager
     def reading(self, caller: Caller):

@@ -1,0 +1,204 @@
+"""The index kept open by a long-lived process (kg serve), and the git commits it makes behind its
+answers: its warm path (SPEC §11: a validated write through the server in 0.1 s at 100k facts).
+
+A command opens the index and closes it again: at 10k facts, 40 ms to open it for writing and 55 ms
+to close it (a flush). A server that did both for every request could never answer a write in 0.1 s,
+so it keeps the index open while it may, and gives it up whenever another process needs it:
+
+- it holds an exclusive flock on ``index.held`` (with its pid in it) while the index is open; every
+  other process takes a shared one under the knowledge base's lock before it touches the index
+  (:func:`kgrdf.lock.claim_index`), and when it cannot, sends the holder SIGUSR1 and waits;
+- asked, the holder closes the index as soon as none of its own requests uses it, lets go, and
+  does not hold it again for a moment, so that the asking process gets its turn; meanwhile its
+  requests open the index as a command does.
+
+So the two doors of SPEC §9b share one index and one lock, and no two processes ever have the index
+open while one of them writes.
+
+A write's git commit is owed from its journal append on (``uncommitted``, :mod:`kgrdf.vcs`): the
+journal, fsynced before the answer, holds the change, and whatever opens the knowledge base next
+commits what is owed. The server commits in a thread of its own, a moment after the answer, one
+commit for the writes that came in meanwhile: a write is acknowledged without waiting for git.
+"""
+
+import fcntl
+import os
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from kgrdf import lock
+
+COOL_DOWN = 1.0  # seconds after letting the index go before holding it again
+COMMIT_AFTER = 0.2  # seconds a commit waits for more writes to group
+
+
+class Resident:
+    """This process's hold on the index of the knowledge base at ``path``, and its git commits."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._cv = threading.Condition()
+        self._fd: int | None = None  # the exclusive flock on index.held, while held
+        self.backend = None  # the index, open for writing, while held
+        self._users = 0  # this process's requests using the held index
+        self._wanted = False  # another process asked for the index
+        self._rested_until = 0.0
+        self._local = threading.local()
+        self._owed: list[str] = []  # the commit messages of the writes not yet committed
+        self._stopping = False
+        self._committer = threading.Thread(target=self._commit_loop, daemon=True, name="kgrdf-commits")
+        self._committer.start()
+        lock.claim_by(self.path, self.claim)
+
+    # --- the index ---------------------------------------------------------------------------------
+
+    def listen(self) -> None:
+        """Let go of the index when another process asks (SIGUSR1). Call from the main thread."""
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+
+        def asked(signum, frame):
+            try:
+                os.write(write, b"!")  # no lock is taken in a signal handler: a thread does the rest
+            except BlockingIOError:
+                pass
+
+        def watch():
+            while os.read(read, 64):
+                self.let_go()
+
+        threading.Thread(target=watch, daemon=True, name="kgrdf-index-asked").start()
+        signal.signal(lock.WAKE, asked)
+
+    @contextmanager
+    def claim(self, folder: Path, deadline: float):
+        """kgrdf.lock's claim of the index for this process: the held index while it may be held,
+        else the shared flock any command takes."""
+        with self._cv:
+            use = self._hold()
+            if use:
+                self._users += 1
+        self._local.using = use
+        try:
+            if use:
+                yield
+            else:
+                with lock.claim_index(folder, deadline):
+                    yield
+        finally:
+            self._local.using = False
+            if use:
+                with self._cv:
+                    self._users -= 1
+                    if self._wanted and self._users == 0:
+                        self._close()
+
+    def _hold(self) -> bool:
+        """Hold the index's flock (under _cv); False when another process has it, was given it a
+        moment ago, or asked for it."""
+        if self._fd is not None:
+            return not self._wanted
+        if time.monotonic() < self._rested_until:
+            return False
+        fd = os.open(self.path / lock.HELD, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        self._fd = fd
+        return True
+
+    def index(self, opener):
+        """The held index, opened by ``opener()`` when it is not open yet; None when this request
+        does not use the held index (then it opens its own, as a command does)."""
+        if not getattr(self._local, "using", False):
+            return None
+        with self._cv:
+            if self.backend is None:
+                self.backend = opener()
+            return self.backend
+
+    def owns(self, backend) -> bool:
+        return backend is not None and backend is self.backend
+
+    def drop(self, backend) -> None:
+        """Forget a held index that turned out damaged or was replaced (the next request opens it again)."""
+        with self._cv:
+            if backend is self.backend:
+                self.backend.close()
+                self.backend = None
+
+    def let_go(self) -> None:
+        """Another process asked for the index: close it once no request of ours uses it."""
+        with self._cv:
+            if self._fd is None:
+                return
+            self._wanted = True
+            if self._users == 0:
+                self._close()
+
+    def _close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+        self._wanted = False
+        self._rested_until = time.monotonic() + COOL_DOWN
+
+    # --- git commits behind the answers ------------------------------------------------------------
+
+    def commit_later(self, message: str) -> None:
+        """A write's commit, owed (``uncommitted`` says so until it is made)."""
+        with self._cv:
+            self._owed.append(message)
+            self._cv.notify_all()
+
+    def owes_commits(self) -> bool:
+        with self._cv:
+            return bool(self._owed)
+
+    def _commit_loop(self) -> None:
+        while True:
+            with self._cv:
+                while not self._owed and not self._stopping:
+                    self._cv.wait()
+                if self._stopping and not self._owed:
+                    return
+            time.sleep(COMMIT_AFTER)  # the writes that come in meanwhile go in the same commit
+            try:
+                self.commit_owed()
+            except Exception as exc:  # the journal holds the writes: the next command commits them
+                print(f"kg: git did not commit ({exc}); the next command commits the writes", flush=True)
+                time.sleep(1.0)
+
+    def commit_owed(self) -> None:
+        """Commit the writes owed, in one commit, under the knowledge base's lock."""
+        from kgrdf import vcs
+
+        with lock.held(self.path / "lock", exclusive=True):
+            with self._cv:
+                owed, self._owed = self._owed, []
+            if not owed:
+                return
+            message = owed[0] if len(owed) == 1 else f"kg serve: {len(owed)} writes ({owed[0]} ... {owed[-1]})"
+            vcs.commit(self.path, message)
+            (self.path / vcs.UNCOMMITTED).unlink(missing_ok=True)
+
+    def stop(self) -> None:
+        """Commit what is owed and close the index (the server is shutting down)."""
+        with self._cv:
+            self._stopping = True
+            self._cv.notify_all()
+        self._committer.join(timeout=60)
+        self.commit_owed()
+        with self._cv:
+            self._close()
