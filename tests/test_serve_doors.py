@@ -127,3 +127,62 @@ def test_a_server_killed_during_writes_loses_nothing_it_acknowledged(kg):
     finally:
         again.stop()
     assert status == 200 and doc["outcome"] == "created"
+
+
+def test_a_command_gets_the_index_the_server_holds_at_once_and_the_server_sees_its_write(kg):
+    kg("add-entity", "repo/api", "--name", "Api")
+    secret = _writer(kg)
+    server = Server(kg.path)
+    try:
+        assert server.request("/api/lookup?entity=repo/api", secret)[0] == 200  # now it holds the index
+        assert (kg.path / "index.held").read_text().strip() == str(server.process.pid)
+        env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+        env["KGRDF_LOCK_TIMEOUT"] = "10"
+        done = subprocess.run(
+            [sys.executable, "-m", "kgrdf", "propose", "repo/api", "caveat", "-v", "from the command", "-s", "slack:c"]
+            + ["--kb", str(kg.path)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr
+        status, body = server.request("/api/lookup?entity=repo/api", secret)
+        assert status == 200 and "from the command" in body
+    finally:
+        server.stop()
+
+
+def test_a_holder_that_never_lets_go_makes_a_command_wait_its_time_and_say_so(kg):
+    kg("add-entity", "repo/api", "--name", "Api")
+    before = kg.snapshot()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, signal, sys, time\n"
+            "signal.signal(signal.SIGUSR1, signal.SIG_IGN)\n"
+            f"fd = os.open({str(kg.path / 'index.held')!r}, os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "os.write(fd, str(os.getpid()).encode())\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+        env["KGRDF_LOCK_TIMEOUT"] = "2"
+        done = subprocess.run(
+            [sys.executable, "-m", "kgrdf", "propose", "repo/api", "caveat", "-v", "never", "-s", "slack:n"]
+            + ["--kb", str(kg.path)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.returncode == 3 and "index.held" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert kg.snapshot() == before  # nothing written
