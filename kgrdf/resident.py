@@ -154,6 +154,20 @@ class Resident:
         self._wanted = False
         self._rested_until = time.monotonic() + COOL_DOWN
 
+    def remember(self, key, compute):
+        """``compute()``, once for ``key`` (which names the index position it depends on); the
+        answers of earlier positions are forgotten."""
+        with self._cv:
+            memo = self.__dict__.setdefault("_memo", {})
+            if key in memo:
+                return memo[key]
+        value = compute()
+        with self._cv:
+            if len(memo) > 64:
+                memo.clear()
+            memo[key] = value
+        return value
+
     # --- git commits behind the answers ------------------------------------------------------------
 
     def commit_later(self, message: str) -> None:

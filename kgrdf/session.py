@@ -840,8 +840,23 @@ class Session:
             scope = backend.graphs()
         else:
             backend = self.backend
-            scope = [g for g in backend.graphs() if self.may_read(g.value)]
+            scope = None  # the whole dataset: the knowledge base holds no other perspective
+            if self._other_graphs():
+                scope = [g for g in backend.graphs() if self.may_read(g.value)]
         return backend.sparql(text, graphs=scope, timeout=timeout, memory=sandbox.memory_limit())
+
+    def _other_graphs(self) -> bool:
+        """Whether the index holds a graph of another perspective (a scan of the graphs' names: 80 ms
+        at 10k facts), remembered by a resident process until the index moves on."""
+        base = Literal(vocab.perspective_base(self.perspective))
+
+        def scan() -> bool:
+            return bool(self.backend.select(queries.load("other-graphs"), {"base": base}, limit=1))
+
+        resident = self.kb.resident
+        if resident is None:
+            return scan()
+        return resident.remember(("other-graphs", self.perspective, self.backend.position()), scan)
 
     def export(self, fmt: str) -> bytes:
         """The knowledge base as TriG, N-Quads or JSON-LD (the whole dataset), or as Turtle

@@ -128,9 +128,16 @@ def test_sparql_select_ask_construct_and_file(demo, tmp_path):
     assert "does not parse" in bad.stderr
 
 
+def test_sparql_reads_the_schema_as_its_default_graph_and_the_facts_as_named_graphs(demo):
+    schema = demo.json("sparql", "ASK { <https://kgrdf.org/ns#Fact> a <http://www.w3.org/2002/07/owl#Class> }")
+    facts = demo.json("sparql", "ASK { ?s <https://kgrdf.org/ns#entryPoint> ?o }")
+    named = demo.json("sparql", "ASK { GRAPH ?f { ?s <https://kgrdf.org/ns#entryPoint> ?o } }")
+    assert (schema, facts, named) == ({"boolean": True}, {"boolean": False}, {"boolean": True})
+
+
 def test_sparql_never_sees_the_index_bookkeeping(demo):
-    doc = demo.json("sparql", "ASK { <urn:kgrdf:index> ?p ?o }")
-    assert doc == {"boolean": False}
+    for query in ("ASK { <urn:kgrdf:index> ?p ?o }", "ASK { GRAPH ?g { <urn:kgrdf:index> ?p ?o } }"):
+        assert demo.json("sparql", query) == {"boolean": False}
 
 
 def test_stats_counts_entities_and_facts(demo):
