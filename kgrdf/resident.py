@@ -48,6 +48,7 @@ class Resident:
         self._rested_until = 0.0
         self._local = threading.local()
         self._owed: list[str] = []  # the commit messages of the writes not yet committed
+        self.turn = threading.Lock()  # this process's writes and commits, one at a time, in order
         self._stopping = False
         self._committer = threading.Thread(target=self._commit_loop, daemon=True, name="kgrdf-commits")
         self._committer.start()
@@ -198,7 +199,7 @@ class Resident:
         """Commit the writes owed, in one commit, under the knowledge base's lock."""
         from kgrdf import vcs
 
-        with lock.held(self.path / "lock", exclusive=True):
+        with self.turn, lock.held(self.path / "lock", exclusive=True):
             with self._cv:
                 owed, self._owed = self._owed, []
             if not owed:

@@ -71,8 +71,12 @@ class Service:
     """The knowledge base at ``path``, served: one method a question."""
 
     def __init__(self, path: Path, resident=None):
+        import threading
+
         self.path = Path(path)
         self.resident = resident  # the index held open between calls (kgrdf.resident), if any
+        # Writes of this process queue here, in order, rather than each polling the lock file.
+        self._turn = resident.turn if resident is not None else threading.Lock()
 
     def _kb(self, caller: Caller):
         from kgrdf.kb import KnowledgeBase
@@ -166,7 +170,7 @@ class Service:
             raise Refused(
                 f"the token {caller.name} reads only", hint="kg tokens add NAME ... --write makes one that writes"
             )
-        with self._kb(caller).writing(command) as writer:
+        with self._turn, self._kb(caller).writing(command) as writer:
             yield writer
 
     def _write(self, caller: Caller, command: str, change) -> dict:
