@@ -392,6 +392,31 @@ def reject(
 
 
 @app.command()
+def disclose(
+    facts: Annotated[list[str], typer.Argument(metavar="FACT...", help="The ids of the facts the reply used.")],
+    message: Annotated[str, typer.Option("--message", help="The reply they were told in: a permalink or an id.")],
+    audience: Annotated[
+        str,
+        typer.Option("--audience", help="Who the reply went to: public, workspace:W, channel:C, dm:A,B or owner."),
+    ],
+    by: Annotated[
+        str, typer.Option("--by", help="Who told it: a name kept with the record. Default: owner.")
+    ] = "owner",
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    json: JsonOption = False,
+):
+    """Record that a reply told these facts to an audience (a disclosure of each, kept in the fact's
+    provenance). A fact that audience may not hear (none of its hearings may be heard there) is
+    refused, and nothing is written; kg disclosures and kg told read them back."""
+    from kgrdf import disclosure
+
+    with _kb(kb, perspective).writing("disclose") as writer:
+        result = disclosure.record(writer, message, audience, facts, by)
+    render.disclosed(json, result)
+
+
+@app.command()
 def supersede(
     fact_id: Annotated[str, typer.Argument(metavar="ID", help="The current fact to correct.")],
     object: ObjectOption = None,
@@ -1196,6 +1221,45 @@ def history(
 
 
 @app.command()
+def disclosures(
+    fact_id: Annotated[str, typer.Argument(metavar="FACT_ID", help="The fact id.")],
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    audience: HearOption = None,
+    json: JsonOption = False,
+):
+    """Who was told a fact: each disclosure's audience, message, time and who recorded it, oldest
+    first (kg disclose and kg context --record record them)."""
+    from kgrdf import disclosure
+
+    with _reading(kb, perspective, audience) as session:
+        result = disclosure.of_fact(session, fact_id)
+    render.disclosures(json, result)
+
+
+@app.command()
+def told(
+    told_to: Annotated[
+        str,
+        typer.Argument(metavar="AUDIENCE", help="The audience told: public, workspace:W, channel:C, dm:A,B, owner."),
+    ],
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only what was told from then on (a date or time).")
+    ] = None,
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+    json: JsonOption = False,
+):
+    """What an audience was told, newest first: each fact disclosed to exactly that audience, in which
+    message, when and by whom."""
+    from kgrdf import disclosure
+
+    with _reading(kb, perspective) as session:
+        result = disclosure.told(session, told_to, since)
+    render.told(json, result)
+
+
+@app.command()
 def sparql(
     query: Annotated[str, typer.Argument(metavar="QUERY_OR_FILE", help="A SPARQL query, or the path of a .rq file.")],
     timeout: Annotated[
@@ -1403,6 +1467,14 @@ def context(
         int | None,
         typer.Option(help="At most this many tokens. Default: $KGRDF_CONTEXT_BUDGET, else 1500.", show_default=False),
     ] = None,
+    record: Annotated[
+        str | None,
+        typer.Option(
+            "--record",
+            metavar="REF",
+            help="Record the facts of the pack printed as told to its audience (--audience) in the message REF.",
+        ),
+    ] = None,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     audience: HearOption = None,
@@ -1416,7 +1488,9 @@ def context(
     Tokens are counted by a stated approximation that over-counts real tokenizers: a run of letters is
     ceil(length/4), each digit, punctuation mark and newline 1, a non-ASCII character its UTF-8 bytes.
     --json gives the facts, the markdown, the tokens used and the method. Exits 1 when nothing
-    matches, 2 when the budget cannot hold even the pack's title.
+    matches, 2 when the budget cannot hold even the pack's title. With --record REF, the pack's facts
+    are recorded as told to its audience in the message REF (kg disclosures reads them back), and
+    --json adds what was recorded ("recorded").
     """
     from kgrdf import context as context_module
     from kgrdf import settings
@@ -1434,6 +1508,10 @@ def context(
             result = context_module.pack_for_message(session, message, budget)
         else:
             result = context_module.pack(session, target, budget)
+    if record is not None:
+        from kgrdf import disclosure
+
+        result["recorded"] = disclosure.record_pack(_kb(kb, perspective), result, record, audience)
     render.out(json, result, result["markdown"])
 
 

@@ -18,7 +18,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from kgrdf import clock, identifiers, privacy, vocab
+from kgrdf import clock, identifiers, model, privacy, vocab
 from kgrdf.errors import Damaged, Refused
 from kgrdf.purge import Plan, digest, journal_pieces, refuse_if_shared, rows_in, shared_rows, start
 
@@ -112,7 +112,9 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
     """Every record that names a person (see :class:`kgrdf.privacy.People`): every row of a fact
     whose subject, object, speaker or any text names them, their entity's rows, and the rows of
     other entities whose aliases or summary name them. Another entity's name that names them is
-    replaced by its id, so that the entity keeps a name and nothing else of it changes. Each
+    replaced by its id, so that the entity keeps a name and nothing else of it changes. A
+    disclosure that names them (told to a conversation of theirs, in a message naming them) goes
+    whole, every row of it, and the fact it told stays unless something else of it names them. Each
     journal is searched a piece at a time; ``search`` takes what the shared journal's showed."""
     from pyoxigraph import Literal, Quad
 
@@ -121,6 +123,7 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
     search = search if search is not None else Search()
     plan = Plan()
     naming_rows: dict[str, list] = {}  # fact IRI -> its rows that name the person
+    told: dict[str, set[str]] = {}  # fact IRI -> its disclosures that name the person
     for stream in (kb.journal.local, kb.journal.shared):
         shared = stream is kb.journal.shared
         for piece in journal_pieces(stream):
@@ -132,7 +135,9 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                     continue
                 if shared:
                     search.named += 1
-                if graph != entities_graph:
+                if graph != entities_graph and model.is_disclosure(quad.subject.value):
+                    told.setdefault(privacy.fact_of(graph), set()).add(quad.subject.value)
+                elif graph != entities_graph:
                     plan.graphs.add(privacy.fact_of(graph))
                     naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
                 elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
@@ -142,7 +147,23 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                 else:
                     plan.lines.add(digest(row))
     _redact_shared_facts(plan, naming_rows, kb.journal.shared)
+    _drop_disclosures(plan, {fact: nodes for fact, nodes in told.items() if fact not in plan.graphs}, kb.journal)
     return plan
+
+
+def _drop_disclosures(plan: Plan, told: dict[str, set[str]], journal) -> None:
+    """Every row of each disclosure in ``told`` (fact IRI -> its disclosures naming the person), in
+    either journal, goes; the facts they told stay, with their other records. A disclosure whose rows
+    are in the shared journal makes refuse_if_shared refuse, as any shared record naming them does."""
+    if not told:
+        return
+    nodes = {node for found in told.values() for node in found}
+    plan.redacted |= set(told)
+    for stream in (journal.local, journal.shared):
+        for piece in journal_pieces(stream):
+            for row in rows_in(piece.lines, set(told)):
+                if row[1 : row.index(">")] in nodes:
+                    plan.lines.add(digest(row))
 
 
 FORGOTTEN_TEXT = "[forgotten]"

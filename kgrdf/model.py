@@ -142,6 +142,40 @@ def hearing_iri(fact_iri: str, seq: int, step: int) -> str:
     return f"{fact_iri}/hearing/{seq}.{step}"
 
 
+# A disclosure: one time a fact was told, in a reply (a message) to an audience. It is said in the
+# fact's provenance graph beside its hearings, and changes none of the fact's fields.
+DISCLOSURE = kg("Disclosure")
+DISCLOSED = kg("disclosed")  # disclosure -> the fact it told
+TOLD_TO, TOLD_IN, TOLD_AT, TOLD_BY = kg("toldTo"), kg("toldIn"), kg("toldAt"), kg("toldBy")
+_DISCLOSURE_PATH = "/disclosure/"
+
+
+def disclosure_iri(fact_iri: str, seq: int, step: int) -> str:
+    """The ``step``-th disclosure of ``fact_iri`` recorded by transaction ``seq``."""
+    return f"{fact_iri}{_DISCLOSURE_PATH}{seq}.{step}"
+
+
+def is_disclosure(iri: str) -> bool:
+    """Whether an IRI names a disclosure node (disclosure_iri)."""
+    return _DISCLOSURE_PATH in iri and "/fact/" in iri
+
+
+def disclosure_quads(fact_iri: str, node: str, audience: str, message: str, at: str, by: str) -> list[Quad]:
+    """The quads of one disclosure of a fact, in its provenance graph: the fact it told, the
+    audience (canonical) and the message of the reply, when it was recorded and by whom."""
+    fact = NamedNode(fact_iri)
+    graph = vocab.provenance_graph(fact)
+    subject = NamedNode(node)
+    return [
+        Quad(subject, vocab.RDF_TYPE, DISCLOSURE, graph),
+        Quad(subject, DISCLOSED, fact, graph),
+        Quad(subject, TOLD_TO, Literal(audience), graph),
+        Quad(subject, TOLD_IN, Literal(message), graph),
+        Quad(subject, TOLD_AT, vocab.datetime_literal(at), graph),
+        Quad(subject, TOLD_BY, Literal(by), graph),
+    ]
+
+
 @dataclass
 class Entity:
     id: str
@@ -650,11 +684,16 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     the hearings it may hear (``hears(audience)``) and nothing of the others: their sources, speakers,
     messages, the update records that added them, the count of them (kg:observations becomes the
     number of hearings shown, kg:observedAt the latest of them); a successor or an origin it may not
-    hear (``hears_fact(iri)``) is left out, and so is an update's reason that names one. Pure.
+    hear (``hears_fact(iri)``) is left out, and so is an update's reason that names one; a disclosure
+    is shown when it may hear the audience it was told to (``hears(audience)``). Pure.
 
     ``triples`` are (subject, predicate, object) terms; a fact with no hearing records (written
     before hearings existed) is one hearing, shown whole."""
     fact = fact_iri
+    # A disclosure is shown as a hearing is: to an audience that may hear the one it was told to.
+    untold = {s.value for s, p, o in triples if p == TOLD_TO and not hears(o.value)}
+    if untold:
+        triples = [(s, p, o) for s, p, o in triples if s.value not in untold]
     heard_in = [o.value for s, p, o in triples if s.value == fact and p == HEARD_IN]
     audience_of = {s.value: o.value for s, p, o in triples if p == _AUDIENCE and s.value != fact}
     shown = {h for h in heard_in if hears(audience_of.get(h, "owner"))}

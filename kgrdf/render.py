@@ -424,3 +424,36 @@ def batch(as_json: bool, document: dict) -> None:
         '\nAnswer in one line, e.g.  kg batch apply "confirm all except 1b, reject 2a"'
         "\n(except and skip leave a fact proposed for a later batch; only reject rejects)"
     )
+
+
+def disclosed(as_json: bool, doc: dict) -> None:
+    """What a disclosure recorded (kg disclose): the facts told, to whom, in which message."""
+    lines = [f"recorded: told {doc['audience']} in {doc['message']} ({len(doc['facts'])} fact"]
+    lines[0] += ("" if len(doc["facts"]) == 1 else "s") + f", by {doc['by']})"
+    lines += [f"  {fact['id']}  {fact.get('sentence') or ''}".rstrip() for fact in doc["facts"]]
+    out(as_json, doc, "\n".join(lines))
+
+
+def disclosures(as_json: bool, doc: dict) -> None:
+    """Who was told a fact (kg disclosures): each audience, message, time and who recorded it."""
+    fact = doc["fact"]
+    lines = [f"{fact['id']}  {fact.get('sentence') or ''}".rstrip()]
+    if not doc["disclosures"]:
+        lines.append("  told to no one (no disclosure recorded)")
+    for told in doc["disclosures"]:
+        lines.append(f"  {told['at']}  {told['audience']}  in {told['message']}  by {told['by']}")
+    out(as_json, doc, "\n".join(lines))
+
+
+def told(as_json: bool, doc: dict) -> None:
+    """What an audience was told (kg told), newest first."""
+    since = f" since {doc['since']}" if doc.get("since") else ""
+    lines = [
+        f"told to {doc['audience']}{since}: {len(doc['disclosures'])} disclosure"
+        + ("" if len(doc["disclosures"]) == 1 else "s")
+    ]
+    for told in doc["disclosures"]:
+        lines.append(f"  {told['at']}  {told['fact']}  in {told['message']}  by {told['by']}")
+        if told.get("sentence"):
+            lines.append(f"      {told['sentence']}")
+    out(as_json, doc, "\n".join(lines))

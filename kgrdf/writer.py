@@ -98,6 +98,7 @@ class Writer(Session):
         self._person_checks = 0  # texts looked at for people: past BULK, the people's cache is held
         self._pending_people = privacy.People()  # and the people this write adds or renames
         self._private: dict[str, bool] = {}  # fact IRI -> whether its lines go to the private journal
+        self._noted: dict[str, tuple] = {}  # fact IRI -> (the fact, texts, quads, private) of records about it
         self.key: privacy.Key | None = None  # the secret key, as the write found it (see privacy.key)
         self.allow_forgotten = False  # adding a forgotten person again is refused unless this is set
         self._forgotten: list[dict] | None = None
@@ -185,6 +186,7 @@ class Writer(Session):
         self._deletes.clear()
         self._adds.clear()
         self._drafts.clear()
+        self._noted.clear()
 
     def delete_lines(self) -> list[str]:
         """The pending deletions as the journal's N-Quads lines."""
@@ -195,15 +197,26 @@ class Writer(Session):
 
     def _fact_is_private(self, iri: str) -> bool | None:
         """A fact's lines are private when it is (privacy.fact_is_private), or when a text it holds
-        now names a person: a fact this write changed is looked at again (a new source may name one)."""
+        now names a person: a fact this write changed is looked at again (a new source may name one).
+        So are the records this write adds about a fact (add_to_provenance) when the fact is, or when
+        their own texts name a person."""
         fact = self._facts.get(iri)
-        if fact is None:
+        noted = self._noted.get(iri)
+        if fact is None and noted is None:
             return None
         if iri not in self._private:
-            changed = self._first_lines.get(iri) is None
-            self._private[iri] = privacy.fact_is_private(fact) or (
-                changed and self._names_a_person(privacy.fact_texts(fact))
-            )
+            private = False
+            if fact is not None:
+                changed = self._first_lines.get(iri) is None
+                private = privacy.fact_is_private(fact) or (changed and self._names_a_person(privacy.fact_texts(fact)))
+            if noted is not None and not private:
+                held, texts, _quads, private = noted
+                private = (
+                    private
+                    or privacy.fact_is_private(held)
+                    or self._names_a_person([*privacy.fact_texts(held), *texts])
+                )
+            self._private[iri] = private
         return self._private[iri]
 
     def _row_names_a_person(self, line: str) -> bool:
@@ -238,6 +251,20 @@ class Writer(Session):
         """Let go of what the write holds open beside the index (the people's cache)."""
         if self._people is not None:
             self._people.close()
+
+    def add_to_provenance(self, fact: model.Fact, quads: list[Quad], texts=(), private: bool = False) -> None:
+        """Add records about a fact the index holds to its provenance graph, changing none of its
+        fields (a disclosure: kgrdf.disclosure). They go to the private journal when ``private``,
+        when the fact's own records do, or when one of ``texts`` (what they say: an audience, a
+        message) names a person; the nodes they type are checked against the shapes with the write
+        (validate)."""
+        graph = vocab.provenance_graph(NamedNode(fact.iri))
+        if any(q.graph_name != graph for q in quads):
+            raise ValueError(f"records about {fact.id} belong in its provenance graph")
+        _held, held_texts, held_quads, was_private = self._noted.get(fact.iri, (fact, [], [], False))
+        self._noted[fact.iri] = (fact, [*held_texts, *texts], [*held_quads, *quads], was_private or private)
+        self._private.pop(fact.iri, None)  # decided again, with these texts
+        self._stage([], quads)
 
     def _stage(self, deletes, adds, fact: model.Fact | None = None, created: bool = False) -> None:
         """Add to the pending change. A quad added and deleted within one command cancels out."""
@@ -313,11 +340,12 @@ class Writer(Session):
         """
         from kgrdf import validation
 
+        noted = self._noted_findings() if self._noted else []
         facts = list(self._facts.values())
         if not facts and not self._entities:
-            return []
+            return noted
         if len(facts) + len(self._entities) > self.BULK:
-            return self._bulk_findings()
+            return self._bulk_findings() + noted
         focus = [f.iri for f in facts] + list(self._entities)
         context: dict[str, model.Fact] = {}
         for fact in facts:
@@ -335,7 +363,21 @@ class Writer(Session):
             q for e in entities.values() if e is not None for q in model.entity_quads(e, self.perspective, self.schema)
         ]
         data = validation.view(fact_quads, entity_quads, self.backend.schema_quads())
-        return validation.check(data, focus, self.kb.path)
+        return validation.check(data, focus, self.kb.path) + noted
+
+    def _noted_findings(self) -> list:
+        """The findings on the records this write adds about facts it does not change
+        (add_to_provenance): a view of those facts with the records, focused on the nodes the
+        records type (each disclosure)."""
+        from kgrdf import validation
+
+        quads, focus = [], set()
+        for iri, (fact, _texts, added, _private) in self._noted.items():
+            quads += model.fact_quads(self._facts.get(iri, fact), self.schema)
+            quads += added
+            focus |= {q.subject.value for q in added if q.predicate == vocab.RDF_TYPE}
+        data = validation.view(quads, [], self.backend.schema_quads())
+        return validation.check(data, sorted(focus), self.kb.path)
 
     def _bulk_findings(self) -> list:
         """The violations of a large write: what check_chunk has checked, and the rest now."""
