@@ -1503,14 +1503,16 @@ def context(
 
         message = inputs.standard_input("the message")
     budget = budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET")
+    if record is not None:
+        from kgrdf import disclosure
+
+        audience = disclosure.told_to(audience)  # a pack to record is for an audience that parses
     with _reading(kb, perspective, audience) as session:
         if message is not None:
             result = context_module.pack_for_message(session, message, budget)
         else:
             result = context_module.pack(session, target, budget)
     if record is not None:
-        from kgrdf import disclosure
-
         result["recorded"] = disclosure.record_pack(_kb(kb, perspective), result, record, audience)
     render.out(json, result, result["markdown"])
 

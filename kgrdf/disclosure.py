@@ -65,13 +65,24 @@ def record(writer, message: str, audience: str, facts, by: str = OWNER) -> dict:
     return {"message": message, "audience": told_to, "by": by, "at": writer.now, "facts": shown}
 
 
+def told_to(audience: str | None) -> str:
+    """The audience a disclosure is told to, canonical (None: the owner). Raises BadInput for one
+    that does not parse: a read fails closed on it, but a record of what was told must not."""
+    return audiences.parse(audience or OWNER)
+
+
 def record_pack(kb, pack: dict, message: str, audience: str | None, by: str = OWNER) -> dict:
     """Record the facts of a context pack (kgrdf.context) as told to ``audience`` (None: the owner)
     in ``message``: one write, nothing when the pack holds no fact."""
     ids = [fact["id"] for fact in pack.get("facts", [])]
     if not ids:
-        told_to = audiences.parse(audience or OWNER)
-        return {"message": _text(message, "the message"), "audience": told_to, "by": by, "at": None, "facts": []}
+        return {
+            "message": _text(message, "the message"),
+            "audience": told_to(audience),
+            "by": by,
+            "at": None,
+            "facts": [],
+        }
     with kb.writing("context --record") as writer:
         return record(writer, message, audience or OWNER, ids, by)
 

@@ -186,8 +186,19 @@ API = {  # route -> (Service method, its parameters: name -> kind)
     "mentions": ("mentions", {"text": str, "limit": int, "cursor": str}),
     "context": ("context", {"entity": str, "message": str, "budget": int}),
     "batch": ("batch", {"limit": int, "cursor": str}),
+    "disclosures": ("disclosures", {"fact": str}),
+    "told": ("told", {"audience": str, "since": str, "limit": int, "cursor": str}),
 }
-WRITES = ("propose", "propose_from_user", "confirm", "reject", "org_add", "org_set", "org_affiliate")  # POST, JSON
+WRITES = (  # POST, JSON
+    "propose",
+    "propose_from_user",
+    "confirm",
+    "reject",
+    "org_add",
+    "org_set",
+    "org_affiliate",
+    "record_disclosure",
+)
 
 
 def _arguments(params: dict, wanted: dict, method) -> dict:

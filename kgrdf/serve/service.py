@@ -143,6 +143,21 @@ class Service:
                 return context.pack_for_message(session, message, budget)
             return context.pack(session, entity, budget)
 
+    def disclosures(self, caller: Caller, fact: str) -> dict:
+        """Who was told a fact (kg disclosures), as the caller's audience is shown it."""
+        from kgrdf import disclosure
+
+        with self.reading(caller) as session:
+            return disclosure.of_fact(session, fact)
+
+    def told(self, caller: Caller, audience: str, since=None, limit=None, cursor=None) -> dict:
+        """What an audience was told (kg told), of what the caller's audience may hear."""
+        from kgrdf import disclosure
+
+        with self.reading(caller) as session:
+            doc = disclosure.told(session, audience, since)
+        return _paged(doc, "disclosures", limit, cursor, f"told {audience} {since} {caller}")
+
     def sparql(self, caller: Caller, text: str, timeout: float | None = None):
         """A SPARQL query over what the caller may read, and nothing else (the answer as pyoxigraph
         gives it). An update does not parse as a query: the knowledge base changes by its verbs only."""
@@ -290,3 +305,20 @@ class Service:
             "org affiliate",
             lambda writer: writer.claim_member(org, claimed_name, role, sources=list(sources or []), heard=heard),
         )
+
+    def record_disclosure(self, caller: Caller, message: str, audience: str, facts) -> dict:
+        """Record that a reply told these facts to an audience (kg disclose), by the token's name. A
+        token records what it told its own audience; the owner's may record any audience's."""
+        from kgrdf import audience as audiences
+        from kgrdf import disclosure
+
+        told_to = audiences.parse(audience)
+        if caller.audience != audiences.OWNER and told_to != caller.audience:
+            raise Refused(
+                f"the token {caller.name} records what it told {caller.audience}, not {told_to}",
+                hint="record it with a token made for that audience",
+            )
+        if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
+            raise BadInput('facts is a list of fact ids, e.g. ["f-3k9x2a"]')
+        with self._writing(caller, "disclose") as writer:
+            return disclosure.record(writer, message, told_to, facts, caller.name)

@@ -20,8 +20,9 @@ INSTRUCTIONS = (
     "kgrdf is the organization's memory of working facts (people, processes, products, "
     "organizations), each with its sources and a status a person confirms. Before answering "
     "about the organization, call context (for an entity, or for the user's message) or lookup; "
-    "cite the fact ids you use. Use mentions to find the known names in a message first. What you "
-    "see is what your token's audience may hear: never assume more exists."
+    "cite the fact ids you use, and after replying call record_disclosure with them. Use mentions to "
+    "find the known names in a message first. What you see is what your token's audience may hear: "
+    "never assume more exists."
 )
 
 Limit = Annotated[int | None, Field(description="How many items a page holds (1-500; default 50).")]
@@ -275,6 +276,38 @@ def server(service: Service, fixed: Caller | None, cache=None):
         """Record that someone said a person by this name works at an organization ("check with Jim,
         he's our IT guy"): an unverified claim; no actor is made."""
         return await run(ctx, service.org_affiliate, org, claimed_name, role, sources, message)
+
+    @mcp.tool()
+    async def record_disclosure(
+        message: Annotated[str, Field(description="Your reply that used the facts: its permalink or id.")],
+        audience: Annotated[
+            str, Field(description="Who your reply went to: your token's audience (public, channel:C, dm:A,B ...).")
+        ],
+        facts: Annotated[list[str], Field(description='The ids of every fact your reply used, e.g. ["f-3k9x2a"].')],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        """Call this after replying with facts from kgrdf: record which fact ids your reply used, in
+        which message, to which audience, so that who was told what can be traced later. A fact that
+        audience may not hear is refused and nothing is recorded; so is an audience other than your
+        token's (unless it is the owner's)."""
+        return await run(ctx, service.record_disclosure, message, audience, facts)
+
+    @mcp.tool()
+    async def disclosures(fact: FactArg, ctx: Context) -> dict[str, Any]:
+        """Who was told a fact: each recorded disclosure's audience, message, time and who recorded it."""
+        return await run(ctx, service.disclosures, fact)
+
+    @mcp.tool()
+    async def told(
+        audience: Annotated[str, Field(description="The audience told, e.g. channel:sales.")],
+        ctx: Context,
+        since: Annotated[str | None, Field(description="Only what was told from then on (YYYY-MM-DD).")] = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
+    ) -> dict[str, Any]:
+        """What an audience was told, newest first: each fact, the message it was told in, when and by
+        whom. Check it before telling the same audience something again."""
+        return await run(ctx, service.told, audience, since, limit=limit, cursor=cursor)
 
     @mcp.resource("kgrdf://entity/{kind}/{name}", mime_type="application/json")
     async def entity_resource(kind: str, name: str, ctx: Context) -> str:
