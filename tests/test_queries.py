@@ -86,6 +86,12 @@ def cases(store):
             lambda rows: [(r["kind"], r["ref"]) for r in rows] == [("transcript", "session-2026-10-03")],
         ),
         "fact-exists": (dict(fact=hotfix_entry), lambda answer: answer is True),
+        # The example records no disclosure: tests/test_disclosures.py reads them back through kg.
+        "fact-disclosures": (dict(fact=hotfix_entry), lambda rows: rows == []),
+        "told": (
+            dict(audience=ox.Literal("owner"), since=vocab.datetime_literal("0001-01-01T00:00:00Z")),
+            lambda rows: rows == [],
+        ),
         "subject-predicate": (
             dict(subject=e("process/hotfix"), predicate=vocab.kg("entryPoint")),
             lambda rows: len(rows) == 2,
