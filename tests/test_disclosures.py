@@ -142,6 +142,19 @@ def test_a_disclosure_naming_a_person_goes_to_the_private_journal_the_rest_to_th
     assert kg("validate").stdout.startswith("clean")
 
 
+def test_a_new_journal_started_from_the_index_keeps_a_disclosure_to_a_dm_private(kg, told):
+    """The way out of a damaged journal starts a new one from the index, split by fact: a fact told
+    in a private conversation goes to the private journal with its disclosure."""
+    kg("disclose", told["public"], "--message", "slack:mkdm", "--audience", "dm:bo,quixa")
+    kg("disclose", told["public2"], "--message", "slack:mksales", "--audience", "channel:sales")
+    (kg.path / "journal").rename(kg.path / "journal.aside")
+    kg("propose", "repo/api", "caveat", "--value", "after the move", "-s", "pr:9")
+    replica = json.loads((kg.path / "replica.json").read_text())["replica"]
+    assert _patches_holding(kg, "slack:mkdm") == ["local"]
+    assert _patches_holding(kg, "slack:mksales") == [replica]
+    assert [d["message"] for d in kg.json("disclosures", told["public"])["disclosures"]] == ["slack:mkdm"]
+
+
 def test_after_kg_forget_no_disclosure_names_the_person_and_the_facts_they_did_not_name_stay(kg, told):
     kg("disclose", told["public"], told["public2"], "--message", "slack:mkdm", "--audience", "dm:bo,quixa")
     kg("disclose", told["public"], "--message", "asked by Quixa Vell", "--audience", "public")
