@@ -57,8 +57,12 @@ def record(writer, message: str, audience: str, facts, by: str = OWNER) -> dict:
                 hint=f"kg history {fact.id} shows where it was heard",
             )
     shown = []
+    taken = {q.subject.value for q in writer.adds if q.predicate == model.DISCLOSED}  # a second record in one write
     for fact in held:
-        node = model.disclosure_iri(fact.iri, writer.seq, 1)
+        step = 1
+        while model.disclosure_iri(fact.iri, writer.seq, step) in taken:
+            step += 1
+        node = model.disclosure_iri(fact.iri, writer.seq, step)
         quads = model.disclosure_quads(fact.iri, node, told_to, message, writer.now, by)
         writer.add_to_provenance(fact, quads, texts=[told_to, message, by], private=told_to.startswith("dm:"))
         shown.append({"id": fact.id, "sentence": writer.describe(fact).get("sentence")})

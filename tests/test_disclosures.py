@@ -289,3 +289,14 @@ def test_the_owners_token_records_any_audience_and_the_api_takes_it_as_json(serv
     status, text = serving["server"].request(f"/api/disclosures?fact={facts['eng']}", serving["secrets"]["reader"])
     assert status == 404
     assert [d["message"] for d in kg.json("told", "channel:eng")["disclosures"]] == ["slack:m2"]
+
+
+def test_two_records_of_one_fact_in_one_write_are_two_disclosures(kg, told):
+    from kgrdf import disclosure
+    from kgrdf.kb import KnowledgeBase
+
+    with KnowledgeBase.open(kg.path).writing("disclose") as writer:
+        disclosure.record(writer, "slack:one", "public", [told["public"]])
+        disclosure.record(writer, "slack:two", "channel:sales", [told["public"], told["public"]])
+    assert [d["message"] for d in kg.json("disclosures", told["public"])["disclosures"]] == ["slack:one", "slack:two"]
+    assert kg("validate").stdout.startswith("clean")
