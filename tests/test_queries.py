@@ -215,9 +215,8 @@ def cases(store):
                 == [(vocab.perspective_iri("main").value, False, 23), (vocab.perspective_iri("main").value, True, 35)]
             ),
         ),
-        # The example holds one perspective: no graph but the schema's lies outside main's, and all
-        # of its graphs lie outside another's.
-        "other-graphs": (dict(base=ox.Literal(vocab.perspective_base("main"))), lambda rows: rows == []),
+        # The example holds one perspective: nothing of another.
+        "other-perspectives": (dict(perspective=vocab.perspective_iri("main")), lambda rows: rows == []),
         "self-organization": (dict(entities=ENTITIES), lambda rows: rows == []),
         # Every fact naming the hotfix process, closed ones too: its two entry points (one superseded),
         # where it is announced, its rule, and who approves it.

@@ -590,3 +590,10 @@ def test_the_api_takes_a_write_as_json_and_refuses_what_the_call_does_not_take(s
         status, answer = _get(served, "/api/propose", token="writer", data=data, kind="application/json")
         assert status == 400, answer
     assert _snapshot(served) == before
+
+
+@pytest.mark.parametrize("query", ATTACKS)
+def test_the_owner_of_main_reads_nothing_of_lyra_whatever_the_query(served, query):
+    status, body = _sparql(served, query, token="owner")
+    assert status == 200, body
+    assert "mklyra" not in body
