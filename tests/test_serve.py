@@ -19,7 +19,7 @@ from .conftest import Kg
 from .serving import Server, settled
 
 SALES_OK = ["mkpublicvalue", "mksalesvalue"]  # what channel:sales may hear
-SALES_NEVER = ["mkengvalue", "mkdmvalue", "mkhiddenname", "mklyravalue", "mklyraname"]
+SALES_NEVER = ["mkengvalue", "mkdmvalue", "mkhiddenname", "mklyravalue", "mklyraname", "mkengmessage"]
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +48,9 @@ def served(tmp_path_factory):
         "--audience",
         "dm:ana,bo",
     )
+    told = {f["value"]: f["id"] for f in kg.json("facts", "repo/api")["facts"]}
+    kg("disclose", "--message", "mkengmessage", "--audience", "channel:eng", told["mkengvalue"])
+    kg("disclose", "--message", "mksalesmessage", "--audience", "channel:sales", told["mksalesvalue"])
     kg("add-entity", "repo/web", "--name", "Web")
     kg("add-entity", "actor/bot", "--name", "Helper Bot")
     kg("org", "init", "Lyra Labs", "--perspective", "lyra")
@@ -334,6 +337,12 @@ def test_every_read_tool_and_both_resources_answer_for_sales_without_what_it_may
         fact = lookup["facts"][0]["id"]
         result = await client.call_tool("history", {"fact": fact})
         out["history"] = (result.is_error, _text(result))
+        for facts_id in [f["id"] for f in lookup["facts"]]:
+            result = await client.call_tool("disclosures", {"fact": facts_id})
+            out[f"disclosures {facts_id}"] = (result.is_error, _text(result))
+        for heard in ("channel:sales", "channel:eng"):
+            result = await client.call_tool("told", {"audience": heard})
+            out[f"told {heard}"] = (result.is_error, _text(result))
         for uri in ("kgrdf://entity/repo/api", "kgrdf://context/repo/api"):
             out[uri] = (False, (await client.read_resource(uri)).contents[0].text)
         return out
@@ -348,6 +357,7 @@ def test_every_read_tool_and_both_resources_answer_for_sales_without_what_it_may
     assert (
         "mksalesvalue" in out["kgrdf://entity/repo/api"][1] and "mkpublicvalue" in out[f"lookup {TOOL_CALLS[0][1]}"][1]
     )
+    assert "mksalesmessage" in out["told channel:sales"][1]  # what it may hear, it is shown
 
 
 def test_a_malformed_tool_call_is_a_tool_error_with_the_reason_and_writes_nothing(served):
@@ -597,3 +607,19 @@ def test_the_owner_of_main_reads_nothing_of_lyra_whatever_the_query(served, quer
     status, body = _sparql(served, query, token="owner")
     assert status == 200, body
     assert "mklyra" not in body
+
+
+def test_a_write_token_over_stdio_proposes_as_its_command_line_says(served):
+    async def calls(client):
+        result = await client.call_tool(
+            "propose", {"subject": "repo/web", "predicate": "caveat", "value": "mkstdiovalue", "sources": ["slack:s1"]}
+        )
+        return result.is_error, result.structured_content
+
+    failed, doc = _mcp(
+        served, None, calls, stdio_args=["--audience", "channel:sales", "--write", "--speaker", "Helper Bot"]
+    )
+    assert not failed and doc["status"] == "proposed"
+    settled(served["kg"].path)
+    mine = next(f for f in served["kg"].json("facts", "repo/web")["facts"] if f.get("value") == "mkstdiovalue")
+    assert mine["said_by"] == "actor/bot" and "channel:sales" in mine["audiences"]
