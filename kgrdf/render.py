@@ -50,8 +50,16 @@ def error(exc, as_json: bool) -> None:
         emit(exc.as_json())
 
 
+SOURCES_SHOWN = 10  # on a fact's line; --json gives them all
+
+
 def _sources(fact: dict) -> str:
-    return ", ".join(f"{s['kind']}:{s['ref']}" for s in fact.get("sources", [])) or "no source"
+    """A fact's sources on its line: the first few, and how many more (a fact heard in 5,000
+    messages is one line, not 5,000 references)."""
+    sources = fact.get("sources", [])
+    shown = ", ".join(f"{s['kind']}:{s['ref']}" for s in sources[:SOURCES_SHOWN]) or "no source"
+    more = len(sources) - SOURCES_SHOWN
+    return shown + (f" and {more} more (--json lists them)" if more > 0 else "")
 
 
 def fact_line(fact: dict, indent: str = "  ") -> str:

@@ -161,3 +161,12 @@ def test_stats_counts_entities_and_facts(demo):
 )
 def test_every_read_prints_one_json_document(demo, command):
     json.loads(demo(*command, "--json").stdout)
+
+
+def test_a_fact_heard_in_many_messages_lists_its_first_sources_and_how_many_more(kg):
+    kg("add-entity", "repo/api", "--name", "Api")
+    for n in range(14):
+        kg("propose", "repo/api", "caveat", "--value", "flaky tests", "--source", f"slack:msg-{n:02d}")
+    line = next(x for x in kg("lookup", "repo/api").stdout.splitlines() if "slack:" in x)
+    assert line.count("slack:") == 10 and line.rstrip().endswith("and 4 more (--json lists them)")
+    assert len(kg.json("lookup", "repo/api")["facts"][0]["sources"]) == 14
