@@ -10,7 +10,8 @@ For each size it generates a knowledge base (bench/generate.py), makes a token t
 - `/sparql` with two queries (SPARQL JSON back): one about a single entity, where the cost is the
   server's own, and one over every fact; each beside the same query on pyoxigraph in this process
   on the same index (native: what the engine alone takes);
-- `kg lookup` and `kg sparql` in a fresh process (the cold CLI);
+- `lookup` and `context` as pyoxigraph alone runs their named queries in this process (native, the
+  floor of bench/run.py), and `kg lookup` and `kg sparql` in a fresh process (the cold CLI);
 - four clients making --writes proposals each at once through `POST /api/propose`: the throughput,
   the p95 of one write, and whether all landed (the facts counted afterwards).
 
@@ -38,6 +39,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 import measure  # noqa: E402
 from generate import generate  # noqa: E402
+from run import floor_runner  # noqa: E402
 from serving import Server  # noqa: E402
 
 ENTITY = "repo/rep-000001"
@@ -113,6 +115,17 @@ def sparql_times(server: Server, path: Path, secret: str, calls: int) -> dict:
     return out
 
 
+def native_reads(path: Path, calls: int) -> dict:
+    """lookup and context as pyoxigraph alone runs their named queries, in this warm process (the
+    floor of bench/run.py), for the MCP tools to be read beside."""
+    store, reads = floor_runner(path)
+    out = {}
+    for name in ("lookup", "context"):
+        out[f"native {name}"] = quantiles([timed(lambda run=reads[name]: run(ENTITY)) for _ in range(calls)])
+    del store
+    return out
+
+
 def cold_times(path: Path) -> dict:
     return {
         "cold kg lookup": quantiles([measure.run(["lookup", ENTITY, "--kb", str(path)])[0] for _ in range(5)]),
@@ -179,7 +192,7 @@ def measure_size(size: int, work: Path, calls: int, writes: int) -> dict:
     print(f"\n== {size} facts: generating ...", flush=True)
     generate(path, size)
     secret = token(path)
-    row = {"size": size, **cold_times(path)}
+    row = {"size": size, **cold_times(path), **native_reads(path, calls)}
     server = Server(path)
     try:
         row.update(mcp_times(server.url, secret, calls))
@@ -194,7 +207,7 @@ def measure_size(size: int, work: Path, calls: int, writes: int) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     print("\n== kg serve, p50 and p95 in ms: MCP over HTTP; /sparql beside the native query; the cold CLI")
-    names = ["lookup", "context", "propose", "cold kg lookup", "cold kg sparql"]
+    names = ["lookup", "native lookup", "context", "native context", "propose", "cold kg lookup", "cold kg sparql"]
     names += [f"{door} {q}" for q in QUERIES for door in ("/sparql", "native")]
     for row in rows:
         print(f"-- {row['size']} facts")
@@ -203,6 +216,8 @@ def print_table(rows: list[dict]) -> None:
             extra = ""
             if name.startswith("/sparql"):
                 extra = f"   /sparql:native {p50 / row[name.replace('/sparql', 'native')][0]:.1f}"
+            elif name in ("lookup", "context"):
+                extra = f"   MCP:native {p50 / row['native ' + name][0]:.1f}"
             print(f"   {name:<22} {p50 * 1000:9.1f} {p95 * 1000:9.1f}{extra}")
     print(f"\n== {CLIENTS} clients writing at once (POST /api/propose)")
     for row in rows:
