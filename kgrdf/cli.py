@@ -742,10 +742,32 @@ def serve(
             f"kg: warning: listening on {host}: tokens cross the network in clear unless a TLS proxy stands in front",
             file=sys.stderr,
         )
+    _check_free(host, port)
     resident = Resident(base.path)
     resident.listen()
     print(f"kg: serving {base.path} at http://{host}:{port} (/mcp, /sparql, /api); Ctrl-C stops", file=sys.stderr)
     uvicorn.run(http.app(base.path, resident), host=host, port=port, log_level="warning")
+
+
+def _check_free(host: str, port: int) -> None:
+    """Refuse, in one line, an address the server could not listen on (before anything starts)."""
+    import socket
+
+    from kgrdf.errors import BadInput
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, OverflowError) as exc:
+        raise BadInput(f"--host {host} --port {port} is not an address to listen on ({exc})") from None
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise BadInput(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}", hint="--port chooses another port"
+            ) from None
 
 
 @app.command()

@@ -186,3 +186,32 @@ def test_a_holder_that_never_lets_go_makes_a_command_wait_its_time_and_say_so(kg
         holder.wait()
     assert done.returncode == 3 and "index.held" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert kg.snapshot() == before  # nothing written
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["serve", "--port", "many"], "many"),
+        (["serve", "--port", "80", "--bogus"], "No such option"),
+        (["mcp", "--audience", "chan:x"], "not an audience"),
+        (["mcp"], "--audience"),
+        (["mcp", "--audience", "owner", "--speaker", "nobody-here"], "not known"),
+        (["mcp", "--audience", "owner", "--perspective", "Nope!"], "perspective"),
+    ],
+)
+def test_the_servers_bad_arguments_fail_at_once_in_one_line(kg, args, says):
+    result = kg(*args, expect=1 if "--speaker" in args else 2)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kg: ") and says in lines[0]
+
+
+def test_a_port_in_use_is_refused_in_one_line(kg):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = kg("serve", "--port", str(port), expect=2)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0]
