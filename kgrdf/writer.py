@@ -44,6 +44,11 @@ class Heard:
     span: str | None = None
 
 
+def _key_of(target) -> str:
+    """The key of a fact's object or value as the index holds it (as model.Fact.value_key has it)."""
+    return target.value if isinstance(target, NamedNode) else model.normalize(target.value)
+
+
 def _overlap(a: model.Fact, b: model.Fact) -> bool:
     """Whether two facts' valid times share an instant: [valid_from, valid_to), an open start
     reaching back to the beginning and an open end to the end of time; an empty one shares none."""
@@ -154,8 +159,10 @@ class Writer(Session):
             "organization; else check KGRDF_PERSPECTIVE and --perspective",
         )
 
-    def _facts_for(self, subject: str, predicate: str) -> list[model.Fact]:
-        """Every fact, pending or held, with this subject and predicate."""
+    def _facts_for(self, subject: str, predicate: str, key: str | None = None) -> list[model.Fact]:
+        """Every fact, pending or held, with this subject and predicate; with ``key``, only those
+        whose object or value has that key (model.Fact.value_key): the others are not read whole,
+        so observing a fact again costs the same beside ten siblings or ten thousand."""
         out = {}
         held = (
             []
@@ -163,10 +170,13 @@ class Writer(Session):
             else self.rows("subject-predicate", subject=NamedNode(subject), predicate=NamedNode(predicate))
         )
         for row in held:
+            if key is not None and _key_of(row["target"]) != key:
+                continue
             iri = row["fact"].value
             out[iri] = self._facts.get(iri) or super().fact(vocab.id_of(iri))
         for iri in self._by_subject_predicate.get((subject, predicate), []):
-            out[iri] = self._facts[iri]
+            if key is None or self._facts[iri].value_key() == key:
+                out[iri] = self._facts[iri]
         return list(out.values())
 
     @property
@@ -883,7 +893,7 @@ class Writer(Session):
         target_term = NamedNode(target.iri) if isinstance(target, model.Entity) else target
         key = target_term.value if isinstance(target_term, NamedNode) else model.normalize(target_term.value)
 
-        same = [f for f in self._facts_for(subject_entity.iri, pred.iri) if f.value_key() == key]
+        same = [f for f in self._facts_for(subject_entity.iri, pred.iri, key) if f.value_key() == key]
         current = [f for f in same if f.current]
         heards = heard if isinstance(heard, list) else [heard or self._heard(Heard())]
         heard = heards[0]  # and a new fact's own fields (extracted; a claim's role and verification)
