@@ -47,6 +47,7 @@ class Resident:
         self._wanted = False  # another process asked for the index
         self._rested_until = 0.0
         self._local = threading.local()
+        self._memo: dict = {}  # what remember() computed, by key
         self._owed: list[str] = []  # the commit messages of the writes not yet committed
         self.turn = threading.Lock()  # this process's writes and commits, one at a time, in order
         self._stopping = False
@@ -159,14 +160,13 @@ class Resident:
         """``compute()``, once for ``key`` (which names the index position it depends on); the
         answers of earlier positions are forgotten."""
         with self._cv:
-            memo = self.__dict__.setdefault("_memo", {})
-            if key in memo:
-                return memo[key]
+            if key in self._memo:
+                return self._memo[key]
         value = compute()
         with self._cv:
-            if len(memo) > 64:
-                memo.clear()
-            memo[key] = value
+            if len(self._memo) > 64:
+                self._memo.clear()
+            self._memo[key] = value
         return value
 
     # --- git commits behind the answers ------------------------------------------------------------

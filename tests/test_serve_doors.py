@@ -14,8 +14,11 @@ from .serving import Server
 WORKERS = 4
 
 
-def _cli(kb, *args) -> subprocess.CompletedProcess:
+def _cli(kb, *args, lock_timeout: str | None = None) -> subprocess.CompletedProcess:
+    """``kg ARGS --kb KB`` in a process of its own (waiting at most ``lock_timeout`` for the lock)."""
     env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+    if lock_timeout is not None:
+        env["KGRDF_LOCK_TIMEOUT"] = lock_timeout
     return subprocess.run(
         [sys.executable, "-m", "kgrdf", *args, "--kb", str(kb)], capture_output=True, text=True, env=env
     )
@@ -136,14 +139,8 @@ def test_a_command_gets_the_index_the_server_holds_at_once_and_the_server_sees_i
     try:
         assert server.request("/api/lookup?entity=repo/api", secret)[0] == 200  # now it holds the index
         assert (kg.path / "index.held").read_text().strip() == str(server.process.pid)
-        env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
-        env["KGRDF_LOCK_TIMEOUT"] = "10"
-        done = subprocess.run(
-            [sys.executable, "-m", "kgrdf", "propose", "repo/api", "caveat", "-v", "from the command", "-s", "slack:c"]
-            + ["--kb", str(kg.path)],
-            capture_output=True,
-            text=True,
-            env=env,
+        done = _cli(
+            kg.path, "propose", "repo/api", "caveat", "-v", "from the command", "-s", "slack:c", lock_timeout="10"
         )
         assert done.returncode == 0, done.stderr
         status, body = server.request("/api/lookup?entity=repo/api", secret)
@@ -172,15 +169,7 @@ def test_a_holder_that_never_lets_go_makes_a_command_wait_its_time_and_say_so(kg
     )
     try:
         assert holder.stdout.readline().strip() == "held"
-        env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
-        env["KGRDF_LOCK_TIMEOUT"] = "2"
-        done = subprocess.run(
-            [sys.executable, "-m", "kgrdf", "propose", "repo/api", "caveat", "-v", "never", "-s", "slack:n"]
-            + ["--kb", str(kg.path)],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
+        done = _cli(kg.path, "propose", "repo/api", "caveat", "-v", "never", "-s", "slack:n", lock_timeout="2")
     finally:
         holder.kill()
         holder.wait()

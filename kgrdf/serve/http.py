@@ -203,20 +203,14 @@ WRITES = (  # POST, JSON
 
 def _arguments(params: dict, wanted: dict, method) -> dict:
     """The query parameters as the method's arguments: each known, each of its kind, none missing."""
-    import inspect
-
     from kgrdf.errors import BadInput
 
     unknown = sorted(set(params) - set(wanted))
     if unknown:
         raise BadInput(f"unknown parameter {unknown[0]!r}; this route takes " + ", ".join(wanted))
-    needed = [
-        name
-        for name, p in inspect.signature(method).parameters.items()
-        if name != "caller" and p.default is inspect.Parameter.empty and name not in params
-    ]
+    needed = _missing(method, params)
     if needed:
-        raise BadInput(f"{needed[0]} is needed (give {needed[0]}=...)")
+        raise BadInput(f"{needed} is needed (give {needed}=...)")
     out = {}
     for name, value in params.items():
         if wanted[name] is int:
@@ -244,10 +238,20 @@ async def _body(request, method) -> dict:
     unknown = sorted(set(body) - set(params) | ({"caller"} & set(body)))
     if unknown:
         raise BadInput(f"unknown argument {unknown[0]!r}; this route takes " + ", ".join(list(params)[1:]))
-    needed = [n for n, p in params.items() if n != "caller" and p.default is inspect.Parameter.empty and n not in body]
+    needed = _missing(method, body)
     if needed:
-        raise BadInput(f"{needed[0]} is needed")
+        raise BadInput(f"{needed} is needed")
     return body
+
+
+def _missing(method, given: dict) -> str | None:
+    """The first argument ``method`` requires (its caller aside) that ``given`` lacks."""
+    import inspect
+
+    for name, parameter in inspect.signature(method).parameters.items():
+        if name != "caller" and parameter.default is inspect.Parameter.empty and name not in given:
+            return name
+    return None
 
 
 def _api_endpoint(service: Service):
