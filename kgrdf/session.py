@@ -31,12 +31,27 @@ class Session:
     def schema(self):
         from kgrdf import schema
 
-        return schema.of_index(self.backend, self.kb.path if self.kb.backend_kind != "memory" else None)
+        def load():
+            return schema.of_index(self.backend, self.kb.path if self.kb.backend_kind != "memory" else None)
+
+        return self._schema_bound("schema", load)
 
     @cached_property
     def notations(self) -> dict[str, str]:
         """Concept IRI -> notation (status, authority, source kind, sensitivity), from the schema graph."""
-        return {row["concept"]: row["notation"] for row in self.values("schema-concepts")}
+
+        def load():
+            return {row["concept"]: row["notation"] for row in self.values("schema-concepts")}
+
+        return self._schema_bound("notations", load)
+
+    def _schema_bound(self, name: str, load):
+        """What ``load`` reads from the schema graph: a resident process keeps it while the index
+        holds the same schema (its digest names it), so a served request does not read it again."""
+        resident = self.kb.resident
+        if resident is None:
+            return load()
+        return resident.remember((name, self.backend.schema_digest()), load)
 
     # --- running queries --------------------------------------------------------------------------
 

@@ -204,3 +204,33 @@ def test_a_port_in_use_is_refused_in_one_line(kg):
         result = kg("serve", "--port", str(port), expect=2)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0]
+
+
+def test_a_running_server_follows_the_schema_it_is_given_from_the_next_request_on(kg):
+    """A served process keeps the schema it read while the index holds it: a schema.json added or
+    taken away while it runs is the schema of the next request, never the one it remembers."""
+    kg("add-entity", "team/web", "--name", "Web")
+    kg("add-entity", "repo/api", "--name", "Api")
+    secret = _writer(kg)
+    on_call = {
+        "name": "on_call_for",
+        "axis": "Process",
+        "object": "entity",
+        "domain": ["team"],
+        "range": ["repo"],
+        "sentence": "{subject} is on call for {target}",
+    }
+    body = {"subject": "team/web", "predicate": "on_call_for", "object": "repo/api", "sources": ["ledger:rota"]}
+    server = Server(kg.path)
+    try:
+        status, doc = server.post("propose", secret, body)
+        assert status == 409 and "unknown predicate 'on_call_for'" in doc["message"], doc
+        (kg.path / "schema.json").write_text(json.dumps({"predicates": [on_call]}))
+        status, doc = server.post("propose", secret, body)
+        assert status == 200, doc
+        assert doc["sentence"] == "Web is on call for Api"
+        (kg.path / "schema.json").unlink()
+        status, doc = server.post("propose", secret, {**body, "object": "team/web"})
+        assert status == 409 and "unknown predicate 'on_call_for'" in doc["message"], doc
+    finally:
+        server.stop()
