@@ -7,6 +7,8 @@ For each size it generates a knowledge base (bench/generate.py), makes a token t
 `kg serve` on a free loopback port, and measures, each --calls times (p50 and p95):
 
 - MCP over streamable HTTP with the official client (one session): `lookup`, `context`, `propose`;
+- the JSON API's `GET /api/lookup` and `/api/context` over one kept-alive connection, and the HTTP
+  floor: a request answered 401 before any work, the round trip every read through the server pays;
 - `/sparql` with two queries (SPARQL JSON back): one about a single entity, where the cost is the
   server's own, and one over every fact; each beside the same query on pyoxigraph in this process
   on the same index (native: what the engine alone takes);
@@ -115,6 +117,37 @@ def sparql_times(server: Server, path: Path, secret: str, calls: int) -> dict:
     return out
 
 
+def api_times(server: Server, secret: str, calls: int) -> dict:
+    """``GET /api/lookup`` and ``/api/context`` over one kept-alive connection, and the HTTP floor: a
+    request the server answers 401 before any work (no token), the round trip any read pays."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+
+    def get(path: str, token: str | None) -> int:
+        connection.request("GET", path, headers={"Authorization": "Bearer " + token} if token else {})
+        answer = connection.getresponse()
+        answer.read()
+        return answer.status
+
+    out = {}
+    for name, path, token, status in (
+        ("http floor", "/api/lookup?entity=" + ENTITY, None, 401),
+        ("/api lookup", "/api/lookup?entity=" + ENTITY, secret, 200),
+        ("/api context", "/api/context?entity=" + ENTITY, secret, 200),
+    ):
+        times = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            got = get(path, token)
+            times.append(time.perf_counter() - start)
+            if got != status:
+                raise RuntimeError(f"{path} answered {got}")
+        out[name] = quantiles(times)
+    connection.close()
+    return out
+
+
 def native_reads(path: Path, calls: int) -> dict:
     """lookup and context as pyoxigraph alone runs their named queries, in this warm process (the
     floor of bench/run.py), for the MCP tools to be read beside."""
@@ -195,6 +228,7 @@ def measure_size(size: int, work: Path, calls: int, writes: int) -> dict:
     row = {"size": size, **cold_times(path), **native_reads(path, calls)}
     server = Server(path)
     try:
+        row.update(api_times(server, secret, calls))
         row.update(mcp_times(server.url, secret, calls))
         row.update(sparql_times(server, path, secret, calls))
         row["load"] = write_load(server, secret, writes)
@@ -207,7 +241,8 @@ def measure_size(size: int, work: Path, calls: int, writes: int) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     print("\n== kg serve, p50 and p95 in ms: MCP over HTTP; /sparql beside the native query; the cold CLI")
-    names = ["lookup", "native lookup", "context", "native context", "propose", "cold kg lookup", "cold kg sparql"]
+    names = ["lookup", "/api lookup", "native lookup", "context", "/api context", "native context", "propose"]
+    names += ["http floor", "cold kg lookup", "cold kg sparql"]
     names += [f"{door} {q}" for q in QUERIES for door in ("/sparql", "native")]
     for row in rows:
         print(f"-- {row['size']} facts")
@@ -218,6 +253,8 @@ def print_table(rows: list[dict]) -> None:
                 extra = f"   /sparql:native {p50 / row[name.replace('/sparql', 'native')][0]:.1f}"
             elif name in ("lookup", "context"):
                 extra = f"   MCP:native {p50 / row['native ' + name][0]:.1f}"
+            elif name.startswith("/api"):
+                extra = f"   /api:native {p50 / row['native ' + name.split()[1]][0]:.1f}"
             print(f"   {name:<22} {p50 * 1000:9.1f} {p95 * 1000:9.1f}{extra}")
     print(f"\n== {CLIENTS} clients writing at once (POST /api/propose)")
     for row in rows:
