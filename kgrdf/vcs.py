@@ -90,6 +90,25 @@ def init(path: Path) -> None:
         _git(path, "config", name, value)
 
 
+def ignore_all(path: Path) -> None:
+    """Add to ``.gitignore`` the names it lacks (one made by an older kgrdf does not know tokens.json
+    or index.held): a ``git add .`` by hand never takes a file that must stay out of the history."""
+    ignore = path / ".gitignore"
+    try:
+        held = ignore.read_text(encoding="utf-8") if ignore.is_file() and not ignore.is_symlink() else None
+    except (OSError, UnicodeDecodeError):
+        return
+    if held is None:
+        return
+    missing = [name for name in IGNORED if name not in held.splitlines()]
+    if missing:
+        try:
+            text = held + ("\n" if held and not held.endswith("\n") else "") + "\n".join(missing) + "\n"
+            ignore.write_text(text, encoding="utf-8")
+        except OSError:
+            pass  # a .gitignore that cannot be written keeps what it had; the commit names its files anyway
+
+
 def remove_stale_locks(path: Path) -> None:
     """A git lock older than 30 s was left by a git command cut short: remove it, with a note."""
     git_dir = path / ".git"
@@ -114,6 +133,7 @@ def commit(path: Path, message: str) -> bool:
     remove_stale_locks(path)
     import subprocess
 
+    ignore_all(path)
     present = [name for name in TRACKED if (path / name).exists()]
     try:
         _git(path, "add", "-A", "--", *present)

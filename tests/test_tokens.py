@@ -74,3 +74,20 @@ def test_a_token_may_name_another_perspective_the_knowledge_base_holds(kg):
     kg("org", "init", "Lyra Labs", "--perspective", "lyra")
     made = kg.json("tokens", "add", "lyra-bot", "--perspective", "lyra", "--audience", "owner")
     assert tokens.resolve(kg.path, made["secret"]).perspective == "lyra"
+
+
+def test_a_knowledge_base_made_before_tokens_learns_to_ignore_them_with_its_next_write(kg):
+    """An older .gitignore, without tokens.json and index.held: the next write adds them (and keeps
+    what a person added), so a `git add .` by hand never takes the tokens' file."""
+    ignore = kg.path / ".gitignore"
+    older = [line for line in ignore.read_text().splitlines() if line not in ("tokens.json", "index.held")]
+    ignore.write_text("\n".join(older) + "\nnotes.txt")  # a person's own line, without a newline at the end
+    kg.json("tokens", "add", "bot", "--perspective", "main", "--audience", "owner")
+    kg("add-entity", "repo/api", "--name", "api")
+    lines = ignore.read_text().splitlines()
+    assert {"tokens.json", "index.held", "notes.txt"} <= set(lines) and len(lines) == len(set(lines))
+    subprocess.run(["git", "add", "."], cwd=kg.path, check=True)
+    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=kg.path, capture_output=True, text=True)
+    assert "tokens.json" not in staged.stdout.split() and "index.held" not in staged.stdout.split()
+    tracked = subprocess.run(["git", "ls-files"], cwd=kg.path, capture_output=True, text=True).stdout.split()
+    assert "tokens.json" not in tracked
