@@ -22,6 +22,7 @@ from pyoxigraph import Literal
 from kgrdf import audience as audiences
 from kgrdf import clock, inputs, model, vocab
 from kgrdf.errors import BadInput, Refused
+from kgrdf.session import no_fact
 
 OWNER = audiences.OWNER
 EVER = "0001-01-01T00:00:00Z"  # the start of told.rq's window when no --since is given
@@ -35,11 +36,13 @@ def _text(value: str | None, what: str) -> str:
     return model.refuse_unprintable(text, what)
 
 
-def record(writer, message: str, audience: str, facts, by: str = OWNER) -> dict:
+def record(writer, message: str, audience: str, facts, by: str = OWNER, reader: str | None = None) -> dict:
     """Record that the facts ``facts`` (ids) were told to ``audience`` in ``message``, by ``by``,
     in the write ``writer``. Raises BadInput for a malformed audience, message, name or fact id or
     for no fact at all, NotFound for a fact that is not known, and Refused, naming the fact and the
-    audience, for a fact that audience may not hear (then nothing of the record is written).
+    audience, for a fact that audience may not hear (then nothing of the record is written). Given
+    ``reader``, the audience the one recording reads for (a token's), a fact it may not hear is not
+    known to it: NotFound, as for a fact that is not there, so a refusal never tells that it exists.
 
     Example: ``record(writer, "slack:p9", "channel:sales", ["f-3k9x2a"])["facts"][0]["id"]``."""
     told_to = audiences.parse(audience)
@@ -51,6 +54,8 @@ def record(writer, message: str, audience: str, facts, by: str = OWNER) -> dict:
     held = [writer.fact(fact_id) for fact_id in ids]
     for fact in held:
         heard_in = [hearing.audience for hearing in fact.hearings]
+        if reader is not None and not audiences.may_hear_any(heard_in, reader):
+            raise no_fact(fact.id)
         if not audiences.may_hear_any(heard_in, told_to):
             raise Refused(
                 f"{fact.id} may not be told to {told_to}: none of its hearings may be heard there, so nothing was recorded",

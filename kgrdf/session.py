@@ -14,6 +14,11 @@ from kgrdf.errors import BadInput, NotFound, Refused
 MAX_HOPS = 4
 
 
+def no_fact(fact_id: str) -> NotFound:
+    """The answer for a fact that is not there, or not there for the one asking: the two read alike."""
+    return NotFound(f"no fact {fact_id}", hint="kg facts SUBJECT --all lists a subject's facts")
+
+
 def _now_literal(moment=None) -> Literal:
     return vocab.datetime_literal(clock.iso(moment or clock.now()))
 
@@ -485,7 +490,7 @@ class Session:
             rows = self._heard_rows(iri.value, rows)
         fact = model.fold_fact(iri.value, rows, self.schema)
         if fact is None:
-            raise NotFound(f"no fact {fact_id}", hint="kg facts SUBJECT --all lists a subject's facts")
+            raise no_fact(fact_id)
         return fact
 
     def _heard_rows(self, fact: str, rows: list[dict]) -> list[dict]:

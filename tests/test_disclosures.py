@@ -240,10 +240,19 @@ def test_record_disclosure_over_mcp_records_the_tokens_name_and_refuses_what_it_
             ("record_disclosure", {"message": "slack:m0", "audience": "channel:sales", "facts": [facts["eng"]]}),
             ("record_disclosure", {"message": "slack:m0", "audience": "public", "facts": [facts["public"]]}),
             ("record_disclosure", {"message": "slack:m0", "audience": "channel:sales", "facts": []}),
+            ("record_disclosure", {"message": "slack:m0", "audience": "channel:sales", "facts": ["f-zzzzzz"]}),
         ],
     )
-    assert [failed for failed, _ in refused] == [True, True, True]
-    assert "may not be told to channel:sales" in refused[0][1] and "records what it told channel:sales" in refused[1][1]
+    assert [failed for failed, _ in refused] == [True, True, True, True]
+    # a fact the token's audience may not hear reads as one that is not there: the refusal tells nothing
+    assert refused[0][1].replace(facts["eng"], "ID") == refused[3][1].replace("f-zzzzzz", "ID")
+    assert f"no fact {facts['eng']} (" in refused[0][1] and "records what it told channel:sales" in refused[1][1]
+    owner = _calls(
+        serving,
+        "boss",
+        [("record_disclosure", {"message": "slack:m0", "audience": "channel:sales", "facts": [facts["eng"]]})],
+    )
+    assert owner[0][0] and "may not be told to channel:sales" in owner[0][1]  # the owner knows it is there
     reading = _calls(
         serving,
         "reader",

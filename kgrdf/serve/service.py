@@ -321,4 +321,4 @@ class Service:
         if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
             raise BadInput('facts is a list of fact ids, e.g. ["f-3k9x2a"]')
         with self._writing(caller, "disclose") as writer:
-            return disclosure.record(writer, message, told_to, facts, caller.name)
+            return disclosure.record(writer, message, told_to, facts, caller.name, reader=caller.audience)
