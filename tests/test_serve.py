@@ -487,8 +487,10 @@ def test_the_users_words_confirm_only_when_the_transcript_holds_them(served, tmp
 
 def test_confirm_and_reject_need_the_users_verified_words(served, tmp_path):
     kg = served["kg"]
-    fact = kg.json("propose", "repo/web", "caveat", "--value", "mkconfirmme", "--source", "slack:c1")["id"]
-    other = kg.json("propose", "repo/web", "caveat", "--value", "mkrejectme", "--source", "slack:c2")["id"]
+    sales = ("--audience", "channel:sales")
+    fact = kg.json("propose", "repo/web", "caveat", "--value", "mkconfirmme", "--source", "slack:c1", *sales)["id"]
+    other = kg.json("propose", "repo/web", "caveat", "--value", "mkrejectme", "--source", "slack:c2", *sales)["id"]
+    unheard = kg.json("propose", "repo/web", "caveat", "--value", "mkownersonly", "--source", "slack:c3")["id"]
     transcript = _transcript(tmp_path, "yes that caveat about web is right, confirm it")
     before = _snapshot(served)
 
@@ -500,13 +502,18 @@ def test_confirm_and_reject_need_the_users_verified_words(served, tmp_path):
             ("confirm", {"fact": fact, "quote": "short", "transcript": transcript}),
             ("confirm", {"fact": fact, "quote": "the caveat about web is right", "transcript": "/nonexistent.jsonl"}),
             ("confirm", {"fact": fact}),
+            ("confirm", {"fact": unheard, "quote": "that caveat about web is right", "transcript": transcript}),
+            ("reject", {"fact": unheard, "quote": "that caveat about web is right", "transcript": transcript}),
         ]:
             result = await client.call_tool(name, args)
             out.append((result.is_error, _text(result)))
         return out
 
-    for failed, text in _mcp(served, "writer", refused):
+    answers = _mcp(served, "writer", refused)
+    for failed, text in answers:
         assert failed and "Error executing tool" in text, text
+    # a fact the token's audience may not hear is no fact to it: nothing of it shows in the refusal
+    assert [f"no fact {unheard} (" in text and "mkownersonly" not in text for _, text in answers[-2:]] == [True, True]
     assert _snapshot(served) == before
 
     async def accepted(client):

@@ -276,12 +276,21 @@ class Service:
     def confirm(self, caller: Caller, fact: str, quote: str, transcript: str, reason=None) -> dict:
         if caller.write:
             self._verified(quote, transcript, "confirmed")
+            self._heard_fact(caller, fact)
         return self._write(caller, "confirm", lambda writer: writer.confirm(fact, reason=reason))
 
     def reject(self, caller: Caller, fact: str, quote: str, transcript: str, reason=None) -> dict:
         if caller.write:
             self._verified(quote, transcript, "rejected")
+            self._heard_fact(caller, fact)
         return self._write(caller, "reject", lambda writer: writer.reject(fact, reason=reason))
+
+    def _heard_fact(self, caller: Caller, fact: str) -> None:
+        """A token decides only on a fact its audience may hear: another is no fact to it (NotFound,
+        as for one that is not there), so neither the answer nor the refusal shows what it holds."""
+        if caller.audience != "owner":
+            with self.reading(caller) as session:
+                session.fact(fact, history=False)
 
     def org_add(self, caller: Caller, name: str, aliases=(), org_id=None) -> dict:
         from kgrdf import model

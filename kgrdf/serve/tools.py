@@ -234,13 +234,14 @@ def server(service: Service, fixed: Caller | None, cache=None):
     @mcp.tool()
     async def confirm(fact: FactArg, quote: Quote, transcript: Transcript, ctx: Context) -> dict[str, Any]:
         """Confirm a fact because the user said so: only with their words, found in a user prompt of
-        the session's transcript."""
+        the session's transcript, and only a fact you can read."""
         return await run(ctx, service.confirm, fact, quote, transcript)
 
     @mcp.tool()
     async def reject(fact: FactArg, quote: Quote, transcript: Transcript, ctx: Context) -> dict[str, Any]:
         """Reject a fact because the user said it is wrong: only with their words, found in a user
-        prompt of the session's transcript. It leaves current reads and stays rejected."""
+        prompt of the session's transcript, and only a fact you can read. It leaves current reads and
+        stays rejected."""
         return await run(ctx, service.reject, fact, quote, transcript)
 
     @mcp.tool()
