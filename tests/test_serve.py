@@ -432,6 +432,32 @@ def test_a_proposal_over_mcp_is_heard_in_the_tokens_audience_and_said_by_its_spe
     assert mine["said_by"] == "actor/bot" and "channel:sales" in mine["audiences"]
 
 
+def test_a_write_answers_a_token_with_what_its_audience_may_hear_of_the_fact(served):
+    """Proposing again a fact heard in a private conversation: the answer, through MCP and the API,
+    shows the token's own hearing alone, never the conversation's source, audience or count."""
+
+    async def calls(client):
+        result = await client.call_tool(
+            "propose", {"subject": "repo/api", "predicate": "caveat", "value": "mkdmvalue", "sources": ["slack:w1"]}
+        )
+        return result.is_error, result.structured_content, _text(result)
+
+    failed, doc, text = _mcp(served, "writer", calls)
+    status, api = served["server"].post(
+        "propose",
+        served["secrets"]["writer"],
+        {"subject": "repo/api", "predicate": "caveat", "value": "mkdmvalue", "sources": ["slack:w2"]},
+    )
+    assert not failed and status == 200 and doc["outcome"] == api["outcome"] == "observed"
+    for shown in (text, json.dumps(api)):
+        assert "slack:mkdmvalue" not in shown and "mkdmvalue" in shown
+        assert "dm:ana,bo" not in shown and "ana" not in json.loads(shown).get("audiences", [])
+    assert doc["audiences"] == ["channel:sales"] and doc["observations"] == 1 and "note" not in doc
+    assert api["observations"] == 2 and {s["ref"] for s in api["sources"]} == {"w1", "w2"}
+    owner = served["kg"].json("history", doc["id"])  # the owner sees every hearing
+    assert "dm:ana,bo" in json.dumps(owner)
+
+
 def test_a_read_only_token_cannot_write_through_any_door(served):
     before = _snapshot(served)
 

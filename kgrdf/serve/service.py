@@ -195,7 +195,40 @@ class Service:
         with self._writing(caller, command) as writer:
             outcome = change(writer)
             shown = writer.describe(outcome.fact)
-        return render.outcome_doc(outcome, shown, writer.warnings)
+        if caller.audience == "owner":
+            return render.outcome_doc(outcome, shown, writer.warnings)
+        return self._as_heard(caller, outcome, writer.warnings)
+
+    def _as_heard(self, caller: Caller, outcome, warnings) -> dict:
+        """A write's document as the caller's audience is shown it: the fact with the hearings it may
+        hear alone (not another audience's sources, speakers or count), no note when the fact holds
+        hearings it may not hear (the note counts them), and no closed fact or warning naming a fact
+        it may not hear."""
+        import re
+
+        from kgrdf import render
+        from kgrdf.errors import NotFound
+
+        with self.reading(caller) as session:
+            fact = session.fact(outcome.fact.id)
+            shown = session.describe(fact)
+
+            def heard(fact_id: str) -> bool:
+                try:
+                    session.fact(fact_id, history=False)
+                except NotFound:
+                    return False
+                return True
+
+            kept = [w for w in warnings if all(heard(i) for i in re.findall(r"\bf-[a-z0-9]{6}\b", w.message))]
+            doc = render.outcome_doc(outcome, shown, kept)
+            if "closed" in doc:
+                doc["closed"] = [c for c in doc["closed"] if heard(c["id"])] or None
+        if doc.get("closed") is None:
+            doc.pop("closed", None)
+        if len(fact.hearings) < len(outcome.fact.hearings):
+            doc.pop("note", None)
+        return doc
 
     def _heard(self, caller: Caller, message=None, extracted=False, confidence=None, span=None):
         """Where the caller heard what it proposes: its token's audience and speaker, never its own say."""
