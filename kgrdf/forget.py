@@ -146,7 +146,7 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                     )
                 else:
                     plan.lines.add(digest(row))
-    _redact_shared_facts(plan, naming_rows, kb.journal.shared)
+    _redact_shared_facts(plan, naming_rows, kb.journal.shared, person)
     _drop_disclosures(plan, {fact: nodes for fact, nodes in told.items() if fact not in plan.graphs}, kb.journal)
     return plan
 
@@ -167,13 +167,16 @@ def _drop_disclosures(plan: Plan, told: dict[str, set[str]], journal) -> None:
 
 
 FORGOTTEN_TEXT = "[forgotten]"
+_AUDIENCE = vocab.kg("audience")
 
 
-def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared) -> None:
+def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, person: Target) -> None:
     """A fact first heard where it may be shared, and named the person only later (a hearing of
     theirs, a reason, a source), keeps its shared records: the rows that name them, which went to
     the private journal, are taken out instead of the fact: a row naming them by IRI (a speaker)
-    goes, and a text naming them becomes "[forgotten]". A fact whose naming rows are shared is
+    goes, a private conversation they were in becomes the same conversation without them (the
+    owner's when no one else is left: an audience narrower than it was), and another text naming
+    them becomes "[forgotten]". A fact whose naming rows are shared is
     left whole in the plan, and refuse_if_shared refuses it. ``shared`` is the shared journal's
     stream, read a piece at a time."""
     from pyoxigraph import Literal, Quad
@@ -191,9 +194,11 @@ def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared) -> No
         plan.redacted.add(fact)
         for row, quad in held:
             if isinstance(quad.object, Literal) and quad.subject.value not in plan.graphs:
-                plan.renames[digest(row)] = str(
-                    Quad(quad.subject, quad.predicate, Literal(FORGOTTEN_TEXT), quad.graph_name)
-                )
+                text = FORGOTTEN_TEXT
+                if quad.predicate == _AUDIENCE and quad.object.value.startswith("dm:"):
+                    others = [m for m in quad.object.value[3:].split(",") if not person.in_text(m)]
+                    text = "dm:" + ",".join(others) if others else "owner"
+                plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate, Literal(text), quad.graph_name))
             else:
                 plan.lines.add(digest(row))
 

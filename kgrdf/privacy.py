@@ -80,12 +80,14 @@ class Router:
 
 
 def fact_is_private(fact) -> bool:
-    """A fact that names a person, that a person or an actor said (its speaker is on it), or that
-    the user stated in their own words."""
+    """A fact that names a person, that a person or an actor said (its speaker is on it), that the
+    user stated in their own words, or that was heard in a private conversation (its audience names
+    the people in it)."""
     return (
         fact.sensitivity == "personal"
         or fact.said_by is not None
         or any(s.kind == "user" and s.quote for s in fact.sources)
+        or any((h.audience or "").startswith("dm:") for h in fact.hearings)
     )
 
 

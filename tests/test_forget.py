@@ -554,6 +554,31 @@ def test_every_text_that_names_a_person_goes_to_the_private_journal_and_forget_t
     kg("validate")
 
 
+def test_a_fact_heard_in_a_private_conversation_with_a_person_is_private_and_forget_takes_that_hearing(kg):
+    """A hearing's audience names its people: a dm with a person sends the fact's lines to the
+    private journal, so the shared journal never names them and forget is not refused; a shared
+    fact heard again in that dm keeps its other hearing and loses theirs."""
+    kg("add-entity", "person/qux", "--name", "Quinta Xavier")
+    kg("add-entity", "repo/api", "--name", "api")
+    only_dm = _propose(
+        kg, "repo/api", "caveat", "--value", "flaky on mondays", "-s", "slack:d1", "--audience", "DM:person/qux,bo"
+    )
+    shared = _propose(kg, "repo/api", "caveat", "--value", "slow on fridays", "-s", "slack:d2", "--audience", "public")
+    again = _propose(
+        kg, "repo/api", "caveat", "--value", "slow on fridays", "-s", "slack:d3", "--audience", "dm:bo,person/qux"
+    )
+    assert again["id"] == shared["id"] and again["outcome"] == "observed"
+    assert "qux" not in _decoded(kg.path, "shared") and "person/qux" in _decoded(kg.path, "local")
+    assert only_dm["id"] in _decoded(kg.path, "local") and only_dm["id"] not in _decoded(kg.path, "shared")
+    done = kg.json("forget", "person/qux")
+    assert done["facts"] == 1
+    assert _files_naming(kg.path, ["qux", "person/qux", "quinta"]) == []
+    kept = kg.json("lookup", "repo/api")["facts"]
+    # the conversation's hearing stays, without them: an audience narrower than it was
+    assert [f["id"] for f in kept] == [shared["id"]] and set(kept[0]["audiences"]) == {"public", "dm:bo"}
+    kg("validate")
+
+
 def test_a_forget_that_would_leave_a_trace_does_not_exit_0(kg):
     kg("add-entity", "person/sam", "--name", "Samantha Quixley")
     (kg.path / "notes.txt").write_text("call Samantha\nQuixley\n")  # not kgrdf's: it cannot be rewritten
