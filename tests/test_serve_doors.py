@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from .serving import Server
+from .test_extension import ON_CALL
 
 WORKERS = 4
 
@@ -212,20 +213,12 @@ def test_a_running_server_follows_the_schema_it_is_given_from_the_next_request_o
     kg("add-entity", "team/web", "--name", "Web")
     kg("add-entity", "repo/api", "--name", "Api")
     secret = _writer(kg)
-    on_call = {
-        "name": "on_call_for",
-        "axis": "Process",
-        "object": "entity",
-        "domain": ["team"],
-        "range": ["repo"],
-        "sentence": "{subject} is on call for {target}",
-    }
     body = {"subject": "team/web", "predicate": "on_call_for", "object": "repo/api", "sources": ["ledger:rota"]}
     server = Server(kg.path)
     try:
         status, doc = server.post("propose", secret, body)
         assert status == 409 and "unknown predicate 'on_call_for'" in doc["message"], doc
-        (kg.path / "schema.json").write_text(json.dumps({"predicates": [on_call]}))
+        (kg.path / "schema.json").write_text(json.dumps({"predicates": [ON_CALL]}))
         status, doc = server.post("propose", secret, body)
         assert status == 200, doc
         assert doc["sentence"] == "Web is on call for Api"
