@@ -148,21 +148,21 @@ def validate_all(session, progress=None, facts_per_chunk: int = FACTS_PER_CHUNK)
 def shapes_on_lines(lines, ontology, progress=None, facts_per_chunk: int = FACTS_PER_CHUNK) -> list[Finding]:
     """Every fact and entity of ``lines`` (the journal's rebuild, N-Quads lines) against the shapes,
     each constraint one set-based query (see kgrdf.shacl), on the validation view of every
-    perspective, a chunk of facts at a time.
-
-    The lines, not a CONSTRUCT on the index: reading 100k facts back out of the index costs 20-40 s,
-    the journal a few. Chunks keep the memory bounded; each holds the ontology, every entity, and all
-    the facts about the same subject with their provenance, which is all the context a constraint
-    reaches from a fact (the single-valued warning compares the facts of one subject)."""
-    from kgrdf import shacl
-
+    perspective, a chunk of facts at a time (see :class:`_Chunks`), the chunks held in memory."""
     chunks, entity_lines, facts = _chunks(lines, facts_per_chunk)
     if progress:
         progress(facts)
+    return _shapes_on_chunks(chunks, entity_lines, ontology)
+
+
+def _shapes_on_chunks(chunks, entity_lines, ontology, read=lambda chunk: chunk) -> list[Finding]:
+    """The findings of the shapes on each chunk's view (``read(chunk)``: its lines), one at a time."""
+    from kgrdf import shacl
+
     compiled = shacl.compiled()
     findings: set[Finding] = set()
-    while chunks:
-        data = view_from_lines(chunks.pop(), entity_lines, ontology)
+    for chunk in chunks:
+        data = view_from_lines(read(chunk), entity_lines, ontology)
         findings.update(shacl.check(data, compiled))
         del data
     return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
@@ -177,29 +177,66 @@ def _journal_lines(kb):
 
 
 def _chunks(lines, facts_per_chunk: int) -> tuple[list[list[str]], list[str], int]:
-    """(the fact lines in chunks, the entity lines, the number of facts): a fact's lines (its triple and
-    its provenance) go to the chunk of its subject, so that the facts of one subject meet."""
-    from kgrdf.privacy import is_entities_graph
-    from kgrdf.schema import SCHEMA_GRAPH
+    """(the fact lines in chunks, the entity lines, the number of facts), held in memory."""
+    lines = list(lines)
+    chunks = _Chunks().learn(lines)
+    chunks.lay_out(max(1, -(-len(chunks.subject) // facts_per_chunk)), lambda _n: [])
+    chunks.take(lines)
+    return chunks.sinks, chunks.entity_lines, len(chunks.subject)
 
-    by_fact: dict[str, list[str]] = {}
-    subject: dict[str, str] = {}
-    entity_lines = []
-    schema = f"<{SCHEMA_GRAPH}>"
-    for line in lines:
-        graph = line.rpartition(" ")[2]
-        if graph.endswith("/provenance>"):
-            by_fact.setdefault(graph[: -len("/provenance>")] + ">", []).append(line)
-        elif is_entities_graph(graph[1:-1]):
-            entity_lines.append(line)
-        elif graph != schema:
-            subject[graph] = line.partition(" ")[0]
-            by_fact.setdefault(graph, []).append(line)
-    count = max(1, -(-len(by_fact) // facts_per_chunk))
-    chunks: list[list[str]] = [[] for _ in range(count)]
-    for fact, fact_lines in by_fact.items():
-        chunks[hash(subject.get(fact, fact)) % count] += fact_lines
-    return chunks, entity_lines, len(by_fact)
+
+class _Chunks:
+    """The journal's rebuild laid out for the shapes, a chunk of facts at a time: a fact's lines (its
+    triple and its provenance) go to the chunk of its subject, so that the facts of one subject
+    meet; each chunk holds them with every entity and the ontology, which is all the context a
+    constraint reaches from a fact (the single-valued warning compares the facts of one subject).
+    :meth:`learn` reads each fact's subject first (a pass over the lines as they were added), so a
+    provenance line finds its fact's chunk whenever it comes. ``sink(n)`` makes chunk n's holder:
+    a list, or a file that keeps memory bounded whatever the size of the journal."""
+
+    def __init__(self):
+        from kgrdf.schema import SCHEMA_GRAPH
+
+        self.count = 0
+        self.sinks: list = []
+        self.subject: dict[str, str] = {}  # a fact's graph -> its subject, as written
+        self.entity_lines: list[str] = []
+        self._schema = f"<{SCHEMA_GRAPH}>"
+
+    def lay_out(self, count: int, sink) -> None:
+        """Make ``count`` chunks, each held by ``sink(n)``."""
+        self.count = count
+        self.sinks = [sink(n) for n in range(count)]
+
+    def learn(self, lines) -> "_Chunks":
+        """Note the subject of each fact triple among ``lines``."""
+        from kgrdf.privacy import is_entities_graph
+
+        subject, schema = self.subject, self._schema
+        for line in lines:
+            graph = line.rpartition(" ")[2]
+            if graph not in subject and not graph.endswith("/provenance>") and graph != schema:
+                if not is_entities_graph(graph[1:-1]):
+                    subject[graph] = line.partition(" ")[0]
+        return self
+
+    def take(self, lines) -> None:
+        """Route each of ``lines`` (the rebuild's) to its chunk, or keep it as an entity line."""
+        from kgrdf.privacy import is_entities_graph
+
+        subject, schema, count, sinks = self.subject, self._schema, self.count, self.sinks
+        for line in lines:
+            graph = line.rpartition(" ")[2]
+            if graph.endswith("/provenance>"):
+                fact = graph[: -len("/provenance>")] + ">"
+            elif graph == schema:
+                continue
+            elif graph not in subject and is_entities_graph(graph[1:-1]):
+                self.entity_lines.append(line)
+                continue
+            else:
+                fact = graph
+            sinks[hash(subject.get(fact, fact)) % count].append(line)
 
 
 def check_store(kb) -> list[dict]:
@@ -211,16 +248,29 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
     """kg validate, under the shared lock: the store's own checks ("damage": each {"check",
     "message"}) and, on an undamaged store, every fact and entity against the shapes ("findings").
 
-    The journal is read once: its rebuild is both what the index must equal and what the shapes
-    check. The index is written out and hashed on one core (:func:`_index_hashes`, 15-40 s at 100k
-    facts) while the shapes run on the other; a store found damaged drops the shapes' findings."""
+    The journal is read twice, never held: a first pass checks every patch and notes what was
+    deleted and each fact's subject; the second folds it a transaction at a time into its rebuild,
+    which is both what the index must equal (each line's hash kept, 8 bytes a line) and what the
+    shapes check, laid out in chunk files under cache/ (:class:`_Chunks`, removed at the end). The
+    index is written out and hashed on one core (:class:`_IndexHashes`, 15-40 s at 100k facts) while
+    this runs on the other; a store found damaged drops the shapes' findings. Its memory follows the
+    entities and one chunk, not the journal."""
+    import itertools
+
     from kgrdf import journal as journal_mod
     from kgrdf.errors import Damaged
 
     problems = []
     view_position = kb.view()
+    torn: list = []
+    last, deleted, adds = journal_mod.Position(), {}, 0
+    chunks = _Chunks()
     try:
-        entries, torn = kb.journal.read_after(journal_mod.Position())
+        for tx, after in kb.journal.transactions(journal_mod.Position(), torn):
+            last = after
+            deleted.update(zip(tx.deletes, itertools.repeat(tx.seq)))
+            adds += len(tx.adds)
+            chunks.learn(tx.adds)
     except Damaged as exc:
         return {"damage": [{"check": "journal parses", "message": exc.message}], "findings": []}
     for piece in torn:
@@ -231,7 +281,6 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
                 f"not a whole transaction",
             }
         )
-    last = entries[-1][1] if entries else journal_mod.Position()
     if (last.seq, last.digest) != (view_position.seq, view_position.digest):
         problems.append(
             {
@@ -242,6 +291,7 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
         )
     findings: list[Finding] = []
     backend = kb.open_index(read_only=True)
+    spool = _Spool(kb.path)
     try:
         if backend is None:
             problems.append({"check": "index", "message": "there is no index (the next command rebuilds it)"})
@@ -255,17 +305,28 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
                     }
                 )
             hashing = _IndexHashes(backend.store, keep=False)
-            lines = list(journal_mod.folded([tx for tx, _ in entries]))
-            del entries
-            # Lines are compared by their hashes: two sets of 2M lines would take over a gigabyte.
-            expected = {hash(line) for line in lines}
+            chunks.lay_out(max(1, -(-len(chunks.subject) // FACTS_PER_CHUNK)), spool.chunk)
+            expected = _LineHashes()
+            end = journal_mod.Position()
+            for tx, after in kb.journal.transactions(journal_mod.Position()):
+                if tx.seq > last.seq:
+                    break
+                end = after
+                rebuilt = list(journal_mod.folded([tx], deleted))
+                expected.add(rebuilt)
+                chunks.take(rebuilt)
+            if (end.seq, end.digest) != (last.seq, last.digest):
+                raise Damaged("the journal changed while it was validated", hint="run kg validate again")
+            spool.close()
             if shapes and not problems:
-                findings = shapes_on_lines(lines, backend.schema_quads(), progress)
-            del lines
+                if progress:
+                    progress(len(chunks.subject))
+                findings = _shapes_on_chunks(chunks.sinks, chunks.entity_lines, backend.schema_quads(), spool.read)
             more = fewer = 0
-            if hashing.result() != _digest(expected):  # then, and only then, which lines differ
+            if hashing.result() != expected.digest():  # then, and only then, which lines differ
                 found = _IndexHashes(backend.store, keep=True).result()
-                more, fewer = len(found - expected), len(expected - found)
+                held = expected.as_set()
+                more, fewer = len(found - held), len(held - found)
             if more or fewer:
                 problems.append(
                     {
@@ -274,9 +335,112 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
                     }
                 )
     finally:
+        spool.remove()
         kb.close_index(backend)
     problems += _files_checks(kb)
     return {"damage": problems, "findings": [] if problems else [f.as_json() for f in findings]}
+
+
+class _LineHashes:
+    """The hashes of a rebuild's lines, 8 bytes each in 256 arrays by their low byte: a line that
+    comes twice (added twice) counts once in :meth:`digest`, found one array at a time."""
+
+    def __init__(self):
+        from array import array
+
+        self.buckets = [array("q") for _ in range(256)]
+
+    def add(self, lines) -> None:
+        buckets = self.buckets
+        for h in map(hash, lines):
+            buckets[h & 255].append(h)
+
+    def digest(self) -> tuple[int, int, int]:
+        mask = (1 << 64) - 1
+        count = total = squares = 0
+        for bucket in self.buckets:
+            unique = set(bucket)
+            part = _digest(unique)
+            count, total, squares = count + part[0], (total + part[1]) & mask, (squares + part[2]) & mask
+        return count, total, squares
+
+    def as_set(self) -> set[int]:
+        return set().union(*map(set, self.buckets))
+
+
+class _Spool:
+    """Chunk files in ``cache/validate-<pid>/`` of a knowledge base (0700, each file 0600): what kg
+    validate lays its rebuild out in, removed when it ends, and by the next one if it was killed (a
+    folder whose process is gone). Where cache/ cannot be written in (or is a link), chunks are held
+    in memory instead."""
+
+    def __init__(self, kb_path):
+        import os
+        import shutil
+
+        cache = kb_path / files.CACHE
+        self.folder = None
+        self._open: list = []
+        try:
+            if cache.is_symlink():
+                return
+            cache.mkdir(mode=0o700, exist_ok=True)
+            for old in cache.glob("validate-*"):
+                pid = old.name.partition("-")[2]
+                if pid.isdigit() and not _alive(int(pid)):
+                    shutil.rmtree(old, ignore_errors=True)
+            self.folder = cache / f"validate-{os.getpid()}"
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder.mkdir(mode=0o700)
+        except OSError:
+            self.folder = None
+
+    def chunk(self, n: int):
+        if self.folder is None:
+            return []
+        import os
+
+        path = self.folder / f"chunk-{n:05d}.nq"
+        out = open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8")
+        self._open.append(out)
+        return _ChunkFile(path, out)
+
+    def close(self) -> None:
+        for out in self._open:
+            out.close()
+        self._open = []
+
+    def read(self, chunk) -> list[str]:
+        if isinstance(chunk, list):
+            return chunk
+        return chunk.path.read_text(encoding="utf-8").splitlines()
+
+    def remove(self) -> None:
+        import shutil
+
+        self.close()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class _ChunkFile:
+    """One chunk's lines, written to its file as they come."""
+
+    def __init__(self, path, out):
+        self.path = path
+        self.append = lambda line: out.write(line + "\n")
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _files_checks(kb) -> list[dict]:

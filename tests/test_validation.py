@@ -13,6 +13,20 @@ def test_validate_reports_a_clean_knowledge_base(demo):
     assert demo.json("validate") == {"damage": [], "findings": []}
 
 
+def test_validate_lays_its_rebuild_out_in_chunk_files_it_removes_and_a_killed_ones_are_removed_next(demo):
+    """kg validate spills the journal's rebuild to cache/validate-<pid>/ rather than hold it: none is
+    left when it ends, and one left by a validate that was killed (its process gone) goes next time."""
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = demo.path / "cache" / f"validate-{gone.stdout.strip()}"
+    left.mkdir(parents=True)
+    (left / "chunk-00000.nq").write_text("<a> <b> <c> <d> .\n")
+    assert demo.json("validate") == {"damage": [], "findings": []}
+    assert not list((demo.path / "cache").glob("validate-*"))
+
+
 def test_validate_reports_a_journal_edited_outside_kgrdf_as_damage(demo):
     segment = next(p for p in sorted((demo.path / "journal").rglob("*.rdfp")) if b"#deploys" in p.read_bytes())
     segment.write_bytes(segment.read_bytes().replace(b"#deploys", b"#deploy5"))
