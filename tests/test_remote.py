@@ -1,0 +1,194 @@
+"""The index on a SPARQL server: parameters bound portably, a knowledge base made with --index, its
+reads and writes through a real Oxigraph server, and kg status."""
+
+import json
+import subprocess
+
+import pyoxigraph as ox
+import pytest
+
+from kgrdf.errors import BadInput
+from kgrdf.store.sparql import bind, endpoints
+
+from .conftest import Kg, one_line
+
+XSD_DATETIME = ox.NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
+
+
+# --- binding a named query's parameters ------------------------------------------------------------
+
+
+def test_a_bound_parameter_is_projected_and_used_as_its_term():
+    text = "SELECT ?fact $entity WHERE { GRAPH ?fact { $entity ?p ?o } FILTER (?o != $entity) } ORDER BY $entity ?fact"
+    bound = bind(text, {"entity": ox.NamedNode("https://ex.org/e")})
+    assert bound == (
+        "SELECT ?fact (<https://ex.org/e> AS ?entity) WHERE { GRAPH ?fact { <https://ex.org/e> ?p ?o } "
+        "FILTER (?o != <https://ex.org/e>) } ORDER BY (<https://ex.org/e>) ?fact"
+    )
+
+
+def test_binding_leaves_strings_comments_iris_values_and_unbound_parameters_alone():
+    text = (
+        '# about $now\nSELECT ?x $now $other WHERE { ?x <urn:a?now> "$now ?now" . '
+        "VALUES ?now { 1 } BIND (1 AS ?now) FILTER (?x < $now) }"
+    )
+    now = ox.Literal("2026-01-01T00:00:00Z", datatype=XSD_DATETIME)
+    bound = bind(text, {"now": now, "other": None})
+    assert bound.startswith(
+        '# about $now\nSELECT ?x ("2026-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> AS ?now) $other'
+    )
+    assert '<urn:a?now> "$now ?now"' in bound
+    assert "VALUES ?now { 1 } BIND (1 AS ?now)" in bound
+    assert bound.endswith(f"FILTER (?x < {now}) }}")
+
+
+def test_a_literal_is_escaped_so_that_no_value_can_change_the_query():
+    hostile = ox.Literal('x" } ; DROP ALL ; SELECT * { "')
+    bound = bind("SELECT $v WHERE { ?s ?p $v }", {"v": hostile})
+    assert bound == f"SELECT ({hostile} AS ?v) WHERE {{ ?s ?p {hostile} }}"
+    assert str(hostile).startswith('"x\\" }')
+    ox.Store().query(bound)  # it parses: one literal, not a second statement
+
+
+def test_a_blank_node_is_no_parameter():
+    with pytest.raises(BadInput, match="IRI or a literal"):
+        bind("SELECT $v WHERE { ?s ?p $v }", {"v": ox.BlankNode()})
+
+
+@pytest.mark.parametrize(
+    ("url", "query", "update"),
+    [
+        ("http://h:7878", "http://h:7878/query", "http://h:7878/update"),
+        ("http://h:7878/", "http://h:7878/query", "http://h:7878/update"),
+        ("https://h/ds/query", "https://h/ds/query", "https://h/ds/update"),
+        ("http://h:8890/sparql", "http://h:8890/sparql", "http://h:8890/sparql"),
+    ],
+)
+def test_the_endpoints_of_an_index_url(url, query, update):
+    assert endpoints(url) == (query, update)
+
+
+@pytest.mark.parametrize("url", ["ftp://h/", "h:7878", "http://h/query?x=1", "http:///query"])
+def test_kg_init_refuses_an_index_url_that_is_not_http_and_makes_nothing(tmp_path, url):
+    kg = Kg(tmp_path / "kb")
+    result = kg("init", "--index", url, expect=2)
+    assert "must be an http:// or https:// address" in one_line(result)
+    assert not (tmp_path / "kb").exists()
+
+
+def test_kg_init_refuses_a_server_that_does_not_answer_and_makes_nothing(tmp_path, sparql_server):
+    kg = Kg(tmp_path / "kb")
+    dead = f"http://127.0.0.1:{sparql_server.port + 1 if sparql_server.port < 65535 else 1}"
+    result = kg("init", "--index", dead, expect=3)
+    assert "does not answer" in one_line(result)
+    assert not (tmp_path / "kb").exists()
+
+
+def test_kg_init_refuses_a_server_that_holds_another_knowledge_bases_index(tmp_path, remote_kg, server):
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    other = Kg(tmp_path / "other")
+    result = other("init", "--index", server.url, expect=1)
+    assert "holds the index of another knowledge base" in one_line(result)
+    assert not (tmp_path / "other").exists()
+    assert remote_kg.json("stats")["entity_count"] == 1  # and the first one's index is untouched
+
+
+# --- a knowledge base on the server -------------------------------------------------------------
+
+
+def test_writes_and_reads_go_through_the_server(remote_kg, server):
+    remote_kg("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp")
+    remote_kg("add-entity", "process/release", "--name", "Release process", "--alias", "release")
+    fact = remote_kg.json("propose", "release", "uses", "--object", "webapp", "-s", "ledger:a", "-s", "report:b")
+    assert fact["status"] == "confirmed"
+    looked = remote_kg.json("lookup", "webapp")
+    assert [f["id"] for f in looked["backlinks"]] == [fact["id"]]
+    stats = remote_kg.json("stats")
+    assert (stats["backend"], stats["fact_count"], stats["entity_count"]) == ("sparql", 1, 2)
+    assert server.count() > 0
+    assert not (remote_kg.path / "index").exists()  # nothing of the index on disk here
+    assert json.loads((remote_kg.path / "format.json").read_text())["index"] == server.url
+
+
+def test_kg_status_says_where_the_index_is_and_that_it_is_up_to_date(remote_kg, server):
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    status = remote_kg.json("status")
+    assert status["journal"] == {"transactions": 1}
+    assert status["index"] == {
+        "backend": "sparql",
+        "url": server.url,
+        "reachable": True,
+        "transaction": 1,
+        "behind": 0,
+        "schema_current": True,
+    }
+    assert f"index: on {server.url}: at transaction 1, up to date" in remote_kg("status").stdout
+
+
+def test_kg_status_of_an_index_on_disk(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    status = kg.json("status")
+    assert status["index"]["backend"] == "oxigraph" and status["index"]["url"] is None
+    assert (status["index"]["transaction"], status["index"]["behind"]) == (1, 0)
+
+
+def test_a_user_query_sees_the_data_and_the_schema_but_not_the_bookkeeping(remote_kg):
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    rows = remote_kg.json("sparql", "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
+    graphs = {b["g"]["value"] for b in rows["results"]["bindings"]}
+    assert graphs == {"https://kgrdf.org/kb/main/entities", "https://kgrdf.org/ns"}  # as on disk
+    default = remote_kg.json("sparql", "ASK { ?s <https://kgrdf.org/ns#journalSeq> ?n }")
+    assert default == {"boolean": False}
+    schema = remote_kg.json("sparql", 'ASK { ?p <https://kgrdf.org/ns#key> "reviews" }')
+    assert schema == {"boolean": True}
+    result = remote_kg("sparql", "SELECT * WHERE { ?s ?p }", expect=2)
+    assert "does not parse" in one_line(result)
+
+
+def test_the_index_on_the_server_is_rebuilt_from_the_journal_when_it_is_lost(remote_kg, server):
+    remote_kg("add-entity", "repo/api", "--name", "api", "--alias", "the API")
+    before = remote_kg.json("lookup", "the API")
+    server.clear()
+    assert remote_kg.json("status")["index"]["transaction"] is None
+    assert remote_kg.json("lookup", "the API") == before
+    assert remote_kg.json("status")["index"]["behind"] == 0
+
+
+def test_the_tour_of_a_demo_knowledge_base_reads_the_same_from_the_server(demo, server, monkeypatch):
+    """The example organization's journal, its index moved to the server: every read answers as
+    it does from the index on disk."""
+    from datetime import UTC, datetime, timedelta
+
+    from kgrdf import clock
+
+    monkeypatch.setenv("KGRDF_NOW", clock.iso(datetime.now(UTC) + timedelta(days=1)))  # one clock for both
+    reads = [
+        ("lookup", "release"),
+        ("facts", "hotfix", "--all"),
+        ("neighbors", "release", "--hops", "2"),
+        ("search", "deploy"),
+        ("context", "--for", "release"),
+        ("stats",),
+        ("lint",),
+        ("batch",),
+    ]
+    local = {read: demo(*read, "--json", expect=_code(read)).stdout for read in reads}
+    settings = json.loads((demo.path / "format.json").read_text())
+    (demo.path / "format.json").write_text(json.dumps({**settings, "index": server.url}))
+    subprocess.run(["git", "commit", "-qam", "the index on a server"], cwd=demo.path, check=True)
+    for read in reads:
+        remote = demo(*read, "--json", expect=_code(read)).stdout
+        if read == ("stats",):
+            assert json.loads(remote).pop("backend") == "sparql"
+            remote, local[read] = _without_backend(remote), _without_backend(local[read])
+        assert remote == local[read], read
+
+
+def _code(read) -> int:
+    return 1 if read[0] == "lint" else 0
+
+
+def _without_backend(text: str) -> dict:
+    document = json.loads(text)
+    document.pop("backend")
+    return document
