@@ -192,3 +192,53 @@ def _without_backend(text: str) -> dict:
     document = json.loads(text)
     document.pop("backend")
     return document
+
+
+def test_forget_leaves_nothing_of_the_person_on_the_server(remote_kg, server):
+    remote_kg("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp")
+    remote_kg("add-entity", "person/sam", "--name", "Sam Reyes", "--alias", "Sammy")
+    remote_kg("propose", "Sammy", "reviews", "--object", "webapp", "-s", "pr:web-app#1")
+    assert "Sam Reyes" in _server_dump(server)
+    remote_kg("forget", "person/sam")
+    dump = _server_dump(server)
+    assert "web-app" in dump
+    assert not any(word in dump for word in ("Sam Reyes", "Sammy", "person/sam"))
+    assert "clean" in remote_kg("validate").stdout
+
+
+def _server_dump(server) -> str:
+    """Everything the server answers with: every graph, the default one included."""
+    import urllib.parse
+    import urllib.request
+
+    query = "SELECT * WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }"
+    request = urllib.request.Request(
+        server.url + "/query?query=" + urllib.parse.quote(query), headers={"Accept": "text/tab-separated-values"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return answer.read().decode("utf-8")
+
+
+def test_a_transaction_applied_twice_changes_nothing_on_the_server(server):
+    from kgrdf.journal import Position, Transaction
+    from kgrdf.store.sparql import LINES_A_REQUEST, SparqlBackend
+
+    backend = SparqlBackend(server.url)
+    try:
+        many = [f'<urn:s:{i}> <urn:p> "v{i}" <urn:g:{i % 7}>' for i in range(LINES_A_REQUEST + 10)]
+        first = Transaction(seq=1, command="t", time="2026-01-01T00:00:00Z", adds=many)
+        second = Transaction(
+            seq=2,
+            command="t",
+            time="2026-01-01T00:00:00Z",
+            deletes=many[:3],
+            adds=['<urn:s:x> <urn:p> "é\\n" <urn:g:0>'],
+        )
+        for tx in (first, second):
+            for _ in range(2):  # a recovery replays the last transaction
+                backend.apply(tx, Position(seq=tx.seq, digest=f"d{tx.seq}"))
+            assert backend.position() == (tx.seq, f"d{tx.seq}")
+        held = {str(q) for q in backend.quads()}
+        assert held == set(many[3:]) | {'<urn:s:x> <urn:p> "é\\n" <urn:g:0>'}
+    finally:
+        backend.close()
