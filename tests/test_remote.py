@@ -225,20 +225,20 @@ def test_a_transaction_applied_twice_changes_nothing_on_the_server(server):
 
     backend = SparqlBackend(server.url)
     try:
-        many = [f'<urn:s:{i}> <urn:p> "v{i}" <urn:g:{i % 7}>' for i in range(LINES_A_REQUEST + 10)]
+        many = [f'<urn:s:{i}> <urn:p> "v{i}" <https://kgrdf.org/kb/t/g{i % 7}>' for i in range(LINES_A_REQUEST + 10)]
         first = Transaction(seq=1, command="t", time="2026-01-01T00:00:00Z", adds=many)
         second = Transaction(
             seq=2,
             command="t",
             time="2026-01-01T00:00:00Z",
             deletes=many[:3],
-            adds=['<urn:s:x> <urn:p> "é\\n" <urn:g:0>'],
+            adds=['<urn:s:x> <urn:p> "é\\n" <https://kgrdf.org/kb/t/g0>'],
         )
         for tx in (first, second):
             for _ in range(2):  # a recovery replays the last transaction
                 backend.apply(tx, Position(seq=tx.seq, digest=f"d{tx.seq}"))
             assert backend.position() == (tx.seq, f"d{tx.seq}")
         held = {str(q) for q in backend.quads()}
-        assert held == set(many[3:]) | {'<urn:s:x> <urn:p> "é\\n" <urn:g:0>'}
+        assert held == set(many[3:]) | {'<urn:s:x> <urn:p> "é\\n" <https://kgrdf.org/kb/t/g0>'}
     finally:
         backend.close()

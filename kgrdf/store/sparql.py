@@ -8,9 +8,12 @@ term, which gives the server's planner the same constants the embedded engine's 
 give Oxigraph's. Values are IRIs and literals serialized by pyoxigraph (escaped as N-Triples), never
 text pasted from a user.
 
-The index's own bookkeeping (the journal position it reflects, the schema's digest) is kept as the
-embedded store keeps it, in the server's default graph, apart from the named graphs the queries
-read. A journal transaction and the position it moves the index to go in one Update request, which
+The index's own bookkeeping (the journal position it reflects, the schema's digest) is kept in a
+named graph of its own, ``urn:kgrdf:index``: a server's default graph is not portable (Virtuoso's
+and GraphDB's are the union of all graphs, Oxigraph's is a graph apart), and no named query matches
+its triples. The knowledge base's graphs are those under ``https://kgrdf.org/``: the index reads,
+lists and replaces only those and its bookkeeping graph, never what else a server holds (Virtuoso
+keeps its own graphs beside them). A journal transaction and the position it moves the index to go in one Update request, which
 a server applies atomically: applying it twice leaves the same quads and the same position. A
 transaction too large for one request (an import) is sent in pieces with the position last, so a
 cut between pieces leaves the index behind the journal, and the next command applies it again.
@@ -33,6 +36,8 @@ LINES_A_REQUEST = 5_000  # quads in one Update request of an import or a rebuild
 CONNECT_TIMEOUT = 3.0  # seconds: a server that does not accept a connection by then is down
 READ_TIMEOUT = 300.0  # seconds a named query or an update may take (a rebuild's piece, an import's)
 _RESULTS = "application/sparql-results+json"
+OURS = "https://kgrdf.org/"  # every graph of a knowledge base (its facts, entities and schema) is under it
+BOOKKEEPING = ox.NamedNode("urn:kgrdf:index")  # the graph of the position and the schema's digest
 _KG_SEQ = vocab.kg("journalSeq")
 _KG_DIGEST = vocab.kg("journalDigest")
 _KG_SCHEMA = vocab.kg("schemaDigest")
@@ -214,7 +219,7 @@ class SparqlBackend(Backend):
         return [{n: row[n] for n in names} for row in itertools.islice(solutions, limit)]
 
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
-        return bool(self._select_text(bind(query.text, bindings), **self._scope(graphs)))
+        return _boolean(self._select_text(bind(query.text, bindings), **self._scope(graphs)))
 
     def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None, memory: int | None = None):
         # As on the embedded store: the schema is the default graph and the data graphs are the
@@ -236,18 +241,24 @@ class SparqlBackend(Backend):
             raise
         kind = response.headers.get("content-type", "").split(";")[0].strip()
         if kind in (_RESULTS, "application/json"):
-            return ox.parse_query_results(response.content, format=ox.QueryResultsFormat.JSON)
+            answer = ox.parse_query_results(response.content, format=ox.QueryResultsFormat.JSON)
+            if isinstance(answer, ox.QuerySolutions) and [v.value for v in answer.variables] == [_VIRTUOSO_ASK]:
+                verdict = b"true" if _boolean(answer) else b"false"
+                return ox.parse_query_results(
+                    b'{"head":{},"boolean":' + verdict + b"}", format=ox.QueryResultsFormat.JSON
+                )
+            return answer
         return [
             ox.Triple(q.subject, q.predicate, q.object)
             for q in ox.parse(response.content, format=ox.RdfFormat.from_media_type(kind) or ox.RdfFormat.N_TRIPLES)
         ]
 
     def graphs(self) -> list:
-        rows = self._select_text("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
+        rows = self._select_text(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_OURS_ONLY} }}")
         return [row["g"] for row in rows]
 
     def quads(self) -> Iterator:
-        rows = self._select_text("SELECT ?s ?p ?o ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
+        rows = self._select_text(f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_OURS_ONLY} }}")
         for row in rows:
             yield ox.Quad(row["s"], row["p"], row["o"], row["g"])
 
@@ -256,11 +267,12 @@ class SparqlBackend(Backend):
         return iter([ox.Quad(row["s"], row["p"], row["o"], graph) for row in rows])
 
     def _bookkeeping(self) -> dict:
-        node = term(vocab.INDEX_NODE)
+        node, graph = term(vocab.INDEX_NODE), term(BOOKKEEPING)
         rows = list(
             self._select_text(
-                f"SELECT ?seq ?digest ?schema WHERE {{ OPTIONAL {{ {node} {term(_KG_SEQ)} ?seq }} "
-                f"OPTIONAL {{ {node} {term(_KG_DIGEST)} ?digest }} OPTIONAL {{ {node} {term(_KG_SCHEMA)} ?schema }} }}"
+                f"SELECT ?seq ?digest ?schema WHERE {{ OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_SEQ)} ?seq }} }} "
+                f"OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_DIGEST)} ?digest }} }} "
+                f"OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_SCHEMA)} ?schema }} }} }}"
             )
         )
         row = rows[0] if rows else {}
@@ -280,11 +292,12 @@ class SparqlBackend(Backend):
 
     @staticmethod
     def _position_update(after: Position) -> str:
-        node, seq, digest = term(vocab.INDEX_NODE), term(_KG_SEQ), term(_KG_DIGEST)
+        node, seq, digest, graph = term(vocab.INDEX_NODE), term(_KG_SEQ), term(_KG_DIGEST), term(BOOKKEEPING)
         return (
-            f"DELETE WHERE {{ {node} {seq} ?s }} ;\n"
-            f"DELETE WHERE {{ {node} {digest} ?d }} ;\n"
-            f"INSERT DATA {{ {node} {seq} {after.seq} ; {digest} {term(ox.Literal(after.digest))} }}"
+            f"DELETE WHERE {{ GRAPH {graph} {{ {node} {seq} ?s }} }} ;\n"
+            f"DELETE WHERE {{ GRAPH {graph} {{ {node} {digest} ?d }} }} ;\n"
+            f"INSERT DATA {{ GRAPH {graph} {{ {node} {seq} {after.seq} . {node} {digest} "
+            f"{term(ox.Literal(after.digest))} }} }}"
         )
 
     def apply(self, tx: Transaction, after: Position) -> None:
@@ -303,9 +316,12 @@ class SparqlBackend(Backend):
     def replace_all(self, nquads: Iterable[str], position: Position) -> None:
         import itertools
 
-        # Everything goes first, the position with it: a rebuild cut short leaves an index with no
-        # position, which the next command rebuilds.
-        self.update("DROP SILENT ALL")
+        # Everything of the knowledge base's goes first, the position with it: a rebuild cut short
+        # leaves an index with no position, which the next command rebuilds.
+        self.update(
+            f"DROP SILENT GRAPH {term(BOOKKEEPING)} ;\n"
+            f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_OURS_ONLY} }}"
+        )
         rest = iter(nquads)
         for lines in iter(lambda: list(itertools.islice(rest, LINES_A_REQUEST)), []):
             self.update(_data_block("INSERT DATA", lines))
@@ -313,6 +329,18 @@ class SparqlBackend(Backend):
 
     def close(self) -> None:
         self.http.close()
+
+
+_OURS_ONLY = f'FILTER (STRSTARTS(STR(?g), "{OURS}"))'
+_VIRTUOSO_ASK = "__ASK_RETVAL"  # Virtuoso answers an ASK in JSON as a row of this variable
+
+
+def _boolean(answer) -> bool:
+    """An ASK's answer: a boolean, or Virtuoso's one row of 1 or 0."""
+    if isinstance(answer, ox.QuerySolutions):
+        rows = list(answer)
+        return bool(rows) and rows[0][0] is not None and rows[0][0].value in ("1", "true")
+    return bool(answer)
 
 
 def _dataset(graphs: list | None, default: list | None) -> dict:
@@ -332,12 +360,10 @@ def _data_block(keyword: str, lines: list[str]) -> str:
     quads = ox.parse(input="".join(f"{line} .\n" for line in lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
     by_graph: dict[str, list[str]] = {}
     for quad in quads:
-        graph = "" if isinstance(quad.graph_name, ox.DefaultGraph) else str(quad.graph_name)
+        # The rebuild's one quad in the default graph is the schema's digest: bookkeeping.
+        graph = str(BOOKKEEPING) if isinstance(quad.graph_name, ox.DefaultGraph) else str(quad.graph_name)
         by_graph.setdefault(graph, []).append(f"{quad.subject} {quad.predicate} {quad.object} .")
-    body = "\n".join(
-        " ".join(triples) if not graph else f"GRAPH {graph} {{ {' '.join(triples)} }}"
-        for graph, triples in by_graph.items()
-    )
+    body = "\n".join(f"GRAPH {graph} {{ {' '.join(triples)} }}" for graph, triples in by_graph.items())
     return f"{keyword} {{\n{body}\n}}"
 
 
