@@ -142,6 +142,17 @@ def sparql_server(tmp_path_factory):
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def virtuoso_server(tmp_path_factory):
+    """One Virtuoso open-source server for the test session, on free loopback ports; stopped at the end."""
+    from .sparqlserver import VirtuosoServer
+
+    server = VirtuosoServer(tmp_path_factory.mktemp("virtuoso-server"))
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def server(sparql_server):
     """The session's Oxigraph server, running and empty (a test that killed it gets it back)."""

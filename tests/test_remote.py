@@ -154,9 +154,11 @@ def test_the_index_on_the_server_is_rebuilt_from_the_journal_when_it_is_lost(rem
     assert remote_kg.json("status")["index"]["behind"] == 0
 
 
-def test_the_tour_of_a_demo_knowledge_base_reads_the_same_from_the_server(demo, server, monkeypatch):
-    """The example organization's journal, its index moved to the server: every read answers as
-    it does from the index on disk."""
+@pytest.mark.parametrize("engine", ["oxigraph", "virtuoso"])
+def test_the_tour_of_a_demo_knowledge_base_reads_the_same_from_the_server(demo, engine, request, monkeypatch):
+    """The example organization's journal, its index moved to a server: every read answers as it
+    does from the index on disk."""
+    server = request.getfixturevalue("server" if engine == "oxigraph" else "virtuoso_server")
     from datetime import UTC, datetime, timedelta
 
     from kgrdf import clock

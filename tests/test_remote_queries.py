@@ -1,5 +1,6 @@
-"""Every named query runs unchanged on a real Oxigraph server, its parameters bound portably, and
-gives the rows it gives on the embedded store: the query cases of test_queries.py, on the server."""
+"""Every named query runs unchanged on two real SPARQL servers, Oxigraph server and Virtuoso open
+source, its parameters bound portably, and gives the rows it gives on the embedded store: the query
+cases of test_queries.py, on each server."""
 
 import re
 
@@ -13,13 +14,14 @@ from kgrdf.store.sparql import SparqlBackend, bind
 from .test_queries import _comparable, _oxigraph, _scoped, cases, dataset  # noqa: F401 (a fixture)
 
 
-@pytest.fixture(scope="module")
-def remote(dataset, sparql_server):  # noqa: F811 (the fixture imported above)
-    """The example organization's quads on the session's server (loaded once for this module)."""
+@pytest.fixture(scope="module", params=["oxigraph", "virtuoso"])
+def remote(request, dataset):  # noqa: F811 (the fixture imported above)
+    """The example organization's quads on each of the session's servers (loaded once a module)."""
     store, _ = dataset
-    if not sparql_server.running():
-        sparql_server.start()
-    backend = SparqlBackend(sparql_server.url)
+    server = request.getfixturevalue(f"{'sparql' if request.param == 'oxigraph' else request.param}_server")
+    if not server.running():
+        server.start()
+    backend = SparqlBackend(server.url)
     backend.replace_all((str(q) for q in store), Position(seq=1, digest="test"))
     yield backend
     backend.close()
@@ -46,7 +48,32 @@ def test_query_gives_its_expected_rows_on_the_server(dataset, remote, name):  # 
     store, _ = dataset
     bindings, expect = cases(store)[name]
     rows = _remote(remote, queries.load(name), bindings)
+    if name in VIRTUOSO_CANNOT and remote.query_url.endswith("/sparql"):
+        assert not expect(rows)  # still so: the README's list is right
+        return
     assert expect(rows), f"{name}.rq gave {rows!r:.2000}"
+
+
+# What Virtuoso 7.2 cannot do, as README.md lists it: a boolean a query computes (true, BOUND,
+# EXISTS, &&) comes back as the integer 0 or 1, which kgrdf reads by its truth alone; and an empty
+# group graph pattern (GRAPH ?g { }) gives one row with nothing bound, so validation-view.rq, which
+# kg validate runs only on the embedded store (a server's index is checked by its quads), gives
+# nothing there.
+VIRTUOSO_CANNOT = {"validation-view"}
+
+
+def _truth(rows, embedded):
+    """Virtuoso's 0 and 1 read as the booleans the embedded store gives in the same places."""
+    if not isinstance(rows, list) or not isinstance(embedded, list) or len(rows) != len(embedded):
+        return rows
+    columns = {k for row in embedded for k in row}
+    flags = {
+        k
+        for k in columns
+        if any(isinstance(row.get(k), bool) for row in embedded)
+        and all(isinstance(row.get(k), bool) or row.get(k) is None for row in embedded)
+    }
+    return [{k: bool(v) if k in flags and v in (0, 1) else v for k, v in row.items()} for row in rows]
 
 
 @pytest.mark.parametrize("name", queries.names())
@@ -54,7 +81,14 @@ def test_the_server_and_the_embedded_store_agree(dataset, remote, name):  # noqa
     store, _ = dataset
     bindings, _ = cases(store)[name]
     query = queries.load(name)
-    assert _comparable(_remote(remote, query, bindings)) == _comparable(_oxigraph(store, query, bindings))
+    embedded = _oxigraph(store, query, bindings)
+    rows = _remote(remote, query, bindings)
+    if remote.query_url.endswith("/sparql"):  # Virtuoso
+        if name in VIRTUOSO_CANNOT:
+            assert _comparable(rows) != _comparable(embedded)  # still so: the README's list is right
+            return
+        rows = _truth(rows, embedded)
+    assert _comparable(rows) == _comparable(embedded)
 
 
 def test_the_server_holds_the_position_the_load_recorded(remote):
