@@ -1367,6 +1367,29 @@ def stats(kb: KbOption = None, perspective: PerspectiveOption = None, json: Json
     render.stats(json, result)
 
 
+index_app = _group("index", "Where the index lives: on disk in the folder, or on a SPARQL server.", True)
+
+
+@index_app.command("move")
+def index_move(
+    to: Annotated[
+        str,
+        typer.Argument(
+            metavar="URL|disk",
+            help="A SPARQL 1.1 server's address (as for kg init --index), or disk for the folder's own index.",
+        ),
+    ],
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Move the index: build it from the journal on a SPARQL server (or back on disk) and use it
+    from now on. The journal stays where it is; the server must answer and hold no other knowledge
+    base's index. Until the new index is whole, the old one stays in use."""
+    url = None if to == "disk" else to
+    result = _kb(kb).move_index(url)
+    render.out(json, result, f"the index is on {url or 'disk'} now, at transaction {result['transaction']}")
+
+
 @app.command()
 def status(kb: KbOption = None, json: JsonOption = False):
     """Where the journal ends and where the index stands: on disk or on a SPARQL server, the

@@ -393,6 +393,48 @@ class KnowledgeBase:
             )
             return False
 
+    def move_index(self, url: str | None) -> dict:
+        """Keep the index on the SPARQL server at ``url`` from now on (None: on disk in the folder),
+        built there from the journal at once; the index it leaves is removed (a folder) or left to
+        the server's owner (a server). Raises Refused when the server holds another knowledge base's
+        index, Unreachable when it does not answer; format.json changes only once the new index is
+        whole, so a move cut short leaves the knowledge base on its old index."""
+        import shutil
+
+        from kgrdf import lock
+
+        if url is not None:
+            from kgrdf.store.sparql import endpoints
+
+            endpoints(url)  # BadInput for a URL that is no http(s) address
+        with lock.held(self.path / "lock", exclusive=True):
+            self._finish_purge()
+            old = self._open_for_writing()
+            try:
+                target = self._recover(old)
+            finally:
+                self.close_index(old)
+            moved = KnowledgeBase(self.path, "oxigraph", self.perspective)
+            moved.index_url = url
+            moved.backend_kind = "sparql" if url else "oxigraph"
+            if url is not None:
+                _check_index_server(url, allow=(target.seq, target.digest))
+            else:
+                shutil.rmtree(self.index_path, ignore_errors=True)
+            backend = moved.open_index(read_only=False)
+            try:
+                moved._rebuild(backend, target)
+            finally:
+                moved.close_index(backend)
+            settings = files.read_json(self.path / "format.json")
+            settings.pop("index", None)
+            write_json(self.path / "format.json", settings if url is None else {**settings, "index": url})
+            if url is not None:
+                shutil.rmtree(self.index_path, ignore_errors=True)
+            self.git_commit(f"kg index: the index on {url or 'disk'}")
+        self.index_url, self.backend_kind = url, moved.backend_kind
+        return {"index": url, "backend": self.backend_kind, "transaction": target.seq}
+
     def status(self) -> dict:
         """Where the journal ends and where the index stands: its kind, its server, the transaction
         it reflects and how many it is behind; a server that does not answer is reported, not raised."""
@@ -668,16 +710,17 @@ def _undo_create(path: Path, made: bool) -> None:
             shutil.rmtree(path / name, ignore_errors=True)
 
 
-def _check_index_server(url: str) -> None:
-    """A new knowledge base's index server answers and holds no other knowledge base's index (one
-    server, or one dataset of it, serves one knowledge base: a rebuild replaces all it holds)."""
+def _check_index_server(url: str, allow: tuple | None = None) -> None:
+    """An index server answers and holds no other knowledge base's index (one server, or one dataset
+    of it, serves one knowledge base: a rebuild replaces all of kgrdf's it holds); ``allow`` is the
+    position of this knowledge base's own journal, which the server may hold already."""
     from kgrdf.errors import Refused
     from kgrdf.store import open_backend
 
     backend = open_backend("sparql", url=url)
     try:
         at = backend.position()
-        if at is not None and at[0] > 0:
+        if at is not None and at[0] > 0 and at != allow:
             raise Refused(
                 f"the server at {url} holds the index of another knowledge base (at transaction {at[0]})",
                 hint="give each knowledge base its own server or dataset",

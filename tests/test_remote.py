@@ -2,7 +2,6 @@
 reads and writes through a real Oxigraph server, and kg status."""
 
 import json
-import subprocess
 
 import pyoxigraph as ox
 import pytest
@@ -175,9 +174,7 @@ def test_the_tour_of_a_demo_knowledge_base_reads_the_same_from_the_server(demo, 
         ("batch",),
     ]
     local = {read: demo(*read, "--json", expect=_code(read)).stdout for read in reads}
-    settings = json.loads((demo.path / "format.json").read_text())
-    (demo.path / "format.json").write_text(json.dumps({**settings, "index": server.url}))
-    subprocess.run(["git", "commit", "-qam", "the index on a server"], cwd=demo.path, check=True)
+    demo("index", "move", server.url)
     for read in reads:
         remote = demo(*read, "--json", expect=_code(read)).stdout
         if read == ("stats",):
@@ -244,3 +241,30 @@ def test_a_transaction_applied_twice_changes_nothing_on_the_server(server):
         assert held == set(many[3:]) | {'<urn:s:x> <urn:p> "é\\n" <https://kgrdf.org/kb/t/g0>'}
     finally:
         backend.close()
+
+
+def test_kg_index_move_puts_an_existing_knowledge_base_on_a_server_and_back(kg, server):
+    kg("add-entity", "repo/api", "--name", "api", "--alias", "the API")
+    on_disk = kg.json("lookup", "the API")
+    moved = kg.json("index", "move", server.url)
+    assert moved == {"index": server.url, "backend": "sparql", "transaction": 1}
+    assert not (kg.path / "index").exists()
+    assert kg.json("lookup", "the API") == on_disk
+    kg("add-entity", "repo/web", "--name", "web")
+    assert kg.json("status")["index"]["transaction"] == 2
+    back = kg.json("index", "move", "disk")
+    assert back == {"index": None, "backend": "oxigraph", "transaction": 2}
+    assert (kg.path / "index").is_dir() and "index" not in json.loads((kg.path / "format.json").read_text())
+    assert kg.json("stats")["entity_count"] == 2
+    assert "clean" in kg("validate").stdout  # format.json committed: nothing edited outside kgrdf
+
+
+def test_kg_index_move_refuses_a_server_with_another_index_and_keeps_the_old_one(tmp_path, remote_kg, server):
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    kg = Kg(tmp_path / "on-disk")
+    kg("init")
+    kg("add-entity", "repo/web", "--name", "web")
+    result = kg("index", "move", server.url, expect=1)
+    assert "holds the index of another knowledge base" in one_line(result)
+    assert kg.json("status")["index"]["backend"] == "oxigraph"
+    assert kg.json("stats")["entity_count"] == 1 and remote_kg.json("stats")["entity_count"] == 1
