@@ -340,7 +340,6 @@ class KnowledgeBase:
             vcs.start_housekeeping(self.path)  # once the lock is released: no write waits for it
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
-        from kgrdf import people, waiting
 
         tx = Transaction(
             seq=writer.seq,
@@ -357,8 +356,7 @@ class KnowledgeBase:
                 self._git_commit_for(message)  # view.json stays behind: the next command applies it
                 return
             self._write_view(after)
-            people.after_write(self.path, position, after, writer.deletes, writer.adds)
-            waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
+            self._after_write(backend, position, after, writer)
             self._git_commit_for(message)
             return
         # A large write (an import): the git commit runs beside the index update. view.json goes
@@ -370,10 +368,22 @@ class KnowledgeBase:
         git.start()
         try:
             if self._apply_or_leave_behind(backend, tx, after):
-                people.after_write(self.path, position, after, writer.deletes, writer.adds)
-                waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
+                self._after_write(backend, position, after, writer)
         finally:
             git.join()
+
+    def _after_write(self, backend, position: Position, after: Position, writer) -> None:
+        """Keep the caches derived from the index current with an applied write. The batch cache
+        reads the index again: a server that stopped answering by then costs the cache, made again
+        by the next batch, never the write."""
+        from kgrdf import people, waiting
+        from kgrdf.errors import Unreachable
+
+        people.after_write(self.path, position, after, writer.deletes, writer.adds)
+        try:
+            waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
+        except Unreachable:
+            waiting.drop(self.path)
 
     def _apply_or_leave_behind(self, backend, tx: Transaction, after: Position) -> bool:
         """Apply a journaled transaction to the index; False when the index's server stopped

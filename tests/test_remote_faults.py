@@ -4,9 +4,12 @@ back. Every server here is a real Oxigraph server, killed with SIGKILL."""
 
 import json
 import os
+import random
 import subprocess
 import sys
 import time
+
+import pytest
 
 from .conftest import one_line
 
@@ -99,4 +102,47 @@ def test_a_server_killed_during_a_rebuild_is_rebuilt_whole_by_the_next_command(t
     stats = remote_kg.json("stats")
     assert stats["fact_count"] == facts
     assert server.count() == expected
+    assert "clean" in remote_kg("validate").stdout
+
+
+@pytest.mark.slow
+def test_a_server_killed_at_random_points_during_100_writes_loses_no_acknowledged_write(remote_kg, server):
+    """100 writes, each a fresh process; during a third of them the server is killed after a random
+    wait (before, during or after the write's update). Each write is acknowledged (exit 0) or refused
+    (exit 3, one line); afterwards every acknowledged write is there, each once, and the knowledge
+    base validates clean."""
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    acknowledged, refused = [], []
+    for n in range(100):
+        entity = f"repo/w{n:03d}"
+        writing = subprocess.Popen(
+            [sys.executable, "-m", "kgrdf", "add-entity", entity, "--name", f"w {n}", "--kb", str(remote_kg.path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        killed = n % 3 == 1
+        if killed:
+            time.sleep(rng.uniform(0.0, 0.6))
+            server.kill()
+        _, err = writing.communicate(timeout=120)
+        assert writing.returncode in (0, 3), f"seed {seed}, write {n}: exit {writing.returncode}: {err}"
+        if writing.returncode == 0:
+            acknowledged.append(entity)
+        else:
+            assert len(err.strip().splitlines()) == 1 and "does not answer" in err, f"seed {seed}: {err}"
+            refused.append(entity)
+        if killed:
+            server.start()
+    assert len(acknowledged) >= 66, f"seed {seed}: only {len(acknowledged)} writes acknowledged"
+    rows = remote_kg.json(
+        "sparql",
+        "SELECT ?id WHERE { GRAPH <https://kgrdf.org/kb/main/entities> { ?e <http://purl.org/dc/terms/identifier> ?id } }",
+    )
+    held = [row["id"]["value"] for row in rows["results"]["bindings"]]
+    assert set(acknowledged) <= set(held), f"seed {seed}: lost {sorted(set(acknowledged) - set(held))}"
+    assert len(held) == len(set(held))
+    assert remote_kg.json("stats")["entity_count"] == len(set(held))
+    assert remote_kg.json("status")["index"]["behind"] == 0
     assert "clean" in remote_kg("validate").stdout
