@@ -268,3 +268,26 @@ def test_kg_index_move_refuses_a_server_with_another_index_and_keeps_the_old_one
     assert "holds the index of another knowledge base" in one_line(result)
     assert kg.json("status")["index"]["backend"] == "oxigraph"
     assert kg.json("stats")["entity_count"] == 1 and remote_kg.json("stats")["entity_count"] == 1
+
+
+def test_kg_serve_answers_and_writes_through_an_index_on_a_server(remote_kg, server):
+    from .serving import Server
+
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    secret = remote_kg.json("tokens", "add", "bot", "--perspective", "main", "--audience", "public", "--write")[
+        "secret"
+    ]
+    served = Server(remote_kg.path)
+    try:
+        status, fact = served.post(
+            "propose",
+            secret,
+            {"subject": "repo/api", "predicate": "caveat", "value": "needs staging", "sources": ["doc:x"]},
+        )
+        assert status == 200 and fact["status"] == "proposed"
+        status, body = served.request("/api/lookup?entity=repo/api", secret)
+        assert status == 200 and [f["id"] for f in json.loads(body)["facts"]] == [fact["id"]]
+    finally:
+        served.stop()
+    index = remote_kg.json("status")["index"]
+    assert (index["transaction"], index["behind"]) == (2, 0)
