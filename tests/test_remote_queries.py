@@ -8,6 +8,7 @@ import pyoxigraph as ox
 import pytest
 
 from kgrdf import queries
+from kgrdf.errors import BadInput
 from kgrdf.journal import Position
 from kgrdf.store.sparql import SparqlBackend, bind
 
@@ -93,3 +94,11 @@ def test_the_server_and_the_embedded_store_agree(dataset, remote, name):  # noqa
 
 def test_the_server_holds_the_position_the_load_recorded(remote):
     assert remote.position() == (1, "test")
+
+
+def test_a_users_query_that_is_an_update_is_refused_and_writes_nothing(remote):
+    graph = "https://kgrdf.org/kb/main/fact/f-zzzzzz"
+    update = f"INSERT DATA {{ GRAPH <{graph}> {{ <urn:a> <urn:b> <urn:c> }} }}"
+    with pytest.raises(BadInput, match="does not parse"):
+        remote.sparql(update)
+    assert ox.NamedNode(graph) not in remote.graphs()

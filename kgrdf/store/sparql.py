@@ -222,9 +222,16 @@ class SparqlBackend(Backend):
         return _boolean(self._select_text(bind(query.text, bindings), **self._scope(graphs)))
 
     def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None, memory: int | None = None):
+        # The text is parsed here first, as a query: a server may take an update through its
+        # query endpoint (Virtuoso does), and a read must never write. Evaluated on an empty store,
+        # the parse costs about what the parse alone would.
+        try:
+            ox.Store().query(text)
+        except SyntaxError as exc:
+            raise BadInput(f"the query does not parse: {exc}") from None
         # As on the embedded store: the schema is the default graph and the data graphs are the
-        # named ones; the bookkeeping in the server's default graph is never seen. The server
-        # bounds its own memory; ``memory`` is not ours to enforce there.
+        # named ones; the bookkeeping graph is never among them. The server bounds its own
+        # memory; ``memory`` is not ours to enforce there.
         schema = ox.NamedNode(vocab.SCHEMA_GRAPH)
         if graphs is None:
             graphs = self.graphs()
