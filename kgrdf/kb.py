@@ -340,7 +340,6 @@ class KnowledgeBase:
             vcs.start_housekeeping(self.path)  # once the lock is released: no write waits for it
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
-
         tx = Transaction(
             seq=writer.seq,
             command=command,
