@@ -156,7 +156,7 @@ def test_the_index_on_the_server_is_rebuilt_from_the_journal_when_it_is_lost(rem
 @pytest.mark.parametrize("engine", ["oxigraph", "virtuoso"])
 def test_the_tour_of_a_demo_knowledge_base_reads_the_same_from_the_server(demo, engine, request, monkeypatch):
     """The example organization's journal, its index moved to a server: every read answers as it
-    does from the index on disk."""
+    does from the index on disk, and a write and kg validate go through it."""
     server = request.getfixturevalue("server" if engine == "oxigraph" else "virtuoso_server")
     from datetime import UTC, datetime, timedelta
 
@@ -181,6 +181,10 @@ def test_the_tour_of_a_demo_knowledge_base_reads_the_same_from_the_server(demo, 
             assert json.loads(remote).pop("backend") == "sparql"
             remote, local[read] = _without_backend(remote), _without_backend(local[read])
         assert remote == local[read], read
+    fact = demo.json("propose", "release", "caveat", "--value", "freeze on Fridays", "-s", "doc:handbook")
+    demo("confirm", fact["id"])
+    assert fact["id"] in {f["id"] for f in demo.json("lookup", "release")["facts"]}
+    assert "clean" in demo("validate").stdout
 
 
 def _code(read) -> int:

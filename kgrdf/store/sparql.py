@@ -216,7 +216,7 @@ class SparqlBackend(Backend):
 
         solutions = self._select_text(bind(query.text, bindings), **self._scope(graphs))
         names = [v.value for v in solutions.variables]
-        return [{n: row[n] for n in names} for row in itertools.islice(solutions, limit)]
+        return [{n: _canonical(row[n]) for n in names} for row in itertools.islice(solutions, limit)]
 
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
         return _boolean(self._select_text(bind(query.text, bindings), **self._scope(graphs)))
@@ -267,11 +267,11 @@ class SparqlBackend(Backend):
     def quads(self) -> Iterator:
         rows = self._select_text(f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_OURS_ONLY} }}")
         for row in rows:
-            yield ox.Quad(row["s"], row["p"], row["o"], row["g"])
+            yield ox.Quad(row["s"], row["p"], _canonical(row["o"]), row["g"])
 
     def quads_in(self, graph) -> Iterator:
         rows = self._select_text(f"SELECT ?s ?p ?o WHERE {{ GRAPH {term(graph)} {{ ?s ?p ?o }} }}")
-        return iter([ox.Quad(row["s"], row["p"], row["o"], graph) for row in rows])
+        return iter([ox.Quad(row["s"], row["p"], _canonical(row["o"]), graph) for row in rows])
 
     def _bookkeeping(self) -> dict:
         node, graph = term(vocab.INDEX_NODE), term(BOOKKEEPING)
@@ -355,6 +355,17 @@ def _results(content: bytes):
     if b'"nodeID://' in content:
         content = content.replace(b'"nodeID://', b'"')
     return ox.parse_query_results(content, format=ox.QueryResultsFormat.JSON)
+
+
+_BOOLEAN_WORDS = {"1": "true", "0": "false"}
+
+
+def _canonical(term):
+    """A term as the journal writes it: Virtuoso gives back a stored ``"true"^^xsd:boolean`` as
+    ``"1"^^xsd:boolean``, the same value in another lexical form."""
+    if isinstance(term, ox.Literal) and term.value in _BOOLEAN_WORDS and term.datatype == vocab.XSD_BOOLEAN:
+        return ox.Literal(_BOOLEAN_WORDS[term.value], datatype=vocab.XSD_BOOLEAN)
+    return term
 
 
 def _boolean(answer) -> bool:
