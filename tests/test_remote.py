@@ -75,10 +75,14 @@ def test_kg_init_refuses_an_index_url_that_is_not_http_and_makes_nothing(tmp_pat
     assert not (tmp_path / "kb").exists()
 
 
-def test_kg_init_refuses_a_server_that_does_not_answer_and_makes_nothing(tmp_path, sparql_server):
+def test_kg_init_refuses_a_server_that_does_not_answer_and_makes_nothing(tmp_path):
+    import socket
+
     kg = Kg(tmp_path / "kb")
-    dead = f"http://127.0.0.1:{sparql_server.port + 1 if sparql_server.port < 65535 else 1}"
-    result = kg("init", "--index", dead, expect=3)
+    with socket.socket() as probe:  # a loopback port nothing listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = kg("init", "--index", f"http://127.0.0.1:{port}", expect=3)
     assert "does not answer" in one_line(result)
     assert not (tmp_path / "kb").exists()
 
