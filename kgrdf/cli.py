@@ -221,16 +221,30 @@ def init(
     perspective: Annotated[
         str, typer.Option(help="The knowledge base's default perspective (whose knowledge).")
     ] = "main",
+    index: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="Keep the index on this SPARQL 1.1 server instead of on disk: an Oxigraph server's address "
+            "(http://HOST:PORT), or a query endpoint ending in /query (updates go to /update beside it) or "
+            "/sparql (both go there). The server must answer and hold no other knowledge base's index.",
+        ),
+    ] = None,
     json: JsonOption = False,
 ):
-    """Make a new, empty knowledge base (a folder with a journal, an index and a git history)."""
+    """Make a new, empty knowledge base (a folder with a journal, an index and a git history).
+
+    With --index URL the index lives on a SPARQL server (kg status shows where it stands); the
+    journal, the source of truth, stays in the folder.
+    """
     from kgrdf.kb import KnowledgeBase, default_home
 
-    base = KnowledgeBase.create(kb or default_home(), perspective=perspective)
+    base = KnowledgeBase.create(kb or default_home(), perspective=perspective, index=index)
+    where = f"; its index on {base.index_url}" if base.index_url else ""
     render.out(
         json,
-        {"kb": str(base.path), "perspective": base.perspective, "replica": base.replica},
-        f"made a knowledge base at {base.path} (perspective {base.perspective})",
+        {"kb": str(base.path), "perspective": base.perspective, "replica": base.replica, "index": base.index_url},
+        f"made a knowledge base at {base.path} (perspective {base.perspective}){where}",
     )
 
 
@@ -1351,6 +1365,37 @@ def stats(kb: KbOption = None, perspective: PerspectiveOption = None, json: Json
     with _kb(kb, perspective).reading() as session:
         result = session.stats()
     render.stats(json, result)
+
+
+index_app = _group("index", "Where the index lives: on disk in the folder, or on a SPARQL server.", True)
+
+
+@index_app.command("move")
+def index_move(
+    to: Annotated[
+        str,
+        typer.Argument(
+            metavar="URL|disk",
+            help="A SPARQL 1.1 server's address (as for kg init --index), or disk for the folder's own index.",
+        ),
+    ],
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Move the index: build it from the journal on a SPARQL server (or back on disk) and use it
+    from now on. The journal stays where it is; the server must answer and hold no other knowledge
+    base's index. Until the new index is whole, the old one stays in use."""
+    url = None if to == "disk" else to
+    result = _kb(kb).move_index(url)
+    render.out(json, result, f"the index is on {url or 'disk'} now, at transaction {result['transaction']}")
+
+
+@app.command()
+def status(kb: KbOption = None, json: JsonOption = False):
+    """Where the journal ends and where the index stands: on disk or on a SPARQL server, the
+    transaction it reflects and how many it is behind. A server that does not answer is reported
+    (the index catches up when it is back); kg status itself still exits 0."""
+    render.status(json, _kb(kb).status())
 
 
 @app.command()

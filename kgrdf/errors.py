@@ -45,6 +45,11 @@ class Damaged(KgError):
     kind = "damaged"
 
 
+class Unreachable(Damaged):
+    """The index's server does not answer (exit 3): the journal holds every acknowledged write, and
+    the index catches up when the server is back."""
+
+
 class Bug(KgError):
     """An error kgrdf did not expect: a bug, reported in one line (exit 3); KGRDF_DEBUG=1 shows the
     traceback."""

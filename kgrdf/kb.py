@@ -45,6 +45,9 @@ class KnowledgeBase:
         if perspective is not None and not vocab.PERSPECTIVE_PATTERN.match(perspective):
             raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
         self.perspective = perspective or self.default_perspective
+        self.index_url = settings.get("index")  # a SPARQL server that holds the index, when not on disk here
+        if backend == "oxigraph" and self.index_url:
+            self.backend_kind = "sparql"
         self.replica = files.read_json(self.path / "replica.json").get("replica")
         self._memory = None  # the in-memory backend keeps its index for the object's life
         self.resident = None  # a long-lived process's hold on the index (kgrdf.resident), if any
@@ -52,8 +55,12 @@ class KnowledgeBase:
     # --- making and opening ----------------------------------------------------------------------
 
     @classmethod
-    def create(cls, path: Path, perspective: str = DEFAULT_PERSPECTIVE, backend: str = "oxigraph") -> "KnowledgeBase":
-        """Make a new, empty knowledge base at ``path``. Raises Refused if one is there already."""
+    def create(
+        cls, path: Path, perspective: str = DEFAULT_PERSPECTIVE, backend: str = "oxigraph", index: str | None = None
+    ) -> "KnowledgeBase":
+        """Make a new, empty knowledge base at ``path``, its index on the SPARQL server at ``index``
+        when given (else on disk in the folder). Raises Refused if one is there already, or if the
+        server holds another knowledge base's index; Unreachable if the server does not answer."""
         from kgrdf.errors import Refused
 
         path = Path(path)
@@ -61,6 +68,8 @@ class KnowledgeBase:
             raise BadInput(f"--kb {str(path)!r} holds a NUL character, which no path can")
         if not vocab.PERSPECTIVE_PATTERN.match(perspective):
             raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
+        if index is not None:
+            _check_index_server(index)
         try:
             if (path / "format.json").exists():
                 raise Refused(f"{path} is a knowledge base already", hint="use it with --kb, or pick another folder")
@@ -75,7 +84,8 @@ class KnowledgeBase:
         made = not path.exists()
         try:
             path.mkdir(parents=True, exist_ok=True)
-            write_json(path / "format.json", {"format": FORMAT, "perspective": perspective})
+            settings = {"format": FORMAT, "perspective": perspective}
+            write_json(path / "format.json", settings if index is None else {**settings, "index": index})
             write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
             (path / "journal").mkdir(exist_ok=True)
             if vcs.available():
@@ -168,6 +178,8 @@ class KnowledgeBase:
             if self._memory is None:
                 self._memory = open_backend("memory")
             return self._memory
+        if self.backend_kind == "sparql":
+            return open_backend("sparql", url=self.index_url)
         if read_only and not self.index_path.exists():
             return None
         if self.resident is not None:
@@ -180,6 +192,8 @@ class KnowledgeBase:
         """The index, opened for this one command (not the index a resident process holds)."""
         from kgrdf.store import open_backend
 
+        if self.backend_kind == "sparql":
+            return open_backend("sparql", url=self.index_url)
         try:
             return open_backend("oxigraph", self.index_path, read_only=read_only)
         except RuntimeError as exc:  # the store's own word for a corrupt folder
@@ -192,7 +206,7 @@ class KnowledgeBase:
         try:
             return self.open_index(read_only=False)
         except Damaged as exc:
-            if self.backend_kind == "memory" or "lock" in exc.message.lower():
+            if self.backend_kind in ("memory", "sparql") or "lock" in exc.message.lower():
                 raise
         import shutil
 
@@ -326,8 +340,6 @@ class KnowledgeBase:
             vcs.start_housekeeping(self.path)  # once the lock is released: no write waits for it
 
     def _commit(self, backend, writer, position: Position, command: str) -> None:
-        from kgrdf import people, waiting
-
         tx = Transaction(
             seq=writer.seq,
             command=command,
@@ -339,10 +351,11 @@ class KnowledgeBase:
         after = self.journal.append(tx, position, private=writer.is_private)
         message = f"kg {command} (transaction {tx.seq})"
         if len(tx.adds) + len(tx.deletes) < LARGE:
-            backend.apply(tx, after)
+            if not self._apply_or_leave_behind(backend, tx, after):
+                self._git_commit_for(message)  # view.json stays behind: the next command applies it
+                return
             self._write_view(after)
-            people.after_write(self.path, position, after, writer.deletes, writer.adds)
-            waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
+            self._after_write(backend, position, after, writer)
             self._git_commit_for(message)
             return
         # A large write (an import): the git commit runs beside the index update. view.json goes
@@ -353,11 +366,114 @@ class KnowledgeBase:
         git = threading.Thread(target=self._git_commit_for, args=(message,))
         git.start()
         try:
-            backend.apply(tx, after)
-            people.after_write(self.path, position, after, writer.deletes, writer.adds)
-            waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
+            if self._apply_or_leave_behind(backend, tx, after):
+                self._after_write(backend, position, after, writer)
         finally:
             git.join()
+
+    def _after_write(self, backend, position: Position, after: Position, writer) -> None:
+        """Keep the caches derived from the index current with an applied write. The batch cache
+        reads the index again: a server that stopped answering by then costs the cache, made again
+        by the next batch, never the write."""
+        from kgrdf import people, waiting
+        from kgrdf.errors import Unreachable
+
+        people.after_write(self.path, position, after, writer.deletes, writer.adds)
+        try:
+            waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
+        except Unreachable:
+            waiting.drop(self.path)
+
+    def _apply_or_leave_behind(self, backend, tx: Transaction, after: Position) -> bool:
+        """Apply a journaled transaction to the index; False when the index's server stopped
+        answering. The write is acknowledged all the same: the journal holds it, flushed to disk,
+        and the index, left behind the journal, is brought up to it by the next command that
+        reaches the server."""
+        from kgrdf.errors import Unreachable
+
+        try:
+            backend.apply(tx, after)
+            return True
+        except Unreachable as exc:
+            print(
+                f"kg: {exc.message}; transaction {tx.seq} is in the journal, and the index catches up with "
+                f"it when the server answers again (kg status)",
+                file=sys.stderr,
+            )
+            return False
+
+    def move_index(self, url: str | None) -> dict:
+        """Keep the index on the SPARQL server at ``url`` from now on (None: on disk in the folder),
+        built there from the journal at once; the index it leaves is removed (a folder) or left to
+        the server's owner (a server). Raises Refused when the server holds another knowledge base's
+        index, Unreachable when it does not answer; format.json changes only once the new index is
+        whole, so a move cut short leaves the knowledge base on its old index."""
+        import shutil
+
+        from kgrdf import lock
+
+        if url is not None:
+            from kgrdf.store.sparql import endpoints
+
+            endpoints(url)  # BadInput for a URL that is no http(s) address
+        with lock.held(self.path / "lock", exclusive=True):
+            self._finish_purge()
+            old = self._open_for_writing()
+            try:
+                target = self._recover(old)
+            finally:
+                self.close_index(old)
+            moved = KnowledgeBase(self.path, "oxigraph", self.perspective)
+            moved.index_url = url
+            moved.backend_kind = "sparql" if url else "oxigraph"
+            if url is not None:
+                _check_index_server(url, allow=(target.seq, target.digest))
+            else:
+                shutil.rmtree(self.index_path, ignore_errors=True)
+            backend = moved.open_index(read_only=False)
+            try:
+                moved._rebuild(backend, target)
+            finally:
+                moved.close_index(backend)
+            settings = files.read_json(self.path / "format.json")
+            settings.pop("index", None)
+            write_json(self.path / "format.json", settings if url is None else {**settings, "index": url})
+            if url is not None:
+                shutil.rmtree(self.index_path, ignore_errors=True)
+            self.git_commit(f"kg index: the index on {url or 'disk'}")
+        self.index_url, self.backend_kind = url, moved.backend_kind
+        return {"index": url, "backend": self.backend_kind, "transaction": target.seq}
+
+    def status(self) -> dict:
+        """Where the journal ends and where the index stands: its kind, its server, the transaction
+        it reflects and how many it is behind; a server that does not answer is reported, not raised."""
+        from kgrdf import lock, schema
+        from kgrdf.errors import Unreachable
+
+        with lock.held(self.path / "lock", exclusive=False):
+            end = self.view()
+            for _tx, after in self.journal.transactions(end):
+                end = after
+            index = {"backend": self.backend_kind, "url": self.index_url, "reachable": True}
+            backend = None
+            try:
+                backend = self.open_index(read_only=True)
+                at = backend.position() if backend is not None else None
+                index["transaction"] = at[0] if at else None
+                on_chain = at is not None and at[0] <= end.seq
+                index["behind"] = end.seq - at[0] if on_chain else end.seq
+                index["schema_current"] = backend is not None and backend.schema_digest() == schema.digest(self.path)
+            except Unreachable as exc:
+                index.update(reachable=False, transaction=None, behind=None, problem=exc.message)
+            finally:
+                self.close_index(backend)
+        return {
+            "kb": str(self.path),
+            "perspective": self.perspective,
+            "replica": self.replica,
+            "journal": {"transactions": end.seq},
+            "index": index,
+        }
 
     def _git_commit_for(self, message: str) -> None:
         """A write's commit: now, or by the resident process a moment after its answer."""
@@ -601,6 +717,25 @@ def _undo_create(path: Path, made: bool) -> None:
             (path / name).unlink(missing_ok=True)
         for name in ("journal", ".git"):
             shutil.rmtree(path / name, ignore_errors=True)
+
+
+def _check_index_server(url: str, allow: tuple | None = None) -> None:
+    """An index server answers and holds no other knowledge base's index (one server, or one dataset
+    of it, serves one knowledge base: a rebuild replaces all of kgrdf's it holds); ``allow`` is the
+    position of this knowledge base's own journal, which the server may hold already."""
+    from kgrdf.errors import Refused
+    from kgrdf.store import open_backend
+
+    backend = open_backend("sparql", url=url)
+    try:
+        at = backend.position()
+        if at is not None and at[0] > 0 and at != allow:
+            raise Refused(
+                f"the server at {url} holds the index of another knowledge base (at transaction {at[0]})",
+                hint="give each knowledge base its own server or dataset",
+            )
+    finally:
+        backend.close()
 
 
 def _schema_digest_quads(digest: str):

@@ -272,6 +272,27 @@ def stats(as_json: bool, result: dict) -> None:
         print(f"{kind}: " + ", ".join(f"{k} {v}" for k, v in result[kind].items()))
 
 
+def status(as_json: bool, result: dict) -> None:
+    if as_json:
+        return emit(result)
+    index = result["index"]
+    print(f"{result['kb']} (perspective {result['perspective']}, replica {result['replica']})")
+    print(f"journal: {result['journal']['transactions']} transactions")
+    where = f"on {index['url']}" if index["url"] else f"{index['backend']}, on disk"
+    if not index["reachable"]:
+        print(paint(f"index: {index['problem']}", "error"))
+        return
+    if index["transaction"] is None:
+        state = "empty: the next command builds it from the journal"
+    elif index["behind"]:
+        state = (
+            f"at transaction {index['transaction']}, {index['behind']} behind the journal: the next command catches up"
+        )
+    else:
+        state = f"at transaction {index['transaction']}, up to date"
+    print(f"index: {where}: {state}")
+
+
 def sparql(as_json: bool, result) -> None:
     import pyoxigraph as ox
 

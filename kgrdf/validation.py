@@ -304,7 +304,7 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
                         "message": f"the index reflects transaction {at[0] if at else 'none'}, view.json {view_position.seq}",
                     }
                 )
-            hashing = _IndexHashes(backend.store, keep=False)
+            hashing = _index_hashes(backend, keep=False)
             chunks.lay_out(max(1, -(-len(chunks.subject) // FACTS_PER_CHUNK)), spool.chunk)
             expected = _LineHashes()
             end = journal_mod.Position()
@@ -324,7 +324,7 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
                 findings = _shapes_on_chunks(chunks.sinks, chunks.entity_lines, backend.schema_quads(), spool.read)
             more = fewer = 0
             if hashing.result() != expected.digest():  # then, and only then, which lines differ
-                found = _IndexHashes(backend.store, keep=True).result()
+                found = _index_hashes(backend, keep=True).result()
                 held = expected.as_set()
                 more, fewer = len(found - held), len(held - found)
             if more or fewer:
@@ -477,6 +477,25 @@ def _digest(hashes) -> tuple[int, int, int]:
         total = (total + h) & mask
         squares = (squares + h * h) & mask
     return len(hashes), total, squares
+
+
+def _index_hashes(backend, keep: bool):
+    """The hashes of the index's data lines: dumped beside the caller's work from a store on this
+    machine, read through the backend's own quads from a server."""
+    return _IndexHashes(backend.store, keep) if backend.local else _QuadHashes(backend, keep)
+
+
+class _QuadHashes:
+    """What :class:`_IndexHashes` gives, from a backend's quads (a SPARQL server's: no store to dump)."""
+
+    def __init__(self, backend, keep: bool):
+        from kgrdf.schema import SCHEMA_GRAPH
+
+        found = {hash(str(quad)) for quad in backend.quads() if quad.graph_name.value != SCHEMA_GRAPH}
+        self.found = found if keep else _digest(found)
+
+    def result(self):
+        return self.found
 
 
 class _IndexHashes:

@@ -129,3 +129,44 @@ def both_engines(path: Path):
     graph = rdflib.Dataset()
     graph.parse(data=trig.decode("utf-8"), format="trig")
     return store, graph
+
+
+@pytest.fixture(scope="session")
+def sparql_server(tmp_path_factory):
+    """One Oxigraph server for the test session, on a free loopback port; stopped at the end."""
+    from .sparqlserver import OxigraphServer
+
+    server = OxigraphServer(tmp_path_factory.mktemp("oxigraph-server") / "data")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def virtuoso_server(tmp_path_factory):
+    """One Virtuoso open-source server for the test session, on free loopback ports; stopped at the end."""
+    from .sparqlserver import VirtuosoServer
+
+    server = VirtuosoServer(tmp_path_factory.mktemp("virtuoso-server"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def server(sparql_server):
+    """The session's Oxigraph server, running and empty (a test that killed it gets it back)."""
+    if not sparql_server.running():
+        sparql_server.start()
+    sparql_server.clear()
+    yield sparql_server
+    if not sparql_server.running():
+        sparql_server.start()
+
+
+@pytest.fixture
+def remote_kg(tmp_path, server) -> Kg:
+    """An empty knowledge base whose index is on the session's Oxigraph server."""
+    k = Kg(tmp_path / "kb")
+    k("init", "--index", server.url)
+    return k

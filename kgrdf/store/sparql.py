@@ -1,0 +1,423 @@
+"""The index on a SPARQL 1.1 server, over HTTP: the Query protocol for reads, the Update protocol for
+writes (Oxigraph server first; the same requests serve any server that speaks the protocols).
+
+Portable by construction: no engine extension is used. A named query's parameters are bound by
+putting each value, written as a SPARQL term, where its variable stands (:func:`bind`): in the
+projection as ``(TERM AS ?name)``, so that the rows still carry it, and everywhere else as the
+term, which gives the server's planner the same constants the embedded engine's ``substitutions``
+give Oxigraph's. Values are IRIs and literals serialized by pyoxigraph (escaped as N-Triples), never
+text pasted from a user.
+
+The index's own bookkeeping (the journal position it reflects, the schema's digest) is kept in a
+named graph of its own, ``urn:kgrdf:index``: a server's default graph is not portable (Virtuoso's
+and GraphDB's are the union of all graphs, Oxigraph's is a graph apart), and no named query matches
+its triples. The knowledge base's graphs are those under ``https://kgrdf.org/``: the index reads,
+lists and replaces only those and its bookkeeping graph, never what else a server holds (Virtuoso
+keeps its own graphs beside them). A journal transaction and the position it moves the index to go in one Update request, which
+a server applies atomically: applying it twice leaves the same quads and the same position. A
+transaction too large for one request (an import) is sent in pieces with the position last, so a
+cut between pieces leaves the index behind the journal, and the next command applies it again.
+
+A server that does not answer raises :class:`kgrdf.errors.Unreachable` (exit 3).
+"""
+
+import re
+from collections.abc import Iterable, Iterator
+
+import pyoxigraph as ox
+
+from kgrdf import vocab
+from kgrdf.errors import BadInput, Damaged, Refused, Unreachable
+from kgrdf.journal import Position, Transaction
+from kgrdf.queries import Query
+from kgrdf.store.base import Backend
+
+LINES_A_REQUEST = 5_000  # quads in one Update request of an import or a rebuild (about 1 MB of text)
+CONNECT_TIMEOUT = 3.0  # seconds: a server that does not accept a connection by then is down
+READ_TIMEOUT = 300.0  # seconds a named query or an update may take (a rebuild's piece, an import's)
+_RESULTS = "application/sparql-results+json"
+OURS = "https://kgrdf.org/"  # every graph of a knowledge base (its facts, entities and schema) is under it
+BOOKKEEPING = ox.NamedNode("urn:kgrdf:index")  # the graph of the position and the schema's digest
+_KG_SEQ = vocab.kg("journalSeq")
+_KG_DIGEST = vocab.kg("journalDigest")
+_KG_SCHEMA = vocab.kg("schemaDigest")
+
+
+def endpoints(url: str) -> tuple[str, str]:
+    """The query and update endpoints of the server at ``url``: a URL ending in ``/query`` updates at
+    ``/update`` beside it (Oxigraph server, Fuseki); one ending in ``/sparql`` takes both (Virtuoso,
+    Blazegraph); a bare server address is an Oxigraph server's (``/query`` and ``/update``); any
+    other is taken as one endpoint for both. Raises BadInput for a URL that is not http(s)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise BadInput(
+            f"index URL {url!r} must be an http:// or https:// address with no query or fragment",
+            hint="for an Oxigraph server: http://HOST:PORT (or its /query endpoint)",
+        )
+    base = url.rstrip("/")
+    if parts.path in ("", "/"):
+        return base + "/query", base + "/update"
+    if base.endswith("/query"):
+        return base, base.removesuffix("/query") + "/update"
+    return base, base
+
+
+def term(value) -> str:
+    """A pyoxigraph IRI or literal as SPARQL text. Raises BadInput for anything else."""
+    if isinstance(value, (ox.NamedNode, ox.Literal)):
+        return str(value)
+    raise BadInput(f"a query parameter must be an IRI or a literal, not {value!r}")
+
+
+# The pieces of a query that matter to binding: what cannot hold a variable (comments, strings,
+# IRIs) is passed over whole, variables and the keywords that change how one is written are found.
+_TOKEN = re.compile(
+    r"""(?P<skip>\#[^\n]*|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"|'''(?:[^'\\]|\\.|'(?!''))*'''"""
+    r"""|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|<[^<>"{}|^`\\\x00-\x20]*>)"""
+    r"""|(?P<var>[?$][A-Za-z0-9_\u00b7\u00c0-\uffff]+)"""
+    r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"""
+    r"""|(?P<punct>[(){}])""",
+    re.DOTALL,
+)
+
+
+def bind(text: str, bindings: dict | None) -> str:
+    """The query ``text`` with each bound parameter's value in place of its variable.
+
+    In the query's projection a bound ``?x`` becomes ``(TERM AS ?x)``, and a subquery no longer
+    projects it (the term is everywhere it was: a projection of it there would clash with the
+    outer one); after GROUP BY or ORDER BY, ``(TERM)``; the target of ``AS`` and the variables of a
+    VALUES block are left as they are; anywhere else, the term. An unbound parameter stays a
+    variable, as with the embedded engine.
+    """
+    values = {name: term(v) for name, v in (bindings or {}).items() if v is not None}
+    if not values:
+        return text
+    out: list[str] = []
+    at = 0
+    mode, depth, previous = "", 0, ""
+    braces = nested = 0  # how deep in { } the scan is; whether the SELECT being read is a subquery
+    for match in _TOKEN.finditer(text):
+        kind, token = match.lastgroup, match.group()
+        if kind == "skip":
+            continue
+        if kind == "word":
+            word = token.upper()
+            if word == "SELECT":
+                mode, depth, nested = "select", 0, braces > 0
+            elif word in ("WHERE", "FROM") and mode == "select":
+                mode = ""
+            elif word == "BY" and previous in ("GROUP", "ORDER"):
+                mode, depth = "modifiers", 0
+            elif word in ("LIMIT", "OFFSET", "HAVING") and mode == "modifiers":
+                mode = ""
+            elif word == "VALUES":
+                mode, depth = "values", 0
+            previous = word
+            continue
+        if kind == "punct":
+            if token == "(":
+                depth += 1
+            elif token == ")":
+                depth -= 1
+            elif token == "{":
+                braces += 1
+                if mode == "values":
+                    depth += 1
+                elif mode in ("select", "modifiers"):
+                    mode = ""
+            elif token == "}":
+                braces -= 1
+                if mode == "values":
+                    depth -= 1
+                    if depth <= 0:
+                        mode = ""
+                elif mode == "modifiers":
+                    mode = ""
+            previous = token
+            continue
+        name = token[1:]
+        if name in values and previous != "AS" and mode != "values":
+            value = values[name]
+            if mode == "select" and depth == 0:
+                value = "" if nested else f"({value} AS ?{name})"
+            elif mode == "modifiers" and depth == 0:
+                value = f"({value})"
+            out.append(text[at : match.start()])
+            out.append(value)
+            at = match.end()
+        previous = token
+    out.append(text[at:])
+    return "".join(out)
+
+
+class SparqlBackend(Backend):
+    """The index on the SPARQL server at ``url`` (see :func:`endpoints`)."""
+
+    name = "sparql"
+    persistent = True
+    local = False
+    dataset_scoping = True
+
+    def __init__(self, url: str, timeout: float = READ_TIMEOUT):
+        import httpx2
+
+        self.url = url
+        self.query_url, self.update_url = endpoints(url)
+        self.timeout = timeout
+        self.http = httpx2.Client(timeout=httpx2.Timeout(timeout, connect=CONNECT_TIMEOUT))
+
+    # --- the protocol ----------------------------------------------------------------------------
+
+    def _post(self, endpoint: str, form: dict, accept: str | None = None, timeout: float | None = None):
+        """One request; a server that does not answer raises Unreachable, one that answers with an
+        error raises Damaged with its status and the first line it gave."""
+        import httpx2
+
+        headers = {"Accept": accept} if accept else {}
+        try:
+            limit = {} if timeout is None else {"timeout": timeout}
+            response = self.http.post(endpoint, data=form, headers=headers, **limit)
+        except httpx2.TimeoutException as exc:
+            if timeout is not None:
+                raise Refused(f"the query ran past its time limit of {timeout:g} s") from None
+            raise Unreachable(
+                f"the index server at {self.url} did not answer in time ({type(exc).__name__})",
+                hint="check that the server runs (kg status shows how far the index is behind the journal)",
+            ) from None
+        except httpx2.TransportError as exc:
+            raise Unreachable(
+                f"the index server at {self.url} does not answer ({_reason(exc)})",
+                hint="start the server; the index catches up with the journal when it is back (kg status)",
+            ) from None
+        if response.status_code >= 400:
+            raise _refusal(self.url, response)
+        return response
+
+    def _select_text(self, text: str, graphs: list | None = None, default: list | None = None) -> ox.QuerySolutions:
+        response = self._post(self.query_url, {"query": text, **_dataset(graphs, default)}, accept=_RESULTS)
+        return _results(response.content)
+
+    def update(self, text: str) -> None:
+        """One SPARQL Update request."""
+        self._post(self.update_url, {"update": text})
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def _scope(self, graphs: list | None) -> dict:
+        return {} if graphs is None else {"graphs": graphs, "default": [vocab.INDEX_NODE]}
+
+    def select(
+        self, query: Query, bindings: dict | None = None, graphs: list | None = None, limit: int | None = None
+    ) -> list[dict]:
+        import itertools
+
+        solutions = self._select_text(bind(query.text, bindings), **self._scope(graphs))
+        names = [v.value for v in solutions.variables]
+        return [{n: _canonical(row[n]) for n in names} for row in itertools.islice(solutions, limit)]
+
+    def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
+        return _boolean(self._select_text(bind(query.text, bindings), **self._scope(graphs)))
+
+    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None, memory: int | None = None):
+        # The text is parsed here first, as a query: a server may take an update through its
+        # query endpoint (Virtuoso does), and a read must never write. Evaluated on an empty store,
+        # the parse costs about what the parse alone would.
+        try:
+            ox.Store().query(text)
+        except SyntaxError as exc:
+            raise BadInput(f"the query does not parse: {exc}") from None
+        # As on the embedded store: the schema is the default graph and the data graphs are the
+        # named ones; the bookkeeping graph is never among them. The server bounds its own
+        # memory; ``memory`` is not ours to enforce there.
+        schema = ox.NamedNode(vocab.SCHEMA_GRAPH)
+        if graphs is None:
+            graphs = self.graphs()
+            default = [schema]
+        else:
+            default = [g for g in graphs if g == schema] or [vocab.INDEX_NODE]
+        form = {"query": text, **_dataset(graphs, default)}
+        accept = f"{_RESULTS}, application/n-triples;q=0.9"
+        try:
+            response = self._post(self.query_url, form, accept=accept, timeout=timeout)
+        except Damaged as exc:
+            if exc.details.get("status") == 400:
+                raise BadInput(f"the query does not parse or the server refused it: {exc.details['said']}") from None
+            raise
+        kind = response.headers.get("content-type", "").split(";")[0].strip()
+        if kind in (_RESULTS, "application/json"):
+            answer = _results(response.content)
+            if isinstance(answer, ox.QuerySolutions) and [v.value for v in answer.variables] == [_VIRTUOSO_ASK]:
+                verdict = b"true" if _boolean(answer) else b"false"
+                return ox.parse_query_results(
+                    b'{"head":{},"boolean":' + verdict + b"}", format=ox.QueryResultsFormat.JSON
+                )
+            return answer
+        return [
+            ox.Triple(q.subject, q.predicate, q.object)
+            for q in ox.parse(response.content, format=ox.RdfFormat.from_media_type(kind) or ox.RdfFormat.N_TRIPLES)
+        ]
+
+    def graphs(self) -> list:
+        rows = self._select_text(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_OURS_ONLY} }}")
+        return [row["g"] for row in rows]
+
+    def quads(self) -> Iterator:
+        rows = self._select_text(f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_OURS_ONLY} }}")
+        for row in rows:
+            yield ox.Quad(row["s"], row["p"], _canonical(row["o"]), row["g"])
+
+    def quads_in(self, graph) -> Iterator:
+        rows = self._select_text(f"SELECT ?s ?p ?o WHERE {{ GRAPH {term(graph)} {{ ?s ?p ?o }} }}")
+        return iter([ox.Quad(row["s"], row["p"], _canonical(row["o"]), graph) for row in rows])
+
+    def _bookkeeping(self) -> dict:
+        node, graph = term(vocab.INDEX_NODE), term(BOOKKEEPING)
+        rows = list(
+            self._select_text(
+                f"SELECT ?seq ?digest ?schema WHERE {{ OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_SEQ)} ?seq }} }} "
+                f"OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_DIGEST)} ?digest }} }} "
+                f"OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_SCHEMA)} ?schema }} }} }}"
+            )
+        )
+        row = rows[0] if rows else {}
+        return {k: (row[k].value if rows and row[k] is not None else None) for k in ("seq", "digest", "schema")}
+
+    def position(self) -> tuple[int, str] | None:
+        held = self._bookkeeping()
+        return None if held["seq"] is None else (int(held["seq"]), held["digest"] or "")
+
+    def schema_quads(self) -> list:
+        return list(self.quads_in(ox.NamedNode(vocab.SCHEMA_GRAPH)))
+
+    def schema_digest(self) -> str | None:
+        return self._bookkeeping()["schema"]
+
+    # --- writes --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _position_update(after: Position) -> str:
+        node, seq, digest, graph = term(vocab.INDEX_NODE), term(_KG_SEQ), term(_KG_DIGEST), term(BOOKKEEPING)
+        return (
+            f"DELETE WHERE {{ GRAPH {graph} {{ {node} {seq} ?s }} }} ;\n"
+            f"DELETE WHERE {{ GRAPH {graph} {{ {node} {digest} ?d }} }} ;\n"
+            f"INSERT DATA {{ GRAPH {graph} {{ {node} {seq} {after.seq} . {node} {digest} "
+            f"{term(ox.Literal(after.digest))} }} }}"
+        )
+
+    def apply(self, tx: Transaction, after: Position) -> None:
+        if len(tx.adds) + len(tx.deletes) <= LINES_A_REQUEST:
+            parts = [_data_block("DELETE DATA", tx.deletes), _data_block("INSERT DATA", tx.adds)]
+            self.update(" ;\n".join([p for p in parts if p] + [self._position_update(after)]))
+            return
+        for keyword, lines in (("DELETE DATA", tx.deletes), ("INSERT DATA", tx.adds)):
+            for at in range(0, len(lines), LINES_A_REQUEST):
+                self.update(_data_block(keyword, lines[at : at + LINES_A_REQUEST]))
+        self.update(self._position_update(after))
+
+    def set_position(self, position: Position) -> None:
+        self.update(self._position_update(position))
+
+    def replace_all(self, nquads: Iterable[str], position: Position) -> None:
+        import itertools
+
+        # Everything of the knowledge base's goes first, the position with it: a rebuild cut short
+        # leaves an index with no position, which the next command rebuilds.
+        self.update(
+            f"DROP SILENT GRAPH {term(BOOKKEEPING)} ;\n"
+            f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_OURS_ONLY} }}"
+        )
+        # A blank node is one node within one request only: the lines that hold one (the schema's
+        # lists, a few hundred) go together in the last request.
+        rest, blank = iter(nquads), []
+        for lines in iter(lambda: list(itertools.islice(rest, LINES_A_REQUEST)), []):
+            named = [line for line in lines if "_:" not in line]
+            blank += [line for line in lines if "_:" in line]
+            if named:
+                self.update(_data_block("INSERT DATA", named))
+        if blank:
+            self.update(_data_block("INSERT DATA", blank))
+        self.update(self._position_update(position))
+
+    def close(self) -> None:
+        self.http.close()
+
+
+_OURS_ONLY = f'FILTER (STRSTARTS(STR(?g), "{OURS}"))'
+_VIRTUOSO_ASK = "__ASK_RETVAL"  # Virtuoso answers an ASK in JSON as a row of this variable
+
+
+def _results(content: bytes):
+    """SPARQL JSON results as pyoxigraph reads them. Virtuoso names blank nodes ``nodeID://b1``,
+    which is no blank node label: the prefix is dropped (a label stays one within the answer)."""
+    if b'"nodeID://' in content:
+        content = content.replace(b'"nodeID://', b'"')
+    return ox.parse_query_results(content, format=ox.QueryResultsFormat.JSON)
+
+
+_BOOLEAN_WORDS = {"1": "true", "0": "false"}
+
+
+def _canonical(term):
+    """A term as the journal writes it: Virtuoso gives back a stored ``"true"^^xsd:boolean`` as
+    ``"1"^^xsd:boolean``, the same value in another lexical form."""
+    if isinstance(term, ox.Literal) and term.value in _BOOLEAN_WORDS and term.datatype == vocab.XSD_BOOLEAN:
+        return ox.Literal(_BOOLEAN_WORDS[term.value], datatype=vocab.XSD_BOOLEAN)
+    return term
+
+
+def _boolean(answer) -> bool:
+    """An ASK's answer: a boolean, or Virtuoso's one row of 1 or 0."""
+    if isinstance(answer, ox.QuerySolutions):
+        rows = list(answer)
+        return bool(rows) and rows[0][0] is not None and rows[0][0].value in ("1", "true")
+    return bool(answer)
+
+
+def _dataset(graphs: list | None, default: list | None) -> dict:
+    """The protocol's dataset parameters: the query sees these graphs and no other."""
+    if graphs is None and default is None:
+        return {}
+    return {
+        "default-graph-uri": [g.value for g in default or []],
+        "named-graph-uri": [g.value for g in graphs or []],
+    }
+
+
+def _data_block(keyword: str, lines: list[str]) -> str:
+    """``INSERT DATA { ... }`` (or DELETE DATA) of N-Quads lines, each quad's graph kept, or "" for none."""
+    if not lines:
+        return ""
+    quads = ox.parse(input="".join(f"{line} .\n" for line in lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
+    by_graph: dict[str, list[str]] = {}
+    blank = False
+    for quad in quads:
+        blank = blank or any(isinstance(t, ox.BlankNode) for t in (quad.subject, quad.object))
+        # The rebuild's one quad in the default graph is the schema's digest: bookkeeping.
+        graph = str(BOOKKEEPING) if isinstance(quad.graph_name, ox.DefaultGraph) else str(quad.graph_name)
+        by_graph.setdefault(graph, []).append(f"{quad.subject} {quad.predicate} {quad.object} .")
+    body = "\n".join(f"GRAPH {graph} {{ {' '.join(triples)} }}" for graph, triples in by_graph.items())
+    if blank and keyword == "INSERT DATA":
+        # The same insert as a template: Virtuoso refuses a blank node in INSERT DATA, which SPARQL
+        # allows; every engine takes it in a template, a new node per request either way.
+        return f"INSERT {{\n{body}\n}} WHERE {{}}"
+    return f"{keyword} {{\n{body}\n}}"
+
+
+def _reason(exc) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    if "refused" in text.lower():
+        return "connection refused"
+    return text.splitlines()[0][:200]
+
+
+def _refusal(url: str, response) -> Damaged:
+    said = response.text.strip().splitlines()[0][:300] if response.text.strip() else response.reason_phrase
+    return Damaged(
+        f"the index server at {url} answered {response.status_code}: {said}",
+        hint="check the server's log; kg status shows where the index stands",
+        status=response.status_code,
+        said=said,
+    )

@@ -1,0 +1,301 @@
+"""The index on a SPARQL server: parameters bound portably, a knowledge base made with --index, its
+reads and writes through a real Oxigraph server, and kg status."""
+
+import json
+
+import pyoxigraph as ox
+import pytest
+
+from kgrdf.errors import BadInput
+from kgrdf.store.sparql import bind, endpoints
+
+from .conftest import Kg, one_line
+
+XSD_DATETIME = ox.NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
+
+
+# --- binding a named query's parameters ------------------------------------------------------------
+
+
+def test_a_bound_parameter_is_projected_and_used_as_its_term():
+    text = "SELECT ?fact $entity WHERE { GRAPH ?fact { $entity ?p ?o } FILTER (?o != $entity) } ORDER BY $entity ?fact"
+    bound = bind(text, {"entity": ox.NamedNode("https://ex.org/e")})
+    assert bound == (
+        "SELECT ?fact (<https://ex.org/e> AS ?entity) WHERE { GRAPH ?fact { <https://ex.org/e> ?p ?o } "
+        "FILTER (?o != <https://ex.org/e>) } ORDER BY (<https://ex.org/e>) ?fact"
+    )
+
+
+def test_binding_leaves_strings_comments_iris_values_and_unbound_parameters_alone():
+    text = (
+        '# about $now\nSELECT ?x $now $other WHERE { ?x <urn:a?now> "$now ?now" . '
+        "VALUES ?now { 1 } BIND (1 AS ?now) FILTER (?x < $now) }"
+    )
+    now = ox.Literal("2026-01-01T00:00:00Z", datatype=XSD_DATETIME)
+    bound = bind(text, {"now": now, "other": None})
+    assert bound.startswith(
+        '# about $now\nSELECT ?x ("2026-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> AS ?now) $other'
+    )
+    assert '<urn:a?now> "$now ?now"' in bound
+    assert "VALUES ?now { 1 } BIND (1 AS ?now)" in bound
+    assert bound.endswith(f"FILTER (?x < {now}) }}")
+
+
+def test_a_literal_is_escaped_so_that_no_value_can_change_the_query():
+    hostile = ox.Literal('x" } ; DROP ALL ; SELECT * { "')
+    bound = bind("SELECT $v WHERE { ?s ?p $v }", {"v": hostile})
+    assert bound == f"SELECT ({hostile} AS ?v) WHERE {{ ?s ?p {hostile} }}"
+    assert str(hostile).startswith('"x\\" }')
+    ox.Store().query(bound)  # it parses: one literal, not a second statement
+
+
+def test_a_blank_node_is_no_parameter():
+    with pytest.raises(BadInput, match="IRI or a literal"):
+        bind("SELECT $v WHERE { ?s ?p $v }", {"v": ox.BlankNode()})
+
+
+@pytest.mark.parametrize(
+    ("url", "query", "update"),
+    [
+        ("http://h:7878", "http://h:7878/query", "http://h:7878/update"),
+        ("http://h:7878/", "http://h:7878/query", "http://h:7878/update"),
+        ("https://h/ds/query", "https://h/ds/query", "https://h/ds/update"),
+        ("http://h:8890/sparql", "http://h:8890/sparql", "http://h:8890/sparql"),
+    ],
+)
+def test_the_endpoints_of_an_index_url(url, query, update):
+    assert endpoints(url) == (query, update)
+
+
+@pytest.mark.parametrize("url", ["ftp://h/", "h:7878", "http://h/query?x=1", "http:///query"])
+def test_kg_init_refuses_an_index_url_that_is_not_http_and_makes_nothing(tmp_path, url):
+    kg = Kg(tmp_path / "kb")
+    result = kg("init", "--index", url, expect=2)
+    assert "must be an http:// or https:// address" in one_line(result)
+    assert not (tmp_path / "kb").exists()
+
+
+def test_kg_init_refuses_a_server_that_does_not_answer_and_makes_nothing(tmp_path):
+    import socket
+
+    kg = Kg(tmp_path / "kb")
+    with socket.socket() as probe:  # a loopback port nothing listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = kg("init", "--index", f"http://127.0.0.1:{port}", expect=3)
+    assert "does not answer" in one_line(result)
+    assert not (tmp_path / "kb").exists()
+
+
+def test_kg_init_refuses_a_server_that_holds_another_knowledge_bases_index(tmp_path, remote_kg, server):
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    other = Kg(tmp_path / "other")
+    result = other("init", "--index", server.url, expect=1)
+    assert "holds the index of another knowledge base" in one_line(result)
+    assert not (tmp_path / "other").exists()
+    assert remote_kg.json("stats")["entity_count"] == 1  # and the first one's index is untouched
+
+
+# --- a knowledge base on the server -------------------------------------------------------------
+
+
+def test_writes_and_reads_go_through_the_server(remote_kg, server):
+    remote_kg("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp")
+    remote_kg("add-entity", "process/release", "--name", "Release process", "--alias", "release")
+    fact = remote_kg.json("propose", "release", "uses", "--object", "webapp", "-s", "ledger:a", "-s", "report:b")
+    assert fact["status"] == "confirmed"
+    looked = remote_kg.json("lookup", "webapp")
+    assert [f["id"] for f in looked["backlinks"]] == [fact["id"]]
+    stats = remote_kg.json("stats")
+    assert (stats["backend"], stats["fact_count"], stats["entity_count"]) == ("sparql", 1, 2)
+    assert server.count() > 0
+    assert not (remote_kg.path / "index").exists()  # nothing of the index on disk here
+    assert json.loads((remote_kg.path / "format.json").read_text())["index"] == server.url
+
+
+def test_kg_status_says_where_the_index_is_and_that_it_is_up_to_date(remote_kg, server):
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    status = remote_kg.json("status")
+    assert status["journal"] == {"transactions": 1}
+    assert status["index"] == {
+        "backend": "sparql",
+        "url": server.url,
+        "reachable": True,
+        "transaction": 1,
+        "behind": 0,
+        "schema_current": True,
+    }
+    assert f"index: on {server.url}: at transaction 1, up to date" in remote_kg("status").stdout
+
+
+def test_kg_status_of_an_index_on_disk(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    status = kg.json("status")
+    assert status["index"]["backend"] == "oxigraph" and status["index"]["url"] is None
+    assert (status["index"]["transaction"], status["index"]["behind"]) == (1, 0)
+
+
+def test_a_user_query_sees_the_data_and_the_schema_but_not_the_bookkeeping(remote_kg):
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    rows = remote_kg.json("sparql", "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
+    graphs = {b["g"]["value"] for b in rows["results"]["bindings"]}
+    assert graphs == {"https://kgrdf.org/kb/main/entities", "https://kgrdf.org/ns"}  # as on disk
+    default = remote_kg.json("sparql", "ASK { ?s <https://kgrdf.org/ns#journalSeq> ?n }")
+    assert default == {"boolean": False}
+    schema = remote_kg.json("sparql", 'ASK { ?p <https://kgrdf.org/ns#key> "reviews" }')
+    assert schema == {"boolean": True}
+    result = remote_kg("sparql", "SELECT * WHERE { ?s ?p }", expect=2)
+    assert "does not parse" in one_line(result)
+
+
+def test_the_index_on_the_server_is_rebuilt_from_the_journal_when_it_is_lost(remote_kg, server):
+    remote_kg("add-entity", "repo/api", "--name", "api", "--alias", "the API")
+    before = remote_kg.json("lookup", "the API")
+    server.clear()
+    assert remote_kg.json("status")["index"]["transaction"] is None
+    assert remote_kg.json("lookup", "the API") == before
+    assert remote_kg.json("status")["index"]["behind"] == 0
+
+
+@pytest.mark.parametrize("engine", ["oxigraph", "virtuoso"])
+def test_the_tour_of_a_demo_knowledge_base_reads_the_same_from_the_server(demo, engine, request, monkeypatch):
+    """The example organization's journal, its index moved to a server: every read answers as it
+    does from the index on disk, and a write and kg validate go through it."""
+    server = request.getfixturevalue("server" if engine == "oxigraph" else "virtuoso_server")
+    from datetime import UTC, datetime, timedelta
+
+    from kgrdf import clock
+
+    monkeypatch.setenv("KGRDF_NOW", clock.iso(datetime.now(UTC) + timedelta(days=1)))  # one clock for both
+    reads = [
+        ("lookup", "release"),
+        ("facts", "hotfix", "--all"),
+        ("neighbors", "release", "--hops", "2"),
+        ("search", "deploy"),
+        ("context", "--for", "release"),
+        ("stats",),
+        ("lint",),
+        ("batch",),
+    ]
+    local = {read: demo(*read, "--json", expect=_code(read)).stdout for read in reads}
+    demo("index", "move", server.url)
+    for read in reads:
+        remote = demo(*read, "--json", expect=_code(read)).stdout
+        if read == ("stats",):
+            assert json.loads(remote).pop("backend") == "sparql"
+            remote, local[read] = _without_backend(remote), _without_backend(local[read])
+        assert remote == local[read], read
+    fact = demo.json("propose", "release", "caveat", "--value", "freeze on Fridays", "-s", "doc:handbook")
+    demo("confirm", fact["id"])
+    assert fact["id"] in {f["id"] for f in demo.json("lookup", "release")["facts"]}
+    assert "clean" in demo("validate").stdout
+
+
+def _code(read) -> int:
+    return 1 if read[0] == "lint" else 0
+
+
+def _without_backend(text: str) -> dict:
+    document = json.loads(text)
+    document.pop("backend")
+    return document
+
+
+def test_forget_leaves_nothing_of_the_person_on_the_server(remote_kg, server):
+    remote_kg("add-entity", "repo/web-app", "--name", "web-app", "--alias", "webapp")
+    remote_kg("add-entity", "person/sam", "--name", "Sam Reyes", "--alias", "Sammy")
+    remote_kg("propose", "Sammy", "reviews", "--object", "webapp", "-s", "pr:web-app#1")
+    assert "Sam Reyes" in _server_dump(server)
+    remote_kg("forget", "person/sam")
+    dump = _server_dump(server)
+    assert "web-app" in dump
+    assert not any(word in dump for word in ("Sam Reyes", "Sammy", "person/sam"))
+    assert "clean" in remote_kg("validate").stdout
+
+
+def _server_dump(server) -> str:
+    """Everything the server answers with: every graph, the default one included."""
+    import urllib.parse
+    import urllib.request
+
+    query = "SELECT * WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }"
+    request = urllib.request.Request(
+        server.url + "/query?query=" + urllib.parse.quote(query), headers={"Accept": "text/tab-separated-values"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return answer.read().decode("utf-8")
+
+
+def test_a_transaction_applied_twice_changes_nothing_on_the_server(server):
+    from kgrdf.journal import Position, Transaction
+    from kgrdf.store.sparql import LINES_A_REQUEST, SparqlBackend
+
+    backend = SparqlBackend(server.url)
+    try:
+        many = [f'<urn:s:{i}> <urn:p> "v{i}" <https://kgrdf.org/kb/t/g{i % 7}>' for i in range(LINES_A_REQUEST + 10)]
+        first = Transaction(seq=1, command="t", time="2026-01-01T00:00:00Z", adds=many)
+        second = Transaction(
+            seq=2,
+            command="t",
+            time="2026-01-01T00:00:00Z",
+            deletes=many[:3],
+            adds=['<urn:s:x> <urn:p> "é\\n" <https://kgrdf.org/kb/t/g0>'],
+        )
+        for tx in (first, second):
+            for _ in range(2):  # a recovery replays the last transaction
+                backend.apply(tx, Position(seq=tx.seq, digest=f"d{tx.seq}"))
+            assert backend.position() == (tx.seq, f"d{tx.seq}")
+        held = {str(q) for q in backend.quads()}
+        assert held == set(many[3:]) | {'<urn:s:x> <urn:p> "é\\n" <https://kgrdf.org/kb/t/g0>'}
+    finally:
+        backend.close()
+
+
+def test_kg_index_move_puts_an_existing_knowledge_base_on_a_server_and_back(kg, server):
+    kg("add-entity", "repo/api", "--name", "api", "--alias", "the API")
+    on_disk = kg.json("lookup", "the API")
+    moved = kg.json("index", "move", server.url)
+    assert moved == {"index": server.url, "backend": "sparql", "transaction": 1}
+    assert not (kg.path / "index").exists()
+    assert kg.json("lookup", "the API") == on_disk
+    kg("add-entity", "repo/web", "--name", "web")
+    assert kg.json("status")["index"]["transaction"] == 2
+    back = kg.json("index", "move", "disk")
+    assert back == {"index": None, "backend": "oxigraph", "transaction": 2}
+    assert (kg.path / "index").is_dir() and "index" not in json.loads((kg.path / "format.json").read_text())
+    assert kg.json("stats")["entity_count"] == 2
+    assert "clean" in kg("validate").stdout  # format.json committed: nothing edited outside kgrdf
+
+
+def test_kg_index_move_refuses_a_server_with_another_index_and_keeps_the_old_one(tmp_path, remote_kg, server):
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    kg = Kg(tmp_path / "on-disk")
+    kg("init")
+    kg("add-entity", "repo/web", "--name", "web")
+    result = kg("index", "move", server.url, expect=1)
+    assert "holds the index of another knowledge base" in one_line(result)
+    assert kg.json("status")["index"]["backend"] == "oxigraph"
+    assert kg.json("stats")["entity_count"] == 1 and remote_kg.json("stats")["entity_count"] == 1
+
+
+def test_kg_serve_answers_and_writes_through_an_index_on_a_server(remote_kg, server):
+    from .serving import Server
+
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    secret = remote_kg.json("tokens", "add", "bot", "--perspective", "main", "--audience", "public", "--write")[
+        "secret"
+    ]
+    served = Server(remote_kg.path)
+    try:
+        status, fact = served.post(
+            "propose",
+            secret,
+            {"subject": "repo/api", "predicate": "caveat", "value": "needs staging", "sources": ["doc:x"]},
+        )
+        assert status == 200 and fact["status"] == "proposed"
+        status, body = served.request("/api/lookup?entity=repo/api", secret)
+        assert status == 200 and [f["id"] for f in json.loads(body)["facts"]] == [fact["id"]]
+    finally:
+        served.stop()
+    index = remote_kg.json("status")["index"]
+    assert (index["transaction"], index["behind"]) == (2, 0)

@@ -1,0 +1,148 @@
+"""The index's server down, or killed mid-write: reads exit 3 in one line, a write that cannot reach
+it writes nothing, an acknowledged write is never lost, and the index catches up when the server is
+back. Every server here is a real Oxigraph server, killed with SIGKILL."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .conftest import one_line
+
+
+def _kg(kb, *args) -> subprocess.CompletedProcess:
+    """kg in a process of its own, as a user runs it (so that the test can kill the server meanwhile)."""
+    env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+    return subprocess.run(
+        [sys.executable, "-m", "kgrdf", *map(str, args), "--kb", str(kb)], capture_output=True, text=True, env=env
+    )
+
+
+def _journal_bytes(kb) -> int:
+    return sum(p.stat().st_size for p in (kb / "journal").rglob("*.rdfp"))
+
+
+def test_while_the_server_is_down_reads_exit_3_writes_write_nothing_and_status_says_so(remote_kg, server):
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    server.kill()
+    before = _journal_bytes(remote_kg.path)
+    read = remote_kg("lookup", "api", expect=3)
+    assert one_line(read).startswith(f"kg: the index server at {server.url} does not answer (connection refused)")
+    write = remote_kg("add-entity", "repo/web", "--name", "web", expect=3)
+    assert "does not answer" in one_line(write)
+    assert _journal_bytes(remote_kg.path) == before  # nothing written
+    status = remote_kg.json("status")
+    assert status["index"]["reachable"] is False and "does not answer" in status["index"]["problem"]
+    assert status["journal"]["transactions"] == 1
+    server.start()
+    assert remote_kg.json("lookup", "api")["entity"]["id"] == "repo/api"
+    assert remote_kg.json("status")["index"]["behind"] == 0
+
+
+def _import_file(path, repos: int = 300, links: int = 10):
+    with open(path, "w") as out:
+        for i in range(repos):
+            out.write(json.dumps({"type": "entity", "id": f"repo/r{i}", "name": f"repo {i}"}) + "\n")
+        for i in range(repos):
+            for j in range(1, links + 1):
+                fact = {"subject": f"repo/r{i}", "predicate": "depends_on", "object": f"repo/r{(i + j) % repos}"}
+                out.write(json.dumps({"type": "fact", **fact, "sources": ["doc:deps"]}) + "\n")
+    return repos * links
+
+
+def test_a_server_killed_during_an_imports_update_loses_nothing_and_the_index_catches_up(tmp_path, remote_kg, server):
+    facts = _import_file(tmp_path / "deps.jsonl")
+    kb = remote_kg.path
+    before = _journal_bytes(kb)
+    importing = subprocess.Popen(
+        [sys.executable, "-m", "kgrdf", "import", str(tmp_path / "deps.jsonl"), "--apply", "--kb", str(kb)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # The journal is written, flushed, then applied: the server dies once the transaction is on disk.
+    while _journal_bytes(kb) == before and importing.poll() is None:
+        time.sleep(0.002)
+    server.kill()
+    out, err = importing.communicate(timeout=120)
+    assert importing.returncode == 0, err  # acknowledged: the journal holds it
+    assert "is in the journal, and the index catches up" in err
+    assert json.loads(_kg(kb, "status", "--json").stdout)["index"]["reachable"] is False
+    server.start()
+    status = json.loads(_kg(kb, "status", "--json").stdout)
+    assert status["index"]["behind"] == 1 and status["journal"]["transactions"] == 1
+    stats = remote_kg.json("stats")
+    assert (stats["fact_count"], stats["entity_count"]) == (facts, 300)  # each fact once
+    assert remote_kg.json("status")["index"]["behind"] == 0
+    assert "clean" in remote_kg("validate").stdout
+
+
+def test_a_server_killed_during_a_rebuild_is_rebuilt_whole_by_the_next_command(tmp_path, remote_kg, server):
+    facts = _import_file(tmp_path / "deps.jsonl")
+    remote_kg("import", tmp_path / "deps.jsonl", "--apply")
+    expected = server.count()
+    server.clear()  # the index is lost: the next command rebuilds it from the journal
+    rebuilding = subprocess.Popen(
+        [sys.executable, "-m", "kgrdf", "stats", "--kb", str(remote_kg.path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while server.count() == 0 and rebuilding.poll() is None:
+        time.sleep(0.01)
+    server.kill()
+    _, err = rebuilding.communicate(timeout=120)
+    assert rebuilding.returncode == 3 and "does not answer" in err
+    server.start()
+    assert 0 < server.count() < expected  # the load was cut short
+    stats = remote_kg.json("stats")
+    assert stats["fact_count"] == facts
+    assert server.count() == expected
+    assert "clean" in remote_kg("validate").stdout
+
+
+@pytest.mark.slow
+def test_a_server_killed_at_random_points_during_100_writes_loses_no_acknowledged_write(remote_kg, server):
+    """100 writes, each a fresh process; during a third of them the server is killed after a random
+    wait (before, during or after the write's update). Each write is acknowledged (exit 0) or refused
+    (exit 3, one line); afterwards every acknowledged write is there, each once, and the knowledge
+    base validates clean."""
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    acknowledged, refused = [], []
+    for n in range(100):
+        entity = f"repo/w{n:03d}"
+        writing = subprocess.Popen(
+            [sys.executable, "-m", "kgrdf", "add-entity", entity, "--name", f"w {n}", "--kb", str(remote_kg.path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        killed = n % 3 == 1
+        if killed:
+            time.sleep(rng.uniform(0.0, 0.6))
+            server.kill()
+        _, err = writing.communicate(timeout=120)
+        assert writing.returncode in (0, 3), f"seed {seed}, write {n}: exit {writing.returncode}: {err}"
+        if writing.returncode == 0:
+            acknowledged.append(entity)
+        else:
+            assert len(err.strip().splitlines()) == 1 and "does not answer" in err, f"seed {seed}: {err}"
+            refused.append(entity)
+        if killed:
+            server.start()
+    assert len(acknowledged) >= 66, f"seed {seed}: only {len(acknowledged)} writes acknowledged"
+    rows = remote_kg.json(
+        "sparql",
+        "SELECT ?id WHERE { GRAPH <https://kgrdf.org/kb/main/entities> { ?e <http://purl.org/dc/terms/identifier> ?id } }",
+    )
+    held = [row["id"]["value"] for row in rows["results"]["bindings"]]
+    assert set(acknowledged) <= set(held), f"seed {seed}: lost {sorted(set(acknowledged) - set(held))}"
+    assert len(held) == len(set(held))
+    assert remote_kg.json("stats")["entity_count"] == len(set(held))
+    assert remote_kg.json("status")["index"]["behind"] == 0
+    assert "clean" in remote_kg("validate").stdout
