@@ -75,6 +75,14 @@ def test_kg_init_refuses_an_index_url_that_is_not_http_and_makes_nothing(tmp_pat
     assert not (tmp_path / "kb").exists()
 
 
+@pytest.mark.parametrize("url", ["http://bob:s3cret@h:7878/", "https://token@h/ds/query", "http://:pw@h/sparql"])
+def test_kg_init_refuses_an_index_url_with_credentials_which_git_would_keep(tmp_path, url):
+    kg = Kg(tmp_path / "kb")
+    result = kg("init", "--index", url, expect=2)
+    assert "must not carry a user or password" in one_line(result) and "s3cret" not in result.stderr
+    assert not (tmp_path / "kb").exists()
+
+
 def test_kg_init_refuses_a_server_that_does_not_answer_and_makes_nothing(tmp_path):
     import socket
 

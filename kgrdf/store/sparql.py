@@ -56,6 +56,11 @@ def endpoints(url: str) -> tuple[str, str]:
             f"index URL {url!r} must be an http:// or https:// address with no query or fragment",
             hint="for an Oxigraph server: http://HOST:PORT (or its /query endpoint)",
         )
+    if parts.username is not None or parts.password is not None:
+        raise BadInput(
+            "an index URL must not carry a user or password: it is kept in format.json, which git keeps",
+            hint="let a proxy on this machine hold the credentials and give kgrdf its address",
+        )
     base = url.rstrip("/")
     if parts.path in ("", "/"):
         return base + "/query", base + "/update"
