@@ -33,11 +33,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # rapper (Debian's raptor2-utils) is the second RDF parser the export tests read our files with;
-# sst_dump (Debian's rocksdb-tools) reads the index's compressed files for the forget tests' byte scan.
+# sst_dump (Debian's rocksdb-tools) reads the index's compressed files for the forget tests' byte scan;
+# chromium is the real browser the console's tests drive through Playwright.
 system-deps:
-	@command -v rapper >/dev/null && command -v sst_dump >/dev/null || { \
+	@command -v rapper >/dev/null && command -v sst_dump >/dev/null && command -v chromium >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq raptor2-utils rocksdb-tools >/dev/null; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq raptor2-utils rocksdb-tools chromium >/dev/null; }
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist

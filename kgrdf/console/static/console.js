@@ -1,0 +1,500 @@
+// The console's pages, drawn from each page's JSON twin (the same address with .json).
+"use strict";
+
+const CSRF = document.querySelector('meta[name="kg-csrf"]').content;
+const VIEW_PARAMS = ["p", "as", "as_of", "known_at", "hops"];
+const AXIS_COLOURS = { People: "var(--people)", Process: "var(--process)", Product: "var(--product)", Organizations: "var(--systems)" };
+const SVG = "http://www.w3.org/2000/svg";
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// Append what is there: a missing piece (null, false) adds nothing.
+function put(parent, ...children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.append(child);
+  }
+  return parent;
+}
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+
+// A link inside the console keeps the view: perspective, audience and time.
+function href(path, extra) {
+  const here = new URLSearchParams(location.search);
+  const params = new URLSearchParams();
+  for (const name of VIEW_PARAMS) if (here.get(name)) params.set(name, here.get(name));
+  for (const [name, value] of Object.entries(extra || {})) {
+    if (value) params.set(name, value); else params.delete(name);
+  }
+  const query = params.toString();
+  return path + (query ? "?" + query : "");
+}
+
+const entityLink = (key, name) => el("a", { href: href("/e/" + key), class: "entity" }, name || "(unnamed)");
+const factLink = (id, text) => el("a", { href: href("/f/" + id), class: "fact-link" }, text);
+const day = (stamp) => (stamp ? String(stamp).slice(0, 10) : "");
+
+function badge(text, kind) {
+  return el("span", { class: "badge " + (kind || text) }, text);
+}
+
+function sourceNode(source) {
+  const text = source.kind + ":" + source.ref;
+  if (/^https?:\/\//.test(source.ref)) {
+    return el("a", { href: source.ref, rel: "noreferrer noopener", target: "_blank", class: "source" }, text);
+  }
+  return el("span", { class: "source" }, text);
+}
+
+function sources(list) {
+  const out = [];
+  (list || []).forEach((source, index) => {
+    if (index) out.push(", ");
+    out.push(sourceNode(source));
+  });
+  return out;
+}
+
+function validTime(fact) {
+  if (!fact.valid_from && !fact.valid_to) return null;
+  return "valid " + (day(fact.valid_from) || "…") + " → " + (day(fact.valid_to) || "now");
+}
+
+function factRow(fact) {
+  const status = fact.conflicting ? "conflicting" : fact.status;
+  return el(
+    "li",
+    { class: "fact", "data-fact": fact.id },
+    factLink(fact.id, fact.sentence),
+    badge(status),
+    fact.authority ? badge(fact.authority, "authority") : null,
+    el(
+      "div",
+      { class: "meta" },
+      [validTime(fact), "recorded " + day(fact.recorded_at)].filter(Boolean).join(" · "),
+      fact.sources && fact.sources.length ? " · " : "",
+      sources(fact.sources),
+    ),
+  );
+}
+
+// --- pages -------------------------------------------------------------------------------------------
+
+function home(doc, main) {
+  if (doc.owner_only) {
+    put(main, 
+      el("h1", {}, "Knowledge"),
+      el("p", { class: "note" }, "Showing as " + doc.view.audience + ": the briefing and the review queue are the owner's. Search for an entity to see what this audience would be told."),
+    );
+    return;
+  }
+  const facts = doc.stats.facts || {};
+  const figure = (id, n, what) => el("div", { class: "figure", id }, el("div", { class: "n" }, n), el("div", { class: "what" }, what));
+  put(main, 
+    el("h1", {}, "Knowledge"),
+    el("p", { class: "muted" }, "Perspective " + doc.view.perspective + ". The figures are kg stats's and kg batch's."),
+    el(
+      "div",
+      { class: "figures" },
+      figure("fig-entities", doc.stats.entity_count, "entities"),
+      figure("fig-facts", doc.stats.fact_count, "facts"),
+      figure("fig-confirmed", facts.confirmed || 0, "confirmed"),
+      figure("fig-proposed", facts.proposed || 0, "proposed"),
+      figure("fig-in-batch", doc.batch.in_batch, "in today's batch"),
+      figure("fig-waiting", doc.batch.waiting, "waiting for review"),
+    ),
+    el("h2", {}, "Today's review"),
+  );
+  const stack = el("div", { id: "review" });
+  put(main, stack);
+  reviewQueue(doc.review, stack);
+}
+
+function reviewPage(doc, main) {
+  put(main, 
+    el("h1", {}, "Review queue"),
+    el(
+      "p",
+      { class: "keys" },
+      "Today's batch, as kg batch prints it. ",
+      el("kbd", {}, "j"), " / ", el("kbd", {}, "k"), " move, ",
+      el("kbd", {}, "c"), " confirm, ", el("kbd", {}, "r"), " reject, ", el("kbd", {}, "d"), " defer (writes nothing).",
+    ),
+  );
+  const queue = el("div", { id: "review" });
+  put(main, queue);
+  reviewQueue(doc.review, queue);
+}
+
+const OUTCOME = { confirmed: "confirmed", rejected: "rejected", deferred: "deferred", elsewhere: "decided elsewhere" };
+
+function reviewQueue(batch, holder) {
+  if (!batch.groups.length) {
+    put(holder, el("p", { class: "card", id: "review-empty" }, "Nothing waits for review."));
+    return;
+  }
+  put(holder, 
+    el("p", { class: "muted", id: "review-summary" },
+      batch.in_batch + " facts in " + batch.groups.length + " groups; " + batch.waiting + " proposals wait in all."),
+  );
+  const items = [];
+  for (const group of batch.groups) {
+    const card = el("section", { class: "card group", "data-group": group.number });
+    const ids = group.facts.map((f) => f.id);
+    put(card, 
+      el(
+        "h3",
+        {},
+        group.number + ". " + group.title + " ",
+        el("span", { class: "muted" }, "(" + group.facts.length + (group.facts.length === 1 ? " fact)" : " facts)")),
+        " ",
+        el("button", { class: "confirm", onclick: () => decide(ids, "confirm") }, "confirm group"),
+        " ",
+        el("button", { class: "reject", onclick: () => decide(ids, "reject") }, "reject group"),
+      ),
+    );
+    if (group.known && group.known.length) put(card, el("p", { class: "known" }, "Already known: " + group.known.join("; ")));
+    for (const fact of group.facts) {
+      const outcome = el("span", { class: "outcome" });
+      const row = el(
+        "div",
+        { class: "item", tabindex: "0", "data-fact": fact.id, "data-label": fact.label },
+        el("span", { class: "label" }, fact.label),
+        el("span", { class: "sentence" }, factLink(fact.id, fact.sentence)),
+        outcome,
+        el("button", { class: "confirm", onclick: () => decide([fact.id], "confirm") }, "confirm"),
+        el("button", { class: "reject", onclick: () => decide([fact.id], "reject") }, "reject"),
+        el("button", { class: "defer", onclick: () => decide([fact.id], "defer") }, "defer"),
+      );
+      const item = { id: fact.id, row, outcome, done: false };
+      if (fact.status && fact.status !== "proposed") mark(item, "elsewhere", fact.status);
+      row.addEventListener("click", () => select(items.indexOf(item)));
+      items.push(item);
+      put(card, row);
+    }
+    put(holder, card);
+  }
+  let selected = -1;
+
+  function select(index) {
+    if (index < 0 || index >= items.length) return;
+    if (selected >= 0) items[selected].row.classList.remove("selected");
+    selected = index;
+    items[index].row.classList.add("selected");
+    items[index].row.focus({ preventScroll: false });
+  }
+
+  function mark(item, how, status) {
+    item.done = true;
+    item.row.classList.add("decided");
+    item.row.dataset.outcome = how;
+    item.outcome.textContent = OUTCOME[how] + (how === "elsewhere" && status ? " (" + status + ")" : "");
+    for (const button of item.row.querySelectorAll("button")) button.disabled = true;
+  }
+
+  async function decide(ids, decision) {
+    const answer = await fetch(href("/review/decide"), {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-KG-CSRF": CSRF },
+      body: JSON.stringify({ facts: ids, decision }),
+    });
+    const result = await answer.json();
+    if (!answer.ok) {
+      holder.prepend(el("p", { class: "error", role: "alert" }, result.message));
+      return;
+    }
+    const how = { confirm: "confirmed", reject: "rejected", defer: "deferred" }[decision];
+    for (const item of items) {
+      if (!ids.includes(item.id)) continue;
+      if (result.changed_since_printed.includes(item.id)) mark(item, "elsewhere");
+      else mark(item, how);
+    }
+    if (result.answered) holder.prepend(el("p", { class: "card", id: "review-answered" }, "The batch is answered."));
+    const next = items.findIndex((item, index) => index > selected && !item.done);
+    select(next >= 0 ? next : items.findIndex((item) => !item.done));
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (event.target.closest && event.target.closest("input, select, textarea")) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const keys = { j: () => select(Math.min(selected + 1, items.length - 1)), k: () => select(Math.max(selected - 1, 0)) };
+    for (const [key, decision] of [["c", "confirm"], ["r", "reject"], ["d", "defer"]]) {
+      keys[key] = () => {
+        if (selected >= 0 && !items[selected].done) decide([items[selected].id], decision);
+      };
+    }
+    if (keys[event.key]) {
+      event.preventDefault();
+      keys[event.key]();
+    }
+  });
+  const first = items.findIndex((item) => !item.done);
+  if (first >= 0) {
+    selected = first;
+    items[first].row.classList.add("selected");
+  }
+}
+
+function searchPage(doc, main) {
+  put(main, el("h1", {}, "Search"), el("p", { class: "muted" }, doc.results.length + " found for “" + doc.text + "”"));
+  const list = el("ul", { class: "facts card", id: "results" });
+  for (const hit of doc.results) {
+    const how = (hit.matched || []).map((m) => (m.how === "name" ? "name" : m.how + " “" + m.label + "”")).join(", ");
+    put(list, el("li", {}, entityLink(hit.id, hit.name), badge(hit.type, "type"), el("div", { class: "meta" }, how)));
+  }
+  put(main, list);
+}
+
+function timeTravel(doc) {
+  const form = el("form", { class: "timetravel card", id: "timetravel", method: "get", action: "" });
+  for (const name of ["p", "as"]) {
+    const value = new URLSearchParams(location.search).get(name);
+    if (value) put(form, el("input", { type: "hidden", name, value }));
+  }
+  put(form, 
+    el("label", {}, "true in the world on (as of)", el("input", { type: "date", name: "as_of", id: "as-of", value: day(doc.view.as_of) || null })),
+    el("label", {}, "as the knowledge base held it on (known at)", el("input", { type: "date", name: "known_at", id: "known-at", value: day(doc.view.known_at) || null })),
+    el(
+      "label",
+      {},
+      "neighbourhood",
+      el("select", { name: "hops", id: "hops" },
+        el("option", { value: "1", selected: doc.view.hops === 1 }, "one hop"),
+        el("option", { value: "2", selected: doc.view.hops === 2 }, "two hops")),
+    ),
+    el("button", { type: "submit" }, "show"),
+    el("a", { href: href(location.pathname, { as_of: null, known_at: null }) }, "now"),
+  );
+  return form;
+}
+
+function entityPage(doc, main) {
+  const entity = doc.entity;
+  put(main, 
+    el("h1", { id: "entity-name" }, entity.name, badge(entity.type, "type")),
+    entity.aliases && entity.aliases.length ? el("p", { class: "aliases", id: "aliases" }, "also: " + entity.aliases.join(", ")) : null,
+    entity.weak_aliases && entity.weak_aliases.length ? el("p", { class: "aliases", id: "weak-aliases" }, "related: " + entity.weak_aliases.join(", ")) : null,
+    entity.summary ? el("p", { id: "summary" }, entity.summary) : null,
+    doc.note ? el("p", { class: "note", id: "person-note" }, doc.note) : null,
+    doc.view.audience !== "owner" ? el("p", { class: "note", id: "showing-as" }, "Showing what an agent speaking in " + doc.view.audience + " would be told.") : null,
+    timeTravel(doc),
+  );
+  if (doc.view.as_of || doc.view.known_at) {
+    const said = [doc.view.as_of ? "true on " + day(doc.view.as_of) : null, doc.view.known_at ? "as held on " + day(doc.view.known_at) : null];
+    put(main, el("p", { class: "note", id: "travelling" }, "Facts " + said.filter(Boolean).join(", ") + "."));
+  }
+  if (doc.flow) put(main, el("h2", {}, "Flow"), flow(doc.flow));
+  const left = el("div", {});
+  const right = el("div", {});
+  put(main, el("div", { class: "cols" }, left, right));
+  put(left, el("h2", {}, "Facts"));
+  if (!doc.groups.length) put(left, el("p", { class: "muted" }, "No current facts."));
+  for (const group of doc.groups) {
+    put(left, el("section", { class: "card predicate", "data-predicate": group.predicate }, el("h3", {}, group.label), el("ul", { class: "facts" }, group.facts.map(factRow))));
+  }
+  if (doc.superseded.length) {
+    put(left, 
+      el("h2", {}, "Superseded"),
+      el(
+        "ul",
+        { class: "facts card superseded", id: "superseded" },
+        doc.superseded.map((fact) =>
+          el("li", { "data-fact": fact.id }, factLink(fact.id, fact.sentence), el("div", { class: "meta" }, "replaced by ", factLink(fact.replaced_by.id, fact.replaced_by.sentence || fact.replaced_by.id), validTime(fact) ? " · " + validTime(fact) : ""))),
+      ),
+    );
+  }
+  put(left, el("h2", {}, "Pointing here"));
+  put(left, doc.backlinks.length ? el("ul", { class: "facts card", id: "backlinks" }, doc.backlinks.map(factRow)) : el("p", { class: "muted" }, "Nothing points here."));
+  put(right, el("h2", {}, "Neighbourhood"), neighbourhood(doc.neighbourhood, doc.axes));
+}
+
+function flow(doc) {
+  const row = el("div", { class: "flow", id: "flow" });
+  const names = (list) => (list || []).map((x, i) => [i ? ", " : "", x.entity ? entityLink(x.entity, x.name) : x.name]);
+  if (doc.entry_points.length) put(row, el("div", { class: "step entry" }, el("div", { class: "role" }, "starts in"), names(doc.entry_points)));
+  doc.steps.forEach((step) => {
+    if (row.childNodes.length) put(row, el("span", { class: "arrow" }, "→"));
+    put(row, 
+      el(
+        "div",
+        { class: "step" },
+        entityLink(step.step, step.name),
+        step.actor ? el("div", { class: "role" }, "by ", names(step.actor)) : null,
+        step.gated_by ? el("div", { class: "role" }, "gated by ", names(step.gated_by)) : null,
+        step.uses ? el("div", { class: "role" }, "uses ", names(step.uses)) : null,
+      ),
+    );
+  });
+  const extra = el("div", { class: "meta" });
+  if (doc.gates.length) put(extra, "gated by ", ...names(doc.gates), ". ");
+  if (doc.systems.length) put(extra, "uses ", ...names(doc.systems), ". ");
+  if (doc.posts_to.length) put(extra, "announced in ", ...names(doc.posts_to), ".");
+  return el("div", { class: "card" }, row, extra);
+}
+
+// The one- or two-hop neighbourhood, drawn by hand: rings by distance, the entity in the middle.
+function neighbourhood(doc, axes) {
+  const width = 560, height = 416, cx = width / 2, cy = height / 2;
+  const picture = svg("svg", { class: "graph", id: "neighbourhood", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "Neighbourhood" });
+  const rings = {};
+  for (const node of doc.nodes) (rings[node.distance] = rings[node.distance] || []).push(node);
+  const at = {};
+  for (const [distance, nodes] of Object.entries(rings)) {
+    const radius = Number(distance) * (Number(distance) === 1 ? 120 : 95) + (Number(distance) === 2 ? 70 : 0);
+    nodes.forEach((node, index) => {
+      const angle = (2 * Math.PI * index) / nodes.length - Math.PI / 2 + Number(distance) * 0.3;
+      at[node.id] = [cx + radius * Math.cos(angle), cy + radius * Math.sin(angle) * 0.82];
+    });
+  }
+  for (const edge of doc.edges) {
+    const [a, b] = [at[edge.from], at[edge.to]];
+    if (a && b) picture.append(svg("line", { x1: a[0], y1: a[1], x2: b[0], y2: b[1] }, svg("title", {}, edge.predicate)));
+  }
+  for (const node of doc.nodes) {
+    const [x, y] = at[node.id];
+    const colour = AXIS_COLOURS[(axes || {})[node.type]] || "var(--other)";
+    const link = svg("a", { href: href("/e/" + node.id), class: "node" });
+    const circle = svg("circle", { cx: x, cy: y, r: node.distance ? 7 : 11 });
+    circle.style.fill = colour;
+    link.append(circle, svg("text", { x: x + 10, y: y + 4 }, node.name), svg("title", {}, node.name + " (" + node.type + ")"));
+    picture.append(link);
+  }
+  const holder = el("div", {}, picture);
+  if (doc.total > doc.nodes.length) put(holder, el("p", { class: "meta" }, "the " + doc.nodes.length + " nearest of " + doc.total));
+  return holder;
+}
+
+function factPage(doc, main) {
+  const fact = doc.fact;
+  const target = fact.object ? entityLink(fact.object, fact.object_name) : el("q", {}, fact.value);
+  put(main, 
+    el("h1", { id: "fact-sentence" }, fact.sentence),
+    el(
+      "p",
+      {},
+      badge(fact.status),
+      fact.authority ? badge(fact.authority, "authority") : null,
+      " about ", entityLink(fact.subject, fact.subject_name), " · ", fact.predicate, " · ", target,
+    ),
+    doc.note ? el("p", { class: "note" }, doc.note) : null,
+  );
+  const rows = [
+    ["valid time", validTime(fact) || "always"],
+    ["recorded", fact.recorded_at],
+    ["retired", fact.retired_at],
+    ["last observed", fact.observed_at],
+    ["observations", fact.observations],
+    ["last confirmed", fact.last_confirmed_at],
+    ["reviewed by", fact.reviewed_by],
+    ["sensitivity", fact.sensitivity],
+    ["audiences", (fact.audiences || []).join(", ")],
+    ["superseded by", fact.superseded_by ? factLink(fact.superseded_by, fact.superseded_by) : null],
+    ["sources", fact.sources && fact.sources.length ? el("span", {}, sources(fact.sources)) : null],
+  ];
+  put(main, el("table", { class: "card", id: "provenance" }, rows.filter((r) => r[1] !== null && r[1] !== undefined && r[1] !== "").map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, v)))));
+  put(main, el("h2", {}, "Who said it"));
+  const heard = el("ul", { class: "facts card", id: "hearings" });
+  for (const hearing of fact.hearings || []) {
+    put(heard, 
+      el(
+        "li",
+        {},
+        hearing.said_by_name || hearing.said_by ? ["said by ", hearing.said_by ? entityLink(hearing.said_by, hearing.said_by_name) : hearing.said_by_name] : "heard",
+        hearing.speaker_affiliation_name ? [" (of ", entityLink(hearing.speaker_affiliation, hearing.speaker_affiliation_name), " then)"] : "",
+        " in ", hearing.audience, hearing.message ? [" · message ", hearing.message] : "", " · ", day(hearing.heard_at),
+        el("div", { class: "meta" }, sources(hearing.sources)),
+      ),
+    );
+  }
+  put(main, heard, el("h2", {}, "History"));
+  const table = el("table", { class: "card", id: "history" }, el("tr", {}, el("th", {}, "when"), el("th", {}, "what"), el("th", {}, "before → after")));
+  for (const event of doc.history) {
+    const changes = Object.entries(event.changes || {}).map(([name, change]) =>
+      el("div", {}, name + ": ", change.added ? "added " + change.added.join(", ") : (change.before || []).join(", ") + " → " + (change.after || []).join(", ")));
+    put(table, el("tr", {}, el("td", {}, event.at), el("td", {}, event.action, event.reason ? el("div", { class: "meta" }, event.reason) : null), el("td", {}, changes)));
+  }
+  put(main, table, el("h2", {}, "Told to"));
+  put(main, 
+    doc.disclosures.length
+      ? el("ul", { class: "facts card", id: "disclosures" }, doc.disclosures.map((d) => el("li", {}, d.audience || d.told_to, " · ", d.message || d.told_in || "", " · ", day(d.at || d.told_at))))
+      : el("p", { class: "muted", id: "disclosures" }, "Not recorded as told to anyone."),
+  );
+}
+
+const PAGES = { home, review: reviewPage, search: searchPage, entity: entityPage, fact: factPage };
+
+function twin() {
+  const path = location.pathname === "/" ? "/index" : location.pathname.replace(/\/$/, "");
+  return path + ".json" + location.search;
+}
+
+function setUpBar(doc) {
+  const params = new URLSearchParams(location.search);
+  document.getElementById("search").value = params.get("q") || "";
+  document.getElementById("nav-review").setAttribute("href", href("/review"));
+  document.getElementById("nav-knowledge").setAttribute("href", href("/"));
+  document.getElementById("home-link").setAttribute("href", href("/"));
+  const showAs = document.getElementById("show-as");
+  showAs.value = params.get("as") || "";
+  const chooser = document.getElementById("perspective");
+  const known = doc.perspectives || [doc.view.perspective];
+  for (const name of known) chooser.append(el("option", { value: name, selected: name === doc.view.perspective }, name));
+  const form = document.getElementById("view-form");
+  const go = () => {
+    location.href = href(location.pathname === "/search" ? "/search" : location.pathname, { as: showAs.value.trim(), p: chooser.value, q: params.get("q") });
+  };
+  showAs.addEventListener("change", go);
+  chooser.addEventListener("change", go);
+  form.addEventListener("submit", (event) => { event.preventDefault(); go(); });
+  const search = document.getElementById("search-form");
+  search.addEventListener("submit", (event) => {
+    event.preventDefault();
+    location.href = href("/search", { q: document.getElementById("search").value });
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "/" && !(event.target.closest && event.target.closest("input, select, textarea"))) {
+      event.preventDefault();
+      document.getElementById("search").focus();
+    }
+  });
+}
+
+async function start() {
+  const main = document.getElementById("main");
+  let doc;
+  try {
+    const answer = await fetch(twin(), { credentials: "same-origin", headers: { Accept: "application/json" } });
+    doc = await answer.json();
+    if (!answer.ok) throw new Error(doc.message + (doc.hint ? " (" + doc.hint + ")" : ""));
+  } catch (error) {
+    main.replaceChildren(el("p", { class: "error", id: "error", role: "alert" }, error.message));
+    return;
+  }
+  setUpBar(doc);
+  main.replaceChildren();
+  PAGES[doc.page](doc, main);
+  document.title = (document.querySelector("h1") || {}).textContent + " · kgrdf console";
+  document.body.dataset.ready = doc.page;
+}
+
+start();
