@@ -207,6 +207,41 @@ def test_the_home_figures_are_kg_stats_and_kg_batch(page, console, kb):
     assert shown == [[f["label"], f["sentence"]] for g in batch["groups"] for f in g["facts"]]
 
 
+def test_the_briefing_measures_agree_with_kg(page, console, kb):
+    visit(page, console, "/", "home")
+    stats = kb.json("stats")
+    bars = page.eval_on_selector_all(
+        "#captured-chart rect.bar", "bars => bars.map(b => [b.dataset.day, +b.dataset.captured])"
+    )
+    assert len(bars) == 30 and sum(n for _day, n in bars) == stats["fact_count"]  # every fact was recorded today
+    assert f"{stats['fact_count']} in all" in page.inner_text("#captured-summary")
+    people = page.inner_text('#coverage [data-card="People"]')
+    assert f"of {stats['entities']['person'] + stats['entities']['team']}" in people
+    top = page.locator("#most-connected li").first
+    name = top.locator("a").inner_text()
+    around = kb.json("neighbors", name)
+    assert f"{len(around['nodes']) - 1} linked" in top.inner_text()
+    changes = page.inner_text("#week-changes")
+    assert "Hotfix process starts in #incidents → Hotfix process starts in #deploys" in changes
+    assert "Not measured yet" in page.inner_text("#rediscovery")
+
+
+def test_the_constellation_draws_the_most_connected_and_leads_to_their_pages(page, console, kb):
+    visit(page, console, "/constellation", "constellation")
+    shot(page, "constellation")
+    nodes = page.locator("#constellation a.node")
+    stats = kb.json("stats")
+    assert 5 < nodes.count() <= stats["entity_count"]
+    assert f"of {stats['entity_count']} entities" in page.inner_text("#constellation-summary")
+    degrees = [
+        int(d) for d in page.eval_on_selector_all("#constellation a.node", "ns => ns.map(n => n.dataset.degree)")
+    ]
+    assert degrees == sorted(degrees, reverse=True)
+    page.locator("#constellation a.node circle").first.click()
+    page.wait_for_selector("body[data-ready=entity]")
+    assert page.inner_text("#entity-name").startswith("Release process")
+
+
 # --- search, entity and fact pages ---------------------------------------------------------------------
 
 

@@ -88,6 +88,20 @@ class Pages:
     def __init__(self, path: Path, keys: Keys | None = None):
         self.path = Path(path)
         self.keys = keys or Keys()
+        self._measured: dict[tuple, dict] = {}  # whole-knowledge-base measures, by what they were read from
+
+    def _measure(self, kb, session, what: str, view: View, build) -> dict:
+        """A whole-knowledge-base measure, read once for each journal position (and day, and view):
+        the Briefing and the Constellation scan everything, and nothing changes until a write."""
+        from kgrdf import clock
+
+        position = kb.view()
+        key = (what, kb.perspective, position.seq, position.digest, clock.iso(clock.now())[:13], view)
+        if key not in self._measured:
+            if len(self._measured) > 32:
+                self._measured.clear()
+            self._measured[key] = build()
+        return self._measured[key]
 
     # --- plumbing ------------------------------------------------------------------------------------
 
@@ -138,19 +152,39 @@ class Pages:
         if view.audience:
             with self._reading(view) as (kb, session):
                 return self._done({"page": "home", "owner_only": True}, kb, session, view)
+        from kgrdf import briefing
+
         kb = self.kb(view)
         document = batch.for_review(kb)
         with kb.reading() as session:
-            stats = session.stats()
+            measures = self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
             perspectives = [p["perspective"] for p in session.perspectives()]
             doc = {
                 "page": "home",
-                "stats": stats,
+                **measures,
                 "batch": _batch_summary(document),
                 "review": document,
                 "perspectives": perspectives,
             }
             return self._done(doc, kb, session, view)
+
+    def constellation(self, view: View, stars: int = 150) -> dict:
+        """The graph of current links: the most connected entities, the rest folded (kgrdf.briefing)."""
+        from kgrdf import briefing, clock
+
+        if view.audience:
+            raise Refused("the Constellation is the owner's", hint="stop showing as " + view.audience)
+        valid_at = clock.parse_optional(view.as_of, "as of")
+        known_at = clock.parse_optional(view.known_at, "known at")
+        with self._reading(view) as (kb, session):
+            graph = self._measure(
+                kb,
+                session,
+                f"constellation {stars}",
+                view,
+                lambda: briefing.constellation(session, stars, valid_at, known_at),
+            )
+            return self._done({"page": "constellation", **graph}, kb, session, view)
 
     def review(self, view: View) -> dict:
         """Today's batch as kg batch prints it, each fact with its status now."""

@@ -179,6 +179,12 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None)
     def fact(request, view):
         return pages.fact(view, request.path_params["fact"])
 
+    def constellation(request, view):
+        stars = request.query_params.get("stars", "150")
+        if not stars.isdigit():
+            raise BadInput(f"stars is a whole number, not {stars!r}")
+        return pages.constellation(view, int(stars))
+
     def search(request, view):
         return pages.search(view, request.query_params.get("q", ""))
 
@@ -208,6 +214,8 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None)
     routes = [
         Route("/", page, methods=get),
         Route("/index.json", answered(lambda r, v: pages.home(v)), methods=get),
+        Route("/constellation", page, methods=get),
+        Route("/constellation.json", answered(constellation), methods=get),
         Route("/review", page, methods=get),
         Route("/review.json", answered(lambda r, v: pages.review(v)), methods=get),
         Route(DECIDE, decide, methods=["POST"]),

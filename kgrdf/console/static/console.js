@@ -99,9 +99,17 @@ function factRow(fact) {
 
 // --- pages -------------------------------------------------------------------------------------------
 
+function tabs(current) {
+  const tab = (id, path, label) =>
+    el("a", { href: href(path), id: "tab-" + id, class: "tab" + (id === current ? " current" : ""), "aria-current": id === current ? "page" : null }, label);
+  return el("nav", { class: "tabs" }, tab("briefing", "/", "Briefing"), tab("constellation", "/constellation", "Constellation"), tab("raw", "/raw", "Raw data"));
+}
+
+const percent = (share) => (share === null || share === undefined ? "–" : Math.round(share * 100) + "%");
+
 function home(doc, main) {
   if (doc.owner_only) {
-    put(main, 
+    put(main,
       el("h1", {}, "Knowledge"),
       el("p", { class: "note" }, "Showing as " + doc.view.audience + ": the briefing and the review queue are the owner's. Search for an entity to see what this audience would be told."),
     );
@@ -109,9 +117,10 @@ function home(doc, main) {
   }
   const facts = doc.stats.facts || {};
   const figure = (id, n, what) => el("div", { class: "figure", id }, el("div", { class: "n" }, n), el("div", { class: "what" }, what));
-  put(main, 
+  put(main,
     el("h1", {}, "Knowledge"),
-    el("p", { class: "muted" }, "Perspective " + doc.view.perspective + ". The figures are kg stats's and kg batch's."),
+    tabs("briefing"),
+    el("p", { class: "muted" }, "Perspective " + doc.view.perspective + ". The counts are kg stats's and kg batch's."),
     el(
       "div",
       { class: "figures" },
@@ -119,14 +128,148 @@ function home(doc, main) {
       figure("fig-facts", doc.stats.fact_count, "facts"),
       figure("fig-confirmed", facts.confirmed || 0, "confirmed"),
       figure("fig-proposed", facts.proposed || 0, "proposed"),
+      figure("fig-share", percent(doc.confirmed_share.share), "of current facts confirmed"),
       figure("fig-in-batch", doc.batch.in_batch, "in today's batch"),
       figure("fig-waiting", doc.batch.waiting, "waiting for review"),
     ),
-    el("h2", {}, "Today's review"),
   );
+  put(main, el("h2", {}, "Captured, last 30 days"), capturedChart(doc.captured));
+  put(main, el("h2", {}, "Coverage"), el("p", { class: "muted" }, "The share of each card's entities in at least one current confirmed fact: how much of what is held you have vouched for."));
+  put(main, el("div", { class: "figures", id: "coverage" }, doc.coverage.map((card) =>
+    el("div", { class: "figure", "data-card": card.card },
+      el("div", { class: "n" }, percent(card.share)),
+      el("div", { class: "what" }, card.card + ": " + card.covered + " of " + card.entities),
+      el("div", { class: "bar" }, meter(card.share))))));
+  const week = doc.this_week;
+  put(main, el("h2", {}, "This week"), el("div", { class: "cols" },
+    el("section", { class: "card", id: "week-new" },
+      el("h3", {}, week.new + (week.new === 1 ? " new fact" : " new facts")),
+      el("ul", { class: "facts" }, week.new_facts.map((f) => el("li", {}, factLink(f.id, f.sentence), badge(f.status))))),
+    el("section", { class: "card", id: "week-changes" },
+      el("h3", {}, week.replaced + (week.replaced === 1 ? " change" : " changes")),
+      week.changes.length ? el("ul", { class: "facts" }, week.changes.map((c) =>
+        el("li", {}, factLink(c.before.id, c.before.sentence), el("span", { class: "arrow" }, " → "), factLink(c.after.id, c.after.sentence)))) : el("p", { class: "muted" }, "Nothing was replaced."))));
+  put(main, el("h2", {}, "Today's review"));
   const stack = el("div", { id: "review" });
   put(main, stack);
   reviewQueue(doc.review, stack);
+  put(main, el("div", { class: "cols" },
+    el("section", {},
+      el("h2", {}, "Most connected"),
+      el("ol", { class: "card", id: "most-connected" }, doc.most_connected.map((n) => el("li", {}, entityLink(n.id, n.name), badge(n.type, "type"), el("span", { class: "meta" }, " " + n.degree + " linked"))))),
+    el("section", {},
+      el("h2", {}, "Contradictions waiting for you"),
+      doc.contradictions.length
+        ? el("ul", { class: "facts card", id: "contradictions" }, doc.contradictions.slice(0, 10).map((c) => el("li", {}, c.message, el("div", { class: "meta" }, c.facts.map((id, i) => [i ? ", " : "", factLink(id, id)])))))
+        : el("p", { class: "muted", id: "contradictions" }, "None."),
+      el("h2", {}, "Proposals about to expire"),
+      el("div", { class: "card", id: "expiring" },
+        el("p", {}, doc.expiring.count + " not observed again for " + (doc.expiring.days - 7) + " days expire within a week."),
+        el("ul", { class: "facts" }, doc.expiring.facts.map((f) => el("li", {}, factLink(f.id, f.sentence))))),
+      el("h2", {}, "Rediscovery saved"),
+      el("p", { class: "muted card", id: "rediscovery" }, "Not measured yet: it needs a count of the episodes where a fact had to be found again, which nothing records yet."),
+    )));
+}
+
+function meter(share) {
+  const picture = svg("svg", { viewBox: "0 0 100 6", class: "meter", preserveAspectRatio: "none" });
+  picture.append(svg("rect", { x: 0, y: 0, width: 100, height: 6, class: "meter-back" }));
+  picture.append(svg("rect", { x: 0, y: 0, width: Math.round((share || 0) * 100), height: 6, class: "meter-fill" }));
+  return picture;
+}
+
+// Bars: facts captured each day; the line: the running total (its own scale, on the right).
+function capturedChart(doc) {
+  const width = 900, height = 220, left = 40, right = 60, top = 12, bottom = 34;
+  const plotW = width - left - right, plotH = height - top - bottom;
+  const maxDay = Math.max(1, ...doc.days.map((d) => d.captured));
+  const maxTotal = Math.max(1, ...doc.days.map((d) => d.total));
+  const picture = svg("svg", { class: "chart", id: "captured-chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "Facts captured per day and running total" });
+  const step = plotW / doc.days.length;
+  picture.append(svg("line", { x1: left, y1: top + plotH, x2: left + plotW, y2: top + plotH, class: "axis" }));
+  doc.days.forEach((d, i) => {
+    const h = (d.captured / maxDay) * plotH;
+    const bar = svg("rect", { x: left + i * step + 2, y: top + plotH - h, width: Math.max(step - 4, 1), height: h, class: "bar", "data-day": d.day, "data-captured": d.captured });
+    bar.append(svg("title", {}, d.day + ": " + d.captured + " captured, " + d.total + " in all"));
+    picture.append(bar);
+    if (i % 5 === 0 || i === doc.days.length - 1) picture.append(svg("text", { x: left + i * step + step / 2, y: height - 12, "text-anchor": "middle" }, d.day.slice(5)));
+  });
+  const points = doc.days.map((d, i) => `${left + i * step + step / 2},${top + plotH - (d.total / maxTotal) * plotH}`).join(" ");
+  picture.append(svg("polyline", { points, class: "total" }));
+  picture.append(svg("text", { x: left - 6, y: top + 10, "text-anchor": "end" }, maxDay));
+  picture.append(svg("text", { x: left + plotW + 6, y: top + 10 }, maxTotal));
+  return el("div", { class: "card" }, picture,
+    el("p", { class: "meta", id: "captured-summary" }, doc.captured + " captured in 30 days; " + doc.total + " in all (the line, right scale)."));
+}
+
+function constellationPage(doc, main) {
+  put(main, el("h1", {}, "Knowledge"), tabs("constellation"));
+  const form = el("form", { class: "timetravel card", id: "timetravel", method: "get", action: "" },
+    el("label", {}, "true in the world on (as of)", el("input", { type: "date", name: "as_of", id: "as-of", value: day(doc.view.as_of) || null })),
+    el("label", {}, "as held on (known at)", el("input", { type: "date", name: "known_at", id: "known-at", value: day(doc.view.known_at) || null })),
+    el("label", {}, "entities drawn", el("select", { name: "stars", id: "stars" }, [50, 150, 300, 500].map((n) =>
+      el("option", { value: n, selected: n === doc.nodes.length || (n === 150 && ![50, 300, 500].includes(doc.nodes.length)) }, n)))),
+    el("button", { type: "submit" }, "show"));
+  put(main, form);
+  const folded = Object.entries(doc.folded || {}).map(([type, n]) => n + " " + type).join(", ");
+  put(main, el("p", { class: "muted", id: "constellation-summary" },
+    "The " + doc.nodes.length + " most connected of " + doc.entities + " entities, sized by how many others they link to, coloured by axis" +
+    (folded ? "; folded: " + folded : "") + "."));
+  put(main, constellation(doc));
+}
+
+// A small force layout, run a fixed number of steps: close enough to read, the same on every load.
+function constellation(doc) {
+  const width = 1100, height = 720;
+  const nodes = doc.nodes.map((n, i) => ({ ...n, x: width / 2 + 300 * Math.cos(i * 2.39996) * Math.sqrt(i / doc.nodes.length), y: height / 2 + 300 * Math.sin(i * 2.39996) * Math.sqrt(i / doc.nodes.length) }));
+  const at = Object.fromEntries(nodes.map((n) => [n.id, n]));
+  const edges = doc.edges.filter((e) => at[e.from] && at[e.to]);
+  const maxDegree = Math.max(1, ...nodes.map((n) => n.degree));
+  // Fruchterman and Reingold's spring layout: neighbours pull, everyone pushes, the moves cool down.
+  const k = 0.75 * Math.sqrt((width * height) / Math.max(nodes.length, 1));
+  const rounds = 160;
+  for (let round = 0; round < rounds; round++) {
+    const heat = (width / 8) * (1 - round / rounds) + 1;
+    for (const a of nodes) { a.dx = 0; a.dy = 0; }
+    for (let i = 0; i < nodes.length; i++) {
+      for (let j = i + 1; j < nodes.length; j++) {
+        const a = nodes[i], b = nodes[j];
+        const dx = a.x - b.x, dy = a.y - b.y;
+        const d = Math.max(Math.sqrt(dx * dx + dy * dy), 0.5);
+        const push = (k * k) / d / d;
+        a.dx += dx * push; a.dy += dy * push; b.dx -= dx * push; b.dy -= dy * push;
+      }
+    }
+    for (const e of edges) {
+      const a = at[e.from], b = at[e.to];
+      const dx = a.x - b.x, dy = a.y - b.y;
+      const d = Math.max(Math.sqrt(dx * dx + dy * dy), 0.5);
+      const pull = d / k;
+      a.dx -= dx * pull; a.dy -= dy * pull; b.dx += dx * pull; b.dy += dy * pull;
+    }
+    for (const a of nodes) {
+      a.dx += (width / 2 - a.x) * 0.03; a.dy += (height / 2 - a.y) * 0.03;  // a little gravity keeps the folded-off apart
+      const d = Math.max(Math.sqrt(a.dx * a.dx + a.dy * a.dy), 0.01);
+      a.x = Math.min(width - 30, Math.max(30, a.x + (a.dx / d) * Math.min(d, heat)));
+      a.y = Math.min(height - 20, Math.max(20, a.y + (a.dy / d) * Math.min(d, heat)));
+    }
+  }
+  const picture = svg("svg", { class: "graph constellation", id: "constellation", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "Constellation" });
+  for (const e of edges) picture.append(svg("line", { x1: at[e.from].x, y1: at[e.from].y, x2: at[e.to].x, y2: at[e.to].y }));
+  const labelled = new Set(nodes.slice().sort((a, b) => b.degree - a.degree).slice(0, 40).map((n) => n.id));
+  for (const n of nodes) {
+    const link = svg("a", { href: href("/e/" + n.id), class: "node", "data-degree": n.degree });
+    const circle = svg("circle", { cx: n.x, cy: n.y, r: 4 + 12 * Math.sqrt(n.degree / maxDegree) });
+    circle.style.fill = AXIS_COLOURS[(doc.axes || {})[n.type]] || "var(--other)";
+    link.append(circle, svg("title", {}, n.name + " (" + n.type + ", " + n.degree + " linked)"));
+    if (labelled.has(n.id)) link.append(svg("text", { x: n.x + 8, y: n.y + 4 }, n.name));
+    picture.append(link);
+  }
+  return el("div", { class: "card" }, picture, el("p", { class: "meta" }, Object.entries(AXIS_COLOURS).map(([axis, colour]) => {
+    const dot = el("span", { class: "dot" });
+    dot.style.background = colour;
+    return el("span", { class: "legend" }, dot, axis + " ");
+  })));
 }
 
 function reviewPage(doc, main) {
@@ -441,7 +584,7 @@ function factPage(doc, main) {
   );
 }
 
-const PAGES = { home, review: reviewPage, search: searchPage, entity: entityPage, fact: factPage };
+const PAGES = { home, constellation: constellationPage, review: reviewPage, search: searchPage, entity: entityPage, fact: factPage };
 
 function twin() {
   const path = location.pathname === "/" ? "/index" : location.pathname.replace(/\/$/, "");
@@ -461,7 +604,7 @@ function setUpBar(doc) {
   for (const name of known) chooser.append(el("option", { value: name, selected: name === doc.view.perspective }, name));
   const form = document.getElementById("view-form");
   const go = () => {
-    location.href = href(location.pathname === "/search" ? "/search" : location.pathname, { as: showAs.value.trim(), p: chooser.value, q: params.get("q") });
+    location.href = href(location.pathname, { as: showAs.value.trim(), p: chooser.value, q: params.get("q") });
   };
   showAs.addEventListener("change", go);
   chooser.addEventListener("change", go);
