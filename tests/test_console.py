@@ -242,6 +242,28 @@ def test_the_constellation_draws_the_most_connected_and_leads_to_their_pages(pag
     assert page.inner_text("#entity-name").startswith("Release process")
 
 
+def test_raw_data_browses_by_axis_and_type_with_proposals_waiting(page, console, kb):
+    visit(page, console, "/raw", "raw")
+    stats = kb.json("stats")
+    people = page.locator('#raw-axes [data-axis="People"]')
+    assert people.locator(".n").inner_text() == str(stats["entities"]["person"] + stats["entities"]["team"])
+    waiting = page.locator('#raw-axes [data-axis="Product"] .waiting').inner_text()
+    assert waiting == f"{stats['facts']['proposed'] - 1} proposals waiting"  # all but Sam's preference are about repos
+    people.get_by_role("link", name="person", exact=True).click()
+    page.wait_for_selector("#raw-list")
+    shot(page, "raw-people")
+    names = page.eval_on_selector_all("#raw-list a.entity", "links => links.map(a => a.textContent)")
+    assert (
+        names == sorted(names, key=str.casefold)
+        and "Dana Okafor" in names
+        and len(names) == stats["entities"]["person"]
+    )
+    page.fill("#raw-q", "sam")
+    page.press("#raw-q", "Enter")
+    page.wait_for_selector("#raw-list")
+    assert page.eval_on_selector_all("#raw-list a.entity", "links => links.map(a => a.textContent)") == ["Sam Reyes"]
+
+
 # --- search, entity and fact pages ---------------------------------------------------------------------
 
 

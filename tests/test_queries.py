@@ -269,6 +269,17 @@ def cases(store):
             dict(since=SINCE),
             lambda rows: sorted((r["change"], r["facts"]) for r in rows) == [("new", 34), ("replaced", 1)],
         ),
+        "raw-entities": (
+            dict(entities=ENTITIES, **{"class": vocab.kg("Person")}),
+            lambda rows: sorted(r["id"] for r in rows) == ["person/dana", "person/priya", "person/sam"],
+        ),
+        "raw-waiting": (
+            {},
+            lambda rows: (
+                sorted((r["subject"], r["facts"]) for r in rows)
+                == [(e("person/sam").value, 1), (e("repo/api").value, 1)]
+            ),
+        ),
         # Each fact's triple restated on it, beside its provenance, the entities and the schema.
         "validation-view": (
             {},

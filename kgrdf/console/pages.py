@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kgrdf.errors import BadInput, NotFound, Refused
 
+RAW_SHOWN = 200  # entities listed on one Raw data page; a search narrows the rest
 MAX_NODES = 40  # the neighbourhood drawn: the entity and its nearest neighbours, never the whole graph
 PERSON_NOTE = "Work-operational facts only. Delete on request: kg forget person/ID"
 _ENTITY_ID = re.compile(r"^([a-z][a-z0-9_-]*)/\S+$")
@@ -186,6 +187,65 @@ class Pages:
             )
             return self._done({"page": "constellation", **graph}, kb, session, view)
 
+    def raw(self, view: View, axis: str | None, kind: str | None, text: str) -> dict:
+        """Raw data: entities browsed by axis and type (kg stats's counts), filtered by a search (kg
+        search), with the proposals waiting for review about each type."""
+        from pyoxigraph import NamedNode
+
+        if view.audience:
+            raise Refused("the Raw data tab is the owner's", hint="stop showing as " + view.audience)
+        with self._reading(view) as (kb, session):
+            schema = session.schema
+            if kind is not None and kind not in schema.types:
+                raise BadInput(f"there is no type {kind!r}; the types are " + ", ".join(sorted(schema.types)))
+            counts = session.stats()["entities"]
+            waiting: dict[str, int] = {}
+            for row in self._measure(kb, session, "waiting", view, lambda: session.values("raw-waiting")):
+                subject_type = _ENTITY_ID.match(_id_of(row["subject"]))
+                if subject_type:
+                    waiting[subject_type.group(1)] = waiting.get(subject_type.group(1), 0) + row["facts"]
+            axes: dict[str, dict] = {}
+            for key, entity_type in schema.types.items():
+                held = axes.setdefault(entity_type.axis, {"axis": entity_type.axis, "types": [], "waiting": 0})
+                held["types"].append(
+                    {
+                        "type": key,
+                        "label": entity_type.label,
+                        "entities": counts.get(key, 0),
+                        "waiting": waiting.get(key, 0),
+                    }
+                )
+                held["waiting"] += waiting.get(key, 0)
+            if axis is not None and axis not in axes:
+                raise BadInput(f"there is no axis {axis!r}; the axes are " + ", ".join(axes))
+            wanted = {kind} if kind else {t["type"] for t in axes[axis]["types"]} if axis else None
+            if text.strip():
+                found = [
+                    {"id": h["id"], "name": h["name"], "type": h["type"]}
+                    for h in session.search(text)
+                    if wanted is None or h["type"] in wanted
+                ]
+            elif kind:
+                found = [
+                    {"id": row["id"], "name": row["name"], "type": kind}
+                    for row in session.values(
+                        "raw-entities", entities=session.entities_graph, **{"class": NamedNode(schema.types[kind].iri)}
+                    )
+                ]
+            else:
+                found = []
+            found.sort(key=lambda e: (e["name"].casefold(), e["id"]))
+            doc = {
+                "page": "raw",
+                "browse": list(axes.values()),
+                "axis": axis,
+                "type": kind,
+                "text": text,
+                "found": len(found),
+                "entities": found[:RAW_SHOWN],
+            }
+            return self._done(doc, kb, session, view)
+
     def review(self, view: View) -> dict:
         """Today's batch as kg batch prints it, each fact with its status now."""
         from kgrdf import batch
@@ -266,6 +326,12 @@ class Pages:
             if subject and subject.group(1) == "person":
                 doc["note"] = PERSON_NOTE
             return self._done(doc, kb, session, view)
+
+
+def _id_of(iri: str) -> str:
+    from kgrdf import vocab
+
+    return vocab.id_of(iri)
 
 
 def _batch_summary(document: dict) -> dict:

@@ -185,6 +185,10 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None)
             raise BadInput(f"stars is a whole number, not {stars!r}")
         return pages.constellation(view, int(stars))
 
+    def raw(request, view):
+        params = request.query_params
+        return pages.raw(view, params.get("axis") or None, params.get("type") or None, params.get("q", ""))
+
     def search(request, view):
         return pages.search(view, request.query_params.get("q", ""))
 
@@ -216,6 +220,8 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None)
         Route("/index.json", answered(lambda r, v: pages.home(v)), methods=get),
         Route("/constellation", page, methods=get),
         Route("/constellation.json", answered(constellation), methods=get),
+        Route("/raw", page, methods=get),
+        Route("/raw.json", answered(raw), methods=get),
         Route("/review", page, methods=get),
         Route("/review.json", answered(lambda r, v: pages.review(v)), methods=get),
         Route(DECIDE, decide, methods=["POST"]),

@@ -202,6 +202,34 @@ function capturedChart(doc) {
     el("p", { class: "meta", id: "captured-summary" }, doc.captured + " captured in 30 days; " + doc.total + " in all (the line, right scale)."));
 }
 
+function rawPage(doc, main) {
+  put(main, el("h1", {}, "Knowledge"), tabs("raw"));
+  const params = new URLSearchParams(location.search);
+  const form = el("form", { class: "timetravel card", id: "raw-search", method: "get", action: "" },
+    doc.axis ? el("input", { type: "hidden", name: "axis", value: doc.axis }) : null,
+    doc.type ? el("input", { type: "hidden", name: "type", value: doc.type }) : null,
+    el("label", {}, "names and aliases" + (doc.type ? " of " + doc.type : doc.axis ? " in " + doc.axis : ""), el("input", { type: "search", name: "q", id: "raw-q", value: doc.text || null })),
+    el("button", { type: "submit" }, "find"));
+  put(main, form);
+  const axes = el("div", { class: "figures", id: "raw-axes" });
+  for (const axis of doc.browse) {
+    const entities = axis.types.reduce((n, t) => n + t.entities, 0);
+    put(axes, el("section", { class: "figure" + (doc.axis === axis.axis ? " current" : ""), "data-axis": axis.axis },
+      el("a", { href: href("/raw", { axis: axis.axis, type: null, q: params.get("q") }) }, el("div", { class: "n" }, entities), el("div", { class: "what" }, axis.axis)),
+      el("div", { class: "meta waiting" }, axis.waiting + (axis.waiting === 1 ? " proposal waiting" : " proposals waiting")),
+      el("ul", { class: "types" }, axis.types.map((t) => el("li", { "data-type": t.type, class: doc.type === t.type ? "current" : null },
+        el("a", { href: href("/raw", { axis: axis.axis, type: t.type, q: params.get("q") }) }, t.type), " " + t.entities,
+        t.waiting ? el("span", { class: "badge proposed" }, t.waiting + " waiting") : null)))));
+  }
+  put(main, axes);
+  if (doc.type || doc.text) {
+    put(main, el("h2", {}, doc.found + (doc.found === 1 ? " entity" : " entities") + (doc.found > doc.entities.length ? ", the first " + doc.entities.length + " by name" : "")));
+    put(main, el("ul", { class: "facts card", id: "raw-list" }, doc.entities.map((e) => el("li", {}, entityLink(e.id, e.name), badge(e.type, "type")))));
+  } else {
+    put(main, el("p", { class: "muted", id: "raw-hint" }, "Pick a type, or search, to list entities."));
+  }
+}
+
 function constellationPage(doc, main) {
   put(main, el("h1", {}, "Knowledge"), tabs("constellation"));
   const form = el("form", { class: "timetravel card", id: "timetravel", method: "get", action: "" },
@@ -584,7 +612,7 @@ function factPage(doc, main) {
   );
 }
 
-const PAGES = { home, constellation: constellationPage, review: reviewPage, search: searchPage, entity: entityPage, fact: factPage };
+const PAGES = { home, constellation: constellationPage, raw: rawPage, review: reviewPage, search: searchPage, entity: entityPage, fact: factPage };
 
 function twin() {
   const path = location.pathname === "/" ? "/index" : location.pathname.replace(/\/$/, "");
