@@ -46,6 +46,10 @@ def kb(demo_template, tmp_path_factory) -> Kg:
         "channel:sales",
     )
     kg("identifiers", "add", "Dana", "chat", IDENTIFIER)
+    kg("org", "add", "Texture", "--alias", "Texture HQ")
+    kg("propose", "Texture", "founded", "--value", "2023", "-s", "report:press-kit", "-s", "ledger:crm")
+    kg("propose", "Texture", "founded", "--value", "2021", "-s", "report:registry", "-s", "ledger:filings")
+    kg("org", "affiliate", "Texture", "--claimed-name", "Jim", "--role", "IT", "-s", "slack:c1", "--said-by", "Dana")
     return kg
 
 
@@ -248,7 +252,10 @@ def test_raw_data_browses_by_axis_and_type_with_proposals_waiting(page, console,
     people = page.locator('#raw-axes [data-axis="People"]')
     assert people.locator(".n").inner_text() == str(stats["entities"]["person"] + stats["entities"]["team"])
     waiting = page.locator('#raw-axes [data-axis="Product"] .waiting').inner_text()
-    assert waiting == f"{stats['facts']['proposed'] - 1} proposals waiting"  # all but Sam's preference are about repos
+    about_repos = sum(
+        f["status"] == "proposed" for r in ("repo/api", "repo/web-app") for f in kb.json("facts", r)["facts"]
+    )
+    assert waiting == f"{about_repos} proposals waiting"  # the Product axis's only proposals are about repos
     people.get_by_role("link", name="person", exact=True).click()
     page.wait_for_selector("#raw-list")
     shot(page, "raw-people")
@@ -300,6 +307,17 @@ def test_a_process_page_is_an_ordered_flow_of_its_steps(page, console, kb):
     facts = [f for f in kb.json("lookup", "process/release")["facts"] if f["predicate"] == "has_step"]
     assert steps == [f["object_name"] for f in sorted(facts, key=lambda f: f.get("order", 0))]
     assert len(steps) >= 3
+
+
+def test_an_organization_page_shows_its_digest_with_conflicts_side_by_side(page, console, kb):
+    entity_path(page, console, "Texture")
+    shot(page, "entity-organization")
+    founded = page.locator('#digest-attributes .attribute[data-key="founded"]')
+    assert "conflicting" in founded.inner_text()
+    assert sorted(founded.locator(".value a").all_inner_texts()) == ["2021", "2023"]
+    claims = page.inner_text("#digest-claims")
+    assert "Jim, IT" in claims and "unverified" in claims
+    assert "Claims (unverified" in kb("org", "digest", "Texture").stdout
 
 
 def test_a_fact_page_shows_its_history_provenance_and_audience(page, console, kb):

@@ -312,6 +312,10 @@ class Pages:
             }
             if entity["type"] == "process":
                 doc["flow"] = _flow(session, facts)
+            if entity["type"] == "organization":
+                from kgrdf import digest
+
+                doc["digest"] = digest.sections(looked)
             return self._done(doc, kb, session, view)
 
     def fact(self, view: View, fact_id: str) -> dict:

@@ -475,6 +475,7 @@ function entityPage(doc, main) {
     put(main, el("p", { class: "note", id: "travelling" }, "Facts " + said.filter(Boolean).join(", ") + "."));
   }
   if (doc.flow) put(main, el("h2", {}, "Flow"), flow(doc.flow));
+  if (doc.digest) put(main, el("h2", {}, "Digest"), digest(doc.digest));
   const left = el("div", {});
   const right = el("div", {});
   put(main, el("div", { class: "cols" }, left, right));
@@ -497,6 +498,32 @@ function entityPage(doc, main) {
   put(left, el("h2", {}, "Pointing here"));
   put(left, doc.backlinks.length ? el("ul", { class: "facts card", id: "backlinks" }, doc.backlinks.map(factRow)) : el("p", { class: "muted" }, "Nothing points here."));
   put(right, el("h2", {}, "Neighbourhood"), neighbourhood(doc.neighbourhood, doc.axes));
+}
+
+// An organization's digest (kg org digest's parts): attributes with conflicting values side by side.
+function digest(doc) {
+  const holder = el("div", { class: "card", id: "digest" });
+  const byKey = {};
+  for (const fact of doc.attributes) (byKey[fact.attribute_key || fact.predicate] = byKey[fact.attribute_key || fact.predicate] || []).push(fact);
+  const attributes = el("div", { class: "attributes", id: "digest-attributes" });
+  for (const [key, facts] of Object.entries(byKey)) {
+    const conflicting = facts.length > 1 || facts.some((f) => f.conflicting && f.conflicting.length);
+    put(attributes, el("div", { class: "attribute" + (conflicting ? " conflict" : ""), "data-key": key },
+      el("div", { class: "meta" }, key, conflicting ? badge("conflicting") : null),
+      el("div", { class: "values" }, facts.map((f) => el("div", { class: "value" }, factLink(f.id, f.value), el("div", { class: "meta" }, sources(f.sources), f.said_by_name ? " · said by " + f.said_by_name : ""))))));
+  }
+  const list = (id, title, facts, text) => facts.length
+    ? [el("h3", {}, title), el("ul", { class: "facts", id }, facts.map((f) => el("li", {}, text ? text(f) : factLink(f.id, f.sentence))))]
+    : null;
+  put(holder,
+    doc.attributes.length ? [el("h3", {}, "Attributes"), attributes] : null,
+    list("digest-relations", "Relations", doc.relations),
+    list("digest-people", "People", doc.people),
+    list("digest-other", "Also", doc.other),
+    list("digest-claims", "Claims (unverified: someone said so)", doc.claims, (f) => [factLink(f.id, f.value), f.claimed_role ? ", " + f.claimed_role : "", badge("unverified", "proposed")]),
+    doc.proposed.length ? el("p", { class: "meta" }, doc.proposed.length + (doc.proposed.length === 1 ? " more proposed fact waits" : " more proposed facts wait") + " for review.") : null,
+  );
+  return holder;
 }
 
 function flow(doc) {
