@@ -348,12 +348,12 @@ def for_review(kb) -> dict:
     try:
         document = load(kb)
         groups_of(document)
-        if document.get("made_at", "")[:10] != clock.iso(clock.now())[:10]:
+        if document.get("made_at", "")[:10] != clock.iso(clock.now())[:10] or not _of_perspective(kb, document):
             document = None
     except (Refused, BadInput):
         document = None
     if document is None:
-        document = peek(kb)
+        document = {**peek(kb), "perspective": kb.perspective}
         save(kb, document)
     with kb.reading() as session:
         for group in document["groups"]:
@@ -363,6 +363,12 @@ def for_review(kb) -> dict:
                 except NotFound:
                     item["status"] = "gone"  # forgotten or expired away since the batch was made
     return document
+
+
+def _of_perspective(kb, document: dict) -> bool:
+    """Whether a saved batch is of the knowledge base's perspective (one kg batch saved names none:
+    it is taken to be the default perspective's)."""
+    return document.get("perspective", kb.default_perspective) == kb.perspective
 
 
 def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") -> dict:
@@ -376,6 +382,8 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     if not fact_ids or not all(isinstance(f, str) for f in fact_ids):
         raise BadInput('facts is a list of fact ids of the batch, e.g. ["f-3k9x2a"]')
     document = load(kb)
+    if not _of_perspective(kb, document):
+        raise Refused("the saved batch is another perspective's", hint="reload the review queue")
     in_batch = [item.id for group in groups_of(document) for item in group.items]
     outside = [f for f in fact_ids if f not in in_batch]
     if outside:

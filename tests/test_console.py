@@ -49,6 +49,8 @@ def kb(demo_template, tmp_path_factory) -> Kg:
     kg("org", "add", "Texture", "--alias", "Texture HQ")
     kg("propose", "Texture", "founded", "--value", "2023", "-s", "report:press-kit", "-s", "ledger:crm")
     kg("propose", "Texture", "founded", "--value", "2021", "-s", "report:registry", "-s", "ledger:filings")
+    kg("org", "init", "Lyra Labs", "--perspective", "lyra")
+    kg("add-entity", "repo/lyra", "--name", "mklyraname", "--perspective", "lyra")
     kg("org", "affiliate", "Texture", "--claimed-name", "Jim", "--role", "IT", "-s", "slack:c1", "--said-by", "Dana")
     return kg
 
@@ -498,3 +500,21 @@ def test_the_keyboard_alone_answers_the_batch(page, console, kb):
     assert kb.json("history", first)["fact"]["status"] == "rejected"
     result = kb("batch", "apply", "confirm all", expect=1)
     assert "answered" in result.stderr
+
+
+def test_the_perspective_switcher_shows_another_perspective_s_knowledge(page, console, kb):
+    visit(page, console, "/", "home")
+    assert page.eval_on_selector_all("#perspective option", "os => os.map(o => o.value)") == ["lyra", "main"]
+    page.select_option("#perspective", "lyra")
+    page.wait_for_url("**/?p=lyra")
+    page.wait_for_selector("body[data-ready=home]")
+    shot(page, "home-lyra")
+    stats = kb.json("stats", "--perspective", "lyra")
+    assert page.inner_text("#fig-entities .n") == str(stats["entity_count"])
+    assert page.inner_text("#fig-facts .n") == str(stats["fact_count"])
+    page.fill("#search", "mklyraname")
+    page.press("#search", "Enter")
+    page.wait_for_selector("body[data-ready=search]")
+    assert "p=lyra" in page.url and page.get_by_role("link", name="mklyraname").count() == 1
+    visit(page, console, "/search?q=mklyraname", "search")  # the main perspective knows nothing of it
+    assert page.get_by_role("link", name="mklyraname").count() == 0
