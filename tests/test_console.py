@@ -284,6 +284,15 @@ def test_search_leads_to_an_entity_page_whose_address_names_nobody(page, console
     assert "hotfixes" in page.inner_text("#aliases")
 
 
+def test_search_names_the_entity_a_name_identifies_and_what_a_weak_alias_suggests(page, console, kb):
+    visit(page, console, "/search?q=hotfixes", "search")
+    shot(page, "search")
+    identified = page.inner_text("#identified")
+    assert "Hotfix process" in identified and "is called" in identified
+    named = kb.json("identify", "hotfixes")["matches"]
+    assert [m["name"] for m in named] == ["Hotfix process"]
+
+
 def test_an_entity_page_groups_current_facts_and_greys_what_was_superseded(page, console, kb):
     entity_path(page, console, "Hotfix process")
     shot(page, "entity-hotfix")

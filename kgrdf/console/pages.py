@@ -258,12 +258,21 @@ class Pages:
             return self._done({"page": "review", "review": document}, kb, session, view)
 
     def search(self, view: View, text: str) -> dict:
-        """Entities whose name, alias or weak alias holds ``text`` (kg search), without their ids."""
+        """The entity ``text`` names (kg identify: a name or strong alias; a weak alias only
+        suggests) and the entities whose name, alias or weak alias holds it (kg search), without ids."""
         with self._reading(view) as (kb, session):
             hits = session.search(text) if text.strip() else []
             for hit in hits:
                 hit["matched"] = [m for m in hit.get("matched", []) if m.get("how") != "id"]
-            return self._done({"page": "search", "text": text, "results": hits}, kb, session, view)
+            named = session.identify(text) if text.strip() else {"matches": [], "suggestions": []}
+            doc = {
+                "page": "search",
+                "text": text,
+                "identified": named["matches"],
+                "suggested": named["suggestions"],
+                "results": hits,
+            }
+            return self._done(doc, kb, session, view)
 
     def entity(self, view: View, key: str) -> dict:
         """An entity's page: kg lookup's facts grouped by predicate (or kg facts --as-of / --known-at

@@ -427,7 +427,12 @@ function reviewQueue(batch, holder) {
 }
 
 function searchPage(doc, main) {
-  put(main, el("h1", {}, "Search"), el("p", { class: "muted" }, doc.results.length + " found for “" + doc.text + "”"));
+  put(main, el("h1", {}, "Search"));
+  const named = (list, how) => list.map((e) => el("li", {}, entityLink(e.id, e.name), badge(e.type, "type"), el("span", { class: "meta" }, " " + how + " (" + e.matched + ")")));
+  if (doc.identified.length || doc.suggested.length) {
+    put(main, el("ul", { class: "facts card", id: "identified" }, named(doc.identified, "is called “" + doc.text + "”"), named(doc.suggested, "maybe")));
+  }
+  put(main, el("p", { class: "muted" }, doc.results.length + " found for “" + doc.text + "”"));
   const list = el("ul", { class: "facts card", id: "results" });
   for (const hit of doc.results) {
     const how = (hit.matched || []).map((m) => (m.how === "name" ? "name" : m.how + " “" + m.label + "”")).join(", ");
