@@ -33,7 +33,7 @@ def main() -> None:
     console = Console(kb)
     try:
         rows = []
-        search_time, found = timed(console, "/search.json?q=Release")
+        search_time, found = timed(console, "/search.json?q=Process")
         key = found["results"][0]["id"]
         _t, entity = timed(console, f"/e/{key}.json")
         fact = entity["groups"][0]["facts"][0]["id"]
@@ -42,7 +42,7 @@ def main() -> None:
             ("Constellation", "/constellation.json"),
             ("Raw data, one type", "/raw.json?axis=Product&type=repo"),
             ("Review queue", "/review.json"),
-            ("Search", "/search.json?q=Release"),
+            ("Search", "/search.json?q=Process"),
             ("Entity page", f"/e/{key}.json"),
             ("Entity page, two hops", f"/e/{key}.json?hops=2"),
             ("Entity page, as of a year ago", f"/e/{key}.json?as_of=2025-12-01"),

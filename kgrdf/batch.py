@@ -379,7 +379,7 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     apply marks it."""
     if decision not in DECISIONS:
         raise BadInput(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
-    if not fact_ids or not all(isinstance(f, str) for f in fact_ids):
+    if not isinstance(fact_ids, list) or not fact_ids or not all(isinstance(f, str) for f in fact_ids):
         raise BadInput('facts is a list of fact ids of the batch, e.g. ["f-3k9x2a"]')
     document = load(kb)
     if not _of_perspective(kb, document):

@@ -440,6 +440,29 @@ def _decide_at(console, path, body):
     return console.request(path, "POST", json.dumps(body).encode(), headers)
 
 
+def test_a_decision_on_a_fact_outside_the_batch_or_a_bad_body_is_refused_in_one_line(console, kb):
+    console.json("/review.json")  # the batch the page shows, saved as kg batch saves it
+    outside = next(f["id"] for f in kb.json("facts", "hotfix")["facts"])
+    before = kb.snapshot()
+    for body, status, says in [
+        ({"facts": [outside], "decision": "reject"}, 409, "is not in the batch being answered"),
+        ({"facts": [outside], "decision": "approve"}, 400, "decision must be one of confirm, reject, defer"),
+        ({"facts": "f-aaaaaa", "decision": "confirm"}, 400, "facts is a list of fact ids"),
+        ({"facts": [outside], "decision": "confirm", "reason": "x"}, 400, "the body is"),
+        ([outside], 400, "the body is"),
+    ]:
+        code, _headers, text = _decide(console, body)
+        assert code == status and says in json.loads(text)["message"], text
+    code, _headers, text = console.request(
+        "/review/decide",
+        "POST",
+        b"{not json",
+        {"Origin": console.url, "Content-Type": "application/json", "X-KG-CSRF": _csrf(console)},
+    )
+    assert code == 400 and json.loads(text)["message"] == "the body is not JSON"
+    assert kb.snapshot() == before
+
+
 def test_confirming_in_the_queue_confirms_the_fact_in_one_commit(page, console, kb):
     visit(page, console, "/review", "review")
     shot(page, "review")

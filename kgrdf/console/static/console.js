@@ -563,7 +563,8 @@ function neighbourhood(doc, axes) {
   for (const node of doc.nodes) (rings[node.distance] = rings[node.distance] || []).push(node);
   const at = {};
   for (const [distance, nodes] of Object.entries(rings)) {
-    const radius = Number(distance) * (Number(distance) === 1 ? 120 : 95) + (Number(distance) === 2 ? 70 : 0);
+    const far = Math.max(...Object.keys(rings).map(Number));
+    const radius = Number(distance) === 1 ? (far === 1 ? 150 : 95) : 185;
     nodes.forEach((node, index) => {
       const angle = (2 * Math.PI * index) / nodes.length - Math.PI / 2 + Number(distance) * 0.3;
       at[node.id] = [cx + radius * Math.cos(angle), cy + radius * Math.sin(angle) * 0.82];
