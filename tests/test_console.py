@@ -547,6 +547,6 @@ def test_the_perspective_switcher_shows_another_perspective_s_knowledge(page, co
     page.fill("#search", "mklyraname")
     page.press("#search", "Enter")
     page.wait_for_selector("body[data-ready=search]")
-    assert "p=lyra" in page.url and page.get_by_role("link", name="mklyraname").count() == 1
+    assert "p=lyra" in page.url and page.locator("#results a.entity", has_text="mklyraname").count() == 1
     visit(page, console, "/search?q=mklyraname", "search")  # the main perspective knows nothing of it
     assert page.get_by_role("link", name="mklyraname").count() == 0
