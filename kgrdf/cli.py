@@ -756,9 +756,10 @@ def console(
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
 ):
-    """Serve the console (Knowledge home, entity and fact pages, the review queue) on loopback and
-    open it in the browser. The address printed holds a token of this start: whoever opens it is
-    taken to be you, as whoever runs kg confirm is. Ctrl-C stops it."""
+    """Serve the console on loopback and open it in the browser: the Briefing, the Constellation
+    and Raw data, entity, fact and search pages, and the review queue (j/k move, c/r/d decide);
+    every page has a JSON twin at the same address with .json. The address printed holds a token of
+    this start: whoever opens it is taken to be you, as whoever runs kg confirm is. Ctrl-C stops it."""
     from kgrdf.console import web
 
     base = _kb(kb, perspective)
