@@ -159,7 +159,9 @@ class Pages:
         document = batch.for_review(kb)
         with kb.reading() as session:
             measures = self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
-            perspectives = [p["perspective"] for p in session.perspectives()]
+            perspectives = self._measure(
+                kb, session, "perspectives", View(), lambda: [p["perspective"] for p in session.perspectives()]
+            )
             doc = {
                 "page": "home",
                 **measures,
@@ -198,7 +200,7 @@ class Pages:
             schema = session.schema
             if kind is not None and kind not in schema.types:
                 raise BadInput(f"there is no type {kind!r}; the types are " + ", ".join(sorted(schema.types)))
-            counts = session.stats()["entities"]
+            counts = self._measure(kb, session, "stats", View(), session.stats)["entities"]
             waiting: dict[str, int] = {}
             for row in self._measure(kb, session, "waiting", view, lambda: session.values("raw-waiting")):
                 subject_type = _ENTITY_ID.match(_id_of(row["subject"]))
