@@ -35,12 +35,14 @@ $(STAMP): pyproject.toml
 # rapper (Debian's raptor2-utils) is the second RDF parser the export tests read our files with;
 # sst_dump (Debian's rocksdb-tools) reads the index's compressed files for the forget tests' byte scan;
 # virtuoso-t and isql-vt (Debian's virtuoso-opensource) are the second SPARQL server of the remote index's
-# tests, which start it from an ini of their own (the package's own service is not used).
+# tests, which start it from an ini of their own (the package's own service is not used);
+# chromium is the real browser the console's tests drive through Playwright.
 system-deps:
-	@command -v rapper >/dev/null && command -v sst_dump >/dev/null && command -v virtuoso-t >/dev/null || { \
+	@command -v rapper >/dev/null && command -v sst_dump >/dev/null && command -v virtuoso-t >/dev/null \
+	  && command -v chromium >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive \
-	    apt-get install -y -qq raptor2-utils rocksdb-tools virtuoso-opensource >/dev/null; }
+	    apt-get install -y -qq raptor2-utils rocksdb-tools virtuoso-opensource chromium >/dev/null; }
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist

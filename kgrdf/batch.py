@@ -12,7 +12,7 @@ from pathlib import Path
 from pyoxigraph import Literal, NamedNode
 
 from kgrdf import clock, review, settings, vocab
-from kgrdf.errors import BadInput, Refused
+from kgrdf.errors import BadInput, NotFound, Refused
 
 KNOWN_SHOWN = 3  # confirmed facts shown beside a group, as what is already known
 
@@ -335,3 +335,75 @@ def apply(kb, text: str) -> dict:
         "changed_since_printed": changed,
         "answered": True,
     }
+
+
+DECISIONS = ("confirm", "reject", "defer")
+
+
+def for_review(kb) -> dict:
+    """The batch a person answers fact by fact (the console's review queue): the one kg batch saved
+    today while it is still open, else the one kg batch would print now, saved as kg batch saves
+    it (nothing expires and nothing is journaled: a look is not a write). Each fact carries its
+    status now, so one decided elsewhere since shows as such."""
+    try:
+        document = load(kb)
+        groups_of(document)
+        if document.get("made_at", "")[:10] != clock.iso(clock.now())[:10] or not _of_perspective(kb, document):
+            document = None
+    except (Refused, BadInput):
+        document = None
+    if document is None:
+        document = {**peek(kb), "perspective": kb.perspective}
+        save(kb, document)
+    with kb.reading() as session:
+        for group in document["groups"]:
+            for item in group["facts"]:
+                try:
+                    item["status"] = session.fact(item["id"], history=False).status
+                except NotFound:
+                    item["status"] = "gone"  # forgotten or expired away since the batch was made
+    return document
+
+
+def _of_perspective(kb, document: dict) -> bool:
+    """Whether a saved batch is of the knowledge base's perspective (one kg batch saved names none:
+    it is taken to be the default perspective's)."""
+    return document.get("perspective", kb.default_perspective) == kb.perspective
+
+
+def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") -> dict:
+    """One decision of a person on facts of the saved batch: confirm or reject them in one write
+    (one commit), each recording who reviewed it; defer writes nothing. A fact not in the saved
+    batch is refused before anything is written; one decided elsewhere since is left as it is and
+    named. When no fact of the batch is left proposed, the batch is marked answered, as kg batch
+    apply marks it."""
+    if decision not in DECISIONS:
+        raise BadInput(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
+    if not isinstance(fact_ids, list) or not fact_ids or not all(isinstance(f, str) for f in fact_ids):
+        raise BadInput('facts is a list of fact ids of the batch, e.g. ["f-3k9x2a"]')
+    document = load(kb)
+    if not _of_perspective(kb, document):
+        raise Refused("the saved batch is another perspective's", hint="reload the review queue")
+    in_batch = [item.id for group in groups_of(document) for item in group.items]
+    outside = [f for f in fact_ids if f not in in_batch]
+    if outside:
+        raise Refused(f"{outside[0]} is not in the batch being answered", hint="reload the review queue")
+    done = {"decision": decision, "facts": list(fact_ids), "decided": [], "changed_since_printed": []}
+    if decision == "defer":
+        return {**done, "answered": False}
+    verb = "confirmed" if decision == "confirm" else "rejected"
+    with kb.writing(f"review {decision}") as writer:
+        for fact_id in fact_ids:
+            if writer.fact(fact_id).status != "proposed":
+                done["changed_since_printed"].append(fact_id)
+                continue
+            change = writer.confirm if decision == "confirm" else writer.reject
+            change(fact_id, reviewed_by=reviewer, reason=f"{verb} in the {reviewer}'s review queue")
+            done["decided"].append(fact_id)
+    with kb.reading() as session:
+        open_ = [f for f in in_batch if session.fact(f, history=False).status == "proposed"]
+    if not open_:
+        document["answered_at"] = clock.iso(clock.now())
+        document["decision"] = f"answered in the {reviewer}"
+        save(kb, document)
+    return {**done, "answered": not open_}

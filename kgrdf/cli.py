@@ -763,6 +763,28 @@ def serve(
     uvicorn.run(http.app(base.path, resident), host=host, port=port, log_level="warning")
 
 
+@app.command()
+def console(
+    port: Annotated[int, typer.Option(help="The loopback port to listen on; 0 picks a free one.")] = 0,
+    no_open: Annotated[bool, typer.Option("--no-open", help="Print the address; do not open a browser.")] = False,
+    kb: KbOption = None,
+    perspective: PerspectiveOption = None,
+):
+    """Serve the console on loopback and open it in the browser: the Briefing, the Constellation
+    and Raw data, entity, fact and search pages, and the review queue (j/k move, c/r/d decide);
+    every page has a JSON twin at the same address with .json. The address printed holds a token of
+    this start: whoever opens it is taken to be you, as whoever runs kg confirm is. Ctrl-C stops it."""
+    from kgrdf.console import web
+
+    base = _kb(kb, perspective)
+
+    def announce(url: str) -> None:
+        print(url, flush=True)
+        print(f"kg: the console of {base.path} is at the address above; Ctrl-C stops it", file=sys.stderr)
+
+    web.run(base.path, port, perspective, not no_open, announce)
+
+
 def _check_free(host: str, port: int) -> None:
     """Refuse, in one line, an address the server could not listen on (before anything starts)."""
     import socket

@@ -27,18 +27,12 @@ def _cite(fact: dict) -> str:
     return f"[{cited}{said}]"
 
 
-def markdown(result: dict, audience: str | None) -> str:
-    """The digest of ``result`` (Session.lookup of an organization)."""
-    entity = result["entity"]
+def sections(result: dict) -> dict:
+    """The digest's parts of ``result`` (Session.lookup of an organization): confirmed attributes
+    (conflicts marked), relations, people, anything else confirmed, unverified claims, and the
+    proposals waiting. The markdown and the console's organization page show these same lists."""
     confirmed = [f for f in result["facts"] if f["status"] == "confirmed"]
     backlinks = [f for f in result["backlinks"] if f["status"] == "confirmed"]
-    proposed = [f for f in result["facts"] + result["backlinks"] if f["status"] == "proposed"]
-    lines = [f"# {entity['name']} ({entity['id']})"]
-    if entity.get("self"):
-        lines.append("Our own organization.")
-    if entity.get("aliases"):
-        lines.append(f"Also known as: {', '.join(entity['aliases'])}.")
-    lines.append(f"_A digest for {audience or 'the owner'}: a view of the knowledge base, not a source of truth._")
     attributes = [f for f in confirmed if "value" in f and f["predicate"] != "claimed_member"]
     relations = [f for f in confirmed + backlinks if f["predicate"] in RELATIONS]
     people = [f for f in backlinks if f["predicate"] == "affiliated_with"]
@@ -46,8 +40,30 @@ def markdown(result: dict, audience: str | None) -> str:
         f for f in result["facts"] if f["predicate"] == "claimed_member" and f["status"] in ("proposed", "confirmed")
     ]
     other = [f for f in confirmed + backlinks if f not in attributes + relations + people + claims]
-    sections = [("Attributes", attributes), ("Relations", relations), ("People", people), ("Also", other)]
-    for title, facts in sections:
+    proposed = [f for f in result["facts"] + result["backlinks"] if f["status"] == "proposed"]
+    return {
+        "attributes": attributes,
+        "relations": relations,
+        "people": people,
+        "other": other,
+        "claims": claims,
+        "proposed": proposed,
+    }
+
+
+def markdown(result: dict, audience: str | None) -> str:
+    """The digest of ``result`` (Session.lookup of an organization)."""
+    entity = result["entity"]
+    lines = [f"# {entity['name']} ({entity['id']})"]
+    if entity.get("self"):
+        lines.append("Our own organization.")
+    if entity.get("aliases"):
+        lines.append(f"Also known as: {', '.join(entity['aliases'])}.")
+    lines.append(f"_A digest for {audience or 'the owner'}: a view of the knowledge base, not a source of truth._")
+    parts = sections(result)
+    attributes, relations, people = parts["attributes"], parts["relations"], parts["people"]
+    other, claims, proposed = parts["other"], parts["claims"], parts["proposed"]
+    for title, facts in [("Attributes", attributes), ("Relations", relations), ("People", people), ("Also", other)]:
         if not facts:
             continue
         lines += ["", f"## {title}"]

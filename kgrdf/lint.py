@@ -131,6 +131,17 @@ def lint(
     }
 
 
+def contradictions(session, now: datetime | None = None) -> list[dict]:
+    """kg lint's contradiction findings alone (the console's Briefing lists them): two or more
+    current confirmed values of a single-valued predicate, a person's facts past retention left out
+    as kg lint leaves them out."""
+    now = now or clock.now()
+    days = settings.get("KGRDF_RETENTION_DAYS")
+    check = _Check(session, now)
+    past_retention = {f["facts"][0] for f in check.retention(now - timedelta(days=days), days)}
+    return check.contradictions(skip=past_retention)
+
+
 def _finding(kind: str, message: str, entities, facts, fix: str, alternatives=()) -> dict:
     return {
         "kind": kind,

@@ -152,9 +152,9 @@ def _commands():
     return list(walk(get_command(app), ()))
 
 
-# kg serve and kg mcp answer requests until they are stopped: a command line that parses would not
-# return. Their bad arguments are tried in tests/test_serve_doors.py.
-LONG_RUNNING = {("serve",), ("mcp",)}
+# kg serve, kg mcp and kg console answer requests until they are stopped: a command line that parses
+# would not return. Their bad arguments are tried in tests/test_serve_doors.py and tests/test_console.py.
+LONG_RUNNING = {("serve",), ("mcp",), ("console",)}
 COMMANDS = [(path, command) for path, command in _commands() if path not in LONG_RUNNING]
 
 

@@ -14,6 +14,7 @@ from .conftest import both_engines
 # The example is recorded at the real time the tests start: ask about the day after.
 NOW = vocab.datetime_literal(clock.iso(datetime.now(UTC) + timedelta(days=1)))
 LATER = vocab.datetime_literal(clock.iso(datetime.now(UTC) + timedelta(days=400)))
+SINCE = vocab.datetime_literal(clock.iso(datetime.now(UTC) - timedelta(days=7)))
 ENTITIES = vocab.entities_graph("main")
 
 
@@ -235,6 +236,50 @@ def cases(store):
         "fact-ids": ({}, lambda rows: len(rows) == 35 and all(r["id"].startswith("f-") for r in rows)),
         # The example has no site schema: tests/test_extension.py asks this of knowledge bases that do.
         "schema-usage": ({}, lambda rows: rows == []),
+        # The Briefing's measures: every fact of the example was recorded when the tests started.
+        "briefing-captured": (dict(since=NOW), lambda rows: [(r["day"], r["facts"]) for r in rows] == [("before", 35)]),
+        "briefing-status": (
+            dict(now=NOW),
+            lambda rows: sorted((r["status"], r["facts"]) for r in rows) == [("confirmed", 32), ("proposed", 2)],
+        ),
+        "briefing-coverage": (
+            dict(now=NOW),
+            lambda rows: (
+                len(rows) == 21
+                and e("step/canary-checks").value in {r["entity"] for r in rows}
+                and e("channel/incidents").value not in {r["entity"] for r in rows}  # its only fact was closed
+            ),
+        ),
+        "briefing-links": (
+            dict(validAt=NOW, knownAt=NOW),
+            lambda rows: (
+                (e("process/release").value, vocab.kg("hasStep").value, e("step/merge-to-main").value)
+                in {(r["subject"], r["predicate"], r["object"]) for r in rows}
+                and e("channel/incidents").value not in {r["object"] for r in rows}
+            ),
+        ),
+        "briefing-changes": (
+            dict(since=SINCE),
+            lambda rows: (
+                sorted(r["change"] for r in rows).count("new") == 34
+                and [r["successor"] is not None for r in rows if r["change"] == "replaced"] == [True]
+            ),
+        ),
+        "briefing-change-counts": (
+            dict(since=SINCE),
+            lambda rows: sorted((r["change"], r["facts"]) for r in rows) == [("new", 34), ("replaced", 1)],
+        ),
+        "raw-entities": (
+            dict(entities=ENTITIES, **{"class": vocab.kg("Person")}),
+            lambda rows: sorted(r["id"] for r in rows) == ["person/dana", "person/priya", "person/sam"],
+        ),
+        "raw-waiting": (
+            {},
+            lambda rows: (
+                sorted((r["subject"], r["facts"]) for r in rows)
+                == [(e("person/sam").value, 1), (e("repo/api").value, 1)]
+            ),
+        ),
         # Each fact's triple restated on it, beside its provenance, the entities and the schema.
         "validation-view": (
             {},

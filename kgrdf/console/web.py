@@ -1,0 +1,263 @@
+"""kg console's HTTP face: the page shell, its assets, each page's JSON twin and the one write.
+
+Security (SPEC §10): the console listens on loopback only and answers only requests addressed to
+it by that name (a page of another site cannot reach it through a name it controls). The token in
+the address ``kg console`` prints is traded, once per browser, for a session cookie (HttpOnly,
+SameSite=Strict) and the address bar is cleaned by a redirect. Every request needs that cookie.
+Every route is GET only, except ``POST /review/decide``, which also needs an Origin naming the
+console, a JSON body and the CSRF token of this start in a header: the token is written into the
+page shell, which only a page of the console itself can read. Every answer carries a
+Content-Security-Policy of ``'self'``: nothing is loaded from anywhere else.
+"""
+
+import dataclasses
+import hmac
+import json
+import secrets
+import threading
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
+
+from kgrdf.console.pages import Keys, Pages, View
+from kgrdf.errors import BadInput, Bug, KgError, NotFound
+
+COOKIE = "kg_console"
+CSRF_HEADER = "x-kg-csrf"
+DECIDE = "/review/decide"
+STATUS = {"bad_input": 400, "not_found": 404, "refused": 409, "damaged": 503, "bug": 500}
+SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        b"frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+    (b"x-frame-options", b"DENY"),
+]
+ASSETS = {"console.js": "text/javascript", "console.css": "text/css"}
+STATIC = Path(__file__).parent / "static"
+
+
+class Secrets:
+    """What one start of the console hands out: the address token, the session and the CSRF token."""
+
+    def __init__(self):
+        self.token = secrets.token_urlsafe(24)
+        self.session = secrets.token_urlsafe(32)
+        self.csrf = secrets.token_urlsafe(24)
+
+
+def _plain(status: int, message: str, headers: dict | None = None):
+    from starlette.responses import Response
+
+    body = json.dumps({"error": "refused" if status != 401 else "unauthorized", "message": message}) + "\n"
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def _same(given: str | None, expected: str) -> bool:
+    return given is not None and hmac.compare_digest(given.encode(), expected.encode())
+
+
+class Door:
+    """ASGI middleware: the console's own address, the token for the cookie, the cookie, the
+    methods, and for the one write its Origin, JSON and CSRF token; security headers on every answer."""
+
+    def __init__(self, app, port: int, keys: Secrets):
+        self.app = app
+        self.secrets = keys
+        self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+        self.origins = {"http://" + host for host in self.hosts}
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            await send(message)
+
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            return await refusal(scope, receive, sending)
+        return await self.app(scope, receive, sending)
+
+    def _refusal(self, scope):
+        """The answer that turns the request away, or None to let it through."""
+        from starlette.responses import RedirectResponse
+
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if headers.get("host") not in self.hosts:
+            return _plain(403, "this console answers only at the loopback address kg console printed")
+        method, path = scope["method"], scope["path"]
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        token = next((v for k, v in query if k == "token"), None)
+        if token is not None:
+            if method != "GET" or not _same(token, self.secrets.token):
+                return _plain(401, "this is not the token kg console printed at its start")
+            rest = urlencode([(k, v) for k, v in query if k != "token"])
+            answer = RedirectResponse(path + ("?" + rest if rest else ""), status_code=303)
+            answer.set_cookie(COOKIE, self.secrets.session, httponly=True, samesite="strict", path="/")
+            return answer
+        if not _same(_cookie(headers.get("cookie", ""), COOKIE), self.secrets.session):
+            return _plain(401, "no console session: open the address kg console printed (it holds the token)")
+        if path == DECIDE and method == "POST":
+            if headers.get("origin") not in self.origins:
+                return _plain(403, "a decision comes from the console's own page (its Origin), not from elsewhere")
+            if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+                return _plain(415, "a decision is sent as JSON (Content-Type: application/json)")
+            if not _same(headers.get(CSRF_HEADER), self.secrets.csrf):
+                return _plain(403, "a decision carries the page's CSRF token (X-KG-CSRF); reload the page")
+            return None
+        if method not in ("GET", "HEAD"):
+            allow = "POST" if path == DECIDE else "GET, HEAD"
+            return _plain(405, f"{method} is not answered here: the console only reads", {"Allow": allow})
+        return None
+
+
+def _cookie(header: str, name: str) -> str | None:
+    for part in header.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return None
+
+
+def _json(data: dict, status: int = 200):
+    from starlette.responses import Response
+
+    return Response(json.dumps(data, ensure_ascii=False) + "\n", status_code=status, media_type="application/json")
+
+
+def _error(exc: KgError):
+    return _json(exc.as_json(), STATUS.get(exc.kind, 409))
+
+
+def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None):
+    """The ASGI application of the console of the knowledge base at ``kb_path``, listening on
+    ``port`` (the Host and Origin it accepts name it)."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.responses import HTMLResponse, Response
+    from starlette.routing import Route
+
+    from kgrdf import batch
+
+    pages = Pages(kb_path, Keys())
+    shell = (STATIC / "shell.html").read_text(encoding="utf-8").replace("{{csrf}}", keys.csrf)
+    turn = threading.Lock()  # the console's decisions go in one at a time, in order
+
+    def view_of(request) -> View:
+        found = View.of(dict(request.query_params))
+        return found if found.perspective or not perspective else dataclasses.replace(found, perspective=perspective)
+
+    def answered(build):
+        def endpoint(request):
+            try:
+                return _json(build(request, view_of(request)))
+            except KgError as exc:
+                return _error(exc)
+            except Exception as exc:  # an error kgrdf did not expect: one line, as the CLI reports it
+                return _error(Bug.of(exc))
+
+        return endpoint
+
+    def page(request):
+        return HTMLResponse(shell)
+
+    def asset(request):
+        name = request.path_params["name"]
+        if name not in ASSETS:
+            return _error(NotFound(f"there is no asset {name}"))
+        return Response((STATIC / name).read_bytes(), media_type=ASSETS[name])
+
+    def entity(request, view):
+        return pages.entity(view, request.path_params["key"])
+
+    def fact(request, view):
+        return pages.fact(view, request.path_params["fact"])
+
+    def constellation(request, view):
+        stars = request.query_params.get("stars", "150")
+        if not stars.isdigit():
+            raise BadInput(f"stars is a whole number, not {stars!r}")
+        return pages.constellation(view, int(stars))
+
+    def raw(request, view):
+        params = request.query_params
+        return pages.raw(view, params.get("axis") or None, params.get("type") or None, params.get("q", ""))
+
+    def search(request, view):
+        return pages.search(view, request.query_params.get("q", ""))
+
+    async def decide(request):
+        from starlette.concurrency import run_in_threadpool
+
+        try:
+            body = json.loads(await request.body() or b"null")
+        except ValueError:
+            return _error(BadInput("the body is not JSON"))
+        if not isinstance(body, dict) or set(body) - {"facts", "decision"}:
+            return _error(BadInput('the body is {"facts": [FACT_ID, ...], "decision": "confirm|reject|defer"}'))
+        view = view_of(request)
+        if view.audience:
+            return _error(BadInput("decisions are the owner's: stop showing as " + view.audience))
+
+        def run():
+            with turn:
+                return batch.decide(pages.kb(view), body.get("facts"), body.get("decision"), "console")
+
+        try:
+            return _json(await run_in_threadpool(run))
+        except KgError as exc:
+            return _error(exc)
+
+    get = ["GET", "HEAD"]
+    routes = [
+        Route("/", page, methods=get),
+        Route("/index.json", answered(lambda r, v: pages.home(v)), methods=get),
+        Route("/constellation", page, methods=get),
+        Route("/constellation.json", answered(constellation), methods=get),
+        Route("/raw", page, methods=get),
+        Route("/raw.json", answered(raw), methods=get),
+        Route("/review", page, methods=get),
+        Route("/review.json", answered(lambda r, v: pages.review(v)), methods=get),
+        Route(DECIDE, decide, methods=["POST"]),
+        Route("/search", page, methods=get),
+        Route("/search.json", answered(search), methods=get),
+        Route("/e/{key}.json", answered(entity), methods=get),
+        Route("/e/{key}", page, methods=get),
+        Route("/f/{fact}.json", answered(fact), methods=get),
+        Route("/f/{fact}", page, methods=get),
+        Route("/static/{name}", asset, methods=get),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(Door, port=port, keys=keys)])
+
+
+def run(kb_path: Path, port: int, perspective: str | None, open_browser: bool, announce) -> None:
+    """Serve the console on loopback until stopped; ``announce(url)`` is told the address with its token."""
+    import socket
+
+    import uvicorn
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", port))
+    except OSError as exc:
+        listener.close()
+        raise BadInput(
+            f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}", hint="--port chooses another port"
+        ) from None
+    port = listener.getsockname()[1]
+    keys = Secrets()
+    url = f"http://127.0.0.1:{port}/?token={keys.token}"
+    server = uvicorn.Server(uvicorn.Config(app(kb_path, port, keys, perspective), log_level="warning"))
+    announce(url)
+    if open_browser:
+        import webbrowser
+
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    server.run(sockets=[listener])

@@ -1,0 +1,552 @@
+"""kg console in a real browser (Debian's chromium driven by Playwright) over a real kg console on
+loopback: what a person sees on each page equals what kg prints, the review queue writes what kg
+batch apply writes, and every request the page did not make is refused without writing anything.
+
+One console and one browser serve the whole module; the tests that decide facts come last."""
+
+import json
+import re
+import shutil
+
+import pytest
+from playwright import sync_api as playwright_api
+
+from .conftest import Kg
+from .consoling import Console, chromium, shot
+
+WAITING = [  # proposals for the review queue, each from one untrusted source: they wait for a person
+    ("repo/api", "caveat", "--value", "mkcaveat one: the api cache warms for ten minutes"),
+    ("repo/api", "caveat", "--value", "mkcaveat two: rate limits apply to the batch endpoint"),
+    ("repo/api", "caveat", "--value", "mkcaveat three: the api logs rotate daily"),
+    ("repo/web-app", "caveat", "--value", "mkcaveat four: the web-app build needs node 22"),
+    ("repo/web-app", "caveat", "--value", "mkcaveat five: the web-app storybook is stale"),
+    ("repo/web-app", "caveat", "--value", "mkcaveat six: the web-app e2e suite is flaky"),
+]
+IDENTIFIER = "U0MKCHATID9"  # a person's chat id: the console never reads identifiers.jsonl
+
+
+@pytest.fixture(scope="module")
+def kb(demo_template, tmp_path_factory) -> Kg:
+    """The example organization, a few proposals waiting, a fact heard in #sales, and a chat id."""
+    path = tmp_path_factory.mktemp("console") / "kb"
+    shutil.copytree(demo_template, path, symlinks=True)
+    kg = Kg(path)
+    for subject, predicate, kind, value in WAITING:
+        kg("propose", subject, predicate, kind, value, "--source", "slack:https://chat.example/" + value[9:13])
+    kg("propose", "repo/api", "caveat", "--value", "mksales: the api is priced per seat", "-s", "slack:s1")
+    kg(
+        "propose",
+        "repo/api",
+        "caveat",
+        "--value",
+        "mksalesvalue heard in sales",
+        "-s",
+        "slack:s2",
+        "--audience",
+        "channel:sales",
+    )
+    kg("identifiers", "add", "Dana", "chat", IDENTIFIER)
+    kg("org", "add", "Texture", "--alias", "Texture HQ")
+    kg("propose", "Texture", "founded", "--value", "2023", "-s", "report:press-kit", "-s", "ledger:crm")
+    kg("propose", "Texture", "founded", "--value", "2021", "-s", "report:registry", "-s", "ledger:filings")
+    kg("org", "init", "Lyra Labs", "--perspective", "lyra")
+    kg("add-entity", "repo/lyra", "--name", "mklyraname", "--perspective", "lyra")
+    kg("org", "affiliate", "Texture", "--claimed-name", "Jim", "--role", "IT", "-s", "slack:c1", "--said-by", "Dana")
+    return kg
+
+
+@pytest.fixture(scope="module")
+def console(kb):
+    running = Console(kb.path)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def context(browser, console):
+    """One browser session: it opened the address kg console printed, once."""
+    made = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = made.new_page()
+    page.goto(console.address)
+    page.wait_for_selector("body[data-ready=home]")
+    page.close()
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def page(context):
+    opened = context.new_page()
+    errors = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    yield opened
+    opened.close()
+    assert not errors, errors
+
+
+def visit(page, console, path: str, ready: str):
+    page.goto(console.url + path)
+    page.wait_for_selector(f"body[data-ready={ready}]")
+    return page
+
+
+def entity_path(page, console, name: str) -> str:
+    """The opaque address of an entity's page, reached as a person does: through the search."""
+    visit(page, console, "/", "home")
+    page.fill("#search", name)
+    page.press("#search", "Enter")
+    page.wait_for_selector("body[data-ready=search]")
+    page.get_by_role("link", name=name, exact=True).first.click()
+    page.wait_for_selector("body[data-ready=entity]")
+    return page.url.removeprefix(console.url)
+
+
+# --- the door ------------------------------------------------------------------------------------------
+
+
+def test_the_token_becomes_a_strict_http_only_cookie_and_leaves_the_address_bar(browser, console):
+    made = browser.new_context()
+    page = made.new_page()
+    page.goto(console.address)
+    page.wait_for_selector("body[data-ready=home]")
+    assert page.url == console.url + "/"
+    assert "token" not in page.evaluate("location.href")
+    (cookie,) = made.cookies()
+    assert (cookie["httpOnly"], cookie["sameSite"], cookie["domain"]) == (True, "Strict", "127.0.0.1")
+    assert page.evaluate("document.cookie") == ""  # the page's script cannot read it
+    made.close()
+
+
+def test_without_the_cookie_every_page_is_refused(browser, console):
+    made = browser.new_context()
+    page = made.new_page()
+    answer = page.goto(console.url + "/")
+    assert answer.status == 401
+    assert "open the address kg console printed" in page.content()
+    made.close()
+    for path in ["/index.json", "/review.json", "/search.json?q=api", "/static/console.js", "/f/f-aaaaaa.json"]:
+        status, _headers, body = console.request(path, cookie=False)
+        assert status == 401, path
+        assert json.loads(body)["error"] == "unauthorized"
+
+
+def test_a_wrong_token_or_a_foreign_host_name_is_refused(console):
+    status, _headers, _body = console.request("/?token=not-the-token", cookie=False)
+    assert status == 401
+    status, _headers, body = console.request("/index.json", headers={"Host": "evil.example:80"})
+    assert status == 403
+    assert "loopback address" in json.loads(body)["message"]
+
+
+def test_every_answer_carries_a_content_security_policy_of_self(console):
+    for path in ["/", "/index.json", "/static/console.js", "/e/knope.json"]:
+        _status, headers, _body = console.request(path)
+        policy = headers["Content-Security-Policy"]
+        assert "default-src 'self'" in policy and "script-src 'self'" in policy, path
+        assert "http" not in policy
+        assert headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_the_page_loads_nothing_from_anywhere_else(page, console):
+    asked = []
+    page.on("request", lambda request: asked.append(request.url))
+    visit(page, console, "/", "home")
+    assert asked and all(url.startswith(console.url + "/") for url in asked), asked
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["console", "--port", "many"], "many"),
+        (["console", "--bogus"], "No such option"),
+        (["console", "--perspective", "Nope!"], "perspective"),
+    ],
+)
+def test_kg_console_s_bad_arguments_fail_at_once_in_one_line(kg, args, says):
+    result = kg(*args, expect=2)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kg: ") and says in lines[0]
+
+
+def test_a_port_in_use_is_refused_in_one_line(kg):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = kg("console", "--no-open", "--port", str(port), expect=2)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0]
+    assert not result.stdout  # no address was given out
+
+
+# --- the Knowledge home --------------------------------------------------------------------------------
+
+
+def test_the_home_figures_are_kg_stats_and_kg_batch(page, console, kb):
+    visit(page, console, "/", "home")
+    shot(page, "home")
+    stats = kb.json("stats")
+    batch = kb.json("batch")
+    shown = {name: page.inner_text(f"#fig-{name} .n") for name in ["entities", "facts", "confirmed", "proposed"]}
+    assert shown == {
+        "entities": str(stats["entity_count"]),
+        "facts": str(stats["fact_count"]),
+        "confirmed": str(stats["facts"]["confirmed"]),
+        "proposed": str(stats["facts"]["proposed"]),
+    }
+    assert page.inner_text("#fig-in-batch .n") == str(batch["in_batch"])
+    assert page.inner_text("#fig-waiting .n") == str(batch["waiting"])
+    shown = page.eval_on_selector_all(
+        "#review .item", "rows => rows.map(r => [r.dataset.label, r.querySelector('.sentence').innerText])"
+    )
+    assert shown == [[f["label"], f["sentence"]] for g in batch["groups"] for f in g["facts"]]
+
+
+def test_the_briefing_measures_agree_with_kg(page, console, kb):
+    visit(page, console, "/", "home")
+    stats = kb.json("stats")
+    bars = page.eval_on_selector_all(
+        "#captured-chart rect.bar", "bars => bars.map(b => [b.dataset.day, +b.dataset.captured])"
+    )
+    assert len(bars) == 30 and sum(n for _day, n in bars) == stats["fact_count"]  # every fact was recorded today
+    assert f"{stats['fact_count']} in all" in page.inner_text("#captured-summary")
+    people = page.inner_text('#coverage [data-card="People"]')
+    assert f"of {stats['entities']['person'] + stats['entities']['team']}" in people
+    top = page.locator("#most-connected li").first
+    name = top.locator("a").inner_text()
+    around = kb.json("neighbors", name)
+    assert f"{len(around['nodes']) - 1} linked" in top.inner_text()
+    changes = page.inner_text("#week-changes")
+    assert "Hotfix process starts in #incidents → Hotfix process starts in #deploys" in changes
+    assert "Not measured yet" in page.inner_text("#rediscovery")
+
+
+def test_the_constellation_draws_the_most_connected_and_leads_to_their_pages(page, console, kb):
+    visit(page, console, "/constellation", "constellation")
+    shot(page, "constellation")
+    nodes = page.locator("#constellation a.node")
+    stats = kb.json("stats")
+    assert 5 < nodes.count() <= stats["entity_count"]
+    assert f"of {stats['entity_count']} entities" in page.inner_text("#constellation-summary")
+    degrees = [
+        int(d) for d in page.eval_on_selector_all("#constellation a.node", "ns => ns.map(n => n.dataset.degree)")
+    ]
+    assert degrees == sorted(degrees, reverse=True)
+    page.locator("#constellation a.node circle").first.click()
+    page.wait_for_selector("body[data-ready=entity]")
+    assert page.inner_text("#entity-name").startswith("Release process")
+
+
+def test_raw_data_browses_by_axis_and_type_with_proposals_waiting(page, console, kb):
+    visit(page, console, "/raw", "raw")
+    stats = kb.json("stats")
+    people = page.locator('#raw-axes [data-axis="People"]')
+    assert people.locator(".n").inner_text() == str(stats["entities"]["person"] + stats["entities"]["team"])
+    waiting = page.locator('#raw-axes [data-axis="Product"] .waiting').inner_text()
+    about_repos = sum(
+        f["status"] == "proposed" for r in ("repo/api", "repo/web-app") for f in kb.json("facts", r)["facts"]
+    )
+    assert waiting == f"{about_repos} proposals waiting"  # the Product axis's only proposals are about repos
+    people.get_by_role("link", name="person", exact=True).click()
+    page.wait_for_selector("#raw-list")
+    shot(page, "raw-people")
+    names = page.eval_on_selector_all("#raw-list a.entity", "links => links.map(a => a.textContent)")
+    assert (
+        names == sorted(names, key=str.casefold)
+        and "Dana Okafor" in names
+        and len(names) == stats["entities"]["person"]
+    )
+    page.fill("#raw-q", "sam")
+    page.press("#raw-q", "Enter")
+    page.wait_for_selector("#raw-list")
+    assert page.eval_on_selector_all("#raw-list a.entity", "links => links.map(a => a.textContent)") == ["Sam Reyes"]
+
+
+# --- search, entity and fact pages ---------------------------------------------------------------------
+
+
+def test_search_leads_to_an_entity_page_whose_address_names_nobody(page, console):
+    path = entity_path(page, console, "Hotfix process")
+    assert re.fullmatch(r"/e/k[a-z2-7]{16}", path), path
+    assert "hotfix" not in path
+    assert page.inner_text("#entity-name").startswith("Hotfix process")
+    assert "hotfixes" in page.inner_text("#aliases")
+
+
+def test_search_names_the_entity_a_name_identifies_and_what_a_weak_alias_suggests(page, console, kb):
+    visit(page, console, "/search?q=hotfixes", "search")
+    shot(page, "search")
+    identified = page.inner_text("#identified")
+    assert "Hotfix process" in identified and "is called" in identified
+    named = kb.json("identify", "hotfixes")["matches"]
+    assert [m["name"] for m in named] == ["Hotfix process"]
+
+
+def test_an_entity_page_groups_current_facts_and_greys_what_was_superseded(page, console, kb):
+    entity_path(page, console, "Hotfix process")
+    shot(page, "entity-hotfix")
+    current = {f["id"] for f in kb.json("lookup", "process/hotfix")["facts"]}
+    shown = set(page.eval_on_selector_all(".predicate li.fact", "rows => rows.map(r => r.dataset.fact)"))
+    assert shown == current
+    entry = page.locator('.predicate[data-predicate="entry_point"] li.fact')
+    assert "Hotfix process starts in #deploys" in entry.inner_text()
+    assert "confirmed" in entry.inner_text() and "valid 2026-10-20" in entry.inner_text()
+    superseded = page.inner_text("#superseded")
+    assert "Hotfix process starts in #incidents" in superseded
+    assert "replaced by Hotfix process starts in #deploys" in superseded
+    assert page.eval_on_selector("#superseded li", "li => getComputedStyle(li).color") == "rgb(154, 160, 170)"
+    assert "Dana Okafor approves Hotfix process" in page.inner_text("#backlinks")
+    names = page.eval_on_selector_all("#neighbourhood a.node text", "ts => ts.map(t => t.textContent)")
+    assert {"Hotfix process", "#deploys", "Dana Okafor"} <= set(names)
+
+
+def test_a_process_page_is_an_ordered_flow_of_its_steps(page, console, kb):
+    entity_path(page, console, "Release process")
+    shot(page, "entity-release-flow")
+    steps = page.eval_on_selector_all("#flow .step:not(.entry) > a", "links => links.map(a => a.textContent)")
+    facts = [f for f in kb.json("lookup", "process/release")["facts"] if f["predicate"] == "has_step"]
+    assert steps == [f["object_name"] for f in sorted(facts, key=lambda f: f.get("order", 0))]
+    assert len(steps) >= 3
+
+
+def test_an_organization_page_shows_its_digest_with_conflicts_side_by_side(page, console, kb):
+    entity_path(page, console, "Texture")
+    shot(page, "entity-organization")
+    founded = page.locator('#digest-attributes .attribute[data-key="founded"]')
+    assert "conflicting" in founded.inner_text()
+    assert sorted(founded.locator(".value a").all_inner_texts()) == ["2021", "2023"]
+    claims = page.inner_text("#digest-claims")
+    assert "Jim, IT" in claims and "unverified" in claims
+    assert "Claims (unverified" in kb("org", "digest", "Texture").stdout
+
+
+def test_a_fact_page_shows_its_history_provenance_and_audience(page, console, kb):
+    entity_path(page, console, "Hotfix process")
+    page.click("#superseded li a.fact-link")
+    page.wait_for_selector("body[data-ready=fact]")
+    shot(page, "fact-superseded")
+    assert page.inner_text("#fact-sentence") == "Hotfix process starts in #incidents"
+    history = page.inner_text("#history")
+    old = kb.json("facts", "hotfix", "--all")["facts"]
+    replaced = next(f for f in old if f.get("superseded_by"))
+    assert f"superseded_by: → {replaced['superseded_by']}" in history
+    assert "memory:hotfix-notes" in page.inner_text("#provenance")
+    assert "owner" in page.inner_text("#provenance")
+    assert "Not recorded as told" in page.inner_text("#disclosures")
+
+
+def test_time_travel_shows_the_superseded_value_at_an_earlier_date(page, console):
+    path = entity_path(page, console, "Hotfix process")
+    page.fill("#as-of", "2026-06-01")
+    page.click("#timetravel button")
+    page.wait_for_selector("#travelling")
+    shot(page, "entity-hotfix-as-of")
+    assert "as_of=2026-06-01" in page.url and page.url.startswith(console.url + path)
+    entry = page.inner_text('.predicate[data-predicate="entry_point"]')
+    assert "starts in #incidents" in entry and "#deploys" not in entry
+
+
+def test_a_person_page_shows_no_summary_and_no_identifier(page, console, kb):
+    entity_path(page, console, "Dana Okafor")
+    shot(page, "entity-person")
+    assert page.inner_text("#person-note") == "Work-operational facts only. Delete on request: kg forget person/ID"
+    assert page.locator("#summary").count() == 0
+    html = page.content()
+    twin = console.request(page.url.removeprefix(console.url) + ".json")[2]
+    for text in (html, twin, page.url):
+        assert IDENTIFIER not in text
+        assert "person/dana" not in text
+    assert "Dana Okafor's title is Engineering lead" in page.inner_text("main")
+
+
+def test_show_as_an_audience_shows_exactly_what_kg_lookup_for_it_tells(page, console, kb):
+    path = entity_path(page, console, "api")
+    visit(page, console, path + "?as=channel:sales", "entity")
+    shot(page, "entity-show-as-sales")
+    told = kb.json("lookup", "repo/api", "--audience", "channel:sales")
+    shown = set(page.eval_on_selector_all(".predicate li.fact", "rows => rows.map(r => r.dataset.fact)"))
+    assert shown == {f["id"] for f in told["facts"]}
+    text = page.inner_text("main")
+    assert "mksalesvalue" in text and "mkcaveat" not in text
+    assert "channel:sales" in page.inner_text("#showing-as")
+
+
+def test_every_page_has_a_json_twin_with_the_same_answer(page, console):
+    path = entity_path(page, console, "Hotfix process")
+    twin = console.json(path + ".json")
+    assert twin["page"] == "entity" and twin["entity"]["name"] == "Hotfix process"
+    assert "process/hotfix" not in json.dumps(twin)
+    assert console.json("/search.json?q=hotfix")["results"][0]["id"] == path.removeprefix("/e/")
+
+
+# --- the review queue ----------------------------------------------------------------------------------
+
+
+def _decide(console, body, headers=None, kind="application/json"):
+    sent = {"Origin": console.url, "Content-Type": kind, "X-KG-CSRF": _csrf(console), **(headers or {})}
+    return console.request("/review/decide", "POST", json.dumps(body).encode(), {k: v for k, v in sent.items() if v})
+
+
+def _csrf(console) -> str:
+    _status, _headers, shell = console.request("/")
+    return re.search(r'name="kg-csrf" content="([^"]+)"', shell).group(1)
+
+
+def _waiting(kb) -> list[str]:
+    return [f["id"] for g in json.loads((kb.path / "batch.json").read_text())["groups"] for f in g["facts"]]
+
+
+def test_a_decision_without_the_page_s_cookie_origin_json_or_csrf_token_writes_nothing(console, kb):
+    visit_first = console.json("/review.json")  # the batch the page shows
+    fact = visit_first["review"]["groups"][0]["facts"][0]["id"]
+    before = kb.snapshot()
+    body = {"facts": [fact], "decision": "confirm"}
+    refusals = [
+        (401, console.request("/review/decide", "POST", json.dumps(body).encode(), cookie=False)),
+        (403, _decide(console, body, {"Origin": "http://evil.example"})),
+        (403, _decide(console, body, {"Origin": None})),
+        (403, _decide(console, body, {"X-KG-CSRF": None})),
+        (403, _decide(console, body, {"X-KG-CSRF": "not-the-token"})),
+        (415, _decide(console, body, kind="application/x-www-form-urlencoded")),
+        (415, _decide(console, body, kind="text/plain")),
+    ]
+    for expected, (status, _headers, text) in refusals:
+        assert status == expected, text
+        assert json.loads(text)["message"]
+    for method in ["PUT", "DELETE", "PATCH"]:
+        for path in ["/", "/index.json", "/review.json", "/review/decide", "/e/knope.json", "/static/console.js"]:
+            status, _headers, _text = console.request(path, method, b"{}", {"Origin": console.url})
+            assert status == 405, (method, path)
+    for path in ["/", "/index.json", "/review", "/search.json"]:
+        status, _headers, _text = _decide_at(console, path, body)
+        assert status == 405, path
+    assert kb.snapshot() == before
+    assert kb.json("history", fact)["fact"]["status"] == "proposed"
+
+
+def _decide_at(console, path, body):
+    headers = {"Origin": console.url, "Content-Type": "application/json", "X-KG-CSRF": _csrf(console)}
+    return console.request(path, "POST", json.dumps(body).encode(), headers)
+
+
+def test_a_decision_on_a_fact_outside_the_batch_or_a_bad_body_is_refused_in_one_line(console, kb):
+    console.json("/review.json")  # the batch the page shows, saved as kg batch saves it
+    outside = next(f["id"] for f in kb.json("facts", "hotfix")["facts"])
+    before = kb.snapshot()
+    for body, status, says in [
+        ({"facts": [outside], "decision": "reject"}, 409, "is not in the batch being answered"),
+        ({"facts": [outside], "decision": "approve"}, 400, "decision must be one of confirm, reject, defer"),
+        ({"facts": "f-aaaaaa", "decision": "confirm"}, 400, "facts is a list of fact ids"),
+        ({"facts": [outside], "decision": "confirm", "reason": "x"}, 400, "the body is"),
+        ([outside], 400, "the body is"),
+    ]:
+        code, _headers, text = _decide(console, body)
+        assert code == status and says in json.loads(text)["message"], text
+    code, _headers, text = console.request(
+        "/review/decide",
+        "POST",
+        b"{not json",
+        {"Origin": console.url, "Content-Type": "application/json", "X-KG-CSRF": _csrf(console)},
+    )
+    assert code == 400 and json.loads(text)["message"] == "the body is not JSON"
+    assert kb.snapshot() == before
+
+
+def test_confirming_in_the_queue_confirms_the_fact_in_one_commit(page, console, kb):
+    visit(page, console, "/review", "review")
+    shot(page, "review")
+    row = page.locator(".item", has_text="mkcaveat one")
+    fact = row.get_attribute("data-fact")
+    before = kb.snapshot()
+    row.get_by_role("button", name="confirm", exact=True).click()
+    page.wait_for_selector(f'.item[data-fact="{fact}"][data-outcome=confirmed]')
+    after = kb.snapshot()
+    assert int(after["commits"]) == int(before["commits"]) + 1
+    shown = kb.json("facts", "repo/api")["facts"]
+    assert next(f for f in shown if f["id"] == fact)["status"] == "confirmed"
+    assert kb.json("history", fact)["fact"]["reviewed_by"] == "console"
+
+
+def test_rejecting_in_the_queue_rejects_the_fact_in_one_commit(page, console, kb):
+    visit(page, console, "/review", "review")
+    row = page.locator(".item", has_text="mkcaveat two")
+    fact = row.get_attribute("data-fact")
+    before = kb.snapshot()
+    row.get_by_role("button", name="reject").click()
+    page.wait_for_selector(f'.item[data-fact="{fact}"][data-outcome=rejected]')
+    assert int(kb.snapshot()["commits"]) == int(before["commits"]) + 1
+    assert kb.json("history", fact)["fact"]["status"] == "rejected"
+
+
+def test_deferring_writes_nothing(page, console, kb):
+    visit(page, console, "/review", "review")
+    row = page.locator(".item", has_text="mkcaveat three")
+    fact = row.get_attribute("data-fact")
+    before = kb.snapshot()
+    row.get_by_role("button", name="defer").click()
+    page.wait_for_selector(f'.item[data-fact="{fact}"][data-outcome=deferred]')
+    assert kb.snapshot() == before
+    assert kb.json("history", fact)["fact"]["status"] == "proposed"
+
+
+def test_a_fact_decided_elsewhere_meanwhile_shows_as_such(page, console, kb):
+    visit(page, console, "/review", "review")
+    row = page.locator(".item", has_text="mkcaveat four")
+    fact = row.get_attribute("data-fact")
+    kb("confirm", fact)
+    before = kb.snapshot()
+    row.get_by_role("button", name="reject").click()
+    page.wait_for_selector(f'.item[data-fact="{fact}"][data-outcome=elsewhere]')
+    assert kb.snapshot()["journal"] == before["journal"]
+    assert kb.json("history", fact)["fact"]["status"] == "confirmed"
+
+
+def test_the_keyboard_alone_answers_the_batch(page, console, kb):
+    visit(page, console, "/review", "review")
+    open_rows = page.locator(".item:not(.decided)")
+    left = open_rows.count()
+    assert left >= 3
+    page.keyboard.press("j")
+    page.keyboard.press("k")  # back to the first open fact
+    first = page.get_attribute(".item.selected", "data-fact")
+    page.keyboard.press("r")
+    page.wait_for_selector(f'.item[data-fact="{first}"][data-outcome=rejected]')
+    for _ in range(left - 1):
+        selected = page.get_attribute(".item.selected", "data-fact")
+        page.keyboard.press("c")
+        page.wait_for_selector(f'.item[data-fact="{selected}"][data-outcome=confirmed]')
+    page.wait_for_selector("#review-answered")
+    shot(page, "review-answered")
+    assert json.loads((kb.path / "batch.json").read_text())["answered_at"]
+    assert kb.json("history", first)["fact"]["status"] == "rejected"
+    result = kb("batch", "apply", "confirm all", expect=1)
+    assert "answered" in result.stderr
+
+
+def test_the_perspective_switcher_shows_another_perspective_s_knowledge(page, console, kb):
+    visit(page, console, "/", "home")
+    assert page.eval_on_selector_all("#perspective option", "os => os.map(o => o.value)") == ["lyra", "main"]
+    page.select_option("#perspective", "lyra")
+    page.wait_for_url("**/?p=lyra")
+    page.wait_for_selector("body[data-ready=home]")
+    shot(page, "home-lyra")
+    stats = kb.json("stats", "--perspective", "lyra")
+    assert page.inner_text("#fig-entities .n") == str(stats["entity_count"])
+    assert page.inner_text("#fig-facts .n") == str(stats["fact_count"])
+    page.fill("#search", "mklyraname")
+    page.press("#search", "Enter")
+    page.wait_for_selector("body[data-ready=search]")
+    assert "p=lyra" in page.url and page.locator("#results a.entity", has_text="mklyraname").count() == 1
+    visit(page, console, "/search?q=mklyraname", "search")  # the main perspective knows nothing of it
+    assert page.get_by_role("link", name="mklyraname").count() == 0
