@@ -75,3 +75,18 @@ def settled(kb: Path, timeout: float = 30.0) -> None:
         if time.monotonic() > deadline:
             pytest.fail("kg serve did not commit the writes it answered")
         time.sleep(0.05)
+
+
+def refused_a_port_in_use(kg, *command: str) -> None:
+    """``kg COMMAND --port P`` on a loopback port another socket holds: exit 2, one line naming it,
+    and no address given out."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = kg(*command, "--port", str(port), expect=2)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0]
+    assert not result.stdout

@@ -13,6 +13,7 @@ from playwright import sync_api as playwright_api
 
 from .conftest import Kg
 from .consoling import Console, chromium, shot
+from .serving import refused_a_port_in_use
 
 WAITING = [  # proposals for the review queue, each from one untrusted source: they wait for a person
     ("repo/api", "caveat", "--value", "mkcaveat one: the api cache warms for ten minutes"),
@@ -178,16 +179,7 @@ def test_kg_console_s_bad_arguments_fail_at_once_in_one_line(kg, args, says):
 
 
 def test_a_port_in_use_is_refused_in_one_line(kg):
-    import socket
-
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        result = kg("console", "--no-open", "--port", str(port), expect=2)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0]
-    assert not result.stdout  # no address was given out
+    refused_a_port_in_use(kg, "console", "--no-open")
 
 
 # --- the Knowledge home --------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from .serving import Server
+from .serving import Server, refused_a_port_in_use
 from .test_extension import ON_CALL
 
 WORKERS = 4
@@ -196,15 +196,7 @@ def test_the_servers_bad_arguments_fail_at_once_in_one_line(kg, args, says):
 
 
 def test_a_port_in_use_is_refused_in_one_line(kg):
-    import socket
-
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        result = kg("serve", "--port", str(port), expect=2)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0]
+    refused_a_port_in_use(kg, "serve")
 
 
 def test_a_running_server_follows_the_schema_it_is_given_from_the_next_request_on(kg):
