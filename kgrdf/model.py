@@ -676,7 +676,7 @@ _HIDDEN_CHANGES = {kg("observations").value, *(iri.value for iri, _ in HEARING_F
 _AUDIENCE, _OBSERVATIONS, _OBSERVED_AT, _HEARD_AT = kg("audience"), kg("observations"), kg("observedAt"), kg("heardAt")
 _SUPERSEDED_BY, _MERGED_FROM, _FIELD, _CHANGE = kg("supersededBy"), kg("mergedFrom"), kg("field"), kg("change")
 _REASON, _SOURCE_REF = kg("reason"), kg("sourceRef")
-_FACT_ID = re.compile(r"\bf-[a-z0-9]{6}\b")
+FACT_IDS_IN_TEXT = re.compile(r"\bf-[a-z0-9]{6}\b")  # the fact ids a text (a reason, a message) names
 
 
 def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> list[tuple]:
@@ -735,7 +735,7 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             elif isinstance(o, NamedNode) and "/fact/" in o.value and not hears_fact(o.value):
                 continue
         elif p == _REASON and any(
-            not hears_fact(fact[: fact.rindex("/") + 1] + found) for found in _FACT_ID.findall(o.value)
+            not hears_fact(fact[: fact.rindex("/") + 1] + found) for found in FACT_IDS_IN_TEXT.findall(o.value)
         ):
             continue
         out.append((s, p, o))

@@ -204,9 +204,7 @@ class Service:
         hear alone (not another audience's sources, speakers or count), no note when the fact holds
         hearings it may not hear (the note counts them), and no closed fact or warning naming a fact
         it may not hear."""
-        import re
-
-        from kgrdf import render
+        from kgrdf import model, render
         from kgrdf.errors import NotFound
 
         with self.reading(caller) as session:
@@ -220,7 +218,7 @@ class Service:
                     return False
                 return True
 
-            kept = [w for w in warnings if all(heard(i) for i in re.findall(r"\bf-[a-z0-9]{6}\b", w.message))]
+            kept = [w for w in warnings if all(heard(i) for i in model.FACT_IDS_IN_TEXT.findall(w.message))]
             doc = render.outcome_doc(outcome, shown, kept)
             if "closed" in doc:
                 doc["closed"] = [c for c in doc["closed"] if heard(c["id"])] or None
