@@ -48,6 +48,7 @@ class Resident:
         self._rested_until = 0.0
         self._local = threading.local()
         self._memo: dict = {}  # what remember() computed, by key
+        self._kept: dict = {}  # what keep() holds, by key, the most recently asked last
         self._owed: list[str] = []  # the commit messages of the writes not yet committed
         self.turn = threading.Lock()  # this process's writes and commits, one at a time, in order
         self._stopping = False
@@ -169,6 +170,16 @@ class Resident:
             self._memo[key] = value
         return value
 
+    def keep(self, key, bound: int) -> "Kept":
+        """The place this process keeps a value for ``key`` between requests (its owner brings it
+        up to date); at most ``bound`` of them, the least recently asked forgotten."""
+        with self._cv:
+            kept = self._kept.pop(key, None) or Kept()
+            self._kept[key] = kept
+            while len(self._kept) > bound:
+                del self._kept[next(iter(self._kept))]
+            return kept
+
     # --- git commits behind the answers ------------------------------------------------------------
 
     def commit_later(self, message: str) -> None:
@@ -217,3 +228,23 @@ class Resident:
         self.commit_owed()
         with self._cv:
             self._close()
+
+
+class Kept:
+    """A value a resident process keeps between requests, changed by one request at a time: the one
+    that holds it (acquire) until it releases it."""
+
+    def __init__(self):
+        self.value = None
+        self._lock = threading.Lock()
+        self._held = False
+
+    def acquire(self) -> None:
+        self._lock.acquire()
+        self._held = True
+
+    def release(self) -> None:
+        """Let the next request have it; a second release by the same holder does nothing."""
+        if self._held:
+            self._held = False
+            self._lock.release()

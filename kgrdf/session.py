@@ -156,19 +156,14 @@ class Session:
                 seen[entity] = audience.may_hear_any(heard_in, self._hearer)
         return seen[entity]
 
-    def _all_heard(self) -> set[str]:
-        """Every fact of the perspective the read's audience may hear (one scan: for kg sparql and
-        kg export, whose dataset is restricted to them)."""
-        if self._hearer == UNKNOWN_AUDIENCE:
-            return set()
-        allowed = set()
-        for row in self.backend.select(
-            queries.load("audiences"), {"perspective": vocab.perspective_iri(self.perspective)}
-        ):
-            heard = row["audience"].value if row.get("audience") is not None else None
-            if self.may_hear_in(heard):
-                allowed.add(row["fact"].value)
-        return allowed
+    @property
+    def hearer(self) -> str | None:
+        """The audience the read is for, canonical (None: the owner's)."""
+        return self._hearer
+
+    def may_hear_anything(self) -> bool:
+        """False for an audience that did not parse: it fails closed."""
+        return self._hearer != UNKNOWN_AUDIENCE
 
     def may_read(self, graph: str) -> bool:
         """Whether a graph is this session's to read: the perspective's own (for an audience, the
@@ -182,7 +177,9 @@ class Session:
         if self._hearer is None or graph == self.entities_graph.value:
             return True
         if not hasattr(self, "_everything_heard"):
-            self._everything_heard = self._all_heard()
+            from kgrdf import heard
+
+            self._everything_heard = heard.all_heard(self)
         return graph.removesuffix("/provenance") in self._everything_heard
 
     def values(self, name: str, **bindings) -> list[dict]:
@@ -851,18 +848,18 @@ class Session:
         if self._hearer is not None:
             import time
 
-            from kgrdf.store import open_backend
+            from kgrdf import heard
 
             started = time.monotonic()
-            backend = open_backend("memory")  # what the audience may read, and nothing else
-            backend.store.extend(self._heard_quads(deadline=started + timeout, timeout=timeout))
-            timeout = max(0.001, timeout - (time.monotonic() - started))  # gathering it counts in the limit
-            scope = backend.graphs()
-        else:
-            backend = self.backend
-            scope = None  # the whole dataset: the knowledge base holds no other perspective
-            if self._other_graphs():
-                scope = [g for g in backend.graphs() if self.may_read(g.value)]
+            with heard.held(self, deadline=started + timeout, timeout=timeout) as dataset:
+                left = timeout - (time.monotonic() - started)  # gathering it counts in the limit
+                if left <= 0:
+                    raise heard.past_limit(timeout)
+                return dataset.backend.sparql(text, timeout=left, memory=sandbox.memory_limit(), forked=dataset.release)
+        backend = self.backend
+        scope = None  # the whole dataset: the knowledge base holds no other perspective
+        if self._other_graphs():
+            scope = [g for g in backend.graphs() if self.may_read(g.value)]
         return backend.sparql(text, graphs=scope, timeout=timeout, memory=sandbox.memory_limit())
 
     def _other_graphs(self) -> bool:
@@ -903,52 +900,13 @@ class Session:
                 rows = [r for r in rows if r["fact"] is not None or r["s"].value in named]
             data = list(dict.fromkeys(Triple(r["s"], r["p"], r["o"]) for r in rows))
         elif self._hearer is not None:
-            data = self._heard_quads()
+            from kgrdf import heard
+
+            with heard.held(self) as dataset:
+                data = list(dataset.store)
         else:
             data = [q for q in self.backend.quads() if self.may_read(q.graph_name.value)]
         prefixes = {k: v for k, v in vocab.PREFIXES.items()}
         if fmt in ("trig", "turtle"):
             return ox.serialize(data, format=formats[fmt], prefixes=prefixes)
         return ox.serialize(data, format=formats[fmt])
-
-    def _heard_quads(self, deadline: float | None = None, timeout: float | None = None) -> list:
-        """The dataset an audience may read (kg sparql, kg export): the schema; the facts it may hear,
-        each provenance graph as it is shown them (model.heard_triples); the descriptions of the
-        entities those facts name and of the perspective's own organization; nothing else.
-        Raises Refused once past ``deadline`` (time.monotonic()): a query's time limit counts it."""
-        import time
-
-        from pyoxigraph import Quad
-
-        from kgrdf.schema import SCHEMA_GRAPH
-
-        allowed = self._all_heard()
-        kept = list(self.backend.quads_in(NamedNode(SCHEMA_GRAPH)))
-        named: set[str] = set()
-        for done, fact in enumerate(allowed):  # each graph by its name: the cost follows what the audience may read
-            if deadline is not None and done % 256 == 0 and time.monotonic() > deadline:
-                raise Refused(
-                    f"gathering what the audience may read ran past the query's time limit of {timeout:g} s",
-                    hint="give it longer with --timeout",
-                )
-            for quad in self.backend.quads_in(NamedNode(fact)):
-                kept.append(quad)
-                named.add(quad.subject.value)
-                if isinstance(quad.object, NamedNode):
-                    named.add(quad.object.value)
-            graph = vocab.provenance_graph(NamedNode(fact))
-            quads = list(self.backend.quads_in(graph))
-            shown = model.heard_triples(
-                fact,
-                [(q.subject, q.predicate, q.object) for q in quads],
-                self.may_hear_in,
-                lambda other: other in allowed,
-            )
-            kept += [Quad(s, p, o, graph) for s, p, o in shown]
-        described: dict[str, list] = {}
-        for quad in self.backend.quads_in(self.entities_graph):
-            described.setdefault(quad.subject.value, []).append(quad)
-        for subject, quads in described.items():
-            if subject in named or any(q.predicate == vocab.SELF_ORGANIZATION for q in quads):
-                kept += quads
-        return kept

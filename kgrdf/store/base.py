@@ -73,8 +73,9 @@ class Backend(ABC):
         """Every data quad (the index's bookkeeping excluded)."""
 
     @abstractmethod
-    def quads_in(self, graph) -> Iterator:
-        """Every quad of one named graph (a dump, like export: the entities graph for validation)."""
+    def quads_in(self, graph, subject=None) -> Iterator:
+        """Every quad of one named graph (a dump, like export: the entities graph for validation),
+        or only those about ``subject``."""
 
     @abstractmethod
     def graphs(self) -> list:

@@ -43,9 +43,11 @@ _PRCTL = _prctl() if hasattr(os, "fork") else None
 _RESULTS, _TRIPLES, _SYNTAX, _FAILED, _MEMORY = b"R", b"T", b"E", b"F", b"M"
 
 
-def query(store, text: str, timeout: float, memory: int | None = None, **options):
+def query(store, text: str, timeout: float, memory: int | None = None, forked=None, **options):
     """Run ``store.query(text, **options)`` for at most ``timeout`` seconds and ``memory`` more
     bytes; return its answer read whole (QuerySolutions, QueryBoolean, or a list of triples).
+    ``forked()``, if given, is called once the child has its own copy of the store (an in-memory
+    store may change from then on).
 
     Raises Refused when a limit is reached or the answer is larger than MAX_ANSWER_BYTES, and
     BadInput when the query does not parse or the engine fails on it.
@@ -61,6 +63,8 @@ def query(store, text: str, timeout: float, memory: int | None = None, **options
         _child(store, text, timeout, memory, options, write_end, err_write)
     os.close(write_end)
     os.close(err_write)
+    if forked is not None:
+        forked()
     try:
         data = _collect(read_end, err_read, pid, timeout, memory)
     finally:

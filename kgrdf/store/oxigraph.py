@@ -68,7 +68,14 @@ class OxigraphBackend(Backend):
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
         return bool(self._run(query, bindings, graphs))
 
-    def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None, memory: int | None = None):
+    def sparql(
+        self,
+        text: str,
+        graphs: list | None = None,
+        timeout: float | None = None,
+        memory: int | None = None,
+        forked=None,
+    ):
         from kgrdf.store import bounded
 
         # The default graph is the schema's (the index's own bookkeeping, in the store's default
@@ -87,7 +94,7 @@ class OxigraphBackend(Backend):
                 return bounded.materialize(self.store.query(text, **options))
             except SyntaxError as exc:
                 raise BadInput(f"the query does not parse: {exc}") from None
-        return bounded.query(self.store, text, timeout, memory, **options)
+        return bounded.query(self.store, text, timeout, memory, forked=forked, **options)
 
     def graphs(self) -> list:
         return list(self.store.named_graphs())
@@ -97,8 +104,8 @@ class OxigraphBackend(Backend):
             if not isinstance(quad.graph_name, ox.DefaultGraph):
                 yield quad
 
-    def quads_in(self, graph):
-        return self.store.quads_for_pattern(None, None, None, graph)
+    def quads_in(self, graph, subject=None):
+        return self.store.quads_for_pattern(subject, None, None, graph)
 
     def position(self) -> tuple[int, str] | None:
         seq = digest = None

@@ -274,7 +274,10 @@ class SparqlBackend(Backend):
         for row in rows:
             yield ox.Quad(row["s"], row["p"], _canonical(row["o"]), row["g"])
 
-    def quads_in(self, graph) -> Iterator:
+    def quads_in(self, graph, subject=None) -> Iterator:
+        if subject is not None:
+            rows = self._select_text(f"SELECT ?p ?o WHERE {{ GRAPH {term(graph)} {{ {term(subject)} ?p ?o }} }}")
+            return iter([ox.Quad(subject, row["p"], _canonical(row["o"]), graph) for row in rows])
         rows = self._select_text(f"SELECT ?s ?p ?o WHERE {{ GRAPH {term(graph)} {{ ?s ?p ?o }} }}")
         return iter([ox.Quad(row["s"], row["p"], _canonical(row["o"]), graph) for row in rows])
 

@@ -1,0 +1,88 @@
+"""What an audience may read through /sparql, kept by kg serve between requests and brought up to
+date with each write: after every kind of write, through either door, a token's /sparql sees exactly
+the dataset `kg sparql --audience` builds afresh."""
+
+import json
+import urllib.parse
+
+import pytest
+
+from .conftest import Kg
+from .serving import Server
+
+EVERYTHING = "SELECT ?g ?s ?p ?o WHERE { { GRAPH ?g { ?s ?p ?o } } UNION { ?s ?p ?o } }"
+
+
+def _rows(document: str) -> list[tuple]:
+    bindings = json.loads(document)["results"]["bindings"]
+    return sorted(tuple(row.get(name, {}).get("value", "") for name in ("g", "s", "p", "o")) for row in bindings)
+
+
+@pytest.fixture
+def served(tmp_path):
+    kg = Kg(tmp_path / "kb")
+    kg("init")
+    kg("add-entity", "repo/api", "--name", "Api")
+    kg("add-entity", "repo/web", "--name", "Web")
+    kg(
+        "propose",
+        "repo/api",
+        "caveat",
+        "--value",
+        "heard in sales",
+        "--source",
+        "slack:a",
+        "--audience",
+        "channel:sales",
+    )
+    kg("propose", "repo/api", "caveat", "--value", "heard in eng", "--source", "slack:b", "--audience", "channel:eng")
+    secret = kg.json("tokens", "add", "sales", "--perspective", "main", "--audience", "channel:sales", "--write")
+    server = Server(kg.path)
+    yield kg, server, secret["secret"]
+    server.stop()
+
+
+def test_a_tokens_sparql_sees_what_a_fresh_read_for_its_audience_sees_after_every_kind_of_write(served):
+    kg, server, secret = served
+
+    def same() -> list[tuple]:
+        status, body = server.request("/sparql?" + urllib.parse.urlencode({"query": EVERYTHING}), secret)
+        assert status == 200, body
+        fresh = kg("sparql", EVERYTHING, "--audience", "channel:sales", "--json").stdout
+        assert _rows(body) == _rows(fresh)
+        return _rows(body)
+
+    def fact(value: str) -> str:
+        return next(f["id"] for f in kg.json("facts", "repo/api")["facts"] if f.get("value") == value)
+
+    before = same()  # the set is made whole here, and followed from now on
+    status, _ = server.post(
+        "propose",
+        secret,
+        {"subject": "repo/api", "predicate": "caveat", "value": "said by token", "sources": ["slack:c"]},
+    )
+    assert status == 200
+    assert len(same()) > len(before)  # the write is seen, not only equal
+    kg(
+        "propose",
+        "repo/web",
+        "depends_on",
+        "--object",
+        "repo/api",
+        "--source",
+        "slack:d",
+        "--audience",
+        "channel:sales",
+    )
+    same()  # a fact naming an entity not named before: its description comes in
+    kg("propose", "repo/api", "caveat", "--value", "heard in a dm", "--source", "slack:e", "--audience", "dm:ana,bo")
+    assert not any("heard in a dm" in row[3] for row in same())
+    kg("supersede", fact("heard in sales"), "--value", "corrected in sales", "--source", "slack:f")
+    same()  # the old fact closed, the new one heard
+    kg("reject", fact("said by token"), "--reason", "not so")
+    same()
+    kg("propose", "repo/api", "caveat", "--value", "heard in eng", "--source", "slack:g", "--audience", "channel:sales")
+    same()  # a fact heard elsewhere is heard here now: made whole again
+    kg("add-entity", "repo/db", "--name", "Db")
+    kg("propose", "repo/db", "caveat", "--value", "db in eng", "--source", "slack:h", "--audience", "channel:eng")
+    same()  # an entity no heard fact names stays out
