@@ -7,6 +7,8 @@ For each size it generates a knowledge base (bench/generate.py), makes a token t
 `kg serve` on a free loopback port, and measures, each --calls times (p50 and p95):
 
 - MCP over streamable HTTP with the official client (one session): `lookup`, `context`, `propose`;
+  and `lookup` and `context` as one plain JSON-RPC POST each ("raw": the server's own cost, without
+  the client's);
 - the JSON API's `GET /api/lookup` and `/api/context` over one kept-alive connection, and the HTTP
   floor: a request answered 401 before any work, the round trip every read through the server pays;
 - `/sparql` with two queries (SPARQL JSON back): one about a single entity, where the cost is the
@@ -91,7 +93,34 @@ def mcp_times(url: str, secret: str, calls: int) -> dict:
                         raise RuntimeError(f"{name}: {result.content[0].text}")
         return out
 
-    return {name: quantiles(times) for name, times in asyncio.run(main()).items()}
+    times = asyncio.run(main())
+    times.update(mcp_raw_times(url, secret, calls))
+    return {name: quantiles(each) for name, each in times.items()}
+
+
+def mcp_raw_times(url: str, secret: str, calls: int) -> dict:
+    """MCP lookup and context as one JSON-RPC POST each (the server stateless: no session), read
+    back as JSON: what the server itself costs, without the official client's own work."""
+    import httpx2
+
+    headers = {
+        "Authorization": "Bearer " + secret,
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    out = {"lookup raw": [], "context raw": []}
+    with httpx2.Client(timeout=120) as http:
+        for n in range(calls):
+            for name in ("lookup", "context"):
+                body = {"jsonrpc": "2.0", "id": n, "method": "tools/call"}
+                body["params"] = {"name": name, "arguments": {"entity": ENTITY}}
+                start = time.perf_counter()
+                answer = http.post(url + "/mcp", headers=headers, json=body)
+                document = answer.json()
+                out[name + " raw"].append(time.perf_counter() - start)
+                if answer.status_code != 200 or document["result"].get("isError"):
+                    raise RuntimeError(f"{name}: {answer.text[:200]}")
+    return out
 
 
 def sparql_times(server: Server, path: Path, secret: str, calls: int) -> dict:
@@ -281,7 +310,8 @@ def measure_size(size: int, work: Path, calls: int, writes: int) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     print("\n== kg serve, p50 and p95 in ms: MCP over HTTP; /sparql beside the native query; the cold CLI")
-    names = ["lookup", "/api lookup", "native lookup", "context", "/api context", "native context", "propose"]
+    names = ["lookup", "lookup raw", "/api lookup", "native lookup", "context", "context raw", "/api context"]
+    names += ["native context", "propose"]
     names += ["http floor", "cold kg lookup", "cold kg sparql"]
     names += [f"{door} {q}" for q in QUERIES for door in ("/sparql", "native")]
     names += [f"/sparql one entity, sales{when}" for when in (", first", "", ", after a write")]
@@ -293,8 +323,8 @@ def print_table(rows: list[dict]) -> None:
             if name.startswith("/sparql"):
                 native = row["native " + name.removeprefix("/sparql ").split(",")[0]][0]
                 extra = f"   /sparql:native {p50 / native:.1f}"
-            elif name in ("lookup", "context"):
-                extra = f"   MCP:native {p50 / row['native ' + name][0]:.1f}"
+            elif name.split()[0] in ("lookup", "context"):
+                extra = f"   MCP:native {p50 / row['native ' + name.split()[0]][0]:.1f}"
             elif name.startswith("/api"):
                 extra = f"   /api:native {p50 / row['native ' + name.split()[1]][0]:.1f}"
             print(f"   {name:<22} {p50 * 1000:9.1f} {p95 * 1000:9.1f}{extra}")
