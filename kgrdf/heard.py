@@ -52,16 +52,22 @@ class HeardSet:
         backend = session.backend
         self.store.extend(backend.quads_in(ox.NamedNode(SCHEMA_GRAPH)))
         heard = all_heard(session)
+        kept = []
         for done, fact in enumerate(heard):  # each graph by its name: the cost follows what it may read
-            if deadline is not None and done % 256 == 0 and time.monotonic() > deadline:
-                raise past_limit(timeout)
-            self._add_fact(session, fact, heard.__contains__)
+            if done % 256 == 0:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise past_limit(timeout)
+                self.store.bulk_extend(kept)  # in batches: a store call costs more than its quads
+                kept = []
+            kept += self._fact_quads(session, fact, heard.__contains__)
         for subject, quads in _by_subject(backend.quads_in(self.entities)).items():
             if self.naming.get(subject) or _is_self(quads):
-                self.store.extend(quads)
+                kept += quads
+        self.store.bulk_extend(kept)
         return self
 
-    def _add_fact(self, session, fact: str, hears_fact) -> None:
+    def _fact_quads(self, session, fact: str, hears_fact) -> list:
+        """The quads of a heard fact as the audience is shown them; the entities it names are counted."""
         backend = session.backend
         quads = list(backend.quads_in(ox.NamedNode(fact)))
         names = set()
@@ -72,10 +78,10 @@ class HeardSet:
         graph = vocab.provenance_graph(ox.NamedNode(fact))
         triples = [(q.subject, q.predicate, q.object) for q in backend.quads_in(graph)]
         shown = model.heard_triples(fact, triples, session.may_hear_in, hears_fact)
-        self.store.extend(quads + [ox.Quad(s, p, o, graph) for s, p, o in shown])
         self.named[fact] = frozenset(names)
         for name in names:
             self.naming[name] = self.naming.get(name, 0) + 1
+        return quads + [ox.Quad(s, p, o, graph) for s, p, o in shown]
 
     def _drop_fact(self, fact: str) -> None:
         node = ox.NamedNode(fact)
@@ -120,7 +126,7 @@ class HeardSet:
         for fact in facts:
             self._drop_fact(fact)
         for fact in sorted(heard_now):
-            self._add_fact(session, fact, hears_fact)
+            self.store.extend(self._fact_quads(session, fact, hears_fact))
         now_named = {name for fact in heard_now for name in self.named.get(fact, ())}
         for subject in entities | was_named | now_named:
             self._describe(session, subject)
