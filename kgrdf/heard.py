@@ -6,41 +6,93 @@ it (:func:`kgrdf.model.heard_triples`); the descriptions of the entities those f
 perspective's own organization; nothing else. A user's query runs on it alone, so that no FROM,
 GRAPH or path can reach past it.
 
-Made whole, it costs a read of every fact's audiences and of each heard fact's two graphs: seconds
-at 100k facts. A resident process (kg serve) keeps one per audience and brings it up to date with
-the transactions written since, fact by fact (:meth:`HeardSet.catch_up`), so a served query pays the
-change, not the knowledge base; a change it cannot follow fact by fact (the schema, a fact another
-audience could hear before and not now, a large transaction) makes it whole again.
+Made whole, it costs a read of every fact's audiences and of each heard fact's two graphs: 30 s at
+100k facts, and a store of its own about the size of the index. So it is kept, derived like every
+cache, in ``cache/heard/`` (one Oxigraph store an audience, at most KEPT of them, the least recently
+used removed), and brought up to date with the transactions written since it was made, fact by fact
+(:meth:`HeardSet.catch_up`): a read pays the change, not the knowledge base. A change it cannot
+follow fact by fact (the schema, a fact heard before and not now or the other way round, a large
+transaction) makes it whole again. Its own bookkeeping (the journal position it reflects, the
+entities each heard fact names) is in its default graph, which a query never sees. One process at a
+time has a kept store open (a lock beside it); another one meanwhile reads with a store in memory,
+made for that read. kg forget deletes cache/ with all it holds.
 """
 
+import fcntl
+import hashlib
+import json
+import os
+import shutil
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgrdf import model, queries, vocab
+from kgrdf import files, model, queries, vocab
 from kgrdf.errors import KgError, Refused
+from kgrdf.journal import Position
 from kgrdf.store import open_backend
 
 LARGE = 2000  # quads a transaction changes past which the set is made whole again
-KEPT = 8  # audiences a resident process keeps a set for
+KEPT = 4  # audiences whose sets are kept
+FORMAT = "1"  # what a kept set holds and how: a set of another format is made again
+_AT = vocab.kg("heardSetAt")  # <index node> _AT "position as JSON": the journal position it reflects
+_NAMES = vocab.kg("heardSetNames")  # <fact> _NAMES <entity>: a heard fact and an entity it names
+_BOOK = ox.DefaultGraph()
 
 
 class HeardSet:
-    """What one audience of one perspective may read, at one index position."""
+    """What one audience of one perspective may read, at one journal position (``position``)."""
 
-    def __init__(self, session):
+    def __init__(self, session, folder: Path | None = None):
         self.perspective = session.perspective
         self.base = vocab.perspective_base(session.perspective)
         self.entities = session.entities_graph
-        self.backend = open_backend("memory")
-        self.store = self.backend.store
-        self.named: dict[str, frozenset] = {}  # heard fact -> the entities its graph names
-        self.naming: dict[str, int] = {}  # entity -> how many heard facts name it
-        self.position = None  # the journal position it reflects (a resident's set)
+        self.folder = folder
+        self.backend = None
+        self._open(writable=folder is None or not folder.exists())
+        self.position = None
+        for quad in self.store.quads_for_pattern(vocab.INDEX_NODE, _AT, None, _BOOK):
+            self.position = Position.from_dict(json.loads(quad.object.value))
+
+    def _open(self, writable: bool) -> None:
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = self.store = None  # dropped, so closed, before the next one opens
+        if self.folder is None:
+            self.backend = open_backend("memory")
+        else:
+            self.backend = open_backend("oxigraph", self.folder, read_only=not writable)
+        self.store, self.writable = self.backend.store, writable
+
+    def _changing(self) -> None:
+        if not self.writable:
+            self._open(writable=True)
+
+    def settle(self) -> None:
+        """Open a kept store read-only again after a change. A query runs in a forked child, and a
+        store open for writing may have background work holding its locks at the fork, which the
+        child would wait on for ever; a read-only one has none."""
+        if self.folder is not None and self.writable:
+            self._open(writable=False)
 
     def release(self) -> None:
         """Let other requests change a resident's set again (a query's fork has its own copy)."""
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = self.store = None  # dropped: a reference kept elsewhere (a traceback) holds no store
+
+    def record(self, position) -> None:
+        """Record the journal position it reflects now (last, after its change: a set cut short
+        reflects the position before, and following the same transactions again is harmless)."""
+        self._changing()
+        for quad in list(self.store.quads_for_pattern(vocab.INDEX_NODE, _AT, None, _BOOK)):
+            self.store.remove(quad)
+        self.store.add(ox.Quad(vocab.INDEX_NODE, _AT, ox.Literal(json.dumps(position.as_dict())), _BOOK))
+        self.position = position
 
     # --- made whole ----------------------------------------------------------------------------------
 
@@ -50,46 +102,61 @@ class HeardSet:
         from kgrdf.schema import SCHEMA_GRAPH
 
         backend = session.backend
-        self.store.extend(backend.quads_in(ox.NamedNode(SCHEMA_GRAPH)))
+        self._changing()
+        self.store.clear()
+        self.position = None
+        kept = list(backend.quads_in(ox.NamedNode(SCHEMA_GRAPH)))
         heard = all_heard(session)
-        kept = []
+        named = set()
         for done, fact in enumerate(heard):  # each graph by its name: the cost follows what it may read
             if done % 256 == 0:
                 if deadline is not None and time.monotonic() > deadline:
                     raise past_limit(timeout)
                 self.store.bulk_extend(kept)  # in batches: a store call costs more than its quads
                 kept = []
-            kept += self._fact_quads(session, fact, heard.__contains__)
+            quads, names = self._fact_quads(session, fact, heard.__contains__)
+            kept += quads
+            named |= names
         for subject, quads in _by_subject(backend.quads_in(self.entities)).items():
-            if self.naming.get(subject) or _is_self(quads):
+            if subject in named or _is_self(quads):
                 kept += quads
         self.store.bulk_extend(kept)
         return self
 
-    def _fact_quads(self, session, fact: str, hears_fact) -> list:
-        """The quads of a heard fact as the audience is shown them; the entities it names are counted."""
+    def _fact_quads(self, session, fact: str, hears_fact) -> tuple[list, set]:
+        """The quads of a heard fact as the audience is shown them, with the bookkeeping of the
+        entities it names; and those entities."""
         backend = session.backend
-        quads = list(backend.quads_in(ox.NamedNode(fact)))
+        node = ox.NamedNode(fact)
+        quads = list(backend.quads_in(node))
         names = set()
         for quad in quads:
             names.add(quad.subject.value)
             if isinstance(quad.object, ox.NamedNode):
                 names.add(quad.object.value)
-        graph = vocab.provenance_graph(ox.NamedNode(fact))
+        graph = vocab.provenance_graph(node)
         triples = [(q.subject, q.predicate, q.object) for q in backend.quads_in(graph)]
         shown = model.heard_triples(fact, triples, session.may_hear_in, hears_fact)
-        self.named[fact] = frozenset(names)
-        for name in names:
-            self.naming[name] = self.naming.get(name, 0) + 1
-        return quads + [ox.Quad(s, p, o, graph) for s, p, o in shown]
+        quads += [ox.Quad(s, p, o, graph) for s, p, o in shown]
+        quads += [ox.Quad(node, _NAMES, ox.NamedNode(name), _BOOK) for name in names]
+        return quads, names
 
-    def _drop_fact(self, fact: str) -> None:
+    def _heard(self, fact: str) -> bool:
+        return any(True for _ in self.store.quads_for_pattern(ox.NamedNode(fact), _NAMES, None, _BOOK))
+
+    def _named(self, entity: str) -> bool:
+        return any(True for _ in self.store.quads_for_pattern(None, _NAMES, ox.NamedNode(entity), _BOOK))
+
+    def _drop_fact(self, fact: str) -> set[str]:
+        """Take the fact out; the entities it named."""
         node = ox.NamedNode(fact)
+        names = {q.object.value for q in self.store.quads_for_pattern(node, _NAMES, None, _BOOK)}
         for graph in (node, vocab.provenance_graph(node)):
-            for quad in list(self.store.quads_for_pattern(None, None, None, graph)):
-                self.store.remove(quad)
-        for name in self.named.pop(fact, ()):
-            self.naming[name] -= 1
+            if self.store.contains_named_graph(graph):
+                self.store.remove_graph(graph)
+        for quad in list(self.store.quads_for_pattern(node, _NAMES, None, _BOOK)):
+            self.store.remove(quad)
+        return names
 
     # --- brought up to date ----------------------------------------------------------------------------
 
@@ -115,20 +182,21 @@ class HeardSet:
                     facts.add(graph.removesuffix("/provenance"))
         heard_now = {fact for fact in facts if session.may_hear(fact)}
         for fact in facts:
-            if (fact in self.named) != (fact in heard_now) and _is_old(fact, transactions):
+            if self._heard(fact) != (fact in heard_now) and _is_old(fact, transactions):
                 return False  # heard before and not now, or now and not before: others' provenance names it
-        was_named = {name for fact in facts for name in self.named.get(fact, ())}
-        heard = (self.named.keys() - facts) | heard_now
+        self._changing()
 
         def hears_fact(other: str) -> bool:
-            return other in heard
+            return other in heard_now or (other not in facts and self._heard(other))
 
+        touched = set(entities)
         for fact in facts:
-            self._drop_fact(fact)
+            touched |= self._drop_fact(fact)
         for fact in sorted(heard_now):
-            self.store.extend(self._fact_quads(session, fact, hears_fact))
-        now_named = {name for fact in heard_now for name in self.named.get(fact, ())}
-        for subject in entities | was_named | now_named:
+            quads, names = self._fact_quads(session, fact, hears_fact)
+            self.store.extend(quads)
+            touched |= names
+        for subject in touched:
             self._describe(session, subject)
         return True
 
@@ -139,7 +207,7 @@ class HeardSet:
         for quad in list(self.store.quads_for_pattern(node, None, None, self.entities)):
             self.store.remove(quad)
         quads = list(session.backend.quads_in(self.entities, node))
-        if quads and (self.naming.get(subject) or _is_self(quads)):
+        if quads and (self._named(subject) or _is_self(quads)):
             self.store.extend(quads)
 
 
@@ -169,28 +237,104 @@ def all_heard(session) -> set[str]:
 
 @contextmanager
 def held(session, deadline: float | None = None, timeout: float | None = None):
-    """The audience's set, for one read: a resident process's, brought up to date and held (no other
-    request changes it) until ``release()`` or the end of the block; else one made for this read."""
-    resident = session.kb.resident
+    """The audience's set, brought up to date, for one read. A resident process (kg serve) keeps it
+    open and held (no other request changes it) until ``release()`` or the end of the block; a
+    command opens the kept one and closes it after. Where none may be kept (no cache/ to write, an
+    index behind the journal, another process using it) one is made in memory for this read."""
     position = session.kb.view()
-    if resident is None or session.backend.position() != (position.seq, position.digest):
-        yield HeardSet(session).fill(session, deadline, timeout)  # a command's, or an index behind
+    if session.backend.position() != (position.seq, position.digest):
+        yield HeardSet(session).fill(session, deadline, timeout)  # the index as it is, behind
+        return
+    resident = session.kb.resident
+    if resident is None:
+        current = _opened(session)
+        if current is None:
+            yield HeardSet(session).fill(session, deadline, timeout)
+            return
+        try:
+            yield _current(current, session, position, deadline, timeout)
+        finally:
+            _close(current)
         return
     kept = resident.keep(("heard", session.perspective, session.hearer), KEPT)
     kept.acquire()
     try:
+        if kept.value is None:
+            kept.value = _opened(session) or HeardSet(session)
         current = kept.value
-        if current is not None and current.position != position and not _caught_up(current, session, position):
-            current = None
-        if current is None:  # made whole, whatever the query's limit: the next query finds it
-            kept.value = None
-            current = HeardSet(session).fill(session)
-        current.position = position
-        kept.value = current
+        _current(current, session, position)  # made whole, whatever the query's limit: the next query finds it
         current.release = kept.release
         yield current
     finally:
         kept.release()
+
+
+def _current(current: HeardSet, session, position, deadline=None, timeout=None) -> HeardSet:
+    if current.position == position:
+        return current
+    if current.position is None or not _caught_up(current, session, position):
+        current.fill(session, deadline, timeout)
+    current.record(position)
+    current.settle()
+    return current
+
+
+def _opened(session) -> HeardSet | None:
+    """The kept set of the session's audience, opened with its lock held; None where none may be
+    kept or another process has it open."""
+    kb_path = getattr(session.kb, "path", None)
+    if kb_path is None or session.kb.backend_kind == "memory":
+        return None
+    cache = Path(kb_path) / files.CACHE
+    key = hashlib.sha256(f"{FORMAT} {session.perspective} {session.hearer}".encode()).hexdigest()[:16]
+    folder = cache / "heard" / key
+    try:
+        if cache.is_symlink() or folder.parent.is_symlink():
+            return None  # never where a link points
+        folder.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+        fd = os.open(folder.parent / f"{key}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+    except OSError:
+        return None
+    try:
+        os.utime(fd)  # the most recently used: the last one removed
+        _forget_least_used(folder.parent)
+        try:
+            current = HeardSet(session, folder)
+        except KgError:  # a store that does not open: made again
+            shutil.rmtree(folder, ignore_errors=True)
+            current = HeardSet(session, folder)
+    except (OSError, KgError):
+        os.close(fd)
+        return None
+    current.lock = fd
+    return current
+
+
+def _close(current: HeardSet) -> None:
+    current.close()
+    fd = getattr(current, "lock", None)
+    if fd is not None:
+        os.close(fd)
+
+
+def _forget_least_used(folder: Path) -> None:
+    """Remove the kept sets past KEPT, the least recently used first, but none another process has open."""
+    locks = sorted(folder.glob("*.lock"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for lock in locks[KEPT:]:
+        fd = os.open(lock, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(folder / lock.stem, ignore_errors=True)
+            lock.unlink()
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def past_limit(timeout: float) -> Refused:

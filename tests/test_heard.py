@@ -86,3 +86,32 @@ def test_a_tokens_sparql_sees_what_a_fresh_read_for_its_audience_sees_after_ever
     kg("add-entity", "repo/db", "--name", "Db")
     kg("propose", "repo/db", "caveat", "--value", "db in eng", "--source", "slack:h", "--audience", "channel:eng")
     same()  # an entity no heard fact names stays out
+
+
+def test_a_commands_kept_set_follows_the_writes_as_a_set_made_afresh_does(kg):
+    """kg sparql --audience keeps the set in cache/heard/ and follows later writes into it; its
+    answer after each write equals the answer of a set made afresh (cache/ deleted first)."""
+    import shutil
+
+    kg("add-entity", "repo/api", "--name", "Api")
+    kg("add-entity", "repo/web", "--name", "Web")
+
+    def same() -> list[tuple]:
+        kept = _rows(kg("sparql", EVERYTHING, "--audience", "public", "--json").stdout)
+        shutil.rmtree(kg.path / "cache" / "heard")
+        assert kept == _rows(kg("sparql", EVERYTHING, "--audience", "public", "--json").stdout)
+        return kept
+
+    first = same()
+    assert (kg.path / "cache" / "heard").is_dir()  # kept for the next read
+    kg("propose", "repo/api", "caveat", "--value", "public one", "--source", "slack:a", "--audience", "public")
+    kg("propose", "repo/api", "caveat", "--value", "sales one", "--source", "slack:b", "--audience", "channel:sales")
+    assert len(same()) > len(first)
+    kg("propose", "repo/web", "depends_on", "--object", "repo/api", "--source", "slack:c", "--audience", "public")
+    same()
+    public = next(f["id"] for f in kg.json("facts", "repo/api")["facts"] if f.get("value") == "public one")
+    kg("supersede", public, "--value", "public two", "--source", "slack:d")
+    sales = next(f["id"] for f in kg.json("facts", "repo/api")["facts"] if f.get("value") == "sales one")
+    kg("reject", sales, "--reason", "wrong")
+    shown = same()
+    assert any("public two" in row[3] for row in shown) and not any("sales one" in row[3] for row in shown)
