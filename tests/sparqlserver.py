@@ -176,3 +176,17 @@ MaxQueryExecutionTime = 120
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def clear(self) -> None:
+        """Drop every graph a knowledge base wrote (Virtuoso's own graphs stay): each test that
+        moves an index here starts from an empty server."""
+        from kgrdf.store.sparql import BOOKKEEPING, OURS, SparqlBackend
+
+        backend = SparqlBackend(self.url)
+        try:
+            backend.update(
+                f"DROP SILENT GRAPH <{BOOKKEEPING.value}> ;\n"
+                f'DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER (STRSTARTS(STR(?g), "{OURS}")) }}'
+            )
+        finally:
+            backend.close()

@@ -26,6 +26,7 @@ def remote(request, dataset):  # noqa: F811 (the fixture imported above)
     backend.replace_all((str(q) for q in store), Position(seq=1, digest="test"))
     yield backend
     backend.close()
+    server.clear()  # the next module's tests start from an empty server
 
 
 def _remote(backend: SparqlBackend, query, bindings):
