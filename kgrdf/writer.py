@@ -179,6 +179,12 @@ class Writer(Session):
                 out[iri] = self._facts[iri]
         return list(out.values())
 
+    def saying(self, fact: model.Fact) -> list[model.Fact]:
+        """The facts, pending or held, that say what ``fact`` says (its subject, predicate and
+        object or value, as proposing it again would find them), whatever their status."""
+        key = fact.value_key()
+        return [f for f in self._facts_for(fact.subject, fact.predicate, key) if f.value_key() == key]
+
     @property
     def adds(self) -> list[Quad]:
         return list(self._adds.values())
