@@ -3,10 +3,13 @@ Virtuoso), and what never reaches the hub."""
 
 import json
 import re
+import shutil
 import urllib.parse
 import urllib.request
 
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 from .conftest import Kg, one_line
 
@@ -16,8 +19,8 @@ CURRENT = (
 )
 
 
-def hub_dump(url: str) -> str:
-    """Every quad the hub holds, as N-Quads text (the SPARQL 1.1 Query protocol, a CONSTRUCT per graph)."""
+def hub_quads(url: str) -> list[tuple[str, str, str, str]]:
+    """Every quad the hub holds, as (graph, subject, predicate, object) values, through the SPARQL 1.1 Query protocol."""
     query = "SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
     endpoint = url if url.endswith("/sparql") else url + "/query"
     request = urllib.request.Request(
@@ -26,7 +29,12 @@ def hub_dump(url: str) -> str:
         headers={"Accept": "application/sparql-results+json"},
     )
     rows = json.loads(urllib.request.urlopen(request, timeout=30).read())["results"]["bindings"]
-    return "\n".join(" ".join(row[k]["value"] for k in ("g", "s", "p", "o")) for row in rows)
+    return [tuple(row[k]["value"] for k in ("g", "s", "p", "o")) for row in rows]
+
+
+def hub_dump(url: str) -> str:
+    """Every quad the hub holds, as one text to search."""
+    return "\n".join(" ".join(quad) for quad in hub_quads(url))
 
 
 def empty(url: str) -> None:
@@ -47,7 +55,13 @@ def facts_of(kb: Kg) -> set[tuple]:
     """Every fact a knowledge base holds by what it says, with its status and whether it is retired."""
     rows = kb.json("sparql", CURRENT)["results"]["bindings"]
     return {
-        (r["s"]["value"], r["p"]["value"], r["o"]["value"], r["status"]["value"].rsplit("/", 1)[-1], "retired" in r)
+        (
+            r["s"]["value"],
+            r["p"]["value"],
+            r["o"]["value"],
+            r["status"]["value"].rsplit("#", 1)[-1].lower(),
+            "retired" in r,
+        )
         for r in rows
     }
 
@@ -222,3 +236,153 @@ def test_a_sync_through_virtuoso(tmp_path, virtuoso_server, clock):
     assert [(s["kind"], s["ref"]) for s in uses[0]["sources"]] == [("ledger", '"quoted" é')]
     assert not re.search(r"\bsam\b", hub_dump(virtuoso_server.url), re.IGNORECASE)
     assert ben.json("sync")["transaction"] is None
+
+
+# --- convergence ----------------------------------------------------------------------------------
+
+TEAM = ("ana", "ben", "cai")
+
+
+def team_records(r: int, name: str) -> list[dict]:
+    """A replica's 100 facts: 60 the others hold too (each with its own source), 20 its own, 10
+    values of a single-valued predicate that conflict with the others', and 10 facts that another
+    replica rejects; and a person with a fact about them, and a fact heard in a DM (private)."""
+    tag = f"s{r}"  # in its sources and values: a text with the person's name in it would be private
+    entities = [{"type": "entity", "id": f"process/p{i}", "name": f"Process {i}"} for i in range(20)]
+    entities += [{"type": "entity", "id": f"channel/c{i}", "name": f"#chan-{i}"} for i in range(10)]
+    entities += [{"type": "entity", "id": f"repo/r{i}", "name": f"repo {i}"} for i in range(20)]
+    entities.append({"type": "entity", "id": f"person/{name}", "name": f"{name.title()} Quixley", "aliases": [name]})
+
+    def fact(subject, predicate, target, *sources, key="object", **more):
+        return {
+            "type": "fact",
+            "subject": subject,
+            "predicate": predicate,
+            key: target,
+            "sources": list(sources),
+            **more,
+        }
+
+    facts = [fact(f"process/p{i}", "uses", f"repo/r{i}", f"doc:{tag}-u{i}") for i in range(20)]
+    facts += [fact(f"process/p{i}", "uses", f"repo/r{(i + 1) % 20}", f"doc:{tag}-v{i}") for i in range(20)]
+    facts += [fact(f"repo/r{i}", "depends_on", f"repo/r{(i + 3) % 20}", f"memory:{tag}-d{i}") for i in range(20)]
+    facts += [fact(f"process/p{i}", "caveat", f"note {i} of {tag}", f"doc:{tag}-n{i}", key="value") for i in range(20)]
+    facts += [
+        fact(f"process/p{i}", "entry_point", f"channel/c{(i + r) % 10}", f"ledger:{tag}-e{i}", f"report:{tag}-e{i}")
+        for i in range(10)
+    ]
+    facts += [
+        fact(f"process/p{i}", "posts_to", f"channel/c{i % 10}", f"ledger:{tag}-p{i}", f"report:{tag}-p{i}")
+        for i in range(15)
+        if i // 5 != r
+    ]
+    private = [
+        fact(f"person/{name}", "reviews", "repo/r0", f"slack:{name}-1"),
+        fact(
+            "process/p0", "purpose", f"the plan only {name} heard", f"doc:{name}-dm", key="value", audience="dm:jo,dana"
+        ),
+    ]
+    return entities + facts + private
+
+
+@pytest.fixture(scope="module")
+def team_template(tmp_path_factory):
+    """Three replicas, each with its facts written, none synced yet (copied for each example)."""
+    import os
+
+    folder = tmp_path_factory.mktemp("team")
+    os.environ["KGRDF_NOW"] = "2026-03-02T09:00:00Z"
+    try:
+        for r, name in enumerate(TEAM):
+            kb = Kg(folder / name)
+            kb("init")
+            records = folder / f"{name}.jsonl"
+            records.write_text("\n".join(json.dumps(x) for x in team_records(r, name)) + "\n")
+            report = kb.json("import", records, "--apply", "--auto-confirm")
+            assert report["refused_total"] == 0 and report["facts"]["created"] == 102
+            for i in range(5 * r, 5 * r + 5):  # rejected here, confirmed on the two others
+                made = kb.json(
+                    "propose", f"process/p{i}", "posts_to", "--object", f"channel/c{i % 10}", "-s", f"doc:{i}"
+                )
+                kb("reject", made["id"])
+    finally:
+        del os.environ["KGRDF_NOW"]
+    return folder
+
+
+def shared_triples(kb: Kg) -> set[tuple]:
+    return {f[:3] for f in facts_of(kb) if "/person/" not in f[0] and not f[1].endswith("#purpose")}
+
+
+def sources_of(kb: Kg) -> set[tuple]:
+    query = (
+        "PREFIX kg: <https://kgrdf.org/ns#> PREFIX prov: <http://www.w3.org/ns/prov#> SELECT ?s ?p ?o ?ref "
+        "WHERE { GRAPH ?f { ?s ?p ?o } GRAPH ?m { ?f prov:wasDerivedFrom ?src . ?src kg:sourceRef ?ref } }"
+    )
+    return {
+        tuple(row[k]["value"] for k in ("s", "p", "o", "ref"))
+        for row in kb.json("sparql", query)["results"]["bindings"]
+    }
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=3,
+    deadline=None,
+    phases=[Phase.explicit, Phase.generate],  # an example takes half a minute: a failing one is reported as it is
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    first=st.lists(st.sampled_from(range(3)), min_size=2, max_size=6),
+    rounds=st.lists(st.permutations(range(3)), min_size=2, max_size=2),
+)
+def test_three_replicas_converge_whatever_order_they_sync_in(team_template, tmp_path_factory, server, first, rounds):
+    """Each replica writes 100 facts (some the same, some conflicting, some rejected elsewhere) and
+    they sync in a random order, then each twice more in random orders: all three hold the same
+    facts with the same sources and statuses, the hub holds the union of their shared facts, and no
+    private fact nor any person's name, alias or id."""
+    server.clear()
+    folder = tmp_path_factory.mktemp("example")
+    team = []
+    for name in TEAM:
+        shutil.copytree(team_template / name, folder / name, symlinks=True)
+        team.append(Kg(folder / name))
+        team[-1]("remote", "add", "team", server.url)
+    for r in first + [r for order in rounds for r in order]:
+        team[r]("sync")
+    held = [facts_of(kb) for kb in team]
+    shared = [shared_triples(kb) for kb in team]
+    assert shared[0] == shared[1] == shared[2]
+    assert [h - {f for f in h if f[:3] not in shared[0]} for h in held[1:]] == [
+        held[0] - {f for f in held[0] if f[:3] not in shared[0]}
+    ] * 2
+    # A current fact has every replica's sources; a rejected one keeps those it had when it was rejected.
+    current = {f[:3] for f in held[0] if f[:3] in shared[0] and f[3] != "rejected"}
+    sources = [{s for s in sources_of(kb) if s[:3] in current} for kb in team]
+    assert sources[0] == sources[1] == sources[2]
+    assert len(sources[0]) == 3 * 40 + 3 * 20 + 60 + 30  # uses, depends_on thrice; caveats, entry points (one ref) once
+    statuses = {(f[1].rsplit("#", 1)[-1], f[3]) for f in held[0] if f[:3] in shared[0]}
+    assert statuses == {
+        ("uses", "proposed"),
+        ("dependsOn", "proposed"),
+        ("caveat", "proposed"),
+        ("entryPoint", "confirmed"),
+        ("postsTo", "rejected"),
+    }
+    uses = [f for f in held[0] if f[1].endswith("#uses")]
+    assert len(uses) == 40  # one fact each, however many replicas proposed it
+    assert len([f for f in held[0] if f[1].endswith("#entryPoint") and f[3] == "confirmed"]) == 30
+    for kb in team:
+        assert kb.json("lint", expect=1)["counts"]["contradiction"] == 10
+    before = [journal_files(kb) for kb in team]
+    for kb in team:
+        assert kb.json("sync")["transaction"] is None
+    assert [journal_files(kb) for kb in team] == before
+
+    quads = hub_quads(server.url)
+    assert {(s, p, o) for g, s, p, o in quads if "/fact/" in g and not g.endswith("/provenance")} == shared[0]
+    dump = hub_dump(server.url)
+    for name in TEAM:
+        for private in (f"person/{name}", f"{name.title()} Quixley", f"only {name} heard", "dm:"):
+            assert private.casefold() not in dump.casefold()
+        assert not re.search(rf"\b{name}\b", dump, re.IGNORECASE)
