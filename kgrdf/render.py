@@ -321,7 +321,9 @@ def synced(as_json: bool, result: dict) -> None:
     for remote in result["remotes"]:
         print(f"{remote['name']}: pushed {remote['pushed']} patches, pulled {remote['pulled']}")
     counts = result["folded"]
-    changed = ", ".join(f"{counts[k]} {k}" for k in ("created", "observed", "confirmed", "rejected") if counts[k])
+    changed = ", ".join(
+        f"{counts[k]} {k}" for k in ("created", "observed", "confirmed", "rejected", "closed") if counts[k]
+    )
     entities = f"{counts['entities']} entities, " if counts["entities"] else ""
     if result["transaction"] is None:
         print("nothing new to fold in")

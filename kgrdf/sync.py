@@ -19,16 +19,19 @@ holds is found here by what it says (subject, predicate, object or value):
 - confirmed there, it is confirmed here (without closing another confirmed value of a
   single-valued predicate: both stay current, and ``kg lint`` reports them for a person to decide);
 - rejected there, it is rejected here, and a rejected fact stays rejected whatever comes later:
-  a rejection on one replica holds on all.
+  a rejection on one replica holds on all;
+- closed there, replaced by another fact (a person confirmed a rival value, or superseded it), it
+  is closed here, replaced by the fact here that says what its replacement says, once everything
+  else is folded; a fact closed here stays closed, as a rejected one stays rejected.
 
-These rules only ever add sources and move a status up (proposed, confirmed, rejected), so three
-replicas that have seen the same patches hold the same current facts whatever order they synced in.
-The patches a sync pulls are folded in one deterministic order: by time, replica and number.
+These rules only ever add sources and move a status up (proposed, confirmed, then closed or
+rejected), so replicas that have seen the same patches hold the same current facts whatever order
+they synced in. The patches a sync pulls are folded in one deterministic order: by time, replica and
+number.
 
 A fact or entity that is refused (by a shape, by resolution, as another perspective's) is set aside:
 its patch stays in ``replicas/``, the refusal is recorded in ``sync.json`` and shown by ``kg sync``
-and ``kg status``; nothing is dropped silently. A fact the other replica closed (superseded) or let
-expire is not folded: what replaced it is.
+and ``kg status``; nothing is dropped silently. A fact the other replica let expire is not folded.
 """
 
 import itertools
@@ -212,7 +215,8 @@ class _Fold:
         self.perspective = writer.perspective
         self.set_aside: list[dict] = []
         self.origin: dict[str, tuple[str, int]] = {}  # a fact this fold made or observed -> the patch it came from
-        self.counts = {"created": 0, "observed": 0, "confirmed": 0, "rejected": 0, "entities": 0}
+        self.counts = {"created": 0, "observed": 0, "confirmed": 0, "rejected": 0, "closed": 0, "entities": 0}
+        self.closures: list[tuple] = []  # facts another replica closed: closed here once all the rest is folded
 
     def run(self) -> tuple[dict, list, dict]:
         """Fold every patch past the marks of ``sync.json``; the counts, what was set aside, and the new marks."""
@@ -247,6 +251,11 @@ class _Fold:
                     self._fact(sessions[replica], replica, number, iri)
             except KgError as exc:
                 self._aside(replica, number, iri, exc.message)
+        for there, replica, number, theirs in self.closures:
+            try:
+                self._close(there, replica, theirs)
+            except KgError as exc:
+                self._aside(replica, number, theirs.iri, exc.message)
         self._drop_refused()
         return self.counts, self.set_aside, marks
 
@@ -297,12 +306,16 @@ class _Fold:
         except NotFound:
             return  # gone there (forgotten, expired past retention): nothing to fold
         if theirs.status != "rejected" and not theirs.current:
-            return  # closed or expired there: what replaced it is folded
+            if theirs.superseded_by:
+                self.closures.append((there, replica, number, theirs))  # once every fact is folded
+            return  # expired there: nothing to fold
         predicate = self.writer.schema.predicate_by_iri(theirs.predicate)
         if predicate is None:
             raise Refused(f"the predicate {theirs.predicate} is not in this knowledge base's schema")
         same = self.writer.saying(theirs)
         ours = next((f for f in same if f.current), None) or next((f for f in same if f.status == "rejected"), None)
+        if ours is None and any(f.superseded_by for f in same):
+            return  # closed here, replaced by another value: a closure holds as a rejection does
         why = f"from replica {replica}"
         if ours is None or (ours.current and self._new_sources(theirs, ours)):
             target = (
@@ -346,6 +359,25 @@ class _Fold:
                 close_replaced=False,
             )
             self.counts["confirmed"] += 1
+
+    def _close(self, there, replica: str, theirs) -> None:
+        """A fact another replica closed, replaced by another (a person confirmed a rival value, or
+        superseded it): closed here too, replaced by this knowledge base's fact that says what its
+        replacement says. One whose replacement is not here is set aside."""
+        ours = next((f for f in self.writer.saying(theirs) if f.current), None)
+        if ours is None:
+            return  # not held here, or closed or rejected here already
+        try:
+            successor = there.fact(vocab.id_of(theirs.superseded_by), history=False)
+        except NotFound:
+            successor = None
+        replacement = (
+            next((f for f in self.writer.saying(successor) if f.current), None) if successor is not None else None
+        )
+        if replacement is None:
+            raise Refused(f"it was closed on {replica}, replaced by a fact that is not current here")
+        self.writer.close_for(ours.id, replacement.id, f"as on {replica}", starts=successor.valid_from)
+        self.counts["closed"] += 1
 
     @staticmethod
     def _new_sources(theirs, ours) -> list:

@@ -1350,6 +1350,20 @@ class Writer(Session):
             f"replaced by {replacement.id}" + (f": {why}" if why else ""),
         )
 
+    def close_for(
+        self, fact_id: str, replacement_id: str, why: str | None = None, starts: str | None = None
+    ) -> model.Fact:
+        """Close a current fact, replaced by another current one, as confirming or superseding closes
+        the value it replaces (a closure another replica made, folded in by kg sync). ``starts`` is
+        when the replacement holds from, where it says no time of its own (the time it was given
+        where the closure was made): the closed fact ends there."""
+        old, replacement = self.fact(fact_id), self.fact(replacement_id)
+        if not old.current or not replacement.current:
+            raise Refused(f"{old.id} and {replacement.id} must both be current to close one for the other")
+        if starts and not replacement.valid_from:
+            replacement = self._change(replacement, {"valid_from": starts}, "retime", why)
+        return self._close(old, replacement, why)
+
     @staticmethod
     def _closed_note(old: model.Fact, closed: model.Fact) -> str | None:
         """What closing did to a value's valid time, when it is more than ending it now."""

@@ -203,6 +203,19 @@ def test_two_confirmed_values_from_two_replicas_both_stay_and_lint_reports_them(
         lint = kb("lint", expect=1).stdout
         assert "#deploys" in lint and "#releases" in lint
         assert kb.json("lint", expect=1)["counts"]["contradiction"] == 1
+    # A person decides on one replica; the value it closes is closed on the other too.
+    releases = next(
+        f for f in ben.json("facts", "release", "--predicate", "entry_point")["facts"] if "releases" in f["object"]
+    )
+    ben("confirm", releases["id"])
+    ben("sync")
+    assert "1 closed" in ana("sync").stdout
+    for kb in (ana, ben):
+        values = kb.json("facts", "release", "--predicate", "entry_point")["facts"]
+        assert [(f["object"], f["status"]) for f in values] == [("channel/releases", "confirmed")]
+        counts = kb.json("lint", expect=1)["counts"]  # the entities no fact names are orphans
+        assert (counts["contradiction"], counts["overlap"], counts["orphan"]) == (0, 0, 2)
+    assert ana.json("sync")["transaction"] is None and ben.json("sync")["transaction"] is None
 
 
 def test_what_another_perspective_holds_is_set_aside_and_reported_never_dropped(tmp_path, server, clock):
