@@ -192,10 +192,15 @@ def _pull(kb, hub) -> int:
             continue
         stream = Stream(kb.path / REPLICAS / replica)
         end = stream.last()
+        held = stream.read(end)[0] if end else None
+        if end is not None and held is None:
+            end.unlink()  # a copy cut short (its TC never written): the hub still holds the patch
+            end = stream.last()
+            held = stream.read(end)[0] if end else None
         have = number_of(f"{end.parent.name}/{end.name}") if end else 0
         if last <= have:
             continue
-        prev = stream.read(end)[0].id if end else None
+        prev = held.id if held else None
         for number, data in hub.pull(replica, have):
             where = f"the hub's patch {number} of replica {replica}"
             patch = parse_patch(data, where)

@@ -177,6 +177,15 @@ def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_bot
         assert kb.json("sync")["remotes"][0] == {"name": "team", "url": server.url, "pushed": 0, "pulled": 0}
         assert journal_files(kb) == before
         assert kb("validate").exit_code == 0
+    # A patch pulled twice is folded once: with what was folded forgotten and a copy cut short, the
+    # next sync pulls that patch again, reads every patch again and changes nothing.
+    (ben.path / "sync.json").unlink()
+    copies = sorted((ben.path / "replicas").rglob("*.rdfp"))
+    copies[-1].write_bytes(copies[-1].read_bytes()[:40])
+    before = journal_files(ben)
+    again = ben.json("sync")
+    assert again["remotes"][0]["pulled"] == 1 and again["transaction"] is None
+    assert journal_files(ben) == before
     status = ana.json("status")
     assert status["sync"]["remotes"][0]["synced_at"] == "2026-03-02T09:00:00Z"
     assert f"remote team: {server.url}: last synced 2026-03-02T09:00:00Z" in ana("status").stdout
