@@ -1490,9 +1490,12 @@ def sync(
     words) never leaves this machine. A fact another replica holds becomes one fact here, observed
     with both replicas' sources; confirmed there, it is confirmed here; rejected there, it stays
     rejected everywhere. Two confirmed values of a single-valued predicate from two replicas both
-    stay, and kg lint reports them for a person to decide. What is refused here (by the shapes, as
-    another perspective's) is set aside and listed, never dropped: kg status shows it. Syncing again
-    changes nothing until someone writes."""
+    stay, and kg lint reports them for a person to decide; once a person decides on one replica
+    (kg confirm, kg supersede), the value closed there is closed here too. What is refused here (by
+    the shapes, as another perspective's) is set aside and listed, never dropped: kg status shows
+    it. Syncing again changes nothing until someone writes.
+
+    Example: kg remote add team http://10.0.0.1:7878, then kg sync (or kg sync team)."""
     from kgrdf import sync as syncing
 
     render.synced(json, syncing.sync(_kb(kb), name))
