@@ -13,11 +13,10 @@ Only shared journals are pushed: the private journal never leaves its machine.
 """
 
 import hashlib
-import itertools
 
 import pyoxigraph as ox
 
-from kgrdf import vocab
+from kgrdf import queries, vocab
 from kgrdf.errors import Damaged
 from kgrdf.store.sparql import LINES_A_REQUEST, SparqlBackend, data_block, term
 
@@ -27,7 +26,7 @@ _NUMBER = vocab.kg("patchNumber")
 _DIGEST = vocab.kg("patchDigest")
 _TEXT = vocab.kg("patchText")
 _TIME = vocab.kg("patchTime")
-PAGE = 500  # patches read in one query
+PAGE = 500  # patches read in one query: the LIMIT of hub-patches.rq
 
 
 def patch_node(replica: str, number: int) -> ox.NamedNode:
@@ -47,11 +46,8 @@ class Hub:
 
     def heads(self) -> dict[str, int]:
         """Each replica the hub holds a journal of, and the number of its last patch there."""
-        text = (
-            f"SELECT ?replica (MAX(?number) AS ?last) WHERE {{ GRAPH {term(JOURNALS)} {{ "
-            f"?patch {term(_REPLICA)} ?replica ; {term(_NUMBER)} ?number }} }} GROUP BY ?replica"
-        )
-        return {row["replica"].value: int(row["last"].value) for row in self.server.solutions(text)}
+        rows = self.server.select(queries.load("hub-heads"))
+        return {row["replica"].value: int(row["last"].value) for row in rows}
 
     def push(self, replica: str, patches: list[tuple[int, bytes, list[str], list[str], str]]) -> None:
         """Push patches of ``replica``'s shared journal, in order: (number, bytes, deletes, adds,
@@ -79,14 +75,10 @@ class Hub:
         """The patches of ``replica``'s journal after number ``after``, in order, as (number, bytes).
         Raises Damaged for a patch whose bytes do not match the digest it was pushed with."""
         out: list[tuple[int, bytes]] = []
-        for _page in itertools.count():
+        query = queries.load("hub-patches")
+        while True:
             start = out[-1][0] if out else after
-            text = (
-                f"SELECT ?number ?digest ?text WHERE {{ GRAPH {term(JOURNALS)} {{ ?patch {term(_REPLICA)} "
-                f"{term(ox.Literal(replica))} ; {term(_NUMBER)} ?number ; {term(_DIGEST)} ?digest ; "
-                f"{term(_TEXT)} ?text }} FILTER (?number > {start}) }} ORDER BY ?number LIMIT {PAGE}"
-            )
-            rows = list(self.server.solutions(text))
+            rows = self.server.select(query, {"replica": ox.Literal(replica), "after": ox.Literal(start)})
             for row in rows:
                 number, data = int(row["number"].value), row["text"].value.encode("utf-8")
                 if hashlib.sha256(data).hexdigest() != row["digest"].value:
@@ -97,4 +89,3 @@ class Hub:
                 out.append((number, data))
             if len(rows) < PAGE:
                 return out
-        return out
