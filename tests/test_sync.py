@@ -197,6 +197,29 @@ def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_bot
     assert not re.search(r"\bsam\b", dump, re.IGNORECASE)
 
 
+@pytest.mark.slow
+def test_an_import_too_large_for_one_request_reaches_the_other_replica_whole(tmp_path, server, clock):
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    records = tmp_path / "notes.jsonl"
+    facts = [
+        {
+            "type": "fact",
+            "subject": "process/release",
+            "predicate": "caveat",
+            "value": f"note {n}",
+            "sources": [f"doc:n{n}"],
+        }
+        for n in range(500)
+    ]
+    records.write_text("\n".join(json.dumps(f) for f in facts) + "\n")
+    ana("import", records, "--apply")
+    patches = sorted((ana.path / "journal").rglob("*.rdfp"))
+    assert max(p.read_bytes().count(b"\nA ") for p in patches) > 5000  # more rows than one request takes
+    ana("sync")
+    assert "500 created" in ben("sync").stdout
+    assert len(ben.json("facts", "release", "--predicate", "caveat")["facts"]) == 500
+
+
 def test_two_confirmed_values_from_two_replicas_both_stay_and_lint_reports_them(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
     ana("confirm", ana.json("propose", "release", "entry_point", "--object", "#deploys", "-s", "doc:a")["id"])

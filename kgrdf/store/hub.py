@@ -51,7 +51,8 @@ class Hub:
 
     def push(self, replica: str, patches: list[tuple[int, bytes, list[str], list[str], str]]) -> None:
         """Push patches of ``replica``'s shared journal, in order: (number, bytes, deletes, adds,
-        time) each. Patches go a few to a request, each request whole, in the journal's order."""
+        time) each. Patches go a few to a request, each request whole, in the journal's order; a patch
+        larger than a request's worth of rows goes in pieces, the record that it is there last."""
         batch: list[str] = []
         lines = 0
         for number, data, deletes, adds, time in patches:
@@ -62,6 +63,17 @@ class Hub:
                 f"{term(_DIGEST)} {term(ox.Literal(hashlib.sha256(data).hexdigest()))} ; "
                 f"{term(_TEXT)} {term(ox.Literal(data.decode('utf-8')))} }} }}"
             )
+            if len(deletes) + len(adds) > LINES_A_REQUEST:
+                # A patch too large for one request (an import) is sent in pieces, its record last:
+                # one cut short is sent whole again by the next push, which changes nothing twice.
+                if batch:
+                    self.server.update(" ;\n".join(batch))
+                    batch, lines = [], 0
+                for keyword, part in (("DELETE DATA", deletes), ("INSERT DATA", adds)):
+                    for at in range(0, len(part), LINES_A_REQUEST):
+                        self.server.update(data_block(keyword, part[at : at + LINES_A_REQUEST]))
+                self.server.update(record)
+                continue
             rows = [data_block("DELETE DATA", deletes), data_block("INSERT DATA", adds)]
             batch.append(" ;\n".join([r for r in rows if r] + [record]))
             lines += len(deletes) + len(adds) + 1
