@@ -16,7 +16,8 @@ to an Oxigraph server started on a free loopback port (``kg index move URL``), a
 - sync (``--sync N``, 10k by default, 0 to skip): a replica writes N transactions (one propose
   each, written through the library without git, which would cost more than the write), then
   ``kg sync`` pushes them to a hub (an Oxigraph server), a second replica's ``kg sync`` pulls and
-  folds them in (one write), and its ``kg sync`` again finds nothing new.
+  folds them in (one write), and its ``kg sync`` again pushes that write (one large patch) and
+  finds nothing new to fold.
 
 The machine is shared and noisy: read the ratios, which hold better than absolute times.
 """
@@ -170,7 +171,7 @@ def measure_sync(count: int, work: Path) -> list[dict]:
         for what, kb in (
             (f"kg sync: push {count} patches", ana),
             (f"kg sync: pull and fold {count} patches", ben),
-            ("kg sync again: nothing new", ben),
+            ("kg sync again: its fold pushed, nothing to fold", ben),
         ):
             seconds, mb = measure.run(["sync", "--kb", str(kb)])
             rows.append({"what": what, "seconds": seconds, "mb": mb})
