@@ -1415,9 +1415,90 @@ def index_move(
 @app.command()
 def status(kb: KbOption = None, json: JsonOption = False):
     """Where the journal ends and where the index stands: on disk or on a SPARQL server, the
-    transaction it reflects and how many it is behind. A server that does not answer is reported
-    (the index catches up when it is back); kg status itself still exits 0."""
-    render.status(json, _kb(kb).status())
+    transaction it reflects and how many it is behind; each remote's last sync, and what a sync set
+    aside. A server that does not answer is reported (the index catches up when it is back); kg
+    status itself still exits 0."""
+    from kgrdf import sync as syncing
+
+    base = _kb(kb)
+    render.status(json, {**base.status(), "sync": syncing.status(base)})
+
+
+remote_app = _group(
+    "remote",
+    "The hubs this knowledge base shares its journal with: SPARQL 1.1 servers (an Oxigraph server, "
+    "Virtuoso) that keep each replica's shared journal, so that kg sync can exchange them.",
+    True,
+)
+
+
+@remote_app.command("add")
+def remote_add(
+    name: Annotated[str, typer.Argument(help="A short name for the hub: lower-case letters, digits, - or _.")],
+    url: Annotated[
+        str,
+        typer.Argument(
+            help="The hub's address, as for kg init --index: http://HOST:PORT for an Oxigraph server, "
+            "http://HOST:PORT/sparql for Virtuoso. No user or password in it: format.json, which keeps it, is in git."
+        ),
+    ],
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Add a hub to sync with (kg sync NAME). Nothing is sent until kg sync runs.
+
+    Example: kg remote add team http://hub.example:7878"""
+    from kgrdf import sync as syncing
+
+    result = syncing.add_remote(_kb(kb), name, url)
+    render.out(json, result, f"added the remote {name} ({url}); kg sync {name} shares with it")
+
+
+@remote_app.command("list")
+def remote_list(kb: KbOption = None, json: JsonOption = False):
+    """The hubs this knowledge base syncs with, and when each was last synced."""
+    from kgrdf import sync as syncing
+
+    render.remotes(json, syncing.status(_kb(kb)))
+
+
+@remote_app.command("remove")
+def remote_remove(
+    name: Annotated[str, typer.Argument(help="The remote's name (kg remote list).")],
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Stop syncing with a hub. What was pulled from it stays in the knowledge base."""
+    from kgrdf import sync as syncing
+
+    result = syncing.remove_remote(_kb(kb), name)
+    render.out(json, result, f"removed the remote {name} ({result['url']})")
+
+
+@app.command()
+def sync(
+    name: Annotated[
+        str | None, typer.Argument(help="The remote to sync with (kg remote list). Default: every remote.")
+    ] = None,
+    kb: KbOption = None,
+    json: JsonOption = False,
+):
+    """Share with the team: push this replica's shared journal to the hub, pull the other replicas'
+    patches, and fold them in as one write.
+
+    The private journal (everything that names a person, what was heard in a DM, the user's own
+    words) never leaves this machine. A fact another replica holds becomes one fact here, observed
+    with both replicas' sources; confirmed there, it is confirmed here; rejected there, it stays
+    rejected everywhere. Two confirmed values of a single-valued predicate from two replicas both
+    stay, and kg lint reports them for a person to decide; once a person decides on one replica
+    (kg confirm, kg supersede), the value closed there is closed here too. What is refused here (by
+    the shapes, as another perspective's) is set aside and listed, never dropped: kg status shows
+    it. Syncing again changes nothing until someone writes.
+
+    Example: kg remote add team http://10.0.0.1:7878, then kg sync (or kg sync team)."""
+    from kgrdf import sync as syncing
+
+    render.synced(json, syncing.sync(_kb(kb), name))
 
 
 @app.command()

@@ -298,7 +298,11 @@ class Stream:
     def write(self, number: int, patch: Patch) -> tuple[str, int, bytes]:
         """Write the patch as file ``number`` (a new file, never one that is there), flush and fsync
         it and its folder; return its name, its size and its bytes."""
-        data = patch.encode()
+        return self.write_bytes(number, patch.encode())
+
+    def write_bytes(self, number: int, data: bytes) -> tuple[str, int, bytes]:
+        """Write a patch's bytes as file ``number`` (as :meth:`write`): a patch kept as its writer wrote it
+        (another replica's, pulled from a hub)."""
         name = name_of(number)
         path = self.dir / name
         made = not path.parent.is_dir()

@@ -291,6 +291,46 @@ def status(as_json: bool, result: dict) -> None:
     else:
         state = f"at transaction {index['transaction']}, up to date"
     print(f"index: {where}: {state}")
+    _sync_state(result.get("sync"))
+
+
+def _sync_state(sync: dict | None) -> None:
+    for remote in (sync or {}).get("remotes", []):
+        when = f"last synced {remote['synced_at']}" if remote.get("synced_at") else "never synced"
+        print(f"remote {remote['name']}: {remote['url']}: {when}")
+    aside = (sync or {}).get("set_aside", [])
+    if aside:
+        print(paint(f"set aside by kg sync: {len(aside)} (kg remote list shows them)", "warn"))
+
+
+def remotes(as_json: bool, result: dict) -> None:
+    if as_json:
+        return emit(result)
+    if not result["remotes"]:
+        print("no remotes: kg remote add NAME URL adds a hub")
+    for remote in result["remotes"]:
+        when = f"last synced {remote['synced_at']}" if remote.get("synced_at") else "never synced"
+        print(f"{remote['name']}  {remote['url']}  {when}")
+    for item in result["set_aside"]:
+        print(f"  set aside: {item['id']} of replica {item['replica']} (patch {item['patch']}): {item['reason']}")
+
+
+def synced(as_json: bool, result: dict) -> None:
+    if as_json:
+        return emit(result)
+    for remote in result["remotes"]:
+        print(f"{remote['name']}: pushed {remote['pushed']} patches, pulled {remote['pulled']}")
+    counts = result["folded"]
+    changed = ", ".join(
+        f"{counts[k]} {k}" for k in ("created", "observed", "confirmed", "rejected", "closed") if counts[k]
+    )
+    entities = f"{counts['entities']} entities, " if counts["entities"] else ""
+    if result["transaction"] is None:
+        print("nothing new to fold in")
+    else:
+        print(f"folded in: {entities}facts {changed or 'none'} (transaction {result['transaction']})")
+    for item in result["set_aside"]:
+        print(paint(f"set aside: {item['id']} of replica {item['replica']}: {item['reason']}", "warn"))
 
 
 def sparql(as_json: bool, result) -> None:

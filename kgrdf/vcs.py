@@ -16,7 +16,17 @@ import time
 from pathlib import Path
 
 UNCOMMITTED = "uncommitted"  # from a write's journal append to its git commit (never tracked)
-TRACKED = ["journal", "view.json", "format.json", "replica.json", "schema.json", "forgotten.jsonl", ".gitignore"]
+TRACKED = [
+    "journal",
+    "replicas",
+    "view.json",
+    "format.json",
+    "replica.json",
+    "sync.json",
+    "schema.json",
+    "forgotten.jsonl",
+    ".gitignore",
+]
 IGNORED = [
     "index/",
     "index.old/",

@@ -179,6 +179,12 @@ class Writer(Session):
                 out[iri] = self._facts[iri]
         return list(out.values())
 
+    def saying(self, fact: model.Fact) -> list[model.Fact]:
+        """The facts, pending or held, that say what ``fact`` says (its subject, predicate and
+        object or value, as proposing it again would find them), whatever their status."""
+        key = fact.value_key()
+        return [f for f in self._facts_for(fact.subject, fact.predicate, key) if f.value_key() == key]
+
     @property
     def adds(self) -> list[Quad]:
         return list(self._adds.values())
@@ -1343,6 +1349,20 @@ class Writer(Session):
             "close",
             f"replaced by {replacement.id}" + (f": {why}" if why else ""),
         )
+
+    def close_for(
+        self, fact_id: str, replacement_id: str, why: str | None = None, starts: str | None = None
+    ) -> model.Fact:
+        """Close a current fact, replaced by another current one, as confirming or superseding closes
+        the value it replaces (a closure another replica made, folded in by kg sync). ``starts`` is
+        when the replacement holds from, where it says no time of its own (the time it was given
+        where the closure was made): the closed fact ends there."""
+        old, replacement = self.fact(fact_id), self.fact(replacement_id)
+        if not old.current or not replacement.current:
+            raise Refused(f"{old.id} and {replacement.id} must both be current to close one for the other")
+        if starts and not replacement.valid_from:
+            replacement = self._change(replacement, {"valid_from": starts}, "retime", why)
+        return self._close(old, replacement, why)
 
     @staticmethod
     def _closed_note(old: model.Fact, closed: model.Fact) -> str | None:

@@ -43,7 +43,7 @@ _KG_DIGEST = vocab.kg("journalDigest")
 _KG_SCHEMA = vocab.kg("schemaDigest")
 
 
-def endpoints(url: str) -> tuple[str, str]:
+def endpoints(url: str, what: str = "an index URL") -> tuple[str, str]:
     """The query and update endpoints of the server at ``url``: a URL ending in ``/query`` updates at
     ``/update`` beside it (Oxigraph server, Fuseki); one ending in ``/sparql`` takes both (Virtuoso,
     Blazegraph); a bare server address is an Oxigraph server's (``/query`` and ``/update``); any
@@ -53,12 +53,12 @@ def endpoints(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
         raise BadInput(
-            f"index URL {url!r} must be an http:// or https:// address with no query or fragment",
+            f"{what} {url!r} must be an http:// or https:// address with no query or fragment",
             hint="for an Oxigraph server: http://HOST:PORT (or its /query endpoint)",
         )
     if parts.username is not None or parts.password is not None:
         raise BadInput(
-            "an index URL must not carry a user or password: it is kept in format.json, which git keeps",
+            f"{what} must not carry a user or password: it is kept in format.json, which git keeps",
             hint="let a proxy on this machine hold the credentials and give kgrdf its address",
         )
     base = url.rstrip("/")
@@ -166,10 +166,11 @@ class SparqlBackend(Backend):
     local = False
     dataset_scoping = True
 
-    def __init__(self, url: str, timeout: float = READ_TIMEOUT):
+    def __init__(self, url: str, timeout: float = READ_TIMEOUT, role: str = "index"):
         import httpx2
 
         self.url = url
+        self.role = role  # what the server is to the knowledge base, as errors name it: its index, or a hub
         self.query_url, self.update_url = endpoints(url)
         self.timeout = timeout
         self.http = httpx2.Client(timeout=httpx2.Timeout(timeout, connect=CONNECT_TIMEOUT))
@@ -189,21 +190,25 @@ class SparqlBackend(Backend):
             if timeout is not None:
                 raise Refused(f"the query ran past its time limit of {timeout:g} s") from None
             raise Unreachable(
-                f"the index server at {self.url} did not answer in time ({type(exc).__name__})",
+                f"the {self.role} server at {self.url} did not answer in time ({type(exc).__name__})",
                 hint="check that the server runs (kg status shows how far the index is behind the journal)",
             ) from None
         except httpx2.TransportError as exc:
             raise Unreachable(
-                f"the index server at {self.url} does not answer ({_reason(exc)})",
+                f"the {self.role} server at {self.url} does not answer ({_reason(exc)})",
                 hint="start the server; the index catches up with the journal when it is back (kg status)",
             ) from None
         if response.status_code >= 400:
-            raise _refusal(self.url, response)
+            raise _refusal(self.url, response, self.role)
         return response
 
     def _select_text(self, text: str, graphs: list | None = None, default: list | None = None) -> ox.QuerySolutions:
         response = self._post(self.query_url, {"query": text, **_dataset(graphs, default)}, accept=_RESULTS)
         return _results(response.content)
+
+    def solutions(self, text: str) -> ox.QuerySolutions:
+        """The answer to a SELECT written out in full (no named query, no parameters)."""
+        return self._select_text(text)
 
     def update(self, text: str) -> None:
         """One SPARQL Update request."""
@@ -317,12 +322,12 @@ class SparqlBackend(Backend):
 
     def apply(self, tx: Transaction, after: Position) -> None:
         if len(tx.adds) + len(tx.deletes) <= LINES_A_REQUEST:
-            parts = [_data_block("DELETE DATA", tx.deletes), _data_block("INSERT DATA", tx.adds)]
+            parts = [data_block("DELETE DATA", tx.deletes), data_block("INSERT DATA", tx.adds)]
             self.update(" ;\n".join([p for p in parts if p] + [self._position_update(after)]))
             return
         for keyword, lines in (("DELETE DATA", tx.deletes), ("INSERT DATA", tx.adds)):
             for at in range(0, len(lines), LINES_A_REQUEST):
-                self.update(_data_block(keyword, lines[at : at + LINES_A_REQUEST]))
+                self.update(data_block(keyword, lines[at : at + LINES_A_REQUEST]))
         self.update(self._position_update(after))
 
     def set_position(self, position: Position) -> None:
@@ -344,9 +349,9 @@ class SparqlBackend(Backend):
             named = [line for line in lines if "_:" not in line]
             blank += [line for line in lines if "_:" in line]
             if named:
-                self.update(_data_block("INSERT DATA", named))
+                self.update(data_block("INSERT DATA", named))
         if blank:
-            self.update(_data_block("INSERT DATA", blank))
+            self.update(data_block("INSERT DATA", blank))
         self.update(self._position_update(position))
 
     def close(self) -> None:
@@ -394,7 +399,7 @@ def _dataset(graphs: list | None, default: list | None) -> dict:
     }
 
 
-def _data_block(keyword: str, lines: list[str]) -> str:
+def data_block(keyword: str, lines: list[str]) -> str:
     """``INSERT DATA { ... }`` (or DELETE DATA) of N-Quads lines, each quad's graph kept, or "" for none."""
     if not lines:
         return ""
@@ -421,10 +426,10 @@ def _reason(exc) -> str:
     return text.splitlines()[0][:200]
 
 
-def _refusal(url: str, response) -> Damaged:
+def _refusal(url: str, response, role: str = "index") -> Damaged:
     said = response.text.strip().splitlines()[0][:300] if response.text.strip() else response.reason_phrase
     return Damaged(
-        f"the index server at {url} answered {response.status_code}: {said}",
+        f"the {role} server at {url} answered {response.status_code}: {said}",
         hint="check the server's log; kg status shows where the index stands",
         status=response.status_code,
         said=said,

@@ -1,0 +1,103 @@
+"""A team's hub: a SPARQL 1.1 server that holds the replicas' shared journals (§9b, kg sync).
+
+No protocol of kgrdf's own: a replica's shared journal is already RDF Patch, and the server already
+speaks the SPARQL 1.1 Query and Update protocols. Each patch a replica pushes is kept whole in the
+hub's journal graph, ``urn:kgrdf:hub``, as one node (``urn:kgrdf:hub:<replica>:<number>``) with the
+replica, the patch's number in its journal, its time, the SHA-256 of its bytes and the bytes
+themselves (the RDF Patch text); in the same Update request its rows are applied to the hub's
+dataset, in their own graphs (facts, provenance, entities under ``https://kgrdf.org/``), so that the
+team's shared knowledge can be queried on the hub too. One request is applied whole by the server:
+a patch is on the hub with its rows, or not at all, and pushing it again changes nothing.
+
+Only shared journals are pushed: the private journal never leaves its machine.
+"""
+
+import hashlib
+
+import pyoxigraph as ox
+
+from kgrdf import queries, vocab
+from kgrdf.errors import Damaged
+from kgrdf.store.sparql import LINES_A_REQUEST, SparqlBackend, data_block, term
+
+JOURNALS = ox.NamedNode("urn:kgrdf:hub")
+_REPLICA = vocab.kg("replica")
+_NUMBER = vocab.kg("patchNumber")
+_DIGEST = vocab.kg("patchDigest")
+_TEXT = vocab.kg("patchText")
+_TIME = vocab.kg("patchTime")
+PAGE = 500  # patches read in one query: the LIMIT of hub-patches.rq
+
+
+def patch_node(replica: str, number: int) -> ox.NamedNode:
+    return ox.NamedNode(f"urn:kgrdf:hub:{replica}:{number}")
+
+
+class Hub:
+    """The hub at ``url`` (an address as for ``kg init --index``: an Oxigraph server's, or a
+    ``/sparql`` endpoint). Raises Unreachable when it does not answer, Damaged when it refuses."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.server = SparqlBackend(url, role="hub")
+
+    def close(self) -> None:
+        self.server.close()
+
+    def heads(self) -> dict[str, int]:
+        """Each replica the hub holds a journal of, and the number of its last patch there."""
+        rows = self.server.select(queries.load("hub-heads"))
+        return {row["replica"].value: int(row["last"].value) for row in rows}
+
+    def push(self, replica: str, patches: list[tuple[int, bytes, list[str], list[str], str]]) -> None:
+        """Push patches of ``replica``'s shared journal, in order: (number, bytes, deletes, adds,
+        time) each. Patches go a few to a request, each request whole, in the journal's order; a patch
+        larger than a request's worth of rows goes in pieces, the record that it is there last."""
+        batch: list[str] = []
+        lines = 0
+        for number, data, deletes, adds, time in patches:
+            node = term(patch_node(replica, number))
+            record = (
+                f"INSERT DATA {{ GRAPH {term(JOURNALS)} {{ {node} {term(_REPLICA)} {term(ox.Literal(replica))} ; "
+                f"{term(_NUMBER)} {number} ; {term(_TIME)} {term(ox.Literal(time))} ; "
+                f"{term(_DIGEST)} {term(ox.Literal(hashlib.sha256(data).hexdigest()))} ; "
+                f"{term(_TEXT)} {term(ox.Literal(data.decode('utf-8')))} }} }}"
+            )
+            if len(deletes) + len(adds) > LINES_A_REQUEST:
+                # A patch too large for one request (an import) is sent in pieces, its record last:
+                # one cut short is sent whole again by the next push, which changes nothing twice.
+                if batch:
+                    self.server.update(" ;\n".join(batch))
+                    batch, lines = [], 0
+                for keyword, part in (("DELETE DATA", deletes), ("INSERT DATA", adds)):
+                    for at in range(0, len(part), LINES_A_REQUEST):
+                        self.server.update(data_block(keyword, part[at : at + LINES_A_REQUEST]))
+                self.server.update(record)
+                continue
+            rows = [data_block("DELETE DATA", deletes), data_block("INSERT DATA", adds)]
+            batch.append(" ;\n".join([r for r in rows if r] + [record]))
+            lines += len(deletes) + len(adds) + 1
+            if lines >= LINES_A_REQUEST:
+                self.server.update(" ;\n".join(batch))
+                batch, lines = [], 0
+        if batch:
+            self.server.update(" ;\n".join(batch))
+
+    def pull(self, replica: str, after: int) -> list[tuple[int, bytes]]:
+        """The patches of ``replica``'s journal after number ``after``, in order, as (number, bytes).
+        Raises Damaged for a patch whose bytes do not match the digest it was pushed with."""
+        out: list[tuple[int, bytes]] = []
+        query = queries.load("hub-patches")
+        while True:
+            start = out[-1][0] if out else after
+            rows = self.server.select(query, {"replica": ox.Literal(replica), "after": ox.Literal(start)})
+            for row in rows:
+                number, data = int(row["number"].value), row["text"].value.encode("utf-8")
+                if hashlib.sha256(data).hexdigest() != row["digest"].value:
+                    raise Damaged(
+                        f"the hub at {self.url} holds patch {number} of replica {replica} altered",
+                        hint="the hub's journal graph was changed outside kgrdf; the replica pushes it again",
+                    )
+                out.append((number, data))
+            if len(rows) < PAGE:
+                return out

@@ -1,0 +1,403 @@
+"""Replicas that share: ``kg remote`` and ``kg sync`` (§9b).
+
+A team's hub is a SPARQL 1.1 server (kgrdf.store.hub). ``kg sync`` pushes the patches of this
+replica's shared journal that the hub does not hold yet, pulls the other replicas' patches it has
+not seen, each kept as a journal of its own in ``replicas/<replica>/`` (byte for byte, each checked
+to follow the one before it), and folds what they say into the knowledge base in one write of its
+own, through the same write path as any command: the same resolution, the same privacy routing
+(a text naming one of this machine's people goes to the private journal) and the same SHACL shapes.
+The private journal is never pushed.
+
+The fold is about facts, not rows: each replica mints its own fact ids, so a fact another replica
+holds is found here by what it says (subject, predicate, object or value):
+
+- a fact not held here is proposed with the other replica's sources, valid time and audiences;
+- a fact held here that the other replica heard from sources this one lacks is observed again
+  with those sources (one fact, observed on both, with both sources); one it brings nothing new to
+  is left alone, so that syncing again, or a fact coming back from a replica that took it from
+  here, changes nothing;
+- confirmed there, it is confirmed here (without closing another confirmed value of a
+  single-valued predicate: both stay current, and ``kg lint`` reports them for a person to decide);
+- rejected there, it is rejected here, and a rejected fact stays rejected whatever comes later:
+  a rejection on one replica holds on all;
+- closed there, replaced by another fact (a person confirmed a rival value, or superseded it), it
+  is closed here, replaced by the fact here that says what its replacement says, once everything
+  else is folded; a fact closed here stays closed, as a rejected one stays rejected.
+
+These rules only ever add sources and move a status up (proposed, confirmed, then closed or
+rejected), so replicas that have seen the same patches hold the same current facts whatever order
+they synced in. The patches a sync pulls are folded in one deterministic order: by time, replica and
+number.
+
+A fact or entity that is refused (by a shape, by resolution, as another perspective's) is set aside:
+its patch stays in ``replicas/``, the refusal is recorded in ``sync.json`` and shown by ``kg sync``
+and ``kg status``; nothing is dropped silently. A fact the other replica let expire is not folded.
+"""
+
+import itertools
+import re
+
+from pyoxigraph import NamedNode
+
+from kgrdf import clock, files, lock, model, privacy, vocab
+from kgrdf.errors import BadInput, Damaged, KgError, NotFound, Refused
+from kgrdf.journal import Position, Stream, fold, name_of, number_of, parse_patch
+
+NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+REPLICA = re.compile(r"^r-[0-9a-f]{8}$")  # a replica's id, as kg init mints it: also the name of its folder here
+REPLICAS = "replicas"  # the other replicas' journals, as pulled from the hubs
+STATE = "sync.json"  # each remote's last sync, how far each replica's journal is folded, what was set aside
+PUSH_AT_ONCE = 1000  # patches read from the journal and pushed at a time
+
+
+# --- remotes ---------------------------------------------------------------------------------------
+
+
+def remotes(kb) -> dict[str, str]:
+    """Each remote's name and hub URL, as ``format.json`` keeps them."""
+    return dict(files.read_json(kb.path / "format.json").get("remotes", {}))
+
+
+def add_remote(kb, name: str, url: str) -> dict:
+    """Record the hub at ``url`` as the remote ``name``. Raises BadInput for a bad name or URL (one
+    that carries a user or password included: format.json is kept in git), Refused when the name is
+    taken."""
+    from kgrdf.store.sparql import endpoints
+
+    if not NAME.match(name):
+        raise BadInput(f"remote name {name!r} must be lower-case letters, digits, - or _, starting with a letter")
+    endpoints(url, what="a remote's URL")
+    with lock.held(kb.path / "lock", exclusive=True):
+        settings = files.read_json(kb.path / "format.json")
+        known = settings.get("remotes", {})
+        if name in known:
+            raise Refused(f"the remote {name} is there already ({known[name]})", hint=f"kg remote remove {name} first")
+        files.write_json(kb.path / "format.json", {**settings, "remotes": {**known, name: url}})
+        kb.git_commit(f"kg remote add {name}")
+    return {"remote": name, "url": url}
+
+
+def remove_remote(kb, name: str) -> dict:
+    """Forget the remote ``name`` (what was pulled from it stays). Raises NotFound."""
+    with lock.held(kb.path / "lock", exclusive=True):
+        settings = files.read_json(kb.path / "format.json")
+        known = dict(settings.get("remotes", {}))
+        if name not in known:
+            raise _no_remote(name, known)
+        url = known.pop(name)
+        files.write_json(kb.path / "format.json", {**settings, "remotes": known})
+        state = _state(kb)
+        state["remotes"].pop(name, None)
+        files.write_json(kb.path / STATE, state)
+        kb.git_commit(f"kg remote remove {name}")
+    return {"remote": name, "url": url}
+
+
+def _no_remote(name: str, known: dict) -> NotFound:
+    listed = ", ".join(sorted(known)) or "none"
+    return NotFound(f"no remote is called {name!r} (remotes: {listed})", hint="kg remote add NAME URL adds one")
+
+
+def _state(kb) -> dict:
+    state = files.read_json(kb.path / STATE)
+    return {
+        "remotes": dict(state.get("remotes", {})),
+        "folded": dict(state.get("folded", {})),
+        "set_aside": list(state.get("set_aside", [])),
+    }
+
+
+def status(kb) -> dict:
+    """Each remote with its URL and last sync, and what was set aside (for kg status and kg remote list)."""
+    state = _state(kb)
+    return {
+        "remotes": [
+            {"name": name, "url": url, **state["remotes"].get(name, {"synced_at": None})}
+            for name, url in sorted(remotes(kb).items())
+        ],
+        "replicas": state["folded"],
+        "set_aside": state["set_aside"],
+    }
+
+
+# --- kg sync ---------------------------------------------------------------------------------------
+
+
+def sync(kb, name: str | None = None) -> dict:
+    """Push this replica's shared journal to each remote's hub (or the one named), pull the other
+    replicas' patches, and fold them into the knowledge base in one write. Raises NotFound for an
+    unknown remote, Refused when there is none, Unreachable when a hub does not answer (what was
+    pulled before it is kept, and folded by the next sync)."""
+    from kgrdf.store.hub import Hub
+
+    known = remotes(kb)
+    if name is not None and name not in known:
+        raise _no_remote(name, known)
+    if not known:
+        raise Refused("this knowledge base has no remote to sync with", hint="kg remote add NAME URL adds a hub")
+    chosen = {name: known[name]} if name is not None else known
+    report = {"remotes": [], "folded": {}, "set_aside": []}
+    with kb.writing("sync") as writer:
+        for remote, url in sorted(chosen.items()):
+            hub = Hub(url)
+            try:
+                pushed = _push(kb, hub)
+                pulled = _pull(kb, hub)
+            finally:
+                hub.close()
+            report["remotes"].append({"name": remote, "url": url, "pushed": pushed, "pulled": pulled})
+        folding = _Fold(kb, writer)
+        report["folded"], report["set_aside"], marks = folding.run()
+        report["transaction"] = writer.seq if writer.has_change else None
+    state = _state(kb)
+    now = clock.iso(clock.now())
+    for done in report["remotes"]:
+        state["remotes"][done["name"]] = {"synced_at": now, "pushed": done["pushed"], "pulled": done["pulled"]}
+    state["folded"].update(marks)
+    state["set_aside"] += report["set_aside"]
+    with lock.held(kb.path / "lock", exclusive=True):
+        files.write_json(kb.path / STATE, state)
+        kb.git_commit(f"kg sync: {', '.join(sorted(chosen))}")
+    return report
+
+
+def _push(kb, hub) -> int:
+    """Push the patches of this replica's shared journal the hub does not hold; the number pushed.
+    Only whole patches, up to where view.json says the journal ends."""
+    on_hub = hub.heads().get(kb.replica, 0)
+    last = number_of(kb.view().shared)
+    if on_hub > last:
+        raise Refused(
+            f"the hub at {hub.url} holds {on_hub} patches of replica {kb.replica}, and this knowledge base {last}",
+            hint="another knowledge base has this one's replica id (a copied folder); give the copy a new journal",
+        )
+    stream = kb.journal.shared
+    for start in range(on_hub + 1, last + 1, PUSH_AT_ONCE):
+        patches = []
+        for number in range(start, min(start + PUSH_AT_ONCE, last + 1)):
+            patch, data = stream.read(stream.dir / name_of(number))
+            if patch is None:
+                raise Damaged(f"journal/{kb.replica}/{name_of(number)} is not a whole patch")
+            patches.append((number, data, patch.deletes, patch.adds, patch.time))
+        hub.push(kb.replica, patches)
+    return last - on_hub
+
+
+def _pull(kb, hub) -> int:
+    """Pull the other replicas' patches this knowledge base lacks into ``replicas/<replica>/``; the
+    number pulled. Each must follow the one before it (its number, its ``prev``)."""
+    count = 0
+    for replica, last in sorted(hub.heads().items()):
+        if replica == kb.replica or not REPLICA.match(replica):
+            continue
+        stream = Stream(kb.path / REPLICAS / replica)
+        end = stream.last()
+        held = stream.read(end)[0] if end else None
+        if end is not None and held is None:
+            end.unlink()  # a copy cut short (its TC never written): the hub still holds the patch
+            end = stream.last()
+            held = stream.read(end)[0] if end else None
+        have = number_of(f"{end.parent.name}/{end.name}") if end else 0
+        if last <= have:
+            continue
+        prev = held.id if held else None
+        for number, data in hub.pull(replica, have):
+            where = f"the hub's patch {number} of replica {replica}"
+            patch = parse_patch(data, where)
+            if patch is None or number != have + 1 or patch.prev != prev or patch.seq is not None:
+                raise Damaged(f"{where} does not follow patch {have} of that journal", hint="tell the hub's keeper")
+            stream.write_bytes(number, data)
+            have, prev, count = number, patch.id, count + 1
+    return count
+
+
+class _Fold:
+    """The fold of the other replicas' journals into one write (see the module's notes)."""
+
+    def __init__(self, kb, writer):
+        self.kb = kb
+        self.writer = writer
+        self.perspective = writer.perspective
+        self.set_aside: list[dict] = []
+        self.origin: dict[str, tuple[str, int]] = {}  # a fact this fold made or observed -> the patch it came from
+        self.counts = {"created": 0, "observed": 0, "confirmed": 0, "rejected": 0, "closed": 0, "entities": 0}
+        self.closures: list[tuple] = []  # facts another replica closed: closed here once all the rest is folded
+
+    def run(self) -> tuple[dict, list, dict]:
+        """Fold every patch past the marks of ``sync.json``; the counts, what was set aside, and the new marks."""
+        folded = _state(self.kb)["folded"]
+        marks, items, views = {}, {}, {}
+        base = self.kb.path / REPLICAS
+        for folder in sorted(base.iterdir()) if base.is_dir() else []:
+            if not REPLICA.match(folder.name):
+                continue
+            replica = folder.name
+            entries = list(Stream(folder).entries_after(None, 0, None, []))
+            done = folded.get(replica, 0)
+            if len(entries) <= done:
+                continue
+            views[replica] = entries
+            marks[replica] = len(entries)
+            for entry in entries[done:]:
+                number = number_of(entry.name)
+                for line in itertools.chain(entry.patch.deletes, entry.patch.adds):
+                    graph = privacy.graph_of(line)
+                    if privacy.is_entities_graph(graph):
+                        key = (0, line[1 : line.index(">")])
+                    else:
+                        key = (1, privacy.fact_of(graph))
+                    items.setdefault((replica, key), (key[0], entry.patch.time, replica, number, key[1]))
+        sessions = {replica: self._session(entries) for replica, entries in views.items()}
+        for kind, _time, replica, number, iri in sorted(items.values()):
+            try:
+                if kind == 0:
+                    self._entity(sessions[replica], iri)
+                else:
+                    self._fact(sessions[replica], replica, number, iri)
+            except KgError as exc:
+                self._aside(replica, number, iri, exc.message)
+        for there, replica, number, theirs in self.closures:
+            try:
+                self._close(there, replica, theirs)
+            except KgError as exc:
+                self._aside(replica, number, theirs.iri, exc.message)
+        self._drop_refused()
+        return self.counts, self.set_aside, marks
+
+    def _session(self, entries):
+        """A read of one replica's journal as it stands (the fold of all its patches), with this
+        knowledge base's schema, in memory."""
+        from kgrdf import schema
+        from kgrdf.session import Session
+        from kgrdf.store import open_backend
+
+        backend = open_backend("memory")
+        schema_quads, _ext = schema.effective_quads(self.kb.path)
+        backend.replace_all(
+            itertools.chain(sorted(fold(entry.patch for entry in entries)), model.lines(schema_quads)), Position()
+        )
+        return Session(self.kb, backend)
+
+    def _aside(self, replica: str, number: int, iri: str, reason: str) -> None:
+        self.set_aside.append({"replica": replica, "patch": number, "id": vocab.id_of(iri), "reason": reason})
+
+    def _mine(self, iri: str, what: str) -> bool:
+        if iri.startswith(f"{vocab.KB}{self.perspective}/"):
+            return True
+        raise Refused(f"{what} of another perspective than {self.perspective}")
+
+    def _entity(self, there, iri: str) -> None:
+        self._mine(iri, "an entity")
+        theirs = there.entity(NamedNode(iri))
+        if theirs is None or theirs.merged_into:
+            return  # gone there, or merged into another (whose facts carry over)
+        ours = self.writer.entity(NamedNode(iri))
+        if ours is None:
+            self.writer.add_entity(theirs.id, theirs.name, theirs.aliases, theirs.weak_aliases, theirs.summary)
+            self.counts["entities"] += 1
+            return
+        aliases = [a for a in theirs.aliases if a not in ours.aliases and a != ours.name]
+        weak = [a for a in theirs.weak_aliases if a not in ours.weak_aliases]
+        if aliases or weak:
+            self.writer.add_entity(ours.id, ours.name, aliases, weak)
+            self.counts["entities"] += 1
+
+    def _fact(self, there, replica: str, number: int, iri: str) -> None:
+        from kgrdf.writer import Heard
+
+        self._mine(iri, "a fact")
+        try:
+            theirs = there.fact(vocab.id_of(iri), history=False)
+        except NotFound:
+            return  # gone there (forgotten, expired past retention): nothing to fold
+        if theirs.status != "rejected" and not theirs.current:
+            if theirs.superseded_by:
+                self.closures.append((there, replica, number, theirs))  # once every fact is folded
+            return  # expired there: nothing to fold
+        predicate = self.writer.schema.predicate_by_iri(theirs.predicate)
+        if predicate is None:
+            raise Refused(f"the predicate {theirs.predicate} is not in this knowledge base's schema")
+        same = self.writer.saying(theirs)
+        ours = next((f for f in same if f.current), None) or next((f for f in same if f.status == "rejected"), None)
+        if ours is None and any(f.superseded_by for f in same):
+            return  # closed here, replaced by another value: a closure holds as a rejection does
+        why = f"from replica {replica}"
+        if ours is None or (ours.current and self._new_sources(theirs, ours)):
+            target = (
+                {"object": vocab.id_of(theirs.target.value)}
+                if theirs.is_entity_target
+                else {"value": theirs.target.value}
+            )
+            times = (
+                {}
+                if ours is not None
+                else {
+                    "valid_from": theirs.valid_from,
+                    "valid_to": theirs.valid_to,
+                    "order": theirs.order,
+                }
+            )
+            outcome = self.writer.propose(
+                vocab.id_of(theirs.subject),
+                predicate.key,
+                **target,
+                **times,
+                sources=theirs.sources if ours is None else self._new_sources(theirs, ours),
+                authority=theirs.authority if theirs.authority != "user" else "observed",
+                prevents_rework=theirs.prevents_rework,
+                reason=why,
+                auto_confirm=False,
+                heard=[Heard(audience) for audience in sorted({h.audience or "owner" for h in theirs.hearings})]
+                or None,
+            )
+            ours = outcome.fact
+            self.origin[ours.iri] = (replica, number)
+            self.counts["created" if outcome.action == "created" else "observed"] += 1
+        if theirs.status == "rejected" and ours.status != "rejected":
+            self.writer.reject(ours.id, reviewed_by=theirs.reviewed_by or "sync", reason=f"rejected on {replica}")
+            self.counts["rejected"] += 1
+        elif theirs.status == "confirmed" and ours.status == "proposed":
+            self.writer.confirm(
+                ours.id,
+                reviewed_by=theirs.reviewed_by or "sync",
+                reason=f"confirmed on {replica}",
+                close_replaced=False,
+            )
+            self.counts["confirmed"] += 1
+
+    def _close(self, there, replica: str, theirs) -> None:
+        """A fact another replica closed, replaced by another (a person confirmed a rival value, or
+        superseded it): closed here too, replaced by this knowledge base's fact that says what its
+        replacement says. One whose replacement is not here is set aside."""
+        ours = next((f for f in self.writer.saying(theirs) if f.current), None)
+        if ours is None:
+            return  # not held here, or closed or rejected here already
+        try:
+            successor = there.fact(vocab.id_of(theirs.superseded_by), history=False)
+        except NotFound:
+            successor = None
+        replacement = (
+            next((f for f in self.writer.saying(successor) if f.current), None) if successor is not None else None
+        )
+        if replacement is None:
+            raise Refused(f"it was closed on {replica}, replaced by a fact that is not current here")
+        self.writer.close_for(ours.id, replacement.id, f"as on {replica}", starts=successor.valid_from)
+        self.counts["closed"] += 1
+
+    @staticmethod
+    def _new_sources(theirs, ours) -> list:
+        held = {(s.kind, s.ref) for s in ours.sources}
+        return [s for s in theirs.sources if (s.kind, s.ref) not in held]
+
+    def _drop_refused(self) -> None:
+        """The shapes over what the fold staged: a fact that fails is taken out and set aside; an
+        entity that fails refuses the sync (its facts may name it), and nothing is folded."""
+        for finding in self.writer.findings():
+            if finding.severity != "violation":
+                continue
+            focus = finding.focus.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
+            if focus in self.writer.pending_facts():
+                self.writer.drop_fact(focus)
+                self._aside(*self.origin.get(focus, ("", 0)), focus, finding.message)
+            else:
+                raise Refused(f"a pulled entity fails the shapes here: {finding.message}", hint="tell the hub's keeper")

@@ -1,0 +1,433 @@
+"""Replicas that share through a hub: kg remote, kg sync, against a real Oxigraph server (and
+Virtuoso), and what never reaches the hub."""
+
+import json
+import re
+import shutil
+import urllib.parse
+import urllib.request
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from .conftest import Kg, one_line
+
+CURRENT = (
+    "PREFIX kg: <https://kgrdf.org/ns#> SELECT ?s ?p ?o ?status ?retired WHERE { GRAPH ?f { ?s ?p ?o } "
+    "GRAPH ?m { ?f a kg:Fact ; kg:factStatus ?status } OPTIONAL { GRAPH ?m { ?f kg:retiredAt ?retired } } }"
+)
+
+
+def hub_quads(url: str) -> list[tuple[str, str, str, str]]:
+    """Every quad the hub holds, as (graph, subject, predicate, object) values, through the SPARQL 1.1 Query protocol."""
+    query = "SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
+    endpoint = url if url.endswith("/sparql") else url + "/query"
+    request = urllib.request.Request(
+        endpoint,
+        data=urllib.parse.urlencode({"query": query}).encode(),
+        headers={"Accept": "application/sparql-results+json"},
+    )
+    rows = json.loads(urllib.request.urlopen(request, timeout=30).read())["results"]["bindings"]
+    return [tuple(row[k]["value"] for k in ("g", "s", "p", "o")) for row in rows]
+
+
+def hub_dump(url: str) -> str:
+    """Every quad the hub holds, as one text to search."""
+    return "\n".join(" ".join(quad) for quad in hub_quads(url))
+
+
+def empty(url: str) -> None:
+    """Take out of a server every graph kgrdf writes (Virtuoso keeps its own graphs beside them)."""
+    from kgrdf.store.sparql import SparqlBackend
+
+    server = SparqlBackend(url)
+    try:
+        server.update(
+            "DELETE { GRAPH ?g { ?s ?p ?o } } WHERE { GRAPH ?g { ?s ?p ?o } "
+            'FILTER (STRSTARTS(STR(?g), "https://kgrdf.org/") || STRSTARTS(STR(?g), "urn:kgrdf:")) }'
+        )
+    finally:
+        server.close()
+
+
+def facts_of(kb: Kg) -> set[tuple]:
+    """Every fact a knowledge base holds by what it says, with its status and whether it is retired."""
+    rows = kb.json("sparql", CURRENT)["results"]["bindings"]
+    return {
+        (
+            r["s"]["value"],
+            r["p"]["value"],
+            r["o"]["value"],
+            r["status"]["value"].rsplit("#", 1)[-1].lower(),
+            "retired" in r,
+        )
+        for r in rows
+    }
+
+
+def journal_files(kb: Kg) -> list[str]:
+    return sorted(str(p.relative_to(kb.path)) for p in (kb.path / "journal").rglob("*.rdfp"))
+
+
+def replica(tmp_path, name: str, hub_url: str) -> Kg:
+    kb = Kg(tmp_path / name)
+    kb("init")
+    for args in (
+        ("repo/web-app", "--name", "web-app", "--alias", "webapp"),
+        ("process/release", "--name", "Release process", "--alias", "release"),
+        ("channel/deploys", "--name", "#deploys"),
+        ("channel/releases", "--name", "#releases"),
+    ):
+        kb("add-entity", *args)
+    kb("remote", "add", "team", hub_url)
+    return kb
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-02T09:00:00Z")
+
+
+# --- kg remote ------------------------------------------------------------------------------------
+
+
+def test_remotes_are_added_listed_and_removed_and_bad_ones_are_refused_writing_nothing(kg):
+    before = (kg.path / "format.json").read_text()
+    refused = kg("remote", "add", "team", "http://ann:secret@hub.example:7878", expect=2)
+    assert "must not carry a user or password" in one_line(refused)
+    assert "must be an http" in one_line(kg("remote", "add", "team", "ftp://hub.example", expect=2))
+    assert "remote name" in one_line(kg("remote", "add", "Team!", "http://hub.example:7878", expect=2))
+    assert (kg.path / "format.json").read_text() == before
+    kg("remote", "add", "team", "http://hub.example:7878")
+    assert "there already" in one_line(kg("remote", "add", "team", "http://other.example:7878", expect=1))
+    listed = kg.json("remote", "list")
+    assert listed["remotes"] == [{"name": "team", "url": "http://hub.example:7878", "synced_at": None}]
+    assert "team  http://hub.example:7878  never synced" in kg("remote", "list").stdout
+    assert "no remote is called 'other'" in one_line(kg("remote", "remove", "other", expect=1))
+    assert "no remote is called 'other'" in one_line(kg("sync", "other", expect=1))
+    kg("remote", "remove", "team")
+    assert kg.json("remote", "list")["remotes"] == []
+    assert "no remote to sync with" in one_line(kg("sync", expect=1))
+
+
+def test_a_hub_that_does_not_answer_is_one_line_and_nothing_is_written(kg):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("remote", "add", "team", f"http://127.0.0.1:{port}")
+    before = kg.snapshot()
+    line = one_line(kg("sync", expect=3))
+    assert "the hub server at" in line and "does not answer" in line
+    assert kg.snapshot() == before
+    assert kg.json("remote", "list")["remotes"][0]["synced_at"] is None
+
+
+# --- two replicas ---------------------------------------------------------------------------------
+
+
+def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_both(tmp_path, server, clock):
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    # What names a person, and what was heard in a DM, stays on its machine.
+    ana("add-entity", "person/sam", "--name", "Sam Reyes", "--alias", "Sammy")
+    ana("propose", "Sammy", "reviews", "--object", "webapp", "-s", "slack:p1")
+    ana(
+        "propose",
+        "release",
+        "purpose",
+        "--value",
+        "ship the quarterly numbers",
+        "-s",
+        "doc:q",
+        "--audience",
+        "dm:jo,dana",
+    )
+    ana("propose", "release", "uses", "--object", "webapp", "-s", "ledger:services")
+    ben("propose", "release", "uses", "--object", "webapp", "-s", "report:architecture")
+    staging = ana.json("propose", "release", "posts_to", "--object", "#releases", "-s", "doc:handbook")["id"]
+
+    first = ana.json("sync")
+    assert first["remotes"][0]["pushed"] >= 5 and first["remotes"][0]["pulled"] == 0
+    shown = ben("sync").stdout
+    assert "folded in:" in shown and "1 created, 1 observed" in shown
+    uses = ben.json("facts", "release", "--predicate", "uses")["facts"]
+    assert len(uses) == 1  # one fact, observed on both replicas, with both sources
+    assert {(s["kind"], s["ref"]) for s in uses[0]["sources"]} == {("ledger", "services"), ("report", "architecture")}
+    posts = ben.json("facts", "release", "--predicate", "posts_to")["facts"]
+    ben("reject", posts[0]["id"])
+    ben("sync")
+    ana("sync")
+    assert ana.json("history", staging)["fact"]["status"] == "rejected"  # a rejection on one replica holds on all
+    ana_uses = ana.json("facts", "release", "--predicate", "uses")["facts"]
+    assert {(s["kind"], s["ref"]) for s in ana_uses[0]["sources"]} == {
+        ("ledger", "services"),
+        ("report", "architecture"),
+    }
+    ben("sync")
+    assert facts_of(ana) - {f for f in facts_of(ana) if "person/sam" in f[0] or "purpose" in f[1]} == facts_of(ben)
+
+    # Syncing again changes nothing: no transaction, no journal file.
+    for kb in (ana, ben):
+        before = journal_files(kb)
+        again = kb.json("sync")
+        assert again["transaction"] is None and again["remotes"][0]["pulled"] in (0, 1)
+        assert kb.json("sync")["remotes"][0] == {"name": "team", "url": server.url, "pushed": 0, "pulled": 0}
+        assert journal_files(kb) == before
+        assert kb("validate").exit_code == 0
+    # A patch pulled twice is folded once: with what was folded forgotten and a copy cut short, the
+    # next sync pulls that patch again, reads every patch again and changes nothing.
+    (ben.path / "sync.json").unlink()
+    copies = sorted((ben.path / "replicas").rglob("*.rdfp"))
+    copies[-1].write_bytes(copies[-1].read_bytes()[:40])
+    before = journal_files(ben)
+    again = ben.json("sync")
+    assert again["remotes"][0]["pulled"] == 1 and again["transaction"] is None
+    assert journal_files(ben) == before
+    status = ana.json("status")
+    assert status["sync"]["remotes"][0]["synced_at"] == "2026-03-02T09:00:00Z"
+    assert f"remote team: {server.url}: last synced 2026-03-02T09:00:00Z" in ana("status").stdout
+
+    dump = hub_dump(server.url)
+    assert "web-app" in dump and "architecture" in dump  # the team's shared facts, queryable on the hub
+    for private in ("person/sam", "Sam Reyes", "Sammy", "quarterly", "dm:"):
+        assert private.casefold() not in dump.casefold()
+    assert not re.search(r"\bsam\b", dump, re.IGNORECASE)
+
+
+@pytest.mark.slow
+def test_an_import_too_large_for_one_request_reaches_the_other_replica_whole(tmp_path, server, clock):
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    records = tmp_path / "notes.jsonl"
+    facts = [
+        {
+            "type": "fact",
+            "subject": "process/release",
+            "predicate": "caveat",
+            "value": f"note {n}",
+            "sources": [f"doc:n{n}"],
+        }
+        for n in range(500)
+    ]
+    records.write_text("\n".join(json.dumps(f) for f in facts) + "\n")
+    ana("import", records, "--apply")
+    patches = sorted((ana.path / "journal").rglob("*.rdfp"))
+    assert max(p.read_bytes().count(b"\nA ") for p in patches) > 5000  # more rows than one request takes
+    ana("sync")
+    assert "500 created" in ben("sync").stdout
+    assert len(ben.json("facts", "release", "--predicate", "caveat")["facts"]) == 500
+
+
+def test_two_confirmed_values_from_two_replicas_both_stay_and_lint_reports_them(tmp_path, server, clock):
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("confirm", ana.json("propose", "release", "entry_point", "--object", "#deploys", "-s", "doc:a")["id"])
+    ben("confirm", ben.json("propose", "release", "entry_point", "--object", "#releases", "-s", "doc:b")["id"])
+    for kb in (ana, ben, ana):
+        kb("sync")
+    for kb in (ana, ben):
+        values = kb.json("facts", "release", "--predicate", "entry_point")["facts"]
+        assert sorted((f["object"], f["status"]) for f in values) == [
+            ("channel/deploys", "confirmed"),
+            ("channel/releases", "confirmed"),
+        ]
+        lint = kb("lint", expect=1).stdout
+        assert "#deploys" in lint and "#releases" in lint
+        assert kb.json("lint", expect=1)["counts"]["contradiction"] == 1
+    # A person decides on one replica; the value it closes is closed on the other too.
+    releases = next(
+        f for f in ben.json("facts", "release", "--predicate", "entry_point")["facts"] if "releases" in f["object"]
+    )
+    ben("confirm", releases["id"])
+    ben("sync")
+    assert "1 closed" in ana("sync").stdout
+    for kb in (ana, ben):
+        values = kb.json("facts", "release", "--predicate", "entry_point")["facts"]
+        assert [(f["object"], f["status"]) for f in values] == [("channel/releases", "confirmed")]
+        counts = kb.json("lint", expect=1)["counts"]  # the entities no fact names are orphans
+        assert (counts["contradiction"], counts["overlap"], counts["orphan"]) == (0, 0, 2)
+    assert ana.json("sync")["transaction"] is None and ben.json("sync")["transaction"] is None
+
+
+def test_what_another_perspective_holds_is_set_aside_and_reported_never_dropped(tmp_path, server, clock):
+    ana = replica(tmp_path, "ana", server.url)
+    ana("propose", "release", "uses", "--object", "webapp", "-s", "doc:a")
+    ana("sync")
+    ops = Kg(tmp_path / "ops")
+    ops("init", "--perspective", "ops")
+    ops("remote", "add", "team", server.url)
+    before = journal_files(ops)
+    result = ops.json("sync")
+    assert result["transaction"] is None and result["remotes"][0]["pulled"] >= 5
+    reasons = {item["reason"] for item in result["set_aside"]}
+    assert reasons == {"an entity of another perspective than ops", "a fact of another perspective than ops"}
+    assert journal_files(ops) == before
+    kept = list((ops.path / "replicas").rglob("*.rdfp"))
+    assert len(kept) == result["remotes"][0]["pulled"]  # the pulled patches are kept whole
+    assert f"set aside by kg sync: {len(result['set_aside'])}" in ops("status").stdout
+    assert "a fact of another perspective than ops" in ops("remote", "list").stdout
+
+
+def test_a_sync_through_virtuoso(tmp_path, virtuoso_server, clock):
+    empty(virtuoso_server.url)  # the session's Virtuoso serves other tests as an index
+    ana, ben = replica(tmp_path, "ana", virtuoso_server.url), replica(tmp_path, "ben", virtuoso_server.url)
+    ana("add-entity", "person/sam", "--name", "Sam Reyes")
+    ana("propose", "Sam Reyes", "reviews", "--object", "webapp", "-s", "slack:p1")
+    ana("propose", "release", "uses", "--object", "webapp", "-s", 'ledger:"quoted" é')
+    ana("sync")
+    ben("sync")
+    uses = ben.json("facts", "release", "--predicate", "uses")["facts"]
+    assert [(s["kind"], s["ref"]) for s in uses[0]["sources"]] == [("ledger", '"quoted" é')]
+    assert not re.search(r"\bsam\b", hub_dump(virtuoso_server.url), re.IGNORECASE)
+    assert ben.json("sync")["transaction"] is None
+
+
+# --- convergence ----------------------------------------------------------------------------------
+
+TEAM = ("ana", "ben", "cai")
+
+
+def team_records(r: int, name: str) -> list[dict]:
+    """A replica's 100 facts: 60 the others hold too (each with its own source), 20 its own, 10
+    values of a single-valued predicate that conflict with the others', and 10 facts that another
+    replica rejects; and a person with a fact about them, and a fact heard in a DM (private)."""
+    tag = f"s{r}"  # in its sources and values: a text with the person's name in it would be private
+    entities = [{"type": "entity", "id": f"process/p{i}", "name": f"Process {i}"} for i in range(20)]
+    entities += [{"type": "entity", "id": f"channel/c{i}", "name": f"#chan-{i}"} for i in range(10)]
+    entities += [{"type": "entity", "id": f"repo/r{i}", "name": f"repo {i}"} for i in range(20)]
+    entities.append({"type": "entity", "id": f"person/{name}", "name": f"{name.title()} Quixley", "aliases": [name]})
+
+    def fact(subject, predicate, target, *sources, key="object", **more):
+        return {
+            "type": "fact",
+            "subject": subject,
+            "predicate": predicate,
+            key: target,
+            "sources": list(sources),
+            **more,
+        }
+
+    facts = [fact(f"process/p{i}", "uses", f"repo/r{i}", f"doc:{tag}-u{i}") for i in range(20)]
+    facts += [fact(f"process/p{i}", "uses", f"repo/r{(i + 1) % 20}", f"doc:{tag}-v{i}") for i in range(20)]
+    facts += [fact(f"repo/r{i}", "depends_on", f"repo/r{(i + 3) % 20}", f"memory:{tag}-d{i}") for i in range(20)]
+    facts += [fact(f"process/p{i}", "caveat", f"note {i} of {tag}", f"doc:{tag}-n{i}", key="value") for i in range(20)]
+    facts += [
+        fact(f"process/p{i}", "entry_point", f"channel/c{(i + r) % 10}", f"ledger:{tag}-e{i}", f"report:{tag}-e{i}")
+        for i in range(10)
+    ]
+    facts += [
+        fact(f"process/p{i}", "posts_to", f"channel/c{i % 10}", f"ledger:{tag}-p{i}", f"report:{tag}-p{i}")
+        for i in range(15)
+        if i // 5 != r
+    ]
+    private = [
+        fact(f"person/{name}", "reviews", "repo/r0", f"slack:{name}-1"),
+        fact(
+            "process/p0", "purpose", f"the plan only {name} heard", f"doc:{name}-dm", key="value", audience="dm:jo,dana"
+        ),
+    ]
+    return entities + facts + private
+
+
+@pytest.fixture(scope="module")
+def team_template(tmp_path_factory):
+    """Three replicas, each with its facts written, none synced yet (copied for each example)."""
+    import os
+
+    folder = tmp_path_factory.mktemp("team")
+    os.environ["KGRDF_NOW"] = "2026-03-02T09:00:00Z"
+    try:
+        for r, name in enumerate(TEAM):
+            kb = Kg(folder / name)
+            kb("init")
+            records = folder / f"{name}.jsonl"
+            records.write_text("\n".join(json.dumps(x) for x in team_records(r, name)) + "\n")
+            report = kb.json("import", records, "--apply", "--auto-confirm")
+            assert report["refused_total"] == 0 and report["facts"]["created"] == 102
+            for i in range(5 * r, 5 * r + 5):  # rejected here, confirmed on the two others
+                made = kb.json(
+                    "propose", f"process/p{i}", "posts_to", "--object", f"channel/c{i % 10}", "-s", f"doc:{i}"
+                )
+                kb("reject", made["id"])
+    finally:
+        del os.environ["KGRDF_NOW"]
+    return folder
+
+
+def shared_triples(kb: Kg) -> set[tuple]:
+    return {f[:3] for f in facts_of(kb) if "/person/" not in f[0] and not f[1].endswith("#purpose")}
+
+
+def sources_of(kb: Kg) -> set[tuple]:
+    query = (
+        "PREFIX kg: <https://kgrdf.org/ns#> PREFIX prov: <http://www.w3.org/ns/prov#> SELECT ?s ?p ?o ?ref "
+        "WHERE { GRAPH ?f { ?s ?p ?o } GRAPH ?m { ?f prov:wasDerivedFrom ?src . ?src kg:sourceRef ?ref } }"
+    )
+    return {
+        tuple(row[k]["value"] for k in ("s", "p", "o", "ref"))
+        for row in kb.json("sparql", query)["results"]["bindings"]
+    }
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=3,
+    deadline=None,
+    phases=[Phase.explicit, Phase.generate],  # an example takes half a minute: a failing one is reported as it is
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    first=st.lists(st.sampled_from(range(3)), min_size=2, max_size=6),
+    rounds=st.lists(st.permutations(range(3)), min_size=2, max_size=2),
+)
+def test_three_replicas_converge_whatever_order_they_sync_in(team_template, tmp_path_factory, server, first, rounds):
+    """Each replica writes 100 facts (some the same, some conflicting, some rejected elsewhere) and
+    they sync in a random order, then each twice more in random orders: all three hold the same
+    facts with the same sources and statuses, the hub holds the union of their shared facts, and no
+    private fact nor any person's name, alias or id."""
+    server.clear()
+    folder = tmp_path_factory.mktemp("example")
+    team = []
+    for name in TEAM:
+        shutil.copytree(team_template / name, folder / name, symlinks=True)
+        team.append(Kg(folder / name))
+        team[-1]("remote", "add", "team", server.url)
+    for r in first + [r for order in rounds for r in order]:
+        team[r]("sync")
+    held = [facts_of(kb) for kb in team]
+    shared = [shared_triples(kb) for kb in team]
+    assert shared[0] == shared[1] == shared[2]
+    assert [h - {f for f in h if f[:3] not in shared[0]} for h in held[1:]] == [
+        held[0] - {f for f in held[0] if f[:3] not in shared[0]}
+    ] * 2
+    # A current fact has every replica's sources; a rejected one keeps those it had when it was rejected.
+    current = {f[:3] for f in held[0] if f[:3] in shared[0] and f[3] != "rejected"}
+    sources = [{s for s in sources_of(kb) if s[:3] in current} for kb in team]
+    assert sources[0] == sources[1] == sources[2]
+    assert len(sources[0]) == 3 * 40 + 3 * 20 + 60 + 30  # uses, depends_on thrice; caveats, entry points (one ref) once
+    statuses = {(f[1].rsplit("#", 1)[-1], f[3]) for f in held[0] if f[:3] in shared[0]}
+    assert statuses == {
+        ("uses", "proposed"),
+        ("dependsOn", "proposed"),
+        ("caveat", "proposed"),
+        ("entryPoint", "confirmed"),
+        ("postsTo", "rejected"),
+    }
+    uses = [f for f in held[0] if f[1].endswith("#uses")]
+    assert len(uses) == 40  # one fact each, however many replicas proposed it
+    assert len([f for f in held[0] if f[1].endswith("#entryPoint") and f[3] == "confirmed"]) == 30
+    for kb in team:
+        assert kb.json("lint", expect=1)["counts"]["contradiction"] == 10
+    before = [journal_files(kb) for kb in team]
+    for kb in team:
+        assert kb.json("sync")["transaction"] is None
+    assert [journal_files(kb) for kb in team] == before
+
+    quads = hub_quads(server.url)
+    assert {(s, p, o) for g, s, p, o in quads if "/fact/" in g and not g.endswith("/provenance")} == shared[0]
+    dump = hub_dump(server.url)
+    for name in TEAM:
+        for private in (f"person/{name}", f"{name.title()} Quixley", f"only {name} heard", "dm:"):
+            assert private.casefold() not in dump.casefold()
+        assert not re.search(rf"\b{name}\b", dump, re.IGNORECASE)
