@@ -716,11 +716,14 @@ class Session:
                 out.extend(group)
         return out
 
-    def lookup(self, text: str) -> dict:
-        """The entity ``text`` names and its current facts, as subject and as object."""
+    def lookup(self, text: str, sources: bool = True) -> dict:
+        """The entity ``text`` names and its current facts, as subject and as object; without
+        ``sources``, the facts alone (no query a fact for its sources and hearings)."""
         entity = self.resolve(text)
         rows = self.values("lookup", entity=NamedNode(entity.iri), now=_now_literal())
-        facts = self._with_sources(self._group(rows, entity))
+        facts = self._group(rows, entity)
+        if sources:
+            facts = self._with_sources(facts)
         return {
             "entity": entity.as_json(),
             "facts": self.mark_conflicts([f for f in facts if f["direction"] == "out"]),
@@ -825,7 +828,8 @@ class Session:
 
     def stats(self) -> dict:
         out = {"entities": {}, "facts": {}}
-        for row in self.values("stats"):
+        alone = not self._other_graphs()
+        for row in self.values("stats-alone", entities=self.entities_graph) if alone else self.values("stats"):
             out[row["what"]][row["key"]] = row["count"]
         out["entity_count"] = sum(out["entities"].values())
         out["fact_count"] = sum(out["facts"].values())

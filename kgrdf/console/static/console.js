@@ -159,8 +159,10 @@ function home(doc, main) {
       el("ol", { class: "card", id: "most-connected" }, doc.most_connected.map((n) => el("li", {}, entityLink(n.id, n.name), badge(n.type, "type"), el("span", { class: "meta" }, " " + n.degree + " linked"))))),
     el("section", {},
       el("h2", {}, "Contradictions waiting for you"),
-      doc.contradictions.length
-        ? el("ul", { class: "facts card", id: "contradictions" }, doc.contradictions.slice(0, 10).map((c) => el("li", {}, c.message, el("div", { class: "meta" }, c.facts.map((id, i) => [i ? ", " : "", factLink(id, id)])))))
+      doc.contradictions.count
+        ? el("div", { class: "card", id: "contradictions" },
+          el("p", { class: "meta" }, doc.contradictions.count + " in all (kg lint lists them)" + (doc.contradictions.count > doc.contradictions.findings.length ? "; the first " + doc.contradictions.findings.length + ":" : ":")),
+          el("ul", { class: "facts" }, doc.contradictions.findings.map((c) => el("li", {}, c.message, el("div", { class: "meta" }, c.facts.map((id, i) => [i ? ", " : "", factLink(id, id)]))))))
         : el("p", { class: "muted", id: "contradictions" }, "None."),
       el("h2", {}, "Proposals about to expire"),
       el("div", { class: "card", id: "expiring" },
