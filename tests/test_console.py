@@ -224,6 +224,17 @@ def test_the_briefing_measures_agree_with_kg(page, console, kb):
     assert "Not measured yet" in page.inner_text("#rediscovery")
 
 
+def test_a_write_by_kg_while_the_console_runs_shows_on_its_next_page(console, kb):
+    """The console keeps the index open between requests; a kg command takes its turn meanwhile."""
+    before = console.json("/index.json")
+    kb("add-entity", "repo/console-side", "--name", "mkconsoleside")
+    after = console.json("/index.json")
+    stats = kb.json("stats")
+    assert after["stats"]["entity_count"] == before["stats"]["entity_count"] + 1 == stats["entity_count"]
+    product = {card["card"]: card for card in after["coverage"]}["Product"]
+    assert product["entities"] == {card["card"]: card for card in before["coverage"]}["Product"]["entities"] + 1
+
+
 def test_the_constellation_draws_the_most_connected_and_leads_to_their_pages(page, console, kb):
     visit(page, console, "/constellation", "constellation")
     shot(page, "constellation")

@@ -86,9 +86,10 @@ class View:
 class Pages:
     """The documents of the console serving the knowledge base at ``path``."""
 
-    def __init__(self, path: Path, keys: Keys | None = None):
+    def __init__(self, path: Path, keys: Keys | None = None, resident=None):
         self.path = Path(path)
         self.keys = keys or Keys()
+        self.resident = resident  # the index held open between requests (kgrdf.resident), as kg serve holds it
         self._measured: dict[tuple, dict] = {}  # whole-knowledge-base measures, by what they were read from
 
     def _measure(self, kb, session, what: str, view: View, build) -> dict:
@@ -109,7 +110,18 @@ class Pages:
     def kb(self, view: View):
         from kgrdf.kb import KnowledgeBase
 
-        return KnowledgeBase.open(self.path, perspective=view.perspective)
+        return KnowledgeBase.open(self.path, perspective=view.perspective, resident=self.resident)
+
+    def warm(self, perspective: str | None = None) -> None:
+        """Bring the derived caches the Briefing reads (kgrdf.measures, kgrdf.waiting) up to the
+        index, made once when missing (a knowledge base of an older kgrdf, or just rebuilt); every
+        write keeps them current from then on."""
+        from kgrdf import batch, measures
+
+        kb = self.kb(View(perspective))
+        with kb.reading() as session:
+            measures.of(session).close()
+        batch.for_review(kb)
 
     def _reading(self, view: View):
         from contextlib import contextmanager
@@ -382,7 +394,8 @@ def _nearest(around: dict) -> dict:
 
 def _flow(session, facts: list[dict]) -> dict:
     """A process as an ordered flow: its steps in order, each with its actors, gates and systems,
-    and the process's entry points and systems (each a kg lookup of the step)."""
+    and the process's entry points and systems (each kg lookup's facts of the step, without their
+    sources, which the flow does not show)."""
     steps = sorted(
         (f for f in facts if f["predicate"] == "has_step" and f.get("object")),
         key=lambda f: (f.get("order") is None, f.get("order") or 0, f.get("object_name") or ""),
@@ -390,7 +403,7 @@ def _flow(session, facts: list[dict]) -> dict:
     out = []
     for step in steps:
         try:
-            own = session.lookup(step["object"])["facts"]
+            own = session.lookup(step["object"], sources=False)["facts"]
         except Refused:
             own = []
         roles = {}
