@@ -32,6 +32,10 @@ CARDS = {  # card -> the entity types it counts
     "Systems": ("system", "service", "environment"),
 }
 SHOWN = 10  # facts, changes, entities and proposals listed in each section
+DECISION_LINKS = {  # the links between decisions a week's changes show, and which side is the newer
+    vocab.kg("supersedes").value: "newer first",
+    vocab.kg("partiallyReversedBy").value: "older first",
+}
 MAX_STARS = 500  # the Constellation draws at most this many entities; the rest are folded
 
 
@@ -112,19 +116,49 @@ def most_connected(session, found, limit: int) -> list[dict]:
 
 
 def this_week(session, held, now) -> dict:
-    """The last WEEK days: current facts recorded then, and facts closed by a replacement then
-    (before -> after), the SHOWN newest of each described."""
+    """The last WEEK days: current facts recorded then; and its changes, shown before -> after: facts
+    closed by a replacement then, and the supersedes and partially_reversed_by links between
+    decisions recorded then (the older decision's stated value -> the newer one's). The SHOWN newest
+    of each are described."""
     since = now - timedelta(days=WEEK)
     counts = held.change_counts(since)
     new, changes = [], []
-    for change, fact_iri, at, successor in held.changes(since, limit=2 * SHOWN):
+    for change, fact_iri, at, successor in held.changes(since, limit=SHOWN):
         fact = session.describe(session.fact(vocab.id_of(fact_iri), history=False))
-        if change == "new" and len(new) < SHOWN:
+        if change == "new":
             new.append(_brief(fact))
-        elif change == "replaced" and len(changes) < SHOWN:
+        else:
             after = session.describe(session.fact(vocab.id_of(successor), history=False))
-            changes.append({"at": clock.iso(at), "before": _brief(fact), "after": _brief(after)})
-    return {"new": counts.get("new", 0), "new_facts": new, "replaced": counts.get("replaced", 0), "changes": changes}
+            changes.append({"kind": "replaced", "at": clock.iso(at), "before": _brief(fact), "after": _brief(after)})
+    decided, links = held.linked_since(set(DECISION_LINKS), since, SHOWN)
+    for fact_iri, subject, predicate, target, at in links:
+        older, newer = (target, subject) if DECISION_LINKS[predicate] == "newer first" else (subject, target)
+        changes.append(
+            {
+                "kind": "decision",
+                "at": clock.iso(at),
+                "fact": vocab.id_of(fact_iri),
+                "before": _decision(session, held, older, now),
+                "after": _decision(session, held, newer, now),
+            }
+        )
+    return {
+        "new": counts.get("new", 0),
+        "new_facts": new,
+        "replaced": counts.get("replaced", 0),
+        "decisions": decided,
+        "changes": changes,
+    }
+
+
+def _decision(session, held, iri: str, now) -> dict:
+    """A decision as a change shows it: its name and what it states now (kg lookup's states fact)."""
+    from pyoxigraph import NamedNode
+
+    entity = session.entity(NamedNode(iri))
+    stated = held.value_of(iri, vocab.kg("states").value, now)
+    name = entity.name if entity is not None else vocab.id_of(iri)
+    return {"entity": entity.id if entity is not None else vocab.id_of(iri), "name": name, "states": stated}
 
 
 def expiring(session, now) -> dict:

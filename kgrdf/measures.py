@@ -231,8 +231,9 @@ class Measures:
         return found
 
     def changes(self, since, limit: int) -> list[tuple[str, str, object, str | None]]:
-        """(change, fact IRI, when, successor IRI) from ``since`` on, the ``limit`` newest: "new"
-        for a fact recorded then and never retired, "replaced" for one a replacement retired then."""
+        """(change, fact IRI, when, successor IRI) from ``since`` on, the ``limit`` newest of each
+        change, newest first: "new" for a fact recorded then and never retired, "replaced" for one a
+        replacement retired then."""
         cut = since.timestamp()
         new = self._select(
             "SELECT 'new', fact, recorded, NULL FROM facts WHERE {mine} AND recorded >= :since AND retired IS NULL "
@@ -246,8 +247,39 @@ class Measures:
             since=cut,
             limit=limit,
         )
-        rows = sorted(new + replaced, key=lambda row: (-row[2], row[1]))[:limit]
+        rows = sorted(new + replaced, key=lambda row: (-row[2], row[1]))
         return [(change, fact, _moment(at), successor) for change, fact, at, successor in rows]
+
+    def linked_since(self, predicates: set[str], since, limit: int) -> tuple[int, list[tuple]]:
+        """How many facts of one of ``predicates`` between two entities were recorded from ``since``
+        on and are not retired, and the ``limit`` newest as (fact, subject, predicate, object, when)."""
+        params = {"since": since.timestamp(), "predicates": json.dumps(sorted(predicates))}
+        where = (
+            "{mine} AND recorded >= :since AND retired IS NULL AND datatype IS NULL AND object IS NOT NULL "
+            "AND predicate IN (SELECT value FROM json_each(:predicates))"
+        )
+        (count,) = self._select(f"SELECT COUNT(*) FROM facts WHERE {where}", **params)[0]
+        rows = self._select(
+            f"SELECT fact, subject, predicate, object, recorded FROM facts WHERE {where} "
+            "ORDER BY recorded DESC, fact LIMIT :limit",
+            limit=limit,
+            **params,
+        )
+        return count, [(fact, subject, predicate, target, _moment(at)) for fact, subject, predicate, target, at in rows]
+
+    def value_of(self, subject: str, predicate: str, now) -> str | None:
+        """The newest current value (proposed or confirmed) of ``predicate`` about ``subject``."""
+        rows = self._select(
+            f"SELECT object FROM facts WHERE {{mine}} AND subject = :subject AND predicate = :predicate "
+            f"AND status IN (:proposed, :confirmed) AND {_CURRENT} ORDER BY status = :confirmed DESC, recorded DESC "
+            "LIMIT 1",
+            subject=subject,
+            predicate=predicate,
+            now=now.timestamp(),
+            proposed=PROPOSED,
+            confirmed=CONFIRMED,
+        )
+        return rows[0][0] if rows else None
 
     def change_counts(self, since) -> dict[str, int]:
         rows = self._select(

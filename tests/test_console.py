@@ -23,6 +23,10 @@ WAITING = [  # proposals for the review queue, each from one untrusted source: t
     ("repo/web-app", "caveat", "--value", "mkcaveat five: the web-app storybook is stale"),
     ("repo/web-app", "caveat", "--value", "mkcaveat six: the web-app e2e suite is flaky"),
 ]
+DECISIONS = [  # a decision this week's changes show replaced by a newer one
+    ("decision/mkmono", "mkmonorepo", "one repository for all services"),
+    ("decision/mkpoly", "mkpolyrepo", "a repository per service"),
+]
 IDENTIFIER = "U0MKCHATID9"  # a person's chat id: the console never reads identifiers.jsonl
 
 
@@ -47,6 +51,13 @@ def kb(demo_template, tmp_path_factory) -> Kg:
         "channel:sales",
     )
     kg("identifiers", "add", "Dana", "chat", IDENTIFIER)
+    for key, name, states in DECISIONS:
+        kg("add-entity", key, "--name", name)
+        kg("confirm", kg.json("propose", key, "states", "--value", states, "-s", "report:adr")["id"])
+    kg(
+        "confirm",
+        kg.json("propose", "decision/mkpoly", "supersedes", "--object", "decision/mkmono", "-s", "report:adr")["id"],
+    )
     kg("org", "add", "Texture", "--alias", "Texture HQ")
     kg("propose", "Texture", "founded", "--value", "2023", "-s", "report:press-kit", "-s", "ledger:crm")
     kg("propose", "Texture", "founded", "--value", "2021", "-s", "report:registry", "-s", "ledger:filings")
@@ -220,7 +231,10 @@ def test_the_briefing_measures_agree_with_kg(page, console, kb):
     around = kb.json("neighbors", name)
     assert f"{len(around['nodes']) - 1} linked" in top.inner_text()
     changes = page.inner_text("#week-changes")
+    assert page.inner_text("#week-changes h3") == "2 changes"
     assert "Hotfix process starts in #incidents → Hotfix process starts in #deploys" in changes
+    assert "mkmonorepo: one repository for all services → mkpolyrepo: a repository per service" in changes
+    assert page.locator("#week-new li").count() == 10  # the newest, however many replacements came after
     assert "Not measured yet" in page.inner_text("#rediscovery")
 
 

@@ -22,7 +22,7 @@ MAX_NODES = 40  # the neighbourhood drawn: the entity and its nearest neighbours
 PERSON_NOTE = "Work-operational facts only. Delete on request: kg forget person/ID"
 _ENTITY_ID = re.compile(r"^([a-z][a-z0-9_-]*)/\S+$")
 _KEY = re.compile(r"^k[a-z2-7]{16}$")
-_UNSCRUBBED = {"sources", "sentence", "value", "reason", "quote", "title", "name", "aliases", "weak_aliases"}
+_UNSCRUBBED = {"sources", "sentence", "value", "reason", "quote", "title", "name", "aliases", "weak_aliases", "states"}
 
 
 class Keys:

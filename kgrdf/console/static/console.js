@@ -51,6 +51,7 @@ function href(path, extra) {
 
 const entityLink = (key, name) => el("a", { href: href("/e/" + key), class: "entity" }, name || "(unnamed)");
 const factLink = (id, text) => el("a", { href: href("/f/" + id), class: "fact-link" }, text);
+const decided = (decision) => [entityLink(decision.entity, decision.name), decision.states ? el("span", { class: "meta" }, ": " + decision.states) : ""];
 const day = (stamp) => (stamp ? String(stamp).slice(0, 10) : "");
 
 function badge(text, kind) {
@@ -146,9 +147,10 @@ function home(doc, main) {
       el("h3", {}, week.new + (week.new === 1 ? " new fact" : " new facts")),
       el("ul", { class: "facts" }, week.new_facts.map((f) => el("li", {}, factLink(f.id, f.sentence), badge(f.status))))),
     el("section", { class: "card", id: "week-changes" },
-      el("h3", {}, week.replaced + (week.replaced === 1 ? " change" : " changes")),
-      week.changes.length ? el("ul", { class: "facts" }, week.changes.map((c) =>
-        el("li", {}, factLink(c.before.id, c.before.sentence), el("span", { class: "arrow" }, " → "), factLink(c.after.id, c.after.sentence)))) : el("p", { class: "muted" }, "Nothing was replaced."))));
+      el("h3", {}, (week.replaced + week.decisions) + (week.replaced + week.decisions === 1 ? " change" : " changes")),
+      week.changes.length ? el("ul", { class: "facts" }, week.changes.map((c) => c.kind === "decision"
+        ? el("li", { class: "decision" }, decided(c.before), el("span", { class: "arrow" }, " → "), decided(c.after), el("div", { class: "meta" }, factLink(c.fact, "the link")))
+        : el("li", {}, factLink(c.before.id, c.before.sentence), el("span", { class: "arrow" }, " → "), factLink(c.after.id, c.after.sentence)))) : el("p", { class: "muted" }, "Nothing was replaced."))));
   put(main, el("h2", {}, "Today's review"));
   const stack = el("div", { id: "review" });
   put(main, stack);
