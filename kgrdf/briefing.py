@@ -46,7 +46,7 @@ def _time(moment) -> object:
 def captured(held, now) -> dict:
     """Facts captured per day over the last DAYS days, and the running total at the end of each."""
     start = (now - timedelta(days=DAYS - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    counts = held.captured(start)
+    counts = held.captured(start, DAYS)
     total = counts.pop("before", 0)
     days = []
     for n in range(DAYS):
@@ -83,32 +83,19 @@ def coverage(held, now, entities_by_type: dict[str, int]) -> list[dict]:
     return out
 
 
-def links(session, held, valid_at, known_at) -> list[tuple[str, str, str]]:
-    """(subject IRI, predicate key, object IRI) of every link between two entities (a fact whose
-    predicate takes an entity), as true at ``valid_at`` and held at ``known_at``."""
-    keys = {p.iri: p.key for p in session.schema.predicates.values() if p.takes_entity}
-    return [
-        (subject, keys[predicate], target) for subject, predicate, target in held.links(set(keys), valid_at, known_at)
-    ]
+def _link_keys(session) -> dict[str, str]:
+    """The predicates that take an entity, IRI -> key: a fact of one is a link."""
+    return {p.iri: p.key for p in session.schema.predicates.values() if p.takes_entity}
 
 
-def degrees(found: list[tuple[str, str, str]]) -> dict[str, int]:
-    """Entity IRI -> how many distinct entities it shares a link with."""
-    peers: dict[str, set] = {}
-    for subject, _predicate, target in found:
-        peers.setdefault(subject, set()).add(target)
-        peers.setdefault(target, set()).add(subject)
-    return {entity: len(others) for entity, others in peers.items()}
-
-
-def most_connected(session, found, limit: int) -> list[dict]:
-    """The ``limit`` entities with the highest degree, most first (then by id), with names and types."""
+def most_connected(session, held, valid_at, known_at, limit: int) -> list[dict]:
+    """The ``limit`` entities with the highest degree (how many distinct entities each shares a link
+    with, as true at ``valid_at`` and held at ``known_at``), most first (then by id), with names and
+    types."""
     from pyoxigraph import NamedNode
 
-    counted = degrees(found)
-    top = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:limit]
     out = []
-    for iri, degree in top:
+    for iri, degree in held.most_linked(set(_link_keys(session)), valid_at, known_at, limit):
         entity = session.entity(NamedNode(iri))
         if entity is not None:
             out.append({"id": entity.id, "name": entity.name, "type": entity.type, "degree": degree, "iri": iri})
@@ -198,8 +185,7 @@ def briefing(session, now=None) -> dict:
             "coverage": coverage(held, now, stats["entities"]),
             "this_week": this_week(session, held, now),
             "most_connected": [
-                {k: v for k, v in node.items() if k != "iri"}
-                for node in most_connected(session, links(session, held, now, now), SHOWN)
+                {k: v for k, v in node.items() if k != "iri"} for node in most_connected(session, held, now, now, SHOWN)
             ],
             "contradictions": lint.contradictions(session, now, SHOWN),
             "expiring": expiring(session, now),
@@ -218,18 +204,19 @@ def constellation(session, stars: int = 150, valid_at=None, known_at=None) -> di
         from kgrdf.errors import BadInput
 
         raise BadInput(f"stars is a number from 1 to {MAX_STARS}")
+    keys = _link_keys(session)
     held = measures.of(session)
     try:
-        found = links(session, held, valid_at, known_at)
+        top = most_connected(session, held, valid_at, known_at, stars)
+        kept = {node.pop("iri"): node["id"] for node in top}
+        found = held.links(set(keys), valid_at, known_at, sorted(kept))
     finally:
         held.close()
-    top = most_connected(session, found, stars)
-    kept = {node.pop("iri"): node["id"] for node in top}
     edges, seen = [], set()
     for subject, predicate, target in found:
-        if subject in kept and target in kept and (subject, predicate, target) not in seen:
+        if (subject, predicate, target) not in seen:
             seen.add((subject, predicate, target))
-            edges.append({"from": kept[subject], "to": kept[target], "predicate": predicate})
+            edges.append({"from": kept[subject], "to": kept[target], "predicate": keys[predicate]})
     stats = session.stats()
     shown_types: dict[str, int] = {}
     for node in top:

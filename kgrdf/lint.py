@@ -248,15 +248,16 @@ class _Check:
             held.close()
         groups: dict[tuple[str, str], list[dict]] = {}
         for row in found:
-            if vocab.id_of(row["fact"]) not in skip:
+            row["id"] = vocab.id_of(row["fact"])
+            if row["id"] not in skip:
                 groups.setdefault((row["subject"], row["predicate"]), []).append(row)
         out = []
         for (subject, predicate_iri), rows in groups.items():
             if len(rows) < 2:
                 continue
             predicate = self.schema.predicate_by_iri(predicate_iri)
-            rows.sort(key=lambda r: (r["recorded"] or 0, vocab.id_of(r["fact"])), reverse=True)
-            ids = [vocab.id_of(r["fact"]) for r in rows]
+            rows.sort(key=lambda r: (r["recorded"] or 0, r["id"]), reverse=True)
+            ids = [r["id"] for r in rows]
             objects = sorted({self._id(r["object"]) for r in rows}) if predicate and predicate.takes_entity else []
             out.append(([self._id(subject)] + objects, ids, subject, predicate_iri, rows))
         return sorted(out, key=lambda group: (group[0], group[1]))

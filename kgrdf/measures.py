@@ -24,14 +24,17 @@ from pathlib import Path
 
 from kgrdf import files, queries, vocab
 
-FORMAT = "1"  # the table below: a cache of another format is made again
+FORMAT = "2"  # the table below: a cache of another format is made again
 NAME = "measures.sqlite"
 _SCHEMA = """
 CREATE TABLE facts (fact TEXT PRIMARY KEY, perspective TEXT, is_fact INTEGER, status TEXT, recorded REAL,
     retired REAL, valid_from REAL, valid_to REAL, successor TEXT, subject TEXT, predicate TEXT, object TEXT,
     datatype TEXT, closed REAL);
-CREATE INDEX facts_recorded ON facts (perspective, recorded);
+CREATE INDEX facts_recorded ON facts (perspective, is_fact, recorded);
+CREATE INDEX facts_current ON facts (perspective, is_fact, status, retired, valid_from, valid_to);
 CREATE INDEX facts_retired ON facts (perspective, retired);
+CREATE INDEX facts_subject ON facts (subject, predicate);
+CREATE INDEX facts_predicate ON facts (predicate, recorded);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
 """
 _FACT = re.compile(r"^" + re.escape(vocab.KB) + r"[^/]+/fact/[^/]+$")  # a fact's IRI: its assertion graph
@@ -193,15 +196,19 @@ class Measures:
         where = "is_fact = 1 AND perspective = :perspective"
         return self.db.execute(sql.replace("{mine}", where), {"perspective": self.perspective, **params}).fetchall()
 
-    def captured(self, since) -> dict[str, int]:
-        """Facts recorded on each UTC day from ``since`` on, whatever their status now; "before":
-        how many were recorded earlier."""
-        rows = self._select(
-            "SELECT CASE WHEN recorded < :since THEN 'before' ELSE date(recorded, 'unixepoch') END AS day, COUNT(*) "
-            "FROM facts WHERE {mine} AND recorded IS NOT NULL GROUP BY day",
-            since=since.timestamp(),
-        )
-        return dict(rows)
+    def captured(self, since, days: int) -> dict[str, int]:
+        """Facts recorded on each of ``days`` UTC days from ``since`` (a midnight) on, whatever their
+        status now, by day; "before": how many were recorded earlier (a count of an index range each)."""
+        from datetime import timedelta
+
+        count = "SELECT COUNT(*) FROM facts WHERE {mine} AND recorded >= :start AND recorded < :end"
+        out = {"before": self._select(count, start=float("-inf"), end=since.timestamp())[0][0]}
+        for n in range(days):
+            start = since + timedelta(days=n)
+            found = self._select(count, start=start.timestamp(), end=(start + timedelta(days=1)).timestamp())[0][0]
+            if found:
+                out[start.date().isoformat()] = found
+        return out
 
     def current_by_status(self, now) -> dict[str, int]:
         """Current facts (proposed or confirmed, not retired, true ``now``) by status."""
@@ -215,20 +222,16 @@ class Measures:
         names = {PROPOSED: "proposed", CONFIRMED: "confirmed"}
         return {names[status]: count for status, count in rows}
 
-    def vouched(self, now) -> set[str]:
+    def vouched(self, now) -> list[str]:
         """The entities (IRIs) that take part in a current confirmed fact, as subject or object."""
+        confirmed = f"{{mine}} AND status = :confirmed AND {_CURRENT}"
         rows = self._select(
-            f"SELECT subject, object, datatype FROM facts WHERE {{mine}} AND status = :confirmed AND {_CURRENT}",
+            f"SELECT subject FROM facts WHERE {confirmed} AND subject IS NOT NULL "
+            f"UNION SELECT object FROM facts WHERE {confirmed} AND datatype IS NULL AND object IS NOT NULL",
             now=now.timestamp(),
             confirmed=CONFIRMED,
         )
-        found = set()
-        for subject, target, datatype in rows:
-            if subject is not None:
-                found.add(subject)
-            if target is not None and datatype is None:
-                found.add(target)
-        return found
+        return [entity for (entity,) in rows]
 
     def changes(self, since, limit: int) -> list[tuple[str, str, object, str | None]]:
         """(change, fact IRI, when, successor IRI) from ``since`` on, the ``limit`` newest of each
@@ -290,24 +293,49 @@ class Measures:
         )
         return {change: count for change, count in rows if count}
 
-    def links(self, predicates: set[str], valid_at, known_at) -> list[tuple[str, str, str]]:
-        """(subject, predicate, object) IRIs of each fact whose predicate is one of ``predicates``
-        (the object properties), between two entities, as kg facts --as-of --known-at reads facts
-        (facts.rq): held at ``known_at`` (recorded by then, and not rejected or expired by then) and
-        true at ``valid_at`` by what was known then (an end of its valid time recorded later was not)."""
-        rows = self._select(
-            "SELECT subject, predicate, object FROM facts WHERE {mine} AND datatype IS NULL AND object IS NOT NULL "
-            "AND predicate IN (SELECT value FROM json_each(:predicates)) AND subject != object "
-            "AND recorded <= :known AND (retired IS NULL OR retired > :known OR status IN (:proposed, :confirmed)) "
-            "AND (valid_from IS NULL OR valid_from <= :valid) "
-            "AND (valid_to IS NULL OR valid_to > :valid OR closed > :known)",
-            known=known_at.timestamp(),
-            valid=valid_at.timestamp(),
-            proposed=PROPOSED,
-            confirmed=CONFIRMED,
-            predicates=json.dumps(sorted(predicates)),
+    # A link as kg facts --as-of --known-at reads facts (facts.rq): a fact of one of the object
+    # properties between two entities, held at :known (recorded by then, and not rejected or expired
+    # by then) and true at :valid by what was known then (an end recorded later was not).
+    _LINKS = (
+        "SELECT subject, predicate, object FROM facts WHERE {mine} AND datatype IS NULL AND object IS NOT NULL "
+        "AND predicate IN (SELECT value FROM json_each(:predicates)) AND subject != object "
+        "AND recorded <= :known AND (retired IS NULL OR retired > :known OR status IN (:proposed, :confirmed)) "
+        "AND (valid_from IS NULL OR valid_from <= :valid) "
+        "AND (valid_to IS NULL OR valid_to > :valid OR closed > :known)"
+    )
+
+    def _linked(self, predicates: set[str], valid_at, known_at) -> dict:
+        return {
+            "known": known_at.timestamp(),
+            "valid": valid_at.timestamp(),
+            "proposed": PROPOSED,
+            "confirmed": CONFIRMED,
+            "predicates": json.dumps(sorted(predicates)),
+        }
+
+    def most_linked(self, predicates: set[str], valid_at, known_at, limit: int) -> list[tuple[str, int]]:
+        """The ``limit`` entities (IRIs) that share a link with the most distinct entities, and how
+        many, most first, then by IRI; links of ``predicates`` (the object properties) as
+        :meth:`links` reads them."""
+        return self._select(
+            f"WITH links AS ({self._LINKS}), peers AS (SELECT subject AS entity, object AS peer FROM links "
+            "UNION SELECT object, subject FROM links) "
+            "SELECT entity, COUNT(*) AS degree FROM peers GROUP BY entity ORDER BY degree DESC, entity LIMIT :limit",
+            limit=limit,
+            **self._linked(predicates, valid_at, known_at),
         )
-        return rows
+
+    def links(self, predicates: set[str], valid_at, known_at, among: list[str]) -> list[tuple[str, str, str]]:
+        """(subject, predicate, object) IRIs of each link between two of the entities ``among``:
+        a fact of one of ``predicates`` (the object properties), held at ``known_at`` (recorded by
+        then, and not rejected or expired by then) and true at ``valid_at`` by what was known then
+        (an end of its valid time recorded later was not), as kg facts --as-of --known-at reads facts."""
+        return self._select(
+            f"{self._LINKS} AND subject IN (SELECT value FROM json_each(:among)) "
+            "AND object IN (SELECT value FROM json_each(:among))",
+            among=json.dumps(among),
+            **self._linked(predicates, valid_at, known_at),
+        )
 
     def contradicting(self, predicates: set[str], now) -> list[dict]:
         """The facts of each subject that has two or more current confirmed facts of one of the
