@@ -317,13 +317,13 @@ class Measures:
         """The ``limit`` entities (IRIs) that share a link with the most distinct entities, and how
         many, most first, then by IRI; links of ``predicates`` (the object properties) as
         :meth:`links` reads them."""
-        return self._select(
-            f"WITH links AS ({self._LINKS}), peers AS (SELECT subject AS entity, object AS peer FROM links "
-            "UNION SELECT object, subject FROM links) "
-            "SELECT entity, COUNT(*) AS degree FROM peers GROUP BY entity ORDER BY degree DESC, entity LIMIT :limit",
-            limit=limit,
-            **self._linked(predicates, valid_at, known_at),
-        )
+        import heapq
+
+        peers: dict[str, set] = {}
+        for subject, _predicate, target in self._select(self._LINKS, **self._linked(predicates, valid_at, known_at)):
+            peers.setdefault(subject, set()).add(target)
+            peers.setdefault(target, set()).add(subject)
+        return heapq.nsmallest(limit, ((entity, len(others)) for entity, others in peers.items()), key=_most)
 
     def links(self, predicates: set[str], valid_at, known_at, among: list[str]) -> list[tuple[str, str, str]]:
         """(subject, predicate, object) IRIs of each link between two of the entities ``among``:
@@ -367,6 +367,10 @@ class Measures:
     def rows(self) -> list[tuple]:
         """Every row of the perspective, in fact order (what the tests compare)."""
         return self._select(f"SELECT {_KEPT} FROM facts WHERE {{mine}} ORDER BY fact")
+
+
+def _most(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
 
 
 def _moment(seconds: float | None):
