@@ -567,3 +567,16 @@ def test_the_perspective_switcher_shows_another_perspective_s_knowledge(page, co
     assert "p=lyra" in page.url and page.locator("#results a.entity", has_text="mklyraname").count() == 1
     visit(page, console, "/search?q=mklyraname", "search")  # the main perspective knows nothing of it
     assert page.get_by_role("link", name="mklyraname").count() == 0
+
+
+def test_a_console_started_without_its_caches_makes_them_once_and_its_briefing_agrees_with_kg(demo):
+    shutil.rmtree(demo.path / "cache")
+    fresh = Console(demo.path)
+    try:
+        home = fresh.json("/index.json")
+    finally:
+        fresh.stop()
+    stats = demo.json("stats")
+    assert (demo.path / "cache" / "measures.sqlite").exists() and (demo.path / "cache" / "batch-main.sqlite").exists()
+    assert home["captured"]["total"] == stats["fact_count"]
+    assert home["stats"]["entity_count"] == stats["entity_count"]

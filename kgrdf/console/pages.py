@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,6 +91,8 @@ class Pages:
         self.path = Path(path)
         self.keys = keys or Keys()
         self.resident = resident  # the index held open between requests (kgrdf.resident), as kg serve holds it
+        self._warm = threading.Event()  # clear while warm() runs: the whole-knowledge-base pages wait for it
+        self._warm.set()
         self._measured: dict[tuple, dict] = {}  # whole-knowledge-base measures, by what they were read from
 
     def _measure(self, kb, session, what: str, view: View, build) -> dict:
@@ -112,16 +115,23 @@ class Pages:
 
         return KnowledgeBase.open(self.path, perspective=view.perspective, resident=self.resident)
 
+    def warming(self) -> None:
+        """warm() is about to run (in a thread of its own): the Briefing and the Constellation wait for it."""
+        self._warm.clear()
+
     def warm(self, perspective: str | None = None) -> None:
         """Bring the derived caches the Briefing reads (kgrdf.measures, kgrdf.waiting) up to the
         index, made once when missing (a knowledge base of an older kgrdf, or just rebuilt); every
         write keeps them current from then on."""
         from kgrdf import batch, measures
 
-        kb = self.kb(View(perspective))
-        with kb.reading() as session:
-            measures.of(session).close()
-        batch.for_review(kb)
+        try:
+            kb = self.kb(View(perspective))
+            with kb.reading() as session:
+                measures.of(session).close()
+            batch.for_review(kb)
+        finally:
+            self._warm.set()  # a Briefing asked meanwhile waits for the caches rather than making them twice
 
     def _reading(self, view: View):
         from contextlib import contextmanager
@@ -167,6 +177,8 @@ class Pages:
                 return self._done({"page": "home", "owner_only": True}, kb, session, view)
         from kgrdf import briefing
 
+        self._warm.wait()
+
         kb = self.kb(view)
         document = batch.for_review(kb)
         with kb.reading() as session:
@@ -191,6 +203,7 @@ class Pages:
             raise Refused("the Constellation is the owner's", hint="stop showing as " + view.audience)
         valid_at = clock.parse_optional(view.as_of, "as of")
         known_at = clock.parse_optional(view.known_at, "known at")
+        self._warm.wait()
         with self._reading(view) as (kb, session):
             graph = self._measure(
                 kb,

@@ -244,6 +244,7 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
     @contextlib.asynccontextmanager
     async def lifespan(_app):
         if resident is not None:
+            pages.warming()
             warming = threading.Thread(target=_warm, args=(pages, perspective), daemon=True, name="kgrdf-console-warm")
             warming.start()
         try:
