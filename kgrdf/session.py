@@ -313,7 +313,11 @@ class Session:
         found: dict[str, dict] = {self.kb.default_perspective: {"entities": 0, "facts": 0}}
         for row in self.values("perspectives"):
             name = row["perspective"].removeprefix(vocab.KB).rstrip("/")
-            found.setdefault(name, {"entities": 0, "facts": 0})["facts" if row["isFact"] else "entities"] = row["count"]
+            entities = self.values(
+                "perspective-entities", perspective=NamedNode(row["perspective"]), entities=vocab.entities_graph(name)
+            )
+            held = entities[0]["count"] if entities else 0
+            found[name] = {"entities": held, "facts": row["count"] - held}
         return [
             {
                 "perspective": name,
@@ -829,7 +833,8 @@ class Session:
     def stats(self) -> dict:
         out = {"entities": {}, "facts": {}}
         alone = not self._other_graphs()
-        for row in self.values("stats-alone", entities=self.entities_graph) if alone else self.values("stats"):
+        name = "stats-alone" if alone else "stats"
+        for row in self.values(name, entities=self.entities_graph):
             out[row["what"]][row["key"]] = row["count"]
         out["entity_count"] = sum(out["entities"].values())
         out["fact_count"] = sum(out["facts"].values())
