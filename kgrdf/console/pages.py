@@ -122,14 +122,19 @@ class Pages:
     def warm(self, perspective: str | None = None) -> None:
         """Bring the derived caches the Briefing reads (kgrdf.measures, kgrdf.waiting) up to the
         index, made once when missing (a knowledge base of an older kgrdf, or just rebuilt); every
-        write keeps them current from then on."""
-        from kgrdf import batch, measures
+        write keeps them current from then on. Then read the Briefing's measures once, as its page
+        does: the first Briefing after the start is the one read then, until the next write."""
+        from kgrdf import batch, briefing, measures
 
         try:
-            kb = self.kb(View(perspective))
+            view = View(perspective)
+            kb = self.kb(view)
             with kb.reading() as session:
                 measures.of(session).close()
             batch.for_review(kb)
+            with kb.reading() as session:
+                self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
+                self._measure(kb, session, "perspectives", View(), lambda: _perspectives(session))
         finally:
             self._warm.set()  # a Briefing asked meanwhile waits for the caches rather than making them twice
 
@@ -183,9 +188,7 @@ class Pages:
         document = batch.for_review(kb)
         with kb.reading() as session:
             measures = self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
-            perspectives = self._measure(
-                kb, session, "perspectives", View(), lambda: [p["perspective"] for p in session.perspectives()]
-            )
+            perspectives = self._measure(kb, session, "perspectives", View(), lambda: _perspectives(session))
             doc = {
                 "page": "home",
                 **measures,
@@ -366,6 +369,10 @@ class Pages:
             if subject and subject.group(1) == "person":
                 doc["note"] = PERSON_NOTE
             return self._done(doc, kb, session, view)
+
+
+def _perspectives(session) -> list[str]:
+    return [p["perspective"] for p in session.perspectives()]
 
 
 def _id_of(iri: str) -> str:
