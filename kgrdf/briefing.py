@@ -1,5 +1,6 @@
 """The Briefing (the console's Knowledge home) and the Constellation: what the knowledge base holds
-and how it moved, measured with whole-knowledge-base queries (each one scan, grouped in the engine).
+and how it moved, summed up from kgrdf.measures (one row a fact, kept current by every write) and
+kg stats's, kg lint's and kg batch's own reads.
 
 The measures, as the design note defines them:
 
@@ -12,13 +13,15 @@ The measures, as the design note defines them:
   types, kept apart from Process and Product;
 - this week (the last 7 days): current facts recorded then, and facts a replacement closed then,
   shown before -> after;
-- degree: how many distinct entities an entity shares a current link with;
-- contradictions: kg lint's; proposals about to expire: those kg expire takes within a week.
+- degree: how many distinct entities an entity shares a current link with; a link read at another
+  valid or transaction time is read as kg facts --as-of --known-at reads facts (facts.rq);
+- contradictions: kg lint's (how many, and the first SHOWN); proposals about to expire: those kg
+  expire takes within a week.
 """
 
 from datetime import timedelta
 
-from kgrdf import clock, lint, settings, vocab
+from kgrdf import clock, lint, measures, settings, vocab
 
 DAYS = 30
 WEEK = 7
@@ -29,6 +32,10 @@ CARDS = {  # card -> the entity types it counts
     "Systems": ("system", "service", "environment"),
 }
 SHOWN = 10  # facts, changes, entities and proposals listed in each section
+DECISION_LINKS = {  # the links between decisions a week's changes show, and which side is the newer
+    vocab.kg("supersedes").value: "newer first",
+    vocab.kg("partiallyReversedBy").value: "older first",
+}
 MAX_STARS = 500  # the Constellation draws at most this many entities; the rest are folded
 
 
@@ -36,10 +43,10 @@ def _time(moment) -> object:
     return vocab.datetime_literal(clock.iso(moment))
 
 
-def captured(session, now) -> dict:
+def captured(held, now) -> dict:
     """Facts captured per day over the last DAYS days, and the running total at the end of each."""
     start = (now - timedelta(days=DAYS - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    counts = {row["day"]: row["facts"] for row in session.values("briefing-captured", since=_time(start))}
+    counts = held.captured(start, DAYS)
     total = counts.pop("before", 0)
     days = []
     for n in range(DAYS):
@@ -49,83 +56,113 @@ def captured(session, now) -> dict:
     return {"days": days, "captured": sum(d["captured"] for d in days), "total": total}
 
 
-def confirmed_share(session, now) -> dict:
-    by_status = {row["status"]: row["facts"] for row in session.values("briefing-status", now=_time(now))}
+def confirmed_share(held, now) -> dict:
+    by_status = held.current_by_status(now)
     current = sum(by_status.values())
     confirmed = by_status.get("confirmed", 0)
     return {"confirmed": confirmed, "current": current, "share": confirmed / current if current else None}
 
 
-def coverage(session, now, entities_by_type: dict[str, int]) -> list[dict]:
+def coverage(held, now, entities_by_type: dict[str, int]) -> list[dict]:
     covered: dict[str, int] = {}
-    for row in session.values("briefing-coverage", now=_time(now)):
-        kind = vocab.id_of(row["entity"]).split("/", 1)[0]
+    for entity in held.vouched(now):
+        kind = vocab.id_of(entity).split("/", 1)[0]
         covered[kind] = covered.get(kind, 0) + 1
     out = []
     for card, types in CARDS.items():
-        held = sum(entities_by_type.get(t, 0) for t in types)
+        held_count = sum(entities_by_type.get(t, 0) for t in types)
         vouched = sum(covered.get(t, 0) for t in types)
-        out.append({"card": card, "entities": held, "covered": vouched, "share": vouched / held if held else None})
+        out.append(
+            {
+                "card": card,
+                "entities": held_count,
+                "covered": vouched,
+                "share": vouched / held_count if held_count else None,
+            }
+        )
     return out
 
 
-def links(session, valid_at, known_at) -> list[tuple[str, str, str]]:
-    """(subject IRI, predicate key, object IRI) of every current link, as true at ``valid_at`` and held at ``known_at``."""
-    rows = session.rows("briefing-links", validAt=_time(valid_at), knownAt=_time(known_at))
-    keys = {}
-    out = []
-    for row in rows:
-        predicate = row["predicate"].value
-        if predicate not in keys:
-            found = session.schema.predicate_by_iri(predicate)
-            keys[predicate] = found.key if found else vocab.id_of(predicate)
-        out.append((row["subject"].value, keys[predicate], row["object"].value))
-    return out
+def _link_keys(session) -> dict[str, str]:
+    """The predicates that take an entity, IRI -> key: a fact of one is a link."""
+    return {p.iri: p.key for p in session.schema.predicates.values() if p.takes_entity}
 
 
-def degrees(found: list[tuple[str, str, str]]) -> dict[str, int]:
-    """Entity IRI -> how many distinct entities it shares a link with."""
-    peers: dict[str, set] = {}
-    for subject, _predicate, target in found:
-        peers.setdefault(subject, set()).add(target)
-        peers.setdefault(target, set()).add(subject)
-    return {entity: len(others) for entity, others in peers.items()}
-
-
-def most_connected(session, valid_at, known_at, limit: int, found=None) -> list[dict]:
-    """The ``limit`` entities with the highest degree, most first (then by id), with names and types."""
+def most_connected(session, held, valid_at, known_at, limit: int) -> list[dict]:
+    """The ``limit`` entities with the highest degree (how many distinct entities each shares a link
+    with, as true at ``valid_at`` and held at ``known_at``), most first (then by id), with names and
+    types."""
     from pyoxigraph import NamedNode
 
-    counted = degrees(found if found is not None else links(session, valid_at, known_at))
-    top = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:limit]
     out = []
-    for iri, degree in top:
+    for iri, degree in held.most_linked(set(_link_keys(session)), valid_at, known_at, limit):
         entity = session.entity(NamedNode(iri))
         if entity is not None:
             out.append({"id": entity.id, "name": entity.name, "type": entity.type, "degree": degree, "iri": iri})
     return out
 
 
-def this_week(session, now) -> dict:
-    """The last WEEK days: current facts recorded then, and facts closed by a replacement then
-    (before -> after), the SHOWN newest of each described."""
-    since = _time(now - timedelta(days=WEEK))
-    counts = {row["change"]: row["facts"] for row in session.values("briefing-change-counts", since=since)}
+def this_week(session, held, now) -> dict:
+    """The last WEEK days: current facts recorded then; and its changes, shown before -> after: facts
+    closed by a replacement then, and the supersedes and partially_reversed_by links between
+    decisions recorded then (the older decision's stated value -> the newer one's). The SHOWN newest
+    of each are described."""
+    since = now - timedelta(days=WEEK)
+    counts = held.change_counts(since)
     new, changes = [], []
-    for row in session.values("briefing-changes", since=since, limit=2 * SHOWN):
-        fact = session.describe(session.fact(vocab.id_of(row["fact"]), history=False))
-        if row["change"] == "new" and len(new) < SHOWN:
+    for change, fact_iri, at, successor in held.changes(since, limit=SHOWN):
+        fact = session.describe(session.fact(vocab.id_of(fact_iri), history=False))
+        if change == "new":
             new.append(_brief(fact))
-        elif row["change"] == "replaced" and len(changes) < SHOWN:
-            after = session.describe(session.fact(vocab.id_of(row["successor"]), history=False))
-            changes.append({"at": row["at"], "before": _brief(fact), "after": _brief(after)})
-    return {"new": counts.get("new", 0), "new_facts": new, "replaced": counts.get("replaced", 0), "changes": changes}
+        else:
+            after = session.describe(session.fact(vocab.id_of(successor), history=False))
+            changes.append({"kind": "replaced", "at": clock.iso(at), "before": _brief(fact), "after": _brief(after)})
+    decided, links = held.linked_since(set(DECISION_LINKS), since, SHOWN)
+    for fact_iri, subject, predicate, target, at in links:
+        older, newer = (target, subject) if DECISION_LINKS[predicate] == "newer first" else (subject, target)
+        changes.append(
+            {
+                "kind": "decision",
+                "at": clock.iso(at),
+                "fact": vocab.id_of(fact_iri),
+                "before": _decision(session, held, older, now),
+                "after": _decision(session, held, newer, now),
+            }
+        )
+    return {
+        "new": counts.get("new", 0),
+        "new_facts": new,
+        "replaced": counts.get("replaced", 0),
+        "decisions": decided,
+        "changes": changes,
+    }
+
+
+def _decision(session, held, iri: str, now) -> dict:
+    """A decision as a change shows it: its name and what it states now (kg lookup's states fact)."""
+    from pyoxigraph import NamedNode
+
+    entity = session.entity(NamedNode(iri))
+    stated = held.value_of(iri, vocab.kg("states").value, now)
+    name = entity.name if entity is not None else vocab.id_of(iri)
+    return {"entity": entity.id if entity is not None else vocab.id_of(iri), "name": name, "states": stated}
 
 
 def expiring(session, now) -> dict:
-    """Proposals kg expire takes within a week: not observed again for KGRDF_PROPOSAL_DAYS less WEEK days."""
+    """Proposals kg expire takes within a week: not observed again for KGRDF_PROPOSAL_DAYS less WEEK
+    days (proposals-due.rq, asked only when the cache of what waits says one may be, as kg batch asks)."""
+    from kgrdf import waiting
+
     days = settings.get("KGRDF_PROPOSAL_DAYS")
-    rows = session.values("proposals-due", before=_time(now - timedelta(days=max(days - WEEK, 0))))
+    cutoff = now - timedelta(days=max(days - WEEK, 0))
+    kb = session.kb
+    cache = waiting.open_cache(kb.path if kb.backend_kind != "memory" else None, session.backend, session.perspective)
+    try:
+        due = cache is None or cache.may_be_due(cutoff)
+    finally:
+        if cache is not None:
+            cache.close()
+    rows = session.values("proposals-due", before=_time(cutoff)) if due else []
     shown = [_brief(session.describe(session.fact(row["id"], history=False))) for row in rows[:SHOWN]]
     return {"count": len(rows), "facts": shown, "days": days}
 
@@ -139,19 +176,23 @@ def briefing(session, now=None) -> dict:
     """The Briefing's measures (the review card stack is kgrdf.batch's, the counts kg stats's)."""
     now = now or clock.now()
     stats = session.stats()
-    return {
-        "now": clock.iso(now),
-        "captured": captured(session, now),
-        "confirmed_share": confirmed_share(session, now),
-        "coverage": coverage(session, now, stats["entities"]),
-        "this_week": this_week(session, now),
-        "most_connected": [
-            {k: v for k, v in node.items() if k != "iri"} for node in most_connected(session, now, now, SHOWN)
-        ],
-        "contradictions": lint.contradictions(session, now),
-        "expiring": expiring(session, now),
-        "stats": stats,
-    }
+    held = measures.of(session)
+    try:
+        return {
+            "now": clock.iso(now),
+            "captured": captured(held, now),
+            "confirmed_share": confirmed_share(held, now),
+            "coverage": coverage(held, now, stats["entities"]),
+            "this_week": this_week(session, held, now),
+            "most_connected": [
+                {k: v for k, v in node.items() if k != "iri"} for node in most_connected(session, held, now, now, SHOWN)
+            ],
+            "contradictions": lint.contradictions(session, now, SHOWN),
+            "expiring": expiring(session, now),
+            "stats": stats,
+        }
+    finally:
+        held.close()
 
 
 def constellation(session, stars: int = 150, valid_at=None, known_at=None) -> dict:
@@ -163,14 +204,19 @@ def constellation(session, stars: int = 150, valid_at=None, known_at=None) -> di
         from kgrdf.errors import BadInput
 
         raise BadInput(f"stars is a number from 1 to {MAX_STARS}")
-    found = links(session, valid_at, known_at)
-    top = most_connected(session, valid_at, known_at, stars, found)
-    kept = {node.pop("iri"): node["id"] for node in top}
+    keys = _link_keys(session)
+    held = measures.of(session)
+    try:
+        top = most_connected(session, held, valid_at, known_at, stars)
+        kept = {node.pop("iri"): node["id"] for node in top}
+        found = held.links(set(keys), valid_at, known_at, sorted(kept))
+    finally:
+        held.close()
     edges, seen = [], set()
     for subject, predicate, target in found:
-        if subject in kept and target in kept and (subject, predicate, target) not in seen:
+        if (subject, predicate, target) not in seen:
             seen.add((subject, predicate, target))
-            edges.append({"from": kept[subject], "to": kept[target], "predicate": predicate})
+            edges.append({"from": kept[subject], "to": kept[target], "predicate": keys[predicate]})
     stats = session.stats()
     shown_types: dict[str, int] = {}
     for node in top:

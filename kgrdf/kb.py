@@ -375,10 +375,12 @@ class KnowledgeBase:
         """Keep the caches derived from the index current with an applied write. The batch cache
         reads the index again: a server that stopped answering by then costs the cache, made again
         by the next batch, never the write."""
-        from kgrdf import people, waiting
+        from kgrdf import measures, people, waiting
         from kgrdf.errors import Unreachable
 
         people.after_write(self.path, position, after, writer.deletes, writer.adds)
+        if self.backend_kind != "memory":
+            measures.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
         try:
             waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
         except Unreachable:
@@ -687,9 +689,10 @@ class KnowledgeBase:
         """Replace the index with the journal's rebuild and the schema graph, in two passes over the
         journal (:meth:`_check_journal`, then the load as it is read again): its memory follows
         the deleted lines and one load's worth of text, not the journal."""
-        from kgrdf import model, schema, waiting
+        from kgrdf import measures, model, schema, waiting
 
         waiting.drop(self.path)  # derived from the index: made again by the next batch
+        measures.drop(self.path)  # and by the next Briefing
 
         if deleted is None:
             _end, deleted = self._check_journal(target)

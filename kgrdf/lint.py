@@ -59,6 +59,7 @@ Findings come in the order of KINDS, then by the ids they name. The kinds:
 "Current" is what ``kg lookup`` shows: proposed or confirmed, not retired, true now.
 """
 
+import functools
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -131,15 +132,16 @@ def lint(
     }
 
 
-def contradictions(session, now: datetime | None = None) -> list[dict]:
+def contradictions(session, now: datetime | None = None, limit: int | None = None) -> dict:
     """kg lint's contradiction findings alone (the console's Briefing lists them): two or more
     current confirmed values of a single-valued predicate, a person's facts past retention left out
-    as kg lint leaves them out."""
+    as kg lint leaves them out. {"count": how many, "findings": the first ``limit`` (all without)}."""
     now = now or clock.now()
     days = settings.get("KGRDF_RETENTION_DAYS")
     check = _Check(session, now)
     past_retention = {f["facts"][0] for f in check.retention(now - timedelta(days=days), days)}
-    return check.contradictions(skip=past_retention)
+    groups = check.contradicting(skip=past_retention)
+    return {"count": len(groups), "findings": check.contradictions(limit=limit, groups=groups)}
 
 
 def _finding(kind: str, message: str, entities, facts, fix: str, alternatives=()) -> dict:
@@ -175,19 +177,26 @@ class _Check:
         self._orphans: list[str] | None = None
         self.colliding: set[frozenset] = set()  # pairs of people an alias collision names already
         self._links: set[frozenset] | None = None
-        self.entities: dict[str, Named] = {}  # by IRI
-        for row in session.values("lint-names", entities=session.entities_graph):
-            entity = self.entities.get(row["entity"])
+
+    @functools.cached_property
+    def entities(self) -> dict[str, Named]:
+        """Every entity with its name and aliases, by IRI (read once, by the first check that needs them)."""
+        found: dict[str, Named] = {}
+        for row in self.session.values("lint-names", entities=self.session.entities_graph):
+            entity = found.get(row["entity"])
             if entity is None:
                 entity_id = _entity_id(row["entity"])
-                entity = self.entities[row["entity"]] = Named(entity_id, entity_id.partition("/")[0], row["name"])
+                entity = found[row["entity"]] = Named(entity_id, entity_id.partition("/")[0], row["name"])
             if row["alias"] is not None and row["alias"] not in entity.aliases:
                 entity.aliases.append(row["alias"])
-        self.by_id = {e.id: e for e in self.entities.values()}
+        return found
+
+    @functools.cached_property
+    def by_id(self) -> dict[str, Named]:
+        return {e.id: e for e in self.entities.values()}
 
     def _id(self, iri: str) -> str:
-        entity = self.entities.get(iri)
-        return entity.id if entity else _entity_id(iri)
+        return _entity_id(iri)  # an entity's id is its IRI's: no name is read for it
 
     def _shown(self, term: str) -> str:
         entity = self.entities.get(term)
@@ -226,35 +235,71 @@ class _Check:
             )
         return sorted(out, key=lambda f: (f["entities"], f["facts"]))
 
-    def contradictions(self, skip=frozenset()) -> list[dict]:
+    def contradicting(self, skip=frozenset()) -> list[tuple]:
+        """Each contradiction's (entities, fact ids, subject, predicate IRI, rows), in the order kg
+        lint lists them: by the entities it names, then its facts, newest first."""
+        from kgrdf import measures
+
+        single = {p.iri for p in self.schema.predicates.values() if p.single_valued}
+        held = measures.of(self.session)
+        try:
+            found = held.contradicting(single, self.moment)
+        finally:
+            held.close()
         groups: dict[tuple[str, str], list[dict]] = {}
-        for row in self.session.values("lint-contradictions", now=self.now):
-            if vocab.id_of(row["fact"]) not in skip:
+        for row in found:
+            row["id"] = vocab.id_of(row["fact"])
+            if row["id"] not in skip:
                 groups.setdefault((row["subject"], row["predicate"]), []).append(row)
         out = []
         for (subject, predicate_iri), rows in groups.items():
             if len(rows) < 2:
                 continue
             predicate = self.schema.predicate_by_iri(predicate_iri)
+            rows.sort(key=lambda r: (r["recorded"] or 0, r["id"]), reverse=True)
+            ids = [r["id"] for r in rows]
+            objects = sorted({self._id(r["object"]) for r in rows}) if predicate and predicate.takes_entity else []
+            out.append(([self._id(subject)] + objects, ids, subject, predicate_iri, rows))
+        return sorted(out, key=lambda group: (group[0], group[1]))
+
+    def contradictions(self, skip=frozenset(), limit: int | None = None, groups=None) -> list[dict]:
+        """Two or more current confirmed values of a single-valued predicate (of ``groups``, from
+        :meth:`contradicting`, when given); with ``limit``, the first ones only (the names of only
+        their entities read)."""
+        groups = (self.contradicting(skip) if groups is None else groups)[:limit]
+        shown = self._shown
+        if limit is not None:
+            from pyoxigraph import NamedNode
+
+            names = {}
+            for _entities, _ids, subject, _predicate, rows in groups:
+                for iri in {subject, *(r["object"] for r in rows if isinstance(r["object"], str))}:
+                    if iri not in names and iri.startswith(vocab.KB):
+                        entity = self.session.entity(NamedNode(iri))
+                        names[iri] = entity.name if entity is not None else iri
+
+            def shown(term):
+                return names.get(term, term)
+
+        out = []
+        for entities, ids, subject, predicate_iri, rows in groups:
+            predicate = self.schema.predicate_by_iri(predicate_iri)
             key = predicate.key if predicate else vocab.id_of(predicate_iri)
-            rows.sort(key=lambda r: (r["recordedAt"], vocab.id_of(r["fact"])), reverse=True)
-            ids = [vocab.id_of(r["fact"]) for r in rows]
             values = ", ".join(
-                f"{self._shown(r['object'])!r} ({fact_id}{', newest' if i == 0 else ''})"
+                f"{shown(r['object'])!r} ({fact_id}{', newest' if i == 0 else ''})"
                 for i, (r, fact_id) in enumerate(zip(rows, ids, strict=True))
             )
-            objects = sorted({self._id(r["object"]) for r in rows}) if predicate and predicate.takes_entity else []
             out.append(
                 _finding(
                     "contradiction",
-                    f"{self._shown(subject)} has {len(rows)} current values of {key}, which takes one: {values}",
-                    [self._id(subject)] + objects,
+                    f"{shown(subject)} has {len(rows)} current values of {key}, which takes one: {values}",
+                    entities,
                     ids,
                     _command("kg", "confirm", ids[0]),
                     [_command("kg", "confirm", other) for other in ids[1:]],
                 )
             )
-        return sorted(out, key=lambda f: (f["entities"], f["facts"]))
+        return out
 
     def overlaps(self, skip=frozenset()) -> list[dict]:
         """Two different confirmed values of a single-valued predicate whose valid times overlap,

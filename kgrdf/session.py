@@ -310,7 +310,11 @@ class Session:
         found: dict[str, dict] = {self.kb.default_perspective: {"entities": 0, "facts": 0}}
         for row in self.values("perspectives"):
             name = row["perspective"].removeprefix(vocab.KB).rstrip("/")
-            found.setdefault(name, {"entities": 0, "facts": 0})["facts" if row["isFact"] else "entities"] = row["count"]
+            entities = self.values(
+                "perspective-entities", perspective=NamedNode(row["perspective"]), entities=vocab.entities_graph(name)
+            )
+            held = entities[0]["count"] if entities else 0
+            found[name] = {"entities": held, "facts": row["count"] - held}
         return [
             {
                 "perspective": name,
@@ -713,11 +717,14 @@ class Session:
                 out.extend(group)
         return out
 
-    def lookup(self, text: str) -> dict:
-        """The entity ``text`` names and its current facts, as subject and as object."""
+    def lookup(self, text: str, sources: bool = True) -> dict:
+        """The entity ``text`` names and its current facts, as subject and as object; without
+        ``sources``, the facts alone (no query a fact for its sources and hearings)."""
         entity = self.resolve(text)
         rows = self.values("lookup", entity=NamedNode(entity.iri), now=_now_literal())
-        facts = self._with_sources(self._group(rows, entity))
+        facts = self._group(rows, entity)
+        if sources:
+            facts = self._with_sources(facts)
         return {
             "entity": entity.as_json(),
             "facts": self.mark_conflicts([f for f in facts if f["direction"] == "out"]),
@@ -822,7 +829,9 @@ class Session:
 
     def stats(self) -> dict:
         out = {"entities": {}, "facts": {}}
-        for row in self.values("stats"):
+        alone = not self._other_graphs()
+        name = "stats-alone" if alone else "stats"
+        for row in self.values(name, entities=self.entities_graph):
             out[row["what"]][row["key"]] = row["count"]
         out["entity_count"] = sum(out["entities"].values())
         out["fact_count"] = sum(out["facts"].values())

@@ -64,7 +64,7 @@ def _meta(db) -> dict:
     return dict(db.execute("SELECT name, value FROM meta").fetchall())
 
 
-def _epoch(term) -> float | None:
+def epoch(term) -> float | None:
     """An xsd:dateTime with its time zone as seconds, else None (then a proposal may be due)."""
     if term is None or getattr(term, "datatype", None) != vocab.XSD_DATETIME:
         return None
@@ -109,7 +109,7 @@ def _rows(backend, perspective: str, fact: NamedNode | None):
         for row in backend.select(queries.load("anchors"), bindings)
     ]
     proposed = [
-        (row["fact"].value, _epoch(row.get("observedAt")))
+        (row["fact"].value, epoch(row.get("observedAt")))
         for row in backend.select(queries.load("proposals-observed"), bindings)
     ]
     return waiting, anchors, proposed
@@ -152,7 +152,7 @@ def _make(path: Path, backend, perspective: str):
     return _connect(path)
 
 
-def _value(value: str, datatype: str | None):
+def kept_value(value: str, datatype: str | None):
     """A kept term as queries.value gives it: IRIs and strings as str, numbers and booleans typed."""
     if datatype is None or datatype.endswith("#langString"):
         return value
@@ -201,7 +201,7 @@ class Cache:
                 "id": fact_id,
                 "subject": subject,
                 "predicate": predicate,
-                "object": _value(target, datatype),
+                "object": kept_value(target, datatype),
                 "observations": seen,
                 "preventsRework": bool(rework),
                 "order": order,

@@ -23,6 +23,10 @@ WAITING = [  # proposals for the review queue, each from one untrusted source: t
     ("repo/web-app", "caveat", "--value", "mkcaveat five: the web-app storybook is stale"),
     ("repo/web-app", "caveat", "--value", "mkcaveat six: the web-app e2e suite is flaky"),
 ]
+DECISIONS = [  # a decision this week's changes show replaced by a newer one
+    ("decision/mkmono", "mkmonorepo", "one repository for all services"),
+    ("decision/mkpoly", "mkpolyrepo", "a repository per service"),
+]
 IDENTIFIER = "U0MKCHATID9"  # a person's chat id: the console never reads identifiers.jsonl
 
 
@@ -47,6 +51,13 @@ def kb(demo_template, tmp_path_factory) -> Kg:
         "channel:sales",
     )
     kg("identifiers", "add", "Dana", "chat", IDENTIFIER)
+    for key, name, states in DECISIONS:
+        kg("add-entity", key, "--name", name)
+        kg("confirm", kg.json("propose", key, "states", "--value", states, "-s", "report:adr")["id"])
+    kg(
+        "confirm",
+        kg.json("propose", "decision/mkpoly", "supersedes", "--object", "decision/mkmono", "-s", "report:adr")["id"],
+    )
     kg("org", "add", "Texture", "--alias", "Texture HQ")
     kg("propose", "Texture", "founded", "--value", "2023", "-s", "report:press-kit", "-s", "ledger:crm")
     kg("propose", "Texture", "founded", "--value", "2021", "-s", "report:registry", "-s", "ledger:filings")
@@ -220,8 +231,22 @@ def test_the_briefing_measures_agree_with_kg(page, console, kb):
     around = kb.json("neighbors", name)
     assert f"{len(around['nodes']) - 1} linked" in top.inner_text()
     changes = page.inner_text("#week-changes")
+    assert page.inner_text("#week-changes h3") == "2 changes"
     assert "Hotfix process starts in #incidents → Hotfix process starts in #deploys" in changes
+    assert "mkmonorepo: one repository for all services → mkpolyrepo: a repository per service" in changes
+    assert page.locator("#week-new li").count() == 10  # the newest, however many replacements came after
     assert "Not measured yet" in page.inner_text("#rediscovery")
+
+
+def test_a_write_by_kg_while_the_console_runs_shows_on_its_next_page(console, kb):
+    """The console keeps the index open between requests; a kg command takes its turn meanwhile."""
+    before = console.json("/index.json")
+    kb("add-entity", "repo/console-side", "--name", "mkconsoleside")
+    after = console.json("/index.json")
+    stats = kb.json("stats")
+    assert after["stats"]["entity_count"] == before["stats"]["entity_count"] + 1 == stats["entity_count"]
+    product = {card["card"]: card for card in after["coverage"]}["Product"]
+    assert product["entities"] == {card["card"]: card for card in before["coverage"]}["Product"]["entities"] + 1
 
 
 def test_the_constellation_draws_the_most_connected_and_leads_to_their_pages(page, console, kb):
@@ -542,3 +567,16 @@ def test_the_perspective_switcher_shows_another_perspective_s_knowledge(page, co
     assert "p=lyra" in page.url and page.locator("#results a.entity", has_text="mklyraname").count() == 1
     visit(page, console, "/search?q=mklyraname", "search")  # the main perspective knows nothing of it
     assert page.get_by_role("link", name="mklyraname").count() == 0
+
+
+def test_a_console_started_without_its_caches_makes_them_once_and_its_briefing_agrees_with_kg(demo):
+    shutil.rmtree(demo.path / "cache")
+    fresh = Console(demo.path)
+    try:
+        home = fresh.json("/index.json")
+    finally:
+        fresh.stop()
+    stats = demo.json("stats")
+    assert (demo.path / "cache" / "measures.sqlite").exists() and (demo.path / "cache" / "batch-main.sqlite").exists()
+    assert home["captured"]["total"] == stats["fact_count"]
+    assert home["stats"]["entity_count"] == stats["entity_count"]

@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ MAX_NODES = 40  # the neighbourhood drawn: the entity and its nearest neighbours
 PERSON_NOTE = "Work-operational facts only. Delete on request: kg forget person/ID"
 _ENTITY_ID = re.compile(r"^([a-z][a-z0-9_-]*)/\S+$")
 _KEY = re.compile(r"^k[a-z2-7]{16}$")
-_UNSCRUBBED = {"sources", "sentence", "value", "reason", "quote", "title", "name", "aliases", "weak_aliases"}
+_UNSCRUBBED = {"sources", "sentence", "value", "reason", "quote", "title", "name", "aliases", "weak_aliases", "states"}
 
 
 class Keys:
@@ -86,9 +87,12 @@ class View:
 class Pages:
     """The documents of the console serving the knowledge base at ``path``."""
 
-    def __init__(self, path: Path, keys: Keys | None = None):
+    def __init__(self, path: Path, keys: Keys | None = None, resident=None):
         self.path = Path(path)
         self.keys = keys or Keys()
+        self.resident = resident  # the index held open between requests (kgrdf.resident), as kg serve holds it
+        self._warm = threading.Event()  # clear while warm() runs: the whole-knowledge-base pages wait for it
+        self._warm.set()
         self._measured: dict[tuple, dict] = {}  # whole-knowledge-base measures, by what they were read from
 
     def _measure(self, kb, session, what: str, view: View, build) -> dict:
@@ -109,7 +113,30 @@ class Pages:
     def kb(self, view: View):
         from kgrdf.kb import KnowledgeBase
 
-        return KnowledgeBase.open(self.path, perspective=view.perspective)
+        return KnowledgeBase.open(self.path, perspective=view.perspective, resident=self.resident)
+
+    def warming(self) -> None:
+        """warm() is about to run (in a thread of its own): the Briefing and the Constellation wait for it."""
+        self._warm.clear()
+
+    def warm(self, perspective: str | None = None) -> None:
+        """Bring the derived caches the Briefing reads (kgrdf.measures, kgrdf.waiting) up to the
+        index, made once when missing (a knowledge base of an older kgrdf, or just rebuilt); every
+        write keeps them current from then on. Then read the Briefing's measures once, as its page
+        does: the first Briefing after the start is the one read then, until the next write."""
+        from kgrdf import batch, briefing, measures
+
+        try:
+            view = View(perspective)
+            kb = self.kb(view)
+            with kb.reading() as session:
+                measures.of(session).close()
+            batch.for_review(kb)
+            with kb.reading() as session:
+                self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
+                self._measure(kb, session, "perspectives", View(), lambda: _perspectives(session))
+        finally:
+            self._warm.set()  # a Briefing asked meanwhile waits for the caches rather than making them twice
 
     def _reading(self, view: View):
         from contextlib import contextmanager
@@ -155,13 +182,13 @@ class Pages:
                 return self._done({"page": "home", "owner_only": True}, kb, session, view)
         from kgrdf import briefing
 
+        self._warm.wait()
+
         kb = self.kb(view)
         document = batch.for_review(kb)
         with kb.reading() as session:
             measures = self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
-            perspectives = self._measure(
-                kb, session, "perspectives", View(), lambda: [p["perspective"] for p in session.perspectives()]
-            )
+            perspectives = self._measure(kb, session, "perspectives", View(), lambda: _perspectives(session))
             doc = {
                 "page": "home",
                 **measures,
@@ -179,6 +206,7 @@ class Pages:
             raise Refused("the Constellation is the owner's", hint="stop showing as " + view.audience)
         valid_at = clock.parse_optional(view.as_of, "as of")
         known_at = clock.parse_optional(view.known_at, "known at")
+        self._warm.wait()
         with self._reading(view) as (kb, session):
             graph = self._measure(
                 kb,
@@ -343,6 +371,10 @@ class Pages:
             return self._done(doc, kb, session, view)
 
 
+def _perspectives(session) -> list[str]:
+    return [p["perspective"] for p in session.perspectives()]
+
+
 def _id_of(iri: str) -> str:
     from kgrdf import vocab
 
@@ -382,7 +414,8 @@ def _nearest(around: dict) -> dict:
 
 def _flow(session, facts: list[dict]) -> dict:
     """A process as an ordered flow: its steps in order, each with its actors, gates and systems,
-    and the process's entry points and systems (each a kg lookup of the step)."""
+    and the process's entry points and systems (each kg lookup's facts of the step, without their
+    sources, which the flow does not show)."""
     steps = sorted(
         (f for f in facts if f["predicate"] == "has_step" and f.get("object")),
         key=lambda f: (f.get("order") is None, f.get("order") or 0, f.get("object_name") or ""),
@@ -390,7 +423,7 @@ def _flow(session, facts: list[dict]) -> dict:
     out = []
     for step in steps:
         try:
-            own = session.lookup(step["object"])["facts"]
+            own = session.lookup(step["object"], sources=False)["facts"]
         except Refused:
             own = []
         roles = {}

@@ -135,9 +135,13 @@ def _error(exc: KgError):
     return _json(exc.as_json(), STATUS.get(exc.kind, 409))
 
 
-def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None):
+def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None, resident=None):
     """The ASGI application of the console of the knowledge base at ``kb_path``, listening on
-    ``port`` (the Host and Origin it accepts name it)."""
+    ``port`` (the Host and Origin it accepts name it). With ``resident`` (kgrdf.resident.Resident),
+    the index stays open between requests, as kg serve keeps it, and is given up when the
+    application shuts down."""
+    import contextlib
+
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.responses import HTMLResponse, Response
@@ -145,7 +149,7 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None)
 
     from kgrdf import batch
 
-    pages = Pages(kb_path, Keys())
+    pages = Pages(kb_path, Keys(), resident)
     shell = (STATIC / "shell.html").read_text(encoding="utf-8").replace("{{csrf}}", keys.csrf)
     turn = threading.Lock()  # the console's decisions go in one at a time, in order
 
@@ -207,7 +211,10 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None)
 
         def run():
             with turn:
-                return batch.decide(pages.kb(view), body.get("facts"), body.get("decision"), "console")
+                decided = batch.decide(pages.kb(view), body.get("facts"), body.get("decision"), "console")
+                if resident is not None:
+                    resident.commit_owed()  # a decision is in the git history when the page hears of it
+                return decided
 
         try:
             return _json(await run_in_threadpool(run))
@@ -233,7 +240,31 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None)
         Route("/f/{fact}", page, methods=get),
         Route("/static/{name}", asset, methods=get),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(Door, port=port, keys=keys)])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        if resident is not None:
+            pages.warming()
+            warming = threading.Thread(target=_warm, args=(pages, perspective), daemon=True, name="kgrdf-console-warm")
+            warming.start()
+        try:
+            yield
+        finally:
+            if resident is not None:
+                resident.stop()
+
+    return Starlette(routes=routes, middleware=[Middleware(Door, port=port, keys=keys)], lifespan=lifespan)
+
+
+def _warm(pages: Pages, perspective: str | None) -> None:
+    """The console's start: its caches brought up to the index while the first page is asked for."""
+    import sys
+
+    try:
+        pages.warm(perspective)
+    except Exception as exc:  # derived: the first page that needs them makes them again
+        problem = exc.message if isinstance(exc, KgError) else Bug.of(exc).message
+        print(f"kg: the console's caches were not made ({problem}); the first Briefing makes them", file=sys.stderr)
 
 
 def run(kb_path: Path, port: int, perspective: str | None, open_browser: bool, announce) -> None:
@@ -254,7 +285,12 @@ def run(kb_path: Path, port: int, perspective: str | None, open_browser: bool, a
     port = listener.getsockname()[1]
     keys = Secrets()
     url = f"http://127.0.0.1:{port}/?token={keys.token}"
-    server = uvicorn.Server(uvicorn.Config(app(kb_path, port, keys, perspective), log_level="warning"))
+    from kgrdf.resident import Resident
+
+    resident = Resident(kb_path)
+    resident.listen()
+    served = app(kb_path, port, keys, perspective, resident)
+    server = uvicorn.Server(uvicorn.Config(served, log_level="warning"))
     announce(url)
     if open_browser:
         import webbrowser

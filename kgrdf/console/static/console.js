@@ -51,6 +51,7 @@ function href(path, extra) {
 
 const entityLink = (key, name) => el("a", { href: href("/e/" + key), class: "entity" }, name || "(unnamed)");
 const factLink = (id, text) => el("a", { href: href("/f/" + id), class: "fact-link" }, text);
+const decided = (decision) => [entityLink(decision.entity, decision.name), decision.states ? el("span", { class: "meta" }, ": " + decision.states) : ""];
 const day = (stamp) => (stamp ? String(stamp).slice(0, 10) : "");
 
 function badge(text, kind) {
@@ -146,9 +147,10 @@ function home(doc, main) {
       el("h3", {}, week.new + (week.new === 1 ? " new fact" : " new facts")),
       el("ul", { class: "facts" }, week.new_facts.map((f) => el("li", {}, factLink(f.id, f.sentence), badge(f.status))))),
     el("section", { class: "card", id: "week-changes" },
-      el("h3", {}, week.replaced + (week.replaced === 1 ? " change" : " changes")),
-      week.changes.length ? el("ul", { class: "facts" }, week.changes.map((c) =>
-        el("li", {}, factLink(c.before.id, c.before.sentence), el("span", { class: "arrow" }, " → "), factLink(c.after.id, c.after.sentence)))) : el("p", { class: "muted" }, "Nothing was replaced."))));
+      el("h3", {}, (week.replaced + week.decisions) + (week.replaced + week.decisions === 1 ? " change" : " changes")),
+      week.changes.length ? el("ul", { class: "facts" }, week.changes.map((c) => c.kind === "decision"
+        ? el("li", { class: "decision" }, decided(c.before), el("span", { class: "arrow" }, " → "), decided(c.after), el("div", { class: "meta" }, factLink(c.fact, "the link")))
+        : el("li", {}, factLink(c.before.id, c.before.sentence), el("span", { class: "arrow" }, " → "), factLink(c.after.id, c.after.sentence)))) : el("p", { class: "muted" }, "Nothing was replaced."))));
   put(main, el("h2", {}, "Today's review"));
   const stack = el("div", { id: "review" });
   put(main, stack);
@@ -159,8 +161,10 @@ function home(doc, main) {
       el("ol", { class: "card", id: "most-connected" }, doc.most_connected.map((n) => el("li", {}, entityLink(n.id, n.name), badge(n.type, "type"), el("span", { class: "meta" }, " " + n.degree + " linked"))))),
     el("section", {},
       el("h2", {}, "Contradictions waiting for you"),
-      doc.contradictions.length
-        ? el("ul", { class: "facts card", id: "contradictions" }, doc.contradictions.slice(0, 10).map((c) => el("li", {}, c.message, el("div", { class: "meta" }, c.facts.map((id, i) => [i ? ", " : "", factLink(id, id)])))))
+      doc.contradictions.count
+        ? el("div", { class: "card", id: "contradictions" },
+          el("p", { class: "meta" }, doc.contradictions.count + " in all (kg lint lists them)" + (doc.contradictions.count > doc.contradictions.findings.length ? "; the first " + doc.contradictions.findings.length + ":" : ":")),
+          el("ul", { class: "facts" }, doc.contradictions.findings.map((c) => el("li", {}, c.message, el("div", { class: "meta" }, c.facts.map((id, i) => [i ? ", " : "", factLink(id, id)]))))))
         : el("p", { class: "muted", id: "contradictions" }, "None."),
       el("h2", {}, "Proposals about to expire"),
       el("div", { class: "card", id: "expiring" },

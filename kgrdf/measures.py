@@ -1,0 +1,496 @@
+"""Each fact's times, status, successor and triple, kept beside the index: a derived cache of
+briefing-facts.rq, from which the Briefing and the Constellation (kgrdf.briefing) are summed up.
+
+The Briefing counts facts by capture day, by status, by the entities they vouch for and by the
+week's changes, and the Constellation counts each entity's links: each a scan of the whole knowledge
+base, seconds apiece at 100k facts. ``cache/measures.sqlite`` keeps one row a fact, so that they are
+summed up by SQLite in milliseconds instead.
+
+The cache is derived, never the truth: it records the journal position it was made for, and a
+cache made for another is never read but made again from the index (briefing-facts.rq, by the
+reader that finds it so: in a file of its own, then renamed over the old one; readers share the
+lock, and no write runs beside them). Every write keeps it current as it commits
+(:func:`after_write`): its quads are the change of each column they name, applied as they are, so
+that a write costs what it changes (an import too), never a scan. An index rebuild deletes it
+(:func:`drop`), and so does kg forget, with the whole of cache/. Deleted rows are overwritten
+(secure_delete).
+"""
+
+import json
+import os
+import re
+import sqlite3
+from pathlib import Path
+
+from kgrdf import files, queries, vocab
+
+FORMAT = "2"  # the table below: a cache of another format is made again
+NAME = "measures.sqlite"
+_SCHEMA = """
+CREATE TABLE facts (fact TEXT PRIMARY KEY, perspective TEXT, is_fact INTEGER, status TEXT, recorded REAL,
+    retired REAL, valid_from REAL, valid_to REAL, successor TEXT, subject TEXT, predicate TEXT, object TEXT,
+    datatype TEXT, closed REAL);
+CREATE INDEX facts_recorded ON facts (perspective, is_fact, recorded);
+CREATE INDEX facts_current ON facts (perspective, is_fact, status, retired, valid_from, valid_to);
+CREATE INDEX facts_retired ON facts (perspective, retired);
+CREATE INDEX facts_subject ON facts (subject, predicate);
+CREATE INDEX facts_predicate ON facts (predicate, recorded);
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
+"""
+_FACT = re.compile(r"^" + re.escape(vocab.KB) + r"[^/]+/fact/[^/]+$")  # a fact's IRI: its assertion graph
+_COLUMNS = {  # a record about a fact -> the column that keeps its object
+    vocab.kg("perspective").value: "perspective",
+    vocab.kg("factStatus").value: "status",
+    vocab.kg("recordedAt").value: "recorded",
+    vocab.kg("retiredAt").value: "retired",
+    vocab.kg("validFrom").value: "valid_from",
+    vocab.kg("validTo").value: "valid_to",
+    vocab.kg("supersededBy").value: "successor",
+}
+_TIMES = {"recorded", "retired", "valid_from", "valid_to"}
+_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+_FACT_CLASS = vocab.kg("Fact").value
+_FIELD, _VALID_TO = vocab.kg("field").value, vocab.kg("validTo").value
+_KEPT = (
+    "fact, perspective, is_fact, status, recorded, retired, valid_from, valid_to, successor, subject, predicate, "
+    "object, datatype, closed"
+)
+_CURRENT = "retired IS NULL AND (valid_from IS NULL OR valid_from <= :now) AND (valid_to IS NULL OR valid_to > :now)"
+PROPOSED = vocab.kg("Proposed").value
+CONFIRMED = vocab.kg("Confirmed").value
+
+
+def of(session) -> "Measures":
+    """The measures of the perspective a session reads, current with the index it reads (close them)."""
+    kb = session.kb
+    return open_cache(kb.path if kb.backend_kind != "memory" else None, session.backend, session.perspective)
+
+
+def cache_path(kb_path: Path) -> Path:
+    return kb_path / files.CACHE / NAME
+
+
+def _epoch(term) -> float | None:
+    from kgrdf import waiting
+
+    return waiting.epoch(term)
+
+
+def _connect(path) -> sqlite3.Connection:
+    with files.private():
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA secure_delete = ON")
+    return db
+
+
+def _stamp(backend) -> str:
+    at = backend.position()
+    return f"{at[0]}:{at[1]}" if at else ""
+
+
+def _closings(backend, fact: str | None = None) -> dict[str, float | None]:
+    """Fact IRI -> when its valid time's end was last changed (briefing-closings.rq): of every fact,
+    or of ``fact`` alone."""
+    from pyoxigraph import NamedNode
+
+    bindings = {"fact": NamedNode(fact)} if fact is not None else {}
+    return {
+        row["fact"].value: _epoch(row.get("closedAt"))
+        for row in backend.select(queries.load("briefing-closings"), bindings)
+        if row.get("fact") is not None and row.get("closedAt") is not None
+    }
+
+
+def _rows(backend) -> list[tuple]:
+    """The cache's rows from the index (briefing-facts.rq, briefing-closings.rq): one a fact of
+    every perspective."""
+    closings = _closings(backend)
+    out = []
+    for row in backend.select(queries.load("briefing-facts"), {}):
+        target = row.get("object")
+        datatype = getattr(target, "datatype", None)
+        predicate, successor, status = row.get("predicate"), row.get("successor"), row.get("status")
+        out.append(
+            (
+                row["fact"].value,
+                row["perspective"].value,
+                1,
+                status.value if status is not None else None,
+                _epoch(row.get("recordedAt")),
+                _epoch(row.get("retiredAt")),
+                _epoch(row.get("validFrom")),
+                _epoch(row.get("validTo")),
+                successor.value if successor is not None else None,
+                row["subject"].value if row.get("subject") is not None else None,
+                predicate.value if predicate is not None else None,
+                target.value if target is not None else None,
+                datatype.value if datatype is not None else None,
+                closings.get(row["fact"].value),
+            )
+        )
+    return out
+
+
+def _make(path: Path | None, backend) -> sqlite3.Connection:
+    """The cache made anew from the index: in a file of its own renamed over ``path``, or in memory
+    when ``path`` is None."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp") if path is not None else None
+    if temporary is not None:
+        temporary.unlink(missing_ok=True)
+    db = _connect(temporary if temporary is not None else ":memory:")
+    try:
+        db.executescript(_SCHEMA)
+        db.execute("BEGIN")
+        db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 14)})", _rows(backend))
+        db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("at", _stamp(backend))])
+        db.execute("COMMIT")
+        if temporary is None:
+            return db
+        db.close()
+        path.with_name(path.name + "-journal").unlink(missing_ok=True)
+        os.replace(temporary, path)
+    except BaseException:
+        db.close()
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
+        raise
+    return _connect(path)
+
+
+def open_cache(kb_path: Path | None, backend, perspective: str) -> "Measures":
+    """The measures of ``perspective`` from the cache current with the index ``backend`` is at, made
+    again when it was made for another state; made in memory when there is no folder to keep it in
+    (the in-memory backend, a folder that cannot be written in, cache/ a link)."""
+    db = None
+    if kb_path is not None:
+        path = cache_path(kb_path)
+        try:
+            if not path.parent.is_symlink():
+                path.parent.mkdir(mode=0o700, exist_ok=True)
+                if path.exists():
+                    db = _connect(path)
+                    meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+                    if meta.get("format") != FORMAT or meta.get("at") != _stamp(backend):
+                        db.close()
+                        db = None
+                if db is None:
+                    db = _make(path, backend)
+        except (sqlite3.Error, OSError):
+            db = None
+    if db is None:
+        db = _make(None, backend)
+    return Measures(db, vocab.perspective_base(perspective))
+
+
+class Measures:
+    """The facts of one perspective, summed up. Times are datetimes (UTC)."""
+
+    def __init__(self, db: sqlite3.Connection, perspective: str):
+        self.db = db
+        self.perspective = perspective
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _select(self, sql: str, **params) -> list[tuple]:
+        where = "is_fact = 1 AND perspective = :perspective"
+        return self.db.execute(sql.replace("{mine}", where), {"perspective": self.perspective, **params}).fetchall()
+
+    def captured(self, since, days: int) -> dict[str, int]:
+        """Facts recorded on each of ``days`` UTC days from ``since`` (a midnight) on, whatever their
+        status now, by day; "before": how many were recorded earlier (a count of an index range each)."""
+        from datetime import timedelta
+
+        count = "SELECT COUNT(*) FROM facts WHERE {mine} AND recorded >= :start AND recorded < :end"
+        out = {"before": self._select(count, start=float("-inf"), end=since.timestamp())[0][0]}
+        for n in range(days):
+            start = since + timedelta(days=n)
+            found = self._select(count, start=start.timestamp(), end=(start + timedelta(days=1)).timestamp())[0][0]
+            if found:
+                out[start.date().isoformat()] = found
+        return out
+
+    def current_by_status(self, now) -> dict[str, int]:
+        """Current facts (proposed or confirmed, not retired, true ``now``) by status."""
+        rows = self._select(
+            f"SELECT status, COUNT(*) FROM facts WHERE {{mine}} AND status IN (:proposed, :confirmed) AND {_CURRENT} "
+            "GROUP BY status",
+            now=now.timestamp(),
+            proposed=PROPOSED,
+            confirmed=CONFIRMED,
+        )
+        names = {PROPOSED: "proposed", CONFIRMED: "confirmed"}
+        return {names[status]: count for status, count in rows}
+
+    def vouched(self, now) -> list[str]:
+        """The entities (IRIs) that take part in a current confirmed fact, as subject or object."""
+        confirmed = f"{{mine}} AND status = :confirmed AND {_CURRENT}"
+        rows = self._select(
+            f"SELECT subject FROM facts WHERE {confirmed} AND subject IS NOT NULL "
+            f"UNION SELECT object FROM facts WHERE {confirmed} AND datatype IS NULL AND object IS NOT NULL",
+            now=now.timestamp(),
+            confirmed=CONFIRMED,
+        )
+        return [entity for (entity,) in rows]
+
+    def changes(self, since, limit: int) -> list[tuple[str, str, object, str | None]]:
+        """(change, fact IRI, when, successor IRI) from ``since`` on, the ``limit`` newest of each
+        change, newest first: "new" for a fact recorded then and never retired, "replaced" for one a
+        replacement retired then."""
+        cut = since.timestamp()
+        new = self._select(
+            "SELECT 'new', fact, recorded, NULL FROM facts WHERE {mine} AND recorded >= :since AND retired IS NULL "
+            "ORDER BY recorded DESC, fact LIMIT :limit",
+            since=cut,
+            limit=limit,
+        )
+        replaced = self._select(
+            "SELECT 'replaced', fact, retired, successor FROM facts WHERE {mine} AND retired >= :since "
+            "AND successor IS NOT NULL ORDER BY retired DESC, fact LIMIT :limit",
+            since=cut,
+            limit=limit,
+        )
+        rows = sorted(new + replaced, key=lambda row: (-row[2], row[1]))
+        return [(change, fact, _moment(at), successor) for change, fact, at, successor in rows]
+
+    def linked_since(self, predicates: set[str], since, limit: int) -> tuple[int, list[tuple]]:
+        """How many facts of one of ``predicates`` between two entities were recorded from ``since``
+        on and are not retired, and the ``limit`` newest as (fact, subject, predicate, object, when)."""
+        params = {"since": since.timestamp(), "predicates": json.dumps(sorted(predicates))}
+        where = (
+            "{mine} AND recorded >= :since AND retired IS NULL AND datatype IS NULL AND object IS NOT NULL "
+            "AND predicate IN (SELECT value FROM json_each(:predicates))"
+        )
+        (count,) = self._select(f"SELECT COUNT(*) FROM facts WHERE {where}", **params)[0]
+        rows = self._select(
+            f"SELECT fact, subject, predicate, object, recorded FROM facts WHERE {where} "
+            "ORDER BY recorded DESC, fact LIMIT :limit",
+            limit=limit,
+            **params,
+        )
+        return count, [(fact, subject, predicate, target, _moment(at)) for fact, subject, predicate, target, at in rows]
+
+    def value_of(self, subject: str, predicate: str, now) -> str | None:
+        """The newest current value (proposed or confirmed) of ``predicate`` about ``subject``."""
+        rows = self._select(
+            f"SELECT object FROM facts WHERE {{mine}} AND subject = :subject AND predicate = :predicate "
+            f"AND status IN (:proposed, :confirmed) AND {_CURRENT} ORDER BY status = :confirmed DESC, recorded DESC "
+            "LIMIT 1",
+            subject=subject,
+            predicate=predicate,
+            now=now.timestamp(),
+            proposed=PROPOSED,
+            confirmed=CONFIRMED,
+        )
+        return rows[0][0] if rows else None
+
+    def change_counts(self, since) -> dict[str, int]:
+        rows = self._select(
+            "SELECT 'new', COUNT(*) FROM facts WHERE {mine} AND recorded >= :since AND retired IS NULL "
+            "UNION ALL SELECT 'replaced', COUNT(*) FROM facts WHERE {mine} AND retired >= :since "
+            "AND successor IS NOT NULL",
+            since=since.timestamp(),
+        )
+        return {change: count for change, count in rows if count}
+
+    # A link as kg facts --as-of --known-at reads facts (facts.rq): a fact of one of the object
+    # properties between two entities, held at :known (recorded by then, and not rejected or expired
+    # by then) and true at :valid by what was known then (an end recorded later was not).
+    _LINKS = (
+        "SELECT subject, predicate, object FROM facts WHERE {mine} AND datatype IS NULL AND object IS NOT NULL "
+        "AND predicate IN (SELECT value FROM json_each(:predicates)) AND subject != object "
+        "AND recorded <= :known AND (retired IS NULL OR retired > :known OR status IN (:proposed, :confirmed)) "
+        "AND (valid_from IS NULL OR valid_from <= :valid) "
+        "AND (valid_to IS NULL OR valid_to > :valid OR closed > :known)"
+    )
+
+    def _linked(self, predicates: set[str], valid_at, known_at) -> dict:
+        return {
+            "known": known_at.timestamp(),
+            "valid": valid_at.timestamp(),
+            "proposed": PROPOSED,
+            "confirmed": CONFIRMED,
+            "predicates": json.dumps(sorted(predicates)),
+        }
+
+    def most_linked(self, predicates: set[str], valid_at, known_at, limit: int) -> list[tuple[str, int]]:
+        """The ``limit`` entities (IRIs) that share a link with the most distinct entities, and how
+        many, most first, then by IRI; links of ``predicates`` (the object properties) as
+        :meth:`links` reads them."""
+        import heapq
+
+        peers: dict[str, set] = {}
+        for subject, _predicate, target in self._select(self._LINKS, **self._linked(predicates, valid_at, known_at)):
+            peers.setdefault(subject, set()).add(target)
+            peers.setdefault(target, set()).add(subject)
+        return heapq.nsmallest(limit, ((entity, len(others)) for entity, others in peers.items()), key=_most)
+
+    def links(self, predicates: set[str], valid_at, known_at, among: list[str]) -> list[tuple[str, str, str]]:
+        """(subject, predicate, object) IRIs of each link between two of the entities ``among``:
+        a fact of one of ``predicates`` (the object properties), held at ``known_at`` (recorded by
+        then, and not rejected or expired by then) and true at ``valid_at`` by what was known then
+        (an end of its valid time recorded later was not), as kg facts --as-of --known-at reads facts."""
+        return self._select(
+            f"{self._LINKS} AND subject IN (SELECT value FROM json_each(:among)) "
+            "AND object IN (SELECT value FROM json_each(:among))",
+            among=json.dumps(among),
+            **self._linked(predicates, valid_at, known_at),
+        )
+
+    def contradicting(self, predicates: set[str], now) -> list[dict]:
+        """The facts of each subject that has two or more current confirmed facts of one of the
+        single-valued ``predicates``: kg lint's contradictions, as rows of fact, subject, predicate,
+        object (as queries.value gives it) and recorded (seconds)."""
+        from kgrdf import waiting
+
+        rows = self._select(
+            f"WITH held AS (SELECT fact, subject, predicate, object, datatype, recorded FROM facts "
+            f"WHERE {{mine}} AND status = :confirmed AND {_CURRENT} "
+            "AND predicate IN (SELECT value FROM json_each(:predicates))) "
+            "SELECT * FROM held WHERE (subject, predicate) IN "
+            "(SELECT subject, predicate FROM held GROUP BY subject, predicate HAVING COUNT(*) > 1)",
+            now=now.timestamp(),
+            confirmed=CONFIRMED,
+            predicates=json.dumps(sorted(predicates)),
+        )
+        return [
+            {
+                "fact": fact,
+                "subject": subject,
+                "predicate": predicate,
+                "object": waiting.kept_value(target, datatype),
+                "recorded": recorded,
+            }
+            for fact, subject, predicate, target, datatype, recorded in rows
+        ]
+
+    def rows(self) -> list[tuple]:
+        """Every row of the perspective, in fact order (what the tests compare)."""
+        return self._select(f"SELECT {_KEPT} FROM facts WHERE {{mine}} ORDER BY fact")
+
+
+def _most(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
+
+
+def _moment(seconds: float | None):
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(seconds, UTC) if seconds is not None else None
+
+
+def _changes(deletes, adds) -> dict[str, dict[str, object]]:
+    """Fact IRI -> column -> its new value (None: deleted), from a write's quads: deletes first."""
+    changed: dict[str, dict[str, object]] = {}
+    for quads, gone in ((deletes, True), (adds, False)):
+        for quad in quads:
+            graph, subject, predicate = quad.graph_name, quad.subject, quad.predicate.value
+            graph_iri = getattr(graph, "value", "")
+            if _FACT.match(graph_iri):
+                # the fact's own triple, in its assertion graph
+                datatype = getattr(quad.object, "datatype", None)
+                values = {
+                    "subject": subject.value,
+                    "predicate": predicate,
+                    "object": quad.object.value,
+                    "datatype": datatype.value if datatype is not None else None,
+                }
+                row = changed.setdefault(graph_iri, {})
+                row.update(dict.fromkeys(values) if gone else values)
+                continue
+            fact = getattr(subject, "value", "")
+            if not _FACT.match(fact):
+                continue
+            if predicate == _TYPE and quad.object.value == _FACT_CLASS:
+                changed.setdefault(fact, {})["is_fact"] = None if gone else 1
+                continue
+            column = _COLUMNS.get(predicate)
+            if column is None:
+                continue
+            value = None if gone else (_epoch(quad.object) if column in _TIMES else quad.object.value)
+            changed.setdefault(fact, {})[column] = value
+    return changed
+
+
+def _closed(deletes, adds) -> set[str]:
+    """The facts whose update records ``deletes`` and ``adds`` change the end of the valid time of."""
+    found = set()
+    for quad in [*deletes, *adds]:
+        if quad.predicate.value == _FIELD and quad.object.value == _VALID_TO:
+            graph = getattr(quad.graph_name, "value", "")
+            fact = graph.removesuffix("/provenance")
+            if fact != graph and _FACT.match(fact):
+                found.add(fact)
+    return found
+
+
+def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
+    """Keep the cache made for ``before`` (a journal Position) current with a write that moved the
+    index ``backend`` to ``after``: each column its quads (``deletes`` and ``adds``) name, set, and
+    the closing time of each fact whose valid time's end it changed read again from the index. A
+    cache made for another position is left: the next read makes it again."""
+    path = cache_path(kb_path)
+    if not files.cache_files(kb_path, NAME):
+        if before.seq == 0:
+            _start(path, f"{before.seq}:{before.digest}")  # a new knowledge base: kept from its first write on
+        if not files.cache_files(kb_path, NAME):
+            return
+    try:
+        db = _connect(path)
+    except (sqlite3.Error, OSError):
+        return
+    try:
+        meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+        if meta.get("format") != FORMAT or meta.get("at") != f"{before.seq}:{before.digest}":
+            return
+        changed = _changes(deletes, adds)
+        for fact in _closed(deletes, adds):
+            changed.setdefault(fact, {})["closed"] = _closings(backend, fact).get(fact)
+        db.execute("BEGIN")
+        for fact, columns in changed.items():
+            db.execute("INSERT OR IGNORE INTO facts (fact) VALUES (?)", (fact,))
+            sets = ", ".join(f"{column} = ?" for column in columns)
+            db.execute(f"UPDATE facts SET {sets} WHERE fact = ?", [*columns.values(), fact])
+        db.executemany(
+            "DELETE FROM facts WHERE fact = ? AND COALESCE(perspective, is_fact, status, recorded, retired, "
+            "valid_from, valid_to, successor, subject, closed) IS NULL",
+            [(fact,) for fact in changed],
+        )
+        db.execute("UPDATE meta SET value = ? WHERE name = 'at'", (f"{after.seq}:{after.digest}",))
+        db.execute("COMMIT")
+    except Exception:  # a derived cache never fails a write that the journal holds already
+        db.close()
+        _unlink(path)  # made again by the next read
+    finally:
+        db.close()
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.with_name(path.name + "-journal").unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass  # a folder that cannot be written in: the position it records is never the index's again
+
+
+def drop(kb_path: Path) -> None:
+    """Delete the cache (an index made again: the next read makes it again)."""
+    if files.cache_files(kb_path, NAME):
+        _unlink(cache_path(kb_path))
+
+
+def _start(path: Path, at: str) -> None:
+    """An empty cache at ``at``: a new knowledge base's, kept by its writes from the first on, so
+    that it is never made from a whole index."""
+    try:
+        if path.parent.is_symlink():
+            return
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        db = _connect(path)
+        try:
+            db.executescript(_SCHEMA)
+            db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("at", at)])
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        _unlink(path)

@@ -1,0 +1,96 @@
+"""The Briefing's cache of each fact (kgrdf.measures): kept by every write from a knowledge base's
+first on, it holds exactly what one made from the index holds, and a cache left behind by a write
+that did not keep it is made again rather than read."""
+
+import sqlite3
+
+from kgrdf import measures
+from kgrdf.kb import KnowledgeBase
+
+
+def _kept(path) -> tuple[str, list[tuple]]:
+    """The position the cache file records, and its rows, read as they are (never made again)."""
+    db = sqlite3.connect(measures.cache_path(path))
+    try:
+        at = dict(db.execute("SELECT name, value FROM meta"))["at"]
+        return at, db.execute("SELECT * FROM facts ORDER BY fact").fetchall()
+    finally:
+        db.close()
+
+
+def _made(path) -> list[tuple]:
+    """The rows of a cache made from the index now (briefing-facts.rq)."""
+    measures.drop(path)
+    kb = KnowledgeBase.open(path)
+    with kb.reading() as session:
+        measures.of(session).close()
+    return _kept(path)[1]
+
+
+def test_the_cache_kept_by_writes_holds_what_the_index_holds(demo):
+    """The example was written from an empty knowledge base: its cache was kept by each write."""
+    fact = demo.json("propose", "repo/api", "caveat", "--value", "mscaveat: cold starts", "-s", "slack:m1")["id"]
+    demo("confirm", fact)
+    old = demo.json("propose", "team/web", "owns", "--object", "repo/api", "-s", "slack:m2")["id"]
+    demo("confirm", old)
+    demo("supersede", old, "--object", "repo/web-app", "--reason", "moved")
+    rejected = demo.json("propose", "repo/web-app", "caveat", "--value", "mscaveat: wrong", "-s", "slack:m3")["id"]
+    demo("reject", rejected)
+    at, kept = _kept(demo.path)
+    view = KnowledgeBase.open(demo.path).view()
+    assert at == f"{view.seq}:{view.digest}"  # kept, not made again
+    assert len(kept) == demo.json("stats")["fact_count"]
+    assert kept == _made(demo.path)
+
+
+def test_a_cache_made_for_another_position_is_made_again(demo):
+    demo("stats")
+    measures.drop(demo.path)
+    kb = KnowledgeBase.open(demo.path)
+    with kb.reading() as session:
+        measures.of(session).close()  # made at the current position
+    before = kb.view()
+    db = sqlite3.connect(measures.cache_path(demo.path))
+    db.execute("UPDATE meta SET value = 'elsewhere' WHERE name = 'at'")
+    db.commit()
+    db.close()
+    demo("propose", "repo/api", "caveat", "--value", "mscaveat: not kept", "-s", "slack:m4")  # leaves it behind
+    assert _kept(demo.path)[0] == "elsewhere"
+    with kb.reading() as session:
+        held = measures.of(session)
+        try:
+            assert len(held.rows()) == demo.json("stats")["fact_count"]  # the new proposal counted
+        finally:
+            held.close()
+    at, kept = _kept(demo.path)
+    assert at != "elsewhere" and at != f"{before.seq}:{before.digest}"
+    assert kept == _made(demo.path)
+
+
+def _owns(path, known_at: str) -> set[str]:
+    """What team/web owns in the Constellation read at ``known_at``."""
+    from kgrdf import briefing, clock
+
+    with KnowledgeBase.open(path).reading() as session:
+        drawn = briefing.constellation(session, briefing.MAX_STARS, known_at=clock.parse_time(known_at))
+    return {e["to"] for e in drawn["edges"] if e["from"] == "team/web" and e["predicate"] == "owns"}
+
+
+def test_the_constellation_known_at_a_date_shows_what_the_knowledge_base_held_then(demo, monkeypatch):
+    monkeypatch.setenv("KGRDF_NOW", "2027-01-10T09:00:00Z")
+    demo("add-entity", "repo/mobile", "--name", "Mobile app")
+    old = demo.json("propose", "team/web", "owns", "--object", "repo/api", "-s", "slack:k1")["id"]
+    demo("confirm", old)
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-01T09:00:00Z")  # closed on March 1st, as of February 1st
+    demo("supersede", old, "--object", "repo/mobile", "--valid-from", "2027-02-01", "--reason", "moved")
+    monkeypatch.delenv("KGRDF_NOW")
+
+    def told(known_at: str) -> set[str]:
+        facts = demo.json("facts", "team/web", "--known-at", known_at)["facts"]
+        return {f["object"] for f in facts if f["predicate"] == "owns"}
+
+    # In February the knowledge base held the api as owned, and no end to it: kg facts says so too.
+    assert "repo/api" in _owns(demo.path, "2027-02-15") == told("2027-02-15")
+    assert "repo/mobile" not in _owns(demo.path, "2027-02-15")
+    assert "repo/api" not in _owns(demo.path, "2027-03-02") == told("2027-03-02")
+    assert "repo/mobile" in _owns(demo.path, "2027-03-02")
