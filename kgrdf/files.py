@@ -229,3 +229,12 @@ def write_cache(kb_path: Path, name: str, key: str, data) -> None:
         )
     except (OSError, Damaged):
         pass
+
+
+def remove_sqlite(path: Path) -> None:
+    """Delete a cache kept in SQLite and its rollback journal, if a write cut short left one."""
+    try:
+        path.with_name(path.name + "-journal").unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass  # a folder that cannot be written in: the position it records is never the index's again

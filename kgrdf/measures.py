@@ -460,23 +460,15 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
         db.execute("COMMIT")
     except Exception:  # a derived cache never fails a write that the journal holds already
         db.close()
-        _unlink(path)  # made again by the next read
+        files.remove_sqlite(path)  # made again by the next read
     finally:
         db.close()
-
-
-def _unlink(path: Path) -> None:
-    try:
-        path.with_name(path.name + "-journal").unlink(missing_ok=True)
-        path.unlink(missing_ok=True)
-    except OSError:
-        pass  # a folder that cannot be written in: the position it records is never the index's again
 
 
 def drop(kb_path: Path) -> None:
     """Delete the cache (an index made again: the next read makes it again)."""
     if files.cache_files(kb_path, NAME):
-        _unlink(cache_path(kb_path))
+        files.remove_sqlite(cache_path(kb_path))
 
 
 def _start(path: Path, at: str) -> None:
@@ -493,4 +485,4 @@ def _start(path: Path, at: str) -> None:
         finally:
             db.close()
     except (sqlite3.Error, OSError):
-        _unlink(path)
+        files.remove_sqlite(path)

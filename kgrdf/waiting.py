@@ -279,7 +279,7 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
             changed = _facts_named([*deletes, *adds], base)
             if meta.get("schema") != schema or len(changed) > MANY:
                 db.close()
-                _unlink(path)  # made again by the next batch
+                files.remove_sqlite(path)  # made again by the next batch
                 continue
             graph, label = vocab.entities_graph(perspective).value, vocab.PREF_LABEL.value
 
@@ -308,18 +308,9 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
             db.execute("COMMIT")
         except Exception:  # a derived cache never fails a write that the journal holds already
             db.close()
-            _unlink(path)  # made again by the next batch
+            files.remove_sqlite(path)  # made again by the next batch
         finally:
             db.close()
-
-
-def _unlink(path: Path) -> None:
-    """Delete a cache and its rollback journal, if a write cut short left one."""
-    try:
-        path.with_name(path.name + "-journal").unlink(missing_ok=True)
-        path.unlink(missing_ok=True)
-    except OSError:
-        pass  # a folder that cannot be written in: the position it records is never the index's again
 
 
 def drop(kb_path: Path) -> None:
