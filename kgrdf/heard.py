@@ -102,8 +102,12 @@ class HeardSet:
         from kgrdf.schema import SCHEMA_GRAPH
 
         backend = session.backend
-        self._changing()
-        self.store.clear()
+        if self.folder is not None:  # a store of its own again: clearing one leaves its bytes on disk
+            self.close()
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self._open(writable=True)
+        else:
+            self.store.clear()
         self.position = None
         kept = list(backend.quads_in(ox.NamedNode(SCHEMA_GRAPH)))
         heard = all_heard(session)
