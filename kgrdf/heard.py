@@ -46,7 +46,6 @@ class HeardSet:
     """What one audience of one perspective may read, at one journal position (``position``)."""
 
     def __init__(self, session, folder: Path | None = None):
-        self.perspective = session.perspective
         self.base = vocab.perspective_base(session.perspective)
         self.entities = session.entities_graph
         self.folder = folder

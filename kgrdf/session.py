@@ -166,21 +166,11 @@ class Session:
         return self._hearer != UNKNOWN_AUDIENCE
 
     def may_read(self, graph: str) -> bool:
-        """Whether a graph is this session's to read: the perspective's own (for an audience, the
-        entity graph and the graphs of the facts it may hear), or the schema."""
+        """Whether a graph is the owner's to read in this perspective: its own, or the schema (a read
+        for an audience runs on the dataset kgrdf.heard keeps for it instead)."""
         from kgrdf.schema import SCHEMA_GRAPH
 
-        if graph == SCHEMA_GRAPH:
-            return True
-        if not graph.startswith(vocab.perspective_base(self.perspective)):
-            return False
-        if self._hearer is None or graph == self.entities_graph.value:
-            return True
-        if not hasattr(self, "_everything_heard"):
-            from kgrdf import heard
-
-            self._everything_heard = heard.all_heard(self)
-        return graph.removesuffix("/provenance") in self._everything_heard
+        return graph == SCHEMA_GRAPH or graph.startswith(vocab.perspective_base(self.perspective))
 
     def values(self, name: str, **bindings) -> list[dict]:
         """Rows of the named query as plain Python values."""
