@@ -219,3 +219,46 @@ def test_a_running_server_follows_the_schema_it_is_given_from_the_next_request_o
         assert status == 409 and "unknown predicate 'on_call_for'" in doc["message"], doc
     finally:
         server.stop()
+
+
+def test_the_servers_sparql_follows_every_write_and_outlives_a_query_past_its_limit(kg, monkeypatch):
+    """The server keeps a child forked for /sparql between queries; what it answers is the index as
+    it is now, after a write through either door, and a query stopped at its limit takes only
+    itself: the next one answers, and no command waits for a lock the stopped one held."""
+    import urllib.parse
+
+    kg("add-entity", "repo/api", "--name", "Api")
+    secret = _writer(kg)
+    count = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+    runaway = "SELECT * WHERE { GRAPH ?a { ?s ?p ?o } GRAPH ?b { ?t ?q ?r } GRAPH ?c { ?u ?w ?x } } ORDER BY ?o ?r ?x"
+    monkeypatch.setenv("KGRDF_QUERY_TIMEOUT", "2")
+    server = Server(kg.path)
+
+    def triples(query: str = count) -> int:
+        status, body = server.request("/sparql?" + urllib.parse.urlencode({"query": query}), secret)
+        assert status == 200, body
+        return int(json.loads(body)["results"]["bindings"][0]["n"]["value"])
+
+    try:
+        first = triples()
+        assert triples() == first  # asked again, of the same index
+        status, _ = server.post(
+            "propose", secret, {"subject": "repo/api", "predicate": "caveat", "value": "by api", "sources": ["slack:b"]}
+        )
+        assert status == 200
+        after_api = triples()
+        assert after_api > first
+        done = _cli(kg.path, "propose", "repo/api", "caveat", "-v", "by the cli", "-s", "slack:c", lock_timeout="10")
+        assert done.returncode == 0, done.stderr
+        after_cli = triples()
+        assert after_cli > after_api
+        status, body = server.request("/sparql?" + urllib.parse.urlencode({"query": runaway}), secret)
+        assert status == 409 and "was stopped" in body, body
+        assert triples() == after_cli
+        done = _cli(
+            kg.path, "propose", "repo/api", "caveat", "-v", "after the stop", "-s", "slack:d", lock_timeout="10"
+        )
+        assert done.returncode == 0, done.stderr
+        assert triples() > after_cli
+    finally:
+        server.stop()

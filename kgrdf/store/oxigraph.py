@@ -7,6 +7,8 @@ transaction twice leaves the same quads.
 """
 
 import itertools
+import os
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -34,6 +36,9 @@ class OxigraphBackend(Backend):
         self.path = path
         self.read_only = read_only
         self.persistent = path is not None
+        self._changes = 0  # writes through this backend: a kept query child forked before one is stale
+        self._spare = None  # (what the store was when it forked, bounded.Spare)
+        self._spare_turn = threading.Lock()
         self.name = "oxigraph" if path is not None else "memory"
         try:
             if path is None:
@@ -63,7 +68,8 @@ class OxigraphBackend(Backend):
     ) -> list[dict]:
         solutions = self._run(query, bindings, graphs)
         names = [v.value for v in solutions.variables]
-        return [{n: row[n] for n in names} for row in itertools.islice(solutions, limit)]
+        # a row zipped with the names costs half what reading each by name does
+        return [dict(zip(names, row, strict=True)) for row in itertools.islice(solutions, limit)]
 
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
         return bool(self._run(query, bindings, graphs))
@@ -94,7 +100,58 @@ class OxigraphBackend(Backend):
                 return bounded.materialize(self.store.query(text, **options))
             except SyntaxError as exc:
                 raise BadInput(f"the query does not parse: {exc}") from None
+        for _ in range(2):  # a kept child found gone is forked again once
+            spare = self._kept_spare()
+            answer = spare.ask(text, timeout, memory, options, sent=forked) if spare is not None else None
+            if answer is not None:
+                return answer
+            if spare is None or spare.alive:
+                break  # none is kept here, or it is answering another thread: a child for this query alone
         return bounded.query(self.store, text, timeout, memory, forked=forked, **options)
+
+    def _kept_spare(self):
+        """The query child kept for this store as it is now (kgrdf.store.bounded.Spare), forked when
+        there is none or the store has changed since; None where none is kept: an in-memory store
+        (changed without this backend knowing) or a store opened for writing whose position does not
+        say when it changed. A store open for writing has RocksDB's background work (a compaction)
+        running, whose locks a child forked from it may hold for ever: the child is forked from the
+        same folder opened read-only for the purpose, which runs none."""
+        from kgrdf.store import bounded
+
+        if not self.persistent or not hasattr(os, "fork") or not os.path.isdir("/proc/self/fd"):
+            return None
+        state = "read only" if self.read_only else (self._changes, self.position())
+        if state != "read only" and state[1] is None:
+            return None
+        with self._spare_turn:
+            kept = self._spare
+            if kept is not None and kept[0] == state and kept[1].alive:
+                return kept[1]
+            self._stop_spare()
+            view = self.store if self.read_only else self._read_only_view()
+            if view is None:
+                return None
+            self._spare = (state, bounded.Spare(view, self.path))
+            del view  # the parent's copy: the child has its own
+            return self._spare[1]
+
+    def _read_only_view(self):
+        """This store's folder opened read-only, or None. An open reads the list of files and then
+        opens each of them (holding them from then on), and a compaction running meanwhile may
+        delete one of them: the open is tried again on the new list."""
+        import time
+
+        for attempt in range(10):
+            try:
+                return ox.Store.read_only(str(self.path))
+            except (OSError, RuntimeError):
+                time.sleep(0.01 * (attempt + 1))
+        return None
+
+    def _stop_spare(self) -> None:
+        kept, self._spare = self._spare, None
+        if kept is not None:
+            kept[1].retire()
 
     def graphs(self) -> list:
         return list(self.store.named_graphs())
@@ -138,6 +195,7 @@ class OxigraphBackend(Backend):
         )
 
     def apply(self, tx: Transaction, after: Position) -> None:
+        self._changes += 1
         if len(tx.adds) + len(tx.deletes) > BULK_THRESHOLD:
             if tx.deletes:
                 self.store.update(_data_block("DELETE DATA", tx.deletes))
@@ -160,9 +218,11 @@ class OxigraphBackend(Backend):
         self.store.update(" ;\n".join(parts))
 
     def set_position(self, position: Position) -> None:
+        self._changes += 1
         self.store.update(self._position_update(position))
 
     def replace_all(self, nquads: Iterable[str], position: Position) -> None:
+        self._changes += 1
         self.store.clear()
         # Loaded a bounded number of lines at a time: the text of a million facts' quads is GBs.
         rest = iter(nquads)
@@ -176,6 +236,7 @@ class OxigraphBackend(Backend):
             self.store.flush()
 
     def close(self) -> None:
+        self._stop_spare()
         if self.persistent and not self.read_only:
             try:
                 self.store.flush()
