@@ -17,6 +17,9 @@ The measures, as the design note defines them:
   valid or transaction time is read as kg facts --as-of --known-at reads facts (facts.rq);
 - contradictions: kg lint's (how many, and the first SHOWN); proposals about to expire: those kg
   expire takes within a week.
+
+Read for an audience (Session.hear_as), every measure is of the facts it may hear and the entities
+that exist for it (kgrdf.audience): what an agent speaking there could be told, summed up.
 """
 
 from datetime import timedelta
@@ -37,6 +40,54 @@ DECISION_LINKS = {  # the links between decisions a week's changes show, and whi
     vocab.kg("partiallyReversedBy").value: "older first",
 }
 MAX_STARS = 500  # the Constellation draws at most this many entities; the rest are folded
+
+
+def counts(session, held) -> dict:
+    """kg stats's counts, entities by type and facts by status, for the read's audience: kg stats's
+    own for the owner; for an audience, of the facts it may hear (``held``, kgrdf.measures) and the
+    entities that exist for it (:func:`present`)."""
+    if session.hearer is None:
+        return session.stats()
+    entities = {kind: len(found) for kind, found in _present(session, held).items() if found}
+    facts: dict[str, int] = {}
+    for status, count in held.by_status().items():
+        key = session.schema.notation(status)
+        facts[key] = facts.get(key, 0) + count
+    return {
+        "entities": entities,
+        "facts": facts,
+        "entity_count": sum(entities.values()),
+        "fact_count": sum(facts.values()),
+    }
+
+
+def present(session) -> dict[str, list[dict]] | None:
+    """The entities that exist for the read's audience, by type, each a row of raw-entities.rq
+    (entity, id, name); None for the owner's read, for whom every entity does."""
+    if session.hearer is None:
+        return None
+    held = measures.of(session)
+    try:
+        return _present(session, held)
+    finally:
+        held.close()
+
+
+def _present(session, held) -> dict[str, list[dict]]:
+    """An entity exists for an audience when a fact it may hear names it, or it is the perspective's
+    own organization (kgrdf.audience's rule, which Session.may_see asks of one entity at a time):
+    the facts' entities from the measures, the names from the entities graph, one query a type."""
+    from pyoxigraph import NamedNode
+
+    named = held.named()
+    own = session.own_organization()
+    if own is not None:
+        named.add(own.iri)
+    out = {}
+    for key, kind in session.schema.types.items():
+        rows = session.values("raw-entities", entities=session.entities_graph, **{"class": NamedNode(kind.iri)})
+        out[key] = [row for row in rows if row["entity"] in named]
+    return out
 
 
 def _time(moment) -> object:
@@ -115,8 +166,8 @@ def this_week(session, held, now) -> dict:
         if change == "new":
             new.append(_brief(fact))
         else:
-            after = session.describe(session.fact(vocab.id_of(successor), history=False))
-            changes.append({"kind": "replaced", "at": clock.iso(at), "before": _brief(fact), "after": _brief(after)})
+            after = _replacement(session, successor)
+            changes.append({"kind": "replaced", "at": clock.iso(at), "before": _brief(fact), "after": after})
     decided, links = held.linked_since(set(DECISION_LINKS), since, SHOWN)
     for fact_iri, subject, predicate, target, at in links:
         older, newer = (target, subject) if DECISION_LINKS[predicate] == "newer first" else (subject, target)
@@ -136,6 +187,17 @@ def this_week(session, held, now) -> dict:
         "decisions": decided,
         "changes": changes,
     }
+
+
+def _replacement(session, successor: str) -> dict | None:
+    """The fact that replaced another, briefly; None when the read's audience may not hear it (a
+    successor it may not hear is not named)."""
+    from kgrdf.errors import NotFound
+
+    try:
+        return _brief(session.describe(session.fact(vocab.id_of(successor), history=False)))
+    except NotFound:
+        return None
 
 
 def _decision(session, held, iri: str, now) -> dict:
@@ -173,11 +235,12 @@ def _brief(fact: dict) -> dict:
 
 
 def briefing(session, now=None) -> dict:
-    """The Briefing's measures (the review card stack is kgrdf.batch's, the counts kg stats's)."""
+    """The Briefing's measures (the review card stack is kgrdf.batch's, the counts kg stats's), of
+    what the read's audience may hear."""
     now = now or clock.now()
-    stats = session.stats()
     held = measures.of(session)
     try:
+        stats = counts(session, held)
         return {
             "now": clock.iso(now),
             "captured": captured(held, now),
@@ -210,6 +273,7 @@ def constellation(session, stars: int = 150, valid_at=None, known_at=None) -> di
         top = most_connected(session, held, valid_at, known_at, stars)
         kept = {node.pop("iri"): node["id"] for node in top}
         found = held.links(set(keys), valid_at, known_at, sorted(kept))
+        stats = counts(session, held)
     finally:
         held.close()
     edges, seen = [], set()
@@ -217,7 +281,6 @@ def constellation(session, stars: int = 150, valid_at=None, known_at=None) -> di
         if (subject, predicate, target) not in seen:
             seen.add((subject, predicate, target))
             edges.append({"from": kept[subject], "to": kept[target], "predicate": keys[predicate]})
-    stats = session.stats()
     shown_types: dict[str, int] = {}
     for node in top:
         shown_types[node["type"]] = shown_types.get(node["type"], 0) + 1
