@@ -1,5 +1,7 @@
-"""Each fact's times, status, successor and triple, kept beside the index: a derived cache of
-briefing-facts.rq, from which the Briefing and the Constellation (kgrdf.briefing) are summed up.
+"""Each fact's times, status, successor and triple, and each of its hearings' audience, kept beside
+the index: a derived cache of briefing-facts.rq and briefing-hearings.rq, from which the Briefing and
+the Constellation (kgrdf.briefing) are summed up, for the owner or for an audience (the facts it may
+hear, kgrdf.audience deciding on the hearings' audiences as it does for every read).
 
 The Briefing counts facts by capture day, by status, by the entities they vouch for and by the
 week's changes, and the Constellation counts each entity's links: each a scan of the whole knowledge
