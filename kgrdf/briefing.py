@@ -45,10 +45,10 @@ MAX_STARS = 500  # the Constellation draws at most this many entities; the rest 
 def counts(session, held) -> dict:
     """kg stats's counts, entities by type and facts by status, for the read's audience: kg stats's
     own for the owner; for an audience, of the facts it may hear (``held``, kgrdf.measures) and the
-    entities that exist for it (:func:`present`)."""
+    entities that exist for it (:func:`_existing`), each of the type its id begins with."""
     if session.hearer is None:
         return session.stats()
-    entities = {kind: len(found) for kind, found in _present(session, held).items() if found}
+    entities = by_type(_existing(session, held))
     facts: dict[str, int] = {}
     for status, count in held.by_status().items():
         key = session.schema.notation(status)
@@ -61,33 +61,38 @@ def counts(session, held) -> dict:
     }
 
 
-def present(session) -> dict[str, list[dict]] | None:
-    """The entities that exist for the read's audience, by type, each a row of raw-entities.rq
-    (entity, id, name); None for the owner's read, for whom every entity does."""
+def existing(session) -> set[str] | None:
+    """The entities (IRIs) that exist for the read's audience (:func:`_existing`); None for the
+    owner's read, for whom every entity does."""
     if session.hearer is None:
         return None
     held = measures.of(session)
     try:
-        return _present(session, held)
+        return _existing(session, held)
     finally:
         held.close()
 
 
-def _present(session, held) -> dict[str, list[dict]]:
-    """An entity exists for an audience when a fact it may hear names it, or it is the perspective's
-    own organization (kgrdf.audience's rule, which Session.may_see asks of one entity at a time):
-    the facts' entities from the measures, the names from the entities graph, one query a type."""
-    from pyoxigraph import NamedNode
+def by_type(entities: set[str]) -> dict[str, int]:
+    """How many of ``entities`` (IRIs) are of each type: the one their id begins with."""
+    out: dict[str, int] = {}
+    for iri in entities:
+        kind = vocab.id_of(iri).split("/", 1)[0]
+        out[kind] = out.get(kind, 0) + 1
+    return out
 
-    named = held.named()
+
+def _existing(session, held) -> set[str]:
+    """The entities (IRIs) that exist for the read's audience: those a fact it may hear names, and
+    the perspective's own organization (kgrdf.audience's rule, which Session.may_see asks of one
+    entity at a time), read from the measures' facts at once."""
+    base = vocab.perspective_base(session.perspective)
+    types = session.schema.types
+    named = {iri for iri in held.named() if iri.startswith(base) and vocab.id_of(iri).split("/", 1)[0] in types}
     own = session.own_organization()
     if own is not None:
         named.add(own.iri)
-    out = {}
-    for key, kind in session.schema.types.items():
-        rows = session.values("raw-entities", entities=session.entities_graph, **{"class": NamedNode(kind.iri)})
-        out[key] = [row for row in rows if row["entity"] in named]
-    return out
+    return named
 
 
 def _time(moment) -> object:
@@ -143,14 +148,26 @@ def most_connected(session, held, valid_at, known_at, limit: int) -> list[dict]:
     """The ``limit`` entities with the highest degree (how many distinct entities each shares a link
     with, as true at ``valid_at`` and held at ``known_at``), most first (then by id), with names and
     types."""
-    from pyoxigraph import NamedNode
-
     out = []
     for iri, degree in held.most_linked(set(_link_keys(session)), valid_at, known_at, limit):
-        entity = session.entity(NamedNode(iri))
+        entity = _linked_entity(session, iri)
         if entity is not None:
             out.append({"id": entity.id, "name": entity.name, "type": entity.type, "degree": degree, "iri": iri})
     return out
+
+
+def _linked_entity(session, iri: str):
+    """The entity a link the read's audience may hear names (a model.Entity), or None. The link names
+    it, so it exists for that audience (kgrdf.audience): its description is read as it is, without
+    Session.entity's query of the audiences of every fact naming it, a query an entity of the
+    150 the Constellation draws."""
+    from pyoxigraph import NamedNode
+
+    from kgrdf import model
+
+    if session.hearer is None:
+        return session.entity(NamedNode(iri))
+    return model.fold_entity(iri, session.rows("entity", entity=NamedNode(iri)))
 
 
 def this_week(session, held, now) -> dict:
@@ -250,7 +267,7 @@ def briefing(session, now=None) -> dict:
             "most_connected": [
                 {k: v for k, v in node.items() if k != "iri"} for node in most_connected(session, held, now, now, SHOWN)
             ],
-            "contradictions": lint.contradictions(session, now, SHOWN),
+            "contradictions": lint.contradictions(session, now, SHOWN, held),
             "expiring": expiring(session, now),
             "stats": stats,
         }

@@ -225,7 +225,7 @@ class Pages:
     def raw(self, view: View, axis: str | None, kind: str | None, text: str) -> dict:
         """Raw data: entities browsed by axis and type (kg stats's counts), filtered by a search (kg
         search), with the proposals waiting for review about each type. Shown as an audience: the
-        entities that exist for it (kgrdf.briefing.present), and no proposals waiting, since what
+        entities that exist for it (kgrdf.briefing), and no proposals waiting, since what
         waits for review is the owner's (kg batch), as the review queue is."""
         from pyoxigraph import NamedNode
 
@@ -235,10 +235,10 @@ class Pages:
             schema = session.schema
             if kind is not None and kind not in schema.types:
                 raise BadInput(f"there is no type {kind!r}; the types are " + ", ".join(sorted(schema.types)))
-            present = self._measure(kb, session, "present", view, lambda: briefing.present(session))
             waiting: dict[str, int] | None = {}
-            if present is not None:
-                counts = {key: len(found) for key, found in present.items()}
+            existing = self._measure(kb, session, "existing", view, lambda: briefing.existing(session))
+            if existing is not None:
+                counts = briefing.by_type(existing)
                 waiting = None
             else:
                 counts = self._measure(kb, session, "stats", View(), session.stats)["entities"]
@@ -272,14 +272,14 @@ class Pages:
                     if wanted is None or h["type"] in wanted
                 ]
             elif kind:
-                rows = (
-                    present[kind]
-                    if present is not None
-                    else session.values(
-                        "raw-entities", entities=session.entities_graph, **{"class": NamedNode(schema.types[kind].iri)}
-                    )
+                rows = session.values(
+                    "raw-entities", entities=session.entities_graph, **{"class": NamedNode(schema.types[kind].iri)}
                 )
-                found = [{"id": row["id"], "name": row["name"], "type": kind} for row in rows]
+                found = [
+                    {"id": row["id"], "name": row["name"], "type": kind}
+                    for row in rows
+                    if existing is None or row["entity"] in existing
+                ]
             else:
                 found = []
             found.sort(key=lambda e: (e["name"].casefold(), e["id"]))
