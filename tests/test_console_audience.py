@@ -172,6 +172,7 @@ def test_the_review_queue_is_the_owner_s_and_an_unknown_audience_is_told_nothing
     pages = Pages(kb.path)
     with pytest.raises(Refused, match="the review queue is the owner's"):
         pages.review(View(None, SALES))
+    assert View.of({"as": "owner"}) == View.of({}) == View()  # showing as the owner is the owner's own view
     nothing = pages_as(pages, "somewhere:else")
     assert nothing["briefing"]["stats"]["fact_count"] == 0 == nothing["briefing"]["captured"]["total"]
     assert nothing["constellation"]["nodes"] == [] and nothing["raw repos"]["entities"] == []

@@ -67,9 +67,10 @@ class View:
         hops = params.get("hops") or "1"
         if hops not in ("1", "2"):
             raise BadInput("hops is 1 or 2")
+        audience = (params.get("as") or "").strip()
         return cls(
             params.get("p") or None,
-            params.get("as") or None,
+            audience if audience and audience.lower() != "owner" else None,  # the owner's read names none
             params.get("as_of") or None,
             params.get("known_at") or None,
             int(hops),
