@@ -47,6 +47,9 @@ def main() -> None:
             ("Entity page, two hops", f"/e/{key}.json?hops=2"),
             ("Entity page, as of a year ago", f"/e/{key}.json?as_of=2025-12-01"),
             ("Fact page", f"/f/{fact}.json"),
+            ("Briefing, shown as public", "/index.json?as=public"),
+            ("Constellation, shown as public", "/constellation.json?as=public"),
+            ("Raw data, one type, as public", "/raw.json?axis=Product&type=repo&as=public"),
         ]:
             first, _doc = timed(console, path)
             again, _doc = timed(console, path)

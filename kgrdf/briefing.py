@@ -17,6 +17,9 @@ The measures, as the design note defines them:
   valid or transaction time is read as kg facts --as-of --known-at reads facts (facts.rq);
 - contradictions: kg lint's (how many, and the first SHOWN); proposals about to expire: those kg
   expire takes within a week.
+
+Read for an audience (Session.hear_as), every measure is of the facts it may hear and the entities
+that exist for it (kgrdf.audience): what an agent speaking there could be told, summed up.
 """
 
 from datetime import timedelta
@@ -37,6 +40,59 @@ DECISION_LINKS = {  # the links between decisions a week's changes show, and whi
     vocab.kg("partiallyReversedBy").value: "older first",
 }
 MAX_STARS = 500  # the Constellation draws at most this many entities; the rest are folded
+
+
+def counts(session, held) -> dict:
+    """kg stats's counts, entities by type and facts by status, for the read's audience: kg stats's
+    own for the owner; for an audience, of the facts it may hear (``held``, kgrdf.measures) and the
+    entities that exist for it (:func:`_existing`), each of the type its id begins with."""
+    if session.hearer is None:
+        return session.stats()
+    entities = by_type(_existing(session, held))
+    facts: dict[str, int] = {}
+    for status, count in held.by_status().items():
+        key = session.schema.notation(status)
+        facts[key] = facts.get(key, 0) + count
+    return {
+        "entities": entities,
+        "facts": facts,
+        "entity_count": sum(entities.values()),
+        "fact_count": sum(facts.values()),
+    }
+
+
+def existing(session) -> set[str] | None:
+    """The entities (IRIs) that exist for the read's audience (:func:`_existing`); None for the
+    owner's read, for whom every entity does."""
+    if session.hearer is None:
+        return None
+    held = measures.of(session)
+    try:
+        return _existing(session, held)
+    finally:
+        held.close()
+
+
+def by_type(entities: set[str]) -> dict[str, int]:
+    """How many of ``entities`` (IRIs) are of each type: the one their id begins with."""
+    out: dict[str, int] = {}
+    for iri in entities:
+        kind = vocab.id_of(iri).split("/", 1)[0]
+        out[kind] = out.get(kind, 0) + 1
+    return out
+
+
+def _existing(session, held) -> set[str]:
+    """The entities (IRIs) that exist for the read's audience: those a fact it may hear names, and
+    the perspective's own organization (kgrdf.audience's rule, which Session.may_see asks of one
+    entity at a time), read from the measures' facts at once."""
+    base = vocab.perspective_base(session.perspective)
+    types = session.schema.types
+    named = {iri for iri in held.named() if iri.startswith(base) and vocab.id_of(iri).split("/", 1)[0] in types}
+    own = session.own_organization()
+    if own is not None:
+        named.add(own.iri)
+    return named
 
 
 def _time(moment) -> object:
@@ -92,14 +148,26 @@ def most_connected(session, held, valid_at, known_at, limit: int) -> list[dict]:
     """The ``limit`` entities with the highest degree (how many distinct entities each shares a link
     with, as true at ``valid_at`` and held at ``known_at``), most first (then by id), with names and
     types."""
-    from pyoxigraph import NamedNode
-
     out = []
     for iri, degree in held.most_linked(set(_link_keys(session)), valid_at, known_at, limit):
-        entity = session.entity(NamedNode(iri))
+        entity = _linked_entity(session, iri)
         if entity is not None:
             out.append({"id": entity.id, "name": entity.name, "type": entity.type, "degree": degree, "iri": iri})
     return out
+
+
+def _linked_entity(session, iri: str):
+    """The entity a link the read's audience may hear names (a model.Entity), or None. The link names
+    it, so it exists for that audience (kgrdf.audience): its description is read as it is, without
+    Session.entity's query of the audiences of every fact naming it, a query an entity of the
+    150 the Constellation draws."""
+    from pyoxigraph import NamedNode
+
+    from kgrdf import model
+
+    if session.hearer is None:
+        return session.entity(NamedNode(iri))
+    return model.fold_entity(iri, session.rows("entity", entity=NamedNode(iri)))
 
 
 def this_week(session, held, now) -> dict:
@@ -115,8 +183,8 @@ def this_week(session, held, now) -> dict:
         if change == "new":
             new.append(_brief(fact))
         else:
-            after = session.describe(session.fact(vocab.id_of(successor), history=False))
-            changes.append({"kind": "replaced", "at": clock.iso(at), "before": _brief(fact), "after": _brief(after)})
+            after = _replacement(session, successor)
+            changes.append({"kind": "replaced", "at": clock.iso(at), "before": _brief(fact), "after": after})
     decided, links = held.linked_since(set(DECISION_LINKS), since, SHOWN)
     for fact_iri, subject, predicate, target, at in links:
         older, newer = (target, subject) if DECISION_LINKS[predicate] == "newer first" else (subject, target)
@@ -136,6 +204,17 @@ def this_week(session, held, now) -> dict:
         "decisions": decided,
         "changes": changes,
     }
+
+
+def _replacement(session, successor: str) -> dict | None:
+    """The fact that replaced another, briefly; None when the read's audience may not hear it (a
+    successor it may not hear is not named)."""
+    from kgrdf.errors import NotFound
+
+    try:
+        return _brief(session.describe(session.fact(vocab.id_of(successor), history=False)))
+    except NotFound:
+        return None
 
 
 def _decision(session, held, iri: str, now) -> dict:
@@ -173,11 +252,12 @@ def _brief(fact: dict) -> dict:
 
 
 def briefing(session, now=None) -> dict:
-    """The Briefing's measures (the review card stack is kgrdf.batch's, the counts kg stats's)."""
+    """The Briefing's measures (the review card stack is kgrdf.batch's, the counts kg stats's), of
+    what the read's audience may hear."""
     now = now or clock.now()
-    stats = session.stats()
     held = measures.of(session)
     try:
+        stats = counts(session, held)
         return {
             "now": clock.iso(now),
             "captured": captured(held, now),
@@ -187,7 +267,7 @@ def briefing(session, now=None) -> dict:
             "most_connected": [
                 {k: v for k, v in node.items() if k != "iri"} for node in most_connected(session, held, now, now, SHOWN)
             ],
-            "contradictions": lint.contradictions(session, now, SHOWN),
+            "contradictions": lint.contradictions(session, now, SHOWN, held),
             "expiring": expiring(session, now),
             "stats": stats,
         }
@@ -210,6 +290,7 @@ def constellation(session, stars: int = 150, valid_at=None, known_at=None) -> di
         top = most_connected(session, held, valid_at, known_at, stars)
         kept = {node.pop("iri"): node["id"] for node in top}
         found = held.links(set(keys), valid_at, known_at, sorted(kept))
+        stats = counts(session, held)
     finally:
         held.close()
     edges, seen = [], set()
@@ -217,7 +298,6 @@ def constellation(session, stars: int = 150, valid_at=None, known_at=None) -> di
         if (subject, predicate, target) not in seen:
             seen.add((subject, predicate, target))
             edges.append({"from": kept[subject], "to": kept[target], "predicate": keys[predicate]})
-    stats = session.stats()
     shown_types: dict[str, int] = {}
     for node in top:
         shown_types[node["type"]] = shown_types.get(node["type"], 0) + 1

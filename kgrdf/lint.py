@@ -132,15 +132,16 @@ def lint(
     }
 
 
-def contradictions(session, now: datetime | None = None, limit: int | None = None) -> dict:
+def contradictions(session, now: datetime | None = None, limit: int | None = None, held=None) -> dict:
     """kg lint's contradiction findings alone (the console's Briefing lists them): two or more
     current confirmed values of a single-valued predicate, a person's facts past retention left out
-    as kg lint leaves them out. {"count": how many, "findings": the first ``limit`` (all without)}."""
+    as kg lint leaves them out. {"count": how many, "findings": the first ``limit`` (all without)}.
+    ``held``: the session's measures (kgrdf.measures) when the caller has them open already."""
     now = now or clock.now()
     days = settings.get("KGRDF_RETENTION_DAYS")
     check = _Check(session, now)
     past_retention = {f["facts"][0] for f in check.retention(now - timedelta(days=days), days)}
-    groups = check.contradicting(skip=past_retention)
+    groups = check.contradicting(skip=past_retention, held=held)
     return {"count": len(groups), "findings": check.contradictions(limit=limit, groups=groups)}
 
 
@@ -235,17 +236,20 @@ class _Check:
             )
         return sorted(out, key=lambda f: (f["entities"], f["facts"]))
 
-    def contradicting(self, skip=frozenset()) -> list[tuple]:
+    def contradicting(self, skip=frozenset(), held=None) -> list[tuple]:
         """Each contradiction's (entities, fact ids, subject, predicate IRI, rows), in the order kg
         lint lists them: by the entities it names, then its facts, newest first."""
         from kgrdf import measures
 
         single = {p.iri for p in self.schema.predicates.values() if p.single_valued}
-        held = measures.of(self.session)
-        try:
+        if held is not None:
             found = held.contradicting(single, self.moment)
-        finally:
-            held.close()
+        else:
+            held = measures.of(self.session)
+            try:
+                found = held.contradicting(single, self.moment)
+            finally:
+                held.close()
         groups: dict[tuple[str, str], list[dict]] = {}
         for row in found:
             row["id"] = vocab.id_of(row["fact"])

@@ -1,5 +1,7 @@
-"""Each fact's times, status, successor and triple, kept beside the index: a derived cache of
-briefing-facts.rq, from which the Briefing and the Constellation (kgrdf.briefing) are summed up.
+"""Each fact's times, status, successor and triple, and each of its hearings' audience, kept beside
+the index: a derived cache of briefing-facts.rq and briefing-hearings.rq, from which the Briefing and
+the Constellation (kgrdf.briefing) are summed up, for the owner or for an audience (the facts it may
+hear, kgrdf.audience deciding on the hearings' audiences as it does for every read).
 
 The Briefing counts facts by capture day, by status, by the entities they vouch for and by the
 week's changes, and the Constellation counts each entity's links: each a scan of the whole knowledge
@@ -24,19 +26,23 @@ from pathlib import Path
 
 from kgrdf import files, queries, vocab
 
-FORMAT = "2"  # the table below: a cache of another format is made again
+FORMAT = "3"  # the tables below: a cache of another format is made again
 NAME = "measures.sqlite"
+_INDEXES = {  # of the facts table, and of its copy an audience's read makes (Measures._hear)
+    "facts_recorded": "(perspective, is_fact, recorded)",
+    "facts_current": "(perspective, is_fact, status, retired, valid_from, valid_to)",
+    "facts_retired": "(perspective, retired)",
+    "facts_subject": "(subject, predicate)",
+    "facts_predicate": "(predicate, recorded)",
+}
 _SCHEMA = """
 CREATE TABLE facts (fact TEXT PRIMARY KEY, perspective TEXT, is_fact INTEGER, status TEXT, recorded REAL,
     retired REAL, valid_from REAL, valid_to REAL, successor TEXT, subject TEXT, predicate TEXT, object TEXT,
     datatype TEXT, closed REAL);
-CREATE INDEX facts_recorded ON facts (perspective, is_fact, recorded);
-CREATE INDEX facts_current ON facts (perspective, is_fact, status, retired, valid_from, valid_to);
-CREATE INDEX facts_retired ON facts (perspective, retired);
-CREATE INDEX facts_subject ON facts (subject, predicate);
-CREATE INDEX facts_predicate ON facts (predicate, recorded);
+CREATE TABLE heard (fact TEXT, hearing TEXT, audience TEXT, PRIMARY KEY (fact, hearing));
+CREATE INDEX heard_audience ON heard (audience);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
-"""
+""" + "".join(f"CREATE INDEX {name} ON facts {columns};\n" for name, columns in _INDEXES.items())
 _FACT = re.compile(r"^" + re.escape(vocab.KB) + r"[^/]+/fact/[^/]+$")  # a fact's IRI: its assertion graph
 _COLUMNS = {  # a record about a fact -> the column that keeps its object
     vocab.kg("perspective").value: "perspective",
@@ -51,6 +57,7 @@ _TIMES = {"recorded", "retired", "valid_from", "valid_to"}
 _TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _FACT_CLASS = vocab.kg("Fact").value
 _FIELD, _VALID_TO = vocab.kg("field").value, vocab.kg("validTo").value
+_AUDIENCE = vocab.kg("audience").value
 _KEPT = (
     "fact, perspective, is_fact, status, recorded, retired, valid_from, valid_to, successor, subject, predicate, "
     "object, datatype, closed"
@@ -61,9 +68,11 @@ CONFIRMED = vocab.kg("Confirmed").value
 
 
 def of(session) -> "Measures":
-    """The measures of the perspective a session reads, current with the index it reads (close them)."""
+    """The measures of the perspective a session reads, current with the index it reads, of the
+    facts the read's audience may hear (Session.hear_as; all for the owner's read). Close them."""
     kb = session.kb
-    return open_cache(kb.path if kb.backend_kind != "memory" else None, session.backend, session.perspective)
+    hears = None if session.hearer is None else session.may_hear_in
+    return open_cache(kb.path if kb.backend_kind != "memory" else None, session.backend, session.perspective, hears)
 
 
 def cache_path(kb_path: Path) -> Path:
@@ -80,6 +89,7 @@ def _connect(path) -> sqlite3.Connection:
     with files.private():
         db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA secure_delete = ON")
+    db.execute("PRAGMA temp_store = MEMORY")  # an audience's copy of its facts (Measures._hear) never reaches a disk
     return db
 
 
@@ -99,6 +109,29 @@ def _closings(backend, fact: str | None = None) -> dict[str, float | None]:
         for row in backend.select(queries.load("briefing-closings"), bindings)
         if row.get("fact") is not None and row.get("closedAt") is not None
     }
+
+
+def _heard_in(graph: str, node: str) -> str | None:
+    """The fact a record of an audience in ``graph`` about ``node`` says a hearing of: one said in the
+    fact's provenance graph of one of its hearings (kgrdf.model.hearing_iri), or of the fact itself
+    (written before hearings existed), as fact-audience.rq reads them; None for another (a
+    disclosure's audience is who was told, not who heard)."""
+    fact = graph.removesuffix("/provenance")
+    if fact == graph or not _FACT.match(fact):
+        return None
+    return fact if node == fact or node.startswith(fact + "/hearing/") else None
+
+
+def _hearings(backend) -> list[tuple[str, str, str]]:
+    """(fact, hearing, audience) of every hearing of every fact (briefing-hearings.rq); the hearing
+    is the fact itself for one written before hearings existed."""
+    out = []
+    for row in backend.select(queries.load("briefing-hearings"), {}):
+        graph, node = getattr(row.get("graph"), "value", ""), getattr(row.get("node"), "value", "")
+        fact = _heard_in(graph, node)
+        if fact is not None and row.get("audience") is not None:
+            out.append((fact, node, row["audience"].value))
+    return out
 
 
 def _rows(backend) -> list[tuple]:
@@ -142,6 +175,7 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
         db.executescript(_SCHEMA)
         db.execute("BEGIN")
         db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 14)})", _rows(backend))
+        db.executemany("INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", _hearings(backend))
         db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("at", _stamp(backend))])
         db.execute("COMMIT")
         if temporary is None:
@@ -157,10 +191,12 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
     return _connect(path)
 
 
-def open_cache(kb_path: Path | None, backend, perspective: str) -> "Measures":
+def open_cache(kb_path: Path | None, backend, perspective: str, hears=None) -> "Measures":
     """The measures of ``perspective`` from the cache current with the index ``backend`` is at, made
     again when it was made for another state; made in memory when there is no folder to keep it in
-    (the in-memory backend, a folder that cannot be written in, cache/ a link)."""
+    (the in-memory backend, a folder that cannot be written in, cache/ a link). With ``hears`` (an
+    audience -> whether the read's audience may hear what was heard there), of the facts it may
+    hear alone."""
     db = None
     if kb_path is not None:
         path = cache_path(kb_path)
@@ -179,22 +215,56 @@ def open_cache(kb_path: Path | None, backend, perspective: str) -> "Measures":
             db = None
     if db is None:
         db = _make(None, backend)
-    return Measures(db, vocab.perspective_base(perspective))
+    return Measures(db, vocab.perspective_base(perspective), hears)
 
 
 class Measures:
-    """The facts of one perspective, summed up. Times are datetimes (UTC)."""
+    """The facts of one perspective, summed up: all of them, or those an audience may hear (``hears``:
+    an audience -> whether it may hear what was heard there). Times are datetimes (UTC)."""
 
-    def __init__(self, db: sqlite3.Connection, perspective: str):
+    def __init__(self, db: sqlite3.Connection, perspective: str, hears=None):
         self.db = db
         self.perspective = perspective
+        self._mine = "is_fact = 1 AND perspective = :perspective"
+        if hears is not None:
+            self._hear(hears)
+
+    def _hear(self, hears) -> None:
+        """Read, from now on, only the facts the audience ``hears`` decides on may be told: those with
+        a hearing in an audience it may hear; of a fact written before hearings existed, the audience
+        said on itself; of a fact with none, the owner's (kgrdf.audience, as fact-audience.rq's rows
+        are read). They are copied, with the same indexes, to a table of this connection named facts,
+        which every query of it reads instead of the cache's (SQLite looks a name up in temp first):
+        testing each row of the cache against a set of the audible costs a second at 100k facts,
+        the copy a tenth of it."""
+        heard_in = [audience for (audience,) in self.db.execute("SELECT DISTINCT audience FROM heard")]
+        allowed = json.dumps([audience for audience in heard_in if hears(audience)])
+        self.db.execute("CREATE TEMP TABLE audible (fact TEXT PRIMARY KEY)")
+        self.db.execute(
+            "INSERT OR IGNORE INTO audible SELECT fact FROM heard AS h "
+            "WHERE audience IN (SELECT value FROM json_each(:allowed)) AND (hearing != fact "
+            "OR NOT EXISTS (SELECT 1 FROM heard AS o WHERE o.fact = h.fact AND o.hearing != o.fact))",
+            {"allowed": allowed},
+        )
+        if hears(None):
+            self.db.execute(
+                "INSERT OR IGNORE INTO audible SELECT fact FROM main.facts WHERE fact NOT IN (SELECT fact FROM heard)"
+            )
+        self.db.execute("CREATE TEMP TABLE facts AS SELECT * FROM main.facts WHERE 0")
+        self.db.execute(
+            "INSERT INTO temp.facts SELECT * FROM main.facts WHERE perspective = ? AND fact IN (SELECT fact FROM audible)",
+            (self.perspective,),
+        )
+        for name, columns in _INDEXES.items():
+            self.db.execute(f"CREATE INDEX temp.{name} ON facts {columns}")
 
     def close(self) -> None:
         self.db.close()
 
     def _select(self, sql: str, **params) -> list[tuple]:
-        where = "is_fact = 1 AND perspective = :perspective"
-        return self.db.execute(sql.replace("{mine}", where), {"perspective": self.perspective, **params}).fetchall()
+        return self.db.execute(
+            sql.replace("{mine}", self._mine), {"perspective": self.perspective, **params}
+        ).fetchall()
 
     def captured(self, since, days: int) -> dict[str, int]:
         """Facts recorded on each of ``days`` UTC days from ``since`` (a midnight) on, whatever their
@@ -364,9 +434,31 @@ class Measures:
             for fact, subject, predicate, target, datatype, recorded in rows
         ]
 
+    def named(self) -> set[str]:
+        """The entities (IRIs) a fact names, as subject or object, whatever its status."""
+        rows = self._select(
+            "SELECT subject FROM facts WHERE {mine} AND subject IS NOT NULL "
+            "UNION SELECT object FROM facts WHERE {mine} AND datatype IS NULL AND object IS NOT NULL"
+        )
+        return {entity for (entity,) in rows}
+
+    def by_status(self) -> dict[str, int]:
+        """How many facts hold each status (its concept's IRI), whatever their times."""
+        return dict(
+            self._select("SELECT status, COUNT(*) FROM facts WHERE {mine} AND status IS NOT NULL GROUP BY status")
+        )
+
     def rows(self) -> list[tuple]:
         """Every row of the perspective, in fact order (what the tests compare)."""
         return self._select(f"SELECT {_KEPT} FROM facts WHERE {{mine}} ORDER BY fact")
+
+    def hearings(self) -> list[tuple]:
+        """(fact, hearing, audience) of every hearing of the perspective's facts, in order (what the
+        tests compare)."""
+        return self._select(
+            "SELECT fact, hearing, audience FROM heard WHERE fact IN (SELECT fact FROM facts WHERE {mine}) "
+            "ORDER BY fact, hearing"
+        )
 
 
 def _most(item: tuple[str, int]) -> tuple[int, str]:
@@ -412,6 +504,21 @@ def _changes(deletes, adds) -> dict[str, dict[str, object]]:
     return changed
 
 
+def _heard_changes(deletes, adds) -> dict[tuple[str, str], str | None]:
+    """(fact, hearing) -> the audience it was heard in now (None: deleted), from a write's records of
+    a hearing's audience (:func:`_heard_in`): deletes first."""
+    changed: dict[tuple[str, str], str | None] = {}
+    for quads, gone in ((deletes, True), (adds, False)):
+        for quad in quads:
+            if quad.predicate.value != _AUDIENCE:
+                continue
+            node = getattr(quad.subject, "value", "")
+            fact = _heard_in(getattr(quad.graph_name, "value", ""), node)
+            if fact is not None:
+                changed[(fact, node)] = None if gone else quad.object.value
+    return changed
+
+
 def _closed(deletes, adds) -> set[str]:
     """The facts whose update records ``deletes`` and ``adds`` change the end of the valid time of."""
     found = set()
@@ -451,6 +558,13 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
             db.execute("INSERT OR IGNORE INTO facts (fact) VALUES (?)", (fact,))
             sets = ", ".join(f"{column} = ?" for column in columns)
             db.execute(f"UPDATE facts SET {sets} WHERE fact = ?", [*columns.values(), fact])
+        heard = _heard_changes(deletes, adds)
+        db.executemany(
+            "DELETE FROM heard WHERE fact = ? AND hearing = ?", [key for key, to in heard.items() if to is None]
+        )
+        db.executemany(
+            "INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", [(*key, to) for key, to in heard.items() if to is not None]
+        )
         db.executemany(
             "DELETE FROM facts WHERE fact = ? AND COALESCE(perspective, is_fact, status, recorded, retired, "
             "valid_from, valid_to, successor, subject, closed) IS NULL",

@@ -399,6 +399,29 @@ def test_show_as_an_audience_shows_exactly_what_kg_lookup_for_it_tells(page, con
     assert "channel:sales" in page.inner_text("#showing-as")
 
 
+def test_the_briefing_shown_as_sales_holds_what_sales_heard_and_leaves_the_review_to_the_owner(page, console, kb):
+    visit(page, console, "/", "home")
+    page.fill("#show-as", "channel:sales")
+    page.press("#show-as", "Enter")
+    page.wait_for_url(re.compile(r"as=channel"))
+    page.wait_for_selector("body[data-ready=home] #showing-as")
+    shot(page, "briefing-show-as-sales")
+    assert "channel:sales" in page.inner_text("#showing-as")
+    new = page.inner_text("#week-new")
+    assert "mksalesvalue" in new and "mksales:" not in new and "mkcaveat" not in new  # the owner's own stay out
+    links = page.eval_on_selector_all("main a.fact-link", "links => links.map(a => a.getAttribute('href'))")
+    shown = {re.match(r"/f/([^?]+)", link).group(1) for link in links}
+    told = kb.json("lookup", "repo/api", "--audience", "channel:sales")
+    assert shown and shown <= {f["id"] for f in told["facts"]}
+    assert page.inner_text("#review-owners").startswith("The review queue is the owner's")
+    assert page.locator("#fig-in-batch").count() == 0 and page.locator("#review").count() == 0
+    twin = console.json("/index.json?as=channel:sales")
+    assert page.inner_text("#fig-facts .n") == str(twin["stats"]["fact_count"])
+    page.click("#tab-raw")  # the view goes along
+    page.wait_for_selector("body[data-ready=raw] #showing-as")
+    assert "Proposals waiting are not counted" in page.inner_text("#raw-owners")
+
+
 def test_every_page_has_a_json_twin_with_the_same_answer(page, console):
     path = entity_path(page, console, "Hotfix process")
     twin = console.json(path + ".json")

@@ -9,11 +9,13 @@ from kgrdf.kb import KnowledgeBase
 
 
 def _kept(path) -> tuple[str, list[tuple]]:
-    """The position the cache file records, and its rows, read as they are (never made again)."""
+    """The position the cache file records, and its rows, each fact's then each hearing's, read as
+    they are (never made again)."""
     db = sqlite3.connect(measures.cache_path(path))
     try:
         at = dict(db.execute("SELECT name, value FROM meta"))["at"]
-        return at, db.execute("SELECT * FROM facts ORDER BY fact").fetchall()
+        facts = db.execute("SELECT * FROM facts ORDER BY fact").fetchall()
+        return at, facts + db.execute("SELECT * FROM heard ORDER BY fact, hearing").fetchall()
     finally:
         db.close()
 
@@ -36,10 +38,17 @@ def test_the_cache_kept_by_writes_holds_what_the_index_holds(demo):
     demo("supersede", old, "--object", "repo/web-app", "--reason", "moved")
     rejected = demo.json("propose", "repo/web-app", "caveat", "--value", "mscaveat: wrong", "-s", "slack:m3")["id"]
     demo("reject", rejected)
+    sales = ("propose", "repo/api", "caveat", "--value", "mscaveat: priced per seat", "--audience", "channel:sales")
+    heard = demo.json(*sales, "-s", "slack:m5")["id"]
+    assert demo.json(*sales[:-2], "--audience", "dm:ana,bo", "-s", "slack:m6")["id"] == heard  # heard again
+    demo("disclose", "--message", "slack:m7", "--audience", "channel:sales", heard)  # who was told, not who heard
     at, kept = _kept(demo.path)
     view = KnowledgeBase.open(demo.path).view()
     assert at == f"{view.seq}:{view.digest}"  # kept, not made again
-    assert len(kept) == demo.json("stats")["fact_count"]
+    facts = demo.json("stats")["fact_count"]
+    hearings = kept[facts:]
+    assert sorted(row[2] for row in hearings if row[0].endswith(heard)) == ["channel:sales", "dm:ana,bo"]
+    assert {row[0] for row in hearings} == {row[0] for row in kept[:facts]}  # each fact heard somewhere
     assert kept == _made(demo.path)
 
 

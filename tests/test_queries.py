@@ -265,6 +265,15 @@ def cases(store):
                 and all(r["recordedAt"] and r["subject"] and r["predicate"] for r in rows)
             ),
         ),
+        # Each fact of the example heard once, by the owner; a hearing's own node, never the fact.
+        "briefing-hearings": (
+            {},
+            lambda rows: (
+                len(rows) == 35
+                and {r["audience"] for r in rows} == {"owner"}
+                and all(r["graph"] == r["node"].split("/hearing/")[0] + "/provenance" for r in rows)
+            ),
+        ),
         # The example closed one fact after recording it: the hotfix process's old entry point.
         "briefing-closings": ({}, lambda rows: len(rows) == 1 and all(r["closedAt"] for r in rows)),
         "raw-entities": (

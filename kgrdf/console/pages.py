@@ -20,6 +20,7 @@ from kgrdf.errors import BadInput, NotFound, Refused
 
 RAW_SHOWN = 200  # entities listed on one Raw data page; a search narrows the rest
 MAX_NODES = 40  # the neighbourhood drawn: the entity and its nearest neighbours, never the whole graph
+REVIEW_IS_THE_OWNERS = "the review queue is the owner's"  # as kg serve tells an audience's token that asks for it
 PERSON_NOTE = "Work-operational facts only. Delete on request: kg forget person/ID"
 _ENTITY_ID = re.compile(r"^([a-z][a-z0-9_-]*)/\S+$")
 _KEY = re.compile(r"^k[a-z2-7]{16}$")
@@ -66,9 +67,10 @@ class View:
         hops = params.get("hops") or "1"
         if hops not in ("1", "2"):
             raise BadInput("hops is 1 or 2")
+        audience = (params.get("as") or "").strip()
         return cls(
             params.get("p") or None,
-            params.get("as") or None,
+            audience if audience and audience.lower() != "owner" else None,  # the owner's read names none
             params.get("as_of") or None,
             params.get("known_at") or None,
             int(hops),
@@ -174,15 +176,21 @@ class Pages:
     # --- pages ---------------------------------------------------------------------------------------
 
     def home(self, view: View) -> dict:
-        """The Knowledge home: kg stats's counts and today's batch (kg batch), the owner's."""
-        from kgrdf import batch
-
-        if view.audience:
-            with self._reading(view) as (kb, session):
-                return self._done({"page": "home", "owner_only": True}, kb, session, view)
-        from kgrdf import briefing
+        """The Knowledge home: the Briefing (kgrdf.briefing) of what the view's audience may hear, and
+        today's batch (kg batch), which is the owner's alone: shown as an audience, it is not there,
+        as kg serve refuses an audience's token the batch."""
+        from kgrdf import batch, briefing
 
         self._warm.wait()
+        if view.audience:
+            kb = self.kb(view)
+            with kb.reading() as session:
+                perspectives = self._measure(kb, session, "perspectives", View(), lambda: _perspectives(session))
+                session.hear_as(view.audience)
+                measures = self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
+                doc = {"page": "home", **measures, "batch": None, "review": None, "perspectives": perspectives}
+                doc["review_note"] = REVIEW_IS_THE_OWNERS
+                return self._done(doc, kb, session, view)
 
         kb = self.kb(view)
         document = batch.for_review(kb)
@@ -202,8 +210,6 @@ class Pages:
         """The graph of current links: the most connected entities, the rest folded (kgrdf.briefing)."""
         from kgrdf import briefing, clock
 
-        if view.audience:
-            raise Refused("the Constellation is the owner's", hint="stop showing as " + view.audience)
         valid_at = clock.parse_optional(view.as_of, "as of")
         known_at = clock.parse_optional(view.known_at, "known at")
         self._warm.wait()
@@ -219,33 +225,44 @@ class Pages:
 
     def raw(self, view: View, axis: str | None, kind: str | None, text: str) -> dict:
         """Raw data: entities browsed by axis and type (kg stats's counts), filtered by a search (kg
-        search), with the proposals waiting for review about each type."""
+        search), with the proposals waiting for review about each type. Shown as an audience: the
+        entities that exist for it (kgrdf.briefing), and no proposals waiting, since what
+        waits for review is the owner's (kg batch), as the review queue is."""
         from pyoxigraph import NamedNode
 
-        if view.audience:
-            raise Refused("the Raw data tab is the owner's", hint="stop showing as " + view.audience)
+        from kgrdf import briefing
+
         with self._reading(view) as (kb, session):
             schema = session.schema
             if kind is not None and kind not in schema.types:
                 raise BadInput(f"there is no type {kind!r}; the types are " + ", ".join(sorted(schema.types)))
-            counts = self._measure(kb, session, "stats", View(), session.stats)["entities"]
-            waiting: dict[str, int] = {}
-            for row in self._measure(kb, session, "waiting", view, lambda: session.values("raw-waiting")):
-                subject_type = _ENTITY_ID.match(_id_of(row["subject"]))
-                if subject_type:
-                    waiting[subject_type.group(1)] = waiting.get(subject_type.group(1), 0) + row["facts"]
+            waiting: dict[str, int] | None = {}
+            existing = self._measure(kb, session, "existing", view, lambda: briefing.existing(session))
+            if existing is not None:
+                counts = briefing.by_type(existing)
+                waiting = None
+            else:
+                counts = self._measure(kb, session, "stats", View(), session.stats)["entities"]
+                for row in self._measure(kb, session, "waiting", view, lambda: session.values("raw-waiting")):
+                    subject_type = _ENTITY_ID.match(_id_of(row["subject"]))
+                    if subject_type:
+                        waiting[subject_type.group(1)] = waiting.get(subject_type.group(1), 0) + row["facts"]
             axes: dict[str, dict] = {}
             for key, entity_type in schema.types.items():
-                held = axes.setdefault(entity_type.axis, {"axis": entity_type.axis, "types": [], "waiting": 0})
+                held = axes.setdefault(
+                    entity_type.axis,
+                    {"axis": entity_type.axis, "types": [], "waiting": 0 if waiting is not None else None},
+                )
                 held["types"].append(
                     {
                         "type": key,
                         "label": entity_type.label,
                         "entities": counts.get(key, 0),
-                        "waiting": waiting.get(key, 0),
+                        "waiting": waiting.get(key, 0) if waiting is not None else None,
                     }
                 )
-                held["waiting"] += waiting.get(key, 0)
+                if waiting is not None:
+                    held["waiting"] += waiting.get(key, 0)
             if axis is not None and axis not in axes:
                 raise BadInput(f"there is no axis {axis!r}; the axes are " + ", ".join(axes))
             wanted = {kind} if kind else {t["type"] for t in axes[axis]["types"]} if axis else None
@@ -256,11 +273,13 @@ class Pages:
                     if wanted is None or h["type"] in wanted
                 ]
             elif kind:
+                rows = session.values(
+                    "raw-entities", entities=session.entities_graph, **{"class": NamedNode(schema.types[kind].iri)}
+                )
                 found = [
                     {"id": row["id"], "name": row["name"], "type": kind}
-                    for row in session.values(
-                        "raw-entities", entities=session.entities_graph, **{"class": NamedNode(schema.types[kind].iri)}
-                    )
+                    for row in rows
+                    if existing is None or row["entity"] in existing
                 ]
             else:
                 found = []
@@ -273,6 +292,7 @@ class Pages:
                 "text": text,
                 "found": len(found),
                 "entities": found[:RAW_SHOWN],
+                "review_note": REVIEW_IS_THE_OWNERS if waiting is None else None,
             }
             return self._done(doc, kb, session, view)
 
@@ -281,7 +301,7 @@ class Pages:
         from kgrdf import batch
 
         if view.audience:
-            raise Refused("the review queue is the owner's", hint="stop showing as " + view.audience)
+            raise Refused(REVIEW_IS_THE_OWNERS, hint="stop showing as " + view.audience)
         kb = self.kb(view)
         document = batch.for_review(kb)
         with kb.reading() as session:

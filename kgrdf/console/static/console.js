@@ -108,20 +108,19 @@ function tabs(current) {
 
 const percent = (share) => (share === null || share === undefined ? "–" : Math.round(share * 100) + "%");
 
+// Shown as an audience, a page says so: it holds only what an agent speaking there would be told.
+function showingAs(doc) {
+  return doc.view.audience !== "owner" ? el("p", { class: "note", id: "showing-as" }, "Showing what an agent speaking in " + doc.view.audience + " would be told.") : null;
+}
+
 function home(doc, main) {
-  if (doc.owner_only) {
-    put(main,
-      el("h1", {}, "Knowledge"),
-      el("p", { class: "note" }, "Showing as " + doc.view.audience + ": the briefing and the review queue are the owner's. Search for an entity to see what this audience would be told."),
-    );
-    return;
-  }
   const facts = doc.stats.facts || {};
   const figure = (id, n, what) => el("div", { class: "figure", id }, el("div", { class: "n" }, n), el("div", { class: "what" }, what));
   put(main,
     el("h1", {}, "Knowledge"),
     tabs("briefing"),
-    el("p", { class: "muted" }, "Perspective " + doc.view.perspective + ". The counts are kg stats's and kg batch's."),
+    showingAs(doc),
+    el("p", { class: "muted" }, "Perspective " + doc.view.perspective + (doc.batch ? ". The counts are kg stats's and kg batch's." : ". The counts are of the facts this audience may hear and the entities they name.")),
     el(
       "div",
       { class: "figures" },
@@ -130,8 +129,8 @@ function home(doc, main) {
       figure("fig-confirmed", facts.confirmed || 0, "confirmed"),
       figure("fig-proposed", facts.proposed || 0, "proposed"),
       figure("fig-share", percent(doc.confirmed_share.share), "of current facts confirmed"),
-      figure("fig-in-batch", doc.batch.in_batch, "in today's batch"),
-      figure("fig-waiting", doc.batch.waiting, "waiting for review"),
+      doc.batch ? figure("fig-in-batch", doc.batch.in_batch, "in today's batch") : null,
+      doc.batch ? figure("fig-waiting", doc.batch.waiting, "waiting for review") : null,
     ),
   );
   put(main, el("h2", {}, "Captured, last 30 days"), capturedChart(doc.captured));
@@ -150,15 +149,21 @@ function home(doc, main) {
       el("h3", {}, (week.replaced + week.decisions) + (week.replaced + week.decisions === 1 ? " change" : " changes")),
       week.changes.length ? el("ul", { class: "facts" }, week.changes.map((c) => c.kind === "decision"
         ? el("li", { class: "decision" }, decided(c.before), el("span", { class: "arrow" }, " → "), decided(c.after), el("div", { class: "meta" }, factLink(c.fact, "the link")))
-        : el("li", {}, factLink(c.before.id, c.before.sentence), el("span", { class: "arrow" }, " → "), factLink(c.after.id, c.after.sentence)))) : el("p", { class: "muted" }, "Nothing was replaced."))));
+        : el("li", {}, factLink(c.before.id, c.before.sentence), el("span", { class: "arrow" }, " → "), c.after ? factLink(c.after.id, c.after.sentence) : el("span", { class: "muted" }, "a fact this audience is not told")))) : el("p", { class: "muted" }, "Nothing was replaced."))));
   put(main, el("h2", {}, "Today's review"));
-  const stack = el("div", { id: "review" });
-  put(main, stack);
-  reviewQueue(doc.review, stack);
+  if (doc.review) {
+    const stack = el("div", { id: "review" });
+    put(main, stack);
+    reviewQueue(doc.review, stack);
+  } else {
+    put(main, el("p", { class: "note card", id: "review-owners" }, ownersOnly(doc)));
+  }
   put(main, el("div", { class: "cols" },
     el("section", {},
       el("h2", {}, "Most connected"),
-      el("ol", { class: "card", id: "most-connected" }, doc.most_connected.map((n) => el("li", {}, entityLink(n.id, n.name), badge(n.type, "type"), el("span", { class: "meta" }, " " + n.degree + " linked"))))),
+      doc.most_connected.length
+        ? el("ol", { class: "card", id: "most-connected" }, doc.most_connected.map((n) => el("li", {}, entityLink(n.id, n.name), badge(n.type, "type"), el("span", { class: "meta" }, " " + n.degree + " linked"))))
+        : el("p", { class: "muted", id: "most-connected" }, "No links.")),
     el("section", {},
       el("h2", {}, "Contradictions waiting for you"),
       doc.contradictions.count
@@ -173,6 +178,11 @@ function home(doc, main) {
       el("h2", {}, "Rediscovery saved"),
       el("p", { class: "muted card", id: "rediscovery" }, "Not measured yet: it needs a count of the episodes where a fact had to be found again, which nothing records yet."),
     )));
+}
+
+function ownersOnly(doc) {
+  const said = doc.review_note || "the review queue is the owner's";
+  return said.charAt(0).toUpperCase() + said.slice(1) + ": stop showing as " + doc.view.audience + " to answer it.";
 }
 
 function meter(share) {
@@ -207,9 +217,11 @@ function capturedChart(doc) {
 }
 
 function rawPage(doc, main) {
-  put(main, el("h1", {}, "Knowledge"), tabs("raw"));
+  put(main, el("h1", {}, "Knowledge"), tabs("raw"), showingAs(doc));
+  if (doc.review_note) put(main, el("p", { class: "muted", id: "raw-owners" }, "Proposals waiting are not counted. " + ownersOnly(doc)));
   const params = new URLSearchParams(location.search);
   const form = el("form", { class: "timetravel card", id: "raw-search", method: "get", action: "" },
+    keptView(),
     doc.axis ? el("input", { type: "hidden", name: "axis", value: doc.axis }) : null,
     doc.type ? el("input", { type: "hidden", name: "type", value: doc.type }) : null,
     el("label", {}, "names and aliases" + (doc.type ? " of " + doc.type : doc.axis ? " in " + doc.axis : ""), el("input", { type: "search", name: "q", id: "raw-q", value: doc.text || null })),
@@ -220,7 +232,7 @@ function rawPage(doc, main) {
     const entities = axis.types.reduce((n, t) => n + t.entities, 0);
     put(axes, el("section", { class: "figure" + (doc.axis === axis.axis ? " current" : ""), "data-axis": axis.axis },
       el("a", { href: href("/raw", { axis: axis.axis, type: null, q: params.get("q") }) }, el("div", { class: "n" }, entities), el("div", { class: "what" }, axis.axis)),
-      el("div", { class: "meta waiting" }, axis.waiting + (axis.waiting === 1 ? " proposal waiting" : " proposals waiting")),
+      axis.waiting === null ? null : el("div", { class: "meta waiting" }, axis.waiting + (axis.waiting === 1 ? " proposal waiting" : " proposals waiting")),
       el("ul", { class: "types" }, axis.types.map((t) => el("li", { "data-type": t.type, class: doc.type === t.type ? "current" : null },
         el("a", { href: href("/raw", { axis: axis.axis, type: t.type, q: params.get("q") }) }, t.type), " " + t.entities,
         t.waiting ? el("span", { class: "badge proposed" }, t.waiting + " waiting") : null)))));
@@ -235,8 +247,9 @@ function rawPage(doc, main) {
 }
 
 function constellationPage(doc, main) {
-  put(main, el("h1", {}, "Knowledge"), tabs("constellation"));
+  put(main, el("h1", {}, "Knowledge"), tabs("constellation"), showingAs(doc));
   const form = el("form", { class: "timetravel card", id: "timetravel", method: "get", action: "" },
+    keptView(),
     el("label", {}, "true in the world on (as of)", el("input", { type: "date", name: "as_of", id: "as-of", value: day(doc.view.as_of) || null })),
     el("label", {}, "as held on (known at)", el("input", { type: "date", name: "known_at", id: "known-at", value: day(doc.view.known_at) || null })),
     el("label", {}, "entities drawn", el("select", { name: "stars", id: "stars" }, [50, 150, 300, 500].map((n) =>
@@ -445,12 +458,14 @@ function searchPage(doc, main) {
   put(main, list);
 }
 
+// A form's GET replaces the query string: it carries whose knowledge and as whom along.
+function keptView() {
+  const here = new URLSearchParams(location.search);
+  return ["p", "as"].filter((name) => here.get(name)).map((name) => el("input", { type: "hidden", name, value: here.get(name) }));
+}
+
 function timeTravel(doc) {
-  const form = el("form", { class: "timetravel card", id: "timetravel", method: "get", action: "" });
-  for (const name of ["p", "as"]) {
-    const value = new URLSearchParams(location.search).get(name);
-    if (value) put(form, el("input", { type: "hidden", name, value }));
-  }
+  const form = el("form", { class: "timetravel card", id: "timetravel", method: "get", action: "" }, keptView());
   put(form, 
     el("label", {}, "true in the world on (as of)", el("input", { type: "date", name: "as_of", id: "as-of", value: day(doc.view.as_of) || null })),
     el("label", {}, "as the knowledge base held it on (known at)", el("input", { type: "date", name: "known_at", id: "known-at", value: day(doc.view.known_at) || null })),
@@ -476,7 +491,7 @@ function entityPage(doc, main) {
     entity.weak_aliases && entity.weak_aliases.length ? el("p", { class: "aliases", id: "weak-aliases" }, "related: " + entity.weak_aliases.join(", ")) : null,
     entity.summary ? el("p", { id: "summary" }, entity.summary) : null,
     doc.note ? el("p", { class: "note", id: "person-note" }, doc.note) : null,
-    doc.view.audience !== "owner" ? el("p", { class: "note", id: "showing-as" }, "Showing what an agent speaking in " + doc.view.audience + " would be told.") : null,
+    showingAs(doc),
     timeTravel(doc),
   );
   if (doc.view.as_of || doc.view.known_at) {
