@@ -79,17 +79,19 @@ def floor_runner(path: Path):
             store.query(queries.load(name).text, substitutions={ox.Variable(k): v for k, v in bindings.items()})
         )
 
+    # kg lookup and kg facts read each listed fact's sources and hearings with fact-heard.rq (once a
+    # fact: the query gives a row a source), as kg context reads its kept facts' with fact-sources.rq
     def lookup(entity_id):
         iri = vocab.entity_iri("main", entity_id)
         run("entity", entity=iri)
-        for row in run("lookup", entity=iri, now=now):
-            run("fact-sources", fact=row["fact"])
+        for fact in dict.fromkeys(row["fact"] for row in run("lookup", entity=iri, now=now)):
+            run("fact-heard", fact=fact)
 
     def facts(entity_id):
         iri = vocab.entity_iri("main", entity_id)
         run("entity", entity=iri)
-        for row in run("facts", subject=iri, validAt=now, knownAt=now):
-            run("fact-sources", fact=row["fact"])
+        for fact in dict.fromkeys(row["fact"] for row in run("facts", subject=iri, validAt=now, knownAt=now)):
+            run("fact-heard", fact=fact)
 
     def neighbors(entity_id, hops=2):
         frontier, seen = [vocab.entity_iri("main", entity_id)], set()
