@@ -333,6 +333,8 @@ def test_every_read_tool_and_both_resources_answer_for_sales_without_what_it_may
         for name, args in TOOL_CALLS:
             result = await client.call_tool(name, args)
             out[f"{name} {args}"] = (result.is_error, _text(result))
+            # the structured answer is the text's document: what one shows, the other shows
+            assert result.structured_content == json.loads(_text(result)), name
         lookup = json.loads(out[f"lookup {TOOL_CALLS[0][1]}"][1])
         fact = lookup["facts"][0]["id"]
         result = await client.call_tool("history", {"fact": fact})
