@@ -374,7 +374,7 @@ class KnowledgeBase:
         message = f"kg {command} (transaction {tx.seq})"
         if down is not None:
             print(
-                f"kg: {down.message}; transaction {tx.seq} was checked against the journal and is in it, and "
+                f"kg: {down.message}; transaction {tx.seq} was validated against the journal and is in it, and "
                 f"the index catches up with it when the server answers again (kg status)",
                 file=sys.stderr,
             )

@@ -128,7 +128,7 @@ def test_a_server_killed_at_random_points_during_100_writes_loses_no_acknowledge
             server.kill()
         _, err = writing.communicate(timeout=120)
         assert writing.returncode in ((0,) if down else (0, 3)), f"seed {seed}, write {n}: {writing.returncode}: {err}"
-        assert not down or "was checked against the journal" in err, f"seed {seed}, write {n}: {err}"
+        assert not down or "was validated against the journal" in err, f"seed {seed}, write {n}: {err}"
         if writing.returncode == 0:
             acknowledged.append(entity)
         else:
@@ -201,7 +201,7 @@ def test_writes_while_the_server_is_down_are_checked_against_the_journal_and_the
     ):
         before = _journal_bytes(kg.path)
         result = kg(*args, "--json")
-        assert "was checked against the journal and is in it" in one_line(result), args
+        assert "was validated against the journal and is in it" in one_line(result), args
         assert _journal_bytes(kg.path) > before, args
         written.append(json.loads(result.stdout))
     journal = "".join(p.read_text() for p in (kg.path / "journal").rglob("*.rdfp"))
@@ -244,7 +244,7 @@ def test_an_import_into_a_new_knowledge_base_whose_server_is_down_lands_and_is_l
     dry = remote_kg.json("import", tmp_path / "deps.jsonl")  # a dry run, checked against the journal
     assert _journal_bytes(remote_kg.path) == 0 and dry["facts"]["created"] == facts
     done = remote_kg("import", tmp_path / "deps.jsonl", "--apply")
-    assert "transaction 1 was checked against the journal and is in it" in done.stderr
+    assert "transaction 1 was validated against the journal and is in it" in done.stderr
     assert remote_kg.json("status")["index"]["behind"] == 1
     remote_kg("lookup", "repo 1", expect=3)
     server.start()
