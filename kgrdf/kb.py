@@ -4,7 +4,8 @@ The CLI, the demo and the tests all go through :class:`KnowledgeBase`. Reads ope
 read-only under the shared lock and never parse the journal; writes take the exclusive lock,
 finish whatever a write cut short left, compute their change against the index, append it to the
 journal (flushed and fsynced), apply it to the index, record the position in ``view.json`` and
-commit to the local git history.
+commit to the local git history. When the index's server does not answer, a write computes its
+change against an index made in memory from the journal and leaves the server's index behind.
 """
 
 import itertools
