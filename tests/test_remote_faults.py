@@ -1,6 +1,7 @@
 """The index's server down, or killed mid-write: reads exit 3 in one line, a write made while it is
 down is checked against the journal and lands, an acknowledged write is never lost, and the index
-catches up when the server is back. Every server here is a real Oxigraph server, killed with SIGKILL."""
+catches up when the server is back. Every server here is real: Oxigraph server, killed with SIGKILL,
+and, for the writes made while it is down, Virtuoso too, stopped."""
 
 import json
 import os
