@@ -12,6 +12,8 @@ to an Oxigraph server started on a free loopback port (``kg index move URL``), a
 - lookup, neighbors --hops 2, context --for and propose: the CLI in a fresh process, the best of
   --repeat runs, on disk and through the server;
 - import: a file of --import facts (depends_on between the generated repos) with --apply, on each.
+- propose with the server stopped (validated against an index made from the journal in memory),
+  beside a propose on disk.
 
 - sync (``--sync N``, 10k by default, 0 to skip): a replica writes N transactions (one propose
   each, written through the library without git, which would cost more than the write), then
@@ -114,6 +116,12 @@ def measure_size(size: int, repeat: int, import_facts: int, work: Path) -> list[
             ).stdout
         )
         assert status["index"]["behind"] == 0, status
+        # Last, the server down: a write is validated against an index made from the journal in
+        # memory. (The server is not started again: at 100k facts its start may outlast the wait.)
+        server.stop()
+        rows.append(
+            {"size": size, "what": "propose, the server down", "disk": propose(disk), "server": propose(remote)}
+        )
     finally:
         server.stop()
     for row in rows:

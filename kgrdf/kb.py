@@ -4,7 +4,8 @@ The CLI, the demo and the tests all go through :class:`KnowledgeBase`. Reads ope
 read-only under the shared lock and never parse the journal; writes take the exclusive lock,
 finish whatever a write cut short left, compute their change against the index, append it to the
 journal (flushed and fsynced), apply it to the index, record the position in ``view.json`` and
-commit to the local git history.
+commit to the local git history. When the index's server does not answer, a write computes its
+change against an index made in memory from the journal and leaves the server's index behind.
 """
 
 import itertools
@@ -14,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kgrdf import clock, files, purge, vcs, vocab
-from kgrdf.errors import BadInput, Damaged, NotFound
+from kgrdf.errors import BadInput, Damaged, NotFound, Unreachable
 from kgrdf.files import write_json
 from kgrdf.journal import FORMAT, Journal, Position, Transaction
 from kgrdf.vcs import UNCOMMITTED
@@ -311,9 +312,16 @@ class KnowledgeBase:
         with lock.held(self.path / "lock", exclusive=True):
             self._finish_purge()
             backend = self._open_for_writing()
+            down = None  # the index server's silence, when the write is checked against the journal
             try:
-                self._start_new_journal_if_gone(backend)
-                position = self._recover(backend)
+                try:
+                    self._start_new_journal_if_gone(backend)
+                    position = self._recover(backend)
+                except Unreachable as exc:
+                    self.close_index(backend)
+                    backend = None
+                    backend, position = self._index_from_journal(exc)
+                    down = exc
                 if not (self.path / UNCOMMITTED).exists() and vcs.changed(self.path, "journal"):
                     from kgrdf.journal import WAY_OUT
 
@@ -331,7 +339,7 @@ class KnowledgeBase:
                     if writer.has_change:
                         writer.validate()
                         if not dry_run:
-                            self._commit(backend, writer, position, command)
+                            self._commit(backend, writer, position, command, down)
                 finally:
                     writer.close()
             finally:
@@ -339,7 +347,22 @@ class KnowledgeBase:
         if vcs.housekeeping_due(self.path):
             vcs.start_housekeeping(self.path)  # once the lock is released: no write waits for it
 
-    def _commit(self, backend, writer, position: Position, command: str) -> None:
+    def _index_from_journal(self, down) -> tuple:
+        """For a write whose index server does not answer: an in-memory index made from the journal
+        (the truth, whole on this machine) and the journal's end. The write is checked against it
+        as strictly as against the server, then journaled and left for the server to catch up with:
+        view.json stays where the server was last brought. Raises ``down`` when the journal cannot
+        stand in for the server (a new journal is to start from the data only the server holds)."""
+        from kgrdf.store import open_backend
+
+        if self.backend_kind != "sparql" or (self.journal.empty() and self.view().seq):
+            raise down
+        target, deleted = self._check_journal()
+        backend = open_backend("memory")
+        self._rebuild(backend, target, deleted)
+        return backend, target
+
+    def _commit(self, backend, writer, position: Position, command: str, down=None) -> None:
         tx = Transaction(
             seq=writer.seq,
             command=command,
@@ -350,6 +373,14 @@ class KnowledgeBase:
         (self.path / UNCOMMITTED).touch()
         after = self.journal.append(tx, position, private=writer.is_private)
         message = f"kg {command} (transaction {tx.seq})"
+        if down is not None:
+            print(
+                f"kg: {down.message}; transaction {tx.seq} was validated against the journal and is in it, and "
+                f"the index catches up with it when the server answers again (kg status)",
+                file=sys.stderr,
+            )
+            self._git_commit_for(message)  # view.json stays behind: the next command applies it
+            return
         if len(tx.adds) + len(tx.deletes) < LARGE:
             if not self._apply_or_leave_behind(backend, tx, after):
                 self._git_commit_for(message)  # view.json stays behind: the next command applies it
@@ -376,7 +407,6 @@ class KnowledgeBase:
         reads the index again: a server that stopped answering by then costs the cache, made again
         by the next batch, never the write."""
         from kgrdf import measures, people, waiting
-        from kgrdf.errors import Unreachable
 
         people.after_write(self.path, position, after, writer.deletes, writer.adds)
         if self.backend_kind != "memory":
@@ -391,8 +421,6 @@ class KnowledgeBase:
         answering. The write is acknowledged all the same: the journal holds it, flushed to disk,
         and the index, left behind the journal, is brought up to it by the next command that
         reaches the server."""
-        from kgrdf.errors import Unreachable
-
         try:
             backend.apply(tx, after)
             return True
@@ -448,9 +476,9 @@ class KnowledgeBase:
 
     def status(self) -> dict:
         """Where the journal ends and where the index stands: its kind, its server, the transaction
-        it reflects and how many it is behind; a server that does not answer is reported, not raised."""
+        it reflects and how many it is behind; a server that does not answer is reported, not raised,
+        with the transactions written since it was last brought up to date."""
         from kgrdf import lock, schema
-        from kgrdf.errors import Unreachable
 
         with lock.held(self.path / "lock", exclusive=False):
             end = self.view()
@@ -466,7 +494,8 @@ class KnowledgeBase:
                 index["behind"] = end.seq - at[0] if on_chain else end.seq
                 index["schema_current"] = backend is not None and backend.schema_digest() == schema.digest(self.path)
             except Unreachable as exc:
-                index.update(reachable=False, transaction=None, behind=None, problem=exc.message)
+                # view.json holds where the index was last brought: the journal past it is what it owes.
+                index.update(reachable=False, transaction=None, behind=end.seq - self.view().seq, problem=exc.message)
             finally:
                 self.close_index(backend)
         return {

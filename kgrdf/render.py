@@ -281,6 +281,8 @@ def status(as_json: bool, result: dict) -> None:
     where = f"on {index['url']}" if index["url"] else f"{index['backend']}, on disk"
     if not index["reachable"]:
         print(paint(f"index: {index['problem']}", "error"))
+        if index["behind"]:
+            print(f"index: {index['behind']} behind the journal: the next command that reaches the server catches up")
         return
     if index["transaction"] is None:
         state = "empty: the next command builds it from the journal"
