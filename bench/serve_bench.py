@@ -6,9 +6,10 @@
 For each size it generates a knowledge base (bench/generate.py), makes a token that may write, starts
 `kg serve` on a free loopback port, and measures, each --calls times (p50 and p95):
 
-- MCP over streamable HTTP with the official client (one session): `lookup`, `context`, `propose`;
-  and `lookup` and `context` as one plain JSON-RPC POST each ("raw": the server's own cost, without
-  the client's);
+- MCP over streamable HTTP with the official client (one session): `lookup` and `context`, then
+  `propose` (the reads first: a read just after a write pays for its commit beside it, which the
+  native reads are not asked to); and `lookup` and `context` as one plain JSON-RPC POST each
+  ("raw": the server's own cost, without the client's), once the proposals are committed;
 - the JSON API's `GET /api/lookup` and `/api/context` over one kept-alive connection, and the HTTP
   floor: a request answered 401 before any work, the round trip every read through the server pays;
 - `/sparql` with two queries (SPARQL JSON back): one about a single entity, where the cost is the
@@ -46,7 +47,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 import measure  # noqa: E402
 from generate import generate  # noqa: E402
 from run import floor_runner  # noqa: E402
-from serving import Server  # noqa: E402
+from serving import Server, settled  # noqa: E402
 
 ENTITY = "repo/rep-000001"
 QUERIES = {
@@ -67,7 +68,7 @@ def timed(run) -> float:
     return time.perf_counter() - start
 
 
-def mcp_times(url: str, secret: str, calls: int) -> dict:
+def mcp_times(url: str, path: Path, secret: str, calls: int) -> dict:
     """p50/p95 of MCP lookup, context and propose over one streamable HTTP session."""
     import httpx2
     from mcp import Client
@@ -77,23 +78,26 @@ def mcp_times(url: str, secret: str, calls: int) -> dict:
         http = httpx2.AsyncClient(headers={"Authorization": "Bearer " + secret}, timeout=120)
         out = {"lookup": [], "context": [], "propose": []}
         async with Client(streamable_http_client(url + "/mcp", http_client=http)) as client:
-            for n in range(calls):
-                for name, args in (
-                    ("lookup", {"entity": ENTITY}),
-                    ("context", {"entity": ENTITY}),
+            for calls_of in (
+                lambda n: (("lookup", {"entity": ENTITY}), ("context", {"entity": ENTITY})),
+                lambda n: (
                     (
                         "propose",
                         {"subject": ENTITY, "predicate": "caveat", "value": f"bench mcp {n}", "sources": ["slack:b"]},
                     ),
-                ):
-                    start = time.perf_counter()
-                    result = await client.call_tool(name, args)
-                    out[name].append(time.perf_counter() - start)
-                    if result.is_error:
-                        raise RuntimeError(f"{name}: {result.content[0].text}")
+                ),
+            ):
+                for n in range(calls):
+                    for name, args in calls_of(n):
+                        start = time.perf_counter()
+                        result = await client.call_tool(name, args)
+                        out[name].append(time.perf_counter() - start)
+                        if result.is_error:
+                            raise RuntimeError(f"{name}: {result.content[0].text}")
         return out
 
     times = asyncio.run(main())
+    settled(path)  # the proposals' commit is made before the raw reads are timed
     times.update(mcp_raw_times(url, secret, calls))
     return {name: quantiles(each) for name, each in times.items()}
 
@@ -299,7 +303,7 @@ def measure_size(size: int, work: Path, calls: int, writes: int) -> dict:
     server = Server(path)
     try:
         row.update(api_times(server, secret, calls))
-        row.update(mcp_times(server.url, secret, calls))
+        row.update(mcp_times(server.url, path, secret, calls))
         row.update(sparql_times(server, path, secret, calls))
         row.update(audience_times(server, sales, calls))
         row["load"] = write_load(server, secret, writes)
