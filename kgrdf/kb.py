@@ -481,7 +481,7 @@ class KnowledgeBase:
         from kgrdf import lock, schema
 
         with lock.held(self.path / "lock", exclusive=False):
-            end = self.view()
+            end = viewed = self.view()
             for _tx, after in self.journal.transactions(end):
                 end = after
             index = {"backend": self.backend_kind, "url": self.index_url, "reachable": True}
@@ -495,7 +495,7 @@ class KnowledgeBase:
                 index["schema_current"] = backend is not None and backend.schema_digest() == schema.digest(self.path)
             except Unreachable as exc:
                 # view.json holds where the index was last brought: the journal past it is what it owes.
-                index.update(reachable=False, transaction=None, behind=end.seq - self.view().seq, problem=exc.message)
+                index.update(reachable=False, transaction=None, behind=end.seq - viewed.seq, problem=exc.message)
             finally:
                 self.close_index(backend)
         return {

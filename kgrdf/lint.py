@@ -242,14 +242,12 @@ class _Check:
         from kgrdf import measures
 
         single = {p.iri for p in self.schema.predicates.values() if p.single_valued}
-        if held is not None:
-            found = held.contradicting(single, self.moment)
-        else:
-            held = measures.of(self.session)
-            try:
-                found = held.contradicting(single, self.moment)
-            finally:
-                held.close()
+        opened = measures.of(self.session) if held is None else None
+        try:
+            found = (held or opened).contradicting(single, self.moment)
+        finally:
+            if opened is not None:
+                opened.close()
         groups: dict[tuple[str, str], list[dict]] = {}
         for row in found:
             row["id"] = vocab.id_of(row["fact"])

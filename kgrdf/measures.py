@@ -58,6 +58,7 @@ _TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _FACT_CLASS = vocab.kg("Fact").value
 _FIELD, _VALID_TO = vocab.kg("field").value, vocab.kg("validTo").value
 _AUDIENCE = vocab.kg("audience").value
+_MINE = "is_fact = 1 AND perspective = :perspective"  # what {mine} stands for in a query of Measures
 _KEPT = (
     "fact, perspective, is_fact, status, recorded, retired, valid_from, valid_to, successor, subject, predicate, "
     "object, datatype, closed"
@@ -225,7 +226,6 @@ class Measures:
     def __init__(self, db: sqlite3.Connection, perspective: str, hears=None):
         self.db = db
         self.perspective = perspective
-        self._mine = "is_fact = 1 AND perspective = :perspective"
         if hears is not None:
             self._hear(hears)
 
@@ -262,9 +262,7 @@ class Measures:
         self.db.close()
 
     def _select(self, sql: str, **params) -> list[tuple]:
-        return self.db.execute(
-            sql.replace("{mine}", self._mine), {"perspective": self.perspective, **params}
-        ).fetchall()
+        return self.db.execute(sql.replace("{mine}", _MINE), {"perspective": self.perspective, **params}).fetchall()
 
     def captured(self, since, days: int) -> dict[str, int]:
         """Facts recorded on each of ``days`` UTC days from ``since`` (a midnight) on, whatever their

@@ -299,17 +299,20 @@ def _limit(timeout: float, memory: int | None) -> None:
     import resource
 
     used = resource.getrusage(resource.RUSAGE_SELF)
-    seconds = int(used.ru_utime + used.ru_stime + timeout) + 2
-    for kind, soft in ((resource.RLIMIT_CPU, seconds), (resource.RLIMIT_AS, None)):
-        if kind == resource.RLIMIT_AS:
-            if memory is None:
-                continue
-            soft = _address_space() + memory
-        hard = resource.getrlimit(kind)[1]
-        try:
-            resource.setrlimit(kind, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
-        except (ValueError, OSError):
-            pass
+    _soft_limit(resource.RLIMIT_CPU, int(used.ru_utime + used.ru_stime + timeout) + 2)
+    if memory is not None:
+        _soft_limit(resource.RLIMIT_AS, _address_space() + memory)
+
+
+def _soft_limit(kind: int, value: int) -> None:
+    """Set the soft limit ``kind`` to ``value`` (at most the hard limit, which stays as it is)."""
+    import resource
+
+    hard = resource.getrlimit(kind)[1]
+    try:
+        resource.setrlimit(kind, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
+    except (ValueError, OSError):
+        pass
 
 
 def _address_space() -> int:
