@@ -322,6 +322,8 @@ class KnowledgeBase:
                     backend = None
                     backend, position = self._index_from_journal(exc)
                     down = exc
+                else:
+                    backend = self._with_stand_in(backend, position)
                 if not (self.path / UNCOMMITTED).exists() and vcs.changed(self.path, "journal"):
                     from kgrdf.journal import WAY_OUT
 
@@ -339,13 +341,30 @@ class KnowledgeBase:
                     if writer.has_change:
                         writer.validate()
                         if not dry_run:
-                            self._commit(backend, writer, position, command, down)
+                            self._commit(backend, writer, position, command, down or getattr(backend, "down", None))
                 finally:
                     writer.close()
             finally:
                 self.close_index(backend)
         if vcs.housekeeping_due(self.path):
             vcs.start_housekeeping(self.path)  # once the lock is released: no write waits for it
+
+    def _with_stand_in(self, backend, position: Position):
+        """A write's index on a server, read through :class:`Standby`: should the server stop
+        answering while the write is made or validated, the rest of its reads are answered by an
+        index made from the journal, which stands at the same ``position``."""
+        if self.backend_kind != "sparql":
+            return backend
+        from kgrdf.store.standby import Standby
+
+        def stand_in(exc):
+            memory, at = self._index_from_journal(exc)
+            if (at.seq, at.digest) != (position.seq, position.digest):
+                memory.close()
+                raise exc
+            return memory
+
+        return Standby(backend, stand_in)
 
     def _index_from_journal(self, down) -> tuple:
         """For a write whose index server does not answer: an in-memory index made from the journal
