@@ -178,14 +178,16 @@ MaxQueryExecutionTime = 120
         return self.process is not None and self.process.poll() is None
 
     def clear(self) -> None:
-        """Drop every graph a knowledge base wrote (Virtuoso's own graphs stay): each test that
-        moves an index here starts from an empty server."""
+        """Drop every graph a knowledge base or a hub wrote (Virtuoso's own graphs stay): each test
+        that moves an index or a hub here starts from an empty server."""
+        from kgrdf.store.hub import JOURNALS
         from kgrdf.store.sparql import BOOKKEEPING, OURS, SparqlBackend
 
         backend = SparqlBackend(self.url)
         try:
             backend.update(
                 f"DROP SILENT GRAPH <{BOOKKEEPING.value}> ;\n"
+                f"DROP SILENT GRAPH <{JOURNALS.value}> ;\n"
                 f'DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER (STRSTARTS(STR(?g), "{OURS}")) }}'
             )
         finally:

@@ -22,6 +22,7 @@ def remote(request, dataset):  # noqa: F811 (the fixture imported above)
     server = request.getfixturevalue(f"{'sparql' if request.param == 'oxigraph' else request.param}_server")
     if not server.running():
         server.start()
+    server.clear()  # whatever an earlier module left there (a hub's patches, say) is not the example's
     backend = SparqlBackend(server.url)
     backend.replace_all((str(q) for q in store), Position(seq=1, digest="test"))
     yield backend
