@@ -78,6 +78,33 @@ def test_a_server_killed_during_an_imports_update_loses_nothing_and_the_index_ca
     assert "clean" in remote_kg("validate").stdout
 
 
+@pytest.mark.slow
+def test_a_server_killed_at_a_random_point_of_an_import_of_10k_facts_loses_none_of_them(tmp_path, remote_kg, server):
+    """Killed while the import reads the index, is validated, or is applied: the import is
+    acknowledged all the same, and once the server is back every fact is there, each once."""
+    seed = random.randrange(1 << 30)
+    wait = random.Random(seed).uniform(0.0, 3.0)
+    facts = _import_file(tmp_path / "deps.jsonl", repos=1000)
+    assert facts == 10_000
+    importing = subprocess.Popen(
+        [sys.executable, "-m", "kgrdf", "import", str(tmp_path / "deps.jsonl"), "--apply", "--kb", str(remote_kg.path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(wait)
+    assert importing.poll() is None, f"seed {seed}: the import ended before the kill at {wait:.2f} s"
+    server.kill()
+    _, err = importing.communicate(timeout=600)
+    assert importing.returncode == 0, f"seed {seed}, killed at {wait:.2f} s: {err}"
+    assert "the index catches up" in err, f"seed {seed}: {err}"
+    server.start()
+    stats = remote_kg.json("stats")
+    assert (stats["fact_count"], stats["entity_count"]) == (facts, 1000), f"seed {seed}"
+    assert remote_kg.json("status")["index"]["behind"] == 0
+    assert "clean" in remote_kg("validate").stdout
+
+
 def test_a_server_killed_during_a_rebuild_is_rebuilt_whole_by_the_next_command(tmp_path, remote_kg, server):
     facts = _import_file(tmp_path / "deps.jsonl")
     remote_kg("import", tmp_path / "deps.jsonl", "--apply")
