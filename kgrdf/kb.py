@@ -51,6 +51,7 @@ class KnowledgeBase:
             self.backend_kind = "sparql"
         self.replica = files.read_json(self.path / "replica.json").get("replica")
         self._memory = None  # the in-memory backend keeps its index for the object's life
+        self._standby = None  # a write's index made from the journal while the server is down, and its note
         self.resident = None  # a long-lived process's hold on the index (kgrdf.resident), if any
 
     # --- making and opening ----------------------------------------------------------------------
@@ -311,6 +312,7 @@ class KnowledgeBase:
             )
         with lock.held(self.path / "lock", exclusive=True):
             self._finish_purge()
+            self._standby = None
             backend = self._open_for_writing()
             down = None  # the index server's silence, when the write is checked against the journal
             try:
@@ -358,28 +360,61 @@ class KnowledgeBase:
         from kgrdf.store.standby import Standby
 
         def stand_in(exc):
-            memory, at = self._index_from_journal(exc)
+            standing, at = self._index_from_journal(exc)
             if (at.seq, at.digest) != (position.seq, position.digest):
-                memory.close()
+                standing.close()
                 raise exc
-            return memory
+            return standing
 
         return Standby(backend, stand_in)
 
     def _index_from_journal(self, down) -> tuple:
-        """For a write whose index server does not answer: an in-memory index made from the journal
-        (the truth, whole on this machine) and the journal's end. The write is checked against it
-        as strictly as against the server, then journaled and left for the server to catch up with:
+        """For a write whose index server does not answer: an index made from the journal (the
+        truth, whole on this machine), and the journal's end. The write is checked against it as
+        strictly as against the server, then journaled and left for the server to catch up with:
         view.json stays where the server was last brought. Raises ``down`` when the journal cannot
-        stand in for the server (a new journal is to start from the data only the server holds)."""
+        stand in for the server (a new journal is to start from the data only the server holds).
+
+        That index is kept on disk in ``cache/standby/`` (derived, as all of cache/, and deleted
+        with it by kg forget), so that the next write of an outage, or of the next one, brings it
+        up to the journal's end by the transactions written since, instead of making it again.
+        Nothing reads it but a write whose server is down."""
         from kgrdf.store import open_backend
 
         if self.backend_kind != "sparql" or (self.journal.empty() and self.view().seq):
             raise down
-        target, deleted = self._check_journal()
-        backend = open_backend("memory")
-        self._rebuild(backend, target, deleted)
-        return backend, target
+        import shutil
+
+        cache = self.path / files.CACHE
+        if cache.is_symlink() or (cache.exists() and not cache.is_dir()):  # nowhere of its own: in memory
+            end, deleted = self._check_journal()
+            backend = open_backend("memory")
+            self._rebuild(backend, end, deleted)
+            return backend, end
+        folder, noted = cache / "standby", cache / "standby.json"
+        at = Position.from_dict(files.read_json(noted)) if noted.exists() else None
+        noted.unlink(missing_ok=True)  # until it is noted again, what the folder holds is unknown
+        cache.mkdir(exist_ok=True)
+        try:
+            backend = open_backend("oxigraph", folder)
+        except (RuntimeError, Damaged):  # a folder cut short or damaged: it is derived
+            shutil.rmtree(folder, ignore_errors=True)
+            backend = open_backend("oxigraph", folder)
+        end = None
+        if at is not None and backend.position() == (at.seq, at.digest):
+            try:
+                end = at
+                for tx, after in self.journal.transactions(at):
+                    backend.apply(tx, after)
+                    end = after
+            except Damaged:
+                end = None  # the journal no longer holds that position: made again below
+        if end is None:
+            end, deleted = self._check_journal()
+            self._rebuild(backend, end, deleted)
+        self._standby = (backend, noted)
+        write_json(noted, end.as_dict())
+        return backend, end
 
     def _commit(self, backend, writer, position: Position, command: str, down=None) -> None:
         tx = Transaction(
@@ -398,6 +433,7 @@ class KnowledgeBase:
                 f"the index catches up with it when the server answers again (kg status)",
                 file=sys.stderr,
             )
+            self._keep_standby(tx, after)
             self._git_commit_for(message)  # view.json stays behind: the next command applies it
             return
         if len(tx.adds) + len(tx.deletes) < LARGE:
@@ -420,6 +456,15 @@ class KnowledgeBase:
                 self._after_write(backend, position, after, writer)
         finally:
             git.join()
+
+    def _keep_standby(self, tx: Transaction, after: Position) -> None:
+        """Bring the index that stood in for the server to the write it checked, and note where it
+        stands: the next write of the outage starts from there."""
+        if self._standby is None:
+            return
+        backend, noted = self._standby
+        backend.apply(tx, after)
+        write_json(noted, after.as_dict())
 
     def _after_write(self, backend, position: Position, after: Position, writer) -> None:
         """Keep the caches derived from the index current with an applied write. The batch cache

@@ -321,3 +321,38 @@ def test_a_write_that_loses_the_server_at_any_of_its_requests_lands_and_the_inde
     caught_up = _data_quads(kg)
     server.clear()
     assert _data_quads(kg) == caught_up  # the index made again from the journal: nothing was applied twice
+
+
+def test_the_index_standing_in_for_the_server_follows_the_journal_from_one_outage_to_the_next(remote_kg, server):
+    """The index a write made from the journal while the server was down is kept, and the next
+    outage's first write brings it up to what was written while the server was up: it knows an
+    entity added in between, and refuses as the server would. A stand-in found damaged is made
+    again; kg forget deletes it with the rest of cache/."""
+    kg = remote_kg
+    kg("add-entity", "repo/api", "--name", "api")
+    server.kill()
+    kg("add-entity", "repo/web", "--name", "web")  # the first outage: the stand-in is made
+    server.start()
+    kg("add-entity", "repo/db", "--name", "db")  # the server back: written there, the stand-in left behind
+    kg("add-entity", "person/dana", "--name", "Dana")
+    moody = ["propose", "Dana", "caveat", "--value", "moody", "--source", "pr:1"]  # not on the People whitelist
+    refused_up = _refusal(kg, moody)
+    server.kill()
+    linked = kg("propose", "repo/web", "depends_on", "--object", "repo/db", "--source", "doc:deps", "--json")
+    assert "was validated against the journal" in one_line(linked)
+    before = _journal_bytes(kg.path)
+    assert _refusal(kg, moody) == refused_up
+    assert _journal_bytes(kg.path) == before
+    noted = json.loads((kg.path / "cache" / "standby.json").read_text())
+    assert noted["seq"] == kg.json("status")["journal"]["transactions"] == 5
+
+    for sst in (kg.path / "cache" / "standby").glob("CURRENT"):
+        sst.write_text("not a manifest\n")  # damaged: made again from the journal
+    kg("add-entity", "repo/cache", "--name", "cache")
+    server.start()
+    assert [f["object"] for f in kg.json("facts", "web")["facts"]] == ["repo/db"]
+    assert kg.json("stats")["entity_count"] == 5
+    assert "clean" in kg("validate").stdout
+    assert (kg.path / "cache" / "standby").is_dir()
+    kg("forget", "person/dana")
+    assert not (kg.path / "cache" / "standby").exists()
