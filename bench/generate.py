@@ -200,6 +200,9 @@ def records(path: Path, n_facts: int, seed: int = 7) -> None:
 
 
 def main() -> None:
+    args = sys.argv[1:]
+    if len(args) not in (2, 3) or (len(args) == 3) != (args[0] == "--records") or not args[-2].isdigit():
+        sys.exit("usage:\n" + __doc__.split("\n\n")[1].rstrip())
     if sys.argv[1] == "--records":
         n_facts, path = int(sys.argv[2]), Path(sys.argv[3])
         records(path, n_facts)
