@@ -138,10 +138,8 @@ def contradictions(session, now: datetime | None = None, limit: int | None = Non
     as kg lint leaves them out. {"count": how many, "findings": the first ``limit`` (all without)}.
     ``held``: the session's measures (kgrdf.measures) when the caller has them open already."""
     now = now or clock.now()
-    days = settings.get("KGRDF_RETENTION_DAYS")
     check = _Check(session, now)
-    past_retention = {f["facts"][0] for f in check.retention(now - timedelta(days=days), days)}
-    groups = check.contradicting(skip=past_retention, held=held)
+    groups = check.contradicting(held=held, retained=now - timedelta(days=settings.get("KGRDF_RETENTION_DAYS")))
     return {"count": len(groups), "findings": check.contradictions(limit=limit, groups=groups)}
 
 
@@ -236,15 +234,17 @@ class _Check:
             )
         return sorted(out, key=lambda f: (f["entities"], f["facts"]))
 
-    def contradicting(self, skip=frozenset(), held=None) -> list[tuple]:
+    def contradicting(self, skip=frozenset(), held=None, retained=None) -> list[tuple]:
         """Each contradiction's (entities, fact ids, subject, predicate IRI, rows), in the order kg
-        lint lists them: by the entities it names, then its facts, newest first."""
+        lint lists them: by the entities it names, then its facts, newest first. The facts ``skip``
+        names are left out, and with ``retained`` (a cut-off) those the measures find past retention
+        then (kgrdf.measures)."""
         from kgrdf import measures
 
         single = {p.iri for p in self.schema.predicates.values() if p.single_valued}
         opened = measures.of(self.session) if held is None else None
         try:
-            found = (held or opened).contradicting(single, self.moment)
+            found = (held or opened).contradicting(single, self.moment, retained)
         finally:
             if opened is not None:
                 opened.close()

@@ -1,7 +1,9 @@
-"""Each fact's times, status, successor and triple, and each of its hearings' audience, kept beside
-the index: a derived cache of briefing-facts.rq and briefing-hearings.rq, from which the Briefing and
-the Constellation (kgrdf.briefing) are summed up, for the owner or for an audience (the facts it may
-hear, kgrdf.audience deciding on the hearings' audiences as it does for every read).
+"""Each fact's times, status, successor, sensitivity, last observation and triple, and each of its
+hearings' audience, kept beside the index: a derived cache of briefing-facts.rq and
+briefing-hearings.rq, from which the Briefing and the Constellation (kgrdf.briefing) are summed up,
+for the owner or for an audience (the facts it may hear, kgrdf.audience deciding on the hearings'
+audiences as it does for every read), and kg lint's contradictions found, leaving out the facts
+past retention as lint-retention.rq finds them.
 
 The Briefing counts facts by capture day, by status, by the entities they vouch for and by the
 week's changes, and the Constellation counts each entity's links: each a scan of the whole knowledge
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from kgrdf import files, queries, vocab
 
-FORMAT = "3"  # the tables below: a cache of another format is made again
+FORMAT = "4"  # the tables below: a cache of another format is made again
 NAME = "measures.sqlite"
 _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Measures._hear)
     "facts_recorded": "(perspective, is_fact, recorded)",
@@ -38,7 +40,7 @@ _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Me
 _SCHEMA = """
 CREATE TABLE facts (fact TEXT PRIMARY KEY, perspective TEXT, is_fact INTEGER, status TEXT, recorded REAL,
     retired REAL, valid_from REAL, valid_to REAL, successor TEXT, subject TEXT, predicate TEXT, object TEXT,
-    datatype TEXT, closed REAL);
+    datatype TEXT, closed REAL, sensitivity TEXT, observed REAL);
 CREATE TABLE heard (fact TEXT, hearing TEXT, audience TEXT, PRIMARY KEY (fact, hearing));
 CREATE INDEX heard_audience ON heard (audience);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
@@ -52,8 +54,10 @@ _COLUMNS = {  # a record about a fact -> the column that keeps its object
     vocab.kg("validFrom").value: "valid_from",
     vocab.kg("validTo").value: "valid_to",
     vocab.kg("supersededBy").value: "successor",
+    vocab.kg("sensitivity").value: "sensitivity",
+    vocab.kg("observedAt").value: "observed",
 }
-_TIMES = {"recorded", "retired", "valid_from", "valid_to"}
+_TIMES = {"recorded", "retired", "valid_from", "valid_to", "observed"}
 _TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _FACT_CLASS = vocab.kg("Fact").value
 _FIELD, _VALID_TO = vocab.kg("field").value, vocab.kg("validTo").value
@@ -61,9 +65,10 @@ _AUDIENCE = vocab.kg("audience").value
 _MINE = "is_fact = 1 AND perspective = :perspective"  # what {mine} stands for in a query of Measures
 _KEPT = (
     "fact, perspective, is_fact, status, recorded, retired, valid_from, valid_to, successor, subject, predicate, "
-    "object, datatype, closed"
+    "object, datatype, closed, sensitivity, observed"
 )
 _CURRENT = "retired IS NULL AND (valid_from IS NULL OR valid_from <= :now) AND (valid_to IS NULL OR valid_to > :now)"
+PERSONAL = vocab.kg("Personal").value
 PROPOSED = vocab.kg("Proposed").value
 CONFIRMED = vocab.kg("Confirmed").value
 
@@ -144,6 +149,7 @@ def _rows(backend) -> list[tuple]:
         target = row.get("object")
         datatype = getattr(target, "datatype", None)
         predicate, successor, status = row.get("predicate"), row.get("successor"), row.get("status")
+        sensitivity = row.get("sensitivity")
         out.append(
             (
                 row["fact"].value,
@@ -160,6 +166,8 @@ def _rows(backend) -> list[tuple]:
                 target.value if target is not None else None,
                 datatype.value if datatype is not None else None,
                 closings.get(row["fact"].value),
+                sensitivity.value if sensitivity is not None else None,
+                _epoch(row.get("observedAt")),
             )
         )
     return out
@@ -175,7 +183,7 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
     try:
         db.executescript(_SCHEMA)
         db.execute("BEGIN")
-        db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 14)})", _rows(backend))
+        db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 16)})", _rows(backend))
         db.executemany("INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", _hearings(backend))
         db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("at", _stamp(backend))])
         db.execute("COMMIT")
@@ -405,21 +413,43 @@ class Measures:
             **self._linked(predicates, valid_at, known_at),
         )
 
-    def contradicting(self, predicates: set[str], now) -> list[dict]:
+    # A fact past retention, as lint-retention.rq reads it: of sensitivity personal, and not
+    # observed again since :retained (never observed: not since).
+    _PAST_RETENTION = "sensitivity = :personal AND (observed IS NULL OR observed < :retained)"
+
+    def past_retention(self, retained) -> list[str]:
+        """The facts (IRIs) past retention at ``retained`` (the cut-off: a person fact not observed
+        again since), whatever their status, in order: kg lint's retention findings' facts."""
+        return [
+            fact
+            for (fact,) in self._select(
+                f"SELECT fact FROM facts WHERE {{mine}} AND subject IS NOT NULL AND {self._PAST_RETENTION} "
+                "ORDER BY fact",
+                personal=PERSONAL,
+                retained=retained.timestamp(),
+            )
+        ]
+
+    def contradicting(self, predicates: set[str], now, retained=None) -> list[dict]:
         """The facts of each subject that has two or more current confirmed facts of one of the
         single-valued ``predicates``: kg lint's contradictions, as rows of fact, subject, predicate,
-        object (as queries.value gives it) and recorded (seconds)."""
+        object (as queries.value gives it) and recorded (seconds). With ``retained`` (a cut-off), the
+        facts past retention then (:meth:`past_retention`) are left out first, as kg lint leaves
+        them out."""
         from kgrdf import waiting
 
+        past = f" AND NOT ({self._PAST_RETENTION})" if retained is not None else ""
         rows = self._select(
             f"WITH held AS (SELECT fact, subject, predicate, object, datatype, recorded FROM facts "
             f"WHERE {{mine}} AND status = :confirmed AND {_CURRENT} "
-            "AND predicate IN (SELECT value FROM json_each(:predicates))) "
+            f"AND predicate IN (SELECT value FROM json_each(:predicates)){past}) "
             "SELECT * FROM held WHERE (subject, predicate) IN "
             "(SELECT subject, predicate FROM held GROUP BY subject, predicate HAVING COUNT(*) > 1)",
             now=now.timestamp(),
             confirmed=CONFIRMED,
             predicates=json.dumps(sorted(predicates)),
+            personal=PERSONAL,
+            retained=retained.timestamp() if retained is not None else None,
         )
         return [
             {
@@ -565,7 +595,7 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
         )
         db.executemany(
             "DELETE FROM facts WHERE fact = ? AND COALESCE(perspective, is_fact, status, recorded, retired, "
-            "valid_from, valid_to, successor, subject, closed) IS NULL",
+            "valid_from, valid_to, successor, subject, closed, sensitivity, observed) IS NULL",
             [(fact,) for fact in changed],
         )
         db.execute("UPDATE meta SET value = ? WHERE name = 'at'", (f"{after.seq}:{after.digest}",))
