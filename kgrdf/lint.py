@@ -277,7 +277,8 @@ class _Check:
             for _entities, _ids, subject, _predicate, rows in groups:
                 for iri in {subject, *(r["object"] for r in rows if isinstance(r["object"], str))}:
                     if iri not in names and iri.startswith(vocab.KB):
-                        entity = self.session.entity(NamedNode(iri))
+                        # a fact the read's audience may hear names it: it exists for that audience
+                        entity = self.session.named_entity(NamedNode(iri))
                         names[iri] = entity.name if entity is not None else iri
 
             def shown(term):
