@@ -139,8 +139,12 @@ def contradictions(session, now: datetime | None = None, limit: int | None = Non
     ``held``: the session's measures (kgrdf.measures) when the caller has them open already."""
     now = now or clock.now()
     check = _Check(session, now)
-    groups = check.contradicting(held=held, retained=now - timedelta(days=settings.get("KGRDF_RETENTION_DAYS")))
-    return {"count": len(groups), "findings": check.contradictions(limit=limit, groups=groups)}
+    retained = now - timedelta(days=settings.get("KGRDF_RETENTION_DAYS"))
+    if limit is None:
+        groups = check.contradicting(held=held, retained=retained)
+        return {"count": len(groups), "findings": check.contradictions(groups=groups)}
+    count, groups = check.contradicting(held=held, retained=retained, first=limit)
+    return {"count": count, "findings": check.contradictions(limit=limit, groups=groups)}
 
 
 def _finding(kind: str, message: str, entities, facts, fix: str, alternatives=()) -> dict:
@@ -234,20 +238,33 @@ class _Check:
             )
         return sorted(out, key=lambda f: (f["entities"], f["facts"]))
 
-    def contradicting(self, skip=frozenset(), held=None, retained=None) -> list[tuple]:
+    def contradicting(self, skip=frozenset(), held=None, retained=None, first: int | None = None) -> list[tuple]:
         """Each contradiction's (entities, fact ids, subject, predicate IRI, rows), in the order kg
         lint lists them: by the entities it names, then its facts, newest first. The facts ``skip``
         names are left out, and with ``retained`` (a cut-off) those the measures find past retention
-        then (kgrdf.measures)."""
+        then (kgrdf.measures). With ``first`` (and no ``skip``), the first ``first`` alone, read
+        with how many there are: (count, groups)."""
         from kgrdf import measures
 
         single = {p.iri for p in self.schema.predicates.values() if p.single_valued}
         opened = measures.of(self.session) if held is None else None
         try:
-            found = (held or opened).contradicting(single, self.moment, retained)
+            held = held or opened
+            if first is None:
+                return self._grouped(held.contradicting(single, self.moment, retained), skip)
+            # The list is ordered by the entities each names, its subject first: the groups whose
+            # subject comes no later than the first ``first`` groups' last are read, and no others.
+            keys = held.contradicting_keys(single, self.moment, retained)
+            ranked = sorted(self._id(subject) for subject, _predicate in keys)
+            last = ranked[min(first, len(ranked)) - 1] if ranked else ""
+            among = sorted({subject for subject, _predicate in keys if self._id(subject) <= last})
+            found = held.contradicting(single, self.moment, retained, among) if among else []
+            return len(keys), self._grouped(found, skip)[:first]
         finally:
             if opened is not None:
                 opened.close()
+
+    def _grouped(self, found: list[dict], skip=frozenset()) -> list[tuple]:
         groups: dict[tuple[str, str], list[dict]] = {}
         for row in found:
             row["id"] = vocab.id_of(row["fact"])

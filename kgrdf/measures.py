@@ -432,26 +432,50 @@ class Measures:
             )
         ]
 
-    def contradicting(self, predicates: set[str], now, retained=None) -> list[dict]:
+    def _contradicting(self, now, retained) -> str:
+        """The current confirmed facts of one of the single-valued :predicates, those past retention
+        at ``retained`` left out when it is given: the facts a contradiction is found among."""
+        past = f" AND NOT ({self._PAST_RETENTION})" if retained is not None else ""
+        return (
+            f"{{mine}} AND status = :confirmed AND {_CURRENT} "
+            f"AND predicate IN (SELECT value FROM json_each(:predicates)){past}"
+        )
+
+    def _contradicting_params(self, predicates: set[str], now, retained) -> dict:
+        return {
+            "now": now.timestamp(),
+            "confirmed": CONFIRMED,
+            "predicates": json.dumps(sorted(predicates)),
+            "personal": PERSONAL,
+            "retained": retained.timestamp() if retained is not None else None,
+        }
+
+    def contradicting_keys(self, predicates: set[str], now, retained=None) -> list[tuple[str, str]]:
+        """(subject, predicate) of each contradiction :meth:`contradicting` finds, its facts unread."""
+        return self._select(
+            f"SELECT subject, predicate FROM facts WHERE {self._contradicting(now, retained)} "
+            "GROUP BY subject, predicate HAVING COUNT(*) > 1",
+            **self._contradicting_params(predicates, now, retained),
+        )
+
+    def contradicting(self, predicates: set[str], now, retained=None, among: list[str] | None = None) -> list[dict]:
         """The facts of each subject that has two or more current confirmed facts of one of the
         single-valued ``predicates``: kg lint's contradictions, as rows of fact, subject, predicate,
         object (as queries.value gives it) and recorded (seconds). With ``retained`` (a cut-off), the
         facts past retention then (:meth:`past_retention`) are left out first, as kg lint leaves
-        them out."""
+        them out; with ``among`` (IRIs), of those subjects alone."""
         from kgrdf import waiting
 
-        past = f" AND NOT ({self._PAST_RETENTION})" if retained is not None else ""
+        params = self._contradicting_params(predicates, now, retained)
+        held = self._contradicting(now, retained)
+        if among is not None:
+            held += " AND subject IN (SELECT value FROM json_each(:among))"
+            params["among"] = json.dumps(among)
         rows = self._select(
-            f"WITH held AS (SELECT fact, subject, predicate, object, datatype, recorded FROM facts "
-            f"WHERE {{mine}} AND status = :confirmed AND {_CURRENT} "
-            f"AND predicate IN (SELECT value FROM json_each(:predicates)){past}) "
+            f"WITH held AS (SELECT fact, subject, predicate, object, datatype, recorded FROM facts WHERE {held}) "
             "SELECT * FROM held WHERE (subject, predicate) IN "
             "(SELECT subject, predicate FROM held GROUP BY subject, predicate HAVING COUNT(*) > 1)",
-            now=now.timestamp(),
-            confirmed=CONFIRMED,
-            predicates=json.dumps(sorted(predicates)),
-            personal=PERSONAL,
-            retained=retained.timestamp() if retained is not None else None,
+            **params,
         )
         return [
             {

@@ -170,3 +170,26 @@ def _id(iri: str) -> str:
     from kgrdf import vocab
 
     return vocab.id_of(iri)
+
+
+def test_the_briefing_lists_the_first_contradictions_kg_lint_lists(kg, monkeypatch):
+    """The Briefing reads the facts of its first SHOWN contradictions alone, and lists what kg lint
+    lists first, with how many there are in all."""
+    from kgrdf import briefing
+
+    monkeypatch.setenv("KGRDF_NOW", "2025-03-01T09:00:00Z")
+    people = [f"person/p{n:02d}" for n in range(briefing.SHOWN + 2)]
+    for n, person in enumerate(reversed(people)):  # written in the reverse of the order listed
+        kg("add-entity", person, "--name", f"Person {n}")
+        for zone in ("Europe/Lisbon", "Europe/Paris"):
+            kg("propose", person, "timezone", "--value", zone, "-s", f"profile:dir/{n}{zone[-1]}")
+        if n % 3 == 0:  # a second contradiction of the same subject
+            for title in ("Engineer", "Manager"):
+                kg("propose", person, "title", "--value", title, "-s", f"profile:dir/{n}{title}")
+    result = runner.invoke(app, ["lint", "--json", "--kb", str(kg.path)])
+    linted = [f for f in json.loads(result.stdout)["findings"] if f["kind"] == "contradiction"]
+    assert len(linted) > briefing.SHOWN
+    with KnowledgeBase.open(kg.path).reading() as session:
+        shown = briefing.briefing(session)["contradictions"]
+    assert shown["count"] == len(linted)
+    assert shown["findings"] == linted[: briefing.SHOWN]
