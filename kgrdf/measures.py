@@ -40,7 +40,7 @@ _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Me
 _SCHEMA = """
 CREATE TABLE facts (fact TEXT PRIMARY KEY, perspective TEXT, is_fact INTEGER, status TEXT, recorded REAL,
     retired REAL, valid_from REAL, valid_to REAL, successor TEXT, subject TEXT, predicate TEXT, object TEXT,
-    datatype TEXT, closed REAL, sensitivity TEXT, observed REAL);
+    datatype TEXT, closed REAL, sensitivity TEXT, observed REAL, heard_in TEXT);
 CREATE TABLE heard (fact TEXT, hearing TEXT, audience TEXT, PRIMARY KEY (fact, hearing));
 CREATE INDEX heard_audience ON heard (audience);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
@@ -65,7 +65,7 @@ _AUDIENCE = vocab.kg("audience").value
 _MINE = "is_fact = 1 AND perspective = :perspective"  # what {mine} stands for in a query of Measures
 _KEPT = (
     "fact, perspective, is_fact, status, recorded, retired, valid_from, valid_to, successor, subject, predicate, "
-    "object, datatype, closed, sensitivity, observed"
+    "object, datatype, closed, sensitivity, observed, heard_in"
 )
 _CURRENT = "retired IS NULL AND (valid_from IS NULL OR valid_from <= :now) AND (valid_to IS NULL OR valid_to > :now)"
 PERSONAL = vocab.kg("Personal").value
@@ -173,6 +173,15 @@ def _rows(backend) -> list[tuple]:
     return out
 
 
+def _heard_key(fact: str, heard: list[tuple[str, str]]) -> str:
+    """The audiences the fact ``fact`` was heard in, from its (hearing, audience) records, as the
+    JSON list of them in order that the facts table keeps (heard_in): those of its hearings; of a
+    fact written before hearings existed, the audience said on itself; none (the owner's) for a fact
+    with neither. kgrdf.audience decides on each of them as fact-audience.rq's rows are read."""
+    hearings = [audience for hearing, audience in heard if hearing != fact]
+    return json.dumps(sorted(set(hearings or [audience for _hearing, audience in heard])))
+
+
 def _make(path: Path | None, backend) -> sqlite3.Connection:
     """The cache made anew from the index: in a file of its own renamed over ``path``, or in memory
     when ``path`` is None."""
@@ -183,8 +192,13 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
     try:
         db.executescript(_SCHEMA)
         db.execute("BEGIN")
-        db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 16)})", _rows(backend))
-        db.executemany("INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", _hearings(backend))
+        hearings = _hearings(backend)
+        heard: dict[str, list[tuple[str, str]]] = {}
+        for fact, hearing, audience in hearings:
+            heard.setdefault(fact, []).append((hearing, audience))
+        rows = [(*row, _heard_key(row[0], heard.get(row[0], []))) for row in _rows(backend)]
+        db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 17)})", rows)
+        db.executemany("INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", hearings)
         db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("at", _stamp(backend))])
         db.execute("COMMIT")
         if temporary is None:
@@ -238,30 +252,21 @@ class Measures:
             self._hear(hears)
 
     def _hear(self, hears) -> None:
-        """Read, from now on, only the facts the audience ``hears`` decides on may be told: those with
-        a hearing in an audience it may hear; of a fact written before hearings existed, the audience
-        said on itself; of a fact with none, the owner's (kgrdf.audience, as fact-audience.rq's rows
-        are read). They are copied, with the same indexes, to a table of this connection named facts,
-        which every query of it reads instead of the cache's (SQLite looks a name up in temp first):
-        testing each row of the cache against a set of the audible costs a second at 100k facts,
-        the copy a tenth of it."""
-        heard_in = [audience for (audience,) in self.db.execute("SELECT DISTINCT audience FROM heard")]
-        allowed = json.dumps([audience for audience in heard_in if hears(audience)])
-        self.db.execute("CREATE TEMP TABLE audible (fact TEXT PRIMARY KEY)")
-        self.db.execute(
-            "INSERT OR IGNORE INTO audible SELECT fact FROM heard AS h "
-            "WHERE audience IN (SELECT value FROM json_each(:allowed)) AND (hearing != fact "
-            "OR NOT EXISTS (SELECT 1 FROM heard AS o WHERE o.fact = h.fact AND o.hearing != o.fact))",
-            {"allowed": allowed},
-        )
-        if hears(None):
-            self.db.execute(
-                "INSERT OR IGNORE INTO audible SELECT fact FROM main.facts WHERE fact NOT IN (SELECT fact FROM heard)"
-            )
+        """Read, from now on, only the facts the audience ``hears`` decides on may be told: those
+        heard in an audience it may hear (:func:`_heard_key`: their hearings', or the one said on a
+        fact written before hearings existed); of a fact with none, the owner's (kgrdf.audience, as
+        fact-audience.rq's rows are read). Each distinct set of audiences is decided on once, and
+        the facts of those it may hear are copied, with the index of subjects, to a table of this
+        connection named facts, which every query of it reads instead of the cache's (SQLite looks
+        a name up in temp first): testing each row of the cache against a set of the audible facts
+        costs a second at 100k facts, the copy a tenth of it."""
+        keys = [key for (key,) in self.db.execute("SELECT DISTINCT heard_in FROM main.facts")]
+        allowed = [key for key in keys if key is not None and any(hears(a) for a in json.loads(key) or [None])]
         self.db.execute("CREATE TEMP TABLE facts AS SELECT * FROM main.facts WHERE 0")
         self.db.execute(
-            "INSERT INTO temp.facts SELECT * FROM main.facts WHERE perspective = ? AND fact IN (SELECT fact FROM audible)",
-            (self.perspective,),
+            "INSERT INTO temp.facts SELECT * FROM main.facts WHERE perspective = ? "
+            "AND heard_in IN (SELECT value FROM json_each(?))",
+            (self.perspective, json.dumps(allowed)),
         )
         self.db.execute(f"CREATE INDEX temp.facts_subject ON facts {_INDEXES['facts_subject']}")
 
@@ -624,6 +629,9 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
             "valid_from, valid_to, successor, subject, closed, sensitivity, observed) IS NULL",
             [(fact,) for fact in changed],
         )
+        for fact in set(changed) | {fact for fact, _hearing in heard}:
+            found = db.execute("SELECT hearing, audience FROM heard WHERE fact = ?", (fact,)).fetchall()
+            db.execute("UPDATE facts SET heard_in = ? WHERE fact = ?", (_heard_key(fact, found), fact))
         db.execute("UPDATE meta SET value = ? WHERE name = 'at'", (f"{after.seq}:{after.digest}",))
         db.execute("COMMIT")
     except Exception:  # a derived cache never fails a write that the journal holds already
