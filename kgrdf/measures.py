@@ -63,6 +63,9 @@ _FACT_CLASS = vocab.kg("Fact").value
 _FIELD, _VALID_TO = vocab.kg("field").value, vocab.kg("validTo").value
 _AUDIENCE = vocab.kg("audience").value
 _MINE = "is_fact = 1 AND perspective = :perspective"  # what {mine} stands for in a query of Measures
+# The same, read through the index of a few predicates: the unary + keeps SQLite from reading every
+# fact recorded since a time by perspective, when a week holds most of them.
+_MINE_BY_PREDICATE = "is_fact = 1 AND +perspective = :perspective"
 _KEPT = (
     "fact, perspective, is_fact, status, recorded, retired, valid_from, valid_to, successor, subject, predicate, "
     "object, datatype, closed, sensitivity, observed, heard_in"
@@ -341,7 +344,7 @@ class Measures:
         on and are not retired, and the ``limit`` newest as (fact, subject, predicate, object, when)."""
         params = {"since": since.timestamp(), "predicates": json.dumps(sorted(predicates))}
         where = (
-            "{mine} AND recorded >= :since AND retired IS NULL AND datatype IS NULL AND object IS NOT NULL "
+            f"{_MINE_BY_PREDICATE} AND recorded >= :since AND retired IS NULL AND datatype IS NULL AND object IS NOT NULL "
             "AND predicate IN (SELECT value FROM json_each(:predicates))"
         )
         (count,) = self._select(f"SELECT COUNT(*) FROM facts WHERE {where}", **params)[0]
