@@ -424,8 +424,9 @@ class Measures:
         )
 
     # A fact past retention, as lint-retention.rq reads it: of sensitivity personal, and not
-    # observed again since :retained (never observed: not since).
-    _PAST_RETENTION = "sensitivity = :personal AND (observed IS NULL OR observed < :retained)"
+    # observed again since :retained (never observed: not since). IS, not =: a fact that says no
+    # sensitivity is not past retention, and NOT of it holds.
+    _PAST_RETENTION = "sensitivity IS :personal AND (observed IS NULL OR observed < :retained)"
 
     def past_retention(self, retained) -> list[str]:
         """The facts (IRIs) past retention at ``retained`` (the cut-off: a person fact not observed
