@@ -48,6 +48,8 @@ def main() -> None:
             ("Entity page, as of a year ago", f"/e/{key}.json?as_of=2025-12-01"),
             ("Fact page", f"/f/{fact}.json"),
             ("Briefing, shown as public", "/index.json?as=public"),
+            ("Briefing, shown as a channel", "/index.json?as=channel:general"),
+            ("Briefing, shown as a DM", "/index.json?as=dm:jo,sam"),
             ("Constellation, shown as public", "/constellation.json?as=public"),
             ("Raw data, one type, as public", "/raw.json?axis=Product&type=repo&as=public"),
         ]:

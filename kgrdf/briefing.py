@@ -158,16 +158,12 @@ def most_connected(session, held, valid_at, known_at, limit: int) -> list[dict]:
 
 def _linked_entity(session, iri: str):
     """The entity a link the read's audience may hear names (a model.Entity), or None. The link names
-    it, so it exists for that audience (kgrdf.audience): its description is read as it is, without
-    Session.entity's query of the audiences of every fact naming it, a query an entity of the
-    150 the Constellation draws."""
+    it, so it exists for that audience (kgrdf.audience): its description is read as it is
+    (Session.named_entity), without Session.entity's query of the audiences of every fact naming
+    it, a query an entity of the 150 the Constellation draws."""
     from pyoxigraph import NamedNode
 
-    from kgrdf import model
-
-    if session.hearer is None:
-        return session.entity(NamedNode(iri))
-    return model.fold_entity(iri, session.rows("entity", entity=NamedNode(iri)))
+    return session.named_entity(NamedNode(iri))
 
 
 def this_week(session, held, now) -> dict:
@@ -218,10 +214,9 @@ def _replacement(session, successor: str) -> dict | None:
 
 
 def _decision(session, held, iri: str, now) -> dict:
-    """A decision as a change shows it: its name and what it states now (kg lookup's states fact)."""
-    from pyoxigraph import NamedNode
-
-    entity = session.entity(NamedNode(iri))
+    """A decision as a change shows it: its name and what it states now (kg lookup's states fact).
+    A link the read's audience may hear names it, so it exists for that audience."""
+    entity = _linked_entity(session, iri)
     stated = held.value_of(iri, vocab.kg("states").value, now)
     name = entity.name if entity is not None else vocab.id_of(iri)
     return {"entity": entity.id if entity is not None else vocab.id_of(iri), "name": name, "states": stated}

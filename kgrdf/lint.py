@@ -138,11 +138,13 @@ def contradictions(session, now: datetime | None = None, limit: int | None = Non
     as kg lint leaves them out. {"count": how many, "findings": the first ``limit`` (all without)}.
     ``held``: the session's measures (kgrdf.measures) when the caller has them open already."""
     now = now or clock.now()
-    days = settings.get("KGRDF_RETENTION_DAYS")
     check = _Check(session, now)
-    past_retention = {f["facts"][0] for f in check.retention(now - timedelta(days=days), days)}
-    groups = check.contradicting(skip=past_retention, held=held)
-    return {"count": len(groups), "findings": check.contradictions(limit=limit, groups=groups)}
+    retained = now - timedelta(days=settings.get("KGRDF_RETENTION_DAYS"))
+    if limit is None:
+        groups = check.contradicting(held=held, retained=retained)
+        return {"count": len(groups), "findings": check.contradictions(groups=groups)}
+    count, groups = check.contradicting(held=held, retained=retained, first=limit)
+    return {"count": count, "findings": check.contradictions(limit=limit, groups=groups)}
 
 
 def _finding(kind: str, message: str, entities, facts, fix: str, alternatives=()) -> dict:
@@ -236,18 +238,33 @@ class _Check:
             )
         return sorted(out, key=lambda f: (f["entities"], f["facts"]))
 
-    def contradicting(self, skip=frozenset(), held=None) -> list[tuple]:
+    def contradicting(self, skip=frozenset(), held=None, retained=None, first: int | None = None) -> list[tuple]:
         """Each contradiction's (entities, fact ids, subject, predicate IRI, rows), in the order kg
-        lint lists them: by the entities it names, then its facts, newest first."""
+        lint lists them: by the entities it names, then its facts, newest first. The facts ``skip``
+        names are left out, and with ``retained`` (a cut-off) those the measures find past retention
+        then (kgrdf.measures). With ``first`` (and no ``skip``), the first ``first`` alone, read
+        with how many there are: (count, groups)."""
         from kgrdf import measures
 
         single = {p.iri for p in self.schema.predicates.values() if p.single_valued}
         opened = measures.of(self.session) if held is None else None
         try:
-            found = (held or opened).contradicting(single, self.moment)
+            held = held or opened
+            if first is None:
+                return self._grouped(held.contradicting(single, self.moment, retained), skip)
+            # The list is ordered by the entities each names, its subject first: the groups whose
+            # subject comes no later than the first ``first`` groups' last are read, and no others.
+            keys = held.contradicting_keys(single, self.moment, retained)
+            ranked = sorted(self._id(subject) for subject, _predicate in keys)
+            last = ranked[min(first, len(ranked)) - 1] if ranked else ""
+            among = sorted({subject for subject, _predicate in keys if self._id(subject) <= last})
+            found = held.contradicting(single, self.moment, retained, among) if among else []
+            return len(keys), self._grouped(found, skip)[:first]
         finally:
             if opened is not None:
                 opened.close()
+
+    def _grouped(self, found: list[dict], skip=frozenset()) -> list[tuple]:
         groups: dict[tuple[str, str], list[dict]] = {}
         for row in found:
             row["id"] = vocab.id_of(row["fact"])
@@ -277,7 +294,8 @@ class _Check:
             for _entities, _ids, subject, _predicate, rows in groups:
                 for iri in {subject, *(r["object"] for r in rows if isinstance(r["object"], str))}:
                     if iri not in names and iri.startswith(vocab.KB):
-                        entity = self.session.entity(NamedNode(iri))
+                        # a fact the read's audience may hear names it: it exists for that audience
+                        entity = self.session.named_entity(NamedNode(iri))
                         names[iri] = entity.name if entity is not None else iri
 
             def shown(term):

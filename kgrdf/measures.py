@@ -1,7 +1,9 @@
-"""Each fact's times, status, successor and triple, and each of its hearings' audience, kept beside
-the index: a derived cache of briefing-facts.rq and briefing-hearings.rq, from which the Briefing and
-the Constellation (kgrdf.briefing) are summed up, for the owner or for an audience (the facts it may
-hear, kgrdf.audience deciding on the hearings' audiences as it does for every read).
+"""Each fact's times, status, successor, sensitivity, last observation and triple, and each of its
+hearings' audience, kept beside the index: a derived cache of briefing-facts.rq and
+briefing-hearings.rq, from which the Briefing and the Constellation (kgrdf.briefing) are summed up,
+for the owner or for an audience (the facts it may hear, kgrdf.audience deciding on the hearings'
+audiences as it does for every read), and kg lint's contradictions found, leaving out the facts
+past retention as lint-retention.rq finds them.
 
 The Briefing counts facts by capture day, by status, by the entities they vouch for and by the
 week's changes, and the Constellation counts each entity's links: each a scan of the whole knowledge
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from kgrdf import files, queries, vocab
 
-FORMAT = "3"  # the tables below: a cache of another format is made again
+FORMAT = "4"  # the tables below: a cache of another format is made again
 NAME = "measures.sqlite"
 _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Measures._hear)
     "facts_recorded": "(perspective, is_fact, recorded)",
@@ -38,7 +40,7 @@ _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Me
 _SCHEMA = """
 CREATE TABLE facts (fact TEXT PRIMARY KEY, perspective TEXT, is_fact INTEGER, status TEXT, recorded REAL,
     retired REAL, valid_from REAL, valid_to REAL, successor TEXT, subject TEXT, predicate TEXT, object TEXT,
-    datatype TEXT, closed REAL);
+    datatype TEXT, closed REAL, sensitivity TEXT, observed REAL, heard_in TEXT);
 CREATE TABLE heard (fact TEXT, hearing TEXT, audience TEXT, PRIMARY KEY (fact, hearing));
 CREATE INDEX heard_audience ON heard (audience);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
@@ -52,18 +54,24 @@ _COLUMNS = {  # a record about a fact -> the column that keeps its object
     vocab.kg("validFrom").value: "valid_from",
     vocab.kg("validTo").value: "valid_to",
     vocab.kg("supersededBy").value: "successor",
+    vocab.kg("sensitivity").value: "sensitivity",
+    vocab.kg("observedAt").value: "observed",
 }
-_TIMES = {"recorded", "retired", "valid_from", "valid_to"}
+_TIMES = {"recorded", "retired", "valid_from", "valid_to", "observed"}
 _TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _FACT_CLASS = vocab.kg("Fact").value
 _FIELD, _VALID_TO = vocab.kg("field").value, vocab.kg("validTo").value
 _AUDIENCE = vocab.kg("audience").value
 _MINE = "is_fact = 1 AND perspective = :perspective"  # what {mine} stands for in a query of Measures
+# The same, read through the index of a few predicates: the unary + keeps SQLite from reading every
+# fact recorded since a time by perspective, when a week holds most of them.
+_MINE_BY_PREDICATE = "is_fact = 1 AND +perspective = :perspective"
 _KEPT = (
     "fact, perspective, is_fact, status, recorded, retired, valid_from, valid_to, successor, subject, predicate, "
-    "object, datatype, closed"
+    "object, datatype, closed, sensitivity, observed, heard_in"
 )
 _CURRENT = "retired IS NULL AND (valid_from IS NULL OR valid_from <= :now) AND (valid_to IS NULL OR valid_to > :now)"
+PERSONAL = vocab.kg("Personal").value
 PROPOSED = vocab.kg("Proposed").value
 CONFIRMED = vocab.kg("Confirmed").value
 
@@ -144,6 +152,7 @@ def _rows(backend) -> list[tuple]:
         target = row.get("object")
         datatype = getattr(target, "datatype", None)
         predicate, successor, status = row.get("predicate"), row.get("successor"), row.get("status")
+        sensitivity = row.get("sensitivity")
         out.append(
             (
                 row["fact"].value,
@@ -160,9 +169,20 @@ def _rows(backend) -> list[tuple]:
                 target.value if target is not None else None,
                 datatype.value if datatype is not None else None,
                 closings.get(row["fact"].value),
+                sensitivity.value if sensitivity is not None else None,
+                _epoch(row.get("observedAt")),
             )
         )
     return out
+
+
+def _heard_key(fact: str, heard: list[tuple[str, str]]) -> str:
+    """The audiences the fact ``fact`` was heard in, from its (hearing, audience) records, as the
+    JSON list of them in order that the facts table keeps (heard_in): those of its hearings; of a
+    fact written before hearings existed, the audience said on itself; none (the owner's) for a fact
+    with neither. kgrdf.audience decides on each of them as fact-audience.rq's rows are read."""
+    hearings = [audience for hearing, audience in heard if hearing != fact]
+    return json.dumps(sorted(set(hearings or [audience for _hearing, audience in heard])))
 
 
 def _make(path: Path | None, backend) -> sqlite3.Connection:
@@ -175,8 +195,13 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
     try:
         db.executescript(_SCHEMA)
         db.execute("BEGIN")
-        db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 14)})", _rows(backend))
-        db.executemany("INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", _hearings(backend))
+        hearings = _hearings(backend)
+        heard: dict[str, list[tuple[str, str]]] = {}
+        for fact, hearing, audience in hearings:
+            heard.setdefault(fact, []).append((hearing, audience))
+        rows = [(*row, _heard_key(row[0], heard.get(row[0], []))) for row in _rows(backend)]
+        db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 17)})", rows)
+        db.executemany("INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", hearings)
         db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("at", _stamp(backend))])
         db.execute("COMMIT")
         if temporary is None:
@@ -230,33 +255,23 @@ class Measures:
             self._hear(hears)
 
     def _hear(self, hears) -> None:
-        """Read, from now on, only the facts the audience ``hears`` decides on may be told: those with
-        a hearing in an audience it may hear; of a fact written before hearings existed, the audience
-        said on itself; of a fact with none, the owner's (kgrdf.audience, as fact-audience.rq's rows
-        are read). They are copied, with the same indexes, to a table of this connection named facts,
-        which every query of it reads instead of the cache's (SQLite looks a name up in temp first):
-        testing each row of the cache against a set of the audible costs a second at 100k facts,
-        the copy a tenth of it."""
-        heard_in = [audience for (audience,) in self.db.execute("SELECT DISTINCT audience FROM heard")]
-        allowed = json.dumps([audience for audience in heard_in if hears(audience)])
-        self.db.execute("CREATE TEMP TABLE audible (fact TEXT PRIMARY KEY)")
-        self.db.execute(
-            "INSERT OR IGNORE INTO audible SELECT fact FROM heard AS h "
-            "WHERE audience IN (SELECT value FROM json_each(:allowed)) AND (hearing != fact "
-            "OR NOT EXISTS (SELECT 1 FROM heard AS o WHERE o.fact = h.fact AND o.hearing != o.fact))",
-            {"allowed": allowed},
-        )
-        if hears(None):
-            self.db.execute(
-                "INSERT OR IGNORE INTO audible SELECT fact FROM main.facts WHERE fact NOT IN (SELECT fact FROM heard)"
-            )
+        """Read, from now on, only the facts the audience ``hears`` decides on may be told: those
+        heard in an audience it may hear (:func:`_heard_key`: their hearings', or the one said on a
+        fact written before hearings existed); of a fact with none, the owner's (kgrdf.audience, as
+        fact-audience.rq's rows are read). Each distinct set of audiences is decided on once, and
+        the facts of those it may hear are copied, with the index of subjects, to a table of this
+        connection named facts, which every query of it reads instead of the cache's (SQLite looks
+        a name up in temp first): testing each row of the cache against a set of the audible facts
+        costs a second at 100k facts, the copy a tenth of it."""
+        keys = [key for (key,) in self.db.execute("SELECT DISTINCT heard_in FROM main.facts")]
+        allowed = [key for key in keys if key is not None and any(hears(a) for a in json.loads(key) or [None])]
         self.db.execute("CREATE TEMP TABLE facts AS SELECT * FROM main.facts WHERE 0")
         self.db.execute(
-            "INSERT INTO temp.facts SELECT * FROM main.facts WHERE perspective = ? AND fact IN (SELECT fact FROM audible)",
-            (self.perspective,),
+            "INSERT INTO temp.facts SELECT * FROM main.facts WHERE perspective = ? "
+            "AND heard_in IN (SELECT value FROM json_each(?))",
+            (self.perspective, json.dumps(allowed)),
         )
-        for name, columns in _INDEXES.items():
-            self.db.execute(f"CREATE INDEX temp.{name} ON facts {columns}")
+        self.db.execute(f"CREATE INDEX temp.facts_subject ON facts {_INDEXES['facts_subject']}")
 
     def close(self) -> None:
         self.db.close()
@@ -266,16 +281,19 @@ class Measures:
 
     def captured(self, since, days: int) -> dict[str, int]:
         """Facts recorded on each of ``days`` UTC days from ``since`` (a midnight) on, whatever their
-        status now, by day; "before": how many were recorded earlier (a count of an index range each)."""
+        status now, by day; "before": how many were recorded earlier (one pass, a UTC day being
+        86,400 seconds)."""
         from datetime import timedelta
 
-        count = "SELECT COUNT(*) FROM facts WHERE {mine} AND recorded >= :start AND recorded < :end"
-        out = {"before": self._select(count, start=float("-inf"), end=since.timestamp())[0][0]}
-        for n in range(days):
-            start = since + timedelta(days=n)
-            found = self._select(count, start=start.timestamp(), end=(start + timedelta(days=1)).timestamp())[0][0]
-            if found:
-                out[start.date().isoformat()] = found
+        rows = self._select(
+            "SELECT CASE WHEN recorded < :start THEN -1 ELSE CAST((recorded - :start) / 86400 AS INTEGER) END AS day, "
+            "COUNT(*) FROM facts WHERE {mine} AND recorded < :end GROUP BY day",
+            start=since.timestamp(),
+            end=(since + timedelta(days=days)).timestamp(),
+        )
+        out = {"before": 0}
+        for day, count in rows:
+            out["before" if day < 0 else (since + timedelta(days=day)).date().isoformat()] = count
         return out
 
     def current_by_status(self, now) -> dict[str, int]:
@@ -326,7 +344,7 @@ class Measures:
         on and are not retired, and the ``limit`` newest as (fact, subject, predicate, object, when)."""
         params = {"since": since.timestamp(), "predicates": json.dumps(sorted(predicates))}
         where = (
-            "{mine} AND recorded >= :since AND retired IS NULL AND datatype IS NULL AND object IS NOT NULL "
+            f"{_MINE_BY_PREDICATE} AND recorded >= :since AND retired IS NULL AND datatype IS NULL AND object IS NOT NULL "
             "AND predicate IN (SELECT value FROM json_each(:predicates))"
         )
         (count,) = self._select(f"SELECT COUNT(*) FROM facts WHERE {where}", **params)[0]
@@ -405,21 +423,68 @@ class Measures:
             **self._linked(predicates, valid_at, known_at),
         )
 
-    def contradicting(self, predicates: set[str], now) -> list[dict]:
+    # A fact past retention, as lint-retention.rq reads it: of sensitivity personal, and not
+    # observed again since :retained (never observed: not since). IS, not =: a fact that says no
+    # sensitivity is not past retention, and NOT of it holds.
+    _PAST_RETENTION = "sensitivity IS :personal AND (observed IS NULL OR observed < :retained)"
+
+    def past_retention(self, retained) -> list[str]:
+        """The facts (IRIs) past retention at ``retained`` (the cut-off: a person fact not observed
+        again since), whatever their status, in order: kg lint's retention findings' facts."""
+        return [
+            fact
+            for (fact,) in self._select(
+                f"SELECT fact FROM facts WHERE {{mine}} AND subject IS NOT NULL AND {self._PAST_RETENTION} "
+                "ORDER BY fact",
+                personal=PERSONAL,
+                retained=retained.timestamp(),
+            )
+        ]
+
+    def _contradicting(self, now, retained) -> str:
+        """The current confirmed facts of one of the single-valued :predicates, those past retention
+        at ``retained`` left out when it is given: the facts a contradiction is found among."""
+        past = f" AND NOT ({self._PAST_RETENTION})" if retained is not None else ""
+        return (
+            f"{{mine}} AND status = :confirmed AND {_CURRENT} "
+            f"AND predicate IN (SELECT value FROM json_each(:predicates)){past}"
+        )
+
+    def _contradicting_params(self, predicates: set[str], now, retained) -> dict:
+        return {
+            "now": now.timestamp(),
+            "confirmed": CONFIRMED,
+            "predicates": json.dumps(sorted(predicates)),
+            "personal": PERSONAL,
+            "retained": retained.timestamp() if retained is not None else None,
+        }
+
+    def contradicting_keys(self, predicates: set[str], now, retained=None) -> list[tuple[str, str]]:
+        """(subject, predicate) of each contradiction :meth:`contradicting` finds, its facts unread."""
+        return self._select(
+            f"SELECT subject, predicate FROM facts WHERE {self._contradicting(now, retained)} "
+            "GROUP BY subject, predicate HAVING COUNT(*) > 1",
+            **self._contradicting_params(predicates, now, retained),
+        )
+
+    def contradicting(self, predicates: set[str], now, retained=None, among: list[str] | None = None) -> list[dict]:
         """The facts of each subject that has two or more current confirmed facts of one of the
         single-valued ``predicates``: kg lint's contradictions, as rows of fact, subject, predicate,
-        object (as queries.value gives it) and recorded (seconds)."""
+        object (as queries.value gives it) and recorded (seconds). With ``retained`` (a cut-off), the
+        facts past retention then (:meth:`past_retention`) are left out first, as kg lint leaves
+        them out; with ``among`` (IRIs), of those subjects alone."""
         from kgrdf import waiting
 
+        params = self._contradicting_params(predicates, now, retained)
+        held = self._contradicting(now, retained)
+        if among is not None:
+            held += " AND subject IN (SELECT value FROM json_each(:among))"
+            params["among"] = json.dumps(among)
         rows = self._select(
-            f"WITH held AS (SELECT fact, subject, predicate, object, datatype, recorded FROM facts "
-            f"WHERE {{mine}} AND status = :confirmed AND {_CURRENT} "
-            "AND predicate IN (SELECT value FROM json_each(:predicates))) "
+            f"WITH held AS (SELECT fact, subject, predicate, object, datatype, recorded FROM facts WHERE {held}) "
             "SELECT * FROM held WHERE (subject, predicate) IN "
             "(SELECT subject, predicate FROM held GROUP BY subject, predicate HAVING COUNT(*) > 1)",
-            now=now.timestamp(),
-            confirmed=CONFIRMED,
-            predicates=json.dumps(sorted(predicates)),
+            **params,
         )
         return [
             {
@@ -565,9 +630,12 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
         )
         db.executemany(
             "DELETE FROM facts WHERE fact = ? AND COALESCE(perspective, is_fact, status, recorded, retired, "
-            "valid_from, valid_to, successor, subject, closed) IS NULL",
+            "valid_from, valid_to, successor, subject, closed, sensitivity, observed) IS NULL",
             [(fact,) for fact in changed],
         )
+        for fact in set(changed) | {fact for fact, _hearing in heard}:
+            found = db.execute("SELECT hearing, audience FROM heard WHERE fact = ?", (fact,)).fetchall()
+            db.execute("UPDATE facts SET heard_in = ? WHERE fact = ?", (_heard_key(fact, found), fact))
         db.execute("UPDATE meta SET value = ? WHERE name = 'at'", (f"{after.seq}:{after.digest}",))
         db.execute("COMMIT")
     except Exception:  # a derived cache never fails a write that the journal holds already

@@ -188,10 +188,16 @@ class Session:
     def entity(self, iri: NamedNode) -> model.Entity | None:
         """The entity ``iri`` names, or None; for an audience, None for one that does not exist for
         it (see may_see)."""
-        found = model.fold_entity(iri.value, self.rows("entity", entity=iri))
+        found = self.named_entity(iri)
         if found is not None and not self.may_see(found.iri):
             return None
         return found
+
+    def named_entity(self, iri: NamedNode) -> model.Entity | None:
+        """The entity ``iri`` names, or None, as it is described: for an entity a fact the read's
+        audience may hear names, which exists for that audience (kgrdf.audience), so that may_see's
+        query of the audiences of every fact naming it is not asked."""
+        return model.fold_entity(iri.value, self.rows("entity", entity=iri))
 
     def entity_by_id(self, entity_id: str) -> model.Entity | None:
         if not vocab.ID_PATTERN.match(entity_id):

@@ -468,16 +468,40 @@ def test_a_knowledge_base_written_before_hearings_keeps_working_through_the_cli(
     assert "utilities" not in public and "old-f-aaaaaa" not in public
     told = kg.json("facts", "Texture", "--audience", "dm:jo,sam")["facts"]
     assert {f["id"]: f["audiences"] for f in told} == {"f-aaaaaa": ["dm:jo,sam"], "f-bbbbbb": ["public"]}
+    assert _briefed(kg, "public") == {"f-bbbbbb"}  # the Briefing's measures, kept by the writes
+    assert _briefed(kg, "dm:jo,sam") == {"f-aaaaaa", "f-bbbbbb"}
     kg("confirm", "f-aaaaaa")  # changed, not heard again: it keeps its form
     again = kg.json(
         "propose", "Texture", "industry", "--value", "utilities", "-s", "slack:new-public", "--audience", "public"
     )
     assert again["id"] == "f-aaaaaa" and again["audiences"] == ["dm:jo,sam", "public"]
+    assert _briefed(kg, "public") == {"f-aaaaaa", "f-bbbbbb"}
+    from kgrdf import measures
+
+    measures.drop(kg.path)  # made again from the index: the same
+    assert _briefed(kg, "public") == {"f-aaaaaa", "f-bbbbbb"}
     public = kg.json("lookup", "Texture", "--audience", "public")["facts"]
     shown = next(f for f in public if f["id"] == "f-aaaaaa")
     assert shown["sources"] == [{"kind": "slack", "ref": "new-public"}] and "message" not in shown
     assert "old-f-aaaaaa" not in kg("history", "f-aaaaaa", "--audience", "public").stdout
     kg("validate")
+
+
+def _briefed(kg, audience: str) -> set[str]:
+    """The facts about the organization Texture the Briefing shown as ``audience`` sums up, which
+    are those kg facts tells that audience."""
+    from kgrdf import measures
+    from kgrdf.kb import KnowledgeBase
+
+    with KnowledgeBase.open(kg.path).reading() as session:
+        session.hear_as(audience)
+        held = measures.of(session)
+        try:
+            found = {vocab.id_of(row[0]) for row in held.rows() if row[9].endswith("/organization/texture")}
+        finally:
+            held.close()
+    assert found == {f["id"] for f in kg.json("facts", "Texture", "--audience", audience)["facts"]}
+    return found
 
 
 @pytest.mark.slow

@@ -2,10 +2,13 @@
 first on, it holds exactly what one made from the index holds, and a cache left behind by a write
 that did not keep it is made again rather than read."""
 
+import json
 import sqlite3
 
 from kgrdf import measures
+from kgrdf.cli import app
 from kgrdf.kb import KnowledgeBase
+from tests.conftest import runner
 
 
 def _kept(path) -> tuple[str, list[tuple]]:
@@ -103,3 +106,90 @@ def test_the_constellation_known_at_a_date_shows_what_the_knowledge_base_held_th
     assert "repo/mobile" not in _owns(demo.path, "2027-02-15")
     assert "repo/api" not in _owns(demo.path, "2027-03-02") == told("2027-03-02")
     assert "repo/mobile" in _owns(demo.path, "2027-03-02")
+
+
+def _briefed(path) -> dict:
+    """The Briefing's contradictions, and the facts the measures find past retention, read now."""
+    from datetime import timedelta
+
+    from kgrdf import briefing, clock, settings
+
+    with KnowledgeBase.open(path).reading() as session:
+        shown = briefing.briefing(session)["contradictions"]
+        held = measures.of(session)
+        try:
+            days = settings.get("KGRDF_RETENTION_DAYS")
+            past = held.past_retention(clock.now() - timedelta(days=days))
+        finally:
+            held.close()
+    return {"count": shown["count"], "facts": [f["facts"] for f in shown["findings"]], "past": past}
+
+
+def test_the_briefing_leaves_out_facts_past_retention_from_contradictions_as_kg_lint_does(kg, monkeypatch):
+    """The measures keep each fact's sensitivity and last observation, so the Briefing finds what is
+    past retention as kg lint does, after each write that moves it."""
+
+    def linted(kind: str) -> list[list[str]]:
+        result = runner.invoke(app, ["lint", "--json", "--kb", str(kg.path)])
+        assert result.exit_code in (0, 1), result.stderr  # 1: there are findings
+        return [f["facts"] for f in json.loads(result.stdout)["findings"] if f["kind"] == kind]
+
+    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:00:00Z")
+    kg("add-entity", "person/dana", "--name", "Dana Okafor")
+    zones = []
+    for zone, source in (("Europe/Lisbon", "profile:dir/a"), ("Europe/Paris", "profile:dir/b")):
+        fact = kg.json("propose", "person/dana", "timezone", "--value", zone, "-s", source)  # read from a profile
+        assert fact["status"] == "confirmed"
+        zones.append(fact["id"])
+        monkeypatch.setenv("KGRDF_NOW", "2025-01-02T09:00:00Z")
+    newest_first = list(reversed(zones))
+    assert _briefed(kg.path) | {"past": []} == {"count": 1, "facts": [newest_first], "past": []}
+    assert linted("contradiction") == [newest_first]
+
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-03T09:00:00Z")  # 366 days on: both past retention
+    seen = _briefed(kg.path)
+    assert seen["count"] == 0 and linted("contradiction") == []
+    assert [_id(f) for f in seen["past"]] == sorted(zones) == sorted(f[0] for f in linted("retention"))
+
+    kg("propose", "person/dana", "timezone", "--value", "Europe/Lisbon", "-s", "profile:dir/e")  # observed again
+    seen = _briefed(kg.path)
+    assert seen["count"] == 0 and [_id(f) for f in seen["past"]] == [zones[1]] == [f[0] for f in linted("retention")]
+    kg("propose", "person/dana", "timezone", "--value", "Europe/Paris", "-s", "profile:dir/f")
+    assert _briefed(kg.path) == {"count": 1, "facts": [newest_first], "past": []}
+    assert linted("contradiction") == [newest_first] and linted("retention") == []
+    assert _kept(kg.path)[1] == _made(kg.path)
+
+    monkeypatch.setenv("KGRDF_NOW", "2027-01-05T09:00:00Z")
+    kg("expire")  # past retention again: deleted
+    assert _briefed(kg.path) == {"count": 0, "facts": [], "past": []}
+    assert linted("contradiction") == [] and linted("retention") == []
+    assert _kept(kg.path)[1] == _made(kg.path)
+
+
+def _id(iri: str) -> str:
+    from kgrdf import vocab
+
+    return vocab.id_of(iri)
+
+
+def test_the_briefing_lists_the_first_contradictions_kg_lint_lists(kg, monkeypatch):
+    """The Briefing reads the facts of its first SHOWN contradictions alone, and lists what kg lint
+    lists first, with how many there are in all."""
+    from kgrdf import briefing
+
+    monkeypatch.setenv("KGRDF_NOW", "2025-03-01T09:00:00Z")
+    people = [f"person/p{n:02d}" for n in range(briefing.SHOWN + 2)]
+    for n, person in enumerate(reversed(people)):  # written in the reverse of the order listed
+        kg("add-entity", person, "--name", f"Person {n}")
+        for zone in ("Europe/Lisbon", "Europe/Paris"):
+            kg("propose", person, "timezone", "--value", zone, "-s", f"profile:dir/{n}{zone[-1]}")
+        if n % 3 == 0:  # a second contradiction of the same subject
+            for title in ("Engineer", "Manager"):
+                kg("propose", person, "title", "--value", title, "-s", f"profile:dir/{n}{title}")
+    result = runner.invoke(app, ["lint", "--json", "--kb", str(kg.path)])
+    linted = [f for f in json.loads(result.stdout)["findings"] if f["kind"] == "contradiction"]
+    assert len(linted) > briefing.SHOWN
+    with KnowledgeBase.open(kg.path).reading() as session:
+        shown = briefing.briefing(session)["contradictions"]
+    assert shown["count"] == len(linted)
+    assert shown["findings"] == linted[: briefing.SHOWN]
