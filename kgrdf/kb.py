@@ -26,6 +26,25 @@ OLD_INDEX = "index.old"  # the index a rebuild replaces, until it is removed
 INDEX_WAY_OUT = "remove the index/ folder (rm -r index); the next command rebuilds it from the journal"
 
 
+def _settings_signature(path: Path) -> tuple | None:
+    """What format.json, replica.json and a migration's marker are now (inode, size, times; None for
+    one not there), which every change to them alters: kgrdf writes each whole under a new name
+    (files.write_json). None when the folder cannot be looked into."""
+    from kgrdf import migrate
+
+    out = []
+    for name in ("format.json", "replica.json", migrate.MARKER):
+        try:
+            info = os.stat(path / name)
+        except FileNotFoundError:
+            out.append(None)
+            continue
+        except OSError:
+            return None
+        out.append((info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+    return tuple(out)
+
+
 def default_home() -> Path:
     """``--kb``, else KGRDF_HOME, else the platform's user data folder."""
     if os.environ.get("KGRDF_HOME"):
@@ -115,6 +134,15 @@ class KnowledgeBase:
         path = Path(path)
         if "\x00" in str(path):
             raise BadInput(f"--kb {str(path)!r} holds a NUL character, which no path can")
+        if resident is not None:  # the one it opened before, while the files it read are the same
+            settings = _settings_signature(path)
+            if settings is not None:
+                key = ("knowledge base", str(path), backend, perspective, settings)
+                return resident.remember(key, lambda: cls._open(path, backend, perspective, resident))
+        return cls._open(path, backend, perspective, resident)
+
+    @classmethod
+    def _open(cls, path: Path, backend: str, perspective: str | None, resident) -> "KnowledgeBase":
         try:
             found = (path / "format.json").is_file()
         except OSError:

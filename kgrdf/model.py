@@ -290,6 +290,14 @@ def _py(term, kind: str, schema):
     return term.value
 
 
+# the predicates fold_fact reads, as the strings a row's terms hold (made once, not a row at a time)
+_P_WAS_DERIVED_FROM, _P_HEARD_IN, _P_USED = vocab.WAS_DERIVED_FROM.value, HEARD_IN.value, USED.value
+_P_SOURCE_KIND, _P_SOURCE_REF, _P_QUOTE = kg("sourceKind").value, kg("sourceRef").value, kg("quote").value
+_P_UPDATE_NUMBER, _P_ACTION, _P_REASON = kg("updateNumber").value, kg("action").value, kg("reason").value
+_P_CHANGE, _P_FIELD, _P_ENDED_AT = kg("change").value, kg("field").value, vocab.ENDED_AT.value
+_P_ADDED_HEARING, _P_BEFORE, _P_AFTER, _P_ADDED = ADDED_HEARING.value, _BEFORE.value, _AFTER.value, ADDED.value
+
+
 def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
     """A Fact from the rows of ``fact.rq`` (graph, s, p, o of its assertion and provenance graphs).
     A fact with no hearing records (written before hearings existed) gets one from what is said
@@ -309,9 +317,9 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
             triple = (s, p, o)
             continue
         if s == fact_iri:
-            if p == vocab.WAS_DERIVED_FROM.value:
+            if p == _P_WAS_DERIVED_FROM:
                 source_nodes.append(o.value)
-            elif p == HEARD_IN.value:
+            elif p == _P_HEARD_IN:
                 hearing_nodes.append(o.value)
             elif p in _HEARING_BY_IRI:
                 name = _HEARING_BY_IRI[p]
@@ -320,36 +328,36 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
                 name = _FIELD_BY_IRI[p]
                 meta[name] = _py(o, FIELDS[name][1], schema)
             continue
-        if p == vocab.kg("sourceKind").value:
+        if p == _P_SOURCE_KIND:
             sources.setdefault(s, {})["kind"] = schema.notation(o.value)
-        elif p == vocab.kg("sourceRef").value:
+        elif p == _P_SOURCE_REF:
             sources.setdefault(s, {})["ref"] = o.value
-        elif p == vocab.kg("quote").value:
+        elif p == _P_QUOTE:
             sources.setdefault(s, {})["quote"] = o.value
-        elif p == USED.value:
+        elif p == _P_USED:
             hearings.setdefault(s, {}).setdefault("source_nodes", []).append(o.value)
         elif p in _HEARING_BY_IRI:
             name = _HEARING_BY_IRI[p]
             hearings.setdefault(s, {})[name] = _py(o, HEARING_FIELDS[name][1], schema)
-        elif p == vocab.kg("updateNumber").value:
+        elif p == _P_UPDATE_NUMBER:
             updates.setdefault(s, {})["seq"] = int(o.value)
-        elif p == vocab.kg("action").value:
+        elif p == _P_ACTION:
             updates.setdefault(s, {})["action"] = o.value
-        elif p == vocab.ENDED_AT.value:
+        elif p == _P_ENDED_AT:
             updates.setdefault(s, {})["at"] = o.value
-        elif p == vocab.kg("reason").value:
+        elif p == _P_REASON:
             updates.setdefault(s, {})["reason"] = o.value
-        elif p == ADDED_HEARING.value:
+        elif p == _P_ADDED_HEARING:
             updates.setdefault(s, {}).setdefault("hearings", []).append(o.value)
-        elif p == vocab.kg("change").value:
+        elif p == _P_CHANGE:
             updates.setdefault(s, {}).setdefault("change_nodes", []).append(o.value)
-        elif p == vocab.kg("field").value:
+        elif p == _P_FIELD:
             changes.setdefault(s, {})["field"] = _FIELD_BY_IRI.get(o.value, SOURCES)
-        elif p == _BEFORE.value:
+        elif p == _P_BEFORE:
             changes.setdefault(s, {}).setdefault("before", []).append(o)
-        elif p == _AFTER.value:
+        elif p == _P_AFTER:
             changes.setdefault(s, {}).setdefault("after", []).append(o)
-        elif p == ADDED.value:
+        elif p == _P_ADDED:
             changes.setdefault(s, {}).setdefault("added", []).append(o)
     if triple is None:
         return None

@@ -107,14 +107,22 @@ def ontology_files() -> list:
     return sorted(data_dir("ontology").glob("*.ttl"))
 
 
-def digest(kb_path=None) -> str:
-    """A digest of the ontology files and a knowledge base's schema.json: the index reloads its
-    schema graph when it changes."""
+@cache
+def _ontology_hash():
+    """The ontology files' part of :func:`digest`, read once a process (like the named queries: the
+    package's own files do not change under a running program)."""
     import hashlib
 
     h = hashlib.sha256()
     for path in ontology_files():
         h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h
+
+
+def digest(kb_path=None) -> str:
+    """A digest of the ontology files and a knowledge base's schema.json: the index reloads its
+    schema graph when it changes. Every read asks for it, so schema.json alone is read each time."""
+    h = _ontology_hash().copy()
     if kb_path is not None and (kb_path / "schema.json").is_file():
         h.update(b"schema.json\0" + (kb_path / "schema.json").read_bytes())
     return h.hexdigest()

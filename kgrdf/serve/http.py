@@ -274,10 +274,10 @@ def _api_endpoint(service: Service):
                 name, wanted = API[route]
                 method = getattr(service, name)
                 args = _arguments(dict(request.query_params), wanted, method)
-            doc = await run_in_threadpool(lambda: method(caller, **args))
+            # written out in the worker thread that made the document, not on the event loop after it
+            return await run_in_threadpool(lambda: _json(method(caller, **args)))
         except KgError as exc:
             return _error(exc)
-        return _json(doc)
 
     return endpoint
 

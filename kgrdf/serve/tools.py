@@ -82,7 +82,8 @@ def server(service: Service, fixed: Caller | None, cache=None):
     mcp = MCPServer("kgrdf", instructions=INSTRUCTIONS, log_level="WARNING")
 
     async def run(ctx, call, *args, **kwargs):
-        return _answer(await _run(ctx, fixed, cache, ToolError, call, *args, **kwargs))
+        # rendered in the worker thread that made the document, not on the event loop after it
+        return await _run(ctx, fixed, cache, ToolError, lambda *a, **k: _answer(call(*a, **k)), *args, **kwargs)
 
     def read(ctx, call, *args, **kwargs):
         return _run(ctx, fixed, cache, ResourceError, call, *args, **kwargs)
