@@ -356,3 +356,31 @@ def test_the_index_standing_in_for_the_server_follows_the_journal_from_one_outag
     assert (kg.path / "cache" / "standby").is_dir()
     kg("forget", "person/dana")
     assert not (kg.path / "cache" / "standby").exists()
+
+
+def test_a_token_writing_through_kg_serve_while_the_index_server_is_down_is_answered_and_its_fact_lands(
+    remote_kg, server
+):
+    """A write through kg serve for an audience's token is answered from the journal when the index
+    server is down: 200, its fact's id and a note, never a 503 for a write that landed; the fact is
+    there, heard by that audience, once the server is back."""
+    from .serving import Server
+
+    kg = remote_kg
+    kg("add-entity", "repo/api", "--name", "api")
+    secret = kg.json("tokens", "add", "bot", "--perspective", "main", "--audience", "channel:ops", "--write")["secret"]
+    served = Server(kg.path)
+    try:
+        server.kill()
+        before = _journal_bytes(kg.path)
+        body = {"subject": "repo/api", "predicate": "caveat", "value": "slow on mondays", "sources": ["pr:7"]}
+        status, doc = served.post("propose", secret, body)
+        assert status == 200, doc
+        assert doc["outcome"] == "created" and "does not answer" in doc["note"] and "in the journal" in doc["note"]
+        assert _journal_bytes(kg.path) > before
+        server.start()
+        facts = kg.json("facts", "api", "--audience", "channel:ops")["facts"]
+        assert [(f["id"], f["value"]) for f in facts] == [(doc["id"], "slow on mondays")]
+    finally:
+        served.stop()
+    assert "clean" in kg("validate").stdout

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgrdf.errors import BadInput, Refused
+from kgrdf.errors import BadInput, Refused, Unreachable
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -197,7 +197,15 @@ class Service:
             shown = writer.describe(outcome.fact)
         if caller.audience == "owner":
             return render.outcome_doc(outcome, shown, writer.warnings)
-        return self._as_heard(caller, outcome, writer.warnings)
+        try:
+            return self._as_heard(caller, outcome, writer.warnings)
+        except Unreachable as exc:  # journaled already: the answer says so, and what it can without a read
+            return {
+                "id": outcome.fact.id,
+                "outcome": outcome.action,
+                "note": f"{exc.message}; the write is in the journal, and the fact is shown as this token's "
+                "audience reads it once the server answers again",
+            }
 
     def _as_heard(self, caller: Caller, outcome, warnings) -> dict:
         """A write's document as the caller's audience is shown it: the fact with the hearings it may
