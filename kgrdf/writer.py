@@ -455,6 +455,15 @@ class Writer(Session):
         future = self._checker.submit(validation.check_lines, fact_lines, list(entity_lines), self._ontology_lines)
         self._chunks.append((checked, set(self._entities), future))
 
+    def heard_by(self, audience: str, fact: str) -> None:
+        """Raises NotFound, as for a fact that is not there, unless the audience ``audience`` may
+        hear the fact ``fact``, as this write's index holds it (kgrdf.audience)."""
+        from kgrdf.session import Session
+
+        reader = Session(self.kb, self.backend)
+        reader.hear_as(audience)
+        reader.fact(fact, history=False)
+
     def validate(self) -> list:
         """Check what this write touches against the SHACL shapes. Raises Refused on a violation
         (nothing has been written yet); returns the warnings."""

@@ -359,7 +359,7 @@ def test_the_index_standing_in_for_the_server_follows_the_journal_from_one_outag
 
 
 def test_a_token_writing_through_kg_serve_while_the_index_server_is_down_is_answered_and_its_fact_lands(
-    remote_kg, server
+    tmp_path, remote_kg, server
 ):
     """A write through kg serve for an audience's token is answered from the journal when the index
     server is down: 200, its fact's id and a note, never a 503 for a write that landed; the fact is
@@ -368,6 +368,7 @@ def test_a_token_writing_through_kg_serve_while_the_index_server_is_down_is_answ
 
     kg = remote_kg
     kg("add-entity", "repo/api", "--name", "api")
+    elsewhere = kg.json("propose", "api", "status", "--value", "heard elsewhere", "--source", "pr:1")
     secret = kg.json("tokens", "add", "bot", "--perspective", "main", "--audience", "channel:ops", "--write")["secret"]
     served = Server(kg.path)
     try:
@@ -378,9 +379,19 @@ def test_a_token_writing_through_kg_serve_while_the_index_server_is_down_is_answ
         assert status == 200, doc
         assert doc["outcome"] == "created" and "does not answer" in doc["note"] and "in the journal" in doc["note"]
         assert _journal_bytes(kg.path) > before
+        transcript = tmp_path / "session.jsonl"
+        said = {"type": "user", "message": {"role": "user", "content": "yes, the api is slow on mondays, confirm it"}}
+        transcript.write_text(json.dumps(said) + "\n")
+        words = {"quote": "the api is slow on mondays", "transcript": str(transcript)}
+        status, unheard = served.post("confirm", secret, {"fact": elsewhere["id"], **words})
+        assert status == 404 and "elsewhere" not in json.dumps(unheard)  # no fact to this token, down or up
+        status, confirmed = served.post("confirm", secret, {"fact": doc["id"], **words})
+        assert status == 200 and "in the journal" in confirmed["note"], confirmed
         server.start()
         facts = kg.json("facts", "api", "--audience", "channel:ops")["facts"]
-        assert [(f["id"], f["value"]) for f in facts] == [(doc["id"], "slow on mondays")]
+        assert [(f["id"], f["value"], f["status"]) for f in facts] == [(doc["id"], "slow on mondays", "confirmed")]
     finally:
         served.stop()
+    statuses = {f["id"]: f["status"] for f in kg.json("facts", "api")["facts"]}
+    assert statuses[elsewhere["id"]] == "proposed"  # the fact heard elsewhere, untouched
     assert "clean" in kg("validate").stdout

@@ -315,21 +315,24 @@ class Service:
     def confirm(self, caller: Caller, fact: str, quote: str, transcript: str, reason=None) -> dict:
         if caller.write:
             self._verified(quote, transcript, "confirmed")
-            self._heard_fact(caller, fact)
-        return self._write(caller, "confirm", lambda writer: writer.confirm(fact, reason=reason))
+        return self._decide(caller, "confirm", fact, lambda writer: writer.confirm(fact, reason=reason))
 
     def reject(self, caller: Caller, fact: str, quote: str, transcript: str, reason=None) -> dict:
         if caller.write:
             self._verified(quote, transcript, "rejected")
-            self._heard_fact(caller, fact)
-        return self._write(caller, "reject", lambda writer: writer.reject(fact, reason=reason))
+        return self._decide(caller, "reject", fact, lambda writer: writer.reject(fact, reason=reason))
 
-    def _heard_fact(self, caller: Caller, fact: str) -> None:
+    def _decide(self, caller: Caller, command: str, fact: str, decision) -> dict:
         """A token decides only on a fact its audience may hear: another is no fact to it (NotFound,
-        as for one that is not there), so neither the answer nor the refusal shows what it holds."""
-        if caller.audience != "owner":
-            with self.reading(caller) as session:
-                session.fact(fact, history=False)
+        as for one that is not there), so neither the answer nor the refusal shows what it holds.
+        Checked in the write, on its index: with the index server down, on the one that stands in."""
+
+        def change(writer):
+            if caller.audience != "owner":
+                writer.heard_by(caller.audience, fact)
+            return decision(writer)
+
+        return self._write(caller, command, change)
 
     def org_add(self, caller: Caller, name: str, aliases=(), org_id=None) -> dict:
         from kgrdf import model
