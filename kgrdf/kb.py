@@ -411,14 +411,26 @@ class KnowledgeBase:
 
         if self.backend_kind != "sparql" or (self.journal.empty() and self.view().seq):
             raise down
+        cache = self.path / files.CACHE
+        if cache.is_symlink() or (cache.exists() and not cache.is_dir()):  # nowhere to keep it: in memory
+            backend, end, noted = open_backend("memory"), None, None
+        else:
+            backend, end, noted = self._open_standby(cache)
+        if end is None:
+            end, deleted = self._check_journal()
+            self._rebuild(backend, end, deleted)
+        if noted is not None:
+            self._standby = (backend, noted)
+            write_json(noted, end.as_dict())
+        return backend, end
+
+    def _open_standby(self, cache: Path) -> tuple:
+        """The index kept in ``cache/standby/``, brought up to the journal's end from where its note
+        says it stands, with that end (None when it must be made again) and the note's path."""
         import shutil
 
-        cache = self.path / files.CACHE
-        if cache.is_symlink() or (cache.exists() and not cache.is_dir()):  # nowhere of its own: in memory
-            end, deleted = self._check_journal()
-            backend = open_backend("memory")
-            self._rebuild(backend, end, deleted)
-            return backend, end
+        from kgrdf.store import open_backend
+
         folder, noted = cache / "standby", cache / "standby.json"
         at = Position.from_dict(files.read_json(noted)) if noted.exists() else None
         noted.unlink(missing_ok=True)  # until it is noted again, what the folder holds is unknown
@@ -428,21 +440,16 @@ class KnowledgeBase:
         except (RuntimeError, Damaged):  # a folder cut short or damaged: it is derived
             shutil.rmtree(folder, ignore_errors=True)
             backend = open_backend("oxigraph", folder)
-        end = None
-        if at is not None and backend.position() == (at.seq, at.digest):
-            try:
-                end = at
-                for tx, after in self.journal.transactions(at):
-                    backend.apply(tx, after)
-                    end = after
-            except Damaged:
-                end = None  # the journal no longer holds that position: made again below
-        if end is None:
-            end, deleted = self._check_journal()
-            self._rebuild(backend, end, deleted)
-        self._standby = (backend, noted)
-        write_json(noted, end.as_dict())
-        return backend, end
+        if at is None or backend.position() != (at.seq, at.digest):
+            return backend, None, noted
+        end = at
+        try:
+            for tx, after in self.journal.transactions(at):
+                backend.apply(tx, after)
+                end = after
+        except Damaged:
+            return backend, None, noted  # the journal no longer holds that position
+        return backend, end, noted
 
     def _commit(self, backend, writer, position: Position, command: str, down=None) -> None:
         tx = Transaction(
