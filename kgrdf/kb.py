@@ -498,8 +498,11 @@ class KnowledgeBase:
         if self._standby is None:
             return
         backend, noted = self._standby
-        backend.apply(tx, after)
-        write_json(noted, after.as_dict())
+        try:
+            backend.apply(tx, after)
+            write_json(noted, after.as_dict())
+        except Exception:  # a derived index never fails a write the journal holds already
+            noted.unlink(missing_ok=True)  # the next outage's first write makes it again
 
     def _after_write(self, backend, position: Position, after: Position, writer) -> None:
         """Keep the caches derived from the index current with an applied write. The batch cache
