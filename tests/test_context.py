@@ -38,6 +38,12 @@ def test_count_tokens_adds_up_over_lines(lines):
     assert count_tokens("\n".join(lines)) == sum(map(count_tokens, lines)) + len(lines) - 1
 
 
+@settings(max_examples=500)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_plain_ascii_text_counts_as_it_does_piece_by_piece(text):
+    assert count_tokens(text) == context.count_pieces(text)
+
+
 def test_the_method_is_stated_in_help_and_json(demo):
     assert "ceil(length/4)" in context.TOKEN_METHOD
     assert "ceil(length/4)" in " ".join(demo("context", "--help", kb=False).stdout.split())
