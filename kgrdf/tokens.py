@@ -13,6 +13,7 @@ the same time whichever token it matches or misses.
 """
 
 import hashlib
+import os
 import re
 import secrets
 from dataclasses import asdict, dataclass
@@ -49,7 +50,29 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
+_READ: dict[Path, tuple[tuple, list[Token]]] = {}  # a long-lived server's tokens, by the file's signature
+
+
 def _read(kb_path: Path) -> list[Token]:
+    """Every token in tokens.json. A server asks on every request: the file is parsed again only
+    when it changed (kgrdf writes it whole under a new name, so its inode and times move), so a
+    revoked token opens nothing from the next request on."""
+    path = kb_path / FILE
+    try:
+        info = os.stat(path)
+        signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    except OSError:
+        signature = None
+    held = _READ.get(path)
+    if signature is not None and held is not None and held[0] == signature:
+        return list(held[1])
+    tokens = _parse(kb_path)
+    if signature is not None:
+        _READ[path] = (signature, tokens)
+    return list(tokens)
+
+
+def _parse(kb_path: Path) -> list[Token]:
     data = files.read_json(kb_path / FILE)
     try:
         return [Token(**entry) for entry in data.get("tokens", [])]

@@ -39,13 +39,16 @@ Transcript = Annotated[str, Field(description="The path of this session's transc
 
 
 def _caller_of(ctx, fixed: Caller | None, cache) -> Caller:
-    """The caller of this call: the fixed one (stdio), else the request's token (HTTP)."""
+    """The caller of this call: the fixed one (stdio), else the one the HTTP guard found for the
+    request's token (kgrdf.serve.http.Guard), else the token's own."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     if fixed is not None:
         return fixed
-    headers = getattr(ctx, "headers", None) or {}
-    caller = cache.caller(headers.get("authorization")) if cache is not None else None
+    request = getattr(ctx.request_context, "request", None)
+    caller = (getattr(request, "scope", None) or {}).get("state", {}).get("caller")  # the guard's
+    if caller is None and cache is not None:
+        caller = cache.caller((getattr(ctx, "headers", None) or {}).get("authorization"))
     if caller is None:
         raise ToolError("this call carries no known token")
     return caller
