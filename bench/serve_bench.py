@@ -9,9 +9,11 @@ For each size it generates a knowledge base (bench/generate.py), makes a token t
 - MCP over streamable HTTP with the official client (one session): `lookup` and `context`, then
   `propose` (the reads first: a read just after a write pays for its commit beside it, which the
   native reads are not asked to); and `lookup` and `context` as one plain JSON-RPC POST each
-  ("raw": the server's own cost, without the client's), once the proposals are committed;
+  ("raw": the server's own cost, without the client's), before the proposals;
 - the JSON API's `GET /api/lookup` and `/api/context` over one kept-alive connection, and the HTTP
   floor: a request answered 401 before any work, the round trip every read through the server pays;
+- the MCP floor: a tool call refused before any work (batch, for a token of an audience), what every
+  MCP call pays for the protocol and the SDK on both sides;
 - `/sparql` with two queries (SPARQL JSON back): one about a single entity, where the cost is the
   server's own, and one over every fact; each beside the same query on pyoxigraph in this process
   on the same index (native: what the engine alone takes); and the single-entity query for a token
@@ -96,10 +98,33 @@ def mcp_times(url: str, path: Path, secret: str, calls: int) -> dict:
                             raise RuntimeError(f"{name}: {result.content[0].text}")
         return out
 
+    raw = mcp_raw_times(url, secret, calls)  # before the proposals, which add facts to the entity read
     times = asyncio.run(main())
-    settled(path)  # the proposals' commit is made before the raw reads are timed
-    times.update(mcp_raw_times(url, secret, calls))
-    return {name: quantiles(each) for name, each in times.items()}
+    settled(path)  # the proposals' commit is made before the next reads are timed
+    return {name: quantiles(each) for name, each in {**times, **raw}.items()}
+
+
+def mcp_floor(url: str, secret: str, calls: int) -> dict:
+    """The MCP floor: a tool call the server refuses before any work (batch, for a token of an
+    audience: the owner's alone), over one session with the official client. What every MCP call
+    pays for the protocol and the SDK on both sides, as the HTTP floor is what every request pays."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main():
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer " + secret}, timeout=120)
+        times = []
+        async with Client(streamable_http_client(url + "/mcp", http_client=http)) as client:
+            for _ in range(calls):
+                start = time.perf_counter()
+                result = await client.call_tool("batch", {})
+                times.append(time.perf_counter() - start)
+                if not result.is_error:
+                    raise RuntimeError("batch answered a token of an audience")
+        return times
+
+    return {"mcp floor": quantiles(asyncio.run(main()))}
 
 
 def mcp_raw_times(url: str, secret: str, calls: int) -> dict:
@@ -292,17 +317,23 @@ def token(path: Path, name: str = "bench", audience: str = "owner") -> str:
     return json.loads(made.stdout)["secret"]
 
 
-def measure_size(size: int, work: Path, calls: int, writes: int) -> dict:
+def measure_size(size: int, work: Path, calls: int, writes: int, made: Path | None = None) -> dict:
     path = work / f"kb-{size}"
     shutil.rmtree(path, ignore_errors=True)
-    print(f"\n== {size} facts: generating ...", flush=True)
-    generate(path, size)
+    if made is not None and (made / f"kb-{size}" / "format.json").is_file():
+        print(f"\n== {size} facts: copying {made / f'kb-{size}'} ...", flush=True)
+        shutil.copytree(made / f"kb-{size}", path, symlinks=True)
+        shutil.rmtree(path / "cache" / "heard", ignore_errors=True)  # every audience's set is made here
+    else:
+        print(f"\n== {size} facts: generating ...", flush=True)
+        generate(path, size)
     secret = token(path)
     sales = token(path, "sales", "channel:sales")
     row = {"size": size, **cold_times(path), **native_reads(path, calls)}
     server = Server(path)
     try:
         row.update(api_times(server, secret, calls))
+        row.update(mcp_floor(server.url, sales, calls))
         row.update(mcp_times(server.url, path, secret, calls))
         row.update(sparql_times(server, path, secret, calls))
         row.update(audience_times(server, sales, calls))
@@ -318,7 +349,7 @@ def print_table(rows: list[dict]) -> None:
     print("\n== kg serve, p50 and p95 in ms: MCP over HTTP; /sparql beside the native query; the cold CLI")
     names = ["lookup", "lookup raw", "/api lookup", "native lookup", "context", "context raw", "/api context"]
     names += ["native context", "propose"]
-    names += ["http floor", "cold kg lookup", "cold kg sparql"]
+    names += ["http floor", "mcp floor", "cold kg lookup", "cold kg sparql"]
     names += [f"{door} {q}" for q in QUERIES for door in ("/sparql", "native")]
     names += [f"/sparql one entity, sales{when}" for when in (", first", "", ", after a write")]
     for row in rows:
@@ -348,9 +379,14 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--calls", type=int, default=30, help="calls of each read and of MCP propose")
     parser.add_argument("--writes", type=int, default=250, help="writes of each of the four clients")
+    parser.add_argument(
+        "--made",
+        type=Path,
+        help="a folder of knowledge bases bench/run.py --keep made (kb-SIZE): each is copied, not generated",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kgrdf-serve-bench-"))
-    rows = [measure_size(size, work, args.calls, args.writes) for size in args.sizes]
+    rows = [measure_size(size, work, args.calls, args.writes, args.made) for size in args.sizes]
     print_table(rows)
 
 
