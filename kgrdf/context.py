@@ -33,8 +33,10 @@ TOKEN_METHOD = (
 
 _PIECE = re.compile(r"[^\W\d_]+|\d|\n|[ \t]{2,}|\S")
 _ASCII_WORD = re.compile(r"[A-Za-z]+")
-_ASCII_MARK = re.compile(r"[^A-Za-z\s]")  # a digit or a punctuation mark: 1 each
+_ASCII_MARK = re.compile(r"[^A-Za-z\s\x80-\U0010ffff]")  # an ASCII digit or punctuation mark: 1 each
 _SPACE_RUN = re.compile(r"[ \t]{2,}")
+_WIDE = re.compile(r"[^\x00-\x7f\s]")  # a character past ASCII: its UTF-8 bytes, unless in a word
+_WIDE_WORD = re.compile(r"[^\W\x00-\x7f]")  # a letter or digit past ASCII, which makes its run count bytes
 
 
 def count_tokens(text: str) -> int:
@@ -44,12 +46,13 @@ def count_tokens(text: str) -> int:
     >>> count_tokens("Sam reviews web-app [f-3k9x2a]")
     16
     """
-    if text.isascii():  # the usual case, counted by kind rather than piece by piece
+    if not _WIDE_WORD.search(text):  # the usual case (words in ASCII), counted by kind, not piece by piece
         return (
             sum((len(word) + 3) // 4 for word in _ASCII_WORD.findall(text))
             + len(_ASCII_MARK.findall(text))
             + text.count("\n")
             + len(_SPACE_RUN.findall(text))
+            + sum(len(c.encode("utf-8", "surrogatepass")) for c in _WIDE.findall(text))
         )
     return count_pieces(text)
 

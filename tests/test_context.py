@@ -38,9 +38,13 @@ def test_count_tokens_adds_up_over_lines(lines):
     assert count_tokens("\n".join(lines)) == sum(map(count_tokens, lines)) + len(lines) - 1
 
 
-@settings(max_examples=500)
-@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
-def test_plain_ascii_text_counts_as_it_does_piece_by_piece(text):
+@settings(max_examples=800)
+@given(
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=80)
+    | st.text(alphabet=st.characters(max_codepoint=127) | st.sampled_from("·—…é٣\u00a0\u2028"), max_size=80)
+    | st.text(max_size=40)
+)
+def test_text_counts_by_kind_as_it_does_piece_by_piece(text):
     assert count_tokens(text) == context.count_pieces(text)
 
 
