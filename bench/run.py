@@ -9,7 +9,7 @@ only when it is not there): a million facts took 40 minutes to generate on two s
 minutes of processor), 1.2 GB of memory at peak, and 11 GB of disk (journal 3.6 GB, index 6.8 GB,
 git 0.25 GB). Each run adds its few proposals to a kept base.
 
-For each size it generates a knowledge base (bench/generate.py), then times, for the same entity:
+For each size it generates a knowledge base (bench/generate.py), then times, for one entity:
 
 - kg: the CLI in a fresh process (`kg lookup`, `kg facts`, `kg neighbors --hops 2`, `kg context --for`,
   `kg propose`), the best of --repeat runs;
@@ -19,6 +19,13 @@ For each size it generates a knowledge base (bench/generate.py), then times, for
 - naive: rdflib parsing a TriG export of the same data, then the same queries (what a tool that keeps
   its knowledge in one RDF file pays on every command); for propose, parse, add the fact's quads and
   write the file back.
+
+The entity each read asks about is, at the smallest size, the first repo (lookup: the --person);
+at each larger size, the entity of the same type (one of the first ten) whose answer is as large
+as there (the facts listed, or the nodes neighbors reaches), else the nearest: the generator draws
+links at random, so one entity can have twice the links at one size it has at another, and a read's
+cost is to grow with its answer, not with the knowledge base. The table names each entity and its
+answer; --same-entity asks about the same entities at every size.
 
 It prints one table: per command and size, kg beside its floor and the naive way, and kg's time at
 that size over its time at the smallest size. The targets (a write's and a read's cost do not grow
@@ -65,6 +72,39 @@ def cli(args: list[str]) -> None:
 def pick(person: str = "person/per-000001") -> dict:
     """Entities every generated size has (see bench/generate.py for the naming)."""
     return {"person": person, "repo": "repo/rep-000001", "hub": "repo/rep-000001"}
+
+
+CANDIDATES = 10  # the first entities of a type, which every generated size has
+
+
+def answer_size(args: list[str], kb_args: list[str]) -> int | None:
+    """How large a read command's answer is (the facts it lists, or the nodes neighbors reaches);
+    None when it fails (an entity forgotten in a kept knowledge base)."""
+    result = subprocess.run(KG + args + ["--json"] + kb_args, capture_output=True, text=True, env=ENV)
+    if result.returncode != 0:
+        return None
+    doc = json.loads(result.stdout)
+    if "nodes" in doc:
+        return len(doc["nodes"])
+    return len(doc.get("facts") or []) + len(doc.get("backlinks") or [])
+
+
+def matched(args: list[str], entity: str, want: int, kb_args: list[str]) -> tuple[list[str], str, int | None]:
+    """The command asked of the entity of ``entity``'s type whose answer is as large as ``want`` (the
+    answer at the smallest size), or the nearest: a random generator gives one entity twice the links
+    at one size that it has at another, and a read's cost is to grow with its answer, not with the
+    knowledge base."""
+    prefix = entity.rsplit("-", 1)[0]
+    best = (args, entity, answer_size(args, kb_args))
+    for n in range(CANDIDATES):
+        other = f"{prefix}-{n:06d}"
+        if best[2] == want or other == entity:
+            continue
+        asked = [other if a == entity else a for a in args]
+        size = answer_size(asked, kb_args)
+        if size is not None and (best[2] is None or abs(size - want) < abs(best[2] - want)):
+            best = (asked, other, size)
+    return best
 
 
 def floor_runner(path: Path):
@@ -266,8 +306,17 @@ def propose_floor(path: Path, store, entity_id: str, scratch: Path):
 
 
 def measure(
-    size: int, repeat: int, naive_max: int, naive_cap: float, work: Path, keep: bool, person: str
+    size: int,
+    repeat: int,
+    naive_max: int,
+    naive_cap: float,
+    work: Path,
+    keep: bool,
+    person: str,
+    answers: dict[str, int] | None = None,
 ) -> list[dict]:
+    """The rows of one size. With ``answers`` (each read's answer size at the smallest size), each
+    read asks about the entity whose answer is as large (:func:`matched`)."""
     path = knowledge_base(work, size, keep)
     targets = pick(person)
     kb_args = ["--kb", str(path)]
@@ -279,11 +328,19 @@ def measure(
     }
     rows = []
     cli(["stats"] + kb_args)  # warm the page cache and the index once
-    store, floor = floor_runner(path)
+    asked = {}
     for name, (args, entity) in commands.items():
+        if answers is None:
+            asked[name] = (args, entity, answer_size(args, kb_args))
+        else:
+            asked[name] = matched(args, entity, answers[name], kb_args)
+    store, floor = floor_runner(path)
+    for name, (args, entity, answer) in asked.items():
         kg_time = best_of(repeat, lambda args=args: cli(args + kb_args))
         floor_time = best_of(repeat, lambda name=name, entity=entity: floor[name](entity))
-        rows.append({"size": size, "command": name, "kg": kg_time, "floor": floor_time})
+        rows.append(
+            {"size": size, "command": name, "kg": kg_time, "floor": floor_time, "entity": entity, "answer": answer}
+        )
     del store
     counter = iter(range(10**6))
     propose_time = best_of(
@@ -310,9 +367,8 @@ def measure(
         with KnowledgeBase.open(path).reading() as session:
             trig.write_bytes(session.export("trig"))
         for row in rows:
-            name = row["command"]
-            entity = targets["person"] if name == "lookup" else targets["repo"]
-            row["naive"], row["naive_capped"] = naive_once(trig, name, entity, naive_cap)
+            entity = row.get("entity") or targets["repo"]
+            row["naive"], row["naive_capped"] = naive_once(trig, row["command"], entity, naive_cap)
         trig.unlink()
         Path(str(trig) + ".out").unlink(missing_ok=True)  # what the naive propose wrote
     for row in rows:
@@ -329,7 +385,7 @@ def label(size: int) -> str:
 
 HEADER = (
     f"{'command':<10} {'facts':>5} {'kg':>8} {'floor':>10} {'kg/floor':>8} {'naive':>10} {'naive/kg':>9} "
-    f"{'vs smallest':>14}"
+    f"{'vs smallest':>14}   asked about (answer)"
 )
 
 
@@ -343,10 +399,11 @@ def row_text(row: dict, base: dict | None = None) -> str:
     text = (
         f"{row['command']:<10} {label(row['size']):>5} {row['kg']:6.3f} s {floor} {ratio_floor} {naive} {ratio_naive}"
     )
+    asked = f"   {row['entity']} ({row['answer']})" if row.get("entity") else ""
     if base is None or base is row:
-        return text + f"{'':>14}" + missed(row, None)
+        return text + f"{'':>14}" + asked + missed(row, None)
     ratio = row["kg"] / base["kg"]
-    return text + f" {label(row['size']) + '/' + label(base['size']):>8} {ratio:4.2f}" + missed(row, ratio)
+    return text + f" {label(row['size']) + '/' + label(base['size']):>8} {ratio:4.2f}" + asked + missed(row, ratio)
 
 
 def missed(row: dict, ratio: float | None) -> str:
@@ -396,6 +453,12 @@ def main() -> None:
         default="person/per-000001",
         help="the person kg lookup asks about (another, in a kept knowledge base where that one was forgotten)",
     )
+    parser.add_argument(
+        "--same-entity",
+        action="store_true",
+        help="ask every size about the same entities, whatever their answers (default: at each size, "
+        "the entity whose answer is as large as at the smallest size)",
+    )
     args = parser.parse_args()
     if args.naive_one:
         return naive_main(*args.naive_one)
@@ -403,9 +466,14 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     os.environ.pop("KGRDF_HOME", None)
     print(f"kgrdf benchmark in {work} (best of {args.repeat}; ratios are measured side by side)")
-    table = []
+    table, answers = [], None
     for size in args.sizes:
-        table += measure(size, args.repeat, args.naive_max, args.naive_cap, work, args.keep is not None, args.person)
+        rows = measure(
+            size, args.repeat, args.naive_max, args.naive_cap, work, args.keep is not None, args.person, answers
+        )
+        table += rows
+        if answers is None and not args.same_entity:
+            answers = {row["command"]: row["answer"] for row in rows if row.get("answer") is not None}
     print(
         f"\n== summary: cold kg (a fresh process, best of {args.repeat}) beside its floor; targets: "
         f"the ratio to the smallest size <= {TARGET_RATIO}, "
