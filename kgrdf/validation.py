@@ -269,7 +269,8 @@ class _Chunks:
         """Route each of ``lines`` (the rebuild's) to its chunk, or keep it as an entity line."""
         from kgrdf.privacy import is_entities_graph
 
-        subject, schema, count, sinks = self.subject, self._schema, self.count, self.sinks
+        subject, schema, count = self.subject, self._schema, self.count
+        parts: list[list[str]] = [[] for _ in range(count)]  # written a part at a time, not a line
         for line in lines:
             graph = line.rpartition(" ")[2]
             if graph.endswith("/provenance>"):
@@ -281,7 +282,10 @@ class _Chunks:
                 continue
             else:
                 fact = graph
-            sinks[hash(subject.get(fact, fact)) % count].append(line)
+            parts[hash(subject.get(fact, fact)) % count].append(line)
+        for sink, part in zip(self.sinks, parts, strict=True):
+            if part:
+                sink.extend(part)
 
 
 def check_store(kb) -> list[dict]:
@@ -473,7 +477,7 @@ class _ChunkFile:
 
     def __init__(self, path, out):
         self.path = path
-        self.append = lambda line: out.write(line + "\n")
+        self.extend = lambda lines: out.write("\n".join(lines) + "\n")
 
 
 def _alive(pid: int) -> bool:
