@@ -169,12 +169,27 @@ def _shapes_on_chunks(chunks, entity_lines, ontology, read=lambda chunk: chunk) 
     if len(chunks) == 1:
         findings.update(shacl.check(view_from_lines(read(chunks[0]), entity_lines, ontology), compiled))
         return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
+    from concurrent.futures import ThreadPoolExecutor
+
     entities = _Entities(entity_lines)
-    findings.update(shacl.check(view_from_lines([], entity_lines, ontology), compiled))
-    for chunk in chunks:
+
+    def view_of(chunk):  # None: the entities' own view
+        if chunk is None:
+            return view_from_lines([], entity_lines, ontology)
         lines = read(chunk)
-        if lines:  # else its view is the entities' own, checked already
-            findings.update(shacl.check(view_from_lines(lines, entities.named_in(lines), ontology), compiled))
+        # A chunk with no lines has the entities' own view, checked already.
+        return view_from_lines(lines, entities.named_in(lines), ontology) if lines else None
+
+    # The next view is made while the shapes run on this one: two views held, at most.
+    with ThreadPoolExecutor(max_workers=1) as maker:
+        coming = maker.submit(view_of, None)
+        for chunk in [*chunks, None]:
+            data = coming.result()
+            if chunk is not None:
+                coming = maker.submit(view_of, chunk)
+            if data is not None:
+                findings.update(shacl.check(data, compiled))
+            del data
     return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
 
 
