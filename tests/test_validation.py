@@ -688,3 +688,16 @@ def test_validate_finds_in_chunks_of_one_fact_what_it_finds_in_one_view_of_entit
     assert ("team/web", "only an organization can be a perspective's self organization") in messages
     assert any(focus == "team/web" and "self organization already" in message for focus, message in messages)
     assert chunked == whole
+
+
+def test_validate_decides_by_the_exact_comparison_when_the_index_cannot_be_written_to_a_named_pipe(demo, monkeypatch):
+    """The index is written out to a named pipe for its digest; when that fails, the comparison line
+    by line decides, and a clean knowledge base is reported clean rather than as an error."""
+    from kgrdf import validation
+    from kgrdf.kb import KnowledgeBase
+
+    def broken(store, pipe):
+        raise OSError("the pipe broke")
+
+    monkeypatch.setattr(validation, "_dump_to_pipe", broken)
+    assert KnowledgeBase.open(demo.path).validate() == {"damage": [], "findings": []}
