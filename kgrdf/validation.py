@@ -156,16 +156,71 @@ def shapes_on_lines(lines, ontology, progress=None, facts_per_chunk: int = FACTS
 
 
 def _shapes_on_chunks(chunks, entity_lines, ontology, read=lambda chunk: chunk) -> list[Finding]:
-    """The findings of the shapes on each chunk's view (``read(chunk)``: its lines), one at a time."""
+    """The findings of the shapes on each chunk's view (``read(chunk)``: its lines), one at a time.
+
+    Of several chunks, the entities are checked once, in a view of their own, and each chunk's view
+    holds only the entities its lines name (:class:`_Entities`), as a write's view does: every entity
+    in every chunk's view made the work grow as the facts times the entities (at 100k facts, 70k
+    entity lines loaded and checked 21 times over)."""
     from kgrdf import shacl
 
     compiled = shacl.compiled()
     findings: set[Finding] = set()
-    for chunk in chunks:
-        data = view_from_lines(read(chunk), entity_lines, ontology)
-        findings.update(shacl.check(data, compiled))
-        del data
+    if len(chunks) == 1:
+        findings.update(shacl.check(view_from_lines(read(chunks[0]), entity_lines, ontology), compiled))
+        return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
+    from concurrent.futures import ThreadPoolExecutor
+
+    entities = _Entities(entity_lines)
+
+    def view_of(chunk):  # None: the entities' own view
+        if chunk is None:
+            return view_from_lines([], entity_lines, ontology)
+        lines = read(chunk)
+        # A chunk with no lines has the entities' own view, checked already.
+        return view_from_lines(lines, entities.named_in(lines), ontology) if lines else None
+
+    # The next view is made while the shapes run on this one: two views held, at most.
+    with ThreadPoolExecutor(max_workers=1) as maker:
+        coming = maker.submit(view_of, None)
+        for chunk in [*chunks, None]:
+            data = coming.result()
+            if chunk is not None:
+                coming = maker.submit(view_of, chunk)
+            if data is not None:
+                findings.update(shacl.check(data, compiled))
+            del data
     return sorted(findings, key=lambda f: (f.severity, f.focus, f.message))
+
+
+class _Entities:
+    """The entity lines by the node they describe, to give a chunk of facts the entities it names:
+    all that a fact's constraints reach beyond its own graphs, the facts of its subject and the
+    ontology (its subject's and object's types). An entity comes with every line about it, and with
+    the entities (or blank nodes) those lines lead to, so a constraint on it finds there what it
+    finds in the view of every entity; one that compares entities with each other (one self
+    organization a perspective) finds them all in the entities' own view."""
+
+    def __init__(self, lines):
+        self.about: dict[str, list[str]] = {}
+        for line in lines:
+            self.about.setdefault(line.partition(" ")[0], []).append(line)
+
+    def named_in(self, lines) -> list[str]:
+        """The lines of the entities that are the subject or the object of one of ``lines``, and of
+        those they lead to. A literal's first word is taken for a node too: it only brings more
+        context."""
+        about = self.about
+        named = {node for line in lines for node in line.split(" ", 3)[:3:2]} & about.keys()
+        todo, out = list(named), []
+        while todo:
+            for line in about[todo.pop()]:
+                out.append(line)
+                node = line.split(" ", 3)[2]
+                if node in about and node not in named:
+                    named.add(node)
+                    todo.append(node)
+        return out
 
 
 def _journal_lines(kb):
@@ -188,8 +243,9 @@ def _chunks(lines, facts_per_chunk: int) -> tuple[list[list[str]], list[str], in
 class _Chunks:
     """The journal's rebuild laid out for the shapes, a chunk of facts at a time: a fact's lines (its
     triple and its provenance) go to the chunk of its subject, so that the facts of one subject
-    meet; each chunk holds them with every entity and the ontology, which is all the context a
-    constraint reaches from a fact (the single-valued warning compares the facts of one subject).
+    meet; each chunk's view holds them with the entities they name and the ontology, which is all
+    the context a constraint reaches from a fact (the single-valued warning compares the facts of
+    one subject), and the entities are checked in a view of their own (:func:`_shapes_on_chunks`).
     :meth:`learn` reads each fact's subject first (a pass over the lines as they were added), so a
     provenance line finds its fact's chunk whenever it comes. ``sink(n)`` makes chunk n's holder:
     a list, or a file that keeps memory bounded whatever the size of the journal."""
@@ -224,7 +280,8 @@ class _Chunks:
         """Route each of ``lines`` (the rebuild's) to its chunk, or keep it as an entity line."""
         from kgrdf.privacy import is_entities_graph
 
-        subject, schema, count, sinks = self.subject, self._schema, self.count, self.sinks
+        subject, schema, count = self.subject, self._schema, self.count
+        parts: list[list[str]] = [[] for _ in range(count)]  # written a part at a time, not a line
         for line in lines:
             graph = line.rpartition(" ")[2]
             if graph.endswith("/provenance>"):
@@ -236,7 +293,10 @@ class _Chunks:
                 continue
             else:
                 fact = graph
-            sinks[hash(subject.get(fact, fact)) % count].append(line)
+            parts[hash(subject.get(fact, fact)) % count].append(line)
+        for sink, part in zip(self.sinks, parts, strict=True):
+            if part:
+                sink.extend(part)
 
 
 def check_store(kb) -> list[dict]:
@@ -252,7 +312,7 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
     deleted and each fact's subject; the second folds it a transaction at a time into its rebuild,
     which is both what the index must equal (each line's hash kept, 8 bytes a line) and what the
     shapes check, laid out in chunk files under cache/ (:class:`_Chunks`, removed at the end). The
-    index is written out and hashed on one core (:class:`_IndexHashes`, 15-40 s at 100k facts) while
+    index is written out and hashed on one core (:class:`_IndexHashes`, 13 s at 100k facts) while
     this runs on the other; a store found damaged drops the shapes' findings. Its memory follows the
     entities and one chunk, not the journal."""
     import itertools
@@ -428,7 +488,7 @@ class _ChunkFile:
 
     def __init__(self, path, out):
         self.path = path
-        self.append = lambda line: out.write(line + "\n")
+        self.extend = lambda lines: out.write("\n".join(lines) + "\n")
 
 
 def _alive(pid: int) -> bool:
@@ -479,6 +539,36 @@ def _digest(hashes) -> tuple[int, int, int]:
     return len(hashes), total, squares
 
 
+def _dump_to_pipe(store, pipe: str) -> None:
+    """The store written out as N-Quads to the named pipe ``pipe``, which Oxigraph opens and writes
+    without the interpreter's lock: written to a Python file, it takes that lock for every few
+    kilobytes, which held the rest of kg validate to one core while the index was written out (15 s
+    at 100k facts). Oxigraph then syncs the file it wrote, which a pipe refuses (EINVAL) once
+    everything is written; an error before that cuts the lines short, so the digest differs from the
+    rebuild's, and any other error leaves it unknown: either way the exact comparison, through a
+    Python file, decides."""
+    import errno
+
+    from pyoxigraph import RdfFormat
+
+    try:
+        store.dump(output=pipe, format=RdfFormat.N_QUADS)
+    except OSError as exc:  # Oxigraph gives its own errors without errno
+        if exc.errno != errno.EINVAL and f"(os error {errno.EINVAL})" not in str(exc):
+            raise
+
+
+def _widen(pipe) -> None:
+    """A pipe that holds 1 MB rather than 64 KB, where the system lets it: each read of the dump
+    waits for the interpreter's lock, which the caller's own work holds up to 5 ms at a time."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (AttributeError, OSError):  # not Linux, or a limit lower than 1 MB: reads come smaller
+        pass
+
+
 def _index_hashes(backend, keep: bool):
     """The hashes of the index's data lines: dumped beside the caller's work from a store on this
     machine, read through the backend's own quads from a server."""
@@ -502,8 +592,8 @@ class _IndexHashes:
     """The hash of each line of the index's data (its named graphs but the schema, which comes from
     ontology/, not the journal), as kgrdf writes a quad, computed beside the caller's own work:
     Oxigraph writes the index out as N-Quads in a thread of its own, which lets go of Python while it
-    reads, and a second thread hashes what comes through a pipe, so neither the lines nor the dump
-    are ever held whole. :meth:`result` waits for it: the set of hashes with ``keep``, else only
+    reads, and a second thread hashes what comes through a pipe (a named one for the digest, see
+    :func:`_dump_to_pipe`), so neither the lines nor the dump are ever held whole. :meth:`result` waits for it: the set of hashes with ``keep``, else only
     their :func:`_digest` (a set of 2M hashes would take 150 MB more while the shapes run)."""
 
     def __init__(self, store, keep: bool):
@@ -530,7 +620,8 @@ class _IndexHashes:
 
     def _hashes(self) -> set[int]:
         import os
-        import threading
+        import shutil
+        import tempfile
 
         from pyoxigraph import DefaultGraph, RdfFormat
 
@@ -543,23 +634,61 @@ class _IndexHashes:
             if line
         }
         schema = f" <{SCHEMA_GRAPH}>"
-        read, write = os.pipe()
-        failed: list[BaseException] = []
-
-        def dump():
+        folder = None
+        if not self.keep and hasattr(os, "mkfifo"):
+            folder = tempfile.mkdtemp(prefix="kgrdf-validate-")
+            pipe = os.path.join(folder, "index.nq")
             try:
+                os.mkfifo(pipe, 0o600)
+            except OSError:
+                shutil.rmtree(folder, ignore_errors=True)
+                folder = None
+        if folder is None:  # the exact way, which any error stops
+            read, write = os.pipe()
+
+            def dump():
                 with open(write, "wb") as out:
                     store.dump(output=out, format=RdfFormat.N_QUADS)
+
+            return self._read(dump, read, bookkeeping, schema)
+        try:
+            return self._read(lambda: _dump_to_pipe(store, pipe), pipe, bookkeeping, schema)
+        except Exception:  # the digest unknown: the exact way, which reports the error, decides
+            return None
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _read(self, dump, source, bookkeeping: set[int], schema: str):
+        """The hashes of what ``dump()``, run in a thread of its own, writes to ``source`` (a pipe's
+        end, or a named pipe's path)."""
+        import os
+        import threading
+
+        failed: list[BaseException] = []
+        finished = threading.Event()
+
+        def run():
+            try:
+                dump()
             except BaseException as exc:  # given to the reading thread
                 failed.append(exc)
+            finally:
+                # A reader of a named pipe waits for a writer: one that never came is stood in for.
+                while isinstance(source, str) and not finished.is_set():
+                    try:
+                        os.close(os.open(source, os.O_WRONLY | os.O_NONBLOCK))
+                        break
+                    except OSError:  # no reader yet
+                        finished.wait(0.01)
 
-        thread = threading.Thread(target=dump, daemon=True)
+        thread = threading.Thread(target=run, daemon=True)
         thread.start()
         found: set[int] = set()
         mask = (1 << 64) - 1
         count = total = squares = 0
         rest = b""
-        with open(read, "rb") as incoming:
+        with open(source, "rb") as incoming:
+            _widen(incoming)
             for block in iter(lambda: incoming.read(1 << 20), b""):
                 whole = (rest + block).rpartition(b"\n")  # cut at a newline: no character split in two
                 rest = whole[2]
@@ -571,6 +700,7 @@ class _IndexHashes:
                         found.add(h)
                     else:  # the index holds each quad once: its lines' hashes are a set already
                         count, total, squares = count + 1, (total + h) & mask, (squares + h * h) & mask
+        finished.set()
         thread.join()
         if failed:
             raise failed[0]

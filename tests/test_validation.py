@@ -661,3 +661,43 @@ def test_validate_reports_an_index_that_differs_from_the_journal_with_the_count_
             "message": "the index differs from the journal's rebuild: 1 quads more, 1 fewer",
         }
     ]
+
+
+def test_validate_finds_in_chunks_of_one_fact_what_it_finds_in_one_view_of_entities_no_fact_names(seeded):
+    """A chunk's view holds the entities its facts name; an entity no fact names is still checked,
+    with every other entity: a second name, and two self organizations of one perspective (a rule
+    that compares entities), are found however small the chunks."""
+    from kgrdf import validation
+    from kgrdf.kb import KnowledgeBase
+
+    seeded("org", "init", "Acme")
+    seeded("propose", "release", "entry_point", "--object", "channel/ops", "--source", "report:a")
+    seeded("propose", "release", "entry_point", "--object", "channel/deploys", "--source", "report:b")
+    knowledge_base = KnowledgeBase.open(seeded.path)
+    with knowledge_base.reading() as session:
+        lines = list(validation._journal_lines(knowledge_base))
+        ontology = session.backend.schema_quads()
+    label = next(line for line in lines if "/person/dan> <http://www.w3.org/2004/02/skos/core#prefLabel>" in line)
+    self_org = next(line for line in lines if "#selfOrganization>" in line)
+    web = next(line for line in lines if "/team/web> " in line).partition(" ")[0]
+    lines += [label.replace('"Dan Brooks"', '"Daniel Brooks"'), f"{web} {self_org.partition(' ')[2]}"]
+    whole = validation.shapes_on_lines(lines, ontology, facts_per_chunk=10**9)
+    chunked = validation.shapes_on_lines(lines, ontology, facts_per_chunk=1)
+    messages = {(f.as_json()["focus"], f.message) for f in chunked}
+    assert ("person/dan", "an entity has exactly one name (skos:prefLabel)") in messages
+    assert ("team/web", "only an organization can be a perspective's self organization") in messages
+    assert any(focus == "team/web" and "self organization already" in message for focus, message in messages)
+    assert chunked == whole
+
+
+def test_validate_decides_by_the_exact_comparison_when_the_index_cannot_be_written_to_a_named_pipe(demo, monkeypatch):
+    """The index is written out to a named pipe for its digest; when that fails, the comparison line
+    by line decides, and a clean knowledge base is reported clean rather than as an error."""
+    from kgrdf import validation
+    from kgrdf.kb import KnowledgeBase
+
+    def broken(store, pipe):
+        raise OSError("the pipe broke")
+
+    monkeypatch.setattr(validation, "_dump_to_pipe", broken)
+    assert KnowledgeBase.open(demo.path).validate() == {"damage": [], "findings": []}
