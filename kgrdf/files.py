@@ -51,6 +51,17 @@ def read_json(path: Path) -> dict:
         raise Damaged(f"{path.name} does not parse: {exc}") from None
 
 
+def signature(path: Path) -> tuple | None:
+    """What the file at ``path`` is now (inode, size, modification and change times), which every
+    change to it alters, whether it is rewritten in place or written whole under a new name (as
+    write_json does); None when it is not there. Raises OSError when it cannot be looked at."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 

@@ -32,17 +32,10 @@ def _settings_signature(path: Path) -> tuple | None:
     (files.write_json). None when the folder cannot be looked into."""
     from kgrdf import migrate
 
-    out = []
-    for name in ("format.json", "replica.json", migrate.MARKER):
-        try:
-            info = os.stat(path / name)
-        except FileNotFoundError:
-            out.append(None)
-            continue
-        except OSError:
-            return None
-        out.append((info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
-    return tuple(out)
+    try:
+        return tuple(files.signature(path / name) for name in ("format.json", "replica.json", migrate.MARKER))
+    except OSError:
+        return None
 
 
 def default_home() -> Path:

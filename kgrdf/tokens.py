@@ -13,7 +13,6 @@ the same time whichever token it matches or misses.
 """
 
 import hashlib
-import os
 import re
 import secrets
 from dataclasses import asdict, dataclass
@@ -59,8 +58,7 @@ def _read(kb_path: Path) -> list[Token]:
     revoked token opens nothing from the next request on."""
     path = kb_path / FILE
     try:
-        info = os.stat(path)
-        signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        signature = files.signature(path)
     except OSError:
         signature = None
     held = _READ.get(path)

@@ -35,8 +35,9 @@ GRAPH_TYPES = {  # CONSTRUCT and DESCRIBE answers, the first the default
 
 
 class Tokens:
-    """The callers of requests: tokens.json is read on each (a few hundred bytes), so that a token
-    revoked with kg tokens revoke opens nothing from the next request on."""
+    """The callers of requests, looked up in tokens.json on each (kgrdf.tokens parses it again
+    whenever it changed), so that a token revoked with kg tokens revoke opens nothing from the next
+    request on."""
 
     def __init__(self, kb_path: Path):
         self.kb_path = kb_path
@@ -296,7 +297,7 @@ def app(kb_path: Path, resident=None):
 
     service = Service(kb_path, resident)
     callers = Tokens(kb_path)
-    mcp = tools.server(service, None, callers)
+    mcp = tools.server(service, None)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
 
     @contextlib.asynccontextmanager

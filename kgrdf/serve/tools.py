@@ -38,28 +38,26 @@ Quote = Annotated[str, Field(description="The user's own words, as they wrote th
 Transcript = Annotated[str, Field(description="The path of this session's transcript (JSON lines).")]
 
 
-def _caller_of(ctx, fixed: Caller | None, cache) -> Caller:
+def _caller_of(ctx, fixed: Caller | None) -> Caller:
     """The caller of this call: the fixed one (stdio), else the one the HTTP guard found for the
-    request's token (kgrdf.serve.http.Guard), else the token's own."""
+    request's token (kgrdf.serve.http.Guard puts it in the request's scope)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     if fixed is not None:
         return fixed
     request = getattr(ctx.request_context, "request", None)
-    caller = (getattr(request, "scope", None) or {}).get("state", {}).get("caller")  # the guard's
-    if caller is None and cache is not None:
-        caller = cache.caller((getattr(ctx, "headers", None) or {}).get("authorization"))
+    caller = (getattr(request, "scope", None) or {}).get("state", {}).get("caller")
     if caller is None:
         raise ToolError("this call carries no known token")
     return caller
 
 
-async def _run(ctx, fixed, cache, failure, call, *args, **kwargs) -> Any:
+async def _run(ctx, fixed, failure, call, *args, **kwargs) -> Any:
     """Run a blocking library call off the event loop; a KgError becomes ``failure`` (a tool's or a
     resource's error) with the CLI's one-line reason."""
     import anyio
 
-    caller = _caller_of(ctx, fixed, cache)
+    caller = _caller_of(ctx, fixed)
     try:
         return await anyio.to_thread.run_sync(lambda: call(caller, *args, **kwargs))
     except KgError as exc:
@@ -76,9 +74,9 @@ def _answer(document: dict):
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=document)
 
 
-def server(service: Service, fixed: Caller | None, cache=None):
+def server(service: Service, fixed: Caller | None):
     """The MCP server over ``service``: for the caller ``fixed`` (stdio), or for each HTTP request's
-    token (``cache`` resolves it)."""
+    token (as the HTTP guard resolved it)."""
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
@@ -86,10 +84,10 @@ def server(service: Service, fixed: Caller | None, cache=None):
 
     async def run(ctx, call, *args, **kwargs):
         # rendered in the worker thread that made the document, not on the event loop after it
-        return await _run(ctx, fixed, cache, ToolError, lambda *a, **k: _answer(call(*a, **k)), *args, **kwargs)
+        return await _run(ctx, fixed, ToolError, lambda *a, **k: _answer(call(*a, **k)), *args, **kwargs)
 
     def read(ctx, call, *args, **kwargs):
-        return _run(ctx, fixed, cache, ResourceError, call, *args, **kwargs)
+        return _run(ctx, fixed, ResourceError, call, *args, **kwargs)
 
     @mcp.tool()
     async def lookup(entity: EntityArg, ctx: Context, limit: Limit = None, cursor: Cursor = None) -> dict[str, Any]:
