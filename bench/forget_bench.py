@@ -109,7 +109,7 @@ def measure(size: int, work: Path, kept: Path | None = None) -> dict:
         shutil.copytree(kept, kb, symlinks=True)
     where = ["--kb", str(kb)]
     kg("stats", *where)  # warm: the index is there and fresh
-    journal_mb = sum(p.stat().st_size for p in (kb / "journal").rglob("*.rdfp")) / 1e6
+    journal_mb = sum(p.stat().st_size for p in (kb / "journal").rglob("*.rdfp*")) / 1e6
     write, _ = kg("propose", "repo/rep-000001", "caveat", "--value", "measured", "--source", "pr:1", *where)
     shutil.rmtree(kb / "index")
     rebuild, rebuild_mb = kg("stats", *where)

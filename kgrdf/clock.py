@@ -6,6 +6,7 @@ All times are stored as xsd:dateTime in UTC with second precision.
 
 import os
 import re
+import zlib
 from datetime import UTC, date, datetime
 
 from kgrdf.errors import BadInput, Refused
@@ -85,16 +86,16 @@ def last_recorded(journal) -> str | None:
     header of the last patch of each journal (this replica's and the private one). A patch has one
     header, at its start: a write reads its first lines, whatever the size of the patch (an import's
     is hundreds of megabytes) or of the knowledge base."""
-    last = [journal.local.last(), journal.shared.last()]
-    times = [t for t in (_time_in(path) for path in last if path is not None) if t]
+    last = [(stream, stream.last()) for stream in (journal.local, journal.shared)]
+    times = [t for t in (_time_in(stream, path) for stream, path in last if path is not None) if t]
     return max(times) if times else None
 
 
-def _time_in(path) -> str | None:
+def _time_in(stream, path) -> str | None:
     """The value of the ``H time`` header line of a patch: among the header lines that start it,
     before ``TX``."""
     try:
-        with open(path, "rb") as patch:
+        with stream.open(path) as patch:
             head = b"\n"
             while True:
                 piece = patch.read(_HEAD)
@@ -107,7 +108,7 @@ def _time_in(path) -> str | None:
                     continue  # the value goes on in the next piece
                 if not piece or b"\nTX ." in head:
                     return None
-    except OSError:
+    except (OSError, EOFError, zlib.error):  # gone, or a gzipped patch cut short or damaged
         return None
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from kgrdf import clock, identifiers, model, privacy, vocab
 from kgrdf.errors import Damaged, Refused
+from kgrdf.journal import unpacked
 from kgrdf.purge import Plan, digest, journal_pieces, refuse_if_shared, rows_in, shared_rows, start
 
 
@@ -295,10 +296,16 @@ def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None =
                     info = os.stat(path)
                     if unchanged[path] == (info.st_size, info.st_mtime_ns):
                         continue
-                text = open(path, "rb").read().decode("utf-8", errors="replace")
+                data = open(path, "rb").read()
+                if name.endswith(".gz"):
+                    data = unpacked(name, data, os.path.relpath(path, kb.path))[0]
+                text = data.decode("utf-8", errors="replace")
             except OSError:
                 continue
-            if name.endswith(".rdfp"):
+            except Damaged:
+                found.append(os.path.relpath(path, kb.path))  # unreadable: not known to be free of them
+                continue
+            if name.endswith((".rdfp", ".rdfp.gz")):
                 named = any(quad.graph_name.value.startswith(base) for _row, quad in named_rows(text, person))
             else:
                 named = any(person.in_text(piece) for piece in _texts(text))

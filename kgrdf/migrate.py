@@ -21,6 +21,11 @@ one gets an id of its own. Then, in order:
 4. ``journal.v1/`` and ``migrating.json`` are removed and the change is committed to git.
 
 So a migration killed at any point leaves the old files whole or the new ones, never a mix.
+
+Format 3 gzips each patch file (``.rdfp.gz``). A format 2 folder is brought to it by ``format.json``
+alone (steps 1, 3 and 4, with no journal built): its plain ``.rdfp`` files are read as they are, the
+digests chained over them stay, and the patches written from then on are gzipped. A format 1 folder
+is built straight into gzipped files.
 """
 
 import json
@@ -55,7 +60,7 @@ def migrate(kb) -> None:
         if not under_way(kb.path):
             if settings.get("format", journal.FORMAT) >= journal.FORMAT:
                 return  # another process migrated it while this one waited for the lock
-            view = build(kb)
+            view = build(kb) if settings.get("format") == 1 else None  # format 2's files stay as they are
             files.write_json(kb.path / MARKER, {"format": journal.FORMAT, "view": view and view.as_dict()})
             fsync_dir(kb.path)
         carry_forward(kb, settings)
@@ -82,7 +87,7 @@ def carry_forward(kb, settings: dict) -> None:
     fsync_dir(kb.path)
     print(
         f"kg: the knowledge base is now in format {marker['format']}: each journal an RDF Patch log of its "
-        f"own, one patch a file",
+        f"own, one gzipped patch a file",
         file=sys.stderr,
     )
     kb.git_commit(f"kg: the journal in format {marker['format']} (each journal an RDF Patch log of its own)")
@@ -160,13 +165,15 @@ def build(kb) -> Position | None:
 
 
 def _write(stream: Stream, number: int, patch: Patch):
-    """A patch file without its own fsync (build syncs them all at once)."""
+    """A patch file without its own fsync (build syncs them all at once): its name, size and patch bytes."""
     data = patch.encode()
-    path = stream.dir / journal.name_of(number)
+    name = journal.name_of(number)
+    raw = journal.packed(name, data)
+    path = stream.dir / name
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with files.create(path) as out:
-        out.write(data)
-    return journal.name_of(number), len(data), data
+        out.write(raw)
+    return name, len(raw), data
 
 
 def replace_position(position: Position, seq: int) -> Position:

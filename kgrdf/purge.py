@@ -36,7 +36,7 @@ from pathlib import Path
 
 from kgrdf import files, identifiers, privacy, vcs, vocab
 from kgrdf.errors import Refused
-from kgrdf.journal import LOCAL, Patch, Stream, fsync_dir, parse_patch
+from kgrdf.journal import LOCAL, Patch, Stream, fsync_dir, packed
 
 MARKER = "purging.json"  # present while a deletion runs; never tracked
 
@@ -113,7 +113,7 @@ def journal_pieces(stream: Stream, chars: int | None = None) -> Iterator[Journal
     for path in stream.files():
         info = path.stat()
         stats[str(path)] = (info.st_size, info.st_mtime_ns)
-        parts.append(path.read_bytes().decode("utf-8", errors="replace"))
+        parts.append(stream.patch_bytes(path).decode("utf-8", errors="replace"))
         size += len(parts[-1])
         if size >= chars:
             yield _piece(parts, stats)
@@ -220,9 +220,9 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
     counts = {"records": 0, "placeholders": 0}
     files.new_folder(new)
     folders = set()
-    for path in Stream(local).files():
-        data = path.read_bytes()
-        patch = parse_patch(data, f"journal/{LOCAL}/{path.parent.name}/{path.name}")
+    stream = Stream(local)
+    for path in stream.files():
+        patch, _data, _size = stream.read(path)
         if patch is None:
             continue  # a torn tail: a leftover, dropped with the rest
         target = new / path.parent.name / path.name
@@ -231,12 +231,12 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
             folders.add(path.parent.name)
         rewritten = _without(patch, plan, counts)
         if rewritten is not None:
-            _write_file(target, rewritten.encode())
+            _write_file(target, packed(path.name, rewritten.encode()))
             continue
         try:
             os.link(path, target)  # the same bytes, already on disk
         except OSError:
-            _write_file(target, data)
+            _write_file(target, path.read_bytes())
     if not counts["records"]:
         shutil.rmtree(new)
         return counts  # nothing of it named them (a rewrite finished before a cut)

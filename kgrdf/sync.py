@@ -2,8 +2,8 @@
 
 A team's hub is a SPARQL 1.1 server (kgrdf.store.hub). ``kg sync`` pushes the patches of this
 replica's shared journal that the hub does not hold yet, pulls the other replicas' patches it has
-not seen, each kept as a journal of its own in ``replicas/<replica>/`` (byte for byte, each checked
-to follow the one before it), and folds what they say into the knowledge base in one write of its
+not seen, each kept as a journal of its own in ``replicas/<replica>/`` (each patch byte for byte,
+gzipped as ours are, and checked to follow the one before it), and folds what they say into the knowledge base in one write of its
 own, through the same write path as any command: the same resolution, the same privacy routing
 (a text naming one of this machine's people goes to the private journal) and the same SHACL shapes.
 The private journal is never pushed.
@@ -175,7 +175,8 @@ def _push(kb, hub) -> int:
     for start in range(on_hub + 1, last + 1, PUSH_AT_ONCE):
         patches = []
         for number in range(start, min(start + PUSH_AT_ONCE, last + 1)):
-            patch, data = stream.read(stream.dir / name_of(number))
+            path = stream.path_of(number)
+            patch, data, _size = stream.read(path) if path is not None else (None, b"", 0)
             if patch is None:
                 raise Damaged(f"journal/{kb.replica}/{name_of(number)} is not a whole patch")
             patches.append((number, data, patch.deletes, patch.adds, patch.time))

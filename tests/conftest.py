@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from kgrdf.cli import app
 
+from .patchlog import journal_bytes
+
 runner = CliRunner()
 
 # Property and fuzz tests draw new cases on every run here, to find what no one thought of; in CI
@@ -45,7 +47,7 @@ class Kg:
 
     def snapshot(self) -> dict:
         """Everything a write changes: journal bytes, view.json, git history, index position."""
-        journal = b"".join(p.read_bytes() for p in sorted((self.path / "journal").rglob("*.rdfp")))
+        journal = journal_bytes(self.path / "journal")
         commits = subprocess.run(
             ["git", "rev-list", "--all", "--count"], cwd=self.path, capture_output=True, text=True
         ).stdout.strip()

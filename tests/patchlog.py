@@ -9,13 +9,29 @@ The RDF Patch format: https://jena.apache.org/documentation/rdf-patch/ (a header
 change blocks); patch logs: each patch has an ``id`` and names the previous one with ``prev``.
 """
 
+import gzip
 import re
 from pathlib import Path
 
 import pyoxigraph as ox
 
 _HEADER = re.compile(r'^H ([A-Za-z_][\w-]*) (<[^<>"{}|^`\\\s]*>|"(?:[^"\\]|\\.)*") \.$')
-_FILE = re.compile(r"^\d{10}\.rdfp$")
+_FILE = re.compile(r"^\d{10}\.rdfp(?:\.gz)?$")  # gzipped since format 3; format 2's files are plain
+
+
+def patch_files(folder: Path) -> list[Path]:
+    """Every patch file under ``folder`` (either form, no torn file set aside), in order."""
+    return sorted((p for p in folder.rglob("*") if p.is_file() and _FILE.match(p.name)), key=lambda p: p.name)
+
+
+def patch_bytes(path: Path) -> bytes:
+    """The patch a file holds: gunzipped by Python's gzip (which fails on a stream cut short), or plain."""
+    return gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+
+
+def journal_bytes(folder: Path) -> bytes:
+    """Every patch under ``folder`` (a journal, or all of them), one after another."""
+    return b"".join(patch_bytes(p) for p in patch_files(folder))
 
 
 def read_patch(data: bytes, where: str) -> dict:
@@ -49,14 +65,13 @@ def read_patch(data: bytes, where: str) -> dict:
 
 def read_log(folder: Path) -> list[dict]:
     """Every patch of one journal folder, in order, checked as a patch log on its own."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and _FILE.match(p.name))
     patches, prev, ids = [], None, set()
-    for number, path in enumerate(files, start=1):
+    for number, path in enumerate(patch_files(folder), start=1):
         where = f"{folder.name}/{path.relative_to(folder)}"
-        assert path.relative_to(folder).as_posix() == f"{number // 1000:07d}/{number:010d}.rdfp", (
+        assert path.relative_to(folder).as_posix().removesuffix(".gz") == f"{number // 1000:07d}/{number:010d}.rdfp", (
             f"{where}: expected patch {number} here"
         )
-        patch = read_patch(path.read_bytes(), where)
+        patch = read_patch(patch_bytes(path), where)
         headers = patch["headers"]
         assert headers.get("prev") == prev, f"{where}: prev {headers.get('prev')} is not the patch before it ({prev})"
         assert headers["id"] not in ids, f"{where}: id {headers['id']} twice"
@@ -71,8 +86,8 @@ def apply_with_rdflib(folder: Path):
     import rdflib
 
     dataset = rdflib.Dataset()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and _FILE.match(p.name)):
-        dataset.parse(path, format="patch")
+    for path in patch_files(folder):
+        dataset.parse(data=patch_bytes(path), format="patch")
     return dataset
 
 
@@ -85,7 +100,7 @@ def check_journals(journal: Path, replica: str) -> tuple[list[dict], list[dict]]
     local = read_log(journal / "local") if (journal / "local").exists() else []
     shared_ids = [p["headers"]["id"] for p in shared]
     local_ids = {p["headers"]["id"] for p in local}
-    shared_bytes = b"".join(p["path"].read_bytes() for p in shared)
+    shared_bytes = b"".join(patch_bytes(p["path"]) for p in shared)
     for patch in shared:
         assert set(patch["headers"]) <= {"id", "prev", "time", "command"}, patch["headers"]
     for private_id in local_ids:
@@ -97,3 +112,8 @@ def check_journals(journal: Path, replica: str) -> tuple[list[dict], list[dict]]
     assert seqs == sorted(set(seqs)), f"the private journal's sequence numbers do not rise: {seqs}"
     assert not local_ids & set(shared_ids)
     return shared, local
+
+
+def write_patch(path: Path, data: bytes) -> None:
+    """Put ``data`` in a patch file in the file's own form (an edit made outside kgrdf)."""
+    path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from .conftest import Kg, one_line
+from .patchlog import patch_bytes, patch_files
 from .serving import Server
 from .test_forget import _files_naming, _unpack_git
 
@@ -44,8 +45,8 @@ def _patches_holding(kg: Kg, text: str) -> list[str]:
     """The journal each patch file holding ``text`` belongs to: local, or the replica's."""
     return sorted(
         path.relative_to(kg.path / "journal").parts[0]
-        for path in (kg.path / "journal").rglob("*.rdfp")
-        if text.encode() in path.read_bytes()
+        for path in patch_files(kg.path / "journal")
+        if text.encode() in patch_bytes(path)
     )
 
 

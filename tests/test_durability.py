@@ -25,7 +25,7 @@ from kgrdf.journal import Position
 from kgrdf.kb import KnowledgeBase
 from kgrdf.store.oxigraph import OxigraphBackend
 
-from .patchlog import check_journals
+from .patchlog import check_journals, patch_bytes, patch_files, write_patch
 
 SEED = int(os.environ.get("KGRDF_FAULT_SEED") or 20261130)
 ENTITIES = 20  # repo/r0 .. repo/r19: facts spread over them, as real writes are
@@ -136,7 +136,7 @@ def _journal_bytes(kb_path: Path) -> int:
     total = 0
     for root, _dirs, files in os.walk(kb_path / "journal"):
         for name in files:
-            if name.endswith(".rdfp"):
+            if name.endswith((".rdfp", ".rdfp.gz")):
                 try:
                     total += os.stat(os.path.join(root, name)).st_size
                 except FileNotFoundError:
@@ -690,7 +690,7 @@ def _follow_the_way_out(kg, ids: list[str], hint: str) -> None:
 
 def test_a_journal_behind_view_json_refuses_writes_and_its_way_out_starts_a_new_journal(kg, tmp_path):
     ids = _three_facts(kg, tmp_path)
-    segment = sorted((kg.path / "journal").rglob("*.rdfp"))[-1]
+    segment = patch_files(kg.path / "journal")[-1]
     segment.write_bytes(segment.read_bytes()[: segment.stat().st_size // 2])
     refused = kg("propose", "repo/r4", "caveat", "--value", "refused", "--source", "pr:4", expect=3)
     assert "Traceback" not in refused.stderr
@@ -709,10 +709,10 @@ def test_a_journal_moved_aside_is_started_again_from_the_current_data(kg, tmp_pa
 
 def test_a_journal_damaged_inside_refuses_writes_with_the_way_out_and_reads_go_on(kg, tmp_path):
     ids = _three_facts(kg, tmp_path)
-    segment = sorted((kg.path / "journal" / "local").rglob("*.rdfp"))[0]
-    data = segment.read_bytes()
+    segment = patch_files(kg.path / "journal" / "local")[0]
+    data = patch_bytes(segment)
     assert data.count(b'H seq "1" .') == 1
-    segment.write_bytes(data.replace(b'H seq "1" .', b'H seq "X" .'))  # same length, in a patch before the end
+    write_patch(segment, data.replace(b'H seq "1" .', b'H seq "X" .'))  # in a patch before the end
     found = kg("validate", expect=3)
     assert "journal" in found.stdout + found.stderr
     refused = kg("propose", "repo/r4", "caveat", "--value", "on a damaged journal", "--source", "pr:4", expect=3)

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import Kg, one_line
 
+from .patchlog import patch_files
+
 PRIVATE_FILES = ["identifiers.jsonl", "secret.key", "batch.json"]
 PRIVATE_DIRS = ["journal/local", "index", ".git"]
 
@@ -125,7 +127,7 @@ def test_a_link_where_a_file_is_appended_is_refused(people, tmp_path, name):
     target = tmp_path / "precious"
     target.write_bytes(b"")
     if "{segment}" in name:
-        segment = sorted((people.path / "journal" / "local").rglob("*.rdfp"))[-1]
+        segment = patch_files(people.path / "journal" / "local")[-1]
         name = name.format(segment=f"{segment.parent.name}/{segment.name}")
         target.write_bytes(segment.read_bytes())
         command = ["add-entity", "person/ann", "--name", "Ann Lee"]

@@ -1,6 +1,7 @@
 """Privacy (§5, §8): the two journals, forget that leaves no trace, retention the same way, the
 secret key's cases, and a forget cut short finished by the next command."""
 
+import gzip
 import json
 import os
 import re
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from kgrdf.kb import KnowledgeBase
 
 from .conftest import Kg
-from .patchlog import check_journals
+from .patchlog import check_journals, journal_bytes, patch_bytes
 from .test_durability import KILL_AT, _finish, _git, _spawn
 
 
@@ -88,12 +89,15 @@ def _files_naming(root: Path, terms) -> list[str]:
 
 
 def _file_bytes(root: Path):
-    """(path, bytes) of every file under root, loose git objects decompressed, and the index's
-    table files as the entries they hold where sst_dump reads them (_sst_entries)."""
+    """(path, bytes) of every file under root, loose git objects and gzipped files (the journal's
+    patches) decompressed, and the index's table files as the entries they hold where sst_dump reads
+    them (_sst_entries)."""
     for path in root.rglob("*"):
         if not path.is_file():
             continue
         data = (_sst_entries(path) if path.suffix == ".sst" else None) or path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
         if ".git" in path.parts and "objects" in path.parts and "pack" not in path.parts:
             try:
                 data = zlib.decompress(data)
@@ -140,8 +144,8 @@ def test_the_byte_scan_reads_the_index_files_entries_and_finds_a_person_they_hol
 def test_what_names_a_person_goes_to_the_private_journal_the_rest_to_the_replicas(kg, tmp_path):
     facts = _people(kg, tmp_path)
     kb = KnowledgeBase.open(kg.path)
-    local = b"".join(p.read_bytes() for p in kb.journal.local.files()).decode()
-    shared = b"".join(p.read_bytes() for p in kb.journal.shared.files()).decode()
+    local = journal_bytes(kb.journal.local.dir).decode()
+    shared = journal_bytes(kb.journal.shared.dir).decode()
     assert kb.journal.local.dir.name == "local" and kb.journal.shared.dir.name == kb.replica
     for term in ["Sam Reyes", "Sammy R", "Priya Natarajan", facts["sam_member"], facts["quote"], facts["value"]]:
         assert term in local and term not in shared, term
@@ -177,8 +181,8 @@ def test_routing_finds_the_people_a_text_names_through_a_cache_every_write_keeps
     cache.write_bytes(b"not a database")
     private.append(caveat("Ada Lin again"))
     kb = KnowledgeBase.open(kg.path)
-    shared = b"".join(p.read_bytes() for p in kb.journal.shared.files()).decode()
-    local = b"".join(p.read_bytes() for p in kb.journal.local.files()).decode()
+    shared = journal_bytes(kb.journal.shared.dir).decode()
+    local = journal_bytes(kb.journal.local.dir).decode()
     assert all(fact in shared and fact not in local for fact in public)
     assert all(fact in local and fact not in shared for fact in private)
 
@@ -194,7 +198,8 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     kg("batch")  # batch.json names Sam
     assert kg.json("mentions", "ask Sam Reyes")["mentions"]  # cache/ keeps every name for kg mentions
     (kg.path / "batch.json.tmp").write_text('{"text": "Sam Reyes reviews api"}')  # a kg batch cut short
-    assert _files_naming(kg.path, SAM)  # they are everywhere before
+    named = _files_naming(kg.path, SAM)  # they are everywhere before, the private journal's gzipped patches too
+    assert any(name.startswith("journal/local/") and name.endswith(".rdfp.gz") for name in named), named
     before_priya = {f["id"] for f in kg.json("facts", "person/priya", "--all")["facts"]}
     assert facts["priya_reports"] in before_priya
 
@@ -278,7 +283,7 @@ def test_expire_deletes_person_facts_past_retention_from_the_journal_and_history
     monkeypatch.setenv("KGRDF_NOW", "2026-01-02T09:00:00Z")
     result = kg("expire")
     assert "deleted 1 person fact past retention" in result.stdout and "restarted" in result.stdout
-    journal = b"".join(p.read_bytes() for p in (kg.path / "journal").rglob("*.rdfp"))
+    journal = journal_bytes(kg.path / "journal")
     assert old["id"].encode() not in journal
     assert b'H placeholder "forgotten"' in journal  # the propose and the confirm, kept as placeholders
     assert old["id"] not in _git(kg.path, "log", "-p", "--all")
@@ -397,7 +402,7 @@ def _decoded(path: Path, stream: str | None = None) -> str:
     terms = []
     for journal in streams[stream]:
         for segment in journal.files():
-            for row in segment.read_text(encoding="utf-8").split("\n"):
+            for row in patch_bytes(segment).decode("utf-8").split("\n"):
                 if row.startswith(("A ", "D ")):
                     for quad in parse(input=(row[2:] + "\n").encode("utf-8"), format=RdfFormat.N_QUADS):
                         terms += [quad.subject.value, quad.object.value]
@@ -486,7 +491,7 @@ def test_a_weak_alias_routes_as_it_forgets_and_a_shared_name_stays_with_the_othe
     weak = _propose(kg, "repo/w", "caveat", "--value", "kp99 knows the build", "-s", "doc:r3")["id"]
     other = _propose(kg, "person/kim.p", "title", "--value", "Build lead", "-s", "profile:hr")["id"]
     shared = next((kg.path / "journal").glob("r-*"))
-    assert weak not in "".join(p.read_text() for p in shared.rglob("*.rdfp"))
+    assert weak.encode() not in journal_bytes(shared)
 
     result = kg.json("forget", "person/kim")
     assert result["remaining"] == []
@@ -928,7 +933,7 @@ def test_a_journal_is_searched_in_pieces_of_whole_patches_and_forget_finds_what_
 
     facts = _people(kg, tmp_path)
     kb = KnowledgeBase.open(kg.path)
-    whole = "".join(p.read_text() for p in kb.journal.local.files())
+    whole = journal_bytes(kb.journal.local.dir).decode()
     pieces = list(purge.journal_pieces(kb.journal.local, chars=1))
     assert len(pieces) == len(kb.journal.local.files()) > 1
     assert "".join(piece.text for piece in pieces) == whole and all(p.text.endswith("TC .\n") for p in pieces)

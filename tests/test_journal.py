@@ -2,6 +2,8 @@
 an RDF Patch log on its own (read by a strict reader of the format and by rdflib), files cut short
 are set aside."""
 
+import gzip
+
 import pyoxigraph as ox
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,7 @@ from kgrdf.journal import Journal, Position, Transaction, fold, folded, last_del
 from kgrdf.store import oxigraph as oxigraph_store
 from kgrdf.store.oxigraph import OxigraphBackend
 
-from .patchlog import apply_with_rdflib, check_journals, read_log
+from .patchlog import apply_with_rdflib, check_journals, journal_bytes, patch_bytes, read_log, write_patch
 
 QUADS = [f'<urn:s{i}> <urn:p> "v{i} \\"q\\"" <urn:g{i % 3}>' for i in range(8)]
 
@@ -109,30 +111,42 @@ def test_one_patch_a_file_a_thousand_files_a_folder_and_a_write_touches_one_new_
     journal, position = _write(tmp_path, [([], [q]) for q in QUADS if not private(q)])
     names = [f"{p.parent.name}/{p.name}" for p in journal.shared.files()]
     assert names == [
-        "0000000/0000000001.rdfp",
-        "0000000/0000000002.rdfp",
-        "0000001/0000000003.rdfp",
-        "0000001/0000000004.rdfp",
-        "0000001/0000000005.rdfp",
+        "0000000/0000000001.rdfp.gz",
+        "0000000/0000000002.rdfp.gz",
+        "0000001/0000000003.rdfp.gz",
+        "0000001/0000000004.rdfp.gz",
+        "0000001/0000000005.rdfp.gz",
     ]
     before = {p: p.read_bytes() for p in journal.segments()}
     after = journal.append(Transaction(position.seq + 1, "test", "t", adds=[QUADS[1]]), position)
     changed = [p for p in journal.segments() if before.get(p) != p.read_bytes()]
-    assert [f"{p.parent.name}/{p.name}" for p in changed] == ["0000002/0000000006.rdfp"]
+    assert [f"{p.parent.name}/{p.name}" for p in changed] == ["0000002/0000000006.rdfp.gz"]
     entries, torn = journal.read_after(Position())
     assert torn == [] and entries[-1][1] == after
     parsed = ox.parse(input=("\n".join(f"{q} ." for q in QUADS)).encode(), format=ox.RdfFormat.N_QUADS)
     assert {str(q) for q in parsed} == set(QUADS)  # the journal's rows are canonical N-Quads
 
 
-def test_a_file_cut_short_is_a_torn_tail_set_aside(tmp_path):
+WHOLE = b'H id <urn:uuid:x> .\nH time "t" .\nTX .\nA <urn:a> <urn:b> "c" .\nTC .\n'
+
+
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        pytest.param("0000000002.rdfp", WHOLE[: -len("TC .\n")], id="a plain file (format 2) without its TC"),
+        pytest.param("0000000002.rdfp.gz", gzip.compress(WHOLE[: -len("TC .\n")]), id="gzipped, without its TC"),
+        pytest.param("0000000002.rdfp.gz", gzip.compress(WHOLE)[:30], id="a gzip stream cut in its rows"),
+        pytest.param("0000000002.rdfp.gz", gzip.compress(WHOLE)[:-4], id="a gzip stream cut in its trailer"),
+    ],
+)
+def test_a_file_cut_short_is_a_torn_tail_set_aside(tmp_path, name, data):
     journal, position = _write(tmp_path, [([], [QUADS[1]])])
-    cut = journal.shared.dir / "0000000" / "0000000002.rdfp"
-    cut.write_bytes(b'H id <urn:uuid:x> .\nH time "t" .\nTX .\nA ' + QUADS[2].encode() + b" .\n")  # no TC
+    cut = journal.shared.dir / "0000000" / name
+    cut.write_bytes(data)
     entries, [torn] = journal.read_after(Position())
-    assert [tx.seq for tx, _ in entries] == [1] and torn.segment == cut
+    assert [tx.seq for tx, _ in entries] == [1] and torn.segment == cut and torn.size == len(data)
     aside = journal.set_aside(torn, "20260101T000000Z")
-    assert aside.name == "0000000002.rdfp.torn-20260101T000000Z" and not cut.exists()
+    assert aside.name == f"{name}.torn-20260101T000000Z" and not cut.exists()
     assert journal.end_offset() == position.ends()
     assert journal.read_after(position) == ([], [])
 
@@ -147,11 +161,52 @@ def test_a_file_cut_short_is_a_torn_tail_set_aside(tmp_path):
         (b"H id <urn:uuid:x> .\nH id <urn:uuid:y> .\nTX .\nTC .\n", "two id headers"),
     ],
 )
-def test_a_file_that_is_not_exactly_one_patch_is_damage(tmp_path, data, found):
+@pytest.mark.parametrize("gzipped", [True, False], ids=["gzipped", "plain (format 2)"])
+def test_a_file_that_is_not_exactly_one_patch_is_damage(tmp_path, data, found, gzipped):
     journal, _ = _write(tmp_path, [([], [QUADS[1]])])
-    (journal.shared.dir / "0000000" / "0000000002.rdfp").write_bytes(data)
+    name = "0000000002.rdfp.gz" if gzipped else "0000000002.rdfp"
+    (journal.shared.dir / "0000000" / name).write_bytes(gzip.compress(data) if gzipped else data)
     with pytest.raises(Damaged, match=found):
         journal.read_after(Position())
+
+
+@pytest.mark.parametrize(
+    "data, found",
+    [
+        (WHOLE, "not a gzipped patch"),
+        (b"\x1f\x8b\x08\x00" + bytes(60), "not a gzipped patch"),
+        (gzip.compress(WHOLE) + gzip.compress(WHOLE), "bytes after the gzipped patch"),
+        (gzip.compress(WHOLE) + b"\n", "bytes after the gzipped patch"),
+    ],
+    ids=["plain bytes", "a damaged stream", "two streams", "a byte after the stream"],
+)
+def test_a_gzipped_file_that_is_not_one_gzip_stream_is_damage(tmp_path, data, found):
+    journal, _ = _write(tmp_path, [([], [QUADS[1]])])
+    (journal.shared.dir / "0000000" / "0000000002.rdfp.gz").write_bytes(data)
+    with pytest.raises(Damaged, match=found):
+        journal.read_after(Position())
+
+
+def test_a_format_2_journal_of_plain_files_goes_on_gzipped_and_chains_the_same_digests(tmp_path):
+    """Gzip is how a file holds a patch, not what is chained: the same patches read plain (as
+    format 2 wrote them) and gzipped give the same positions, and a plain journal goes on gzipped."""
+    journal, position = _write(tmp_path, [([], [QUADS[0], QUADS[1]]), ([], [QUADS[3]]), ([], [QUADS[4]])], private)
+    gzipped = [after for _, after in journal.read_after(Position())[0]]
+    for path in journal.segments():
+        path.with_suffix("").write_bytes(gzip.decompress(path.read_bytes()))
+        path.unlink()
+    plain, _ = journal.read_after(Position())
+    assert [after.digest for _, after in plain] == [after.digest for after in gzipped]
+    assert all(after.shared.endswith(".rdfp") and after.local.endswith(".rdfp") for _, after in plain)
+    position = plain[-1][1]
+    after = journal.append(Transaction(position.seq + 1, "test", "t", adds=[QUADS[1]]), position)
+    assert after.shared == "0000000/0000000003.rdfp.gz" and journal.ends_at(after)
+    assert not journal.ends_at(position)  # the plain journal's last file is no longer its end
+    entries, torn = journal.read_after(Position())
+    assert torn == [] and [tx.seq for tx, _ in entries] == [1, 2, 3, 4] and entries[-1][1] == after
+    check_journals(journal.folder, "r-test")
+    with pytest.raises(Damaged, match="is there already"):
+        journal.shared.write_bytes(2, WHOLE)  # patch 2 is there, as a plain file
 
 
 def test_a_transaction_with_private_rows_is_a_patch_in_each_journal_and_the_shared_one_names_nothing_private(tmp_path):
@@ -167,8 +222,8 @@ def test_a_transaction_with_private_rows_is_a_patch_in_each_journal_and_the_shar
     assert all("seq" not in p["headers"] and "streams" not in p["headers"] for p in shared)
     assert shared[1]["headers"]["prev"] == shared[0]["headers"]["id"]
     assert local[1]["headers"]["prev"] == local[0]["headers"]["id"]
-    local_text = b"".join(p.read_bytes() for p in journal.local.files()).decode()
-    shared_text = b"".join(p.read_bytes() for p in journal.shared.files()).decode()
+    local_text = journal_bytes(journal.local.dir).decode()
+    shared_text = journal_bytes(journal.shared.dir).decode()
     assert QUADS[0] in local_text and QUADS[3] in local_text and QUADS[0] not in shared_text
     assert QUADS[1] in shared_text and QUADS[4] in shared_text and QUADS[1] not in local_text
     entries, _ = journal.read_after(Position())
@@ -199,7 +254,7 @@ def test_a_private_patch_whose_shared_patch_was_never_written_is_set_aside(tmp_p
     journal = Journal(journal.folder, "r-test")
     entries, [torn] = journal.read_after(Position())
     assert [tx.seq for tx, _ in entries] == [1] and entries[-1][1] == position
-    assert torn.segment.name == "0000000002.rdfp" and torn.segment.parent.parent.name == "local"
+    assert torn.segment.name == "0000000002.rdfp.gz" and torn.segment.parent.parent.name == "local"
     journal.set_aside(torn, "20260101T000000Z")
     assert journal.end_offset() == position.ends()
     assert journal.read_after(position) == ([], [])
@@ -215,7 +270,7 @@ def test_a_journal_whose_chain_breaks_is_damage(tmp_path):
 def test_a_patch_naming_another_prev_is_damage(tmp_path):
     journal, _ = _write(tmp_path, [([], [QUADS[1]]), ([], [QUADS[2]])])
     second = journal.shared.files()[1]
-    second.write_bytes(second.read_bytes().replace(b"H prev <urn:uuid:", b"H prev <urn:uuid:0"))
+    write_patch(second, patch_bytes(second).replace(b"H prev <urn:uuid:", b"H prev <urn:uuid:0"))
     with pytest.raises(Damaged, match="prev does not name the patch before it"):
         journal.read_after(Position())
 
@@ -233,7 +288,7 @@ def test_reading_the_journal_holds_a_few_patches_never_the_whole(tmp_path):
 
     rows = [f'<urn:s{i}> <urn:p> "{"x" * 200}" <urn:g{i % 3}>' for i in range(2000)]  # ~0.5 MB a patch
     journal, position = _write(tmp_path, [([], rows[:1000]), ([], rows[1000:])] * 15, private)
-    size = sum(p.stat().st_size for p in journal.segments())
+    size = sum(len(patch_bytes(p)) for p in journal.segments())  # the patches' bytes, unzipped
     tracemalloc.start()
     try:
         seqs = [(tx.seq, len(tx.adds)) for tx, _after in journal.transactions(Position())]

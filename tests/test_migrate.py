@@ -1,7 +1,8 @@
 """A knowledge base written in format 1 (tests/fixtures/kb-v1, made by tests/fixtures/make_kb_v1.sh
 with the kgrdf of that format) is migrated on open: it answers the same reads, each of its journals
 is then an RDF Patch log on its own, the sequence goes on, and a migration killed at any point
-leaves the old files or the new ones, never a mix."""
+leaves the old files or the new ones, never a mix. One written in format 2 (tests/fixtures/kb-v2,
+by the same commands), whose patch files are plain, keeps them byte for byte and goes on gzipped."""
 
 import json
 import shutil
@@ -19,11 +20,14 @@ from .conftest import Kg
 from .fixtures.capture_reads import reads
 from .patchlog import check_journals
 from .test_durability import KILL_AT, _finish, _spawn
+from .test_forget import _files_naming, _unpack_git
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE = FIXTURES / "kb-v1"
 EXPECTED = json.loads((FIXTURES / "kb-v1.expected.json").read_text())
 REPLICA = EXPECTED["replica"]
+V2 = FIXTURES / "kb-v2"
+EXPECTED_V2 = json.loads((FIXTURES / "kb-v2.expected.json").read_text())
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -86,7 +90,7 @@ def test_a_format_1_knowledge_base_is_migrated_on_open_and_answers_the_same_read
     assert torn == [] and [tx.seq for tx, _ in entries] == list(range(1, EXPECTED["transactions"] + 1))
     # Committed, and nothing of format 1 is left beside it.
     assert _git(path, "status", "--porcelain", "--untracked-files=all") == ""
-    assert "format 2" in _git(path, "log", "-1", "--format=%s")
+    assert f"format {FORMAT}" in _git(path, "log", "-1", "--format=%s")
     assert sorted(p.name for p in path.iterdir() if p.name.startswith(("journal", "migrating"))) == ["journal"]
     kg = Kg(path)
     assert kg.json("validate")["damage"] == []
@@ -160,3 +164,42 @@ def test_a_torn_tail_of_format_1_is_set_aside_in_the_new_journal_and_nothing_els
     assert len(aside) == 1 and aside[0].read_bytes().endswith(b'"half')
     check_journals(path / "journal", REPLICA)
     assert Kg(path).json("validate")["damage"] == []
+
+
+# --- format 2: the same patches, plain -----------------------------------------------------------
+
+
+def test_a_format_2_knowledge_base_keeps_its_plain_patches_answers_the_same_and_goes_on_gzipped(tmp_path):
+    path = tmp_path / "kb"
+    shutil.copytree(V2, path)
+    vcs.init(path)
+    vcs.commit(path, "kg: a knowledge base in format 2")
+    plain = _journal_files(path / "journal")
+    assert json.loads((path / "format.json").read_text())["format"] == 2 < FORMAT
+    assert plain and all(name.endswith(".rdfp") for name in plain)
+    kb = KnowledgeBase.open(path)
+    assert kb.format == FORMAT and json.loads((path / "format.json").read_text())["format"] == FORMAT
+    assert reads(path) == EXPECTED_V2
+    assert _journal_files(path / "journal") == plain  # not a byte of the old patches changed
+    assert f"format {FORMAT}" in _git(path, "log", "-1", "--format=%s")
+    assert _git(path, "status", "--porcelain", "--untracked-files=all") == ""
+    kg = Kg(path)
+    kg("propose", "repo/web", "caveat", "--value", "after the migration", "-s", "pr:99")
+    added = sorted(set(_journal_files(path / "journal")) - set(plain))
+    assert added and all(name.endswith(".rdfp.gz") for name in added), added
+    assert kg.json("stats")["journal"]["transactions"] == EXPECTED_V2["transactions"] + 1
+    check_journals(path / "journal", EXPECTED_V2["replica"])
+    assert kg.json("validate")["damage"] == []
+    # The index made again from the mixed journal holds what it held.
+    quads = reads(path)["quads"]
+    shutil.rmtree(path / "index")
+    assert reads(path)["quads"] == quads
+    # A forget reads and rewrites both forms and leaves no trace in either.
+    kg("add-entity", "person/lee", "--name", "Lee Park")
+    kg("propose", "person/lee", "member_of", "--object", "team/web", "-s", "profile:directory")
+    assert _files_naming(path, ["Lee Park"])
+    assert kg.json("forget", "person/lee")["remaining"] == []
+    _unpack_git(path)
+    assert _files_naming(path, ["Lee Park", "person/lee"]) == []
+    check_journals(path / "journal", EXPECTED_V2["replica"])
+    assert reads(path)["facts"]["repo/api"] == EXPECTED_V2["facts"]["repo/api"]

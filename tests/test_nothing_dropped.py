@@ -10,6 +10,8 @@ import pytest
 from kgrdf.cli import app
 from tests.conftest import one_line, runner
 
+from .patchlog import patch_bytes, patch_files
+
 
 def propose(kg, *args, expect=0):
     return kg.json("propose", *args, expect=expect)
@@ -230,11 +232,11 @@ def test_a_reason_naming_a_person_makes_the_fact_personal_and_private(seeded):
     )
     assert fact["sensitivity"] == "personal"
     journal = seeded.path / "journal"
-    shared = [p for p in journal.rglob("*.rdfp") if p.relative_to(journal).parts[0] != "local"]
-    private = [p for p in journal.rglob("*.rdfp") if p.relative_to(journal).parts[0] == "local"]
+    shared = [p for p in patch_files(journal) if p.relative_to(journal).parts[0] != "local"]
+    private = [p for p in patch_files(journal) if p.relative_to(journal).parts[0] == "local"]
     assert shared and private
-    assert b"Dana Okafor asked for it" not in b"".join(p.read_bytes() for p in shared)
-    assert b"Dana Okafor asked for it" in b"".join(p.read_bytes() for p in private)
+    assert b"Dana Okafor asked for it" not in b"".join(map(patch_bytes, shared))
+    assert b"Dana Okafor asked for it" in b"".join(map(patch_bytes, private))
 
 
 # --- c. import records are read strictly, field by field ---------------------------------------------------

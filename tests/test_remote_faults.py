@@ -13,6 +13,7 @@ import time
 import pytest
 
 from .conftest import Kg, one_line
+from .patchlog import journal_bytes, patch_files
 
 
 def _kg(kb, *args) -> subprocess.CompletedProcess:
@@ -24,7 +25,7 @@ def _kg(kb, *args) -> subprocess.CompletedProcess:
 
 
 def _journal_bytes(kb) -> int:
-    return sum(p.stat().st_size for p in (kb / "journal").rglob("*.rdfp"))
+    return sum(p.stat().st_size for p in patch_files(kb / "journal"))
 
 
 def test_while_the_server_is_down_reads_exit_3_and_status_says_so(remote_kg, server):
@@ -227,7 +228,7 @@ def test_writes_while_the_server_is_down_are_checked_against_the_journal_and_the
         assert "was validated against the journal and is in it" in one_line(result), args
         assert _journal_bytes(kg.path) > before, args
         written.append(json.loads(result.stdout))
-    journal = "".join(p.read_text() for p in (kg.path / "journal").rglob("*.rdfp"))
+    journal = journal_bytes(kg.path / "journal").decode()
     for answer in written[1:]:
         assert answer["id"].rsplit("/", 1)[-1] in journal
 

@@ -1,6 +1,7 @@
 """The journal is the truth and the index is derived: exports other tools read back, rebuilds that
 lose nothing, torn tails set aside, the in-memory backend, and the git history."""
 
+import gzip
 import json
 import shutil
 import subprocess
@@ -11,6 +12,8 @@ import pytest
 
 from kgrdf import journal as journal_mod
 from kgrdf.kb import KnowledgeBase
+
+from .patchlog import journal_bytes, patch_bytes, patch_files, write_patch
 
 
 def _rapper_count(path, syntax):
@@ -119,17 +122,18 @@ def next_patch_file(kb_path):
 
 def test_a_torn_journal_tail_is_set_aside_not_dropped(demo):
     torn = next_patch_file(demo.path)
-    torn.write_bytes(b'H id <urn:uuid:torn> .\nH time "t" .\nTX .\nA <urn:a> <urn:b> "half')
+    whole = gzip.compress(b'H id <urn:uuid:torn> .\nH time "t" .\nTX .\nA <urn:a> <urn:b> "half" .\nTC .\n')
+    torn.write_bytes(whole[: len(whole) // 2])  # the file as far as the write got
     result = demo("propose", "repo/api", "caveat", "--value", "after the tear", "--source", "pr:3", "--json")
     assert "set aside a torn journal tail" in result.stderr
     aside = list(torn.parent.glob(torn.name + ".torn-*"))
-    assert len(aside) == 1 and b'"half' in aside[0].read_bytes()
-    assert b"torn" not in torn.read_bytes()  # the write took its place
+    assert len(aside) == 1 and aside[0].read_bytes() == whole[: len(whole) // 2]
+    assert b"torn" not in patch_bytes(torn)  # the write took its place
     assert json.loads(result.stdout)["status"] == "proposed"
 
 
 def test_a_journal_behind_view_json_refuses_writes_and_says_the_way_out(demo):
-    segment = sorted((demo.path / "journal").rglob("*.rdfp"))[-1]
+    segment = patch_files(demo.path / "journal")[-1]
     data = segment.read_bytes()
     segment.write_bytes(data[: len(data) // 2])
     result = demo("propose", "repo/api", "caveat", "--value", "x", "--source", "pr:3", expect=3)
@@ -260,7 +264,7 @@ def test_a_deletion_ends_the_housekeeping_before_it_restarts_the_history(kg, tmp
 
 
 def test_a_damaged_journal_refuses_writes_reads_go_on_and_moving_it_aside_starts_a_new_one(demo):
-    next_patch_file(demo.path).write_bytes(b"H id <urn:uuid:x> .\nTZ .\n")  # a row no patch has: not a torn tail
+    write_patch(next_patch_file(demo.path), b"H id <urn:uuid:x> .\nTZ .\n")  # a row no patch has: not a torn tail
     write = demo("propose", "repo/api", "caveat", "--value", "after the damage", "--source", "pr:8", expect=3)
     assert "unexpected row" in write.stderr and "mv journal journal.aside" in write.stderr
     read = demo("lookup", "hotfix")
@@ -270,10 +274,10 @@ def test_a_damaged_journal_refuses_writes_reads_go_on_and_moving_it_aside_starts
     fact = demo.json("propose", "repo/api", "caveat", "--value", "after the damage", "--source", "pr:8")
     new_replica = json.loads((demo.path / "replica.json").read_text())["replica"]
     assert new_replica != old_replica
-    assert sorted({p.parent.parent.name for p in (demo.path / "journal").rglob("*.rdfp")}) == ["local", new_replica]
+    assert sorted({p.parent.parent.name for p in patch_files(demo.path / "journal")}) == ["local", new_replica]
     # The new journal is split as every write is: people and their facts in the private one.
-    shared = b"".join(p.read_bytes() for p in (demo.path / "journal" / new_replica).rglob("*.rdfp"))
-    local = b"".join(p.read_bytes() for p in (demo.path / "journal" / "local").rglob("*.rdfp"))
+    shared = journal_bytes(demo.path / "journal" / new_replica)
+    local = journal_bytes(demo.path / "journal" / "local")
     assert b"Dana Okafor" in local and b"Dana" not in shared and b"Release process" in shared
     # Nothing of the data was lost, the sequence goes on, and the index is the new journal's rebuild.
     stats = demo.json("stats")

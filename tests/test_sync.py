@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from .conftest import Kg, one_line
+from .patchlog import patch_bytes, patch_files
 
 CURRENT = (
     "PREFIX kg: <https://kgrdf.org/ns#> SELECT ?s ?p ?o ?status ?retired WHERE { GRAPH ?f { ?s ?p ?o } "
@@ -67,7 +68,7 @@ def facts_of(kb: Kg) -> set[tuple]:
 
 
 def journal_files(kb: Kg) -> list[str]:
-    return sorted(str(p.relative_to(kb.path)) for p in (kb.path / "journal").rglob("*.rdfp"))
+    return sorted(str(p.relative_to(kb.path)) for p in patch_files(kb.path / "journal"))
 
 
 def replica(tmp_path, name: str, hub_url: str) -> Kg:
@@ -180,7 +181,7 @@ def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_bot
     # A patch pulled twice is folded once: with what was folded forgotten and a copy cut short, the
     # next sync pulls that patch again, reads every patch again and changes nothing.
     (ben.path / "sync.json").unlink()
-    copies = sorted((ben.path / "replicas").rglob("*.rdfp"))
+    copies = patch_files(ben.path / "replicas")
     copies[-1].write_bytes(copies[-1].read_bytes()[:40])
     before = journal_files(ben)
     again = ben.json("sync")
@@ -213,8 +214,8 @@ def test_an_import_too_large_for_one_request_reaches_the_other_replica_whole(tmp
     ]
     records.write_text("\n".join(json.dumps(f) for f in facts) + "\n")
     ana("import", records, "--apply")
-    patches = sorted((ana.path / "journal").rglob("*.rdfp"))
-    assert max(p.read_bytes().count(b"\nA ") for p in patches) > 5000  # more rows than one request takes
+    patches = patch_files(ana.path / "journal")
+    assert max(patch_bytes(p).count(b"\nA ") for p in patches) > 5000  # more rows than one request takes
     ana("sync")
     assert "500 created" in ben("sync").stdout
     assert len(ben.json("facts", "release", "--predicate", "caveat")["facts"]) == 500
@@ -263,7 +264,7 @@ def test_what_another_perspective_holds_is_set_aside_and_reported_never_dropped(
     reasons = {item["reason"] for item in result["set_aside"]}
     assert reasons == {"an entity of another perspective than ops", "a fact of another perspective than ops"}
     assert journal_files(ops) == before
-    kept = list((ops.path / "replicas").rglob("*.rdfp"))
+    kept = patch_files(ops.path / "replicas")
     assert len(kept) == result["remotes"][0]["pulled"]  # the pulled patches are kept whole
     assert f"set aside by kg sync: {len(result['set_aside'])}" in ops("status").stdout
     assert "a fact of another perspective than ops" in ops("remote", "list").stdout

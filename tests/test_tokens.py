@@ -7,14 +7,16 @@ import subprocess
 from kgrdf import tokens
 
 from .conftest import one_line
+from .patchlog import patch_bytes
 
 
 def _all_bytes(kb) -> bytes:
-    """Every file kgrdf keeps but tokens.json: the journal, the index, git's objects, the caches."""
+    """Every file kgrdf keeps but tokens.json: the journal (its patches unzipped), the index, git's
+    objects, the caches."""
     out = []
     for path in kb.rglob("*"):
         if path.is_file() and path.name != "tokens.json":
-            out.append(path.read_bytes())
+            out.append(patch_bytes(path) if path.suffix == ".gz" else path.read_bytes())
     return b"".join(out)
 
 

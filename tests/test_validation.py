@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from .patchlog import patch_bytes, patch_files, write_patch
+
 
 def test_validate_reports_a_clean_knowledge_base(demo):
     result = demo("validate")
@@ -28,8 +30,8 @@ def test_validate_lays_its_rebuild_out_in_chunk_files_it_removes_and_a_killed_on
 
 
 def test_validate_reports_a_journal_edited_outside_kgrdf_as_damage(demo):
-    segment = next(p for p in sorted((demo.path / "journal").rglob("*.rdfp")) if b"#deploys" in p.read_bytes())
-    segment.write_bytes(segment.read_bytes().replace(b"#deploys", b"#deploy5"))
+    segment = next(p for p in patch_files(demo.path / "journal") if b"#deploys" in patch_bytes(p))
+    write_patch(segment, patch_bytes(segment).replace(b"#deploys", b"#deploy5"))
     report = demo.json("validate", expect=3)
     checks = {d["check"] for d in report["damage"]}
     assert "journal position" in checks and "edited outside kgrdf" in checks
@@ -39,9 +41,10 @@ def test_validate_sets_a_torn_tail_aside_like_any_command_then_reports_clean(dem
     from .test_storage import next_patch_file
 
     segment = next_patch_file(demo.path)  # a write cut short leaves its new patch file short
-    segment.write_bytes(b"H id <urn:uuid:t> .\nTX .\n")
+    write_patch(segment, b"H id <urn:uuid:t> .\nTX .\n")
+    size = segment.stat().st_size
     result = demo("validate", "--json")
-    assert "set aside a torn journal tail of 25 bytes" in result.stderr
+    assert f"set aside a torn journal tail of {size} bytes" in result.stderr
     assert [p.name.split(".torn-")[0] for p in segment.parent.glob("*.torn-*")] == [segment.name]
     assert json.loads(result.stdout)["damage"] == []
 
@@ -52,7 +55,7 @@ def test_validate_reports_a_torn_tail_the_store_checks_find(demo):
 
     from .test_storage import next_patch_file
 
-    next_patch_file(demo.path).write_bytes(b"H id <urn:uuid:t> .\nTX .\n")
+    write_patch(next_patch_file(demo.path), b"H id <urn:uuid:t> .\nTX .\n")
     checks = {d["check"] for d in validation.check_store(KnowledgeBase.open(demo.path))}
     assert "torn tail" in checks
 
