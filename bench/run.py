@@ -13,7 +13,11 @@ For each size it generates a knowledge base (bench/generate.py), then times, for
 
 - kg: the CLI in a fresh process (`kg lookup`, `kg facts`, `kg neighbors --hops 2`, `kg context --for`,
   `kg propose`), the best of --repeat runs;
-- floor: the same named SPARQL queries on pyoxigraph in one warm process (best of --repeat); for
+- floor: the same named SPARQL queries on pyoxigraph in one warm process (best of --repeat); and,
+  for the reads, the same once in a fresh process (bench/floor.py: Python, pyoxigraph, the index
+  opened, the queries), timed as kg is: the cold floor, which grows with the index's files (opening
+  them, a cold block cache) where the answers do not. The summary then gives kg's own time (kg less
+  its cold floor) at each size: what kgrdf adds, which is what must not grow; for
   propose, the reads of entity.rq and subject-predicate.rq on the index, then the quads kg propose
   wrote (read back from its journal patches) inserted into a new store on disk and flushed;
 - naive: rdflib parsing a TriG export of the same data, then the same queries (what a tool that keeps
@@ -49,6 +53,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+from floor import floor_runner, is_anchored  # noqa: E402
 from generate import generate  # noqa: E402
 from measure import best_of  # noqa: E402
 
@@ -67,6 +72,11 @@ def cli(args: list[str]) -> None:
     result = subprocess.run(KG + args, capture_output=True, text=True, env=ENV)
     if result.returncode != 0:
         raise RuntimeError(f"kg {' '.join(args)} failed: {result.stderr}")
+
+
+def cold_floor(path: Path, command: str, entity: str) -> None:
+    """bench/floor.py's queries of one command in a fresh process (see the module's notes)."""
+    subprocess.run([sys.executable, str(HERE / "floor.py"), str(path), command, entity], check=True, env=ENV)
 
 
 def pick(person: str = "person/per-000001") -> dict:
@@ -105,64 +115,6 @@ def matched(args: list[str], entity: str, want: int, kb_args: list[str]) -> tupl
         if size is not None and (best[2] is None or abs(size - want) < abs(best[2] - want)):
             best = (asked, other, size)
     return best
-
-
-def floor_runner(path: Path):
-    """The same named queries as the commands, on pyoxigraph in this warm process."""
-    import pyoxigraph as ox
-
-    store = ox.Store.read_only(str(path / "index"))
-    now = vocab.datetime_literal(clock.iso(clock.now()))
-
-    def run(name, **bindings):
-        return list(
-            store.query(queries.load(name).text, substitutions={ox.Variable(k): v for k, v in bindings.items()})
-        )
-
-    # kg lookup and kg facts read each listed fact's sources and hearings with fact-heard.rq (once a
-    # fact: the query gives a row a source), as kg context reads its kept facts' with fact-sources.rq
-    def lookup(entity_id):
-        iri = vocab.entity_iri("main", entity_id)
-        run("entity", entity=iri)
-        for fact in dict.fromkeys(row["fact"] for row in run("lookup", entity=iri, now=now)):
-            run("fact-heard", fact=fact)
-
-    def facts(entity_id):
-        iri = vocab.entity_iri("main", entity_id)
-        run("entity", entity=iri)
-        for fact in dict.fromkeys(row["fact"] for row in run("facts", subject=iri, validAt=now, knownAt=now)):
-            run("fact-heard", fact=fact)
-
-    def neighbors(entity_id, hops=2):
-        frontier, seen = [vocab.entity_iri("main", entity_id)], set()
-        for _ in range(hops):
-            nxt = []
-            for node in frontier:
-                for row in run("neighbors", entity=node, now=now):
-                    if row["peer"].value not in seen:
-                        seen.add(row["peer"].value)
-                        nxt.append(row["peer"])
-            frontier = nxt
-
-    def context(entity_id):
-        # a pack's reads: the entity, its confirmed facts, those of the entities anchored to it, and a
-        # source for each fact (kg reads sources only for the facts the budget keeps: at most this many)
-        iri = vocab.entity_iri("main", entity_id)
-        run("entity", entity=iri)
-        rows = run("context-facts", entity=iri, now=now)
-        anchored = {row["peer"] for row in rows if _anchored(row)}
-        for node in anchored:
-            rows += [row for row in run("context-facts", entity=node, now=now) if row["direction"].value == "out"]
-        for row in rows:
-            run("fact-sources", fact=row["fact"])
-
-    return store, {"lookup": lookup, "facts": facts, "neighbors": neighbors, "context": context}
-
-
-def _anchored(row) -> bool:
-    """Whether a row of context-facts.rq leads to an entity anchored to the packed one."""
-    anchoring = row["anchoring"].value if row["anchoring"] is not None else None
-    return (anchoring, row["direction"].value) in (("container", "out"), ("anchor", "in"))
 
 
 def naive_runner(trig: Path):
@@ -212,7 +164,7 @@ def naive_runner(trig: Path):
     def context(dataset, entity_id):
         run(dataset, "entity", entity=iri(entity_id))
         rows = run(dataset, "context-facts", entity=iri(entity_id), now=now)
-        anchored = {row["peer"] for row in rows if _anchored(row)}
+        anchored = {row["peer"] for row in rows if is_anchored(row)}
         for node in anchored:
             rows += [
                 row for row in run(dataset, "context-facts", entity=node, now=now) if row["direction"].value == "out"
@@ -289,12 +241,13 @@ def propose_floor(path: Path, store, entity_id: str, scratch: Path):
 
     view = json.loads((path / "view.json").read_text(encoding="utf-8"))
     patches = []  # the last transaction's: its private patch, if it has one, and its shared patch
+    journal = KnowledgeBase.open(path).journal
     if view.get("local"):
-        local = (path / "journal" / "local" / view["local"]).read_text(encoding="utf-8")
+        local = journal.local.patch_bytes(journal.local.dir / view["local"]).decode("utf-8")
         if f'H seq "{view["seq"]}" .' in local.splitlines():
             patches.append(local)
     if view.get("shared") and (not patches or "\nH shared <" in patches[0]):
-        patches.append((path / "journal" / view["replica"] / view["shared"]).read_text(encoding="utf-8"))
+        patches.append(journal.shared.patch_bytes(journal.shared.dir / view["shared"]).decode("utf-8"))
     assert any('H command "propose"' in patch for patch in patches), "the last transaction is not kg propose"
     lines = [line[2:] for patch in patches for line in patch.splitlines() if line.startswith("A ")]
     quads = list(ox.parse("\n".join(lines) + "\n", format=ox.RdfFormat.N_QUADS))
@@ -351,8 +304,17 @@ def measure(
     for name, (args, entity, answer) in asked.items():
         kg_time = best_of(repeat, lambda args=args: cli(args + kb_args))
         floor_time = best_of(repeat, lambda name=name, entity=entity: floor[name](entity))
+        cold = best_of(repeat, lambda name=name, entity=entity: cold_floor(path, name, entity))
         rows.append(
-            {"size": size, "command": name, "kg": kg_time, "floor": floor_time, "entity": entity, "answer": answer}
+            {
+                "size": size,
+                "command": name,
+                "kg": kg_time,
+                "floor": floor_time,
+                "cold_floor": cold,
+                "entity": entity,
+                "answer": answer,
+            }
         )
     del store
     counter = iter(range(10**6))
@@ -431,12 +393,31 @@ def missed(row: dict, ratio: float | None) -> str:
 
 
 def print_table(table: list[dict]) -> None:
-    """One table: each command's rows by size, with its time over that at the smallest size."""
+    """One table: each command's rows by size, with its time over that at the smallest size; then
+    each read's cold floor and kg's own time (kg less that floor) by size."""
     print(HEADER)
+    by_command = {}
     for command in dict.fromkeys(row["command"] for row in table):
         rows = sorted((row for row in table if row["command"] == command), key=lambda row: row["size"])
+        by_command[command] = rows
         for row in rows:
             print(row_text(row, rows[0]))
+    cold = {command: rows for command, rows in by_command.items() if rows[0].get("cold_floor") is not None}
+    if not cold:
+        return
+    print(
+        "\n== the reads beside their cold floor (the same queries in a fresh process): kg's own time is kg "
+        "less the cold floor"
+    )
+    print(f"{'command':<10} {'facts':>5} {'kg':>8} {'cold floor':>11} {'kg own':>9} {'own vs smallest':>16}")
+    for command, rows in cold.items():
+        base = rows[0]["kg"] - rows[0]["cold_floor"]
+        for row in rows:
+            own = row["kg"] - row["cold_floor"]
+            print(
+                f"{command:<10} {label(row['size']):>5} {row['kg']:6.3f} s {row['cold_floor']:9.3f} s "
+                f"{own:7.3f} s {own / base:15.2f}"
+            )
 
 
 def main() -> None:
