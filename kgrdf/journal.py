@@ -36,9 +36,10 @@ sequence starts. Folding both journals in one order: transaction n is the privat
 
 Every patch is written to a new file (O_EXCL), flushed and fsynced, its folder fsynced, before it is
 applied to the index. A file left short by a write cut short (the last of its journal, with no
-``TC``, or a gzip stream that stops before its end) is a torn tail: it is set aside as ``<file>.torn-<time>``, and so is a private patch whose
-shared patch was never written. Positions are chained by a digest (sha256 over the previous digest
-and each patch's bytes, the private patch first), which ``view.json`` and the index record.
+``TC``, or a gzip stream that stops before its end) is a torn tail: it is set aside as
+``<file>.torn-<time>``, and so is a private patch whose shared patch was never written. Positions
+are chained by a digest (sha256 over the previous digest and each patch's bytes, the private patch
+first), which ``view.json`` and the index record.
 
 A forgotten person's rows in the private journal are dropped; a patch left with no rows is kept as a
 placeholder (its id, prev, sequence number and time, and ``H placeholder "forgotten"``), so that the
