@@ -293,11 +293,14 @@ class Writer(Session):
             if self._adds.pop(key, None) is None:
                 self._deletes[key] = quad
         keys = [str(quad) for quad in adds]
-        for key, quad in zip(keys, adds, strict=True):
-            if self._deletes.pop(key, None) is None:
-                self._adds[key] = quad
-        in_entities = f" <{self.entities_graph.value}>"
-        self._entity_adds.update(key for key in keys if key.endswith(in_entities))
+        if created:  # a new fact's quads, all in its own graphs: none is pending deletion or an entity's
+            self._adds.update(zip(keys, adds, strict=True))
+        else:
+            for key, quad in zip(keys, adds, strict=True):
+                if self._deletes.pop(key, None) is None:
+                    self._adds[key] = quad
+            in_entities = f" <{self.entities_graph.value}>"
+            self._entity_adds.update(key for key in keys if key.endswith(in_entities))
         if fact is not None:
             key = (fact.subject, fact.predicate)
             if fact.iri not in self._facts:
