@@ -272,9 +272,12 @@ class Writer(Session):
         return any(found.in_text(text) for text in texts for found in matchers)
 
     def close(self) -> None:
-        """Let go of what the write holds open beside the index (the people's cache)."""
+        """Let go of what the write holds open beside the index (the people's cache), and of the
+        router, whose hold on this writer's methods would leave the whole change to the cyclic
+        collector: an import disables it, and it would then walk millions of objects at once."""
         if self._people is not None:
             self._people.close()
+        self.is_private = None
 
     def add_to_provenance(self, fact: model.Fact, quads: list[Quad], texts=(), private: bool = False) -> None:
         """Add records about a fact the index holds to its provenance graph, changing none of its
@@ -520,8 +523,11 @@ class Writer(Session):
         return Writer(self.kb, self.backend, self.seq, now=self.now)
 
     def adopt(self, other: "Writer") -> None:
-        """Take over ``other``'s pending change (self had none)."""
+        """Take over ``other``'s pending change (self had none), leaving ``other`` empty: its router
+        holds its methods, a cycle that would keep the change from being freed once written."""
         self.__dict__.update(other.__dict__)
+        other.__dict__.clear()
+        self.is_private = privacy.Router(self._fact_is_private, self._row_names_a_person)
 
     def drop_fact(self, iri: str) -> None:
         """Take a pending fact, and every change this write made to it, out of the write."""
