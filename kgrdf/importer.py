@@ -464,6 +464,7 @@ def run(
         with kb.writing("import", dry_run=not apply) as writer:
             writer.allow_forgotten = allow_forgotten
             report = stage_all(writer, records, auto_confirm, progress)
+            del records  # staged: let them go before the commit holds the journal's text beside the writer's
             report.applied = apply and writer.has_change
             if progress and report.applied:
                 progress.note("writing the journal, the index and the git commit ...")

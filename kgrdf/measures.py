@@ -535,32 +535,43 @@ def _moment(seconds: float | None):
 
 
 def _changes(deletes, adds) -> dict[str, dict[str, object]]:
-    """Fact IRI -> column -> its new value (None: deleted), from a write's quads: deletes first."""
+    """Fact IRI -> column -> its new value (None: deleted), from a write's quads: deletes first.
+
+    Whether an IRI is a fact's is asked once an IRI, not once a quad: an import's quads name each
+    fact about twenty times."""
     changed: dict[str, dict[str, object]] = {}
+    is_fact: dict[str, bool] = {}
     for quads, gone in ((deletes, True), (adds, False)):
         for quad in quads:
-            graph, subject, predicate = quad.graph_name, quad.subject, quad.predicate.value
-            graph_iri = getattr(graph, "value", "")
-            if _FACT.match(graph_iri):
+            graph_iri = getattr(quad.graph_name, "value", "")
+            fact_graph = is_fact.get(graph_iri)
+            if fact_graph is None:
+                fact_graph = is_fact[graph_iri] = _FACT.match(graph_iri) is not None
+            if fact_graph:
                 # the fact's own triple, in its assertion graph
                 datatype = getattr(quad.object, "datatype", None)
                 values = {
-                    "subject": subject.value,
-                    "predicate": predicate,
+                    "subject": quad.subject.value,
+                    "predicate": quad.predicate.value,
                     "object": quad.object.value,
                     "datatype": datatype.value if datatype is not None else None,
                 }
                 row = changed.setdefault(graph_iri, {})
                 row.update(dict.fromkeys(values) if gone else values)
                 continue
-            fact = getattr(subject, "value", "")
-            if not _FACT.match(fact):
-                continue
-            if predicate == _TYPE and quad.object.value == _FACT_CLASS:
-                changed.setdefault(fact, {})["is_fact"] = None if gone else 1
-                continue
+            predicate = quad.predicate.value
             column = _COLUMNS.get(predicate)
+            if column is None and predicate != _TYPE:
+                continue
+            fact = getattr(quad.subject, "value", "")
+            about_fact = is_fact.get(fact)
+            if about_fact is None:
+                about_fact = is_fact[fact] = _FACT.match(fact) is not None
+            if not about_fact:
+                continue
             if column is None:
+                if quad.object.value == _FACT_CLASS:
+                    changed.setdefault(fact, {})["is_fact"] = None if gone else 1
                 continue
             value = None if gone else (_epoch(quad.object) if column in _TIMES else quad.object.value)
             changed.setdefault(fact, {})[column] = value
@@ -594,6 +605,21 @@ def _closed(deletes, adds) -> set[str]:
     return found
 
 
+def _heard_keys(db: sqlite3.Connection, facts: set[str]) -> dict[str, str]:
+    """Fact -> heard_in, for each of ``facts`` (see :func:`_heard_key`), from the heard table as it
+    stands: read in one query over a temporary table of them, not one query a fact."""
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS touched (fact TEXT PRIMARY KEY)")
+    db.execute("DELETE FROM touched")
+    db.executemany("INSERT OR IGNORE INTO touched VALUES (?)", [(fact,) for fact in facts])
+    found: dict[str, list[tuple[str, str]]] = {fact: [] for fact in facts}
+    for fact, hearing, audience in db.execute(
+        "SELECT heard.fact, hearing, audience FROM heard JOIN touched ON heard.fact = touched.fact"
+    ):
+        found[fact].append((hearing, audience))
+    db.execute("DELETE FROM touched")
+    return {fact: _heard_key(fact, heard) for fact, heard in found.items()}
+
+
 def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
     """Keep the cache made for ``before`` (a journal Position) current with a write that moved the
     index ``backend`` to ``after``: each column its quads (``deletes`` and ``adds``) name, set, and
@@ -617,10 +643,6 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
         for fact in _closed(deletes, adds):
             changed.setdefault(fact, {})["closed"] = _closings(backend, fact).get(fact)
         db.execute("BEGIN")
-        for fact, columns in changed.items():
-            db.execute("INSERT OR IGNORE INTO facts (fact) VALUES (?)", (fact,))
-            sets = ", ".join(f"{column} = ?" for column in columns)
-            db.execute(f"UPDATE facts SET {sets} WHERE fact = ?", [*columns.values(), fact])
         heard = _heard_changes(deletes, adds)
         db.executemany(
             "DELETE FROM heard WHERE fact = ? AND hearing = ?", [key for key, to in heard.items() if to is None]
@@ -628,14 +650,25 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
         db.executemany(
             "INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", [(*key, to) for key, to in heard.items() if to is not None]
         )
+        heard_in = _heard_keys(db, set(changed) | {fact for fact, _hearing in heard})
+        # each fact's row written once, with its audiences: one statement for each set of columns
+        # changed (an import's new facts share one)
+        upserts: dict[tuple[str, ...], list] = {}
+        for fact, columns in changed.items():
+            columns = {**columns, "heard_in": heard_in.pop(fact)}
+            upserts.setdefault(tuple(columns), []).append([fact, *columns.values()])
+        for columns, rows in upserts.items():
+            db.executemany(
+                f"INSERT INTO facts (fact, {', '.join(columns)}) VALUES (?{', ?' * len(columns)}) "
+                f"ON CONFLICT (fact) DO UPDATE SET {', '.join(f'{column} = excluded.{column}' for column in columns)}",
+                rows,
+            )
+        db.executemany("UPDATE facts SET heard_in = ? WHERE fact = ?", [(key, fact) for fact, key in heard_in.items()])
         db.executemany(
             "DELETE FROM facts WHERE fact = ? AND COALESCE(perspective, is_fact, status, recorded, retired, "
             "valid_from, valid_to, successor, subject, closed, sensitivity, observed) IS NULL",
             [(fact,) for fact in changed],
         )
-        for fact in set(changed) | {fact for fact, _hearing in heard}:
-            found = db.execute("SELECT hearing, audience FROM heard WHERE fact = ?", (fact,)).fetchall()
-            db.execute("UPDATE facts SET heard_in = ? WHERE fact = ?", (_heard_key(fact, found), fact))
         db.execute("UPDATE meta SET value = ? WHERE name = 'at'", (f"{after.seq}:{after.digest}",))
         db.execute("COMMIT")
     except Exception:  # a derived cache never fails a write that the journal holds already

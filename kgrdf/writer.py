@@ -79,6 +79,7 @@ class Writer(Session):
         self._facts: dict[str, model.Fact] = {}  # pending, by IRI
         self._drafts: dict[str, model.Draft] = {}  # fact IRI -> its last update record of this write
         self._by_subject_predicate: dict[tuple[str, str], list[str]] = {}
+        self._held_pairs: dict[tuple[str, str], tuple] = {}  # see _held_facts
         self._minted = 0
         self._created: set[str] = set()  # entities this command makes: the index holds no fact about them
         self._held: dict[str, model.Entity | None] = {}  # entities read from the index, by IRI
@@ -164,20 +165,27 @@ class Writer(Session):
         whose object or value has that key (model.Fact.value_key): the others are not read whole,
         so observing a fact again costs the same beside ten siblings or ten thousand."""
         out = {}
-        held = (
-            []
-            if subject in self._created
-            else self.rows("subject-predicate", subject=NamedNode(subject), predicate=NamedNode(predicate))
-        )
-        for row in held:
-            if key is not None and _key_of(row["target"]) != key:
-                continue
-            iri = row["fact"].value
-            out[iri] = self._facts.get(iri) or super().fact(vocab.id_of(iri))
+        if subject not in self._created:
+            every, by_key = self._held_facts(subject, predicate)
+            for iri in every if key is None else by_key.get(key, []):
+                out[iri] = self._facts.get(iri) or super().fact(vocab.id_of(iri))
         for iri in self._by_subject_predicate.get((subject, predicate), []):
             if key is None or self._facts[iri].value_key() == key:
                 out[iri] = self._facts[iri]
         return list(out.values())
+
+    def _held_facts(self, subject: str, predicate: str) -> tuple[list[str], dict[str, list[str]]]:
+        """The IRIs of the facts the index holds with this subject and predicate, and the same by
+        the key of their object or value: asked once a write, since the index does not change under
+        it, so that an import of N records about one thing asks once, not N times."""
+        pair = (subject, predicate)
+        if pair not in self._held_pairs:
+            every, by_key = [], {}
+            for row in self.rows("subject-predicate", subject=NamedNode(subject), predicate=NamedNode(predicate)):
+                every.append(row["fact"].value)
+                by_key.setdefault(_key_of(row["target"]), []).append(row["fact"].value)
+            self._held_pairs[pair] = every, by_key
+        return self._held_pairs[pair]
 
     def saying(self, fact: model.Fact) -> list[model.Fact]:
         """The facts, pending or held, that say what ``fact`` says (its subject, predicate and
@@ -264,9 +272,12 @@ class Writer(Session):
         return any(found.in_text(text) for text in texts for found in matchers)
 
     def close(self) -> None:
-        """Let go of what the write holds open beside the index (the people's cache)."""
+        """Let go of what the write holds open beside the index (the people's cache), and of the
+        router, whose hold on this writer's methods would leave the whole change to the cyclic
+        collector: an import disables it, and it would then walk millions of objects at once."""
         if self._people is not None:
             self._people.close()
+        self.is_private = None
 
     def add_to_provenance(self, fact: model.Fact, quads: list[Quad], texts=(), private: bool = False) -> None:
         """Add records about a fact the index holds to its provenance graph, changing none of its
@@ -293,11 +304,14 @@ class Writer(Session):
             if self._adds.pop(key, None) is None:
                 self._deletes[key] = quad
         keys = [str(quad) for quad in adds]
-        for key, quad in zip(keys, adds, strict=True):
-            if self._deletes.pop(key, None) is None:
-                self._adds[key] = quad
-        in_entities = f" <{self.entities_graph.value}>"
-        self._entity_adds.update(key for key in keys if key.endswith(in_entities))
+        if created:  # a new fact's quads, all in its own graphs: none is pending deletion or an entity's
+            self._adds.update(zip(keys, adds, strict=True))
+        else:
+            for key, quad in zip(keys, adds, strict=True):
+                if self._deletes.pop(key, None) is None:
+                    self._adds[key] = quad
+            in_entities = f" <{self.entities_graph.value}>"
+            self._entity_adds.update(key for key in keys if key.endswith(in_entities))
         if fact is not None:
             key = (fact.subject, fact.predicate)
             if fact.iri not in self._facts:
@@ -509,8 +523,11 @@ class Writer(Session):
         return Writer(self.kb, self.backend, self.seq, now=self.now)
 
     def adopt(self, other: "Writer") -> None:
-        """Take over ``other``'s pending change (self had none)."""
+        """Take over ``other``'s pending change (self had none), leaving ``other`` empty: its router
+        holds its methods, a cycle that would keep the change from being freed once written."""
         self.__dict__.update(other.__dict__)
+        other.__dict__.clear()
+        self.is_private = privacy.Router(self._fact_is_private, self._row_names_a_person)
 
     def drop_fact(self, iri: str) -> None:
         """Take a pending fact, and every change this write made to it, out of the write."""

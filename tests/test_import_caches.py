@@ -1,0 +1,33 @@
+"""A large import keeps the caches derived from the index as any write does: the Briefing's cache
+(kgrdf.measures) holds, row for row, what one made from the index after it holds."""
+
+import json
+
+from kgrdf.kb import KnowledgeBase
+from tests.test_measures import _kept, _made
+
+
+def test_an_import_keeps_the_briefing_cache_as_one_made_from_the_index(demo, tmp_path):
+    held = demo.json("propose", "repo/api", "caveat", "--value", "imcaveat: held", "-s", "slack:h1")["id"]
+    records = [{"type": "entity", "id": "repo/imported", "name": "imported"}]
+    records += [  # past the writer's bulk size: the import's set-based path
+        {"type": "fact", "subject": "repo/imported", "predicate": "caveat", "value": f"imcaveat {n}"}
+        | {"sources": [f"slack:m{n}"], "audience": "public" if n % 3 else "channel:sales"}
+        for n in range(250)
+    ]
+    records += [  # a fact the index holds, heard again in other audiences; one heard twice by the import
+        {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "imcaveat: held"}
+        | {"sources": [f"slack:again{n}"], "audience": audience}
+        for n, audience in enumerate(["public", "dm:ana,bo", "public"])
+    ]
+    records.append({"type": "fact", "subject": "repo/imported", "predicate": "knows", "object": "repo/api"})
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    report = demo.json("import", path, "--apply")
+    assert report["facts"] == {"created": 250, "observed": 3} and report["refused_total"] == 1
+    at, kept = _kept(demo.path)
+    view = KnowledgeBase.open(demo.path).view()
+    assert at == f"{view.seq}:{view.digest}"  # kept by the import, not made again
+    audiences = {row[2] for row in kept if len(row) == 3 and row[0].endswith(held)}
+    assert audiences == {"owner", "public", "dm:ana,bo"}
+    assert kept == _made(demo.path)
