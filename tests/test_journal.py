@@ -306,3 +306,31 @@ def test_folding_again_with_the_deletions_of_a_first_pass_gives_the_fold(tmp_pat
     again = list(folded((tx for tx, _ in journal.transactions(Position())), deleted))
     assert sorted(again) == sorted(fold(tx for tx, _ in journal.read_after(Position())[0]))
     assert set(again) == {QUADS[0], QUADS[2]}
+
+
+def test_a_patch_is_written_in_pieces_with_the_same_bytes_and_digest_as_whole(tmp_path, monkeypatch):
+    import kgrdf.journal as journal_mod
+
+    monkeypatch.setattr(journal_mod, "ROWS_AT_ONCE", 3)
+    rows = [f'<urn:s{i}> <urn:p> "{i}" <urn:g>' for i in range(10)]
+    patch = journal_mod.Patch("urn:uuid:p", "t", "test", deletes=rows[:4], adds=rows[4:])
+    assert len(list(patch.pieces())) == 1 + 2 + 2 + 1  # the header, the deletes and adds three at a time, TC
+    stream = journal_mod.Stream(tmp_path / "j")
+    name, size, digest = stream.write(1, patch, "d0")
+    path = stream.dir / name
+    assert size == path.stat().st_size and gzip.decompress(path.read_bytes()) == patch.encode()
+    assert digest == journal_mod.chain("d0", patch.encode())
+    assert (
+        patch.encode()
+        == (
+            "\n".join(
+                ["H id <urn:uuid:p> .", 'H time "t" .', 'H command "test" .', "TX ."]
+                + [f"D {r} ." for r in rows[:4]]
+                + [f"A {r} ." for r in rows[4:]]
+                + ["TC ."]
+            )
+            + "\n"
+        ).encode()
+    )
+    read, data, _size = stream.read(path)
+    assert (read.deletes, read.adds) == (rows[:4], rows[4:])
