@@ -165,7 +165,8 @@ def build(kb) -> Position | None:
 
 
 def _write(stream: Stream, number: int, patch: Patch):
-    """A patch file without its own fsync (build syncs them all at once): its name, size and patch bytes."""
+    """A patch file without its own fsync (build syncs them all at once, where Stream.write syncs
+    each): its name, size and patch bytes."""
     data = patch.encode()
     name = journal.name_of(number)
     raw = journal.packed(name, data)

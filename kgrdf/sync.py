@@ -3,9 +3,10 @@
 A team's hub is a SPARQL 1.1 server (kgrdf.store.hub). ``kg sync`` pushes the patches of this
 replica's shared journal that the hub does not hold yet, pulls the other replicas' patches it has
 not seen, each kept as a journal of its own in ``replicas/<replica>/`` (each patch byte for byte,
-gzipped as ours are, and checked to follow the one before it), and folds what they say into the knowledge base in one write of its
-own, through the same write path as any command: the same resolution, the same privacy routing
-(a text naming one of this machine's people goes to the private journal) and the same SHACL shapes.
+gzipped as ours are, and checked to follow the one before it), and folds what they say into the
+knowledge base in one write of its own, through the same write path as any command: the same
+resolution, the same privacy routing (a text naming one of this machine's people goes to the
+private journal) and the same SHACL shapes.
 The private journal is never pushed.
 
 The fold is about facts, not rows: each replica mints its own fact ids, so a fact another replica
