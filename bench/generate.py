@@ -164,7 +164,7 @@ def stage_facts(kb, writer, facts, rng: random.Random, statuses, schema, now: st
                 model.hearing_iri(fact.iri, writer.seq, 1), rng.choice(AUDIENCES), tuple(fact.sources), heard_at=now
             )
         ]
-        writer._stage([], model.fact_quads(fact, schema), fact, created=True)
+        writer.stage_new_fact(fact, model.fact_lines(fact, schema))
 
 
 def records(path: Path, n_facts: int, seed: int = 7) -> None:

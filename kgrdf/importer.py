@@ -65,10 +65,11 @@ class Report:
             for key in [k for k, n in counts.items() if n == 0]:
                 del counts[key]
 
-    def refuse(self, record: Record, reason: str, message: str) -> None:
+    def refuse(self, line: int, reason: str, message: str) -> None:
+        """Count the record at ``line`` as refused for ``reason``."""
         self.refused[reason] = self.refused.get(reason, 0) + 1
         if len(self.refusals) < LISTED_REFUSALS:
-            self.refusals.append({"line": record.line, "reason": reason, "message": message})
+            self.refusals.append({"line": line, "reason": reason, "message": message})
 
     def notes(self) -> list[str]:
         """What the import did otherwise than a record said, though not refused."""
@@ -97,11 +98,47 @@ class Report:
         }
 
 
-def read_records(path: Path) -> list[Record]:
+class Records:
+    """The records of an import file, made anew at each pass over them (an import that stages again
+    without a refused entity makes another): between passes it holds the file's bytes, and during
+    one the record being staged, not a hundred thousand parsed records beside the write's own."""
+
+    def __init__(self, data: bytes | None = None, items: list | None = None):
+        from kgrdf import inputs, settings
+
+        self._data, self._items = data, items
+        self._line_limit = settings.get("KGRDF_MAX_LINE")
+        self._count = len(items) if items is not None else sum(1 for _, line in inputs.lines(data) if line.strip())
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self):
+        if self._items is not None:
+            yield from (_record(n, item) for n, item in enumerate(self._items, start=1))
+            return
+        from kgrdf import inputs
+
+        limit = self._line_limit
+        for number, line in inputs.lines(self._data):
+            if not line.strip():
+                continue
+            if len(line) > limit:
+                yield Record(number, None, f"the line is {len(line)} bytes long; the most is {limit} (KGRDF_MAX_LINE)")
+                continue
+            try:
+                yield _record(number, inputs.parse_json(line.decode("utf-8"), unique_keys=True))
+            except UnicodeDecodeError:
+                yield Record(number, None, "the line is not UTF-8 text")
+            except ValueError as exc:
+                yield Record(number, None, f"not JSON: {exc}")
+
+
+def read_records(path: Path) -> Records:
     """Records from a JSON array or a JSON-lines file of at most KGRDF_MAX_IMPORT bytes. Raises
     BadInput when the file cannot be read, is too large or (an array) does not parse; a line or an
     item that is not a record becomes a record refused as malformed, never the whole import."""
-    from kgrdf import inputs, settings
+    from kgrdf import inputs
 
     data = inputs.read(path, "KGRDF_MAX_IMPORT", "the import file")
     if data.lstrip().startswith(b"["):
@@ -113,24 +150,8 @@ def read_records(path: Path) -> list[Record]:
             if not _first_line_parses(data):  # else JSON lines whose first record is a list
                 raise BadInput(f"{path}: not JSON: {exc}") from None
         else:
-            return [_record(n, item) for n, item in enumerate(items, start=1)]
-    records = []
-    line_limit = settings.get("KGRDF_MAX_LINE")
-    for number, line in inputs.lines(data):
-        if not line.strip():
-            continue
-        if len(line) > line_limit:
-            records.append(
-                Record(number, None, f"the line is {len(line)} bytes long; the most is {line_limit} (KGRDF_MAX_LINE)")
-            )
-            continue
-        try:
-            records.append(_record(number, inputs.parse_json(line.decode("utf-8"), unique_keys=True)))
-        except UnicodeDecodeError:
-            records.append(Record(number, None, "the line is not UTF-8 text"))
-        except ValueError as exc:
-            records.append(Record(number, None, f"not JSON: {exc}"))
-    return records
+            return Records(items=items)
+    return Records(data=data)
 
 
 def _first_line_parses(data: bytes) -> bool:
@@ -374,7 +395,7 @@ def _heard(data: dict):
     )
 
 
-def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) -> Report:
+def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Report:
     """Stage every record that the writer accepts, then validate them together with the shapes and
     take out the facts that fail (an entity that fails means staging again without it)."""
     from kgrdf import settings
@@ -384,31 +405,32 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
     skip: dict[int, tuple[str, str]] = {}  # entity records refused by the shapes: (reason, message)
     for _attempt in range(3):
         report = Report(records=len(records))
-        made: dict[str, list[Record]] = {}  # fact IRI -> the records that made or observed it
-        entities: dict[str, Record] = {}
+        made: dict[str, list[tuple]] = {}  # fact IRI -> (line, action, rule) of the records that made or observed it
+        entities: dict[str, int] = {}  # entity IRI -> the number of the record that made it
         fresh = writer.fork()
+        total = len(records)
         for n, record in enumerate(records):
             if progress and n % 1000 == 0:
-                progress(n, len(records))
-            if n and n % CHUNK == 0 and len(records) > fresh.BULK:
+                progress(n, total)
+            if n and n % CHUNK == 0 and total > fresh.BULK:
                 fresh.check_chunk()  # checked beside the staging of the next chunk
             if n in skip:
-                report.refuse(record, *skip[n])
+                report.refuse(record.line, *skip[n])
                 continue
             if record.problem:
-                report.refuse(record, "malformed", record.problem)
+                report.refuse(record.line, "malformed", record.problem)
                 continue
             try:
                 staged = _stage(fresh, record, auto_confirm, report, limit)
             except KgError as exc:
-                report.refuse(record, _reason(exc), exc.message)
+                report.refuse(record.line, _reason(exc), exc.message)
                 continue
             if staged is None:
-                entities[vocab.entity_iri(writer.perspective, record.data["id"].strip()).value] = record
+                entities[vocab.entity_iri(writer.perspective, record.data["id"].strip()).value] = n
             else:
-                made.setdefault(staged[0], []).append((record, staged[1], staged[2]))
+                made.setdefault(staged[0], []).append((record.line, staged[1], staged[2]))
         if progress:
-            progress(len(records), len(records))
+            progress(total, total)
             progress.note("checking the shapes ...")
         failing_facts, failing_entities = {}, {}
         findings = fresh.findings()
@@ -422,21 +444,20 @@ def stage_all(writer, records: list[Record], auto_confirm: bool, progress=None) 
             elif focus in entities:
                 failing_entities.setdefault(focus, (reason, finding.message))
         if failing_entities:
-            index = {id(record): n for n, record in enumerate(records)}
             for iri, refusal in failing_entities.items():
-                skip[index[id(entities[iri])]] = refusal
+                skip[entities[iri]] = refusal
             continue  # facts about a refused entity may no longer resolve: stage again without it
         for iri, (reason, message) in failing_facts.items():
-            for record, action, rule in made[iri]:
-                report.refuse(record, reason, message)
+            for line, action, rule in made[iri]:
+                report.refuse(line, reason, message)
                 report.count(action, rule, by=-1)
             fresh.drop_fact(iri)
         report.refusals.sort(key=lambda refusal: refusal["line"])
         report.fact_ids = {
-            record.line: vocab.id_of(iri)
+            line: vocab.id_of(iri)
             for iri, made_by in made.items()
             if iri not in failing_facts
-            for record, _, _ in made_by
+            for line, _, _ in made_by
         }
         writer.adopt(fresh)
         writer.validated = True  # what is left passed the shapes just now

@@ -503,11 +503,12 @@ class KnowledgeBase:
         by the next batch, never the write."""
         from kgrdf import measures, people, waiting
 
-        people.after_write(self.path, position, after, writer.deletes, writer.adds)
+        deletes, adds = writer.delete_lines(), writer.add_lines()  # (the rows: a large write keeps no quads)
+        people.after_write(self.path, position, after, deletes, adds)
         if self.backend_kind != "memory":
-            measures.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
+            measures.after_write(self.path, backend, position, after, deletes, adds)
         try:
-            waiting.after_write(self.path, backend, position, after, writer.deletes, writer.adds)
+            waiting.after_write(self.path, backend, position, after, deletes, adds)
         except Unreachable:
             waiting.drop(self.path)
 

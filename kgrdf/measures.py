@@ -26,7 +26,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-from kgrdf import files, queries, vocab
+from kgrdf import files, nquads, queries, vocab
 
 FORMAT = "4"  # the tables below: a cache of another format is made again
 NAME = "measures.sqlite"
@@ -62,6 +62,8 @@ _TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _FACT_CLASS = vocab.kg("Fact").value
 _FIELD, _VALID_TO = vocab.kg("field").value, vocab.kg("validTo").value
 _AUDIENCE = vocab.kg("audience").value
+_READ = {*_COLUMNS, _AUDIENCE}  # the predicates of the records after_write reads (see _read)
+_FACT_TYPE_OBJECT, _VALID_TO_OBJECT = f" <{_FACT_CLASS}> ", f" <{_VALID_TO}> "
 _MINE = "is_fact = 1 AND perspective = :perspective"  # what {mine} stands for in a query of Measures
 # The same, read through the index of a few predicates: the unary + keeps SQLite from reading every
 # fact recorded since a time by perspective, when a week holds most of them.
@@ -534,16 +536,42 @@ def _moment(seconds: float | None):
     return datetime.fromtimestamp(seconds, UTC) if seconds is not None else None
 
 
-def _changes(deletes, adds) -> dict[str, dict[str, object]]:
-    """Fact IRI -> column -> its new value (None: deleted), from a write's quads: deletes first.
+def _read(line: str) -> bool:
+    """Whether after_write reads a write's row: a fact's own triple, a record of one of the columns,
+    of its type, of a hearing's audience, or of a change of the end of its valid time. Told from the
+    row's text, so that of an import's twenty rows a fact only these are parsed."""
+    predicate = nquads.predicate_of(line)
+    if (
+        predicate in _READ
+        or (predicate == _TYPE and _FACT_TYPE_OBJECT in line)
+        or (predicate == _FIELD and _VALID_TO_OBJECT in line)
+    ):
+        return True
+    graph = nquads.graph_of(line)
+    return not graph.endswith("/provenance") and _FACT.match(graph) is not None
+
+
+def _scan(delete_lines, add_lines) -> tuple[dict, dict, set]:
+    """What a write's rows change, in one pass over them, deletes first:
+    - fact IRI -> column -> its new value (None: deleted);
+    - (fact, hearing) -> the audience it was heard in now (None: deleted), from the records of a
+      hearing's audience (:func:`_heard_in`);
+    - the facts whose update records change the end of their valid time.
 
     Whether an IRI is a fact's is asked once an IRI, not once a quad: an import's quads name each
     fact about twenty times."""
     changed: dict[str, dict[str, object]] = {}
+    heard: dict[tuple[str, str], str | None] = {}
+    closed: set[str] = set()
     is_fact: dict[str, bool] = {}
-    for quads, gone in ((deletes, True), (adds, False)):
-        for quad in quads:
+    for lines, gone in ((delete_lines, True), (add_lines, False)):
+        for quad in nquads.quads(lines, keep=_read):
             graph_iri = getattr(quad.graph_name, "value", "")
+            predicate = quad.predicate.value
+            if predicate == _FIELD and quad.object.value == _VALID_TO:
+                fact = graph_iri.removesuffix("/provenance")
+                if fact != graph_iri and _FACT.match(fact):
+                    closed.add(fact)
             fact_graph = is_fact.get(graph_iri)
             if fact_graph is None:
                 fact_graph = is_fact[graph_iri] = _FACT.match(graph_iri) is not None
@@ -552,14 +580,19 @@ def _changes(deletes, adds) -> dict[str, dict[str, object]]:
                 datatype = getattr(quad.object, "datatype", None)
                 values = {
                     "subject": quad.subject.value,
-                    "predicate": quad.predicate.value,
+                    "predicate": predicate,
                     "object": quad.object.value,
                     "datatype": datatype.value if datatype is not None else None,
                 }
                 row = changed.setdefault(graph_iri, {})
                 row.update(dict.fromkeys(values) if gone else values)
                 continue
-            predicate = quad.predicate.value
+            if predicate == _AUDIENCE:
+                node = getattr(quad.subject, "value", "")
+                fact = _heard_in(graph_iri, node)
+                if fact is not None:
+                    heard[(fact, node)] = None if gone else quad.object.value
+                continue
             column = _COLUMNS.get(predicate)
             if column is None and predicate != _TYPE:
                 continue
@@ -575,34 +608,7 @@ def _changes(deletes, adds) -> dict[str, dict[str, object]]:
                 continue
             value = None if gone else (_epoch(quad.object) if column in _TIMES else quad.object.value)
             changed.setdefault(fact, {})[column] = value
-    return changed
-
-
-def _heard_changes(deletes, adds) -> dict[tuple[str, str], str | None]:
-    """(fact, hearing) -> the audience it was heard in now (None: deleted), from a write's records of
-    a hearing's audience (:func:`_heard_in`): deletes first."""
-    changed: dict[tuple[str, str], str | None] = {}
-    for quads, gone in ((deletes, True), (adds, False)):
-        for quad in quads:
-            if quad.predicate.value != _AUDIENCE:
-                continue
-            node = getattr(quad.subject, "value", "")
-            fact = _heard_in(getattr(quad.graph_name, "value", ""), node)
-            if fact is not None:
-                changed[(fact, node)] = None if gone else quad.object.value
-    return changed
-
-
-def _closed(deletes, adds) -> set[str]:
-    """The facts whose update records ``deletes`` and ``adds`` change the end of the valid time of."""
-    found = set()
-    for quad in [*deletes, *adds]:
-        if quad.predicate.value == _FIELD and quad.object.value == _VALID_TO:
-            graph = getattr(quad.graph_name, "value", "")
-            fact = graph.removesuffix("/provenance")
-            if fact != graph and _FACT.match(fact):
-                found.add(fact)
-    return found
+    return changed, heard, closed
 
 
 def _heard_keys(db: sqlite3.Connection, facts: set[str]) -> dict[str, str]:
@@ -620,9 +626,9 @@ def _heard_keys(db: sqlite3.Connection, facts: set[str]) -> dict[str, str]:
     return {fact: _heard_key(fact, heard) for fact, heard in found.items()}
 
 
-def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
+def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines) -> None:
     """Keep the cache made for ``before`` (a journal Position) current with a write that moved the
-    index ``backend`` to ``after``: each column its quads (``deletes`` and ``adds``) name, set, and
+    index ``backend`` to ``after``: each column its rows (``delete_lines`` and ``add_lines``) name, set, and
     the closing time of each fact whose valid time's end it changed read again from the index. A
     cache made for another position is left: the next read makes it again."""
     path = cache_path(kb_path)
@@ -639,11 +645,10 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
         meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
         if meta.get("format") != FORMAT or meta.get("at") != f"{before.seq}:{before.digest}":
             return
-        changed = _changes(deletes, adds)
-        for fact in _closed(deletes, adds):
+        changed, heard, closed = _scan(delete_lines, add_lines)
+        for fact in closed:
             changed.setdefault(fact, {})["closed"] = _closings(backend, fact).get(fact)
         db.execute("BEGIN")
-        heard = _heard_changes(deletes, adds)
         db.executemany(
             "DELETE FROM heard WHERE fact = ? AND hearing = ?", [key for key, to in heard.items() if to is None]
         )

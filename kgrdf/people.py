@@ -17,7 +17,7 @@ may hold a name. Deleted rows are overwritten (secure_delete).
 import sqlite3
 from pathlib import Path
 
-from kgrdf import files, privacy, queries, vocab
+from kgrdf import files, nquads, privacy, queries, vocab
 
 KEYS = frozenset(vocab.kg(name).value for name in ("nameKey", "aliasKey", "weakAliasKey"))
 FORMAT = "1"
@@ -198,7 +198,7 @@ def _add(db, rows, base: str) -> None:
 def after_write(kb_path: Path, before, after, deletes, adds) -> None:
     """Keep every perspective's cache made for ``before`` (a journal Position) current with a write
     that moved the index to ``after``: its person keys deleted and added (``deletes`` and
-    ``adds`` are the write's quads). A cache made for another position is left: the next write
+    ``adds`` are the write's rows, kgrdf.nquads). A cache made for another position is left: the next write
     that needs it makes it again."""
     for path in files.cache_files(kb_path, "people-*.sqlite"):
         try:
@@ -212,11 +212,14 @@ def after_write(kb_path: Path, before, after, deletes, adds) -> None:
             graph = meta["graph"]
             base = graph[: -len("entities")]
 
-            def keys(quads, graph=graph, base=base):
+            def keys(lines, graph=f" <{graph}>", base=base):
+                def read(line):  # (told from the text: only these rows are parsed)
+                    return line.endswith(graph) and nquads.predicate_of(line) in KEYS
+
                 return [
                     (q.subject.value, q.object.value)
-                    for q in quads
-                    if q.graph_name.value == graph and q.predicate.value in KEYS and _is_person(q.subject.value, base)
+                    for q in nquads.quads(lines, keep=read)
+                    if _is_person(q.subject.value, base)
                 ]
 
             gone, made = keys(deletes), keys(adds)

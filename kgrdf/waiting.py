@@ -16,6 +16,7 @@ deletes it instead, for the next batch to make again. An index rebuild deletes i
 and so does kg forget, with the whole of cache/. Deleted rows are overwritten (secure_delete).
 """
 
+import itertools
 import os
 import sqlite3
 from datetime import datetime
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode
 
-from kgrdf import files, queries, vocab
+from kgrdf import files, nquads, queries, vocab
 
 FORMAT = "1"  # the tables below: a cache of another format is made again
 MANY = 100  # facts changed by one write beyond which the cache is made again rather than kept (~10 ms each)
@@ -247,13 +248,12 @@ def open_cache(kb_path: Path | None, backend, perspective: str) -> Cache | None:
             return None
 
 
-def _facts_named(quads, base: str) -> set[str]:
-    """The facts of the perspective at ``base`` whose graph or whose records ``quads`` hold."""
+def _facts_named(lines, base: str) -> set[str]:
+    """The facts of the perspective at ``base`` whose graph or whose records the rows ``lines`` hold."""
     prefix = base + "fact/"
     found = set()
-    for quad in quads:
-        for iri in (quad.graph_name, quad.subject):
-            value = getattr(iri, "value", "")
+    for line in lines:
+        for value in (nquads.graph_of(line), nquads.subject_of(line)):
             if value.startswith(prefix):
                 found.add(prefix + value[len(prefix) :].split("/", 1)[0])
     return found
@@ -261,8 +261,8 @@ def _facts_named(quads, base: str) -> set[str]:
 
 def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
     """Keep every perspective's cache made for ``before`` (a journal Position) current with a write
-    that moved the index ``backend`` to ``after``: the rows of the facts its quads (``deletes`` and
-    ``adds``) name read again from the index, and the names it deletes and adds. A cache made for
+    that moved the index ``backend`` to ``after``: the rows of the facts its rows (``deletes`` and
+    ``adds``, kgrdf.nquads) name read again from the index, and the names it deletes and adds. A cache made for
     another position is left: the next batch makes it again."""
     for path in files.cache_files(kb_path, "batch-*.sqlite"):
         try:
@@ -276,19 +276,18 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
             base = vocab.perspective_base(perspective)
             if meta.get("format") != FORMAT or meta.get("at") != f"{before.seq}:{before.digest}":
                 continue
-            changed = _facts_named([*deletes, *adds], base)
+            changed = _facts_named(itertools.chain(deletes, adds), base)
             if meta.get("schema") != schema or len(changed) > MANY:
                 db.close()
                 files.remove_sqlite(path)  # made again by the next batch
                 continue
             graph, label = vocab.entities_graph(perspective).value, vocab.PREF_LABEL.value
 
-            def labels(quads, graph=graph, label=label):
-                return [
-                    (q.subject.value, q.object.value)
-                    for q in quads
-                    if q.graph_name.value == graph and q.predicate.value == label
-                ]
+            def labels(lines, graph=f" <{graph}>", label=label):
+                def read(line):  # (told from the text: only these rows are parsed)
+                    return line.endswith(graph) and nquads.predicate_of(line) == label
+
+                return [(q.subject.value, q.object.value) for q in nquads.quads(lines, keep=read)]
 
             rows = [_rows(backend, perspective, NamedNode(fact)) for fact in sorted(changed)]
             db.execute("BEGIN")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pyoxigraph import Literal, NamedNode, Quad
 
 from kgrdf import audience as audiences
-from kgrdf import autoconfirm, clock, inputs, model, privacy, vocab
+from kgrdf import autoconfirm, clock, inputs, model, nquads, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.session import Session
 
@@ -73,7 +73,7 @@ class Writer(Session):
         super().__init__(kb, backend)
         self.seq = seq
         self._deletes: dict[str, Quad] = {}  # by N-Quads line, in the order staged
-        self._adds: dict[str, Quad] = {}
+        self._adds: dict[str, Quad | None] = {}  # a new fact's rows are kept as text alone: None
         self.validated = False  # set when the pending change has been validated as it stands
         self._entities: dict[str, model.Entity] = {}  # pending, by IRI
         self._facts: dict[str, model.Fact] = {}  # pending, by IRI
@@ -195,7 +195,9 @@ class Writer(Session):
 
     @property
     def adds(self) -> list[Quad]:
-        return list(self._adds.values())
+        """The pending additions as quads: a new fact's, kept as rows alone, parsed now."""
+        held = [quad for quad in self._adds.values() if quad is not None]
+        return held + list(nquads.quads(line for line, quad in self._adds.items() if quad is None))
 
     @property
     def deletes(self) -> list[Quad]:
@@ -293,34 +295,42 @@ class Writer(Session):
         self._private.pop(fact.iri, None)  # decided again, with these texts
         self._stage([], quads)
 
-    def _stage(self, deletes, adds, fact: model.Fact | None = None, created: bool = False) -> None:
+    def _stage(self, deletes, adds, fact: model.Fact | None = None) -> None:
         """Add to the pending change. A quad added and deleted within one command cancels out."""
         self.check_perspective()
         self.validated = False
-        if created and fact is not None:
-            self._minted_iris.add(fact.iri)
         for quad in deletes:
             key = str(quad)
             if self._adds.pop(key, None) is None:
                 self._deletes[key] = quad
         keys = [str(quad) for quad in adds]
-        if created:  # a new fact's quads, all in its own graphs: none is pending deletion or an entity's
-            self._adds.update(zip(keys, adds, strict=True))
-        else:
-            for key, quad in zip(keys, adds, strict=True):
-                if self._deletes.pop(key, None) is None:
-                    self._adds[key] = quad
-            in_entities = f" <{self.entities_graph.value}>"
-            self._entity_adds.update(key for key in keys if key.endswith(in_entities))
+        for key, quad in zip(keys, adds, strict=True):
+            if self._deletes.pop(key, None) is None:
+                self._adds[key] = quad
+        in_entities = f" <{self.entities_graph.value}>"
+        self._entity_adds.update(key for key in keys if key.endswith(in_entities))
         if fact is not None:
-            key = (fact.subject, fact.predicate)
-            if fact.iri not in self._facts:
-                self._by_subject_predicate.setdefault(key, []).append(fact.iri)
-                self._first_lines[fact.iri] = keys if created else None
-            else:
-                self._first_lines[fact.iri] = None  # changed since it was staged: read it whole
-            self._facts[fact.iri] = fact
-            self._unchecked.add(fact.iri)
+            self._track(fact, None)
+
+    def stage_new_fact(self, fact: model.Fact, lines: list[str]) -> None:
+        """Add a fact this write makes, as its rows (model.fact_lines): all in its own graphs, so none
+        cancels a pending deletion or is an entity's. They are kept as text alone, the half of what
+        their quads would take; what needs them as quads parses them (adds)."""
+        self.check_perspective()
+        self.validated = False
+        self._minted_iris.add(fact.iri)
+        self._adds.update(dict.fromkeys(lines))
+        self._track(fact, lines)
+
+    def _track(self, fact: model.Fact, first_lines: list[str] | None) -> None:
+        """Note a staged fact, with its rows when it is new and unchanged since (else None)."""
+        if fact.iri not in self._facts:
+            self._by_subject_predicate.setdefault((fact.subject, fact.predicate), []).append(fact.iri)
+            self._first_lines[fact.iri] = first_lines
+        else:
+            self._first_lines[fact.iri] = None  # changed since it was staged: read it whole
+        self._facts[fact.iri] = fact
+        self._unchecked.add(fact.iri)
 
     def _change(
         self, fact: model.Fact, changes: dict, action: str, reason: str | None = None, sources=(), hearings=()
@@ -461,7 +471,7 @@ class Writer(Session):
             elif not last and len(self._facts[iri].hearings) > self.HEARD_OFTEN:
                 later.add(iri)
             else:
-                fact_lines += [str(q) for q in model.fact_quads(self._facts[iri], self.schema)]
+                fact_lines += model.fact_lines(self._facts[iri], self.schema)
         checked, self._unchecked = self._unchecked - later, later
         if self._checker is None:
             self._checker = ThreadPoolExecutor(max_workers=1)
@@ -533,7 +543,7 @@ class Writer(Session):
         """Take a pending fact, and every change this write made to it, out of the write."""
         graphs = {iri, iri + "/provenance"}
         for pending in (self._adds, self._deletes):
-            for key in [k for k, q in pending.items() if q.graph_name.value in graphs]:
+            for key in [k for k in pending if nquads.graph_of(k) in graphs]:
                 del pending[key]
         fact = self._facts.pop(iri, None)
         self._drafts.pop(iri, None)
@@ -1048,8 +1058,7 @@ class Writer(Session):
             **{k: v for k, v in heard.items() if k in self._FACT_HEARD},
         )
         fact.hearings = self._hearings(fact, heards, sources)
-        quads = model.fact_quads(fact, self.schema) + self._record(fact, reason)
-        self._stage([], quads, fact, created=True)
+        self.stage_new_fact(fact, model.fact_lines(fact, self.schema) + model.lines(self._record(fact, reason)))
         return Outcome(fact, "created")
 
     def _record(self, fact: model.Fact, reason: str | None) -> list[Quad]:
@@ -1298,7 +1307,7 @@ class Writer(Session):
                     hearings=[],
                 )
                 kept.hearings = self._rehomed(kept, old.hearings)
-                self._stage([], model.fact_quads(kept, self.schema), kept, created=True)
+                self.stage_new_fact(kept, model.fact_lines(kept, self.schema))
                 moved.append(kept.id)
             self._change(
                 old,

@@ -127,7 +127,7 @@ def test_a_fact_reaching_across_perspectives_is_refused_and_nothing_is_written(k
                 recorded_at=now,
                 perspective=vocab.perspective_iri("main").value,
             )
-            writer._stage([], model.fact_quads(fact, writer.schema), fact, created=True)
+            writer.stage_new_fact(fact, model.fact_lines(fact, writer.schema))
     assert kg.snapshot() == before
 
 

@@ -1,0 +1,76 @@
+"""The journal's rows as text: the N-Quads of one quad each, without the closing " .".
+
+A large write keeps its new facts' rows as text alone (a parsed quad takes twice a row's memory),
+so what reads them picks the rows it needs by their predicate or graph, which a row shows as
+text, and has Oxigraph parse only those, many at a time. Pure: no I/O.
+"""
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+
+from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, parse
+
+PARSED_AT_ONCE = 20_000  # rows given to Oxigraph's parser in one go
+
+# A character that N-Quads writes escaped in a string: a control character, a quote or a backslash.
+_ESCAPED = re.compile(r'[\x00-\x1f\x7f"\\]')
+
+
+def string(text: str) -> str:
+    """A plain string literal as a row writes it: what ``str(Literal(text))`` gives, without making
+    the literal when the text is ASCII with nothing to escape (most of them)."""
+    if text.isascii() and _ESCAPED.search(text) is None:
+        return f'"{text}"'
+    return str(Literal(text))
+
+
+@lru_cache(maxsize=4096)
+def iri(value: str) -> str:
+    """An IRI as a row writes it, checked as Oxigraph checks it (ValueError when it is no IRI)."""
+    return str(NamedNode(value))
+
+
+def row(subject: str, predicate: str, obj: str, graph: str) -> str:
+    """One row from its terms, each as a row writes it."""
+    return f"{subject} {predicate} {obj} {graph}"
+
+
+def predicate_of(line: str) -> str:
+    """The predicate's IRI of a row (a subject, IRI or blank node, holds no space)."""
+    start = line.index(" ") + 2
+    return line[start : line.index(">", start)]
+
+
+def subject_of(line: str) -> str:
+    """The subject's IRI of a row ('' for a blank node)."""
+    return line[1 : line.index(">")] if line.startswith("<") else ""
+
+
+def graph_of(line: str) -> str:
+    """The graph's IRI of a row in a named graph (every row of the journal is)."""
+    return line[line.rindex(" <") + 2 : -1]
+
+
+def quads(lines: Iterable[str], keep: Callable[[str], bool] | None = None) -> Iterator[Quad]:
+    """The quads of ``lines`` (those ``keep`` keeps, all without it), parsed PARSED_AT_ONCE at a
+    time: the memory of a few thousand quads, whatever the number of rows."""
+    batch: list[str] = []
+    for line in lines:
+        if keep is None or keep(line):
+            batch.append(line)
+            if len(batch) == PARSED_AT_ONCE:
+                yield from _parsed(batch)
+                batch = []
+    if batch:
+        yield from _parsed(batch)
+
+
+def parsed(lines: list[str]) -> list[Quad]:
+    """The quads of a few rows, as a list."""
+    return _parsed(lines) if lines else []
+
+
+def _parsed(lines: list[str]) -> list[Quad]:
+    data = " .\n".join(lines) + " .\n"
+    return list(parse(data.encode("utf-8"), format=RdfFormat.N_QUADS))
