@@ -58,6 +58,7 @@ from dataclasses import asdict, dataclass, field, replace
 from itertools import repeat
 from pathlib import Path
 
+from kgrdf import nquads
 from kgrdf.errors import Damaged
 
 FORMAT = 3  # of the knowledge base folder: 3, each journal an RDF Patch log of its own, one gzipped patch a file
@@ -85,7 +86,8 @@ def new_id() -> str:
 
 @dataclass
 class Transaction:
-    """One command's change: the quads it deletes, then the quads it adds (N-Quads lines)."""
+    """One command's change: the quads it deletes, then the quads it adds (N-Quads lines: a list, or
+    a write's :class:`kgrdf.nquads.Rows`, read in parts with nquads.batches)."""
 
     seq: int
     command: str
@@ -130,8 +132,8 @@ class Patch:
         rows.append("TX .")
         yield ("\n".join(rows) + "\n").encode("utf-8")
         for op, lines in (("D", self.deletes), ("A", self.adds)):
-            for start in range(0, len(lines), ROWS_AT_ONCE):
-                yield "".join(f"{op} {line} .\n" for line in lines[start : start + ROWS_AT_ONCE]).encode("utf-8")
+            for rows in nquads.batches(lines, ROWS_AT_ONCE):
+                yield "".join(f"{op} {line} .\n" for line in rows).encode("utf-8")
         yield b"TC .\n"
 
 
@@ -515,10 +517,14 @@ class Journal:
     def append(self, tx: Transaction, position: Position, private=None) -> Position:
         """Write the transaction, its private rows (``private(line)`` is true) to the private
         journal first, each patch flushed and fsynced; return the position after it."""
-        parts = ([], []), ([], [])
-        for index, lines in enumerate((tx.deletes, tx.adds)):
-            for line in lines:
-                parts[0 if private is not None and private(line) else 1][index].append(line)
+        deletes, adds = (
+            lines if isinstance(lines, nquads.Rows) else nquads.Rows(list(lines)) for lines in (tx.deletes, tx.adds)
+        )
+        if private is None:
+            parts = (nquads.Rows([]), nquads.Rows([])), (deletes, adds)
+        else:
+            (local_deletes, shared_deletes), (local_adds, shared_adds) = deletes.split(private), adds.split(private)
+            parts = (local_deletes, local_adds), (shared_deletes, shared_adds)
         # The first transaction of a journal always has a private patch: it says where the sequence
         # starts (as does one that does not follow the last, which no write makes).
         has_local = bool(parts[0][0] or parts[0][1]) or position.local is None or tx.seq != position.seq + 1

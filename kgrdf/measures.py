@@ -551,7 +551,7 @@ def _read(line: str) -> bool:
     return not graph.endswith("/provenance") and _FACT.match(graph) is not None
 
 
-def _scan(delete_lines, add_lines) -> tuple[dict, dict, set]:
+def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
     """What a write's rows change, in one pass over them, deletes first:
     - fact IRI -> column -> its new value (None: deleted);
     - (fact, hearing) -> the audience it was heard in now (None: deleted), from the records of a
@@ -645,7 +645,7 @@ def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines) 
         meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
         if meta.get("format") != FORMAT or meta.get("at") != f"{before.seq}:{before.digest}":
             return
-        changed, heard, closed = _scan(delete_lines, add_lines)
+        changed, heard, closed = _changes(delete_lines, add_lines)
         for fact in closed:
             changed.setdefault(fact, {})["closed"] = _closings(backend, fact).get(fact)
         db.execute("BEGIN")

@@ -6,6 +6,7 @@ Nothing reaches the journal until the command's last check has passed; an except
 knowledge base as it was.
 """
 
+import itertools
 from dataclasses import dataclass, replace
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -16,6 +17,7 @@ from kgrdf.errors import BadInput, Refused
 from kgrdf.session import Session
 
 DEFAULT_REVIEWER = "cli"
+PACKED = ("packed",)  # a new fact's first rows, once they are kept in a block (Writer._pack)
 
 
 @dataclass
@@ -87,6 +89,8 @@ class Writer(Session):
         self._fact_ids: set[str] | None = None  # every fact id of the index, once a large write needs it
         # A large write checks its facts in chunks while it goes on staging (see check_chunk).
         self._first_lines: dict[str, list[str] | None] = {}  # fact IRI -> its quads as staged first
+        # A large write's new facts, once checked, their rows packed: fact IRI -> its nquads.Block
+        self._blocks: dict[str, nquads.Block] = {}
         self._unchecked: set[str] = set()  # facts staged since the last chunk was checked
         self._chunks: list = []  # (facts checked, entity IRIs, future findings)
         self._checker = None
@@ -197,7 +201,12 @@ class Writer(Session):
     def adds(self) -> list[Quad]:
         """The pending additions as quads: a new fact's, kept as rows alone, parsed now."""
         held = [quad for quad in self._adds.values() if quad is not None]
-        return held + list(nquads.quads(line for line, quad in self._adds.items() if quad is None))
+        rows = itertools.chain((line for line, quad in self._adds.items() if quad is None), self._packed())
+        return held + list(nquads.quads(rows))
+
+    def _packed(self):
+        for block in self._blocks.values():
+            yield from block.lines()
 
     @property
     def deletes(self) -> list[Quad]:
@@ -205,12 +214,13 @@ class Writer(Session):
 
     @property
     def has_change(self) -> bool:
-        return bool(self._deletes or self._adds)
+        return bool(self._deletes or self._adds or self._blocks)
 
     def discard(self) -> None:
         """Drop the pending change: the write ends with nothing written."""
         self._deletes.clear()
         self._adds.clear()
+        self._blocks.clear()
         self._drafts.clear()
         self._noted.clear()
 
@@ -218,8 +228,23 @@ class Writer(Session):
         """The pending deletions as the journal's N-Quads lines."""
         return list(self._deletes)
 
-    def add_lines(self) -> list[str]:
-        return list(self._adds)
+    def add_lines(self) -> nquads.Rows:
+        """The pending additions as the journal's lines, a large write's new facts still packed."""
+        return nquads.Rows(list(self._adds), self._blocks.values())
+
+    def _pack(self, iri: str) -> None:
+        """Keep a new fact's rows as one block (nquads.Block) from now on: they are checked, and
+        nothing reads them again before the commit, which unpacks them a block at a time."""
+        lines = self._first_lines[iri]
+        for line in lines:
+            del self._adds[line]
+        self._blocks[iri] = nquads.Block.pack(lines)
+        self._first_lines[iri] = PACKED
+
+    def _unpack(self, iri: str) -> None:
+        """A packed fact that this write changes again: its rows back among the others."""
+        self._adds.update(dict.fromkeys(self._blocks.pop(iri).lines()))
+        self._first_lines[iri] = None
 
     def _fact_is_private(self, iri: str) -> bool | None:
         """A fact's lines are private when it is (privacy.fact_is_private), or when a text it holds
@@ -299,6 +324,10 @@ class Writer(Session):
         """Add to the pending change. A quad added and deleted within one command cancels out."""
         self.check_perspective()
         self.validated = False
+        if self._blocks:
+            touched = {privacy.fact_of(quad.graph_name.value) for quad in (*deletes, *adds)}
+            for iri in touched.intersection(self._blocks):
+                self._unpack(iri)
         for quad in deletes:
             key = str(quad)
             if self._adds.pop(key, None) is None:
@@ -464,10 +493,12 @@ class Writer(Session):
         entity_lines = self._index_entities.difference(self._deletes)
         entity_lines.update(k for k in self._entity_adds if k in self._adds)
         fact_lines, later = [], set()
+        packable = []
         for iri in self._unchecked:
             first = self._first_lines.get(iri)
-            if first is not None:
+            if first is not None and first is not PACKED:
                 fact_lines += first
+                packable.append(iri)
             elif not last and len(self._facts[iri].hearings) > self.HEARD_OFTEN:
                 later.add(iri)
             else:
@@ -478,6 +509,8 @@ class Writer(Session):
             self._ontology_lines = [str(q) for q in self.backend.schema_quads()]
         future = self._checker.submit(validation.check_lines, fact_lines, list(entity_lines), self._ontology_lines)
         self._chunks.append((checked, set(self._entities), future))
+        for iri in packable:
+            self._pack(iri)
 
     def heard_by(self, audience: str, fact: str) -> None:
         """Raises NotFound, as for a fact that is not there, unless the audience ``audience`` may
@@ -542,6 +575,7 @@ class Writer(Session):
     def drop_fact(self, iri: str) -> None:
         """Take a pending fact, and every change this write made to it, out of the write."""
         graphs = {iri, iri + "/provenance"}
+        self._blocks.pop(iri, None)
         for pending in (self._adds, self._deletes):
             for key in [k for k in pending if nquads.graph_of(k) in graphs]:
                 del pending[key]

@@ -1,10 +1,11 @@
 """kg import: a dry run unless --apply, proposals unless --auto-confirm, refusals by reason (§6)."""
 
 import json
+import shutil
 
 import pytest
 
-from .patchlog import journal_bytes
+from .patchlog import journal_bytes, read_log
 
 
 def records_file(path, *records):
@@ -323,3 +324,53 @@ def test_a_large_import_finds_the_people_its_values_name_as_a_small_one_does(kg,
     assert shown["kim knows why"] == "personal"
     assert shown["nobody knows why"] == "internal"
     assert shown["caveat 0"] == "internal"
+
+
+def test_facts_packed_once_checked_are_unpacked_when_the_import_changes_them_again(kg, tmp_path, monkeypatch):
+    """A large import keeps each new fact's rows packed once its chunk is checked (nquads.Block): a
+    later record that observes the fact again, or is refused, must leave the same knowledge base
+    as if nothing had been packed: the journal's rows each once, and the index made of them."""
+    from kgrdf import importer, nquads
+
+    monkeypatch.setattr(importer, "CHUNK", 50)
+    packed, pack = [], nquads.Block.pack
+    monkeypatch.setattr(nquads.Block, "pack", classmethod(lambda cls, lines: packed.append(lines[0]) or pack(lines)))
+    entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(30)]
+    entities.append({"type": "entity", "id": "person/kim", "name": "Kim Lee"})
+
+    def fact(i, source, **more):
+        return {"type": "fact", "subject": f"repo/r{i % 30}", "predicate": "caveat", "value": f"caveat {i}"} | {
+            "sources": [source],
+            **more,
+        }
+
+    early = [fact(i, f"slack:m{i}") for i in range(250)]
+    late = [
+        fact(0, "report:again"),  # packed in the first chunk, observed again
+        fact(7, "slack:m7-public", audience="public"),  # and heard in another audience
+        {"type": "fact", "subject": "person/kim", "predicate": "caveat", "value": "moody", "sources": ["slack:x"]},
+        fact(0, "report:third"),  # a second change of the same unpacked fact
+    ]
+    report = kg.json("import", records_file(tmp_path / "seed.jsonl", *entities, *early, *late), "--apply")
+    assert report["facts"] == {"created": 250, "observed": 3}
+    assert report["refused"] == {"whitelist": 1}
+    assert len(packed) == 251  # (the path under test: every new fact packed once checked, the refused one too)
+    kg("validate")
+
+    def caveat(i):
+        (found,) = [f for f in kg.json("facts", f"repo/r{i % 30}")["facts"] if f["value"] == f"caveat {i}"]
+        return found
+
+    zero, seven = caveat(0), caveat(7)
+    assert zero["observations"] == 3
+    assert sorted(f"{s['kind']}:{s['ref']}" for s in zero["sources"]) == ["report:again", "report:third", "slack:m0"]
+    assert seven["audiences"] == ["owner", "public"]
+    assert caveat(249)["observations"] == 1
+    # every row of the journal once, and the index (made again from them) answers the same
+    folders = sorted((kg.path / "journal").iterdir())
+    rows = [row for folder in folders for patch in read_log(folder) for row in patch["rows"]]
+    assert len(rows) == len(set(rows))
+    assert not any("moody" in row for _, row in rows)
+    shutil.rmtree(kg.path / "index")
+    assert caveat(0) == zero and caveat(7) == seven
+    assert kg.json("stats")["fact_count"] == 250

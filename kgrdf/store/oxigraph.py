@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgrdf import vocab
+from kgrdf import nquads, vocab
 from kgrdf.errors import BadInput, Damaged
 from kgrdf.journal import Position, Transaction
 from kgrdf.queries import Query
@@ -203,8 +203,8 @@ class OxigraphBackend(Backend):
             # one piece. A cut between loads leaves the index behind the journal's position, and
             # the next command applies the transaction again. The lines were written from parsed
             # quads, as a rebuild's are: not checked again.
-            for at in range(0, len(tx.adds), LOAD_LINES):
-                data = "".join(f"{line} .\n" for line in tx.adds[at : at + LOAD_LINES]).encode("utf-8")
+            for lines in nquads.batches(tx.adds, LOAD_LINES):
+                data = "".join(f"{line} .\n" for line in lines).encode("utf-8")
                 self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS, lenient=True)
                 del data
             self.store.update(self._position_update(after))

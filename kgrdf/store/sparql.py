@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 
 import pyoxigraph as ox
 
-from kgrdf import vocab
+from kgrdf import nquads, vocab
 from kgrdf.errors import BadInput, Damaged, Refused, Unreachable
 from kgrdf.journal import Position, Transaction
 from kgrdf.queries import Query
@@ -326,8 +326,8 @@ class SparqlBackend(Backend):
             self.update(" ;\n".join([p for p in parts if p] + [self._position_update(after)]))
             return
         for keyword, lines in (("DELETE DATA", tx.deletes), ("INSERT DATA", tx.adds)):
-            for at in range(0, len(lines), LINES_A_REQUEST):
-                self.update(data_block(keyword, lines[at : at + LINES_A_REQUEST]))
+            for part in nquads.batches(lines, LINES_A_REQUEST):
+                self.update(data_block(keyword, part))
         self.update(self._position_update(after))
 
     def set_position(self, position: Position) -> None:
