@@ -119,8 +119,8 @@ def copies(n: int, work: Path) -> dict:
     kb = work / f"kb-copies-{n}"
     shutil.rmtree(kb, ignore_errors=True)
     kg("init", "--kb", str(kb))
-    kg_time = timed(lambda: kg("import", str(seed), "--apply", "--kb", str(kb)))
-    return {"kg": kg_time, "floor": floor_of(kb, work, f"copies-{n}")}
+    kg_time, kg_memory = measure.run(["import", str(seed), "--apply", "--kb", str(kb)])
+    return {"kg": kg_time, "memory": kg_memory, "floor": floor_of(kb, work, f"copies-{n}")}
 
 
 def big_value(work: Path) -> dict:
@@ -188,7 +188,7 @@ def main() -> None:
     for n in args.copies:
         row = copies(n, work)
         print(
-            f"{n:>7} copies of one fact  kg import {row['kg']:7.1f} s | floor (bulk_load of the result) "
+            f"{n:>7} copies of one fact  kg import {row['kg']:7.1f} s, peak {row['memory']:5.0f} MB | floor (bulk_load of the result) "
             f"{row['floor']:6.2f} s | kg/floor {row['kg'] / row['floor']:5.0f}x",
             flush=True,
         )

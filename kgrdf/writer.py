@@ -17,7 +17,8 @@ from kgrdf.errors import BadInput, Refused
 from kgrdf.session import Session
 
 DEFAULT_REVIEWER = "cli"
-PACKED = ("packed",)  # a new fact's first rows, once they are kept in a block (Writer._pack)
+PACKED = ("packed",)
+_MISSING = object()  # a new fact's first rows, once they are kept in a block (Writer._pack)
 
 
 @dataclass
@@ -75,7 +76,7 @@ class Writer(Session):
         super().__init__(kb, backend)
         self.seq = seq
         self._deletes: dict[str, Quad] = {}  # by N-Quads line, in the order staged
-        self._adds: dict[str, Quad | None] = {}  # a new fact's rows are kept as text alone: None
+        self._adds: dict[str, None] = {}  # the rows alone (a quad takes twice a row's memory): see adds
         self.validated = False  # set when the pending change has been validated as it stands
         self._entities: dict[str, model.Entity] = {}  # pending, by IRI
         self._facts: dict[str, model.Fact] = {}  # pending, by IRI
@@ -199,10 +200,8 @@ class Writer(Session):
 
     @property
     def adds(self) -> list[Quad]:
-        """The pending additions as quads: a new fact's, kept as rows alone, parsed now."""
-        held = [quad for quad in self._adds.values() if quad is not None]
-        rows = itertools.chain((line for line, quad in self._adds.items() if quad is None), self._packed())
-        return held + list(nquads.quads(rows))
+        """The pending additions as quads, parsed now from the rows they are kept as."""
+        return list(nquads.quads(itertools.chain(self._adds, self._packed())))
 
     def _packed(self):
         for block in self._blocks.values():
@@ -272,7 +271,10 @@ class Writer(Session):
 
     def _row_names_a_person(self, line: str) -> bool:
         """Whether an entity row of this write holds a name, alias or summary that names a person."""
-        quad = self._adds.get(line) or self._deletes.get(line)
+        if line in self._adds:
+            (quad,) = nquads.parsed([line])
+        else:
+            quad = self._deletes.get(line)
         return (
             quad is not None
             and quad.predicate.value in privacy.TEXT_PROPERTIES
@@ -330,12 +332,12 @@ class Writer(Session):
                 self._unpack(iri)
         for quad in deletes:
             key = str(quad)
-            if self._adds.pop(key, None) is None:
+            if self._adds.pop(key, _MISSING) is _MISSING:  # (a pending add's value may be None)
                 self._deletes[key] = quad
         keys = [str(quad) for quad in adds]
-        for key, quad in zip(keys, adds, strict=True):
+        for key in keys:
             if self._deletes.pop(key, None) is None:
-                self._adds[key] = quad
+                self._adds[key] = None  # kept as the row alone: a quad takes twice its memory
         in_entities = f" <{self.entities_graph.value}>"
         self._entity_adds.update(key for key in keys if key.endswith(in_entities))
         if fact is not None:
