@@ -23,15 +23,11 @@ from pyoxigraph import Literal, NamedNode
 
 from kgrdf import clock, files, vocab
 from kgrdf.errors import Refused
+from kgrdf.nquads import graph_of  # the graph IRI of a journal line: what the router reads first
 
 PERSON_TYPES = frozenset({"person", "actor"})  # the types the People whitelist protects
 PROVENANCE = "/provenance"
 _WORD = re.compile(r"\w+")
-
-
-def graph_of(line: str) -> str:
-    """The graph IRI of a journal line (canonical N-Quads with a named graph)."""
-    return line[line.rindex(" <") + 2 : -1]
 
 
 def fact_of(graph: str) -> str:
