@@ -70,6 +70,17 @@ def quads(lines: Iterable[str], keep: Callable[[str], bool] | None = None) -> It
         yield from _parsed(batch)
 
 
+def subjects_and_objects(lines: Iterable[str], graph: str, predicates) -> list[tuple[str, str]]:
+    """(subject, object) values of the rows in ``graph`` whose predicate is one of ``predicates``
+    (IRIs): told from the text, so only those rows are parsed."""
+    tail = f" <{graph}>"
+
+    def keep(line: str) -> bool:
+        return line.endswith(tail) and predicate_of(line) in predicates
+
+    return [(q.subject.value, q.object.value) for q in quads(lines, keep=keep)]
+
+
 def parsed(lines: list[str]) -> list[Quad]:
     """The quads of a few rows, as a list."""
     return _parsed(lines) if lines else []

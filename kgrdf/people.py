@@ -212,15 +212,8 @@ def after_write(kb_path: Path, before, after, deletes, adds) -> None:
             graph = meta["graph"]
             base = graph[: -len("entities")]
 
-            def keys(lines, graph=f" <{graph}>", base=base):
-                def read(line):  # (told from the text: only these rows are parsed)
-                    return line.endswith(graph) and nquads.predicate_of(line) in KEYS
-
-                return [
-                    (q.subject.value, q.object.value)
-                    for q in nquads.quads(lines, keep=read)
-                    if _is_person(q.subject.value, base)
-                ]
+            def keys(lines, graph=graph, base=base):
+                return [pair for pair in nquads.subjects_and_objects(lines, graph, KEYS) if _is_person(pair[0], base)]
 
             gone, made = keys(deletes), keys(adds)
             db.execute("BEGIN")

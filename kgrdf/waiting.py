@@ -283,11 +283,8 @@ def after_write(kb_path: Path, backend, before, after, deletes, adds) -> None:
                 continue
             graph, label = vocab.entities_graph(perspective).value, vocab.PREF_LABEL.value
 
-            def labels(lines, graph=f" <{graph}>", label=label):
-                def read(line):  # (told from the text: only these rows are parsed)
-                    return line.endswith(graph) and nquads.predicate_of(line) == label
-
-                return [(q.subject.value, q.object.value) for q in nquads.quads(lines, keep=read)]
+            def labels(lines, graph=graph, label=label):
+                return nquads.subjects_and_objects(lines, graph, {label})
 
             rows = [_rows(backend, perspective, NamedNode(fact)) for fact in sorted(changed)]
             db.execute("BEGIN")

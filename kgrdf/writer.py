@@ -6,7 +6,6 @@ Nothing reaches the journal until the command's last check has passed; an except
 knowledge base as it was.
 """
 
-import itertools
 from dataclasses import dataclass, replace
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -17,8 +16,7 @@ from kgrdf.errors import BadInput, Refused
 from kgrdf.session import Session
 
 DEFAULT_REVIEWER = "cli"
-PACKED = ("packed",)
-_MISSING = object()  # a new fact's first rows, once they are kept in a block (Writer._pack)
+PACKED = ("packed",)  # a new fact's first rows, once they are kept in a block (Writer._pack)
 
 
 @dataclass
@@ -201,15 +199,7 @@ class Writer(Session):
     @property
     def adds(self) -> list[Quad]:
         """The pending additions as quads, parsed now from the rows they are kept as."""
-        return list(nquads.quads(itertools.chain(self._adds, self._packed())))
-
-    def _packed(self):
-        for block in self._blocks.values():
-            yield from block.lines()
-
-    @property
-    def deletes(self) -> list[Quad]:
-        return list(self._deletes.values())
+        return list(nquads.quads(self.add_lines()))
 
     @property
     def has_change(self) -> bool:
@@ -332,7 +322,9 @@ class Writer(Session):
                 self._unpack(iri)
         for quad in deletes:
             key = str(quad)
-            if self._adds.pop(key, _MISSING) is _MISSING:  # (a pending add's value may be None)
+            if key in self._adds:
+                del self._adds[key]
+            else:
                 self._deletes[key] = quad
         keys = [str(quad) for quad in adds]
         for key in keys:
