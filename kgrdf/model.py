@@ -462,22 +462,6 @@ def _term(value, kind: str, schema, name: str = ""):
     return Literal(str(value))
 
 
-def field_quads(fact: Fact, name: str, value, schema) -> list[Quad]:
-    return nquads.parsed(field_lines(fact, name, value, schema))
-
-
-def source_quads(fact: Fact, source: Source, schema) -> list[Quad]:
-    return nquads.parsed(source_lines(fact, source, schema))
-
-
-def hearing_quads(fact: Fact, hearing: Hearing, schema) -> list[Quad]:
-    return nquads.parsed(hearing_lines(fact, hearing, schema))
-
-
-def _legacy_quads(fact: Fact, hearing: Hearing, schema) -> list[Quad]:
-    return nquads.parsed(_legacy_lines(fact, hearing, schema))
-
-
 def fact_quads(fact: Fact, schema) -> list[Quad]:
     """Every quad of a new fact: its assertion graph and its provenance graph."""
     return nquads.parsed(fact_lines(fact, schema))
@@ -514,11 +498,17 @@ def _typed_text(value, kind: str) -> str:  # (a write's times are mostly its own
     return str(_term(value, kind, None))
 
 
-def field_lines(fact: Fact, name: str, value, schema) -> list[str]:
+def _field_objects(name: str, value, schema) -> list[str]:
+    """The objects a fact's field holds, as rows write them: none when it holds nothing."""
     if value is None or (name == "prevents_rework" and value is False):
         return []
-    kind = FIELDS[name][1]
-    return [f"<{fact.iri}> {_FIELD_TEXT[name]} {_term_text(value, kind, schema, name)} <{fact.iri}/provenance>"]
+    return [_term_text(value, FIELDS[name][1], schema, name)]
+
+
+def field_lines(fact: Fact, name: str, value, schema) -> list[str]:
+    return [
+        f"<{fact.iri}> {_FIELD_TEXT[name]} {obj} <{fact.iri}/provenance>" for obj in _field_objects(name, value, schema)
+    ]
 
 
 def source_lines(fact: Fact, source: Source, schema) -> list[str]:
@@ -596,12 +586,12 @@ class Draft:
 
 def change_quads(fact: Fact, changes: dict, **options) -> tuple[list[Quad], list[Quad], Fact]:
     """The quads to delete and add to change ``fact``'s fields, with an update record saying what
-        each field held before, which sources it added (kg:added, each ``KIND:REF``) and the hearings it
-        adds (each named by the record). A fact written before hearings existed that is heard again gets
-        its one hearing recorded as a node first. Returns (deletes, adds, the fact as it is after).
+    each field held before, which sources it added (kg:added, each ``KIND:REF``) and the hearings it
+    adds (each named by the record). A fact written before hearings existed that is heard again gets
+    its one hearing recorded as a node first. Returns (deletes, adds, the fact as it is after).
     The ``options`` are draft_change's: seq, at, action, reason, schema, new_sources, new_hearings."""
     deletes, adds, draft = draft_change(fact, changes, **options)
-    return deletes, adds, draft.fact
+    return nquads.parsed(deletes), nquads.parsed(adds), draft.fact
 
 
 def draft_change(
@@ -616,10 +606,11 @@ def draft_change(
     new_sources: list[Source] = (),
     new_hearings: list[Hearing] = (),
     last: Draft | None = None,
-) -> tuple[list[Quad], list[Quad], Draft]:
-    """change_quads, returning the update record as a Draft that later changes fold into. After
-    ``last``, the transaction's last record of the fact (``fact`` is its ``last.fact``), the fact is
-    changed in place rather than copied: the cost follows the change, not what the fact holds."""
+) -> tuple[list[str], list[str], Draft]:
+    """change_quads as rows (kgrdf.nquads), with the update record as a Draft that later changes
+    fold into. After ``last``, the transaction's last record of the fact (``fact`` is its
+    ``last.fact``), the fact is changed in place rather than copied: the cost follows the change,
+    not what the fact holds."""
     if last is not None:
         after, number, keys = fact, last.number + 1, last.source_keys
     else:
@@ -633,46 +624,54 @@ def draft_change(
     return deletes, adds, draft
 
 
+_CHANGE, _CHANGE_TYPE, _FIELD = str(vocab.kg("change")), str(vocab.CHANGE), str(vocab.kg("field"))
+_BEFORE_TEXT, _AFTER_TEXT, _ADDED_TEXT = str(_BEFORE), str(_AFTER), str(ADDED)
+_ADDED_HEARING_TEXT, _UPDATE_TYPE, _UPDATES = str(ADDED_HEARING), str(vocab.UPDATE), str(vocab.kg("updates"))
+_UPDATE_NUMBER, _ACTION, _ENDED_AT = str(vocab.kg("updateNumber")), str(vocab.kg("action")), str(vocab.ENDED_AT)
+_REASON = str(vocab.kg("reason"))
+_FIELD_IRI_TEXT = {name: str(predicate) for name, (predicate, _kind) in FIELDS.items()}
+
+
 def fold_change(
     draft: Draft, changes: dict, *, schema, new_sources: list[Source] = (), new_hearings: list[Hearing] = ()
-) -> tuple[list[Quad], list[Quad]]:
-    """The quads to delete and add to change ``draft.fact`` further within its update record: a
+) -> tuple[list[str], list[str]]:
+    """The rows to delete and add to change ``draft.fact`` further within its update record: a
     field it changed already keeps what it held before the record and says what it holds now; the
     sources and hearings are added to the record's. Changes ``draft`` in place; the cost follows
-    what this change adds, not what the fact or the record holds. Returns (deletes, adds)."""
+    what this change adds, not what the fact or the record holds. Returns (deletes, adds), as text:
+    an import observing one fact N times makes them N times, and parsing them would be most of it."""
     fact = draft.fact
-    fact_node = NamedNode(fact.iri)
-    graph = vocab.provenance_graph(fact_node)
-    update = draft.update
-    deletes: list[Quad] = []
-    adds: list[Quad] = []
-    record: list[Quad] = []
+    graph = f"<{fact.iri}/provenance>"
+    update = f"<{draft.update.value}>"
+    deletes: list[str] = []
+    adds: list[str] = []
+    record: list[str] = []
     for name, new in changes.items():
         old = getattr(fact, name)
         if old == new:
             continue
-        old_quads = field_quads(fact, name, old, schema)
+        before_now = _field_objects(name, old, schema)
         setattr(fact, name, new)
-        new_quads = field_quads(fact, name, new, schema)
-        deletes += old_quads
-        adds += new_quads
-        node = vocab.change_iri(update, name)
-        now = [q.object for q in new_quads]
+        now = _field_objects(name, new, schema)
+        subject = f"<{fact.iri}> {_FIELD_TEXT[name]} "
+        deletes += [f"{subject}{obj} {graph}" for obj in before_now]
+        adds += [f"{subject}{obj} {graph}" for obj in now]
+        node = f"<{draft.update.value}/{name}>"
         head = [
-            Quad(update, vocab.kg("change"), node, graph),
-            Quad(node, vocab.RDF_TYPE, vocab.CHANGE, graph),
-            Quad(node, vocab.kg("field"), FIELDS[name][0], graph),
+            f"{update} {_CHANGE} {node} {graph}",
+            f"{node} {_TYPE} {_CHANGE_TYPE} {graph}",
+            f"{node} {_FIELD} {_FIELD_IRI_TEXT[name]} {graph}",
         ]
         if name in draft.changed:
             before, held = draft.changed.pop(name)
-            deletes += [Quad(node, _AFTER, term, graph) for term in held]
+            deletes += [f"{node} {_AFTER_TEXT} {obj} {graph}" for obj in held]
             if before == now:  # back to what it held before the record: the record no longer changes it
-                deletes += head + [Quad(node, _BEFORE, term, graph) for term in before]
+                deletes += head + [f"{node} {_BEFORE_TEXT} {obj} {graph}" for obj in before]
                 continue
         else:
-            before = [q.object for q in old_quads]
-            record += head + [Quad(node, _BEFORE, term, graph) for term in before]
-        record += [Quad(node, _AFTER, term, graph) for term in now]
+            before = before_now
+            record += head + [f"{node} {_BEFORE_TEXT} {obj} {graph}" for obj in before]
+        record += [f"{node} {_AFTER_TEXT} {obj} {graph}" for obj in now]
         draft.changed[name] = (before, now)
     fresh = []
     for source in new_sources:
@@ -680,40 +679,40 @@ def fold_change(
             draft.source_keys.add((source.kind, source.ref))
             fresh.append(source)
     if fresh:
-        node = vocab.change_iri(update, SOURCES)
+        node = f"<{draft.update.value}/{SOURCES}>"
         if not draft.sources_change:
             draft.sources_change = True
             record += [
-                Quad(update, vocab.kg("change"), node, graph),
-                Quad(node, vocab.RDF_TYPE, vocab.CHANGE, graph),
-                Quad(node, vocab.kg("field"), vocab.WAS_DERIVED_FROM, graph),
+                f"{update} {_CHANGE} {node} {graph}",
+                f"{node} {_TYPE} {_CHANGE_TYPE} {graph}",
+                f"{node} {_FIELD} {_DERIVED} {graph}",
             ]
         for source in fresh:
-            adds += source_quads(fact, source, schema)
+            adds += source_lines(fact, source, schema)
             fact.sources.append(source)
-            record.append(Quad(node, ADDED, Literal(source.label()), graph))
+            record.append(f"{node} {_ADDED_TEXT} {nquads.string(source.label())} {graph}")
     if new_hearings and fact.hearings and fact.hearings[0].iri is None:  # (then it is the only one)
         legacy = fact.hearings[0]
-        deletes += _legacy_quads(fact, legacy, schema)
+        deletes += _legacy_lines(fact, legacy, schema)
         fact.hearings[0] = replace(legacy, iri=f"{fact.iri}/hearing/0", audience=legacy.audience or "owner")
-        adds += hearing_quads(fact, fact.hearings[0], schema)
+        adds += hearing_lines(fact, fact.hearings[0], schema)
     for hearing in new_hearings:
-        adds += hearing_quads(fact, hearing, schema)
+        adds += hearing_lines(fact, hearing, schema)
         fact.hearings.append(hearing)
         draft.entry.hearings.append(hearing.iri)
-        record.append(Quad(update, ADDED_HEARING, NamedNode(hearing.iri), graph))
+        record.append(f"{update} {_ADDED_HEARING_TEXT} <{hearing.iri}> {graph}")
     if (deletes or adds) and not draft.written:
         draft.written = True
         entry = draft.entry
         record += [
-            Quad(update, vocab.RDF_TYPE, vocab.UPDATE, graph),
-            Quad(update, vocab.kg("updates"), fact_node, graph),
-            Quad(update, vocab.kg("updateNumber"), vocab.integer(entry.seq), graph),
-            Quad(update, vocab.kg("action"), Literal(entry.action), graph),
-            Quad(update, vocab.ENDED_AT, vocab.datetime_literal(entry.at), graph),
+            f"{update} {_TYPE} {_UPDATE_TYPE} {graph}",
+            f"{update} {_UPDATES} <{fact.iri}> {graph}",
+            f"{update} {_UPDATE_NUMBER} {_typed_text(entry.seq, 'integer')} {graph}",
+            f"{update} {_ACTION} {nquads.string(entry.action)} {graph}",
+            f"{update} {_ENDED_AT} {_typed_text(entry.at, 'datetime')} {graph}",
         ]
         if entry.reason:
-            record.append(Quad(update, vocab.kg("reason"), Literal(entry.reason), graph))
+            record.append(f"{update} {_REASON} {nquads.string(entry.reason)} {graph}")
     if deletes or adds:
         adds += record
     return deletes, adds

@@ -73,7 +73,7 @@ class Writer(Session):
     def __init__(self, kb, backend, seq: int, now: str | None = None):
         super().__init__(kb, backend)
         self.seq = seq
-        self._deletes: dict[str, Quad] = {}  # by N-Quads line, in the order staged
+        self._deletes: dict[str, None] = {}  # the rows, in the order staged
         self._adds: dict[str, None] = {}  # the rows alone (a quad takes twice a row's memory): see adds
         self.validated = False  # set when the pending change has been validated as it stands
         self._entities: dict[str, model.Entity] = {}  # pending, by IRI
@@ -261,13 +261,11 @@ class Writer(Session):
 
     def _row_names_a_person(self, line: str) -> bool:
         """Whether an entity row of this write holds a name, alias or summary that names a person."""
-        if line in self._adds:
-            (quad,) = nquads.parsed([line])
-        else:
-            quad = self._deletes.get(line)
+        if line not in self._adds and line not in self._deletes:
+            return False
+        (quad,) = nquads.parsed([line])
         return (
-            quad is not None
-            and quad.predicate.value in privacy.TEXT_PROPERTIES
+            quad.predicate.value in privacy.TEXT_PROPERTIES
             and isinstance(quad.object, Literal)
             and self._names_a_person([quad.object.value])
         )
@@ -313,25 +311,29 @@ class Writer(Session):
         self._stage([], quads)
 
     def _stage(self, deletes, adds, fact: model.Fact | None = None) -> None:
-        """Add to the pending change. A quad added and deleted within one command cancels out."""
+        """Add quads to the pending change (_stage_lines)."""
+        self._stage_lines([str(q) for q in deletes], [str(q) for q in adds], fact)
+
+    def _stage_lines(self, deletes: list[str], adds: list[str], fact: model.Fact | None = None) -> None:
+        """Add rows to the pending change. A row added and deleted within one command cancels out."""
         self.check_perspective()
         self.validated = False
         if self._blocks:
-            touched = {privacy.fact_of(quad.graph_name.value) for quad in (*deletes, *adds)}
+            touched = {privacy.fact_of(nquads.graph_of(line)) for line in (*deletes, *adds)}
             for iri in touched.intersection(self._blocks):
                 self._unpack(iri)
-        for quad in deletes:
-            key = str(quad)
+        for key in deletes:
             if key in self._adds:
                 del self._adds[key]
             else:
-                self._deletes[key] = quad
-        keys = [str(quad) for quad in adds]
-        for key in keys:
-            if self._deletes.pop(key, None) is None:
+                self._deletes[key] = None
+        for key in adds:
+            if key in self._deletes:
+                del self._deletes[key]
+            else:
                 self._adds[key] = None  # kept as the row alone: a quad takes twice its memory
         in_entities = f" <{self.entities_graph.value}>"
-        self._entity_adds.update(key for key in keys if key.endswith(in_entities))
+        self._entity_adds.update(key for key in adds if key.endswith(in_entities))
         if fact is not None:
             self._track(fact, None)
 
@@ -384,7 +386,7 @@ class Writer(Session):
                 last=draft if own else None,
             )
             self._drafts[fact.iri] = draft
-        self._stage(deletes, adds, draft.fact)
+        self._stage_lines(deletes, adds, draft.fact)
         return draft.fact
 
     # --- validation ------------------------------------------------------------------------------
@@ -421,11 +423,15 @@ class Writer(Session):
         if any(e.is_self for e in self._entities.values()):  # the one it must not be a second of
             named |= {row["entity"].value for row in self.rows("self-organization", entities=self.entities_graph)}
         entities = {iri: self.entity(NamedNode(iri)) for iri in named | set(self._entities)}
-        fact_quads = [q for f in context.values() for q in model.fact_quads(f, self.schema)]
-        entity_quads = [
-            q for e in entities.values() if e is not None for q in model.entity_quads(e, self.perspective, self.schema)
+        # Made from rows, which Oxigraph parses in one go: a fact heard 100k times has a million.
+        fact_lines = [line for f in context.values() for line in model.fact_lines(f, self.schema)]
+        entity_lines = [
+            str(q)
+            for e in entities.values()
+            if e is not None
+            for q in model.entity_quads(e, self.perspective, self.schema)
         ]
-        data = validation.view(fact_quads, entity_quads, self.backend.schema_quads())
+        data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
         return validation.check(data, focus, self.kb.path) + noted
 
     def _noted_findings(self) -> list:
