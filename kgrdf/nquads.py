@@ -78,6 +78,9 @@ def subjects_and_objects(lines: Iterable[str], graph: str, predicates) -> list[t
     def keep(line: str) -> bool:
         return line.endswith(tail) and predicate_of(line) in predicates
 
+    if isinstance(lines, Rows):
+        lines = lines.in_graph(graph)  # the blocks of other graphs stay packed
+
     return [(q.subject.value, q.object.value) for q in quads(lines, keep=keep)]
 
 
@@ -114,6 +117,11 @@ class Block:
     def lines(self) -> list[str]:
         return zlib.decompress(self.data).decode("utf-8").split("\n")
 
+    def holds_graph(self, graph: str) -> bool:
+        """Whether a row of the block may be in ``graph``: one of the fact's two graphs."""
+        fact = graph_of(self.first).removesuffix("/provenance")
+        return graph in (fact, fact + "/provenance")
+
 
 class Rows:
     """A write's rows, some of them as blocks: iterated, a block is unpacked as it is reached, so
@@ -133,6 +141,14 @@ class Rows:
         yield from self._lines
         for block in self._blocks:
             yield from block.lines()
+
+    def in_graph(self, graph: str) -> Iterator[str]:
+        """The rows, but for the blocks that hold none in ``graph`` (Block.holds_graph), left packed:
+        a cache of the entities graph reads an import's loose rows, not its hundred thousand facts."""
+        yield from self._lines
+        for block in self._blocks:
+            if block.holds_graph(graph):
+                yield from block.lines()
 
     def split(self, goes_left: Callable[[str], bool]) -> tuple["Rows", "Rows"]:
         """(the rows ``goes_left`` takes, the others): a block goes whole where its first row goes."""

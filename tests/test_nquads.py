@@ -2,6 +2,8 @@
 the text must be what Oxigraph writes for the same quads, whatever the texts hold, or a row staged
 by a write would not cancel its own deletion, nor match the index's."""
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -129,3 +131,31 @@ def test_a_facts_rows_are_the_quads_oxigraph_reads_back_into_the_same_fact(texts
         for q in quads
     ]
     assert model.fold_fact(fact.iri, rows, SCHEMA) == fact
+
+
+def test_a_read_of_one_graph_leaves_the_blocks_of_other_graphs_packed(monkeypatch):
+    """people and waiting read the entities graph: a write's packed facts hold no row of it, and
+    stay packed, though what the read finds is what it finds in the rows unpacked."""
+    facts = [_fact(("ref", "", "", "", "", f"value {i}"), "proposed", "observed", False, True) for i in range(3)]
+    facts = [replace(f, iri=f.iri + str(i)) for i, f in enumerate(facts)]
+    entities = vocab.entities_graph("main").value
+    label = vocab.PREF_LABEL.value
+    loose = [f'<{vocab.entity_iri("main", "person/ann").value}> <{label}> "Ann" <{entities}>']
+    blocks = [nquads.Block.pack(model.fact_lines(f, SCHEMA)) for f in facts]
+    every = loose + [line for block in blocks for line in block.lines()]
+    fact_graph, provenance = facts[1].iri, facts[1].iri + "/provenance"
+    predicates = {SCHEMA.predicate("caveat").iri, vocab.RDF_TYPE.value}
+    expected = {
+        graph: nquads.subjects_and_objects(every, graph, predicates | {label})
+        for graph in (entities, fact_graph, provenance)
+    }
+    assert expected[entities] and expected[fact_graph] and expected[provenance]
+
+    unpacked = []
+    lines_of = nquads.Block.lines
+    monkeypatch.setattr(nquads.Block, "lines", lambda block: unpacked.append(block) or lines_of(block))
+    for graph in (entities, fact_graph, provenance):
+        unpacked.clear()
+        rows = nquads.Rows(loose, blocks)
+        assert nquads.subjects_and_objects(rows, graph, predicates | {label}) == expected[graph]
+        assert unpacked == ([] if graph == entities else [blocks[1]])
