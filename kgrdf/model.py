@@ -498,6 +498,9 @@ def _typed_text(value, kind: str) -> str:  # (a write's times are mostly its own
     return str(_term(value, kind, None))
 
 
+_FIELD_ROWS = tuple((name, _FIELD_TEXT[name], kind) for name, (_predicate, kind) in FIELDS.items())
+
+
 def _field_objects(name: str, value, schema) -> list[str]:
     """The objects a fact's field holds, as rows write them: none when it holds nothing."""
     if value is None or (name == "prevents_rework" and value is False):
@@ -558,8 +561,10 @@ def fact_lines(fact: Fact, schema) -> list[str]:
         f"{node} {_IDENTIFIER} {nquads.string(fact.id)} {graph}",
         f"{graph} {_PROVENANCE_OF} {node} {graph}",
     ]
-    for name in FIELDS:
-        lines += field_lines(fact, name, getattr(fact, name), schema)
+    for name, predicate, kind in _FIELD_ROWS:  # (field_lines, without a call and a list a field)
+        value = getattr(fact, name)
+        if value is not None and (value is not False or name != "prevents_rework"):
+            lines.append(f"{node} {predicate} {_term_text(value, kind, schema, name)} {graph}")
     for source in fact.sources:
         lines += source_lines(fact, source, schema)
     for hearing in fact.hearings:  # (a fact written before hearings existed says its one on itself)
