@@ -159,3 +159,37 @@ def test_a_read_of_one_graph_leaves_the_blocks_of_other_graphs_packed(monkeypatc
         rows = nquads.Rows(loose, blocks)
         assert nquads.subjects_and_objects(rows, graph, predicates | {label}) == expected[graph]
         assert unpacked == ([] if graph == entities else [blocks[1]])
+
+
+@given(SHOWN, SHOWN, SHOWN)
+def test_a_changes_rows_are_written_as_oxigraph_writes_them_and_delete_only_what_is_there(reason, ref, message):
+    """A change (an observation, a field set and set back within one record) is made as rows, not
+    quads: each row must be the text Oxigraph writes for it, or a deletion would not find the row
+    it deletes; and what it deletes is what the fact and the record's earlier rows hold."""
+    fact = _fact(("ref", "", "", "", "", "value"), "proposed", "observed", False, True)
+    held = set(model.fact_lines(fact, SCHEMA))
+    hearing = model.Hearing(
+        model.hearing_iri(fact.iri, 9, 1), "owner", (model.Source("slack", ref or "r"),), message=message or None
+    )
+    deletes, adds, draft = model.draft_change(
+        fact,
+        {"observations": 3, "status": "confirmed"},
+        seq=9,
+        at="2026-12-02T08:00:00Z",
+        action="observe",
+        reason=reason or None,
+        schema=SCHEMA,
+        new_sources=list(hearing.sources),
+        new_hearings=[hearing],
+    )
+    more_deletes, more_adds = model.fold_change(draft, {"status": "proposed", "observations": 4}, schema=SCHEMA)
+    for rows in (deletes, adds, more_deletes, more_adds):
+        assert [str(q) for q in nquads.parsed(rows)] == rows
+    assert set(deletes) <= held
+    held = (held - set(deletes)) | set(adds)
+    assert set(more_deletes) <= held
+    held = (held - set(more_deletes)) | set(more_adds)
+    # the status is back to what it held before the record: the record no longer says it changed
+    assert not [row for row in held if f"<{draft.update.value}/status>" in row]
+    assert [row for row in held if f"<{draft.update.value}/observations>" in row]
+    assert model.fact_lines(draft.fact, SCHEMA)[0] in held
