@@ -331,6 +331,7 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
             deleted.update(zip(tx.deletes, itertools.repeat(tx.seq)))
             adds += len(tx.adds)
             chunks.learn(tx.adds)
+        tx = None  # (an import's transaction is hundreds of MB: not held through the next pass)
     except Damaged as exc:
         return {"damage": [{"check": "journal parses", "message": exc.message}], "findings": []}
     for piece in torn:
@@ -375,6 +376,7 @@ def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
                 rebuilt = list(journal_mod.folded([tx], deleted))
                 expected.add(rebuilt)
                 chunks.take(rebuilt)
+                tx = rebuilt = None  # let go before the next is read, and before the shapes run
             if (end.seq, end.digest) != (last.seq, last.digest):
                 raise Damaged("the journal changed while it was validated", hint="run kg validate again")
             spool.close()

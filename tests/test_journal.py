@@ -334,3 +334,38 @@ def test_a_patch_is_written_in_pieces_with_the_same_bytes_and_digest_as_whole(tm
     )
     read, data, _size = stream.read(path)
     assert (read.deletes, read.adds) == (rows[:4], rows[4:])
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=300), st.integers(min_value=1, max_value=40))
+def test_a_large_patch_is_decoded_in_parts_to_the_same_rows(data, part):
+    """An import's patch is decoded a part at a time, cut at a newline: the rows are those of the
+    whole text decoded at once, whatever the bytes (broken UTF-8 beside a cut among them)."""
+    from kgrdf import journal as journal_mod
+
+    previous = journal_mod.DECODED_AT_ONCE
+    journal_mod.DECODED_AT_ONCE = part
+    try:
+        assert journal_mod._split(data) == data.decode("utf-8", errors="replace").split("\n")
+    finally:
+        journal_mod.DECODED_AT_ONCE = previous
+
+
+def test_a_patch_of_many_rows_read_in_parts_is_the_patch_written(tmp_path, monkeypatch):
+    """A patch of more rows than are made at a time, with text past ASCII, reads back as written,
+    its rows in order; a row that is not one of ours among them is still damage, and a cut one
+    still a torn tail."""
+    from kgrdf import journal as journal_mod
+
+    monkeypatch.setattr(journal_mod, "ROWS_AT_ONCE", 7)
+    monkeypatch.setattr(journal_mod, "DECODED_AT_ONCE", 50)
+    rows = [f'<https://example.org/s{i}> <https://example.org/p> "été {i}" <https://example.org/g>' for i in range(40)]
+    patch = journal_mod.Patch(id="urn:uuid:1", time="2026-12-02T00:00:00Z", command="kg import", adds=rows)
+    data = patch.encode()
+    read = journal_mod.parse_patch(data, "here")
+    assert read.adds == rows and read.deletes == [] and read.id == "urn:uuid:1"
+    assert journal_mod.parse_patch(data[: len(data) // 2], "here") is None
+    with pytest.raises(Damaged, match="unexpected row"):
+        journal_mod.parse_patch(data.replace(b"A <https://example.org/s20>", b"X <https://example.org/s20>"), "here")
+    with pytest.raises(Damaged, match="after the patch"):
+        journal_mod.parse_patch(data + b"A <a> <b> <c> <d> .\n", "here")
