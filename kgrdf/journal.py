@@ -53,7 +53,7 @@ import os
 import re
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from itertools import repeat
 from pathlib import Path
@@ -140,12 +140,16 @@ class Patch:
 
 def parse_patch(data: bytes, where: str) -> Patch | None:
     """The one patch a file holds; None when it stops before its ``TC`` (a torn tail). Raises
-    Damaged for a row that is not one of ours, a header after ``TX``, or anything after ``TC``.
+    Damaged for a row that is not one of ours, a header after ``TX``, or anything after ``TC``."""
+    return parse_lines(_split(data), where)
+
+
+def parse_lines(lines: list[str], where: str) -> Patch | None:
+    """parse_patch of the patch's text split at its newlines (``lines`` is taken, not copied).
 
     The rows are split and sorted by list operations, not one row at a time: a rebuild reads every
-    patch, millions of rows at 100k facts. An import's patch is hundreds of MB: its text is decoded
-    and its rows made ROWS_AT_ONCE at a time, never held twice over."""
-    lines = _split(data)
+    patch, millions of rows at 100k facts. An import's patch is hundreds of MB: its rows are made
+    ROWS_AT_ONCE at a time, never held twice over."""
     complete = len(lines) - 1  # what follows the last newline is not a whole row
     headers: dict[str, str] = {}
     at = 0
@@ -206,17 +210,25 @@ def _split(data: bytes) -> list[str]:
     """``data.decode("utf-8", errors="replace").split("\n")``, decoded a part at a time: the whole
     text of a large patch is never held beside its bytes and its rows."""
     size = DECODED_AT_ONCE
-    if len(data) <= size:
-        return data.decode("utf-8", errors="replace").split("\n")
+    return _lines_of(data[start : start + size] for start in range(0, len(data), size))
+
+
+def _lines_of(pieces: Iterable[bytes]) -> list[str]:
+    """The text of the bytes ``pieces`` make, one after another, split at its newlines: each piece
+    decoded as far as its last newline (UTF-8 has no newline byte within a character, so the text is
+    that of the whole decoded at once), the rest carried to the next."""
     lines: list[str] = []
-    start = 0
-    while True:
-        cut = data.find(b"\n", start + size)
+    carry = b""
+    for piece in pieces:
+        data = carry + piece if carry else piece
+        cut = data.rfind(b"\n")
         if cut < 0:
-            lines += data[start:].decode("utf-8", errors="replace").split("\n")
-            return lines
-        lines += data[start:cut].decode("utf-8", errors="replace").split("\n")
-        start = cut + 1
+            carry = data
+            continue
+        lines += data[:cut].decode("utf-8", errors="replace").split("\n")
+        carry = data[cut + 1 :]
+    lines += carry.decode("utf-8", errors="replace").split("\n")
+    return lines
 
 
 def _find(lines: list[str], row: str, start: int, stop: int) -> int | None:
@@ -270,12 +282,20 @@ class Torn:
 
 @dataclass
 class Entry:
-    """One patch read back: the patch, its bytes (unzipped), its file (``folder/name``) and the file's size."""
+    """One patch read back: the patch, its file's bytes (gzipped: an import's patch is hundreds of
+    MB unzipped), its file (``folder/name``) and the file's size."""
 
     patch: Patch
-    data: bytes
+    raw: bytes
     name: str
     size: int
+
+    def chained(self, digest: str) -> str:
+        """``digest`` chained with the patch's bytes (:func:`chain`), unzipped a piece at a time."""
+        chained = hashlib.sha256(digest.encode("ascii"))
+        for piece in _Unpacking(self.name, self.raw, self.name):
+            chained.update(piece)
+        return chained.hexdigest()
 
 
 def number_of(name: str | None) -> int:
@@ -308,16 +328,36 @@ def unpacked(name: str, raw: bytes, where: str) -> tuple[bytes, bool]:
     """The patch's bytes a file ``name`` holds, and whether the file is whole: a gzip stream cut
     short gives what it holds up to the cut, and is not whole. Raises Damaged for a file that is not
     gzip, or holds more than one stream."""
-    if not name.endswith(".gz"):
-        return raw, True
-    inflater = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer, the CRC checked
-    try:
-        data = inflater.decompress(raw)
-    except zlib.error as exc:
-        raise Damaged(f"{where}: not a gzipped patch ({exc})", hint=WAY_OUT) from None
-    if inflater.unused_data:
-        raise Damaged(f"{where}: bytes after the gzipped patch (a file holds one patch)", hint=WAY_OUT)
-    return data, inflater.eof
+    unpacking = _Unpacking(name, raw, where)
+    data = b"".join(unpacking)
+    return data, unpacking.whole
+
+
+class _Unpacking:
+    """The patch's bytes a file ``name`` holds (``raw``), a piece at a time as they are iterated
+    (gunzipped from about 256 KB of the file each); ``whole`` is then whether the file is whole, as
+    :func:`unpacked` says."""
+
+    def __init__(self, name: str, raw: bytes, where: str):
+        self.name, self.raw, self.where = name, raw, where
+        self.whole = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        raw = self.raw
+        if not self.name.endswith(".gz"):
+            self.whole = True
+            yield raw
+            return
+        inflater = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer, the CRC checked
+        step = 256 * 1024
+        try:
+            for start in range(0, max(len(raw), 1), step):
+                yield inflater.decompress(raw[start : start + step])
+        except zlib.error as exc:
+            raise Damaged(f"{self.where}: not a gzipped patch ({exc})", hint=WAY_OUT) from None
+        if inflater.unused_data:
+            raise Damaged(f"{self.where}: bytes after the gzipped patch (a file holds one patch)", hint=WAY_OUT)
+        self.whole = inflater.eof
 
 
 class Stream:
@@ -473,7 +513,11 @@ class Stream:
             here = f"{path.parent.name}/{path.name}"
             if int(path.name[:10]) != expected or path.parent.name != name_of(expected).split("/")[0]:
                 raise Damaged(f"{label}: patch {expected} is missing (the next file is {here})", hint=WAY_OUT)
-            patch, data, size = self.read(path)
+            raw = path.read_bytes()
+            unpacking = _Unpacking(path.name, raw, self._where(path))
+            lines = _lines_of(unpacking)  # (the patch's bytes are never held whole)
+            patch, size = (parse_lines(lines, self._where(path)) if unpacking.whole else None), len(raw)
+            del lines
             if patch is None:
                 if index != len(paths) - 1:
                     raise Damaged(f"{label}/{here} is not a whole patch and others follow it", hint=WAY_OUT)
@@ -483,7 +527,7 @@ class Stream:
                 raise Damaged(
                     f"{label}/{here}: its prev does not name the patch before it in this journal", hint=WAY_OUT
                 )
-            yield Entry(patch, data, here, size)
+            yield Entry(patch, raw, here, size)
             prev, expected = patch.id, expected + 1
 
 
@@ -615,7 +659,7 @@ class Journal:
             for name, entry in parts:
                 deletes += entry.patch.deletes
                 adds += entry.patch.adds
-                after.digest = chain(after.digest, entry.data)
+                after.digest = entry.chained(after.digest)
                 if name == LOCAL:
                     after.local, after.local_size, after.local_id = entry.name, entry.size, entry.patch.id
                 else:
