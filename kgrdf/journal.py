@@ -264,9 +264,11 @@ class Position:
         return (self.shared, self.shared_size), (self.local, self.local_size)
 
 
-def chain(digest: str, block: bytes) -> str:
+def chain(digest: str, block: bytes | Iterable[bytes]) -> str:
+    """``digest`` chained with a patch's bytes (or its bytes in pieces, one after another)."""
     chained = hashlib.sha256(digest.encode("ascii"))
-    chained.update(block)  # (not the two joined: an import's patch is hundreds of MB)
+    for piece in [block] if isinstance(block, bytes) else block:
+        chained.update(piece)  # (not joined to the digest: an import's patch is hundreds of MB)
     return chained.hexdigest()
 
 
@@ -292,10 +294,7 @@ class Entry:
 
     def chained(self, digest: str) -> str:
         """``digest`` chained with the patch's bytes (:func:`chain`), unzipped a piece at a time."""
-        chained = hashlib.sha256(digest.encode("ascii"))
-        for piece in _Unpacking(self.name, self.raw, self.name):
-            chained.update(piece)
-        return chained.hexdigest()
+        return chain(digest, _Unpacking(self.name, self.raw, self.name))
 
 
 def number_of(name: str | None) -> int:

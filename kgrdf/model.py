@@ -501,11 +501,14 @@ def _typed_text(value, kind: str) -> str:  # (a write's times are mostly its own
 _FIELD_ROWS = tuple((name, _FIELD_TEXT[name], kind) for name, (_predicate, kind) in FIELDS.items())
 
 
+def _holds(name: str, value) -> bool:
+    """Whether a fact's field holds a value its rows say (prevents_rework only when it is set)."""
+    return value is not None and (value is not False or name != "prevents_rework")
+
+
 def _field_objects(name: str, value, schema) -> list[str]:
     """The objects a fact's field holds, as rows write them: none when it holds nothing."""
-    if value is None or (name == "prevents_rework" and value is False):
-        return []
-    return [_term_text(value, FIELDS[name][1], schema, name)]
+    return [_term_text(value, FIELDS[name][1], schema, name)] if _holds(name, value) else []
 
 
 def field_lines(fact: Fact, name: str, value, schema) -> list[str]:
@@ -563,7 +566,7 @@ def fact_lines(fact: Fact, schema) -> list[str]:
     ]
     for name, predicate, kind in _FIELD_ROWS:  # (field_lines, without a call and a list a field)
         value = getattr(fact, name)
-        if value is not None and (value is not False or name != "prevents_rework"):
+        if _holds(name, value):
             lines.append(f"{node} {predicate} {_term_text(value, kind, schema, name)} {graph}")
     for source in fact.sources:
         lines += source_lines(fact, source, schema)
@@ -634,7 +637,6 @@ _BEFORE_TEXT, _AFTER_TEXT, _ADDED_TEXT = str(_BEFORE), str(_AFTER), str(ADDED)
 _ADDED_HEARING_TEXT, _UPDATE_TYPE, _UPDATES = str(ADDED_HEARING), str(vocab.UPDATE), str(vocab.kg("updates"))
 _UPDATE_NUMBER, _ACTION, _ENDED_AT = str(vocab.kg("updateNumber")), str(vocab.kg("action")), str(vocab.ENDED_AT)
 _REASON = str(vocab.kg("reason"))
-_FIELD_IRI_TEXT = {name: str(predicate) for name, (predicate, _kind) in FIELDS.items()}
 
 
 def fold_change(
@@ -665,7 +667,7 @@ def fold_change(
         head = [
             f"{update} {_CHANGE} {node} {graph}",
             f"{node} {_TYPE} {_CHANGE_TYPE} {graph}",
-            f"{node} {_FIELD} {_FIELD_IRI_TEXT[name]} {graph}",
+            f"{node} {_FIELD} {_FIELD_TEXT[name]} {graph}",
         ]
         if name in draft.changed:
             before, held = draft.changed.pop(name)
