@@ -21,6 +21,9 @@ from kgrdf.journal import FORMAT, Journal, Position, Transaction
 from kgrdf.vcs import UNCOMMITTED
 
 LARGE = 100_000  # journal lines: a write this large commits to git while the index is updated
+# The position of an index that a large write is loading while the journal is written: no journal
+# holds it, so an index left so by a cut is rebuilt from the journal.
+LOADING = Position(seq=-1, digest="loading")
 DEFAULT_PERSPECTIVE = "main"
 OLD_INDEX = "index.old"  # the index a rebuild replaces, until it is removed
 INDEX_WAY_OUT = "remove the index/ folder (rm -r index); the next command rebuilds it from the journal"
@@ -453,8 +456,10 @@ class KnowledgeBase:
             adds=writer.add_lines(),
         )
         (self.path / UNCOMMITTED).touch()
-        after = self.journal.append(tx, position, private=writer.is_private)
         message = f"kg {command} (transaction {tx.seq})"
+        if down is None and self.backend_kind == "oxigraph" and len(tx.adds) + len(tx.deletes) >= LARGE:
+            return self._commit_beside_index(backend, writer, tx, position, message)
+        after = self.journal.append(tx, position, private=writer.is_private)
         if down is not None:
             print(
                 f"kg: {down.message}; transaction {tx.seq} was validated against the journal and is in it, and "
@@ -472,16 +477,47 @@ class KnowledgeBase:
             self._after_write(backend, position, after, writer)
             self._git_commit_for(message)
             return
-        # A large write (an import): the git commit runs beside the index update. view.json goes
-        # first; an index found behind it is rebuilt from the journal, so a cut here loses nothing.
+        # A large write (an import) on an index server or in memory: the git commit runs beside the
+        # index update. view.json goes first; an index found behind it is rebuilt from the journal,
+        # so a cut here loses nothing.
+        self._write_view(after)
+        with self._git_commit_beside(message):
+            if self._apply_or_leave_behind(backend, tx, after):
+                self._after_write(backend, position, after, writer)
+
+    def _commit_beside_index(self, backend, writer, tx: Transaction, position: Position, message: str) -> None:
+        """A large write (an import) on the index on disk: Oxigraph loads it into the index while
+        the journal is written and the measures cache reads what it changes (Oxigraph loads without
+        the interpreter's lock), then the git commit runs beside the caches' update.
+
+        The index is marked as loading first, a position no journal holds, and given the write's
+        position once both are done: a cut anywhere between leaves an index that the next command
+        rebuilds from the journal, which holds the write whole or sets its torn tail aside. So the
+        index never holds, as the journal's, a write the journal does not."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from kgrdf import measures
+
+        backend.set_position(LOADING)
+        with ThreadPoolExecutor(max_workers=1) as index:
+            loaded = index.submit(backend.load, tx)
+            after = self.journal.append(tx, position, private=writer.is_private)  # a failure waits for the load
+            read = measures.read_ahead(self.path, position, writer.delete_lines(), writer.add_lines())
+            loaded.result()
+        backend.set_position(after)
+        self._write_view(after)
+        with self._git_commit_beside(message):
+            self._after_write(backend, position, after, writer, read)
+
+    @contextmanager
+    def _git_commit_beside(self, message: str):
+        """The git commit of a large write, in a thread beside the work of the block."""
         import threading
 
-        self._write_view(after)
         git = threading.Thread(target=self._git_commit_for, args=(message,))
         git.start()
         try:
-            if self._apply_or_leave_behind(backend, tx, after):
-                self._after_write(backend, position, after, writer)
+            yield
         finally:
             git.join()
 
@@ -497,16 +533,16 @@ class KnowledgeBase:
         except Exception:  # a derived index never fails a write the journal holds already
             noted.unlink(missing_ok=True)  # the next outage's first write makes it again
 
-    def _after_write(self, backend, position: Position, after: Position, writer) -> None:
+    def _after_write(self, backend, position: Position, after: Position, writer, read=None) -> None:
         """Keep the caches derived from the index current with an applied write. The batch cache
         reads the index again: a server that stopped answering by then costs the cache, made again
-        by the next batch, never the write."""
+        by the next batch, never the write. ``read``: what measures.read_ahead read of the write."""
         from kgrdf import measures, people, waiting
 
         deletes, adds = writer.delete_lines(), writer.add_lines()  # (the rows: a large write keeps no quads)
         people.after_write(self.path, position, after, deletes, adds)
         if self.backend_kind != "memory":
-            measures.after_write(self.path, backend, position, after, deletes, adds)
+            measures.after_write(self.path, backend, position, after, deletes, adds, read)
         try:
             waiting.after_write(self.path, backend, position, after, deletes, adds)
         except Unreachable:

@@ -24,7 +24,9 @@ import json
 import os
 import re
 import sqlite3
+from contextlib import closing
 from pathlib import Path
+from typing import NamedTuple
 
 from kgrdf import files, nquads, queries, vocab
 
@@ -626,11 +628,40 @@ def _heard_keys(db: sqlite3.Connection, facts: set[str]) -> dict[str, str]:
     return {fact: _heard_key(fact, heard) for fact, heard in found.items()}
 
 
-def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines) -> None:
+def read_ahead(kb_path: Path, before, delete_lines, add_lines) -> "Changes | None":
+    """What a write's rows change in the cache kept for ``before``, read from the rows alone: a
+    large write reads them while the index loads them (Oxigraph lets go of the interpreter's lock
+    as it loads), then hands them to :func:`after_write`. None when no cache is kept for ``before``
+    (nor is to be started by the write), or the rows could not be read (a derived cache never fails a write: after_write reads them
+    again, and drops the cache if they fail it too)."""
+    try:
+        if files.cache_files(kb_path, NAME):
+            with closing(_connect(cache_path(kb_path))) as db:
+                at = dict(db.execute("SELECT name, value FROM meta").fetchall()).get("at")
+            if at != f"{before.seq}:{before.digest}":
+                return None
+        elif before.seq != 0:  # none is kept (after_write starts one on a new knowledge base's first write)
+            return None
+        return Changes(before, *_changes(delete_lines, add_lines))
+    except Exception:
+        return None
+
+
+class Changes(NamedTuple):
+    """What a write changes in the cache (:func:`_changes`), read for the cache kept at ``before``."""
+
+    before: object
+    changed: dict
+    heard: dict
+    closed: set
+
+
+def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines, read: Changes | None = None) -> None:
     """Keep the cache made for ``before`` (a journal Position) current with a write that moved the
     index ``backend`` to ``after``: each column its rows (``delete_lines`` and ``add_lines``) name, set, and
     the closing time of each fact whose valid time's end it changed read again from the index. A
-    cache made for another position is left: the next read makes it again."""
+    cache made for another position is left: the next read makes it again. ``read`` is what
+    :func:`read_ahead` read of those rows already."""
     path = cache_path(kb_path)
     if not files.cache_files(kb_path, NAME):
         if before.seq == 0:
@@ -645,7 +676,10 @@ def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines) 
         meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
         if meta.get("format") != FORMAT or meta.get("at") != f"{before.seq}:{before.digest}":
             return
-        changed, heard, closed = _changes(delete_lines, add_lines)
+        if read is not None and read.before == before:
+            changed, heard, closed = read.changed, read.heard, read.closed
+        else:
+            changed, heard, closed = _changes(delete_lines, add_lines)
         for fact in closed:
             changed.setdefault(fact, {})["closed"] = _closings(backend, fact).get(fact)
         db.execute("BEGIN")

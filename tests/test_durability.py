@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from pyoxigraph import NamedNode
 
 from kgrdf import validation
 from kgrdf.journal import Position
@@ -649,6 +650,67 @@ def test_a_write_cut_short_is_finished_by_whatever_command_comes_next(kg, tmp_pa
     log = _git(kg.path, "log", "--format=%s").splitlines()
     assert [line for line in log if f"(transaction {seq})" in line]
     assert log[0] == f"kg propose (transaction {seq + 1})"  # its own commit, not folded into this one
+
+
+# A large write (kgrdf.kb.LARGE made small) killed with the index loaded beside a journal append that
+# has not written the write ("before"), or that has, with the index not yet given its position ("after").
+KILL_BESIDE_THE_LOAD = r"""
+import os, signal, sys, threading
+import kgrdf.kb
+from kgrdf.journal import Journal
+from kgrdf.store.oxigraph import OxigraphBackend
+kgrdf.kb.LARGE = 5
+mode, argv = sys.argv[1], sys.argv[2:]
+loaded = threading.Event()
+load, append = OxigraphBackend.load, Journal.append
+def loading(self, tx):
+    load(self, tx)
+    loaded.set()
+def appending(self, *args, **kwargs):
+    if mode == "before":
+        loaded.wait(60)
+        os.kill(os.getpid(), signal.SIGKILL)
+    result = append(self, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+    return result
+OxigraphBackend.load, Journal.append = loading, appending
+sys.argv = ["kg", *argv]
+from kgrdf.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["before", "after"])
+def test_a_large_write_killed_while_the_index_loads_beside_the_journal_leaves_no_write_the_journal_lacks(
+    kg, tmp_path, mode
+):
+    """A large write loads the index while the journal is written. Killed when the index holds the
+    write and the journal does not (``before``), the next command rebuilds the index from the
+    journal: the write is not there, and the index matches the journal. Killed once the journal
+    holds it (``after``), the write is there, whole."""
+    _entities(kg, tmp_path)
+    facts = kg.json("stats")["fact_count"]
+    records = [
+        {"type": "fact", "subject": f"repo/r{n}", "predicate": "depends_on", "object": "repo/r0", "sources": ["doc:a"]}
+        for n in range(1, 4)
+    ]
+    proc = _spawn(
+        kg.path, "-c", KILL_BESIDE_THE_LOAD, mode, "import", str(_records(tmp_path / "i.jsonl", records)), "--apply"
+    )
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill points are gone from the library"
+    left = OxigraphBackend(kg.path / "index", read_only=True)
+    try:
+        assert left.position() == (-1, "loading")  # the window the kill was meant to hit
+        if mode == "before":  # the index holds the write that the journal lacks
+            depends_on = NamedNode("https://kgrdf.org/ns#dependsOn")
+            assert len(list(left.store.quads_for_pattern(None, depends_on, None, None))) == 3
+    finally:
+        left.close()
+    landed = 3 if mode == "after" else 0
+    assert kg.json("stats")["fact_count"] == facts + landed
+    assert len(kg.json("lookup", "repo/r0")["backlinks"]) == landed
+    assert kg.json("validate") == {"damage": [], "findings": []}
 
 
 def _three_facts(kg, tmp_path) -> list[str]:

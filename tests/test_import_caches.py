@@ -3,11 +3,20 @@
 
 import json
 
+import pytest
+
 from kgrdf.kb import KnowledgeBase
 from tests.test_measures import _kept, _made
 
 
-def test_an_import_keeps_the_briefing_cache_as_one_made_from_the_index(demo, tmp_path):
+@pytest.mark.parametrize("large", [False, True], ids=["a write", "a large write"])
+def test_an_import_keeps_the_briefing_cache_as_one_made_from_the_index(demo, tmp_path, monkeypatch, large):
+    """Kept by the write itself; a large one (kgrdf.kb.LARGE made small) reads what it changes while
+    the index loads it beside the journal."""
+    if large:
+        import kgrdf.kb
+
+        monkeypatch.setattr(kgrdf.kb, "LARGE", 5)
     held = demo.json("propose", "repo/api", "caveat", "--value", "imcaveat: held", "-s", "slack:h1")["id"]
     records = [{"type": "entity", "id": "repo/imported", "name": "imported"}]
     records += [  # past the writer's bulk size: the import's set-based path

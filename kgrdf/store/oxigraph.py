@@ -195,20 +195,11 @@ class OxigraphBackend(Backend):
         )
 
     def apply(self, tx: Transaction, after: Position) -> None:
-        self._changes += 1
         if len(tx.adds) + len(tx.deletes) > BULK_THRESHOLD:
-            if tx.deletes:
-                self.store.update(_data_block("DELETE DATA", tx.deletes))
-            # A bounded number of lines to a load: the text of 100k facts' quads is about a GB as
-            # one piece. A cut between loads leaves the index behind the journal's position, and
-            # the next command applies the transaction again. The lines were written from parsed
-            # quads, as a rebuild's are: not checked again.
-            for lines in nquads.batches(tx.adds, LOAD_LINES):
-                data = "".join(f"{line} .\n" for line in lines).encode("utf-8")
-                self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS, lenient=True)
-                del data
+            self.load(tx)
             self.store.update(self._position_update(after))
             return
+        self._changes += 1
         parts = []
         if tx.deletes:
             parts.append(_data_block("DELETE DATA", tx.deletes))
@@ -216,6 +207,23 @@ class OxigraphBackend(Backend):
             parts.append(_data_block("INSERT DATA", tx.adds))
         parts.append(self._position_update(after))
         self.store.update(" ;\n".join(parts))
+
+    def load(self, tx: Transaction) -> None:
+        """Write a large transaction's changes, in bulk, and leave the position as it was: apply()
+        records it after them; a large write loading while the journal is written marks the index
+        as loading first (see KnowledgeBase._commit).
+
+        A bounded number of lines to a load: the text of 100k facts' quads is about a GB as one
+        piece. A cut between loads leaves the index behind the journal's position, and the next
+        command applies the transaction again. The lines were written from parsed quads, as a
+        rebuild's are: not checked again."""
+        self._changes += 1
+        if tx.deletes:
+            self.store.update(_data_block("DELETE DATA", tx.deletes))
+        for lines in nquads.batches(tx.adds, LOAD_LINES):
+            data = "".join(f"{line} .\n" for line in lines).encode("utf-8")
+            self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS, lenient=True)
+            del data
 
     def set_position(self, position: Position) -> None:
         self._changes += 1
