@@ -507,12 +507,7 @@ class Writer(Session):
         if self._checker is None:
             self._checker = ThreadPoolExecutor(max_workers=1)
             self._ontology_lines = [str(q) for q in self.backend.schema_quads()]
-        # While the write stages the next chunk, one query at a time: the staging has the other core,
-        # and a second query thread would only share it (a third more CPU for the same queries).
-        threads = 2 if last else 1
-        future = self._checker.submit(
-            validation.check_lines, fact_lines, list(entity_lines), self._ontology_lines, threads
-        )
+        future = self._checker.submit(validation.check_lines, fact_lines, list(entity_lines), self._ontology_lines)
         self._chunks.append((checked, set(self._entities), future))
         for iri in packable:
             self._pack(iri)
