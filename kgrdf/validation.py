@@ -102,11 +102,12 @@ def check_lines(fact_lines, entity_lines, ontology_lines) -> list[Finding]:
     return shacl.check(data, shapes_graph(), severities=("violation",), threads=2)
 
 
-def check(data, focus: list[str], kb_path=None) -> list[Finding]:
+def check(data, focus: list[str], kb_path=None, threads: int = 1) -> list[Finding]:
     """Validate the view ``data`` on the ``focus`` nodes (and the sources of the facts among them);
     every finding, violations and warnings. The same set-based evaluator as kg validate's
     (kgrdf.shacl): on a write's small view it takes milliseconds, and a write, an import and kg
-    validate cannot disagree. With ``kb_path``, the compiled shapes are kept in its cache/."""
+    validate cannot disagree. With ``kb_path``, the compiled shapes are kept in its cache/; with
+    ``threads``, that many queries run at a time (a view of a fact heard 100k times)."""
     from kgrdf import shacl
 
     if not focus:
@@ -119,7 +120,7 @@ def check(data, focus: list[str], kb_path=None) -> list[Finding]:
         if "/fact/" in f
         for q in data.quads_for_pattern(vocab.NamedNode(f), derived, None)
     }
-    return shacl.check(data, shacl.compiled(kb_path=kb_path), threads=1, focus=nodes)
+    return shacl.check(data, shacl.compiled(kb_path=kb_path), threads=threads, focus=nodes)
 
 
 def refuse_violations(findings: list[Finding]) -> list[Finding]:

@@ -392,6 +392,7 @@ class Writer(Session):
     # --- validation ------------------------------------------------------------------------------
 
     BULK = 200  # facts and entities: above this, the shapes run set-based over the whole change
+    MANY_LINES = 100_000  # a write's view of more rows than this (a fact heard 10k times) is checked on two threads
 
     def findings(self) -> list:
         """Every finding of the SHACL shapes on what this write touches (violations and warnings).
@@ -432,7 +433,8 @@ class Writer(Session):
             for q in model.entity_quads(e, self.perspective, self.schema)
         ]
         data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
-        return validation.check(data, focus, self.kb.path) + noted
+        threads = 2 if len(fact_lines) > self.MANY_LINES else 1  # its queries take seconds: both cores
+        return validation.check(data, focus, self.kb.path, threads) + noted
 
     def _noted_findings(self) -> list:
         """The findings on the records this write adds about facts it does not change
