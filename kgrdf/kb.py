@@ -503,11 +503,17 @@ class KnowledgeBase:
             loaded = index.submit(backend.load, tx)
             after = self.journal.append(tx, position, private=writer.is_private)  # a failure waits for the load
             read = measures.read_ahead(self.path, position, writer.delete_lines(), writer.add_lines())
+            # The caches kept from the rows alone are kept while the index still loads, unless the
+            # write closes a fact (the measures then read its closing from the index): cut before
+            # the load ends, they stand at the journal's end, where the rebuilt index will.
+            early = read is not None and not read.closed
+            if early:
+                self._keep_row_caches(backend, position, after, writer, read)
             loaded.result()
         backend.set_position(after)
         self._write_view(after)
         with self._git_commit_beside(message):
-            self._after_write(backend, position, after, writer, read)
+            self._after_write(backend, position, after, writer, read, rows_kept=early)
 
     @contextmanager
     def _git_commit_beside(self, message: str):
@@ -533,20 +539,31 @@ class KnowledgeBase:
         except Exception:  # a derived index never fails a write the journal holds already
             noted.unlink(missing_ok=True)  # the next outage's first write makes it again
 
-    def _after_write(self, backend, position: Position, after: Position, writer, read=None) -> None:
-        """Keep the caches derived from the index current with an applied write. The batch cache
-        reads the index again: a server that stopped answering by then costs the cache, made again
-        by the next batch, never the write. ``read``: what measures.read_ahead read of the write."""
-        from kgrdf import measures, people, waiting
+    def _after_write(
+        self, backend, position: Position, after: Position, writer, read=None, rows_kept: bool = False
+    ) -> None:
+        """Keep the caches derived from the index current with an applied write (those kept from
+        its rows too, unless ``rows_kept``). The batch cache reads the index again: a server that
+        stopped answering by then costs the cache, made again by the next batch, never the write."""
+        from kgrdf import waiting
+
+        if not rows_kept:
+            self._keep_row_caches(backend, position, after, writer, read)
+        try:
+            waiting.after_write(self.path, backend, position, after, writer.delete_lines(), writer.add_lines())
+        except Unreachable:
+            waiting.drop(self.path)
+
+    def _keep_row_caches(self, backend, position: Position, after: Position, writer, read=None) -> None:
+        """Keep the caches made from a write's rows current with it: the people's, and the measures
+        (which read the index only for the facts whose valid time's end it changed). ``read``: what
+        measures.read_ahead read of the write."""
+        from kgrdf import measures, people
 
         deletes, adds = writer.delete_lines(), writer.add_lines()  # (the rows: a large write keeps no quads)
         people.after_write(self.path, position, after, deletes, adds)
         if self.backend_kind != "memory":
             measures.after_write(self.path, backend, position, after, deletes, adds, read)
-        try:
-            waiting.after_write(self.path, backend, position, after, deletes, adds)
-        except Unreachable:
-            waiting.drop(self.path)
 
     def _apply_or_leave_behind(self, backend, tx: Transaction, after: Position) -> bool:
         """Apply a journaled transaction to the index; False when the index's server stopped

@@ -653,17 +653,22 @@ def test_a_write_cut_short_is_finished_by_whatever_command_comes_next(kg, tmp_pa
 
 
 # A large write (kgrdf.kb.LARGE made small) killed with the index loaded beside a journal append that
-# has not written the write ("before"), or that has, with the index not yet given its position ("after").
+# has not written the write ("before"); once the journal holds it, with the index not yet given its
+# position ("after"); or with the load held back, once the caches kept from its rows stand at the
+# journal's end ("caches").
 KILL_BESIDE_THE_LOAD = r"""
 import os, signal, sys, threading
 import kgrdf.kb
 from kgrdf.journal import Journal
+from kgrdf.kb import KnowledgeBase
 from kgrdf.store.oxigraph import OxigraphBackend
 kgrdf.kb.LARGE = 5
 mode, argv = sys.argv[1], sys.argv[2:]
 loaded = threading.Event()
-load, append = OxigraphBackend.load, Journal.append
+load, append, keep = OxigraphBackend.load, Journal.append, KnowledgeBase._keep_row_caches
 def loading(self, tx):
+    if mode == "caches":
+        threading.Event().wait(60)
     load(self, tx)
     loaded.set()
 def appending(self, *args, **kwargs):
@@ -671,23 +676,32 @@ def appending(self, *args, **kwargs):
         loaded.wait(60)
         os.kill(os.getpid(), signal.SIGKILL)
     result = append(self, *args, **kwargs)
-    os.kill(os.getpid(), signal.SIGKILL)
+    if mode == "after":
+        os.kill(os.getpid(), signal.SIGKILL)
     return result
-OxigraphBackend.load, Journal.append = loading, appending
+def keeping(self, *args, **kwargs):
+    keep(self, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+OxigraphBackend.load, Journal.append, KnowledgeBase._keep_row_caches = loading, appending, keeping
 sys.argv = ["kg", *argv]
 from kgrdf.cli import main
 main()
 """
 
 
-@pytest.mark.parametrize("mode", ["before", "after"])
+@pytest.mark.parametrize("mode", ["before", "after", "caches"])
 def test_a_large_write_killed_while_the_index_loads_beside_the_journal_leaves_no_write_the_journal_lacks(
     kg, tmp_path, mode
 ):
     """A large write loads the index while the journal is written. Killed when the index holds the
     write and the journal does not (``before``), the next command rebuilds the index from the
     journal: the write is not there, and the index matches the journal. Killed once the journal
-    holds it (``after``), the write is there, whole."""
+    holds it (``after``), or once the caches kept from its rows hold it too (``caches``), the write
+    is there, whole. A measures cache left holds what one made from the index holds."""
+    from kgrdf import files, measures
+
+    from .test_measures import _kept, _made
+
     _entities(kg, tmp_path)
     facts = kg.json("stats")["fact_count"]
     records = [
@@ -707,10 +721,15 @@ def test_a_large_write_killed_while_the_index_loads_beside_the_journal_leaves_no
             assert len(list(left.store.quads_for_pattern(None, depends_on, None, None))) == 3
     finally:
         left.close()
-    landed = 3 if mode == "after" else 0
+    landed = 0 if mode == "before" else 3
     assert kg.json("stats")["fact_count"] == facts + landed
     assert len(kg.json("lookup", "repo/r0")["backlinks"]) == landed
     assert kg.json("validate") == {"damage": [], "findings": []}
+    if files.cache_files(kg.path, measures.NAME):  # (the rebuild of the index drops it)
+        at, kept = _kept(kg.path)
+        view = KnowledgeBase.open(kg.path).view()
+        assert at == f"{view.seq}:{view.digest}"
+        assert kept == _made(kg.path)
 
 
 def _three_facts(kg, tmp_path) -> list[str]:
