@@ -632,28 +632,32 @@ def read_ahead(kb_path: Path, before, delete_lines, add_lines) -> "Changes | Non
     """What a write's rows change in the cache kept for ``before``, read from the rows alone: a
     large write reads them while the index loads them (Oxigraph lets go of the interpreter's lock
     as it loads), then hands them to :func:`after_write`. None when no cache is kept for ``before``
-    (nor is to be started by the write), or the rows could not be read (a derived cache never fails a write: after_write reads them
-    again, and drops the cache if they fail it too)."""
+    (nor is to be started by the write), or the rows could not be read (a derived cache never
+    fails a write: after_write reads them again, and drops the cache if they fail it too)."""
     try:
         if files.cache_files(kb_path, NAME):
             with closing(_connect(cache_path(kb_path))) as db:
-                at = dict(db.execute("SELECT name, value FROM meta").fetchall()).get("at")
-            if at != f"{before.seq}:{before.digest}":
-                return None
+                if not _kept_for(db, before):
+                    return None
         elif before.seq != 0:  # none is kept (after_write starts one on a new knowledge base's first write)
             return None
-        return Changes(before, *_changes(delete_lines, add_lines))
+        return Changes(*_changes(delete_lines, add_lines))
     except Exception:
         return None
 
 
 class Changes(NamedTuple):
-    """What a write changes in the cache (:func:`_changes`), read for the cache kept at ``before``."""
+    """What a write changes in the cache (:func:`_changes`)."""
 
-    before: object
     changed: dict
     heard: dict
     closed: set
+
+
+def _kept_for(db: sqlite3.Connection, before) -> bool:
+    """Whether the cache ``db`` is of this format and made for the journal position ``before``."""
+    meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+    return meta.get("format") == FORMAT and meta.get("at") == f"{before.seq}:{before.digest}"
 
 
 def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines, read: Changes | None = None) -> None:
@@ -673,13 +677,9 @@ def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines, 
     except (sqlite3.Error, OSError):
         return
     try:
-        meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
-        if meta.get("format") != FORMAT or meta.get("at") != f"{before.seq}:{before.digest}":
+        if not _kept_for(db, before):
             return
-        if read is not None and read.before == before:
-            changed, heard, closed = read.changed, read.heard, read.closed
-        else:
-            changed, heard, closed = _changes(delete_lines, add_lines)
+        changed, heard, closed = read if read is not None else _changes(delete_lines, add_lines)
         for fact in closed:
             changed.setdefault(fact, {})["closed"] = _closings(backend, fact).get(fact)
         db.execute("BEGIN")

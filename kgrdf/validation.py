@@ -89,16 +89,13 @@ def view_from_lines(fact_lines, entity_lines, ontology):
     return store
 
 
-def check_lines(fact_lines, entity_lines, ontology_lines) -> list[Finding]:
-    """The violations in a view made of N-Quads lines: what a large write's worker runs on each
-    chunk of it. (One query at a time while the write stages the next chunk was tried: as fast, and
-    the chunks waiting for it held a tenth more memory.)"""
-    from pyoxigraph import RdfFormat, parse
-
+def check_lines(fact_lines, entity_lines, ontology) -> list[Finding]:
+    """The violations in a view made of N-Quads lines and the ontology's quads: what a large write's
+    worker runs on each chunk of it. (One query at a time while the write stages the next chunk was
+    tried: as fast, and the chunks waiting for it held a tenth more memory.)"""
     from kgrdf import shacl
 
-    ontology = parse(input=(" .\n".join(ontology_lines) + " .\n").encode("utf-8"), format=RdfFormat.N_QUADS)
-    data = view_from_lines(fact_lines, entity_lines, list(ontology))
+    data = view_from_lines(fact_lines, entity_lines, ontology)
     return shacl.check(data, shapes_graph(), severities=("violation",), threads=2)
 
 

@@ -508,8 +508,8 @@ class Writer(Session):
         checked, self._unchecked = self._unchecked - later, later
         if self._checker is None:
             self._checker = ThreadPoolExecutor(max_workers=1)
-            self._ontology_lines = [str(q) for q in self.backend.schema_quads()]
-        future = self._checker.submit(validation.check_lines, fact_lines, list(entity_lines), self._ontology_lines)
+            self._ontology = self.backend.schema_quads()
+        future = self._checker.submit(validation.check_lines, fact_lines, list(entity_lines), self._ontology)
         self._chunks.append((checked, set(self._entities), future))
         for iri in packable:
             self._pack(iri)

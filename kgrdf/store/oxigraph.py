@@ -211,7 +211,7 @@ class OxigraphBackend(Backend):
     def load(self, tx: Transaction) -> None:
         """Write a large transaction's changes, in bulk, and leave the position as it was: apply()
         records it after them; a large write loading while the journal is written marks the index
-        as loading first (see KnowledgeBase._commit).
+        as loading first (see KnowledgeBase._commit_beside_index).
 
         A bounded number of lines to a load: the text of 100k facts' quads is about a GB as one
         piece. A cut between loads leaves the index behind the journal's position, and the next
