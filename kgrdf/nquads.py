@@ -8,11 +8,11 @@ Oxigraph parse only those, many at a time. Pure: no I/O.
 
 import itertools
 import re
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+import lz4.block
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, parse
 
 PARSED_AT_ONCE = 20_000  # rows given to Oxigraph's parser in one go
@@ -102,9 +102,11 @@ def batches(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 
 @dataclass(frozen=True)
 class Block:
-    """The rows of one new fact, packed: zlib at its fastest makes an import's 3.5 KB of text a fact
-    about 560 bytes. ``first`` is its first row, which says the journal all of them go to: a fact's
-    rows are all in its own two graphs (kgrdf.privacy.Router decides by the fact)."""
+    """The rows of one new fact, packed: LZ4 makes an import's 3.5 KB of text a fact about 750 bytes.
+    (zlib at its fastest packs it to 560, at 25 times the time: 4 s of a 100k import's staging,
+    against 0.2 s, and unpacks it at half the speed.) ``first`` is its first row, which says the
+    journal all of them go to: a fact's rows are all in its own two graphs (kgrdf.privacy.Router
+    decides by the fact)."""
 
     data: bytes
     count: int
@@ -112,10 +114,10 @@ class Block:
 
     @classmethod
     def pack(cls, lines: list[str]) -> "Block":
-        return cls(zlib.compress("\n".join(lines).encode("utf-8"), 1), len(lines), lines[0])
+        return cls(lz4.block.compress("\n".join(lines).encode("utf-8")), len(lines), lines[0])
 
     def lines(self) -> list[str]:
-        return zlib.decompress(self.data).decode("utf-8").split("\n")
+        return lz4.block.decompress(self.data).decode("utf-8").split("\n")
 
     def holds_graph(self, graph: str) -> bool:
         """Whether a row of the block may be in ``graph``: one of the fact's two graphs."""

@@ -261,14 +261,12 @@ class Writer(Session):
 
     def _row_names_a_person(self, line: str) -> bool:
         """Whether an entity row of this write holds a name, alias or summary that names a person."""
+        if nquads.predicate_of(line) not in privacy.TEXT_PROPERTIES:
+            return False  # told from the text: an import's entity rows are mostly types and keys
         if line not in self._adds and line not in self._deletes:
             return False
         (quad,) = nquads.parsed([line])
-        return (
-            quad.predicate.value in privacy.TEXT_PROPERTIES
-            and isinstance(quad.object, Literal)
-            and self._names_a_person([quad.object.value])
-        )
+        return isinstance(quad.object, Literal) and self._names_a_person([quad.object.value])
 
     def _names_a_person(self, texts) -> bool:
         """Whether any text names a known person or actor (see privacy.People): by name or strong
@@ -473,6 +471,7 @@ class Writer(Session):
             if node in self._facts or node in self._entities
         ]
 
+    CHUNKS_HELD = 3  # chunks given to the checker and not checked yet: staging waits for the first of them
     HEARD_OFTEN = 100  # hearings: a fact changed with more than this is checked once, in the last chunk
 
     def check_chunk(self, last: bool = False) -> None:
@@ -483,7 +482,7 @@ class Writer(Session):
         chunk: checked whole in every chunk, N copies of one fact would cost N squared over the
         chunk size. (A worker process was tried: on two cores it competes for the CPU as much as a
         thread does for the lock, and it was slower.)"""
-        from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor, wait
 
         from kgrdf import validation
 
@@ -509,6 +508,8 @@ class Writer(Session):
         if self._checker is None:
             self._checker = ThreadPoolExecutor(max_workers=1)
             self._ontology = self.backend.schema_quads()
+        if len(self._chunks) >= self.CHUNKS_HELD:  # each holds its rows as text until it is checked
+            wait([self._chunks[-self.CHUNKS_HELD][2]])
         future = self._checker.submit(validation.check_lines, fact_lines, list(entity_lines), self._ontology)
         self._chunks.append((checked, set(self._entities), future))
         for iri in packable:

@@ -326,6 +326,48 @@ def test_a_large_import_finds_the_people_its_values_name_as_a_small_one_does(kg,
     assert shown["caveat 0"] == "internal"
 
 
+def test_a_large_import_waits_for_its_checker_rather_than_hold_every_chunk_it_staged(kg, tmp_path, monkeypatch):
+    """Each chunk handed to the checker holds its rows as text until it is checked: when staging
+    runs ahead of a slow checker, it waits, so that no more than Writer.CHUNKS_HELD chunks are
+    held at once, whatever the size of the import; and the import is whole all the same."""
+    import concurrent.futures
+    import time
+
+    from kgrdf import importer, validation
+    from kgrdf.writer import Writer
+
+    monkeypatch.setattr(importer, "CHUNK", 20)
+    check_lines = validation.check_lines
+
+    def slow(*args):
+        time.sleep(0.05)
+        return check_lines(*args)
+
+    held, given = [], []
+
+    class Watching(concurrent.futures.ThreadPoolExecutor):
+        def submit(self, fn, *args, **kwargs):
+            future = super().submit(fn, *args, **kwargs)
+            if fn is slow:
+                given.append(future)
+                held.append(sum(not f.done() for f in given))
+            return future
+
+    monkeypatch.setattr(validation, "check_lines", slow)
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", Watching)
+    entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(10)]
+    facts = [
+        {"type": "fact", "subject": f"repo/r{i % 10}", "predicate": "caveat", "value": f"c{i}", "sources": ["slack:x"]}
+        for i in range(400)
+    ]
+    report = kg.json("import", records_file(tmp_path / "seed.jsonl", *entities, *facts), "--apply")
+    assert report["facts"] == {"created": 400}
+    assert len(given) >= 20  # (the path under test: a chunk at a time, each checked slower than it is staged)
+    assert max(held) == Writer.CHUNKS_HELD
+    assert kg.json("stats")["fact_count"] == 400
+    kg("validate")
+
+
 def test_facts_packed_once_checked_are_unpacked_when_the_import_changes_them_again(kg, tmp_path, monkeypatch):
     """A large import keeps each new fact's rows packed once its chunk is checked (nquads.Block): a
     later record that observes the fact again, or is refused, must leave the same knowledge base
