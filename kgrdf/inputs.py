@@ -128,6 +128,8 @@ def parse_json(line: str | bytes, unique_keys: bool = False):
     """A JSON document; raises ValueError when it does not parse or nests too deep to read, and
     (``unique_keys``) when an object gives a key twice, which json would read as its last value."""
     try:
+        if unique_keys and isinstance(line, str):
+            return _UNIQUE_KEYS.decode(line)  # (one decoder for every line of an import)
         return json.loads(line, object_pairs_hook=_unique if unique_keys else None)
     except RecursionError:
         raise ValueError("it nests too deep") from None
@@ -140,6 +142,9 @@ def _unique(pairs: list) -> dict:
             raise ValueError(f"the key {key!r} is given twice")
         out[key] = value
     return out
+
+
+_UNIQUE_KEYS = json.JSONDecoder(object_pairs_hook=_unique)
 
 
 def read(path: Path, setting: str, what: str) -> bytes:

@@ -82,6 +82,8 @@ def refuse_unprintable(text: str, what: str) -> str:
 
     from kgrdf.errors import BadInput
 
+    if text.isprintable():  # (no character of those categories is printable: most texts end here)
+        return text
     for index, char in enumerate(text):
         category = unicodedata.category(char)
         if category in UNPRINTABLE:

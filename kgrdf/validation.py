@@ -68,8 +68,20 @@ def view_from_lines(fact_lines, entity_lines, ontology):
     lines themselves, which the checker knows to be a fact's triple or its provenance: twice as fast
     as loading them and running the query, a second and a half of an import of 10k facts (a test
     checks that both give the same view)."""
-    from pyoxigraph import RdfFormat, Store
+    from pyoxigraph import Store
 
+    rows = _view_rows(fact_lines, entity_lines)
+    # The ontology in the same text, into the default graph as the shapes read it: one load, rather
+    # than a quad at a time through the interpreter (each of which waits on its lock while a write
+    # stages its next chunk beside this check).
+    rows += [f"{q.subject} {q.predicate} {q.object}" for q in ontology]
+    store = Store()
+    _load_rows(store, rows)
+    return store
+
+
+def _view_rows(fact_lines, entity_lines) -> list[str]:
+    """The view's rows (N-Triples, without the closing " .") of facts' and entities' lines."""
     asserted = {k: f"<{v.value}>" for k, v in ASSERTED.items()}
     out = []
     for line in fact_lines:
@@ -80,13 +92,105 @@ def view_from_lines(fact_lines, entity_lines, ontology):
             s, p, o = triple.split(" ", 2)
             out += [f"{graph} {asserted['s']} {s}", f"{graph} {asserted['p']} {p}", f"{graph} {asserted['o']} {o}"]
     out += [line.rpartition(" ")[0] for line in entity_lines]
-    # The ontology in the same text, into the default graph as the shapes read it: one load, rather
-    # than a quad at a time through the interpreter (each of which waits on its lock while a write
-    # stages its next chunk beside this check).
-    out += [f"{q.subject} {q.predicate} {q.object}" for q in ontology]
-    store = Store()
-    store.load(input=(" .\n".join(out) + " .\n").encode("utf-8"), format=RdfFormat.N_TRIPLES)
-    return store
+    return out
+
+
+def _load_rows(store, rows: list[str]) -> None:
+    from pyoxigraph import RdfFormat
+
+    if rows:
+        store.load(input=(" .\n".join(rows) + " .\n").encode("utf-8"), format=RdfFormat.N_TRIPLES)
+
+
+class StandingView:
+    """The view of the facts a large write changes again and again (a fact heard 100k times has a
+    million rows), kept from one chunk of the write's check to the next: each chunk brings it the
+    rows staged for them since (less their update records, which a fact's view leaves out, as
+    model.fact_lines does), so that the last check finds their view made, rather than building it
+    whole once the staging is done.
+
+    The write notes what it stages (start, note, take) in its own thread; the checker applies each
+    chunk's share (apply, check) in its thread, one chunk after another."""
+
+    def __init__(self, ontology):
+        self.facts: set[str] = set()
+        self._ontology = ontology
+        self._deletes: dict[str, None] = {}  # staged since the last take, a row deleted then added cancelling out
+        self._adds: dict[str, None] = {}
+        self._store = None
+        self._entities: frozenset[str] = frozenset()  # the entities' lines the store holds
+        self._failed: BaseException | None = None  # what an apply raised, raised again by the next
+
+    def start(self, iri: str, lines: list[str]) -> None:
+        """Keep the fact ``iri`` in the view from now on, from all its rows as they stand."""
+        self.facts.add(iri)
+        self.note(iri, [], lines)
+
+    def note(self, iri: str, deletes, adds) -> None:
+        """Rows staged for the fact ``iri`` (nothing unless it is kept here)."""
+        if iri not in self.facts:
+            return
+        records = f"<{iri}/update/"
+        for key in deletes:
+            if key.startswith(records):
+                continue
+            if key in self._adds:
+                del self._adds[key]
+            else:
+                self._deletes[key] = None
+        for key in adds:
+            if key.startswith(records):
+                continue
+            if key in self._deletes:
+                del self._deletes[key]
+            else:
+                self._adds[key] = None
+
+    def take(self) -> tuple[list[str], list[str]]:
+        """The rows deleted and added since the last take, for the checker to apply."""
+        taken = list(self._deletes), list(self._adds)
+        self._deletes, self._adds = {}, {}
+        return taken
+
+    def apply(self, deletes: list[str], adds: list[str], entity_lines: frozenset[str]):
+        """Bring the view to the rows taken and to the entities' lines as they now stand; returns its
+        store (in the checker's thread)."""
+        if self._failed is not None:
+            raise self._failed  # an apply of an earlier chunk failed: its rows are not all in the view
+        try:
+            return self._apply(deletes, adds, entity_lines)
+        except BaseException as exc:
+            self._failed = exc
+            raise
+
+    def _apply(self, deletes: list[str], adds: list[str], entity_lines: frozenset[str]):
+        from pyoxigraph import DefaultGraph, Quad, RdfFormat, Store, parse
+
+        if self._store is None:
+            self._store = Store()
+            _load_rows(self._store, [f"{q.subject} {q.predicate} {q.object}" for q in self._ontology])
+        gone = _view_rows(deletes, self._entities - entity_lines)
+        if gone:
+            text = (" .\n".join(gone) + " .\n").encode("utf-8")
+            for triple in parse(text, format=RdfFormat.N_TRIPLES):
+                self._store.remove(Quad(triple.subject, triple.predicate, triple.object, DefaultGraph()))
+        _load_rows(self._store, _view_rows(adds, entity_lines - self._entities))
+        self._entities = entity_lines
+        return self._store
+
+    def with_facts(self, deletes: list[str], adds: list[str], entity_lines: frozenset[str], fact_lines):
+        """The view brought up to date (:meth:`apply`) with other facts' lines added: the whole view
+        of a small write's last check, after which the standing view is done with."""
+        store = self.apply(deletes, adds, entity_lines)
+        _load_rows(store, _view_rows(fact_lines, []))
+        return store
+
+    def check(self, deletes: list[str], adds: list[str], entity_lines: frozenset[str]) -> list[Finding]:
+        """The violations in the view brought up to date (:meth:`apply`): the last chunk's."""
+        from kgrdf import shacl
+
+        data = self.apply(deletes, adds, entity_lines)
+        return shacl.check(data, shapes_graph(), severities=("violation",), threads=2)
 
 
 def check_lines(fact_lines, entity_lines, ontology) -> list[Finding]:

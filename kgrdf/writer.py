@@ -93,6 +93,7 @@ class Writer(Session):
         self._unchecked: set[str] = set()  # facts staged since the last chunk was checked
         self._chunks: list = []  # (facts checked, entity IRIs, future findings)
         self._checker = None
+        self._standing = None  # the view of the facts it changes again and again (validation.StandingView)
         self._index_entities: set[str] | None = None
         self._entity_adds: set[str] = set()  # lines staged in the entities graph (some since cancelled)
         # Recorded time never goes backwards (clock.for_write refuses a clock behind the journal).
@@ -333,6 +334,8 @@ class Writer(Session):
         in_entities = f" <{self.entities_graph.value}>"
         self._entity_adds.update(key for key in adds if key.endswith(in_entities))
         if fact is not None:
+            if self._standing is not None:
+                self._standing.note(fact.iri, deletes, adds)
             self._track(fact, None)
 
     def stage_new_fact(self, fact: model.Fact, lines: list[str]) -> None:
@@ -421,17 +424,23 @@ class Writer(Session):
         named = {f.subject for f in facts} | {f.target.value for f in facts if f.is_entity_target}
         if any(e.is_self for e in self._entities.values()):  # the one it must not be a second of
             named |= {row["entity"].value for row in self.rows("self-organization", entities=self.entities_graph)}
-        entities = {iri: self.entity(NamedNode(iri)) for iri in named | set(self._entities)}
         # Made from rows, which Oxigraph parses in one go: a fact heard 100k times has a million.
-        fact_lines = [line for f in context.values() for line in model.fact_lines(f, self.schema)]
-        entity_lines = [
-            str(q)
-            for e in entities.values()
-            if e is not None
-            for q in model.entity_quads(e, self.perspective, self.schema)
+        standing = self._standing.facts if self._standing is not None else set()
+        fact_lines = [
+            line for f in context.values() if f.iri not in standing for line in model.fact_lines(f, self.schema)
         ]
-        data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
-        threads = 2 if len(fact_lines) > self.MANY_LINES else 1  # its queries take seconds: both cores
+        if standing:  # checked in chunks: the facts heard most are in their view already, beside every entity
+            entity_lines = frozenset(self._entity_lines())
+            data = self._checker.submit(self._standing.with_facts, *self._standing.take(), entity_lines, fact_lines)
+            data = data.result()
+            self._standing = None
+        else:
+            entities = [self.entity(NamedNode(iri)) for iri in named | set(self._entities)]
+            entity_lines = [
+                str(q) for e in entities if e is not None for q in model.entity_quads(e, self.perspective, self.schema)
+            ]
+            data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
+        threads = 2 if standing or len(fact_lines) > self.MANY_LINES else 1  # its queries take seconds: both cores
         return validation.check(data, focus, self.kb.path, threads) + noted
 
     def _noted_findings(self) -> list:
@@ -472,48 +481,64 @@ class Writer(Session):
         ]
 
     CHUNKS_HELD = 3  # chunks given to the checker and not checked yet: staging waits for the first of them
-    HEARD_OFTEN = 100  # hearings: a fact changed with more than this is checked once, in the last chunk
+    HEARD_OFTEN = 100  # hearings: a fact changed with more than this is checked in the standing view
 
     def check_chunk(self, last: bool = False) -> None:
         """Check the facts staged since the last chunk against the shapes in a worker thread, while
         the write goes on staging (Oxigraph lets go of the interpreter lock while it loads and
         queries). A fact staged again later is checked again, as it is then, in a later chunk; but
-        one this write changed that was heard more than HEARD_OFTEN times waits for the ``last``
-        chunk: checked whole in every chunk, N copies of one fact would cost N squared over the
-        chunk size. (A worker process was tried: on two cores it competes for the CPU as much as a
-        thread does for the lock, and it was slower.)"""
+        one this write changed that was heard more than HEARD_OFTEN times goes to the standing view
+        (validation.StandingView), which each chunk brings the rows staged for it since, and only
+        the ``last`` checks: checked whole in every chunk, N copies of one fact would cost N squared
+        over the chunk size, and built whole at the end, a million rows after the staging. (A worker
+        process was tried: on two cores it competes for the CPU as much as a thread does for the
+        lock, and it was slower.)"""
         from concurrent.futures import ThreadPoolExecutor, wait
 
         from kgrdf import validation
 
-        if not self._unchecked and not self._entities:
+        if not self._unchecked and not self._entities and self._standing is None:
             return
-        entities_graph = vocab.entities_graph(self.perspective)
-        if self._index_entities is None:
-            self._index_entities = {str(q) for q in self.backend.quads_in(entities_graph)}
-        entity_lines = self._index_entities.difference(self._deletes)
-        entity_lines.update(k for k in self._entity_adds if k in self._adds)
-        fact_lines, later = [], set()
-        packable = []
-        for iri in self._unchecked:
-            first = self._first_lines.get(iri)
-            if first is not None and first is not PACKED:
-                fact_lines += first
-                packable.append(iri)
-            elif not last and len(self._facts[iri].hearings) > self.HEARD_OFTEN:
-                later.add(iri)
-            else:
-                fact_lines += model.fact_lines(self._facts[iri], self.schema)
-        checked, self._unchecked = self._unchecked - later, later
         if self._checker is None:
             self._checker = ThreadPoolExecutor(max_workers=1)
             self._ontology = self.backend.schema_quads()
+        entity_lines = self._entity_lines()
+        fact_lines, packable = [], []
+        for iri in self._unchecked:
+            first = self._first_lines.get(iri)
+            fact = self._facts[iri]
+            if first is not None and first is not PACKED:
+                fact_lines += first
+                packable.append(iri)
+            elif len(fact.hearings) > self.HEARD_OFTEN or (self._standing and iri in self._standing.facts):
+                if self._standing is None:
+                    self._standing = validation.StandingView(self._ontology)
+                if iri not in self._standing.facts:
+                    self._standing.start(iri, model.fact_lines(fact, self.schema))
+            else:
+                fact_lines += model.fact_lines(fact, self.schema)
+        standing = self._standing.facts if self._standing is not None else set()
+        checked, self._unchecked = self._unchecked - standing, set()
         if len(self._chunks) >= self.CHUNKS_HELD:  # each holds its rows as text until it is checked
             wait([self._chunks[-self.CHUNKS_HELD][2]])
         future = self._checker.submit(validation.check_lines, fact_lines, list(entity_lines), self._ontology)
         self._chunks.append((checked, set(self._entities), future))
         for iri in packable:
             self._pack(iri)
+        if self._standing is not None:
+            run = self._standing.check if last else self._standing.apply
+            future = self._checker.submit(run, *self._standing.take(), frozenset(entity_lines))
+            if last:
+                self._chunks.append((set(standing), set(), future))
+
+    def _entity_lines(self) -> set[str]:
+        """The entities graph's lines as this write leaves it: the index's, read once, and the pending change's."""
+        if self._index_entities is None:
+            entities_graph = vocab.entities_graph(self.perspective)
+            self._index_entities = {str(q) for q in self.backend.quads_in(entities_graph)}
+        entity_lines = self._index_entities.difference(self._deletes)
+        entity_lines.update(k for k in self._entity_adds if k in self._adds)
+        return entity_lines
 
     def heard_by(self, audience: str, fact: str) -> None:
         """Raises NotFound, as for a fact that is not there, unless the audience ``audience`` may
@@ -885,38 +910,35 @@ class Writer(Session):
 
     def _hearings(self, fact: model.Fact, heards: list[dict], sources) -> list[model.Hearing]:
         """A hearing of ``fact`` for each of ``heards`` (Writer._heard's fields), now, with ``sources``."""
-        return self._rehomed(
-            fact,
-            [
-                model.Hearing(
-                    None,
-                    heard["audience"],
-                    tuple(sources),
-                    said_by=heard["said_by"],
-                    message=heard["message"],
-                    speaker_affiliation=heard["speaker_affiliation"],
-                    heard_at=self.now,
-                    confidence=heard["confidence"],
-                    span=heard["span"],
-                )
-                for heard in heards
-            ],
-        )
+        return [
+            model.Hearing(
+                iri,
+                heard["audience"],
+                tuple(sources),
+                said_by=heard["said_by"],
+                message=heard["message"],
+                speaker_affiliation=heard["speaker_affiliation"],
+                heard_at=self.now,
+                confidence=heard["confidence"],
+                span=heard["span"],
+            )
+            for iri, heard in zip(self._new_hearings(fact, len(heards)), heards, strict=True)
+        ]
 
     def _rehomed(self, fact: model.Fact, hearings) -> list[model.Hearing]:
         """Hearings as hearings of ``fact``, each named by this transaction (a merge carries another
         fact's over, each with its own audience, sources, speaker, message and time)."""
+        return [replace(h, iri=iri) for iri, h in zip(self._new_hearings(fact, len(hearings)), hearings, strict=True)]
+
+    def _new_hearings(self, fact: model.Fact, count: int) -> list[str]:
+        """The IRIs of ``count`` hearings this transaction adds to ``fact``, after those it added."""
         prefix = f"{fact.iri}/hearing/{self.seq}."
         last = fact.hearings[-1].iri if fact.hearings else None
         if last and last.startswith(prefix):  # this write's hearings come last, in the order named
             step = int(last[len(prefix) :])
         else:
             step = sum(1 for h in fact.hearings if h.iri and h.iri.startswith(prefix))
-        out = []
-        for hearing in hearings:
-            step += 1
-            out.append(replace(hearing, iri=model.hearing_iri(fact.iri, self.seq, step)))
-        return out
+        return [model.hearing_iri(fact.iri, self.seq, step + n) for n in range(1, count + 1)]
 
     def _affiliation(self, speaker: str) -> str | None:
         """The organization a speaker is affiliated with now: their newest current, confirmed

@@ -419,3 +419,87 @@ def test_facts_packed_once_checked_are_unpacked_when_the_import_changes_them_aga
     shutil.rmtree(kg.path / "index")
     assert caveat(0) == zero and caveat(7) == seven
     assert kg.json("stats")["fact_count"] == 250
+
+
+@pytest.mark.parametrize("others", [0, 250], ids=["a few facts", "past the bulk threshold"])
+def test_facts_heard_again_and_again_are_checked_in_a_view_kept_from_chunk_to_chunk(kg, tmp_path, monkeypatch, others):
+    """A large import's facts heard more than Writer.HEARD_OFTEN times are checked in a view kept
+    across its chunks (validation.StandingView), each chunk bringing it the rows staged since,
+    rather than built whole once the staging is done. What the last check reads of them is what
+    kg validate's view of the written knowledge base holds (less their update records), whether
+    the write is checked as a small one (a few facts) or in bulk; the facts are whole."""
+    import pyoxigraph as ox
+
+    from kgrdf import importer, validation
+    from kgrdf.kb import KnowledgeBase
+    from kgrdf.writer import Writer
+
+    monkeypatch.setattr(importer, "CHUNK", 25)
+    monkeypatch.setattr(Writer, "HEARD_OFTEN", 10)
+
+    def triples(store, keep=lambda triple: True):
+        return sorted(
+            t
+            for t in (
+                " ".join("_:" if isinstance(x, ox.BlankNode) else str(x) for x in (q.subject, q.predicate, q.object))
+                for q in store.quads_for_pattern(None, None, None, ox.DefaultGraph())
+            )
+            if keep(t)
+        )
+
+    seen = []
+    check, with_facts = validation.StandingView.check, validation.StandingView.with_facts
+
+    def checking(self, *args):
+        found = check(self, *args)
+        seen.append((set(self.facts), triples(self._store)))
+        return found
+
+    def with_others(self, *args):
+        store = with_facts(self, *args)
+        seen.append((set(self.facts), triples(store)))
+        return store
+
+    monkeypatch.setattr(validation.StandingView, "check", checking)
+    monkeypatch.setattr(validation.StandingView, "with_facts", with_others)
+    entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(max(others, 3))]
+
+    def heard(value, n, **more):
+        return {"type": "fact", "subject": "repo/r0", "predicate": "caveat", "value": value} | {
+            "sources": [f"slack:m{n % 40}"],  # a source heard again, as well as new ones
+            "audience": ("owner", "public", "channel:eng")[n % 3],
+            **more,
+        }
+
+    records = [
+        *entities,
+        *(heard("flaky", n) for n in range(200)),  # past the 200 records of a large write, whatever the facts
+        heard("flaky", 200, prevents_rework=True),  # a field changed once the fact stands: a row deleted
+        *(heard("slow", n) for n in range(30)),
+        *(heard("rare", n) for n in range(3)),
+        *(
+            {"type": "fact", "subject": f"repo/r{i}", "predicate": "caveat", "value": "x", "sources": ["report:r"]}
+            for i in range(others)
+        ),
+    ]
+    report = kg.json("import", records_file(tmp_path / "seed.jsonl", *records), "--apply")
+    assert report["facts"] == {"created": 3 + others, "observed": 231}
+    (standing, last) = seen[-1]
+    assert len(standing) == 2  # flaky and slow; rare was heard three times
+
+    with KnowledgeBase.open(kg.path).reading() as session:
+        whole = validation.view_of(session.backend.store)
+    facts = tuple(f"<{iri}" for iri in standing)
+    if others:  # the bulk path's standing view holds its own facts beside the entities and the ontology
+        others_of = {t.split(" ")[0] for t in triples(whole) if "/fact/" in t.split(" ")[0]}
+        others_of = {s for s in others_of if not s.startswith(facts)}
+    else:
+        others_of = set()
+    expected = triples(whole, lambda t: "/update/" not in t.split(" ")[0] and t.split(" ")[0] not in others_of)
+    assert len([t for t in expected if t.startswith(facts)]) > 1000
+    assert last == expected
+
+    facts = {f["value"]: f for f in kg.json("facts", "repo/r0")["facts"]}
+    assert facts["flaky"]["observations"] == 201 and facts["slow"]["observations"] == 30
+    assert sorted(facts["flaky"]["audiences"]) == ["channel:eng", "owner", "public"]
+    kg("validate")

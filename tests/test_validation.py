@@ -792,3 +792,68 @@ def test_validate_decides_by_the_exact_comparison_when_the_index_cannot_be_writt
 
     monkeypatch.setattr(validation, "_dump_to_pipe", broken)
     assert KnowledgeBase.open(demo.path).validate() == {"damage": [], "findings": []}
+
+
+_FACT = "https://kgrdf.org/kb/main/fact/f-standing"
+
+
+def _standing_line(n: int) -> str:
+    """Row n of a fact: its triple (n < 4: a fact holds one, and one row of its view says each of its
+    terms; here, where it may hold several, none shares a term), a record about it in its provenance
+    graph, or (n >= 20) a row of its update records, which a fact's view leaves out."""
+    if n < 4:
+        return f'<https://kgrdf.org/kb/main/repo/r{n}> <https://kgrdf.org/ns#caveat{n}> "v{n}" <{_FACT}>'
+    if n < 20:
+        return f'<{_FACT}/source/s{n}> <https://kgrdf.org/ns#sourceRef> "r{n}" <{_FACT}/provenance>'
+    return f'<{_FACT}/update/{n}> <https://kgrdf.org/ns#added> "slack:{n}" <{_FACT}/provenance>'
+
+
+def _entity_line(n: int) -> str:
+    graph = "https://kgrdf.org/kb/main/entities"
+    return f'<https://kgrdf.org/kb/main/repo/r{n}> <http://www.w3.org/2004/02/skos/core#prefLabel> "r{n}" <{graph}>'
+
+
+def test_a_standing_view_holds_the_view_of_the_rows_it_was_given_however_they_came_in_chunks():
+    """A large write's standing view (validation.StandingView) is given, chunk after chunk, the rows
+    staged for its facts since the last (added, deleted, added again) and the entities' lines as
+    they then stand: after any such history it holds exactly the view made at once of the rows
+    that are left (view_from_lines), less the facts' update records."""
+    from hypothesis import given, settings
+
+    from kgrdf import validation
+
+    rows = st.lists(st.integers(0, 25), max_size=6)
+    step = st.tuples(st.booleans(), rows, st.booleans(), st.frozensets(st.integers(0, 5)))
+
+    def triples(store):
+        return sorted(str(q) for q in store)
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(rows, min_size=1, max_size=3), st.lists(step, max_size=25))
+    def holds(start, steps):
+        view = validation.StandingView([])
+        present: dict[str, None] = {}
+        first = list(dict.fromkeys(_standing_line(n) for n in start[0]))
+        view.start(_FACT, first)
+        present.update(dict.fromkeys(first))
+        entities = frozenset()
+        for adding, picked, chunk_ends, entity_numbers in steps:
+            lines = list(dict.fromkeys(_standing_line(n) for n in picked))
+            if adding:
+                lines = [line for line in lines if line not in present]
+                view.note(_FACT, [], lines)
+                present.update(dict.fromkeys(lines))
+            else:
+                lines = [line for line in lines if line in present]
+                view.note(_FACT, lines, [])
+                for line in lines:
+                    del present[line]
+            view.note("https://kgrdf.org/kb/main/fact/f-other", [], [_standing_line(5)])  # not kept: ignored
+            if chunk_ends:
+                entities = frozenset(_entity_line(n) for n in entity_numbers)
+                view.apply(*view.take(), entities)
+        store = view.apply(*view.take(), entities)
+        kept = [line for line in present if "/update/" not in line]
+        assert triples(store) == triples(validation.view_from_lines(kept, sorted(entities), []))
+
+    holds()
