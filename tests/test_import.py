@@ -503,3 +503,56 @@ def test_facts_heard_again_and_again_are_checked_in_a_view_kept_from_chunk_to_ch
     assert facts["flaky"]["observations"] == 201 and facts["slow"]["observations"] == 30
     assert sorted(facts["flaky"]["audiences"]) == ["channel:eng", "owner", "public"]
     kg("validate")
+
+
+def test_a_bulk_load_as_large_as_the_index_leaves_it_compacted_and_a_small_one_leaves_it_alone(
+    kg, tmp_path, monkeypatch
+):
+    """Each bulk load adds files of its own to the index, each spanning every key, which the store
+    merges in the background of a write that a command ends first: a scan of every quad then reads
+    them all (36-44 s instead of 8 s at 100k facts). A large write's load as large as what the index
+    held is followed by a compaction, which leaves it in a few files; a later one, small beside the
+    index, is not (the whole index would be rewritten for it)."""
+    from kgrdf import kb as kb_module
+    from kgrdf.store import oxigraph
+
+    monkeypatch.setattr(kb_module, "LARGE", 2_000)  # the large path, loads and all, at a test's size
+    monkeypatch.setattr(oxigraph, "LOAD_LINES", 500)  # a bulk load every 500 rows: many files
+    compactions = []  # (the index's files before, after)
+    compact = oxigraph.OxigraphBackend._compact
+
+    def files():
+        return len(list((kg.path / "index").glob("*.sst")))
+
+    def compacting(self):
+        before = files()
+        compact(self)
+        compactions.append((before, files()))
+
+    monkeypatch.setattr(oxigraph.OxigraphBackend, "_compact", compacting)
+
+    def facts(start, n):
+        return [
+            {
+                "type": "fact",
+                "subject": f"repo/r{i % 20}",
+                "predicate": "caveat",
+                "value": f"c{i}",
+                "sources": ["slack:x"],
+            }
+            for i in range(start, start + n)
+        ]
+
+    entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(20)]
+    kg("add-entity", "repo/r0", "--name", "r0")  # (a first write builds the index, compacted too)
+    compactions.clear()
+    kg("import", records_file(tmp_path / "first.jsonl", *entities, *facts(0, 1000)), "--apply")
+    ((before, after),) = compactions
+    assert before > 25 and after * 2 < before
+    compactions.clear()
+    held = files()
+    kg("import", records_file(tmp_path / "second.jsonl", *facts(1000, 120)), "--apply")
+    assert compactions == []  # small beside the index: left to the store's own merging
+    assert files() > held  # (the path under test: the second import's load added files)
+    assert kg.json("stats")["fact_count"] == 1120
+    kg("validate")
