@@ -433,7 +433,7 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
             progress(total, total)
             progress.note("checking the shapes ...")
         failing_facts, failing_entities = {}, {}
-        findings = fresh.findings()
+        findings = fresh.findings(meanwhile=fresh.prepare_commit)
         for finding in findings:
             if finding.severity != "violation":
                 continue

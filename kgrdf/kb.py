@@ -502,7 +502,8 @@ class KnowledgeBase:
         with ThreadPoolExecutor(max_workers=1) as index:
             loaded = index.submit(backend.load, tx)
             after = self.journal.append(tx, position, private=writer.is_private)  # a failure waits for the load
-            read = measures.read_ahead(self.path, position, writer.delete_lines(), writer.add_lines())
+            deletes, adds = writer.delete_lines(), writer.add_lines()
+            read = measures.read_ahead(self.path, position, deletes, adds, ready=writer.prepared())
             # The caches kept from the rows alone are kept while the index still loads, unless the
             # write closes a fact (the measures then read its closing from the index): cut before
             # the load ends, they stand at the journal's end, where the rebuilt index will.

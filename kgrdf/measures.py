@@ -630,12 +630,13 @@ def _heard_keys(db: sqlite3.Connection, facts: set[str]) -> dict[str, str]:
     return {fact: _heard_key(fact, heard) for fact, heard in found.items()}
 
 
-def read_ahead(kb_path: Path, before, delete_lines, add_lines) -> "Changes | None":
+def read_ahead(kb_path: Path, before, delete_lines, add_lines, ready: "Changes | None" = None) -> "Changes | None":
     """What a write's rows change in the cache kept for ``before``, read from the rows alone: a
     large write reads them while the index loads them (Oxigraph lets go of the interpreter's lock
-    as it loads), then hands them to :func:`after_write`. None when no cache is kept for ``before``
-    (nor is to be started by the write), or the rows could not be read (a derived cache never
-    fails a write: after_write reads them again, and drops the cache if they fail it too)."""
+    as it loads), then hands them to :func:`after_write`; ``ready`` is what :func:`changes_of` read
+    of the same rows earlier (while the write's last check ran). None when no cache is kept for
+    ``before`` (nor is to be started by the write), or the rows could not be read (a derived cache
+    never fails a write: after_write reads them again, and drops the cache if they fail it too)."""
     try:
         if files.cache_files(kb_path, NAME):
             with closing(_connect(cache_path(kb_path))) as db:
@@ -643,6 +644,15 @@ def read_ahead(kb_path: Path, before, delete_lines, add_lines) -> "Changes | Non
                     return None
         elif before.seq != 0:  # none is kept (after_write starts one on a new knowledge base's first write)
             return None
+        return ready if ready is not None else Changes(*_changes(delete_lines, add_lines))
+    except Exception:
+        return None
+
+
+def changes_of(delete_lines, add_lines) -> "Changes | None":
+    """What rows change in the cache, whichever position it is kept for (:func:`_changes`); None
+    when they could not be read."""
+    try:
         return Changes(*_changes(delete_lines, add_lines))
     except Exception:
         return None

@@ -94,6 +94,8 @@ class Writer(Session):
         self._chunks: list = []  # (facts checked, entity IRIs, future findings)
         self._checker = None
         self._standing = None  # the view of the facts it changes again and again (validation.StandingView)
+        self._version = 0  # moves on with every change of the pending rows
+        self._prepared: tuple | None = None  # (the version, what prepare_commit read of the rows then)
         self._index_entities: set[str] | None = None
         self._entity_adds: set[str] = set()  # lines staged in the entities graph (some since cancelled)
         # Recorded time never goes backwards (clock.for_write refuses a clock behind the journal).
@@ -208,6 +210,7 @@ class Writer(Session):
 
     def discard(self) -> None:
         """Drop the pending change: the write ends with nothing written."""
+        self._version += 1
         self._deletes.clear()
         self._adds.clear()
         self._blocks.clear()
@@ -317,6 +320,7 @@ class Writer(Session):
         """Add rows to the pending change. A row added and deleted within one command cancels out."""
         self.check_perspective()
         self.validated = False
+        self._version += 1
         if self._blocks:
             touched = {privacy.fact_of(nquads.graph_of(line)) for line in (*deletes, *adds)}
             for iri in touched.intersection(self._blocks):
@@ -344,6 +348,7 @@ class Writer(Session):
         their quads would take; what needs them as quads parses them (adds)."""
         self.check_perspective()
         self.validated = False
+        self._version += 1
         self._minted_iris.add(fact.iri)
         self._adds.update(dict.fromkeys(lines))
         self._track(fact, lines)
@@ -395,7 +400,7 @@ class Writer(Session):
     BULK = 200  # facts and entities: above this, the shapes run set-based over the whole change
     MANY_LINES = 100_000  # a write's view of more rows than this (a fact heard 10k times) is checked on two threads
 
-    def findings(self) -> list:
+    def findings(self, meanwhile=None) -> list:
         """Every finding of the SHACL shapes on what this write touches (violations and warnings).
 
         A small write builds its validation view (its facts with their sources, the entities they
@@ -404,6 +409,9 @@ class Writer(Session):
         one (an import) loads its facts and the entities graph into the view and runs each
         constraint as one set-based query (kgrdf.shacl), keeping the violations about its own
         nodes; its warnings (a second current value of a single-valued predicate) are kg lint's.
+
+        ``meanwhile`` is called once the last check of a write checked in chunks runs, before
+        waiting for it (an import reads what its commit will need: prepare_commit).
         """
         from kgrdf import validation
 
@@ -412,7 +420,7 @@ class Writer(Session):
         if not facts and not self._entities:
             return noted
         if len(facts) + len(self._entities) > self.BULK:
-            return self._bulk_findings() + noted
+            return self._bulk_findings(meanwhile) + noted
         focus = [f.iri for f in facts] + list(self._entities)
         context: dict[str, model.Fact] = {}
         for fact in facts:
@@ -429,18 +437,27 @@ class Writer(Session):
         fact_lines = [
             line for f in context.values() if f.iri not in standing for line in model.fact_lines(f, self.schema)
         ]
-        if standing:  # checked in chunks: the facts heard most are in their view already, beside every entity
-            entity_lines = frozenset(self._entity_lines())
-            data = self._checker.submit(self._standing.with_facts, *self._standing.take(), entity_lines, fact_lines)
-            data = data.result()
-            self._standing = None
-        else:
-            entities = [self.entity(NamedNode(iri)) for iri in named | set(self._entities)]
-            entity_lines = [
-                str(q) for e in entities if e is not None for q in model.entity_quads(e, self.perspective, self.schema)
-            ]
-            data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
         threads = 2 if standing or len(fact_lines) > self.MANY_LINES else 1  # its queries take seconds: both cores
+        if standing:  # checked in chunks: the facts heard most are in their view already, beside every entity
+            view, taken, entity_lines = self._standing, self._standing.take(), frozenset(self._entity_lines())
+            self._standing = None
+
+            def check():
+                data = view.with_facts(*taken, entity_lines, fact_lines)
+                return validation.check(data, focus, self.kb.path, threads)
+
+            found = self._checker.submit(check)
+            if meanwhile is not None:
+                meanwhile()
+            found = found.result()
+            self._checker.shutdown()
+            self._checker = None
+            return found + noted
+        entities = [self.entity(NamedNode(iri)) for iri in named | set(self._entities)]
+        entity_lines = [
+            str(q) for e in entities if e is not None for q in model.entity_quads(e, self.perspective, self.schema)
+        ]
+        data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
         return validation.check(data, focus, self.kb.path, threads) + noted
 
     def _noted_findings(self) -> list:
@@ -457,9 +474,11 @@ class Writer(Session):
         data = validation.view(quads, [], self.backend.schema_quads())
         return validation.check(data, sorted(focus), self.kb.path)
 
-    def _bulk_findings(self) -> list:
+    def _bulk_findings(self, meanwhile=None) -> list:
         """The violations of a large write: what check_chunk has checked, and the rest now."""
         self.check_chunk(last=True)
+        if meanwhile is not None:
+            meanwhile()
         latest: dict[str, list] = {}  # node -> the findings of the last chunk that checked it
         for checked, entities, future in self._chunks:
             found = future.result()
@@ -588,6 +607,20 @@ class Writer(Session):
 
     # --- a large write (an import) -------------------------------------------------------------------
 
+    def prepare_commit(self) -> None:
+        """Read now what the commit will read of the pending rows alone (what they change in the
+        measures cache): done while the write's last check runs, and used by the commit unless the
+        rows change since (a fact the check refused is dropped)."""
+        from kgrdf import measures
+
+        self._prepared = (self._version, measures.changes_of(self.delete_lines(), self.add_lines()))
+
+    def prepared(self):
+        """What prepare_commit read, if the pending rows are still those it read (else None)."""
+        if self._prepared is None or self._prepared[0] != self._version:
+            return None
+        return self._prepared[1]
+
     def fork(self) -> "Writer":
         """A writer for the same transaction with nothing pending (an import stages into it, then
         adopts it once its refused records are out)."""
@@ -602,6 +635,7 @@ class Writer(Session):
 
     def drop_fact(self, iri: str) -> None:
         """Take a pending fact, and every change this write made to it, out of the write."""
+        self._version += 1
         graphs = {iri, iri + "/provenance"}
         self._blocks.pop(iri, None)
         for pending in (self._adds, self._deletes):
