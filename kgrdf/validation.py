@@ -131,20 +131,14 @@ class StandingView:
         if iri not in self.facts:
             return
         records = f"<{iri}/update/"
-        for key in deletes:
-            if key.startswith(records):
-                continue
-            if key in self._adds:
-                del self._adds[key]
-            else:
-                self._deletes[key] = None
-        for key in adds:
-            if key.startswith(records):
-                continue
-            if key in self._deletes:
-                del self._deletes[key]
-            else:
-                self._adds[key] = None
+        for rows, kept, undone in ((deletes, self._deletes, self._adds), (adds, self._adds, self._deletes)):
+            for key in rows:
+                if key.startswith(records):
+                    continue
+                if key in undone:
+                    del undone[key]  # added then deleted (or the reverse) since the last take: nothing
+                else:
+                    kept[key] = None
 
     def take(self) -> tuple[list[str], list[str]]:
         """The rows deleted and added since the last take, for the checker to apply."""
