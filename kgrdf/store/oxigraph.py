@@ -234,10 +234,17 @@ class OxigraphBackend(Backend):
             self._compact()
 
     def _bytes_on_disk(self) -> int:
-        """The size of the store's files (0 in memory)."""
+        """The size of the store's files (0 in memory); a file the store's own merging removes while
+        they are counted counts for nothing."""
         if not self.persistent:
             return 0
-        return sum(entry.stat().st_size for entry in os.scandir(self.path) if entry.is_file())
+        total = 0
+        for entry in os.scandir(self.path):
+            try:
+                total += entry.stat().st_size if entry.is_file() else 0
+            except FileNotFoundError:
+                continue
+        return total
 
     def _compact(self) -> None:
         """Compact the store after a bulk load as large as what it held (a first import, a rebuild).
