@@ -644,9 +644,9 @@ def read_ahead(kb_path: Path, before, delete_lines, add_lines, ready: "Changes |
                     return None
         elif before.seq != 0:  # none is kept (after_write starts one on a new knowledge base's first write)
             return None
-        return ready if ready is not None else Changes(*_changes(delete_lines, add_lines))
     except Exception:
         return None
+    return ready if ready is not None else changes_of(delete_lines, add_lines)
 
 
 def changes_of(delete_lines, add_lines) -> "Changes | None":
