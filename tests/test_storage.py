@@ -350,3 +350,61 @@ def test_the_size_of_an_index_counts_a_file_its_merging_removes_meanwhile_for_no
     monkeypatch.setattr(oxigraph.os, "scandir", racing)
     assert backend._bytes_on_disk() == held
     backend.close()
+
+
+class _Watched:
+    """A store that notes which thread made each bulk load, and fails the load of a chosen row."""
+
+    def __init__(self, store, failing_row: str | None = None):
+        import threading
+
+        self._store, self._failing, self.loads, self._lock = store, failing_row, [], threading.Lock()
+
+    def bulk_load(self, **kwargs):
+        import threading
+
+        with self._lock:
+            self.loads.append(threading.get_ident())
+        if self._failing is not None and self._failing.encode() in kwargs["input"]:
+            raise OSError("the disk is full")
+        return self._store.bulk_load(**kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def _rows(n: int) -> list[str]:
+    return [
+        f'<https://example.org/s{i}> <https://example.org/p> "v{i}" <https://example.org/g{i % 3}>' for i in range(n)
+    ]
+
+
+def test_a_bulk_load_on_two_threads_leaves_every_row_once_and_a_failing_load_stops_both(tmp_path, monkeypatch):
+    """A large write's rows and a rebuild's are loaded a batch at a time on two threads, each taking
+    the next batch as it finishes one: every row lands, once, whatever thread loaded it; a batch that
+    fails fails the load, and the other thread takes no batch after it."""
+    from kgrdf.journal import Position, Transaction
+    from kgrdf.store import oxigraph
+
+    monkeypatch.setattr(oxigraph, "LOAD_LINES", 10)
+    monkeypatch.setattr(oxigraph, "LOAD_THREADS", 2)
+    backend = oxigraph.OxigraphBackend(tmp_path / "index")
+    watched = backend.store = _Watched(backend.store)
+    rows = _rows(300)
+    backend.replace_all(iter(rows), Position(seq=4, digest="d4"))
+    assert len(watched.loads) == 30
+    assert len(set(watched.loads)) == 2  # both threads loaded
+    assert sorted(str(q) for q in backend.quads()) == sorted(rows)
+    assert backend.position() == (4, "d4")
+    # A large write's load: the rows added, a deletion applied first.
+    more = _rows(400)[300:]
+    backend.load(Transaction(seq=5, command="import", time="t", deletes=[rows[0]], adds=more))
+    assert {str(q) for q in backend.quads()} == set(rows[1:] + more)
+
+    failing = tmp_path / "failing"
+    backend = oxigraph.OxigraphBackend(failing)
+    watched = backend.store = _Watched(backend.store, failing_row=rows[150])
+    with pytest.raises(OSError, match="disk is full"):
+        backend.replace_all(iter(rows), Position(seq=1, digest="d1"))
+    # The failing batch is the 16th of 30; the other thread finishes the one it holds and stops.
+    assert len(watched.loads) <= 18
