@@ -622,8 +622,10 @@ def _heard_keys(db: sqlite3.Connection, facts: set[str]) -> dict[str, str]:
     db.execute("DELETE FROM touched")
     db.executemany("INSERT OR IGNORE INTO touched VALUES (?)", [(fact,) for fact in facts])
     found: dict[str, list[tuple[str, str]]] = {fact: [] for fact in facts}
+    # CROSS JOIN keeps SQLite's order: each fact looked up in heard's key, where a plain join, with
+    # no statistics on the temporary table, scanned every hearing (72 ms of a write at 1M facts).
     for fact, hearing, audience in db.execute(
-        "SELECT heard.fact, hearing, audience FROM heard JOIN touched ON heard.fact = touched.fact"
+        "SELECT heard.fact, hearing, audience FROM touched CROSS JOIN heard ON heard.fact = touched.fact"
     ):
         found[fact].append((hearing, audience))
     db.execute("DELETE FROM touched")
