@@ -134,7 +134,7 @@ class Patch:
         yield ("\n".join(rows) + "\n").encode("utf-8")
         for op, lines in (("D", self.deletes), ("A", self.adds)):
             for rows in nquads.batches(lines, ROWS_AT_ONCE):
-                yield "".join(f"{op} {line} .\n" for line in rows).encode("utf-8")
+                yield (f"{op} " + f" .\n{op} ".join(rows) + " .\n").encode("utf-8")
         yield b"TC .\n"
 
 

@@ -499,18 +499,26 @@ class KnowledgeBase:
         from kgrdf import measures
 
         backend.set_position(LOADING)
+        compact = backend.compacts_after(tx)
         with ThreadPoolExecutor(max_workers=1) as index:
-            loaded = index.submit(backend.load, tx)
+            loaded = index.submit(backend.load, tx, compact=False)
             after = self.journal.append(tx, position, private=writer.is_private)  # a failure waits for the load
             deletes, adds = writer.delete_lines(), writer.add_lines()
             read = measures.read_ahead(self.path, position, deletes, adds, ready=writer.prepared())
             # The caches kept from the rows alone are kept while the index still loads, unless the
             # write closes a fact (the measures then read its closing from the index): cut before
-            # the load ends, they stand at the journal's end, where the rebuilt index will.
+            # the load ends, they stand at the journal's end, where the rebuilt index will. A load
+            # that is followed by a compaction has them kept beside the compaction instead: the
+            # load runs on both cores, the compaction on one.
             early = read is not None and not read.closed
-            if early:
+            if early and not compact:
                 self._keep_row_caches(backend, position, after, writer, read)
             loaded.result()
+            compacting = index.submit(backend.compact) if compact else None
+            if early and compact:
+                self._keep_row_caches(backend, position, after, writer, read)
+            if compacting is not None:
+                compacting.result()
         backend.set_position(after)
         self._write_view(after)
         with self._git_commit_beside(message):

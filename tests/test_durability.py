@@ -654,8 +654,9 @@ def test_a_write_cut_short_is_finished_by_whatever_command_comes_next(kg, tmp_pa
 
 # A large write (kgrdf.kb.LARGE made small) killed with the index loaded beside a journal append that
 # has not written the write ("before"); once the journal holds it, with the index not yet given its
-# position ("after"); or with the load held back, once the caches kept from its rows stand at the
-# journal's end ("caches").
+# position ("after"); with the load held back, once the caches kept from its rows stand at the
+# journal's end ("caches"); or, for a load followed by a compaction, with the compaction held back
+# once the caches stand there ("compacting").
 KILL_BESIDE_THE_LOAD = r"""
 import os, signal, sys, threading
 import kgrdf.kb
@@ -666,11 +667,19 @@ kgrdf.kb.LARGE = 5
 mode, argv = sys.argv[1], sys.argv[2:]
 loaded = threading.Event()
 load, append, keep = OxigraphBackend.load, Journal.append, KnowledgeBase._keep_row_caches
-def loading(self, tx):
+compact = OxigraphBackend.compact
+def loading(self, tx, compact=None):
     if mode == "caches":
         threading.Event().wait(60)
-    load(self, tx)
+    load(self, tx, compact)
     loaded.set()
+def compacting(self):
+    if mode == "compacting":
+        threading.Event().wait(60)
+    compact(self)
+if mode == "compacting":
+    OxigraphBackend.compacts_after = lambda self, tx: True
+OxigraphBackend.compact = compacting
 def appending(self, *args, **kwargs):
     if mode == "before":
         loaded.wait(60)
@@ -689,15 +698,15 @@ main()
 """
 
 
-@pytest.mark.parametrize("mode", ["before", "after", "caches"])
+@pytest.mark.parametrize("mode", ["before", "after", "caches", "compacting"])
 def test_a_large_write_killed_while_the_index_loads_beside_the_journal_leaves_no_write_the_journal_lacks(
     kg, tmp_path, mode
 ):
     """A large write loads the index while the journal is written. Killed when the index holds the
     write and the journal does not (``before``), the next command rebuilds the index from the
     journal: the write is not there, and the index matches the journal. Killed once the journal
-    holds it (``after``), or once the caches kept from its rows hold it too (``caches``), the write
-    is there, whole. A measures cache left holds what one made from the index holds."""
+    holds it (``after``), or once the caches kept from its rows hold it too (``caches``; for a load
+    followed by a compaction, kept beside the compaction: ``compacting``), the write is there, whole. A measures cache left holds what one made from the index holds."""
     from kgrdf import files, measures
 
     from .test_measures import _kept, _made

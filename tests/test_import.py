@@ -519,7 +519,7 @@ def test_a_bulk_load_as_large_as_the_index_leaves_it_compacted_and_a_small_one_l
     monkeypatch.setattr(kb_module, "LARGE", 2_000)  # the large path, loads and all, at a test's size
     monkeypatch.setattr(oxigraph, "LOAD_LINES", 500)  # a bulk load every 500 rows: many files
     compactions = []  # (the index's files before, after)
-    compact = oxigraph.OxigraphBackend._compact
+    compact = oxigraph.OxigraphBackend.compact
 
     def files():
         return len(list((kg.path / "index").glob("*.sst")))
@@ -529,7 +529,7 @@ def test_a_bulk_load_as_large_as_the_index_leaves_it_compacted_and_a_small_one_l
         compact(self)
         compactions.append((before, files()))
 
-    monkeypatch.setattr(oxigraph.OxigraphBackend, "_compact", compacting)
+    monkeypatch.setattr(oxigraph.OxigraphBackend, "compact", compacting)
 
     def facts(start, n):
         return [

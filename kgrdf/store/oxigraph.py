@@ -24,6 +24,7 @@ BULK_THRESHOLD = 20_000
 # A store takes about twice the bytes of its rows' text: a bulk load whose text, times this, is at
 # least the bytes the store held (it as much as doubles the store) is followed by a compaction.
 COMPACT_AFTER = 2
+ROW_BYTES = 200  # about the text of a journal row (a fact's rows are 150-250 bytes), to tell that in advance
 LOAD_LINES = 25_000  # journal lines to a bulk load (about 5 MB of text; larger loads hold tens of MB more
 # each in the store's bulk loader, and were no faster on two threads: 3.6 s for 1.1M rows at 50k)
 # Bulk loads run side by side: each writes files of its own, named at random, which the store takes in
@@ -216,26 +217,34 @@ class OxigraphBackend(Backend):
         parts.append(self._position_update(after))
         self.store.update(" ;\n".join(parts))
 
-    def load(self, tx: Transaction) -> None:
+    def load(self, tx: Transaction, compact: bool | None = None) -> None:
         """Write a large transaction's changes, in bulk, and leave the position as it was: apply()
         records it after them; a large write loading while the journal is written marks the index
-        as loading first (see KnowledgeBase._commit_beside_index).
+        as loading first (see KnowledgeBase._commit_beside_index). Followed by a compaction when
+        ``compact``, by default when the load is large beside the store (compacts_after).
 
         A bounded number of lines to a load: the text of 100k facts' quads is about a GB as one
         piece. A cut between loads leaves the index behind the journal's position, and the next
         command applies the transaction again. The lines were written from parsed quads, as a
         rebuild's are: not checked again."""
         self._changes += 1
-        held = self._bytes_on_disk()
+        compact = self.compacts_after(tx) if compact is None else compact
         if tx.deletes:
             self.store.update(_data_block("DELETE DATA", tx.deletes))
-        if self._bulk_load(tx.adds) * COMPACT_AFTER >= held:
-            self._compact()
+        self._bulk_load(tx.adds)
+        if compact:
+            self.compact()
 
-    def _bulk_load(self, lines: Iterable[str]) -> int:
+    def compacts_after(self, tx: Transaction) -> bool:
+        """Whether a bulk load of ``tx`` is large beside what the store holds, and so is to be
+        followed by a compaction: its rows' text (about ROW_BYTES a row), times COMPACT_AFTER, at
+        least the bytes of the store's files. Told before the load, so that a write can plan the
+        work it does beside each."""
+        return self.persistent and len(tx.adds) * ROW_BYTES * COMPACT_AFTER >= self._bytes_on_disk()
+
+    def _bulk_load(self, lines: Iterable[str]) -> None:
         """Load N-Quads ``lines`` in bulk, LOAD_LINES at a time (the text of a million facts' quads
-        is GBs), on LOAD_THREADS threads that each take the next lines as they finish theirs; returns
-        the bytes of text loaded. The lines are the journal's, each written from a parsed quad: the
+        is GBs), on LOAD_THREADS threads that each take the next lines as they finish theirs. The lines are the journal's, each written from a parsed quad: the
         store does not check their IRIs again (that cost a sixth of a load)."""
         from concurrent.futures import ThreadPoolExecutor
 
@@ -243,8 +252,7 @@ class OxigraphBackend(Backend):
         taking = threading.Lock()  # the lines come from one iterator (a journal read as it goes)
         failed = threading.Event()
 
-        def loader() -> int:
-            loaded = 0
+        def loader() -> None:
             while not failed.is_set():
                 with taking:
                     batch = next(rest, None)
@@ -257,15 +265,13 @@ class OxigraphBackend(Backend):
                 except BaseException:
                     failed.set()  # the other loader stops at its next lines
                     raise
-                loaded += len(data)
-            return loaded
 
         threads = LOAD_THREADS if self.persistent else 1  # a store in memory loads under one lock
         if threads == 1:
             return loader()
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            running = [pool.submit(loader) for _ in range(threads)]
-            return sum(future.result() for future in running)
+            for running in [pool.submit(loader) for _ in range(threads)]:
+                running.result()
 
     def _bytes_on_disk(self) -> int:
         """The size of the store's files (0 in memory); a file the store's own merging removes while
@@ -280,14 +286,15 @@ class OxigraphBackend(Backend):
                 continue
         return total
 
-    def _compact(self) -> None:
+    def compact(self) -> None:
         """Compact the store after a bulk load as large as what it held (a first import, a rebuild).
 
         Each bulk load adds files of its own, each spanning every key, which the store merges in
         the background of a write, but a command ends first: a 100k import left a hundred of them,
         and a scan of every quad took 36-44 s instead of 8 s (kg validate, kg export) until a long
-        write merged them. Compacting takes about 4 s there, beside the journal's writing; after a
-        load small beside the store, the whole store would be rewritten for it, and is not."""
+        write merged them (a store opened to read cannot merge them; one opened to write does so as
+        it reads). Compacting takes about 4 s there, on one core; after a load small beside the
+        store, the whole store would be rewritten for it, and is not."""
         if self.persistent:
             self.store.optimize()
 
@@ -299,7 +306,7 @@ class OxigraphBackend(Backend):
         self._changes += 1
         self.store.clear()
         self._bulk_load(nquads)
-        self._compact()
+        self.compact()
         self.store.update(self._position_update(position))
         if self.persistent:
             self.store.flush()
