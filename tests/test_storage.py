@@ -408,3 +408,27 @@ def test_a_bulk_load_on_two_threads_leaves_every_row_once_and_a_failing_load_sto
         backend.replace_all(iter(rows), Position(seq=1, digest="d1"))
     # The failing batch is the 16th of 30; the other thread finishes the one it holds and stops.
     assert len(watched.loads) <= 18
+
+
+def test_a_write_leaves_the_index_the_logs_of_its_last_few_opens_not_one_for_every_write(kg, monkeypatch):
+    """Each write opens the index to change it, which sets the store's log aside and starts another
+    (the store keeps a thousand, of 130-230 KB each: over a hundred MB beside a small index). A write
+    deletes all but the last few; the store's own files are left alone."""
+    from kgrdf.store import oxigraph
+
+    monkeypatch.setattr(oxigraph, "KEPT_LOGS", 1000)  # as the store alone keeps them
+    for n in range(6):
+        kg("add-entity", f"repo/r{n}", "--name", f"r{n}")
+    index = kg.path / "index"
+    aside = sorted(p.name for p in index.glob("LOG.old.*"))
+    assert len(aside) >= 5
+    tables = {p.name for p in index.glob("*.sst")}
+    monkeypatch.setattr(oxigraph, "KEPT_LOGS", 3)
+    kg("add-entity", "repo/web", "--name", "web")
+    kept = sorted(p.name for p in index.glob("LOG.old.*"))
+    assert len(kept) == 3 and aside[-1] in kept and not set(kept) & set(aside[:-2])
+    assert (index / "LOG").exists() and (index / "CURRENT").exists() and list(index.glob("MANIFEST-*"))
+    assert tables & {p.name for p in index.glob("*.sst")}  # (the tables are the store's to merge)
+    assert [e["id"] for e in kg.json("search", "web")["results"]] == ["repo/web"]
+    assert kg.json("stats")["entity_count"] == 7
+    kg("validate")

@@ -32,6 +32,7 @@ LOAD_LINES = 25_000  # journal lines to a bulk load (about 5 MB of text; larger 
 # cores took 3.3-3.9 s against 5.5 s for one, the same quads after; at 25k lines a load, two held no
 # more memory than one at 50k (about 95 MB above the rows).
 LOAD_THREADS = min(2, os.cpu_count() or 1)
+KEPT_LOGS = 3  # the store's logs of its last opens kept by a write (LOG.old.<time>; see _prune_logs)
 _KG_SEQ = vocab.kg("journalSeq")
 _KG_DIGEST = vocab.kg("journalDigest")
 _KG_SCHEMA = vocab.kg("schemaDigest")
@@ -318,7 +319,22 @@ class OxigraphBackend(Backend):
                 self.store.flush()
             except OSError:
                 pass
+            self._prune_logs()
         self.store = None
+
+    def _prune_logs(self) -> None:
+        """Delete the store's own logs of its older opens but the last KEPT_LOGS. Each open, a
+        read's too, sets the log aside and starts another (of 130-230 KB: the store's options), and
+        the store keeps a thousand: over a hundred MB beside a small index. Nothing reads them."""
+        try:
+            aside = sorted(entry.name for entry in os.scandir(self.path) if entry.name.startswith("LOG.old."))
+        except OSError:
+            return
+        for name in aside[:-KEPT_LOGS] if KEPT_LOGS else aside:
+            try:
+                os.unlink(self.path / name)
+            except OSError:
+                continue  # (another write's pruning took it first)
 
 
 def _data_block(keyword: str, lines: list[str]) -> str:
