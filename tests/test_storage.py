@@ -383,6 +383,7 @@ def test_a_bulk_load_on_two_threads_leaves_every_row_once_and_a_failing_load_sto
     """A large write's rows and a rebuild's are loaded a batch at a time on two threads, each taking
     the next batch as it finishes one: every row lands, once, whatever thread loaded it; a batch that
     fails fails the load, and the other thread takes no batch after it."""
+    from kgrdf.errors import Damaged
     from kgrdf.journal import Position, Transaction
     from kgrdf.store import oxigraph
 
@@ -408,6 +409,16 @@ def test_a_bulk_load_on_two_threads_leaves_every_row_once_and_a_failing_load_sto
         backend.replace_all(iter(rows), Position(seq=1, digest="d1"))
     # The failing batch is the 16th of 30; the other thread finishes the one it holds and stops.
     assert len(watched.loads) <= 18
+
+    def damaged():  # a rebuild's journal, read as the load goes, found changed halfway
+        yield from rows[:150]
+        raise Damaged("the journal changed while the index was rebuilt from it")
+
+    backend = oxigraph.OxigraphBackend(tmp_path / "damaged")
+    watched = backend.store = _Watched(backend.store)
+    with pytest.raises(Damaged, match="changed while the index was rebuilt"):
+        backend.replace_all(damaged(), Position(seq=1, digest="d1"))
+    assert len(watched.loads) == 15
 
 
 def test_a_write_leaves_the_index_the_logs_of_its_last_few_opens_not_one_for_every_write(kg, monkeypatch):

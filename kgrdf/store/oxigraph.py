@@ -245,8 +245,9 @@ class OxigraphBackend(Backend):
 
     def _bulk_load(self, lines: Iterable[str]) -> None:
         """Load N-Quads ``lines`` in bulk, LOAD_LINES at a time (the text of a million facts' quads
-        is GBs), on LOAD_THREADS threads that each take the next lines as they finish theirs. The lines are the journal's, each written from a parsed quad: the
-        store does not check their IRIs again (that cost a sixth of a load)."""
+        is GBs), on LOAD_THREADS threads that each take the next lines as they finish theirs; a
+        failure in either stops both. The lines are the journal's, each written from a parsed quad:
+        the store does not check their IRIs again (that cost a sixth of a load)."""
         from concurrent.futures import ThreadPoolExecutor
 
         rest = nquads.batches(lines, LOAD_LINES)
@@ -254,18 +255,18 @@ class OxigraphBackend(Backend):
         failed = threading.Event()
 
         def loader() -> None:
-            while not failed.is_set():
-                with taking:
-                    batch = next(rest, None)
-                if batch is None:
-                    break
-                data = (" .\n".join(batch) + " .\n").encode("utf-8")
-                del batch
-                try:
+            try:
+                while not failed.is_set():
+                    with taking:
+                        batch = next(rest, None)  # (a rebuild's journal, read as it goes, may raise Damaged)
+                    if batch is None:
+                        break
+                    data = (" .\n".join(batch) + " .\n").encode("utf-8")
+                    del batch
                     self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS, lenient=True)
-                except BaseException:
-                    failed.set()  # the other loader stops at its next lines
-                    raise
+            except BaseException:
+                failed.set()  # the other loader stops at its next lines
+                raise
 
         threads = LOAD_THREADS if self.persistent else 1  # a store in memory loads under one lock
         if threads == 1:
