@@ -153,11 +153,16 @@ class Rows:
                 yield from block.lines()
 
     def split(self, goes_left: Callable[[str], bool]) -> tuple["Rows", "Rows"]:
-        """(the rows ``goes_left`` takes, the others): a block goes whole where its first row goes."""
+        """(the rows ``goes_left`` takes, the others): a block goes whole where its first row goes.
+        One that splits many lines at once (``goes_left.split_lines``: privacy.Router) splits the loose rows."""
+        split_lines = getattr(goes_left, "split_lines", None)
         lines: tuple[list[str], list[str]] = ([], [])
         blocks: tuple[list[Block], list[Block]] = ([], [])
-        for line in self._lines:
-            lines[0 if goes_left(line) else 1].append(line)
+        if split_lines is not None:
+            lines = split_lines(self._lines)
+        else:
+            for line in self._lines:
+                lines[0 if goes_left(line) else 1].append(line)
         for block in self._blocks:
             blocks[0 if goes_left(block.first) else 1].append(block)
         return Rows(lines[0], blocks[0]), Rows(lines[1], blocks[1])

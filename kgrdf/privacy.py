@@ -74,6 +74,20 @@ class Router:
         self._facts[graph] = private
         return private
 
+    def split_lines(self, lines: list[str]) -> tuple[list[str], list[str]]:
+        """(the lines that go to the private journal, the others): as asking of each line, with a
+        fact's decision looked up in the loop, not in a call a line (1.1M rows for 100k copies of one
+        fact: a second of a write's commit)."""
+        private: list[str] = []
+        shared: list[str] = []
+        known = self._facts
+        for line in lines:
+            decided = known.get(line[line.rindex(" <") + 2 : -1])
+            if decided is None:
+                decided = self(line)
+            (private if decided else shared).append(line)
+        return private, shared
+
 
 def fact_is_private(fact) -> bool:
     """A fact that names a person, that a person or an actor said (its speaker is on it), that the

@@ -193,3 +193,40 @@ def test_a_changes_rows_are_written_as_oxigraph_writes_them_and_delete_only_what
     assert not [row for row in held if f"<{draft.update.value}/status>" in row]
     assert [row for row in held if f"<{draft.update.value}/observations>" in row]
     assert model.fact_lines(draft.fact, SCHEMA)[0] in held
+
+
+_KB = vocab.KB + "main/"
+_ROWS = st.one_of(
+    # a fact's rows, in its assertion or provenance graph (six facts, so that graphs repeat)
+    st.builds(
+        lambda n, prov, o: (
+            f'<{_KB}repo/r{n}> <{vocab.KG}caveat> "{o}" <{_KB}fact/f-00000{n}{"/provenance" if prov else ""}>'
+        ),
+        st.integers(0, 5),
+        st.booleans(),
+        st.text(alphabet="abc ", max_size=8),
+    ),
+    # an entity's rows: a person's always private, another's when its text names one
+    st.builds(
+        lambda kind, name: f'<{_KB}{kind}/x> <{vocab.SKOS}prefLabel> "{name}" <{_KB}entities>',
+        st.sampled_from(["person", "repo", "team"]),
+        st.sampled_from(["Sam", "api", "web"]),
+    ),
+)
+
+
+@given(st.lists(_ROWS, max_size=40), st.lists(st.sampled_from([True, False, None]), min_size=6, max_size=6))
+def test_a_router_splits_many_rows_at_once_as_it_decides_each(rows, decisions):
+    """The journal splits a write's rows between the private journal and the shared one with the
+    router's split_lines (a loop, not a call a row): the same split, in the same order, as asking the
+    router of each row, whatever the facts' decisions (None: not known, kept private) and entity rows."""
+    from kgrdf import privacy
+
+    def router():
+        return privacy.Router(lambda iri: decisions[int(iri[-1])], lambda line: '"Sam"' in line)
+
+    asked = router()
+    expected = ([r for r in rows if asked(r)], [r for r in rows if not router()(r)])
+    assert router().split_lines(rows) == expected
+    left, right = nquads.Rows(list(rows)).split(router())
+    assert (list(left), list(right)) == expected
