@@ -655,8 +655,10 @@ def test_a_write_cut_short_is_finished_by_whatever_command_comes_next(kg, tmp_pa
 # A large write (kgrdf.kb.LARGE made small) killed with the index loaded beside a journal append that
 # has not written the write ("before"); once the journal holds it, with the index not yet given its
 # position ("after"); with the load held back, once the caches kept from its rows stand at the
-# journal's end ("caches"); or, for a load followed by a compaction, with the compaction held back
-# once the caches stand there ("compacting").
+# journal's end ("caches"); for a load followed by a compaction, with the compaction held back
+# once the caches stand there ("compacting"); and for a write whose journal is written beside the
+# compaction, after the load (kgrdf.kb.LATE_JOURNAL_ROWS made 0), before and after the journal holds
+# it ("late-before", "late-after").
 KILL_BESIDE_THE_LOAD = r"""
 import os, signal, sys, threading
 import kgrdf.kb
@@ -665,6 +667,10 @@ from kgrdf.kb import KnowledgeBase
 from kgrdf.store.oxigraph import OxigraphBackend
 kgrdf.kb.LARGE = 5
 mode, argv = sys.argv[1], sys.argv[2:]
+if mode.startswith("late-"):
+    kgrdf.kb.LATE_JOURNAL_ROWS = 0
+    OxigraphBackend.compacts_after = lambda self, tx: True
+    mode = mode.removeprefix("late-")
 loaded = threading.Event()
 load, append, keep = OxigraphBackend.load, Journal.append, KnowledgeBase._keep_row_caches
 compact = OxigraphBackend.compact
@@ -698,7 +704,7 @@ main()
 """
 
 
-@pytest.mark.parametrize("mode", ["before", "after", "caches", "compacting"])
+@pytest.mark.parametrize("mode", ["before", "after", "caches", "compacting", "late-before", "late-after"])
 def test_a_large_write_killed_while_the_index_loads_beside_the_journal_leaves_no_write_the_journal_lacks(
     kg, tmp_path, mode
 ):
@@ -706,7 +712,8 @@ def test_a_large_write_killed_while_the_index_loads_beside_the_journal_leaves_no
     write and the journal does not (``before``), the next command rebuilds the index from the
     journal: the write is not there, and the index matches the journal. Killed once the journal
     holds it (``after``), or once the caches kept from its rows hold it too (``caches``; for a load
-    followed by a compaction, kept beside the compaction: ``compacting``), the write is there, whole. A measures cache left holds what one made from the index holds."""
+    followed by a compaction, kept beside the compaction: ``compacting``), the write is there, whole;
+    so too for a journal written beside the compaction, after the load (``late-``). A measures cache left holds what one made from the index holds."""
     from kgrdf import files, measures
 
     from .test_measures import _kept, _made
@@ -725,12 +732,12 @@ def test_a_large_write_killed_while_the_index_loads_beside_the_journal_leaves_no
     left = OxigraphBackend(kg.path / "index", read_only=True)
     try:
         assert left.position() == (-1, "loading")  # the window the kill was meant to hit
-        if mode == "before":  # the index holds the write that the journal lacks
+        if mode.endswith("before"):  # the index holds the write that the journal lacks
             depends_on = NamedNode("https://kgrdf.org/ns#dependsOn")
             assert len(list(left.store.quads_for_pattern(None, depends_on, None, None))) == 3
     finally:
         left.close()
-    landed = 0 if mode == "before" else 3
+    landed = 0 if mode.endswith("before") else 3
     assert kg.json("stats")["fact_count"] == facts + landed
     assert len(kg.json("lookup", "repo/r0")["backlinks"]) == landed
     assert kg.json("validate") == {"damage": [], "findings": []}

@@ -556,3 +556,63 @@ def test_a_bulk_load_as_large_as_the_index_leaves_it_compacted_and_a_small_one_l
     assert files() > held  # (the path under test: the second import's load added files)
     assert kg.json("stats")["fact_count"] == 1120
     kg("validate")
+
+
+def test_a_write_of_a_fact_heard_again_and_again_is_journaled_beside_its_compaction_and_new_facts_beside_their_load(
+    kg, tmp_path, monkeypatch
+):
+    """A large write's journal is written beside the index's load, which runs on both cores, unless
+    the load is followed by a compaction (on one core) and the write is the rows of a few facts heard
+    again and again: its journal, shorter than the compaction, is written beside that, after the load.
+    Either way the write lands whole."""
+    import threading
+
+    from kgrdf import kb as kb_module
+    from kgrdf.journal import Journal
+    from kgrdf.store import oxigraph
+
+    monkeypatch.setattr(kb_module, "LARGE", 100)
+    monkeypatch.setattr(oxigraph.OxigraphBackend, "compacts_after", lambda self, tx: True)
+    events: list[str] = []
+    journaled = threading.Event()
+    waits = {"for the journal": False}
+    load, append = oxigraph.OxigraphBackend.load, Journal.append
+
+    def loading(self, tx, compact=None):
+        events.append("load")
+        if waits["for the journal"]:  # held until the journal is written: a write that waited would hang
+            assert journaled.wait(30), "the journal was not written beside the load"
+        load(self, tx, compact)
+        events.append("loaded")
+
+    def appending(self, *args, **kwargs):
+        events.append("journal")
+        try:
+            return append(self, *args, **kwargs)
+        finally:
+            journaled.set()
+
+    monkeypatch.setattr(oxigraph.OxigraphBackend, "load", loading)
+    monkeypatch.setattr(Journal, "append", appending)
+    kg("add-entity", "repo/api", "--name", "api")
+    copies = [
+        {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "flaky", "sources": [f"slack:m{i}"]}
+        for i in range(300)
+    ]
+    events.clear()
+    kg("import", records_file(tmp_path / "copies.jsonl", *copies), "--apply")
+    assert events == ["load", "loaded", "journal"]
+    (fact,) = kg.json("facts", "repo/api")["facts"]
+    assert fact["observations"] == 300
+
+    new = [
+        {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": f"caveat {i}", "sources": ["doc:a"]}
+        for i in range(150)
+    ]
+    events.clear()
+    journaled.clear()
+    waits["for the journal"] = True
+    kg("import", records_file(tmp_path / "new.jsonl", *new), "--apply")
+    assert events == ["load", "journal", "loaded"]
+    assert len(kg.json("facts", "repo/api")["facts"]) == 151
+    kg("validate")
