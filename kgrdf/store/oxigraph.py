@@ -324,9 +324,9 @@ class OxigraphBackend(Backend):
         self.store = None
 
     def _prune_logs(self) -> None:
-        """Delete the store's own logs of its older opens but the last KEPT_LOGS. Each open, a
-        read's too, sets the log aside and starts another (of 130-230 KB: the store's options), and
-        the store keeps a thousand: over a hundred MB beside a small index. Nothing reads them."""
+        """Delete the store's own logs of its older opens but the last KEPT_LOGS. Each open to
+        write sets the log aside and starts another (of 130-230 KB: the store's options), and the
+        store keeps a thousand: over a hundred MB beside a small index. Nothing reads them."""
         try:
             aside = sorted(entry.name for entry in os.scandir(self.path) if entry.name.startswith("LOG.old."))
         except OSError:
