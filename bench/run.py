@@ -5,9 +5,10 @@
     python bench/run.py --sizes 1000 10000 100000 1000000 --keep /tmp/kgrdf-bench   # the 1M table
 
 --keep DIR keeps each knowledge base as DIR/kb-<size> and reuses it on the next run (it is generated
-only when it is not there): a million facts took 40 minutes to generate on two shared cores (21
-minutes of processor), 1.2 GB of memory at peak, and 11 GB of disk (journal 3.6 GB, index 6.8 GB,
-git 0.25 GB). Each run adds its few proposals to a kept base.
+only when it is not there): a million facts took 13 minutes to generate on two shared cores (10
+minutes of processor), 0.63 GB of memory at peak, and 8.2 GB of disk (journal 0.2 GB, index 7.3 GB
+as its many writes left it, 4.3 GB once rebuilt; git 0.18 GB). Each run adds its few proposals to
+a kept base.
 
 For each size it generates a knowledge base (bench/generate.py), then times, for one entity:
 
