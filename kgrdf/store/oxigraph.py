@@ -270,7 +270,8 @@ class OxigraphBackend(Backend):
 
         threads = LOAD_THREADS if self.persistent else 1  # a store in memory loads under one lock
         if threads == 1:
-            return loader()
+            loader()
+            return
         with ThreadPoolExecutor(max_workers=threads) as pool:
             for running in [pool.submit(loader) for _ in range(threads)]:
                 running.result()
