@@ -650,7 +650,7 @@ class KnowledgeBase:
 
         with lock.held(self.path / "lock", exclusive=False):
             end = viewed = self.view()
-            for _tx, after in self.journal.transactions(end):
+            for _tx, after in self.journal.transactions(end, adds=False):
                 end = after
             index = {"backend": self.backend_kind, "url": self.index_url, "reachable": True}
             backend = None
@@ -769,7 +769,7 @@ class KnowledgeBase:
         target, known = view, {view.seq: view.digest}
         if not journal.ends_at(view):
             torn: list = []
-            for _tx, after in journal.transactions(view, torn):
+            for _tx, after in journal.transactions(view, torn, adds=False):
                 target, known[after.seq] = after, after.digest
             for piece in torn:
                 aside = journal.set_aside(piece, clock.iso(clock.now()).replace(":", ""))
@@ -857,7 +857,7 @@ class KnowledgeBase:
         from kgrdf import journal as journal_mod
 
         end, deleted = Position(), {}
-        for tx, after in self.journal.transactions(Position()):
+        for tx, after in self.journal.transactions(Position(), adds=False):
             if target is None or tx.seq <= target.seq:
                 end = after
                 deleted.update(zip(tx.deletes, itertools.repeat(tx.seq)))

@@ -369,3 +369,87 @@ def test_a_patch_of_many_rows_read_in_parts_is_the_patch_written(tmp_path, monke
         journal_mod.parse_patch(data.replace(b"A <https://example.org/s20>", b"X <https://example.org/s20>"), "here")
     with pytest.raises(Damaged, match="after the patch"):
         journal_mod.parse_patch(data + b"A <a> <b> <c> <d> .\n", "here")
+
+
+def _scanned(data: bytes, cuts: list[int]):
+    """What a pass that skips the rows that add reads of ``data`` fed in pieces cut at ``cuts``: the
+    patch's headers and deletes, None, or the Damaged message."""
+    from kgrdf import journal as journal_mod
+
+    scan = journal_mod._Scan("here")
+    at = 0
+    for cut in sorted({min(c, len(data)) for c in cuts}) + [len(data)]:
+        scan.feed(data[at:cut])
+        at = cut
+    try:
+        return _read_of(scan.result())
+    except Damaged as exc:
+        return str(exc)
+
+
+def _read_of(patch):
+    if patch is None:
+        return None
+    return (patch.id, patch.prev, patch.seq, patch.shared, patch.time, patch.command, patch.placeholder, patch.deletes)
+
+
+_PATCH_ROWS = st.lists(
+    st.tuples(st.sampled_from(["A", "D"]), st.sampled_from(QUADS + ['<urn:s> <urn:p> "é\\n\\u00e9" <urn:g>'])),
+    max_size=12,
+)
+_MUTATIONS = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=2000),
+        st.sampled_from([b"", b"\n", b"X", b" .", b"\nA ", b"\nD ", b"TC .\n", b"TA .\n", b"\xe9", b"\xc3", b" "]),
+        st.integers(min_value=0, max_value=4),
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PATCH_ROWS, st.booleans(), _MUTATIONS, st.lists(st.integers(min_value=0, max_value=2000), max_size=6))
+def test_a_check_that_skips_the_rows_that_add_reads_any_patch_as_the_full_reader_does(rows, abort, mutations, cuts):
+    """A rebuild's first pass and kg status read the journal without keeping the rows that add: on
+    any bytes (a patch whole, cut short, aborted, or with bytes put in or taken out anywhere, fed in
+    any pieces) they find the same headers and deletes, the same torn tail, and the same damage with
+    the same message, as the reader that keeps every row."""
+    from kgrdf import journal as journal_mod
+
+    patch = journal_mod.Patch(
+        id="urn:uuid:1",
+        time="2026-12-03T00:00:00Z",
+        command="kg import",
+        prev="urn:uuid:0",
+        seq=3,
+        deletes=[quad for op, quad in rows if op == "D"],
+        adds=[quad for op, quad in rows if op == "A"],
+    )
+    data = patch.encode()
+    if abort:
+        data = data.replace(b"TC .\n", b"TA .\n")
+    for at, put, taken in mutations:
+        at = min(at, len(data))
+        data = data[:at] + put + data[at + taken :]
+    try:
+        expected = _read_of(journal_mod.parse_patch(data, "here"))
+    except Damaged as exc:
+        expected = str(exc)
+    assert _scanned(data, cuts) == expected
+
+
+def test_a_check_of_the_journal_without_its_added_rows_ends_where_the_full_read_does(tmp_path):
+    """kg status and a rebuild's first pass read each transaction's deletes and the chained position
+    as a read of every row does, and find the same damage in a patch whose row is not one of ours."""
+    steps = [([], QUADS[:5]), ([QUADS[1]], [QUADS[6]]), ([QUADS[0], QUADS[6]], QUADS[2:4])]
+    journal, end = _write(tmp_path, steps, route=private)
+    full = [(tx.seq, tx.deletes, after) for tx, after in journal.transactions(Position())]
+    lean = [(tx.seq, tx.deletes, after) for tx, after in journal.transactions(Position(), adds=False)]
+    assert lean == full and full[-1][2] == end
+    assert all(not tx.adds for tx, _after in journal.transactions(Position(), adds=False))
+    last = sorted(journal.shared.files())[-1]
+    data = gzip.decompress(last.read_bytes()).replace(b"\nA ", b"\nB ", 1)
+    last.write_bytes(gzip.compress(data))
+    for adds in (True, False):
+        with pytest.raises(Damaged, match="unexpected row in the patch: 'B <urn:s"):
+            list(journal.transactions(Position(), adds=adds))
