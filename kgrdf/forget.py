@@ -8,8 +8,9 @@ dropped; another entity's name that names them is replaced by its id (an entity 
 the plan is recorded and carried out, so that a deletion cut short is finished by the next command,
 is :mod:`kgrdf.purge`.
 
-Then a forget checks every file of the folder with the same matcher, and fails (exit 3, naming the
-files) rather than say it is done while one still names the person.
+Then a forget checks every file of the folder with the same matcher (while the index is rebuilt,
+the folder otherwise as it is left), and fails (exit 3, naming the files) rather than say it is done
+while one still names the person.
 """
 
 import json
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from kgrdf import clock, identifiers, model, privacy, vocab
 from kgrdf.errors import Damaged, Refused
 from kgrdf.journal import unpacked
-from kgrdf.purge import Plan, digest, journal_pieces, refuse_if_shared, rows_in, shared_rows, start
+from kgrdf.purge import MARKER, Plan, digest, journal_pieces, refuse_if_shared, rows_in, start
 
 
 @dataclass
@@ -34,6 +35,16 @@ class Target:
     iri: str
     own: privacy.People
     everyone: privacy.People
+    chosen: tuple | None = field(default=None, repr=False)  # the words, once chosen
+
+    def words(self, sample: str) -> list[str] | None:
+        """The words that find every row that may name them (``own.candidate_words``), chosen on the
+        first ``sample`` and kept: any choice finds them all (a name holds each of its words), and
+        choosing counts each word over the sample, which a search of a journal of GBs, piece by
+        piece, would do for every piece."""
+        if self.chosen is None:
+            self.chosen = (self.own.candidate_words(sample=sample),)
+        return self.chosen[0]
 
     def in_row(self, quad) -> bool:
         """Whether a row names the person. Another person's own names are theirs, even a name the
@@ -81,7 +92,7 @@ def named_rows(text: str, person: Target, rows: list[str] | None = None):
     if rows is None:
         rows = text.split("\n")
     folded = privacy.fold(text)  # folding keeps every newline where it is, so rows line up
-    words = person.own.candidate_words(sample=folded[:SAMPLE])
+    words = person.words(folded[:SAMPLE])
     if words is None:
         numbers = range(len(rows))
     else:
@@ -107,6 +118,7 @@ class Search:
 
     named: int = 0
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)
+    rows: list[str] = field(default_factory=list)  # its rows the plan may drop (purge.shared_rows)
 
 
 def naming(kb, person: Target, search: Search | None = None) -> Plan:
@@ -147,8 +159,17 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                     )
                 else:
                     plan.lines.add(digest(row))
-    _redact_shared_facts(plan, naming_rows, kb.journal.shared, person)
+    # One more read of the shared journal finds the rows of every fact the plan may yet drop or
+    # change, for both what follows and refuse_if_shared: an entity's row is decided already.
+    found = [
+        row
+        for piece in journal_pieces(kb.journal.shared)
+        for row in rows_in(piece.lines, plan.graphs | set(told))
+        if not privacy.is_entities_graph(privacy.graph_of(row)) or plan.drops(row)
+    ]
+    _redact_shared_facts(plan, naming_rows, found, person)
     _drop_disclosures(plan, {fact: nodes for fact, nodes in told.items() if fact not in plan.graphs}, kb.journal)
+    search.rows = found  # (each fact the plan now drops or changes was among those read)
     return plan
 
 
@@ -178,15 +199,11 @@ def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, perso
     goes, a private conversation they were in becomes the same conversation without them (the
     owner's when no one else is left: an audience narrower than it was), and another text naming
     them becomes "[forgotten]". A fact whose naming rows are shared is
-    left whole in the plan, and refuse_if_shared refuses it. ``shared`` is the shared journal's
-    stream, read a piece at a time."""
+    left whole in the plan, and refuse_if_shared refuses it. ``shared`` are the shared journal's
+    rows of the plan's facts (and perhaps of others)."""
     from pyoxigraph import Literal, Quad
 
-    held_in_shared = {
-        privacy.fact_of(privacy.graph_of(row))
-        for piece in journal_pieces(shared)
-        for row in rows_in(piece.lines, plan.graphs)
-    }
+    held_in_shared = {privacy.fact_of(privacy.graph_of(row)) for row in shared}
     for fact in sorted(held_in_shared & plan.graphs):
         held = naming_rows[fact]
         if any(quad.graph_name.value == fact for _row, quad in held):
@@ -230,7 +247,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         search = Search()
         plan = naming(kb, person, search)
         plan.identifiers = [hashed] if values else []
-        refuse_if_shared(kb, plan, f"forgetting {entity.id}", shared_rows(kb.journal.shared, plan))
+        refuse_if_shared(kb, plan, f"forgetting {entity.id}", search.rows)
         plan.record = {
             "id": str(uuid.uuid4()),
             "hash": hashed,
@@ -251,8 +268,9 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         # The shared journal is never rewritten: when the search found no row of it naming them,
         # its files, unchanged since (the lock is held), need not be read again.
         unchanged = search.stats if not search.named else {}
-        counts = start(kb, plan)
-        left = remaining(kb, person, unchanged)
+        checked: list[list[str]] = []  # every file is checked while the index is rebuilt, beside it
+        counts = start(kb, plan, beside=lambda: checked.append(remaining(kb, person, unchanged)))
+        left = checked[0]
         if left:
             plural = len(left) != 1
             raise Damaged(
@@ -290,6 +308,8 @@ def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None =
     for root, dirs, files in os.walk(kb.path):
         dirs[:] = sorted(d for d in dirs if not (root == str(kb.path) and d in (".git", "index")))
         for name in sorted(files):
+            if root == str(kb.path) and name == MARKER:
+                continue  # the plan (it holds no name), deleted once the index is rebuilt
             path = os.path.join(root, name)
             try:
                 if path in unchanged:

@@ -11,6 +11,7 @@ change against an index made in memory from the journal and leaves the server's 
 import itertools
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -820,14 +821,18 @@ class KnowledgeBase:
         finally:
             self.close_index(backend)
 
-    def rebuild_index(self, beside=None) -> None:
+    def rebuild_index(self, beside=None, compacting=None) -> None:
         """Make the index again from the journal, in a new folder (a store keeps deleted bytes in its
         files until compaction, and never deletes a string it once held), with view.json at the
         journal's end. ``beside()`` runs while the store loads (it waits on other processes or the
-        disk, the load on the processor), and so does the removal of the old folder, moved aside to
-        ``index.old`` first. The caller holds the exclusive lock and no open index, and has recorded
-        what it is doing (a rebuild cut short is done again, and index.old is a leftover then)."""
+        disk, the load on the processor), once the old folder, moved aside to ``index.old`` first,
+        is removed; ``compacting()`` runs after it, once every row is handed to the store: its work
+        on the processor then shares it with the store's compaction, on one core, not with the load,
+        on both. Each may read the folder as the rebuild leaves it. The caller holds the exclusive
+        lock and no open index, and has recorded what it is doing (a rebuild cut short is done
+        again, and index.old is a leftover then)."""
         import shutil
+        import threading
         from concurrent.futures import ThreadPoolExecutor
 
         old = self.path / OLD_INDEX
@@ -837,13 +842,18 @@ class KnowledgeBase:
         target, deleted = self._check_journal()
         self._write_view(target)
         backend = self.open_index(read_only=False)
+        handed = threading.Event()
         try:
             with ThreadPoolExecutor(max_workers=1) as pool:
-                loading = pool.submit(self._rebuild, backend, target, deleted)
+                loading = pool.submit(self._rebuild, backend, target, deleted, handed.set)
+                loading.add_done_callback(lambda _done: handed.set())  # (a load that fails hands no more)
                 try:
+                    shutil.rmtree(old, ignore_errors=True)
                     if beside is not None:
                         beside()
-                    shutil.rmtree(old, ignore_errors=True)
+                    handed.wait()
+                    if compacting is not None and not (loading.done() and loading.exception()):
+                        compacting()
                 finally:
                     loading.result()
         finally:
@@ -882,10 +892,11 @@ class KnowledgeBase:
         if (end.seq, end.digest) != (target.seq, target.digest):
             raise Damaged("the journal changed while the index was rebuilt from it", hint="run the command again")
 
-    def _rebuild(self, backend, target: Position, deleted: dict[str, int] | None = None) -> None:
+    def _rebuild(self, backend, target: Position, deleted: dict[str, int] | None = None, handed=None) -> None:
         """Replace the index with the journal's rebuild and the schema graph, in two passes over the
         journal (:meth:`_check_journal`, then the load as it is read again): its memory follows
-        the deleted lines and one load's worth of text, not the journal."""
+        the deleted lines and one load's worth of text, not the journal. ``handed()`` is called once
+        the store has taken the last row to load."""
         from kgrdf import measures, model, schema, waiting
 
         waiting.drop(self.path)  # derived from the index: made again by the next batch
@@ -902,8 +913,16 @@ class KnowledgeBase:
             self._folded(target, deleted),
             model.lines(schema_quads),
             model.lines(_schema_digest_quads(schema.digest(self.path))),
+            _calling(handed),
         )
         backend.replace_all(quads, target)
+
+
+def _calling(call) -> Iterator[str]:
+    """No rows: ``call()`` (if any) once it is asked for the first."""
+    if call is not None:
+        call()
+    yield from ()
 
 
 def _undo_create(path: Path, made: bool) -> None:

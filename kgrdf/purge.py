@@ -21,8 +21,8 @@ the rest, so a deletion cut short at any step is completed by the next command:
 5. ``view.json`` takes the journal's new position, and the old index is moved to ``index.old/``;
 6. the index is rebuilt in a new folder: deleting quads in place would not do, since Oxigraph keeps
    every string it has held (its id2str table is never cleaned, compaction or not); while the store
-   loads, the git history is restarted (old commits would still hold the records) and
-   ``index.old/`` is removed;
+   loads, ``index.old/`` is removed and the git history is restarted (old commits would still hold
+   the records);
 7. ``purging.json`` is removed.
 """
 
@@ -186,14 +186,16 @@ def refuse_if_shared(kb, plan: Plan, what: str, rows: list[str] | None = None) -
         )
 
 
-def start(kb, plan: Plan) -> dict:
-    """Record the plan and carry it out (the caller holds the exclusive lock, no index open)."""
+def start(kb, plan: Plan, beside=None) -> dict:
+    """Record the plan and carry it out (the caller holds the exclusive lock, no index open);
+    ``beside()`` runs at the end, while the rebuilt index compacts, every other file as it is left."""
     files.write_json(kb.path / MARKER, plan.as_json())
-    return finish(kb)
+    return finish(kb, beside)
 
 
-def finish(kb) -> dict:
-    """Carry out the plan in ``purging.json`` from wherever it stands; return the counts."""
+def finish(kb, beside=None) -> dict:
+    """Carry out the plan in ``purging.json`` from wherever it stands; return the counts.
+    ``beside()``: as :func:`start` says."""
     plan = Plan.from_json(json.loads((kb.path / MARKER).read_text(encoding="utf-8")))
     leftovers = _delete_leftovers(kb)
     counts = _rewrite_private_journal(kb, plan)
@@ -201,7 +203,7 @@ def finish(kb) -> dict:
     counts["identifiers"] = _drop_identifiers(kb, plan)
     if plan.record is not None and not any(r.get("id") == plan.record["id"] for r in privacy.forgotten(kb)):
         privacy.append_forgotten(kb, {**plan.record, **{k: counts[k] for k in ("records", "placeholders")}})
-    kb.rebuild_index(beside=lambda: _restart_history(kb))  # git runs while the store loads
+    kb.rebuild_index(beside=lambda: _restart_history(kb), compacting=beside)  # git waits on the disk
     (kb.path / MARKER).unlink()
     fsync_dir(kb.path)
     return counts

@@ -10,6 +10,8 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
+import time
 import unicodedata
 import zlib
 from pathlib import Path
@@ -19,7 +21,7 @@ from hypothesis import strategies as st
 
 from kgrdf.kb import KnowledgeBase
 
-from .conftest import Kg
+from .conftest import Kg, one_line
 from .patchlog import check_journals, journal_bytes, patch_bytes
 from .test_durability import KILL_AT, _finish, _git, _spawn
 
@@ -236,6 +238,51 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     kg("validate")
     later = _propose(kg, "repo/api", "caveat", "--value", "after the forget", "-s", "pr:2")
     assert KnowledgeBase.open(kg.path).view().seq == seq + 1 and later["id"]
+
+
+def test_a_forget_checks_every_file_while_the_index_compacts_and_names_one_that_still_names_them(
+    kg, tmp_path, monkeypatch
+):
+    """The last check of a forget reads every file of the folder while the index is rebuilt, once
+    the store has every row (the load takes both cores; the compaction one), with the folder as
+    the forget leaves it: index.old gone, git restarted. A file kgrdf did not write that names them fails the forget
+    (exit 3, naming the file), though the person is gone from everything kgrdf keeps."""
+    from kgrdf import forget as forget_mod
+    from kgrdf.store import oxigraph as oxigraph_store
+
+    _people(kg, tmp_path)
+    (kg.path / "notes").mkdir()
+    (kg.path / "notes" / "todo.txt").write_text("ask Sam Reyes about the api\n")
+    (kg.path / "notes" / "other.txt").write_text("ask Priya about the api\n")
+    checked = []  # (the index not compacted yet, index.old there, the git restart unfinished)
+    compacted = threading.Event()
+    real_compact, real_remaining = oxigraph_store.OxigraphBackend.compact, forget_mod.remaining
+
+    def compact(backend):
+        deadline = time.monotonic() + 10
+        while not checked and time.monotonic() < deadline:
+            time.sleep(0.01)  # a compaction that outlasts the check
+        real_compact(backend)
+        compacted.set()
+
+    def remaining(kb, person, unchanged=None):
+        checked.append(
+            (
+                not compacted.is_set(),
+                (kb.path / "index.old").exists(),
+                (kb.path / "uncommitted").exists(),
+            )
+        )
+        return real_remaining(kb, person, unchanged)
+
+    monkeypatch.setattr(oxigraph_store.OxigraphBackend, "compact", compact)
+    monkeypatch.setattr(forget_mod, "remaining", remaining)
+    result = kg("forget", "person/sam", expect=3)
+    assert checked == [(True, False, False)]
+    assert "1 file of the knowledge base still names them: notes/todo.txt" in one_line(result)
+    assert not (kg.path / "purging.json").exists()  # the deletion itself is done
+    assert _files_naming(kg.path, SAM) == ["notes/todo.txt"]
+    assert kg.json("search", "Sam")["results"] == []
 
 
 def test_a_forgotten_person_is_not_added_again_without_allow_forgotten(kg, tmp_path):
