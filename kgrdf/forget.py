@@ -137,8 +137,13 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
     plan = Plan()
     naming_rows: dict[str, list] = {}  # fact IRI -> its rows that name the person
     told: dict[str, set[str]] = {}  # fact IRI -> its disclosures that name the person
-    for stream in (kb.journal.local, kb.journal.shared):
-        shared = stream is kb.journal.shared
+    known: set[str] = set()  # the facts the private journal named, as the shared one is read
+    held: list[str] = []  # the shared journal's rows of those facts, and its entity rows that go
+    journal = kb.journal  # (a new Journal each time it is asked for)
+    for stream in (journal.local, journal.shared):
+        shared = stream is journal.shared
+        if shared:
+            known = plan.graphs | set(told)
         for piece in journal_pieces(stream):
             if shared:
                 search.stats.update(piece.stats)
@@ -159,18 +164,29 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                     )
                 else:
                     plan.lines.add(digest(row))
-    # One more read of the shared journal finds the rows of every fact the plan may yet drop or
-    # change, for both what follows and refuse_if_shared: an entity's row is decided already.
-    found = [
-        row
-        for piece in journal_pieces(kb.journal.shared)
-        for row in rows_in(piece.lines, plan.graphs | set(told))
-        if not privacy.is_entities_graph(privacy.graph_of(row)) or plan.drops(row)
-    ]
+            if shared:
+                held += _held(piece.lines, known, plan)
+    # The rows of every fact the plan may yet drop or change, in the shared journal, for what
+    # follows and for refuse_if_shared. When the shared journal named none of its own (a forget
+    # that goes ahead: a shared row naming them is refused), they were found as it was read; else
+    # it is read once more for them.
+    found = held if plan.graphs | set(told) == known else _held_in(journal.shared, plan.graphs | set(told), plan)
     _redact_shared_facts(plan, naming_rows, found, person)
-    _drop_disclosures(plan, {fact: nodes for fact, nodes in told.items() if fact not in plan.graphs}, kb.journal)
+    _drop_disclosures(plan, {fact: nodes for fact, nodes in told.items() if fact not in plan.graphs}, journal)
     search.rows = found  # (each fact the plan now drops or changes was among those read)
     return plan
+
+
+def _held(lines: list[str], facts: set[str], plan: Plan) -> list[str]:
+    """The journal rows among ``lines`` of these facts, and the entity rows the plan drops (an
+    entity row is decided in the piece of the journal that holds it)."""
+    return [
+        row for row in rows_in(lines, facts) if not privacy.is_entities_graph(privacy.graph_of(row)) or plan.drops(row)
+    ]
+
+
+def _held_in(stream, facts: set[str], plan: Plan) -> list[str]:
+    return [row for piece in journal_pieces(stream) for row in _held(piece.lines, facts, plan)]
 
 
 def _drop_disclosures(plan: Plan, told: dict[str, set[str]], journal) -> None:

@@ -285,6 +285,41 @@ def test_a_forget_checks_every_file_while_the_index_compacts_and_names_one_that_
     assert kg.json("search", "Sam")["results"] == []
 
 
+def test_a_forget_reads_the_shared_journal_once_when_it_names_them_nowhere(kg, tmp_path, monkeypatch):
+    """The shared journal (most of a knowledge base: 9 in 10 of its rows) is searched once: its rows
+    of the facts the forget drops are found as it is searched, and the last check does not read its
+    files again, which the search found free of the person and the lock kept unchanged. The private
+    journal, rewritten, is read by the search and by the check."""
+    from kgrdf import forget as forget_mod
+    from kgrdf.journal import Stream
+
+    _people(kg, tmp_path)
+    kg("propose", "repo/api", "caveat", "--value", "shared and about no one", "-s", "pr:1")
+    reads: dict[str, int] = {}
+    real_patch_bytes, real_open = Stream.patch_bytes, open
+
+    def patch_bytes(stream, path):
+        reads[stream.dir.name] = reads.get(stream.dir.name, 0) + 1
+        return real_patch_bytes(stream, path)
+
+    def checked_open(path, *args, **kwargs):
+        if "/journal/" in str(path):
+            reads["checked " + Path(path).parent.parent.name] = 1
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(Stream, "patch_bytes", patch_bytes)
+    monkeypatch.setattr(forget_mod, "open", checked_open, raising=False)
+    shared = KnowledgeBase.open(kg.path).journal.shared
+    result = kg.json("forget", "person/sam")
+    assert result["remaining"] == [] and result["facts"] == 5
+    assert reads == {
+        "local": len(KnowledgeBase.open(kg.path).journal.local.files()),
+        shared.dir.name: len(shared.files()),
+        "checked local": 1,
+    }
+    assert _files_naming(kg.path, SAM) == []
+
+
 def test_a_forgotten_person_is_not_added_again_without_allow_forgotten(kg, tmp_path):
     _people(kg, tmp_path)
     kg("forget", "person/sam")
