@@ -68,6 +68,15 @@ class Plan:
     def drops(self, quad: str) -> bool:
         return self.rewrite(quad) != quad
 
+    def endings(self) -> tuple[str, ...] | None:
+        """The ends of the rows (N-Quads without the final dot) the plan may drop or change: those of
+        an entity graph, and of its facts' graphs; None when it has too many facts to list them (then
+        every row is asked). A row with none of them stays as it is: one C call a row finds them."""
+        facts = self.graphs | self.redacted
+        if len(facts) > 64:
+            return None
+        return ("/entities>", *(f" <{g}>" for g in facts), *(f" <{g}{privacy.PROVENANCE}>" for g in facts))
+
     def as_json(self) -> dict:
         return {
             "graphs": sorted(self.graphs),
@@ -255,16 +264,28 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
 def _without(patch: Patch, plan: Plan, counts: dict) -> Patch | None:
     """The patch without the plan's rows (a placeholder when none is left), None when it keeps them
     all; ``counts`` takes the rows dropped and the placeholders made."""
-    dropped = sum(1 for q in (*patch.deletes, *patch.adds) if plan.drops(q))
+    ends = plan.endings()
+    dropped = sum(1 for q in (*patch.deletes, *patch.adds) if (ends is None or q.endswith(ends)) and plan.drops(q))
     if not dropped:
         return None
     counts["records"] += dropped
-    deletes = [row for row in map(plan.rewrite, patch.deletes) if row is not None]
-    adds = [row for row in map(plan.rewrite, patch.adds) if row is not None]
+    deletes, adds = _rewritten(patch.deletes, plan, ends), _rewritten(patch.adds, plan, ends)
     if not deletes and not adds:
         counts["placeholders"] += 1
         return Patch(patch.id, patch.time, "", [], [], patch.prev, patch.seq, patch.shared, placeholder=True)
     return replace(patch, deletes=deletes, adds=adds)
+
+
+def _rewritten(rows: list[str], plan: Plan, ends: tuple[str, ...] | None) -> list[str]:
+    """The rows as the plan leaves them; only those with one of the ``ends`` (all, for None) are asked."""
+    kept = []
+    for row in rows:
+        if ends is None or row.endswith(ends):
+            row = plan.rewrite(row)
+            if row is None:
+                continue
+        kept.append(row)
+    return kept
 
 
 def _write_file(target: Path, data: bytes) -> None:

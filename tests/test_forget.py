@@ -17,6 +17,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kgrdf.kb import KnowledgeBase
@@ -1026,3 +1027,56 @@ def test_a_journal_is_searched_in_pieces_of_whole_patches_and_forget_finds_what_
     assert {f["id"] for f in kg.json("facts", "person/priya", "--all")["facts"]} == {facts["priya_member"]}
     _unpack_git(kg.path)
     assert _files_naming(kg.path, SAM) == []
+
+
+_KB = "https://kgrdf.org/kb/main/"
+_GRAPHS = [f"{_KB}entities", f"{_KB}other/entities"] + [
+    f"{_KB}fact/f-{i}{suffix}" for i in range(4) for suffix in ("", "/provenance")
+]
+_ROWS = st.lists(
+    st.builds(
+        lambda s, o, g: f'<{_KB}{s}> <https://kgrdf.org/ns#p> "{o}" <{g}>',
+        st.sampled_from(["person/sam", "repo/api", "fact/f-1"]),
+        st.sampled_from(["Sam", "x", "y"]),
+        st.sampled_from(_GRAPHS),
+    ),
+    max_size=12,
+)
+
+
+@given(_ROWS, _ROWS, st.data(), st.booleans())
+def test_a_patch_is_rewritten_as_asking_the_plan_of_every_row(deletes, adds, data, many):
+    """The private journal's rewrite asks the plan only of the rows that end in an entity graph or
+    a graph of one of its facts: the patch it writes, and the counts, are those of asking every row,
+    for any plan (facts that go, facts redacted, rows that go or are replaced), with few facts or
+    more than it lists."""
+    from dataclasses import replace
+
+    from kgrdf.journal import Patch
+    from kgrdf.purge import Plan, _without, digest
+
+    facts = [f"{_KB}fact/f-{i}" for i in range(4)]
+    rows = deletes + adds
+    plan = Plan(
+        graphs=set(data.draw(st.lists(st.sampled_from(facts), unique=True))),
+        lines={digest(r) for r in data.draw(st.lists(st.sampled_from(rows), unique=True))} if rows else set(),
+        renames={digest(r): r.replace('"x"', '"renamed"') for r in rows if data.draw(st.booleans())},
+        redacted=set(data.draw(st.lists(st.sampled_from(facts), unique=True))),
+    )
+    if many:
+        plan.graphs |= {f"{_KB}fact/f-unheard-{i}" for i in range(70)}
+    patch = Patch(id="urn:uuid:1", time="2026-12-03T00:00:00Z", deletes=deletes, adds=adds, seq=1)
+    counts = {"records": 0, "placeholders": 0}
+    got = _without(patch, plan, counts)
+
+    dropped = sum(1 for q in rows if plan.rewrite(q) != q)
+    kept_deletes = [r for r in map(plan.rewrite, deletes) if r is not None]
+    kept_adds = [r for r in map(plan.rewrite, adds) if r is not None]
+    if not dropped:
+        expected = None
+    elif not kept_deletes and not kept_adds:
+        expected = Patch("urn:uuid:1", patch.time, "", [], [], None, 1, None, placeholder=True)
+    else:
+        expected = replace(patch, deletes=kept_deletes, adds=kept_adds)
+    assert got == expected
+    assert counts == {"records": dropped, "placeholders": int(expected is not None and expected.placeholder)}
