@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from kgrdf import clock, identifiers, model, privacy, vocab
 from kgrdf.errors import Damaged, Refused
 from kgrdf.journal import unpacked
-from kgrdf.purge import MARKER, Plan, digest, journal_pieces, refuse_if_shared, rows_in, start
+from kgrdf.purge import MARKER, Plan, digest, held_rows, journal_pieces, refuse_if_shared, rows_in, shared_rows, start
 
 
 @dataclass
@@ -165,28 +165,16 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                 else:
                     plan.lines.add(digest(row))
             if shared:
-                held += _held(piece.lines, known, plan)
+                held += held_rows(piece.lines, known, plan)
     # The rows of every fact the plan may yet drop or change, in the shared journal, for what
     # follows and for refuse_if_shared. When the shared journal named none of its own (a forget
     # that goes ahead: a shared row naming them is refused), they were found as it was read; else
     # it is read once more for them.
-    found = held if plan.graphs | set(told) == known else _held_in(journal.shared, plan.graphs | set(told), plan)
+    found = held if plan.graphs | set(told) == known else shared_rows(journal.shared, plan, plan.graphs | set(told))
     _redact_shared_facts(plan, naming_rows, found, person)
     _drop_disclosures(plan, {fact: nodes for fact, nodes in told.items() if fact not in plan.graphs}, journal)
     search.rows = found  # (each fact the plan now drops or changes was among those read)
     return plan
-
-
-def _held(lines: list[str], facts: set[str], plan: Plan) -> list[str]:
-    """The journal rows among ``lines`` of these facts, and the entity rows the plan drops (an
-    entity row is decided in the piece of the journal that holds it)."""
-    return [
-        row for row in rows_in(lines, facts) if not privacy.is_entities_graph(privacy.graph_of(row)) or plan.drops(row)
-    ]
-
-
-def _held_in(stream, facts: set[str], plan: Plan) -> list[str]:
-    return [row for piece in journal_pieces(stream) for row in _held(piece.lines, facts, plan)]
 
 
 def _drop_disclosures(plan: Plan, told: dict[str, set[str]], journal) -> None:

@@ -169,8 +169,7 @@ def parse_lines(lines: list[str], where: str) -> Patch | None:
         adds = [line[2:-2] for line in body if line.startswith("A ") and line.endswith(" .")]
         deletes = [line[2:-2] for line in body if line.startswith("D ") and line.endswith(" .")]
         if len(adds) + len(deletes) != len(body):
-            bad = next(line for line in body if not (line.startswith(("A ", "D ")) and line.endswith(" .")))
-            raise Damaged(f"{where}: unexpected row in the patch: {bad[:60]!r}", hint=WAY_OUT)
+            raise _unexpected(next(line for line in body if not _is_row(line)), where)
     if not ends:
         return None  # no TC yet: cut short
     if "\n".join(lines[end + 1 :]).strip():
@@ -196,6 +195,15 @@ def _header_row(headers: dict[str, str], line: str, where: str) -> None:
     if name in headers:
         raise Damaged(f"{where}: two {name} headers", hint=WAY_OUT)
     headers[name] = match.group(2) if match.group(2) is not None else match.group(3)
+
+
+def _is_row(line: str) -> bool:
+    """Whether a line of a patch's body is one of its rows (the ``TC`` aside)."""
+    return line.startswith(("A ", "D ")) and line.endswith(" .")
+
+
+def _unexpected(line: str, where: str) -> Damaged:
+    return Damaged(f"{where}: unexpected row in the patch: {line[:60]!r}", hint=WAY_OUT)
 
 
 def _patch(headers: dict[str, str], where: str, deletes: list[str], adds: list[str]) -> Patch:
@@ -228,8 +236,8 @@ class _Scan:
 
     def __init__(self, where: str):
         self.where = where
-        self.header: dict[str, str] = {}  # the header's rows read so far
-        self.headers: dict[str, str] | None = None  # the same, once TX is read
+        self.headers: dict[str, str] = {}  # the header's rows read so far
+        self.body = False  # whether TX is read
         self.carry = b""  # the bytes after the last newline
         self.deletes: list[str] = []
         self.end: str | None = None  # TC or TA, once read
@@ -251,7 +259,7 @@ class _Scan:
         data = self.carry + piece if self.carry else piece
         cut = data.rfind(b"\n") + 1
         self.carry, data = data[cut:], data[:cut]
-        if self.headers is None:
+        if not self.body:
             data = self._header(data)
         if data:
             self._rows(data)
@@ -264,9 +272,9 @@ class _Scan:
             line = data[at:stop].decode("utf-8", errors="replace")
             at = stop + 1
             if line == "TX .":
-                self.headers = self.header
+                self.body = True
                 return data[at:]
-            _header_row(self.header, line, self.where)
+            _header_row(self.headers, line, self.where)
         return b""
 
     def _rows(self, data: bytes) -> None:
@@ -285,8 +293,8 @@ class _Scan:
                 self.end = line
                 self.trailer += "\n".join(lines[at + 1 :]).encode("utf-8")
                 return
-            if not (line.startswith(("A ", "D ")) and line.endswith(" .")):
-                raise Damaged(f"{self.where}: unexpected row in the patch: {line[:60]!r}", hint=WAY_OUT)
+            if not _is_row(line):
+                raise _unexpected(line, self.where)
             if line.startswith("D "):
                 self.deletes.append(line[2:-2])
 

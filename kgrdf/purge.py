@@ -69,13 +69,9 @@ class Plan:
         return self.rewrite(quad) != quad
 
     def endings(self) -> tuple[str, ...] | None:
-        """The ends of the rows (N-Quads without the final dot) the plan may drop or change: those of
-        an entity graph, and of its facts' graphs; None when it has too many facts to list them (then
-        every row is asked). A row with none of them stays as it is: one C call a row finds them."""
-        facts = self.graphs | self.redacted
-        if len(facts) > 64:
-            return None
-        return ("/entities>", *(f" <{g}>" for g in facts), *(f" <{g}{privacy.PROVENANCE}>" for g in facts))
+        """The ends of the rows (N-Quads without the final dot) the plan may drop or change (see
+        :func:`endings`): a row with none of them stays as it is."""
+        return endings(self.graphs | self.redacted)
 
     def as_json(self) -> dict:
         return {
@@ -136,35 +132,48 @@ def _piece(parts: list[str], stats: dict) -> JournalText:
     return JournalText(text, text.split("\n"), stats)
 
 
+def endings(facts: set[str], tail: str = "") -> tuple[str, ...] | None:
+    """The ends (then ``tail``) of the rows a plan over these facts may drop or change: those of an
+    entity graph, and of each fact's assertion and provenance graphs. A row ends with its graph, so
+    for a few facts a test of each row's end (one C call a row) finds them; None for many, whose
+    rows' graphs are then looked up."""
+    if len(facts) > 64:
+        return None
+    return (
+        f"/entities>{tail}",
+        *(f" <{g}>{tail}" for g in facts),
+        *(f" <{g}{privacy.PROVENANCE}>{tail}" for g in facts),
+    )
+
+
 def rows_in(lines: list[str], graphs: set[str]) -> list[str]:
     """The A and D rows (as N-Quads, without their letter and final dot) among ``lines`` that a plan
     over these facts may drop or change: the rows of their assertion and provenance graphs, and the
-    rows of an entity graph. A row ends with its graph, so for a few facts a test of each line's end
-    (one C call a line) finds them; for many, each line's graph is looked up."""
-    entity_rows = "/entities> ."
-    if len(graphs) <= 64:
-        ends = (entity_rows, *(f" <{g}> ." for g in graphs), *(f" <{g}{privacy.PROVENANCE}> ." for g in graphs))
+    rows of an entity graph (:func:`endings`)."""
+    ends = endings(graphs, " .")
+    if ends is not None:
         return [line[2:-2] for line in lines if line.endswith(ends) and line.startswith(("A ", "D "))]
     return [
         line[2:-2]
         for line in lines
         if line.startswith(("A ", "D "))
         and line.endswith(" .")
-        and (line.endswith(entity_rows) or privacy.fact_of(privacy.graph_of(line[2:-2])) in graphs)
+        and (line.endswith("/entities> .") or privacy.fact_of(privacy.graph_of(line[2:-2])) in graphs)
     ]
 
 
-def shared_rows(stream: Stream, plan: Plan) -> list[str]:
-    """The rows of a journal that a deletion over the plan's facts may drop or change (see
-    :func:`rows_in`): every row of those facts, and the entity rows the plan drops; read a piece at a
-    time."""
-    graphs = plan.graphs | plan.redacted
+def held_rows(lines: list[str], facts: set[str], plan: Plan) -> list[str]:
+    """The rows among ``lines`` of these facts, and the entity rows the plan drops (see :func:`rows_in`)."""
     return [
-        row
-        for piece in journal_pieces(stream)
-        for row in rows_in(piece.lines, graphs)
-        if not privacy.is_entities_graph(privacy.graph_of(row)) or plan.drops(row)
+        row for row in rows_in(lines, facts) if not privacy.is_entities_graph(privacy.graph_of(row)) or plan.drops(row)
     ]
+
+
+def shared_rows(stream: Stream, plan: Plan, facts: set[str] | None = None) -> list[str]:
+    """The rows of a journal that a deletion over the plan's facts (or over ``facts``) may drop or
+    change: every row of those facts, and the entity rows the plan drops; read a piece at a time."""
+    facts = plan.graphs | plan.redacted if facts is None else facts
+    return [row for piece in journal_pieces(stream) for row in held_rows(piece.lines, facts, plan)]
 
 
 def refuse_if_shared(kb, plan: Plan, what: str, rows: list[str] | None = None) -> None:
@@ -232,6 +241,7 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
     files.new_folder(new)
     folders = set()
     stream = Stream(local)
+    ends = plan.endings()
     for path in stream.files():
         patch, _data, _size = stream.read(path)
         if patch is None:
@@ -240,7 +250,7 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
         if path.parent.name not in folders:
             target.parent.mkdir(mode=0o700)
             folders.add(path.parent.name)
-        rewritten = _without(patch, plan, counts)
+        rewritten = _without(patch, plan, counts, ends)
         if rewritten is not None:
             _write_file(target, packed(path.name, rewritten.encode()))
             continue
@@ -261,31 +271,33 @@ def _rewrite_private_journal(kb, plan: Plan) -> dict:
     return counts
 
 
-def _without(patch: Patch, plan: Plan, counts: dict) -> Patch | None:
+def _without(patch: Patch, plan: Plan, counts: dict, ends: tuple[str, ...] | None) -> Patch | None:
     """The patch without the plan's rows (a placeholder when none is left), None when it keeps them
-    all; ``counts`` takes the rows dropped and the placeholders made."""
-    ends = plan.endings()
-    dropped = sum(1 for q in (*patch.deletes, *patch.adds) if (ends is None or q.endswith(ends)) and plan.drops(q))
-    if not dropped:
+    all; ``counts`` takes the rows dropped or changed and the placeholders made. Only the rows with
+    one of the ``ends`` (:meth:`Plan.endings`; every row, for None) are asked of the plan."""
+    deletes, dropped = _rewritten(patch.deletes, plan, ends)
+    adds, dropped_adds = _rewritten(patch.adds, plan, ends)
+    if not dropped + dropped_adds:
         return None
-    counts["records"] += dropped
-    deletes, adds = _rewritten(patch.deletes, plan, ends), _rewritten(patch.adds, plan, ends)
+    counts["records"] += dropped + dropped_adds
     if not deletes and not adds:
         counts["placeholders"] += 1
         return Patch(patch.id, patch.time, "", [], [], patch.prev, patch.seq, patch.shared, placeholder=True)
     return replace(patch, deletes=deletes, adds=adds)
 
 
-def _rewritten(rows: list[str], plan: Plan, ends: tuple[str, ...] | None) -> list[str]:
-    """The rows as the plan leaves them; only those with one of the ``ends`` (all, for None) are asked."""
-    kept = []
+def _rewritten(rows: list[str], plan: Plan, ends: tuple[str, ...] | None) -> tuple[list[str], int]:
+    """The rows as the plan leaves them, and how many it dropped or changed (see :func:`_without`)."""
+    kept, changed = [], 0
     for row in rows:
         if ends is None or row.endswith(ends):
-            row = plan.rewrite(row)
-            if row is None:
+            after = plan.rewrite(row)
+            changed += after != row
+            if after is None:
                 continue
+            row = after
         kept.append(row)
-    return kept
+    return kept, changed
 
 
 def _write_file(target: Path, data: bytes) -> None:

@@ -1067,7 +1067,7 @@ def test_a_patch_is_rewritten_as_asking_the_plan_of_every_row(deletes, adds, dat
         plan.graphs |= {f"{_KB}fact/f-unheard-{i}" for i in range(70)}
     patch = Patch(id="urn:uuid:1", time="2026-12-03T00:00:00Z", deletes=deletes, adds=adds, seq=1)
     counts = {"records": 0, "placeholders": 0}
-    got = _without(patch, plan, counts)
+    got = _without(patch, plan, counts, plan.endings())
 
     dropped = sum(1 for q in rows if plan.rewrite(q) != q)
     kept_deletes = [r for r in map(plan.rewrite, deletes) if r is not None]
