@@ -122,7 +122,7 @@ class Source:
         return f"{self.kind}:{self.ref}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # (an import of 100k facts holds 100k of them)
 class Hearing:
     """One time a fact was heard: who could hear it, the sources it came with, who said it in which
     message (and their organization then), when; for an extracted fact, the extractor's confidence
@@ -219,7 +219,7 @@ class Update:
     changes: dict[str, tuple[list, list]] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)  # (an import of 100k facts holds each, at 150 bytes less than with a dict)
 class Fact:
     """A fact as the knowledge base holds it now. Times are xsd:dateTime strings in UTC."""
 

@@ -7,6 +7,7 @@ knowledge base as it was.
 """
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -58,9 +59,10 @@ def _overlap(a: model.Fact, b: model.Fact) -> bool:
     return not ends or start < min(ends)
 
 
-def parse_source(text: str, kinds) -> model.Source:
-    """``KIND:REF`` as a Source. Raises BadInput naming the kinds."""
-    kind, sep, ref = inputs.text(text, "a source").partition(":")
+def parse_source(text: str, kinds, limit: int | None = None) -> model.Source:
+    """``KIND:REF`` as a Source. Raises BadInput naming the kinds. ``limit``: KGRDF_MAX_TEXT, when the
+    caller read it once for many sources (inputs.text)."""
+    kind, sep, ref = inputs.text(text, "a source", limit).partition(":")
     kind = kind.strip().lower()
     if not sep or not ref.strip():
         raise BadInput(f"source {text!r} must be KIND:REF, e.g. slack:https://chat.example/p123")
@@ -807,7 +809,7 @@ class Writer(Session):
             raise Refused(f"{predicate.key} takes a value (--value), not an entity")
         from kgrdf import inputs
 
-        text = inputs.text(value_text, f"the value for {predicate.key}").strip()
+        text = inputs.text(value_text, f"the value for {predicate.key}", self._text_limit).strip()
         if not text:
             raise BadInput(f"the value for {predicate.key} is empty")
         if predicate.value_type == vocab.XSD_DATE.value:
@@ -1011,7 +1013,10 @@ class Writer(Session):
             raise BadInput(f"unknown authority {authority!r}; use one of {', '.join(self.schema.authorities)}")
         if status not in ("proposed", "confirmed"):
             raise BadInput(f"a new fact is proposed or confirmed, not {status!r}")
-        sources = [s if isinstance(s, model.Source) else parse_source(s, self.schema.source_kinds) for s in sources]
+        sources = [
+            s if isinstance(s, model.Source) else parse_source(s, self.schema.source_kinds, self._text_limit)
+            for s in sources
+        ]
         if not sources:
             raise BadInput(
                 "a fact needs at least one --source KIND:REF (where it came from)",
@@ -1146,13 +1151,27 @@ class Writer(Session):
             recorded_at=self.now,
             prevents_rework=prevents_rework,
             order=order,
-            perspective=vocab.perspective_iri(self.perspective).value,
+            perspective=self._perspective_value,
             last_confirmed_at=self.now if status == "confirmed" else None,
             **{k: v for k, v in heard.items() if k in self._FACT_HEARD},
         )
         fact.hearings = self._hearings(fact, heards, sources)
         self.stage_new_fact(fact, model.fact_lines(fact, self.schema) + model.lines(self._record(fact, reason)))
         return Outcome(fact, "created")
+
+    @cached_property
+    def _text_limit(self) -> int:
+        """KGRDF_MAX_TEXT, read once a write: an import checks two texts a record against it, and
+        reading the environment twice a record took 0.3 s of 100k."""
+        from kgrdf import settings
+
+        return settings.get("KGRDF_MAX_TEXT")
+
+    @cached_property
+    def _perspective_value(self) -> str:
+        """The perspective's IRI: one string for every fact the write makes (100k copies of it cost
+        an import of 100k facts 7 MB)."""
+        return vocab.perspective_iri(self.perspective).value
 
     def _record(self, fact: model.Fact, reason: str | None) -> list[Quad]:
         """The reason a new fact was recorded, kept as reasons are: an update record (kg:reason) of
