@@ -118,7 +118,7 @@ def generate(path: Path, n_facts: int, seed: int = 7, statuses=STATUSES, chunk: 
     for start in range(0, len(everyone), chunk):
         with kb.writing("generate") as writer:
             for entity in everyone[start : start + chunk]:
-                writer._stage([], model.entity_quads(entity, kb.perspective, schema))
+                writer.stage([], model.entity_quads(entity, kb.perspective, schema))
             writer.validated = True  # synthetic data that keeps to the schema: no per-fact checks
     facts = synthetic_facts(pool, n_facts, rng, schema)
     used_ids: set[str] = set()  # fact ids have 30 bits: at a million facts, some repeat across transactions

@@ -462,7 +462,7 @@ def test_a_knowledge_base_written_before_hearings_keeps_working_through_the_cli(
                 Quad(iri, vocab.kg("message"), Literal(f"msg-{fact_id}"), graph),
                 Quad(iri, vocab.kg("saidBy"), NamedNode(vocab.entity_iri("main", "actor/jo").value), graph),
             ]
-            writer._stage([], old_form)
+            writer.stage([], old_form)
     public = kg("lookup", "Texture", "--audience", "public").stdout
     assert "2019" in public and "old-f-bbbbbb" in public and "msg-f-bbbbbb" in public
     assert "utilities" not in public and "old-f-aaaaaa" not in public

@@ -610,7 +610,7 @@ def _break_the_rules(path: Path) -> None:
         ox.Quad(vocab.entity_iri("main", "person/dana"), kg("summary"), ox.Literal("likes cats"), entities),
     ]
     with kb.writing("test") as writer:
-        writer._stage(status, adds)
+        writer.stage(status, adds)
         writer.validated = True  # what a write would refuse, written anyway
 
 

@@ -1,0 +1,210 @@
+"""The checks of a write: the SHACL shapes on what it touches, a small write's focused on its
+nodes, a large one's in chunks while it goes on staging (Staging holds what they read)."""
+
+from pyoxigraph import NamedNode
+
+from kgrdf import model, vocab
+from kgrdf.errors import Refused
+from kgrdf.writer.staging import PACKED, Staging
+
+
+class Checks(Staging):
+    """The shapes on the pending change: findings, validate, and a large write's check_chunk."""
+
+    MANY_LINES = 100_000  # a write's view of more rows than this (a fact heard 10k times) is checked on two threads
+
+    def findings(self, meanwhile=None) -> list:
+        """Every finding of the SHACL shapes on what this write touches (violations and warnings).
+
+        A small write builds its validation view (its facts with their sources, the entities they
+        name, the facts beside a single-valued one) and runs kg's own evaluator of the shapes
+        (kgrdf.shacl) focused on those nodes. A large
+        one (an import) loads its facts and the entities graph into the view and runs each
+        constraint as one set-based query (kgrdf.shacl), keeping the violations about its own
+        nodes; its warnings (a second current value of a single-valued predicate) are kg lint's.
+
+        ``meanwhile`` is called once the last check of a write checked in chunks runs, before
+        waiting for it (an import reads what its commit will need: prepare_commit).
+        """
+        from kgrdf import validation
+
+        noted = self._noted_findings() if self._noted else []
+        facts = list(self._facts.values())
+        if not facts and not self._entities:
+            return noted
+        if len(facts) + len(self._entities) > self.BULK:
+            return self._bulk_findings(meanwhile) + noted
+        focus = [f.iri for f in facts] + list(self._entities)
+        context: dict[str, model.Fact] = {}
+        for fact in facts:
+            predicate = self.schema.predicate_by_iri(fact.predicate)
+            if predicate is not None and predicate.single_valued:
+                for other in self._facts_for(fact.subject, fact.predicate):
+                    context.setdefault(other.iri, other)
+        context.update({f.iri: f for f in facts})
+        named = {f.subject for f in facts} | {f.target.value for f in facts if f.is_entity_target}
+        if any(e.is_self for e in self._entities.values()):  # the one it must not be a second of
+            named |= {row["entity"].value for row in self.rows("self-organization", entities=self.entities_graph)}
+        # Made from rows, which Oxigraph parses in one go: a fact heard 100k times has a million.
+        standing = self._standing.facts if self._standing is not None else set()
+        fact_lines = [
+            line for f in context.values() if f.iri not in standing for line in model.fact_lines(f, self.schema)
+        ]
+        threads = 2 if standing or len(fact_lines) > self.MANY_LINES else 1  # its queries take seconds: both cores
+        if standing:  # checked in chunks: the facts heard most are in their view already, beside every entity
+            view, taken, entity_lines = self._standing, self._standing.take(), frozenset(self._entity_lines())
+            self._standing = None
+
+            def check():
+                data = view.with_facts(*taken, entity_lines, fact_lines)
+                return validation.check(data, focus, self.kb.path, threads)
+
+            found = self._checker.submit(check)
+            if meanwhile is not None:
+                meanwhile()
+            found = found.result()
+            self._checker.shutdown()
+            self._checker = None
+            return found + noted
+        entities = [self.entity(NamedNode(iri)) for iri in named | set(self._entities)]
+        entity_lines = [
+            str(q) for e in entities if e is not None for q in model.entity_quads(e, self.perspective, self.schema)
+        ]
+        data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
+        return validation.check(data, focus, self.kb.path, threads) + noted
+
+    def _noted_findings(self) -> list:
+        """The findings on the records this write adds about facts it does not change
+        (add_to_provenance): a view of those facts with the records, focused on the nodes the
+        records type (each disclosure)."""
+        from kgrdf import validation
+
+        quads, focus = [], set()
+        for iri, (fact, _texts, added, _private) in self._noted.items():
+            quads += model.fact_quads(self._facts.get(iri, fact), self.schema)
+            quads += added
+            focus |= {q.subject.value for q in added if q.predicate == vocab.RDF_TYPE}
+        data = validation.view(quads, [], self.backend.schema_quads())
+        return validation.check(data, sorted(focus), self.kb.path)
+
+    def _bulk_findings(self, meanwhile=None) -> list:
+        """The violations of a large write: what check_chunk has checked, and the rest now."""
+        self.check_chunk(last=True)
+        if meanwhile is not None:
+            meanwhile()
+        latest: dict[str, list] = {}  # node -> the findings of the last chunk that checked it
+        for checked, entities, future in self._chunks:
+            found = future.result()
+            for iri in checked | entities:
+                latest[iri] = []
+            for finding in found:
+                node = finding.focus.split("/source/")[0]
+                if node in checked or node in entities:
+                    latest[node].append(finding)
+        self._chunks = []
+        if self._checker is not None:
+            self._checker.shutdown()
+            self._checker = None
+        return [
+            finding
+            for node in sorted(latest)
+            for finding in latest[node]
+            if node in self._facts or node in self._entities
+        ]
+
+    CHUNKS_HELD = 3  # chunks given to the checker and not checked yet: staging waits for the first of them
+    HEARD_OFTEN = 100  # hearings: a fact changed with more than this is checked in the standing view
+
+    def check_chunk(self, last: bool = False) -> None:
+        """Check the facts staged since the last chunk against the shapes in a worker thread, while
+        the write goes on staging (Oxigraph lets go of the interpreter lock while it loads and
+        queries). A fact staged again later is checked again, as it is then, in a later chunk; but
+        one this write changed that was heard more than HEARD_OFTEN times goes to the standing view
+        (validation.StandingView), which each chunk brings the rows staged for it since, and only
+        the ``last`` checks: checked whole in every chunk, N copies of one fact would cost N squared
+        over the chunk size, and built whole at the end, a million rows after the staging. (A worker
+        process was tried: on two cores it competes for the CPU as much as a thread does for the
+        lock, and it was slower.)"""
+        from concurrent.futures import ThreadPoolExecutor, wait
+
+        from kgrdf import validation
+
+        if not self._unchecked and not self._entities and self._standing is None:
+            return
+        if self._checker is None:
+            self._checker = ThreadPoolExecutor(max_workers=1)
+            self._ontology = self.backend.schema_quads()
+        entity_lines = self._entity_lines()
+        fact_lines, packable = [], []
+        for iri in self._unchecked:
+            first = self._first_lines.get(iri)
+            fact = self._facts[iri]
+            if first is not None and first is not PACKED:
+                fact_lines += first
+                packable.append(iri)
+            elif len(fact.hearings) > self.HEARD_OFTEN or (self._standing and iri in self._standing.facts):
+                if self._standing is None:
+                    self._standing = validation.StandingView(self._ontology)
+                if iri not in self._standing.facts:
+                    self._standing.start(iri, model.fact_lines(fact, self.schema))
+            else:
+                fact_lines += model.fact_lines(fact, self.schema)
+        standing = self._standing.facts if self._standing is not None else set()
+        checked, self._unchecked = self._unchecked - standing, set()
+        if len(self._chunks) >= self.CHUNKS_HELD:  # each holds its rows as text until it is checked
+            wait([self._chunks[-self.CHUNKS_HELD][2]])
+        future = self._checker.submit(validation.check_lines, fact_lines, list(entity_lines), self._ontology)
+        self._chunks.append((checked, set(self._entities), future))
+        for iri in packable:
+            self._pack(iri)
+        if self._standing is not None:
+            run = self._standing.check if last else self._standing.apply
+            future = self._checker.submit(run, *self._standing.take(), frozenset(entity_lines))
+            if last:
+                self._chunks.append((set(standing), set(), future))
+
+    def _entity_lines(self) -> set[str]:
+        """The entities graph's lines as this write leaves it: the index's, read once, and the pending change's."""
+        if self._index_entities is None:
+            entities_graph = vocab.entities_graph(self.perspective)
+            self._index_entities = {str(q) for q in self.backend.quads_in(entities_graph)}
+        entity_lines = self._index_entities.difference(self._deletes)
+        entity_lines.update(k for k in self._entity_adds if k in self._adds)
+        return entity_lines
+
+    def validate(self) -> list:
+        """Check what this write touches against the SHACL shapes. Raises Refused on a violation
+        (nothing has been written yet); returns the warnings."""
+        from kgrdf import validation
+
+        if self.validated:
+            return self.warnings
+        findings = self.findings()
+        try:
+            self.warnings = validation.refuse_violations(findings)
+        except Refused as exc:
+            exc.details["findings"] = [self._shown_finding(f) for f in findings if f.severity == "violation"]
+            raise
+        self.validated = True
+        return self.warnings
+
+    def _shown_finding(self, finding) -> dict:
+        """A finding for a refusal's JSON. A fact this write would have made is refused with it, so
+        its id was never given out (the next write mints it again for another fact): the finding
+        describes the fact instead, marked as not created."""
+        node = finding.focus
+        fact_iri = node.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
+        if fact_iri not in self._minted_iris or fact_iri not in self._facts:
+            return finding.as_json()
+        fact = self._facts[fact_iri]
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        shown = {"subject": vocab.id_of(fact.subject), "predicate": predicate.key if predicate else fact.predicate}
+        shown["object" if fact.is_entity_target else "value"] = (
+            vocab.id_of(fact.target.value) if fact.is_entity_target else fact.target.value
+        )
+        return {
+            "focus": None,
+            "fact": {**shown, "created": False},
+            "message": finding.message,
+            "severity": finding.severity,
+        }

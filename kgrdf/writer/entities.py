@@ -1,0 +1,138 @@
+"""Writes of entities: making one, adding names and aliases, and the checks a name passes."""
+
+from dataclasses import replace
+
+from kgrdf import inputs, model, privacy, vocab
+from kgrdf.errors import BadInput, Refused
+from kgrdf.writer.staging import Staging
+
+
+class Entities(Staging):
+    """add_entity and what it refuses: an alias another entity goes by, a person forgotten on request."""
+
+    def add_entity(
+        self,
+        entity_id: str,
+        name: str,
+        aliases=(),
+        weak_aliases=(),
+        summary: str | None = None,
+        is_self: bool = False,
+        check_aliases: bool = True,
+    ):
+        """Make an entity, or add to one: a new name or summary replaces the old, aliases are added.
+        ``is_self`` makes an organization the perspective's own (kg org init; the shapes allow one),
+        and so provisions the perspective when it is new.
+
+        A name or alias holding a character that hides what it says (invisible, or a bidirectional
+        control) is refused (inputs.label). A strong alias is an identity: one that another entity
+        already goes by (its name or a strong alias, by match key) is refused with that entity's id,
+        since it would make that name ambiguous (unless ``check_aliases`` is off: a merge hands an
+        organization's names to the one it is merged into, making nothing more ambiguous).
+
+        Returns (entity, "created" | "updated" | "unchanged").
+        """
+        if is_self:
+            self.provisions_perspective = True
+        self.check_perspective()
+        entity_id = entity_id.strip()
+        if not vocab.ID_PATTERN.match(entity_id):
+            raise BadInput(f"entity id {entity_id!r} must be TYPE/NAME in lower case, e.g. person/dana or repo/web-app")
+        type_key = entity_id.split("/", 1)[0]
+        if type_key not in self.schema.types:
+            raise Refused(
+                f"unknown entity type {type_key!r} in {entity_id}",
+                hint="one of " + ", ".join(sorted(self.schema.types)),
+            )
+        inputs.text(summary or "", "the summary")  # Unicode text of a bounded size (KGRDF_MAX_TEXT)
+        for what, given in (
+            [("the name", name or "")]
+            + [("the alias", a) for a in aliases]
+            + [("the weak alias", a) for a in weak_aliases]
+        ):
+            inputs.label(given, what)  # and nothing in it that hides what it says
+        name = model.clean_label(name or "")
+        if not name:
+            raise BadInput("an entity needs a --name")
+        aliases = [model.clean_label(a) for a in aliases if model.clean_label(a)]
+        weak = [model.clean_label(a) for a in weak_aliases if model.clean_label(a)]
+        iri = vocab.entity_iri(self.perspective, entity_id)
+        old = self.entity(iri)
+        if old is None and type_key in privacy.PERSON_TYPES and not self.allow_forgotten:
+            self._refuse_forgotten(entity_id)
+        if old is None:
+            new = model.Entity(
+                entity_id,
+                iri.value,
+                type_key,
+                name,
+                sorted(set(aliases) - {name}),
+                sorted(set(weak) - {name} - set(aliases)),
+                summary,
+                is_self,
+            )
+            outcome = "created"
+        else:
+            new = replace(
+                old,
+                name=name or old.name,
+                aliases=sorted(set(old.aliases) | set(aliases)),
+                weak_aliases=sorted(set(old.weak_aliases) | set(weak)),
+                summary=summary if summary is not None else old.summary,
+                is_self=old.is_self or is_self,
+            )
+            new.aliases = [a for a in new.aliases if a != new.name]
+            new.weak_aliases = [a for a in new.weak_aliases if a not in new.aliases and a != new.name]
+            outcome = "unchanged" if new == old else "updated"
+        if outcome != "unchanged":
+            for alias in new.aliases if check_aliases else ():
+                if old is None or alias not in old.aliases:
+                    self._refuse_taken(alias, new)
+            self._replace_entity(old, new)
+            if old is None:
+                self._created.add(iri.value)
+            for how, label in [("name", new.name)] + [("alias", a) for a in new.aliases]:
+                self._pending_labels.setdefault(model.match_key(label), []).append((how, label, new))
+            if new.type in privacy.PERSON_TYPES:
+                self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases, *new.weak_aliases])
+        return new, outcome
+
+    def _refuse_taken(self, alias: str, entity: model.Entity) -> None:
+        """Refuse a strong alias that another entity of the perspective goes by already (its name or
+        a strong alias, compared by match key): one index lookup by that key (identify.rq). A large
+        write (an import) reads every label's key once instead, and looks up only the keys found."""
+        key = model.match_key(alias)
+        self._label_checks += 1
+        if self._label_keys is None and self._label_checks > 64:
+            self._label_keys = {
+                model.match_key(row["label"].value) for row in self.rows("labels", entities=self.entities_graph)
+            }
+        if self._label_keys is not None and key not in self._label_keys and key not in self._pending_labels:
+            return
+        others = [m for m in self.identify(alias)["matches"] if m["id"] != entity.id]
+        if others:
+            named = ", ".join(f"{m['id']} ({m['name']!r}, its {m['matched']})" for m in others)
+            raise Refused(
+                f"the alias {alias!r} of {entity.id} is already a name of {named}: an alias names one "
+                f"entity, and this one would make {alias!r} ambiguous",
+                hint="a related term that may be shared is a weak alias: --weak-alias",
+                candidates=[m["id"] for m in others],
+                conflict=True,
+            )
+
+    def _refuse_forgotten(self, entity_id: str) -> None:
+        if self._forgotten is None:
+            self._forgotten = privacy.forgotten(self.kb)
+        if self._forgotten and (self.key or privacy.key(self.kb, make=False)).is_forgotten(entity_id, self._forgotten):
+            raise Refused(
+                f"{entity_id} was forgotten on request; adding them again is refused",
+                hint="add them again knowingly with --allow-forgotten",
+            )
+
+    def _replace_entity(self, old: model.Entity | None, new: model.Entity) -> None:
+        """Stage the change from ``old``'s description (None: a new entity) to ``new``'s."""
+        old_quads = model.entity_quads(old, self.perspective, self.schema) if old else []
+        new_quads = model.entity_quads(new, self.perspective, self.schema)
+        old_lines, new_lines = {str(q) for q in old_quads}, {str(q) for q in new_quads}
+        self.stage([q for q in old_quads if str(q) not in new_lines], [q for q in new_quads if str(q) not in old_lines])
+        self._entities[new.iri] = new

@@ -1,0 +1,320 @@
+"""A fact's life after it is proposed: confirmed, rejected, superseded, retimed, closed, expired."""
+
+from pyoxigraph import NamedNode
+
+from kgrdf import audience as audiences
+from kgrdf import clock, model, vocab
+from kgrdf.errors import BadInput, Refused
+from kgrdf.writer.staging import DEFAULT_REVIEWER, Heard, Outcome, Staging, parse_source
+
+
+def _overlap(a: model.Fact, b: model.Fact) -> bool:
+    """Whether two facts' valid times share an instant: [valid_from, valid_to), an open start
+    reaching back to the beginning and an open end to the end of time; an empty one shares none."""
+    start = max(a.valid_from or "", b.valid_from or "")
+    ends = [end for end in (a.valid_to, b.valid_to) if end]
+    return not ends or start < min(ends)
+
+
+class Lifecycle(Staging):
+    """A person's review (confirm, reject, supersede) and the closing, retiming and expiry it brings."""
+
+    def confirm(
+        self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None, close_replaced: bool = True
+    ) -> Outcome:
+        """Confirm a fact. For a single-valued predicate, close the confirmed value it replaces
+        (unless ``close_replaced`` is off: an automatic confirmation leaves that to a person).
+
+        Confirming a confirmed fact again (a person vouching for it anew) refreshes its
+        last_confirmed_at, and closes any value it replaces that an automatic confirmation left open.
+        """
+        fact = self.fact(fact_id)
+        if fact.superseded_by:
+            raise Refused(
+                f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}",
+                hint=f"confirm {vocab.id_of(fact.superseded_by)} instead",
+            )
+        if not fact.current and fact.status == "confirmed":
+            raise Refused(f"{fact.id} is closed; only a current fact can be confirmed")
+        action = "reconfirm" if fact.status == "confirmed" else "confirm"
+        if action == "reconfirm" and reviewed_by == "auto":
+            return Outcome(fact, "unchanged", f"{fact.id} is confirmed already", [])
+        changes = {"status": "confirmed", "retired_at": None, "last_confirmed_at": self.now, "reviewed_by": reviewed_by}
+        rivals = self._rivals(fact)
+        coexist = bool(rivals) and self._coexists(fact)
+        if close_replaced and rivals and not coexist and fact.valid_from is None:
+            # It holds from where the values it replaces end (now): left open, its valid time would
+            # reach back over theirs, two values true at once.
+            changes["valid_from"] = self.now
+        after = self._change(fact, changes, action, reason)
+        if coexist:
+            ids = ", ".join(r.id for r in rivals)
+            return Outcome(
+                after,
+                action + "ed",
+                f"{ids} stays beside it, both shown as conflicting until a person "
+                f"resolves them (kg supersede {rivals[0].id} ... or kg supersede "
+                f"{after.id} ...)",
+                [],
+            )
+        if close_replaced:
+            closed = [self._close(other, after) for other in rivals]
+            notes = [self._closed_note(old, new) for old, new in zip(rivals, closed, strict=True)]
+            return Outcome(after, action + "ed", "; ".join(n for n in notes if n) or None, closed)
+        note = None
+        if rivals:
+            ids = ", ".join(r.id for r in rivals)
+            note = (
+                f"{ids} stays current beside it until a person confirms the change (kg confirm {after.id} closes {ids})"
+            )
+        return Outcome(after, action + "ed", note, [])
+
+    def _rivals(self, fact: model.Fact) -> list[model.Fact]:
+        """The other current confirmed values of a single-valued predicate (or of the same key of a
+        free-text attribute) that ``fact`` replaces."""
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        if predicate is None or not (predicate.single_valued or predicate.key == "attribute"):
+            return []
+        key = model.attribute_key(fact.target.value) if predicate.key == "attribute" else None
+        return [
+            other
+            for other in self._facts_for(fact.subject, fact.predicate)
+            if other.iri != fact.iri
+            and other.status == "confirmed"
+            and other.current
+            and (key is None or model.attribute_key(other.target.value) == key)
+        ]
+
+    def _coexists(self, fact: model.Fact) -> bool:
+        """Whether rival values stay side by side instead of the newer closing the older: an
+        organization's attributes (§9), where two people's accounts both deserve to be seen."""
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        subject = self.entity(NamedNode(fact.subject))
+        return (
+            predicate is not None
+            and not predicate.takes_entity
+            and predicate.axis == "Organizations"
+            and subject is not None
+            and subject.type == "organization"
+        )
+
+    def _close(self, old: model.Fact, replacement: model.Fact, why: str | None = None) -> model.Fact:
+        """Close ``old``, replaced by ``replacement``: retired now, and its valid time ends where the
+        replacement's begins (now, for one that begins later), so that the two never hold at once.
+        It never ends later than it did; one whose replacement begins at or before its own start
+        never held: it ends at its start (an empty interval)."""
+        end = self.now
+        if replacement.valid_from and replacement.valid_from <= self.now:
+            end = replacement.valid_from
+        if old.valid_to and old.valid_to < end:
+            end = old.valid_to
+        if old.valid_from and end < old.valid_from:
+            end = old.valid_from
+        return self._change(
+            old,
+            {"valid_to": end, "superseded_by": replacement.iri, "retired_at": self.now},
+            "close",
+            f"replaced by {replacement.id}" + (f": {why}" if why else ""),
+        )
+
+    def close_for(
+        self, fact_id: str, replacement_id: str, why: str | None = None, starts: str | None = None
+    ) -> model.Fact:
+        """Close a current fact, replaced by another current one, as confirming or superseding closes
+        the value it replaces (a closure another replica made, folded in by kg sync). ``starts`` is
+        when the replacement holds from, where it says no time of its own (the time it was given
+        where the closure was made): the closed fact ends there."""
+        old, replacement = self.fact(fact_id), self.fact(replacement_id)
+        if not old.current or not replacement.current:
+            raise Refused(f"{old.id} and {replacement.id} must both be current to close one for the other")
+        if starts and not replacement.valid_from:
+            replacement = self._change(replacement, {"valid_from": starts}, "retime", why)
+        return self._close(old, replacement, why)
+
+    @staticmethod
+    def _closed_note(old: model.Fact, closed: model.Fact) -> str | None:
+        """What closing did to a value's valid time, when it is more than ending it now."""
+        if closed.valid_from and closed.valid_to == closed.valid_from:
+            return (
+                f"{old.id} never held: its replacement holds from its own start {old.valid_from} or before, "
+                f"so {old.id} is closed at that start"
+            )
+        return None
+
+    def _refuse_overlap(self, fact: model.Fact, ignore=(), new: bool = False) -> None:
+        """Refuse a fact of a single-valued predicate whose valid time would overlap that of another
+        confirmed value held for the same subject: two values true at once. (Two current values
+        are a contradiction already, which stays visible until a person resolves it: kg lint.)
+        Reads the subject's facts of that predicate (one index lookup)."""
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        if predicate is None or not predicate.single_valued:
+            return
+        for other in self._facts_for(fact.subject, fact.predicate):
+            if (
+                other.iri == fact.iri
+                or other.iri in ignore
+                or other.status != "confirmed"
+                or (other.current and fact.current)
+                or other.value_key() == fact.value_key()
+                or not _overlap(fact, other)
+            ):
+                continue
+            shown = other.target.value if not other.is_entity_target else vocab.id_of(other.target.value)
+            which = "the replacement" if new else fact.id
+            raise Refused(
+                f"{which} would hold from {fact.valid_from or 'the beginning'} while {other.id} ({shown!r}) "
+                f"held from {other.valid_from or 'the beginning'} to {other.valid_to or 'now'}: "
+                f"{predicate.key} takes one value at a time, so nothing was written",
+                hint=f"give --valid-from {other.valid_to} or later" if other.valid_to else None,
+                conflict=True,
+            )
+
+    def reject(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None) -> Outcome:
+        fact = self.fact(fact_id)
+        if fact.status == "rejected":
+            return Outcome(fact, "unchanged", f"{fact.id} is rejected already")
+        if fact.superseded_by:
+            raise Refused(f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}; it is closed already")
+        after = self._change(
+            fact, {"status": "rejected", "retired_at": self.now, "reviewed_by": reviewed_by}, "reject", reason
+        )
+        return Outcome(after, "rejected")
+
+    def supersede(
+        self,
+        fact_id: str,
+        *,
+        object: str | None = None,
+        value: str | None = None,
+        sources=(),
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        order: int | None = None,
+        reason: str | None = None,
+        audience: str | None = None,
+    ) -> Outcome:
+        """Correct a fact: a confirmed replacement with the new object or value closes the old one.
+        The replacement holds from ``valid_from`` (default: now) and the old value until then (one
+        whose replacement begins at or before its own start never held: see _close); a replacement
+        whose valid time would overlap another value the subject held is refused. It is heard in
+        each audience the old one was heard in (whoever was told the old value may be told the
+        correction, and nobody else), unless ``audience`` says where.
+
+        Without a new object or value, the fact's own valid time or order is corrected (retime).
+        """
+        old = self.fact(fact_id)
+        if object is None and value is None and (old.current or old.status == "confirmed"):
+            return self.retime(old, valid_from=valid_from, valid_to=valid_to, order=order, reason=reason)
+        if not old.current:
+            state = f"superseded by {vocab.id_of(old.superseded_by)}" if old.superseded_by else old.status
+            raise Refused(
+                f"{old.id} is not current ({state}); only a current fact can be superseded"
+                + (
+                    ""
+                    if old.status != "confirmed"
+                    else f", though its valid time may be corrected (kg supersede {old.id} --valid-from/--valid-to)"
+                )
+            )
+        predicate = self.schema.predicate_by_iri(old.predicate)
+        subject = self.entity(NamedNode(old.subject))
+        all_sources = [parse_source(s, self.schema.source_kinds) if isinstance(s, str) else s for s in sources]
+        all_sources.append(model.Source("user", "kg supersede"))
+        outcome = self.propose(
+            subject.id,
+            predicate.key,
+            object=object,
+            value=value,
+            sources=all_sources,
+            authority="user",
+            valid_from=valid_from,
+            valid_to=valid_to,
+            order=order,
+            status="confirmed",
+            reason=reason,
+            retime=True,
+            default_start=self.now,
+            heard=[Heard(a) for a in ([audience] if audience is not None else old.audiences() or [audiences.OWNER])],
+        )
+        new = outcome.fact
+        if new.iri == old.iri:
+            raise Refused(
+                f"{old.id} already says that; nothing to supersede",
+                hint=f"to correct only its valid time or order: kg supersede {old.id} --valid-from DATE",
+            )
+        if outcome.action == "rejected":
+            raise Refused(
+                f"the replacement value was rejected before ({new.id})",
+                hint=f"confirm {new.id} first if it is right after all",
+            )
+        if new.status != "confirmed":
+            new = self.confirm(new.id, close_replaced=False, reason=f"supersedes {old.id}").fact
+        if new.valid_from is None:  # a value held already, from no time in particular: from now on
+            new = self._change(new, {"valid_from": self.now}, "retime", f"replaces {old.id} from now on")
+        closed = self._close(old, new, reason)
+        self._refuse_overlap(new, ignore={old.iri}, new=outcome.action == "created")
+        note = self._closed_note(old, closed) or f"{old.id} closed at {closed.valid_to}, replaced by {new.id}"
+        return Outcome(new, "superseded", note, [closed])
+
+    def retime(
+        self,
+        fact: model.Fact,
+        *,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        order: int | None = None,
+        reason: str | None = None,
+    ) -> Outcome:
+        """Correct a fact's own valid time or order (kg supersede F --valid-from DATE): an update
+        record that says what they held before; a valid time that would overlap another value the
+        subject held is refused."""
+        if valid_from is None and valid_to is None and order is None:
+            raise BadInput(
+                "say what replaces it: a new --object or --value, or its corrected --valid-from, --valid-to or --order"
+            )
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        if order is not None and not (predicate and predicate.ordered):
+            raise BadInput(
+                f"--order applies to ordered predicates (has_step), not {predicate.key if predicate else '?'}"
+            )
+        start, end = clock.parse_optional(valid_from, "--valid-from"), clock.parse_optional(valid_to, "--valid-to")
+        asked = {
+            "valid_from": clock.iso(start) if start else None,
+            "valid_to": clock.iso(end) if end else None,
+            "order": order,
+        }
+        changes = self._retimed(fact, asked, allowed=True)
+        if not changes:
+            raise Refused(f"{fact.id} already says that; nothing to supersede")
+        note = self._times_note(fact, changes)  # said before the change: what it held
+        after = self._change(fact, changes, "retime", reason or "valid time or order corrected by a person")
+        self._refuse_overlap(after)
+        return Outcome(
+            after,
+            "retimed",
+            f"{fact.id} corrected in place" + note + f" (kg history {fact.id} shows what it said before)",
+        )
+
+    # --- expiry and retention -------------------------------------------------------------------------
+
+    def _cutoff(self, days: int):
+        from datetime import timedelta
+
+        return vocab.datetime_literal(clock.iso(clock.parse_time(self.now) - timedelta(days=days)))
+
+    def expire_proposals(self, days: int) -> list[model.Fact]:
+        """Proposals not observed again for ``days`` days become expired (kept, with their history);
+        proposing one again revives it."""
+        expired = []
+        for row in self.rows("proposals-due", before=self._cutoff(days)):
+            fact = self.fact(row["id"].value)
+            expired.append(
+                self._change(
+                    fact, {"status": "expired", "retired_at": self.now}, "expire", f"not observed again for {days} days"
+                )
+            )
+        return expired
+
+    def past_retention(self, days: int) -> list[str]:
+        """The facts naming a person that were not observed again for ``days`` days, whatever their
+        status (their IRIs): kg expire deletes them with kgrdf.forget."""
+        return [row["fact"].value for row in self.rows("lint-retention", before=self._cutoff(days))]

@@ -1,0 +1,173 @@
+"""Writes about organizations (§9): their attributes, claims of who works there, and a merge of two."""
+
+from dataclasses import replace
+
+from pyoxigraph import NamedNode
+
+from kgrdf import model, privacy, vocab
+from kgrdf.errors import BadInput, Refused
+from kgrdf.writer.staging import Heard, Outcome, Staging
+
+
+class Organizations(Staging):
+    """kg org's writes: set_attribute, claim_member, promote_claim, merge_organizations."""
+
+    PROMOTED = ("founded", "industry", "relationship", "first_contact_at", "last_contact_at")
+
+    def set_attribute(self, org: str, key: str, value: str, sources=(), heard: Heard | None = None) -> Outcome:
+        """An organization's attribute: a promoted key is its own predicate, any other key a free-text
+        ``attribute`` fact written KEY: VALUE. A proposal, like any fact heard."""
+        key = key.strip()
+        if not key or ":" in key:
+            raise BadInput(f"an attribute key is a word or a few, without ':', not {key!r}")
+        entity = self._organization(org)
+        normal = key.lower().replace(" ", "_").replace("-", "_")
+        if normal in self.PROMOTED:
+            return self.propose(entity.id, normal, value=value, sources=sources, heard=heard)
+        return self.propose(entity.id, "attribute", value=f"{key}: {value.strip()}", sources=sources, heard=heard)
+
+    def _organization(self, text: str) -> model.Entity:
+        entity = self.resolve(text)
+        if entity.type != "organization":
+            raise Refused(f"{entity.id} is a {entity.type}, not an organization")
+        return entity
+
+    def claim_member(
+        self, org: str, claimed_name: str, role: str | None, sources=(), heard: Heard | None = None
+    ) -> Outcome:
+        """Someone said a person by this name works at ``org`` ("check with Jim, he's our IT guy"):
+        recorded as an unverified claim with its provenance, a proposal. No actor is made: a name
+        said once is not an identity (kg org promote links it to a real actor later)."""
+        name = model.clean_label(claimed_name or "")
+        if not name:
+            raise BadInput("a claim needs the name that was said (--claimed-name)")
+        entity = self._organization(org)
+        facts = self._heard(heard or Heard())
+        if facts["said_by"] is None:
+            raise BadInput("a claim records who said it: give --said-by")
+        facts.update({"claimed_role": model.clean_label(role) if role else None, "verified": False})
+        sources = list(sources)
+        if not sources and facts["message"]:
+            sources = [f"chat:{facts['message']}"]  # the message it was said in is where it came from
+        if not sources:
+            raise BadInput("a claim needs where it was said: --message REF or --source KIND:REF")
+        outcome = self._propose(
+            entity.id,
+            "claimed_member",
+            object=None,
+            value=name,
+            sources=sources,
+            authority="stakeholder",
+            valid_from=None,
+            valid_to=None,
+            order=None,
+            prevents_rework=False,
+            status="proposed",
+            reason=None,
+            revive_rejected=False,
+            heard=facts,
+        )
+        return replace(
+            outcome,
+            note="an unverified claim: no actor was made (kg org promote "
+            f"{outcome.fact.id} ACTOR links it to a real one)",
+        )
+
+    def promote_claim(self, claim_id: str, actor: str) -> Outcome:
+        """Link a claim to a real actor, as a separate, verified step: a confirmed affiliated_with
+        fact whose source is the claim, which stays as it was (unverified hearsay) and names the
+        actor it was promoted to."""
+        claim = self.fact(claim_id)
+        predicate = self.schema.predicate_by_iri(claim.predicate)
+        if predicate is None or predicate.key != "claimed_member":
+            raise Refused(f"{claim.id} is not an affiliation claim (kg org affiliate records one)")
+        if claim.promoted_to:
+            raise Refused(f"{claim.id} was promoted to {vocab.id_of(claim.promoted_to)} already")
+        if not claim.current:
+            raise Refused(f"{claim.id} is {claim.status}: only a current claim can be promoted")
+        person = self.resolve(actor, role="actor")
+        if person.type not in privacy.PERSON_TYPES:
+            raise Refused(f"{person.id} is a {person.type}: a claim is promoted to an actor or a person")
+        organization = self.entity(NamedNode(claim.subject))
+        link = self.propose(
+            person.id,
+            "affiliated_with",
+            object=organization.id,
+            status="confirmed",
+            sources=[model.Source("user", f"kg org promote {claim.id}")],
+            authority="user",
+            reason=f"promoted from the claim {claim.id}",
+            auto_confirm=False,
+        )
+        self._change(claim, {"promoted_to": person.iri}, "promote", f"linked to {person.id} by {link.fact.id}")
+        return replace(link, note=f"{claim.id} stays as the evidence: an unverified claim, promoted to {person.id}")
+
+    def merge_organizations(self, keep: str, merge: str) -> dict:
+        """Make one organization of two duplicates: ``merge``'s current facts move to ``keep``, each
+        a new fact that carries over its status and each of its hearings (audience, sources, speaker,
+        message) and names the fact it came from (kg:mergedFrom), which is closed as superseded, its own history intact; a fact
+        ``keep`` holds already is observed again instead. ``keep`` takes ``merge``'s name and aliases
+        as aliases; ``merge`` records that it was merged into ``keep``, and its id resolves there."""
+        survivor, merged = self._organization(keep), self._organization(merge)
+        if survivor.iri == merged.iri:
+            raise Refused(f"{survivor.id} and {merged.id} are one organization already")
+        if merged.is_self:
+            raise Refused(
+                f"{merged.id} is the perspective's self organization: merge the other into it",
+                hint=f"kg org merge {merged.id} {survivor.id}",
+            )
+        moved, observed = [], []
+        for row in self.rows("entity-facts", entity=NamedNode(merged.iri)):
+            old = self.fact(row["id"].value)
+            if not old.current:
+                continue  # history stays with the merged organization
+            subject = survivor.iri if old.subject == merged.iri else old.subject
+            target = NamedNode(survivor.iri) if old.is_entity_target and old.target.value == merged.iri else old.target
+            key = target.value if isinstance(target, NamedNode) else model.normalize(target.value)
+            same = [f for f in self._facts_for(subject, old.predicate) if f.current and f.value_key() == key]
+            if same:
+                hearings = self._rehomed(same[0], old.hearings)
+                kept = self._change(
+                    same[0],
+                    {"observed_at": self.now, "observations": same[0].observations + old.observations},
+                    "observe",
+                    f"merged from {old.id}",
+                    old.sources,
+                    hearings,
+                )
+                observed.append(kept.id)
+            else:
+                fact_id = self._mint()
+                kept = replace(
+                    old,
+                    id=fact_id,
+                    iri=vocab.fact_iri(self.perspective, fact_id).value,
+                    subject=subject,
+                    target=target,
+                    recorded_at=self.now,
+                    merged_from=old.iri,
+                    updates=[],
+                    sources=list(old.sources),
+                    superseded_by=None,
+                    hearings=[],
+                )
+                kept.hearings = self._rehomed(kept, old.hearings)
+                self.stage_new_fact(kept, model.fact_lines(kept, self.schema))
+                moved.append(kept.id)
+            self._change(
+                old,
+                {"valid_to": self.now, "superseded_by": kept.iri, "retired_at": self.now},
+                "merge",
+                f"{merged.id} was merged into {survivor.id}",
+            )
+        names = [merged.name, *merged.aliases]
+        self.add_entity(
+            survivor.id,
+            survivor.name,
+            [n for n in names if n != survivor.name],
+            merged.weak_aliases,
+            check_aliases=False,
+        )
+        after = replace(merged, aliases=[], weak_aliases=[], merged_into=survivor.iri)
+        self._replace_entity(merged, after)
+        return {"kept": survivor.id, "merged": merged.id, "moved": moved, "observed": observed, "aliases": names}

@@ -1,0 +1,448 @@
+"""Proposing a fact: a new one, or an observation of one held; where it was heard; its record."""
+
+from dataclasses import replace
+from functools import cached_property
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from kgrdf import audience as audiences
+from kgrdf import autoconfirm, clock, inputs, model, privacy, vocab
+from kgrdf.errors import BadInput, Refused
+from kgrdf.writer.staging import Heard, Outcome, Staging, parse_source
+
+
+class Proposals(Staging):
+    """propose (then the auto-confirm rules), and the parts of a fact it makes: id, target, hearings."""
+
+    def _mint(self) -> str:
+        from kgrdf import queries
+
+        if self._fact_ids is None and self._minted >= 32:
+            self._fact_ids = {row["id"].value for row in self.rows("fact-ids")}
+        while True:
+            fact_id = model.mint_fact_id(self.kb.replica, self.seq, self._minted)
+            self._minted += 1
+            iri = vocab.fact_iri(self.perspective, fact_id)
+            if iri.value in self._facts:
+                continue
+            if self._fact_ids is not None:
+                if fact_id not in self._fact_ids:
+                    return fact_id
+            elif not self.backend.ask(queries.load("fact-exists"), {"fact": iri}):
+                return fact_id
+
+    def _target(self, predicate, object_text: str | None, value_text: str | None):
+        """The object entity or the value literal, checked against the predicate's kind and type."""
+        if (object_text is None) == (value_text is None):
+            raise BadInput(f"give exactly one of --object (an entity) or --value (text) for {predicate.key}")
+        if predicate.takes_entity:
+            if object_text is None:
+                raise Refused(
+                    f"{predicate.key} takes an entity (--object), not a value",
+                    hint=f"e.g. --object {next(iter(sorted(predicate.range)), 'team')}/NAME",
+                )
+            return self.resolve(object_text, role="object")
+        if value_text is None:
+            raise Refused(f"{predicate.key} takes a value (--value), not an entity")
+        from kgrdf import inputs
+
+        text = inputs.text(value_text, f"the value for {predicate.key}", self._text_limit).strip()
+        if not text:
+            raise BadInput(f"the value for {predicate.key} is empty")
+        if predicate.value_type == vocab.XSD_DATE.value:
+            return Literal(clock.parse_date(text, what=f"{predicate.key} value").isoformat(), datatype=vocab.XSD_DATE)
+        return Literal(text)
+
+    def propose(
+        self,
+        subject: str,
+        predicate: str,
+        *,
+        object: str | None = None,
+        value: str | None = None,
+        sources=(),
+        authority: str = "observed",
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        order: int | None = None,
+        prevents_rework: bool = False,
+        status: str = "proposed",
+        reason: str | None = None,
+        user_words=None,
+        auto_confirm: bool = True,
+        heard: "Heard | list[Heard] | None" = None,
+        retime: bool = False,
+        default_start: str | None = None,
+    ) -> Outcome:
+        """Propose a fact, or observe it again if the knowledge base holds it already, then apply the
+        auto-confirm rules (unless ``auto_confirm`` is off).
+
+        An observation agrees with the fact it observes: a valid time or an order given that the
+        fact does not hold is refused with the fact's own (an observation changes neither), unless
+        ``retime`` (a person's correction, kg supersede) sets them as asked. A new fact without
+        ``valid_from`` holds from ``default_start`` (None: from no time in particular). ``reason``
+        is kept with what the write does: the fact's record when it makes the fact, else the update's.
+
+        ``user_words`` is ``(source, verdict)``: a user source carrying the quote, and the
+        transcript's verdict on it (kgrdf.transcript.verify). Verified words confirm the fact, and
+        bring back a rejected one; words not verified leave it proposed and the outcome says why.
+        ``heard`` is where it was heard (a list: heard in each, as one write does for a correction).
+        """
+        heards = [self._heard(h) for h in (heard if isinstance(heard, list) else [heard or Heard()])]
+        heard = heards[0]
+        if heard["extracted"] and (user_words is not None or status != "proposed"):
+            raise BadInput("an extracted fact is always a proposal: --extracted does not go with --from-user")
+        verified = user_words is not None and user_words[1].verified
+        if user_words is not None:
+            sources = [*sources, user_words[0]]
+        if verified:
+            authority = "user"
+        outcome = self._propose(
+            subject,
+            predicate,
+            object=object,
+            value=value,
+            sources=sources,
+            authority=authority,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            order=order,
+            prevents_rework=prevents_rework,
+            status=status,
+            reason=reason,
+            revive_rejected=verified,
+            heard=heards,
+            retime=retime,
+            default_start=default_start,
+        )
+        if heard["extracted"]:
+            return replace(
+                outcome,
+                note="; ".join(
+                    n
+                    for n in (
+                        outcome.note,
+                        "stays proposed: it was extracted from text, and extracted facts are always reviewed",
+                    )
+                    if n
+                ),
+            )
+        if outcome.fact.status != "proposed" or not (auto_confirm or verified):
+            return outcome
+        pred = self.schema.predicate(predicate)
+        decision = autoconfirm.decide(
+            predicate=pred,
+            sources=outcome.fact.sources,
+            source_kinds=self.schema.source_kinds,
+            names_person=outcome.fact.sensitivity == "personal",
+            user_verified=verified,
+        )
+        if decision.rule is None:
+            why = user_words[1].reason if user_words is not None else decision.why_not
+            note = f"{outcome.note}; " if outcome.note else ""
+            return replace(outcome, note=f"{note}stays proposed: {why}")
+        confirmed = self.confirm(
+            outcome.fact.id, reviewed_by="auto", reason=f"auto-confirmed: {decision.rule}", close_replaced=False
+        )
+        note = "; ".join(n for n in (outcome.note, f"confirmed automatically: {decision.rule}", confirmed.note) if n)
+        return Outcome(confirmed.fact, outcome.action, note, [], decision.rule)
+
+    def _heard(self, heard: Heard) -> dict:
+        """The fields a Heard gives a new fact: a canonical audience, the speaker resolved (an actor
+        or a person) and their organization now. Raises BadInput or Refused before anything is staged."""
+        out = {
+            "audience": audiences.parse(heard.audience),
+            "said_by": None,
+            "message": None,
+            "speaker_affiliation": None,
+            "extracted": True if heard.extracted else None,
+            "confidence": None,
+            "span": None,
+        }
+        if heard.confidence is not None or heard.span is not None:
+            if not heard.extracted:
+                raise BadInput("--confidence and --span describe an extracted fact: add --extracted")
+        if heard.confidence is not None:
+            if not 0 <= heard.confidence <= 1:
+                raise BadInput(f"--confidence is between 0 and 1, not {heard.confidence}")
+            out["confidence"] = float(heard.confidence)
+        if heard.span is not None:
+            out["span"] = model.clean_label(inputs.text(heard.span, "the span")) or None
+        if heard.message is not None:
+            message = inputs.text(heard.message, "the message").strip()
+            out["message"] = model.refuse_unprintable(message, "the message reference") or None
+        if heard.said_by is not None:
+            speaker = self.resolve(heard.said_by, role="speaker")
+            if speaker.type not in privacy.PERSON_TYPES:
+                raise Refused(f"{speaker.id} is a {speaker.type}: --said-by names an actor or a person")
+            out["said_by"] = speaker.iri
+            out["speaker_affiliation"] = self._affiliation(speaker.iri)
+        return out
+
+    _FACT_HEARD = ("extracted", "claimed_role", "verified")  # said of the fact, not of one hearing
+
+    def _hearings(self, fact: model.Fact, heards: list[dict], sources) -> list[model.Hearing]:
+        """A hearing of ``fact`` for each of ``heards`` (Writer._heard's fields), now, with ``sources``."""
+        return [
+            model.Hearing(
+                iri,
+                heard["audience"],
+                tuple(sources),
+                said_by=heard["said_by"],
+                message=heard["message"],
+                speaker_affiliation=heard["speaker_affiliation"],
+                heard_at=self.now,
+                confidence=heard["confidence"],
+                span=heard["span"],
+            )
+            for iri, heard in zip(self._new_hearings(fact, len(heards)), heards, strict=True)
+        ]
+
+    def _rehomed(self, fact: model.Fact, hearings) -> list[model.Hearing]:
+        """Hearings as hearings of ``fact``, each named by this transaction (a merge carries another
+        fact's over, each with its own audience, sources, speaker, message and time)."""
+        return [replace(h, iri=iri) for iri, h in zip(self._new_hearings(fact, len(hearings)), hearings, strict=True)]
+
+    def _new_hearings(self, fact: model.Fact, count: int) -> list[str]:
+        """The IRIs of ``count`` hearings this transaction adds to ``fact``, after those it added."""
+        prefix = f"{fact.iri}/hearing/{self.seq}."
+        last = fact.hearings[-1].iri if fact.hearings else None
+        if last and last.startswith(prefix):  # this write's hearings come last, in the order named
+            step = int(last[len(prefix) :])
+        else:
+            step = sum(1 for h in fact.hearings if h.iri and h.iri.startswith(prefix))
+        return [model.hearing_iri(fact.iri, self.seq, step + n) for n in range(1, count + 1)]
+
+    def _affiliation(self, speaker: str) -> str | None:
+        """The organization a speaker is affiliated with now: their newest current, confirmed
+        affiliated_with fact (recorded with what they say; never a reason to trust it)."""
+        predicate = self.schema.predicate("affiliated_with")
+        current = [
+            f
+            for f in self._facts_for(speaker, predicate.iri)
+            if f.status == "confirmed" and f.current and f.is_entity_target
+        ]
+        current.sort(key=lambda f: f.recorded_at or "", reverse=True)
+        return current[0].target.value if current else None
+
+    def _propose(
+        self,
+        subject: str,
+        predicate: str,
+        *,
+        object,
+        value,
+        sources,
+        authority,
+        valid_from,
+        valid_to,
+        order,
+        prevents_rework,
+        status,
+        reason,
+        revive_rejected: bool,
+        heard: "dict | list[dict] | None" = None,
+        retime: bool = False,
+        default_start: str | None = None,
+    ) -> Outcome:
+        pred = self.schema.predicate(predicate)
+        if authority not in self.schema.authorities:
+            raise BadInput(f"unknown authority {authority!r}; use one of {', '.join(self.schema.authorities)}")
+        if status not in ("proposed", "confirmed"):
+            raise BadInput(f"a new fact is proposed or confirmed, not {status!r}")
+        sources = [
+            s if isinstance(s, model.Source) else parse_source(s, self.schema.source_kinds, self._text_limit)
+            for s in sources
+        ]
+        if not sources:
+            raise BadInput(
+                "a fact needs at least one --source KIND:REF (where it came from)",
+                hint="e.g. --source slack:https://chat.example/p123 or --source report:weekly-2026-11",
+            )
+        start, end = (clock.parse_optional(valid_from, "--valid-from"), clock.parse_optional(valid_to, "--valid-to"))
+        start, end = (clock.iso(start) if start else None), (clock.iso(end) if end else None)
+        if start and end and start > end:
+            raise BadInput(f"--valid-from {start} is after --valid-to {end}")
+        if order is not None and not pred.ordered:
+            raise BadInput(f"--order applies to ordered predicates (has_step), not {pred.key}")
+        subject_entity = self.resolve(subject, role="subject")
+        target = self._target(pred, object, value)
+        target_term = NamedNode(target.iri) if isinstance(target, model.Entity) else target
+        key = target_term.value if isinstance(target_term, NamedNode) else model.normalize(target_term.value)
+
+        same = [f for f in self._facts_for(subject_entity.iri, pred.iri, key) if f.value_key() == key]
+        current = [f for f in same if f.current]
+        heards = heard if isinstance(heard, list) else [heard or self._heard(Heard())]
+        heard = heards[0]  # and a new fact's own fields (extracted; a claim's role and verification)
+        asked = {"valid_from": start, "valid_to": end, "order": order}  # None: not said
+        if current:
+            fact = current[0]
+            times = self._retimed(fact, asked, allowed=retime)
+            times_note = self._times_note(fact, times)  # said before the change: what it held
+            if authority == "inferred" and (
+                subject_entity.type in privacy.PERSON_TYPES
+                or (isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)
+            ):
+                raise Refused(
+                    f"{fact.id} names a person, and a fact with authority inferred may not name a person: "
+                    "an inference about a person is not observed either"
+                )
+            hearings = self._hearings(fact, heards, sources)
+            changes = {"observed_at": self.now, "observations": fact.observations + len(hearings), **times}
+            if authority == "user" and any(s.kind == "user" for s in sources):
+                changes["authority"] = "user"  # the user's own words now back it
+            if prevents_rework and not fact.prevents_rework:
+                changes["prevents_rework"] = True
+            after = self._change(fact, changes, "observe", reason, sources, hearings)
+            return Outcome(
+                after,
+                "observed",
+                f"{fact.id} was known: observed again ({after.observations} observations)" + times_note,
+            )
+        rejected = [f for f in same if f.status == "rejected" and not f.superseded_by]
+        if rejected and revive_rejected:
+            return self._revive(
+                rejected[0],
+                asked,
+                heards,
+                sources,
+                reason or "the user's verified words bring it back",
+                "had been rejected: the user's own words bring it back",
+            )
+        if rejected:
+            fact = rejected[0]
+            return Outcome(
+                fact,
+                "rejected",
+                f"{fact.id} was rejected; it stays rejected, and nothing of this proposal was recorded",
+            )
+        expired = [f for f in same if f.status == "expired"]
+        if expired:
+            return self._revive(expired[0], asked, heards, sources, reason, "had expired: proposed again")
+
+        names_person = (
+            subject_entity.type in privacy.PERSON_TYPES
+            or (isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)
+            or self._names_a_person(
+                [
+                    target_term.value if isinstance(target_term, Literal) else None,
+                    heard["span"],
+                    heard["message"],
+                    heard.get("claimed_role"),
+                    reason,
+                ]
+                + [text for s in sources for text in (s.ref, s.quote)]
+            )
+        )
+        start = start or default_start
+        if start and end and start > end:
+            raise BadInput(f"--valid-to {end} is before {start}, when it would begin")
+        fact_id = self._mint()
+        fact = model.Fact(
+            id=fact_id,
+            iri=vocab.fact_iri(self.perspective, fact_id).value,
+            subject=subject_entity.iri,
+            predicate=pred.iri,
+            target=target_term,
+            status=status,
+            authority=authority,
+            sensitivity="personal" if names_person else "internal",
+            sources=sources,
+            observed_at=self.now,
+            observations=len(heards),
+            valid_from=start,
+            valid_to=end,
+            recorded_at=self.now,
+            prevents_rework=prevents_rework,
+            order=order,
+            perspective=self._perspective_value,
+            last_confirmed_at=self.now if status == "confirmed" else None,
+            **{k: v for k, v in heard.items() if k in self._FACT_HEARD},
+        )
+        fact.hearings = self._hearings(fact, heards, sources)
+        self.stage_new_fact(fact, model.fact_lines(fact, self.schema) + model.lines(self._record(fact, reason)))
+        return Outcome(fact, "created")
+
+    def _revive(self, fact: model.Fact, asked: dict, heards: list[dict], sources, reason, why: str) -> Outcome:
+        """Bring a rejected or expired fact back as a proposal, heard again: its valid time and order
+        as now said (they were not held), one more observation a hearing."""
+        times = self._retimed(fact, asked, allowed=True)
+        times_note = self._times_note(fact, times)  # said before the change: what it held
+        hearings = self._hearings(fact, heards, sources)
+        changes = {
+            "status": "proposed",
+            "retired_at": None,
+            "observed_at": self.now,
+            "observations": fact.observations + len(hearings),
+            **times,
+        }
+        after = self._change(fact, changes, "revive", reason, sources, hearings)
+        return Outcome(after, "revived", f"{fact.id} {why}" + times_note)
+
+    @cached_property
+    def _text_limit(self) -> int:
+        """KGRDF_MAX_TEXT, read once a write: an import checks two texts a record against it, and
+        reading the environment twice a record took 0.3 s of 100k."""
+        from kgrdf import settings
+
+        return settings.get("KGRDF_MAX_TEXT")
+
+    @cached_property
+    def _perspective_value(self) -> str:
+        """The perspective's IRI: one string for every fact the write makes (100k copies of it cost
+        an import of 100k facts 7 MB)."""
+        return vocab.perspective_iri(self.perspective).value
+
+    def _record(self, fact: model.Fact, reason: str | None) -> list[Quad]:
+        """The reason a new fact was recorded, kept as reasons are: an update record (kg:reason) of
+        this transaction, action "record", naming the hearings it recorded (so an audience is shown
+        it when it may hear one of them) and changing nothing. kg history shows it on the fact's
+        first line. None without a reason."""
+        if not reason:
+            return []
+        fact_node = NamedNode(fact.iri)
+        graph = vocab.provenance_graph(fact_node)
+        update = vocab.update_iri(fact_node, self.seq, 1)
+        quads = [
+            Quad(update, vocab.RDF_TYPE, vocab.UPDATE, graph),
+            Quad(update, vocab.kg("updates"), fact_node, graph),
+            Quad(update, vocab.kg("updateNumber"), vocab.integer(self.seq), graph),
+            Quad(update, vocab.kg("action"), Literal("record"), graph),
+            Quad(update, vocab.ENDED_AT, vocab.datetime_literal(self.now), graph),
+            Quad(update, vocab.kg("reason"), Literal(reason), graph),
+        ]
+        quads += [Quad(update, model.ADDED_HEARING, NamedNode(h.iri), graph) for h in fact.hearings]
+        fact.updates = [model.Update(self.seq, "record", self.now, reason, tuple(h.iri for h in fact.hearings))]
+        return quads
+
+    _TIME_OPTIONS = {"valid_from": "--valid-from", "valid_to": "--valid-to", "order": "--order"}
+
+    def _retimed(self, fact: model.Fact, asked: dict, allowed: bool) -> dict:
+        """The valid time and order a proposal asks of a known fact that differ from what it holds
+        ({field: value}). Refused unless ``allowed``: an observation does not change them."""
+        changes = {name: given for name, given in asked.items() if given is not None and getattr(fact, name) != given}
+        if not changes:
+            return {}
+        start = changes.get("valid_from", fact.valid_from)
+        end = changes.get("valid_to", fact.valid_to)
+        if start and end and start > end:
+            raise BadInput(f"{fact.id} would be valid from {start} to {end}, which ends before it starts")
+        if not allowed:
+            held = ", ".join(
+                f"{name} {getattr(fact, name) if getattr(fact, name) is not None else 'none'} (proposed: {given})"
+                for name, given in changes.items()
+            )
+            command = " ".join(f"{self._TIME_OPTIONS[name]} {given}" for name, given in changes.items())
+            raise Refused(
+                f"{fact.id} says this already with {held}: proposing it again observes it, and an "
+                f"observation does not change a fact's valid time or order, so nothing was written",
+                hint=f"kg supersede {fact.id} {command} corrects it: a person's correction, kept in its history",
+                conflict=True,
+            )
+        return changes
+
+    @classmethod
+    def _times_note(cls, fact: model.Fact, changes: dict) -> str:
+        if not changes:
+            return ""
+        return "; " + ", ".join(f"{name} {getattr(fact, name) or 'none'} -> {given}" for name, given in changes.items())
