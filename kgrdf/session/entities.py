@@ -1,0 +1,154 @@
+"""Entities and names: an entity, which one a name means, search, the perspectives."""
+
+from pyoxigraph import Literal, NamedNode
+
+from kgrdf import model, vocab
+from kgrdf.errors import BadInput, NotFound, Refused
+from kgrdf.session.reading import Reading
+
+
+class EntityReads(Reading):
+    """entity, entity_by_id, identify, resolve, search, perspectives."""
+
+    @property
+    def entities_graph(self) -> NamedNode:
+        return vocab.entities_graph(self.perspective)
+
+    def entity_iri(self, entity_id: str) -> NamedNode:
+        return vocab.entity_iri(self.perspective, entity_id)
+
+    def entity(self, iri: NamedNode) -> model.Entity | None:
+        """The entity ``iri`` names, or None; for an audience, None for one that does not exist for
+        it (see may_see)."""
+        found = self.named_entity(iri)
+        if found is not None and not self.may_see(found.iri):
+            return None
+        return found
+
+    def named_entity(self, iri: NamedNode) -> model.Entity | None:
+        """The entity ``iri`` names, or None, as it is described: for an entity a fact the read's
+        audience may hear names, which exists for that audience (kgrdf.audience), so that may_see's
+        query of the audiences of every fact naming it is not asked."""
+        return model.fold_entity(iri.value, self.rows("entity", entity=iri))
+
+    def entity_by_id(self, entity_id: str) -> model.Entity | None:
+        if not vocab.ID_PATTERN.match(entity_id):
+            return None
+        return self.entity(self.entity_iri(entity_id))
+
+    def _survivor(self, entity: model.Entity) -> model.Entity:
+        """An organization merged into another resolves to the one that was kept."""
+        seen = {entity.iri}
+        while entity.merged_into and entity.merged_into not in seen:
+            seen.add(entity.merged_into)
+            entity = self.entity(NamedNode(entity.merged_into)) or entity
+        return entity
+
+    def identify(self, text: str) -> dict:
+        """Entities named ``text``: by name or strong alias (matches); by weak alias (suggestions).
+        A merged organization's names lead to the one it was merged into."""
+        matches, suggestions = {}, {}
+        for row in self.values("identify", key=Literal(model.match_key(text)), entities=self.entities_graph):
+            if not self.may_see(row["entity"]):
+                continue  # it does not exist for this audience
+            if row.get("mergedInto"):
+                survivor = self._survivor(self.entity_by_id(row["id"]))
+                row = {
+                    **row,
+                    "id": survivor.id,
+                    "type": survivor.type,
+                    "name": survivor.name,
+                    "how": f"{row['how']} of {row['id']}, merged into it",
+                }
+            target = suggestions if row["how"] == "weak alias" else matches
+            target.setdefault(
+                row["id"],
+                {
+                    "id": row["id"],
+                    "type": row["type"],
+                    "name": row["name"],
+                    "matched": row["how"],
+                    "label": text.strip(),
+                },
+            )
+        for entity_id in matches:
+            suggestions.pop(entity_id, None)
+        return {"text": text, "matches": list(matches.values()), "suggestions": list(suggestions.values())}
+
+    def resolve(self, text: str, role: str = "entity") -> model.Entity:
+        """The one entity ``text`` names (id, name or strong alias).
+
+        Raises NotFound for an unknown name (with weak-alias suggestions) and Refused for an
+        ambiguous one (with the candidates).
+        """
+        entity = self.entity_by_id(text.strip())
+        if entity is not None:
+            return self._survivor(entity)
+        found = self.identify(text)
+        if len(found["matches"]) == 1:
+            return self._survivor(self.entity_by_id(found["matches"][0]["id"]))
+        if len(found["matches"]) > 1:
+            names = ", ".join(f"{m['id']} ({m['matched']} {m['label']!r})" for m in found["matches"])
+            raise Refused(
+                f"{role} {text!r} is ambiguous: it names {names}",
+                hint="give the id instead",
+                candidates=[m["id"] for m in found["matches"]],
+            )
+        hint = None
+        if found["suggestions"]:
+            hint = (
+                "did you mean "
+                + ", ".join(f"{s['id']} (weak alias {s['label']!r})" for s in found["suggestions"])
+                + "?"
+            )
+        else:
+            near = self.search(text)[:3]
+            if near:
+                hint = "did you mean " + ", ".join(f"{n['id']} ({n['name']!r})" for n in near) + "?"
+            else:
+                hint = "kg add-entity makes it; kg search finds names"
+        raise NotFound(f"{role} {text!r} is not known", hint=hint, candidates=[s["id"] for s in found["suggestions"]])
+
+    _HOW = {
+        vocab.PREF_LABEL.value: "name",
+        vocab.ALT_LABEL.value: "alias",
+        vocab.WEAK_ALIAS.value: "weak alias",
+        vocab.IDENTIFIER.value: "id",
+    }
+
+    def search(self, text: str) -> list[dict]:
+        """Entities whose id, name, alias or weak alias contains ``text``, ignoring case.
+        Exact matches first."""
+        needle = model.match_key(text)
+        if not needle:
+            raise BadInput("search needs some text")
+        found: dict[str, dict] = {}
+        for row in self.values("search", text=Literal(needle), entities=self.entities_graph):
+            if row["id"] not in found and not self.may_see(row["entity"]):
+                continue  # it does not exist for this audience
+            hit = found.setdefault(
+                row["id"], {"id": row["id"], "type": row["type"], "name": row["name"], "matched": []}
+            )
+            hit["matched"].append({"how": self._HOW[row["labelProperty"]], "label": row["label"]})
+        exact = [h for h in found.values() if any(model.match_key(m["label"]) == needle for m in h["matched"])]
+        return exact + [h for h in found.values() if h not in exact]
+
+    def perspectives(self) -> list[dict]:
+        """Every perspective with data, and the knowledge base's default one: name and counts."""
+        found: dict[str, dict] = {self.kb.default_perspective: {"entities": 0, "facts": 0}}
+        for row in self.values("perspectives"):
+            name = row["perspective"].removeprefix(vocab.KB).rstrip("/")
+            entities = self.values(
+                "perspective-entities", perspective=NamedNode(row["perspective"]), entities=vocab.entities_graph(name)
+            )
+            held = entities[0]["count"] if entities else 0
+            found[name] = {"entities": held, "facts": row["count"] - held}
+        return [
+            {
+                "perspective": name,
+                **counts,
+                "default": name == self.kb.default_perspective,
+                "current": name == self.perspective,
+            }
+            for name, counts in sorted(found.items())
+        ]

@@ -1,0 +1,376 @@
+"""Reads of facts: one fact and where it was heard, a subject's facts, neighbors, history, stats."""
+
+from pyoxigraph import NamedNode
+
+from kgrdf import clock, model, vocab
+from kgrdf.errors import BadInput
+from kgrdf.session.reading import MAX_HOPS, Reading, no_fact, now_literal
+
+
+class FactReads(Reading):
+    """fact, describe, lookup, facts, neighbors, history, stats."""
+
+    def fact_iri(self, fact_id: str) -> NamedNode:
+        fact_id = fact_id.strip()
+        if not vocab.FACT_ID_PATTERN.match(fact_id):
+            raise BadInput(f"{fact_id!r} is not a fact id; fact ids look like f-3k9x2a")
+        return vocab.fact_iri(self.perspective, fact_id)
+
+    def fact(self, fact_id: str, history: bool = True) -> model.Fact:
+        """The fact ``fact_id`` with its update records (without them: ``history`` off), as the read's
+        audience is shown it. Raises NotFound."""
+        fact_id = fact_id.strip()
+        iri = self.fact_iri(fact_id)
+        rows = self.rows("fact" if history else "fact-heard", fact=iri)
+        if self._hearer is not None and rows:
+            rows = self._heard_rows(iri.value, rows)
+        fact = model.fold_fact(iri.value, rows, self.schema)
+        if fact is None:
+            raise no_fact(fact_id)
+        return fact
+
+    def _heard_rows(self, fact: str, rows: list[dict]) -> list[dict]:
+        """fact.rq's rows as the read's audience is shown them (model.heard_triples)."""
+        assertion = [row for row in rows if row["kind"].value == "assertion"]
+        kind = next((row["kind"] for row in rows if row["kind"].value != "assertion"), None)
+        triples = [(row["s"], row["p"], row["o"]) for row in rows if row["kind"].value != "assertion"]
+        shown = model.heard_triples(fact, triples, self.may_hear_in, self.may_hear)
+        return assertion + [{"kind": kind, "s": s, "p": p, "o": o} for s, p, o in shown]
+
+    def describe(self, fact: model.Fact) -> dict:
+        """A fact as a plain dict for output, with names and its reviewer sentence."""
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        subject = self.entity(NamedNode(fact.subject))
+        out = {
+            "id": fact.id,
+            "subject": subject.id if subject else vocab.id_of(fact.subject),
+            "subject_name": subject.name if subject else None,
+            "predicate": predicate.key if predicate else fact.predicate,
+        }
+        if fact.is_entity_target:
+            target = self.entity(fact.target)
+            out["object"] = target.id if target else vocab.id_of(fact.target.value)
+            out["object_name"] = target.name if target else None
+            shown = out["object_name"] or out["object"]
+        else:
+            out["value"] = fact.target.value
+            shown = fact.target.value
+        for name in (
+            "status",
+            "authority",
+            "sensitivity",
+            "valid_from",
+            "valid_to",
+            "recorded_at",
+            "retired_at",
+            "observed_at",
+            "observations",
+            "last_confirmed_at",
+            "reviewed_by",
+            "prevents_rework",
+            "order",
+        ):
+            value = getattr(fact, name)
+            if value is not None:
+                out[name] = value
+        if fact.superseded_by:
+            out["superseded_by"] = vocab.id_of(fact.superseded_by)
+        recorded = next((u for u in fact.updates if u.action == "record" and u.reason), None)
+        if recorded:
+            out["reason"] = recorded.reason  # why it was recorded (kg propose --reason)
+        out["sources"] = [
+            {"kind": s.kind, "ref": s.ref, **({"quote": s.quote} if s.quote else {})} for s in fact.sources
+        ]
+        out.update(self._heard_of(fact))
+        if predicate:
+            out["sentence"] = predicate.reads(out["subject_name"] or out["subject"], shown)
+        return out
+
+    def _named_in_hearing(self, iri: str) -> model.Entity | None:
+        """A speaker or their organization then, named as a hearing the read may hear is shown (whether
+        or not the entity itself exists for the read's audience)."""
+        if self._hearer is None:
+            return self.entity(NamedNode(iri))
+        named = self.__dict__.setdefault("_named", {})
+        if iri not in named:
+            named[iri] = model.fold_entity(iri, self.rows("entity", entity=NamedNode(iri)))
+        return named[iri]
+
+    def _heard_of(self, fact: model.Fact) -> dict:
+        """Where a fact was heard, shown: the audiences, and each hearing with its sources, speaker
+        (and their organization then), message and time; the latest speaker and message beside them;
+        extraction, a claim's role and whether it is verified, what it was promoted to or came from."""
+        hearings = []
+        for hearing in fact.hearings:
+            shown = {
+                "audience": hearing.audience or "owner",
+                "heard_at": hearing.heard_at,
+                "sources": [{"kind": s.kind, "ref": s.ref} for s in hearing.sources],
+            }
+            for name in ("said_by", "speaker_affiliation"):
+                iri = getattr(hearing, name)
+                if iri:
+                    entity = self._named_in_hearing(iri)
+                    shown[name] = entity.id if entity else vocab.id_of(iri)
+                    if entity:
+                        shown[name + "_name"] = entity.name
+            for name in ("message", "confidence", "span"):
+                if getattr(hearing, name) is not None:
+                    shown[name] = getattr(hearing, name)
+            hearings.append({k: v for k, v in shown.items() if v is not None})
+        out = {"audiences": list(dict.fromkeys(h["audience"] for h in hearings)) or ["owner"], "hearings": hearings}
+        said = next((h for h in reversed(hearings) if h.get("said_by")), None)
+        if said:
+            out.update(
+                {
+                    k: said[k]
+                    for k in ("said_by", "said_by_name", "speaker_affiliation", "speaker_affiliation_name", "message")
+                    if k in said
+                }
+            )
+        elif any(h.get("message") for h in hearings):
+            out["message"] = next(h["message"] for h in reversed(hearings) if h.get("message"))
+        extracted = next((h for h in reversed(hearings) if "confidence" in h or "span" in h), {})
+        out.update({k: extracted[k] for k in ("confidence", "span") if k in extracted})
+        for name in ("promoted_to", "merged_from"):
+            iri = getattr(fact, name)
+            if iri:
+                out[name] = vocab.id_of(iri)
+        for name in ("extracted", "claimed_role", "verified"):
+            if getattr(fact, name) is not None:
+                out[name] = getattr(fact, name)
+        return out
+
+    def _group(self, rows: list[dict], entity: model.Entity) -> list[dict]:
+        """Fact rows (one per source) folded into one dict per fact, in the query's order.
+
+        ``?peer`` is the other end of each fact: its object, or its subject when ``direction`` is "in".
+        """
+        facts: dict[str, dict] = {}
+        notations = self.notations
+        for row in rows:
+            fact = facts.get(row["id"])
+            if fact is None:
+                peer_shown = row.get("peerName") or row.get("peerId") or row["peer"]
+                if row.get("direction") == "in":
+                    ends = {
+                        "subject": row.get("peerId"),
+                        "subject_name": row.get("peerName"),
+                        "object": entity.id,
+                        "object_name": entity.name,
+                    }
+                    subject_shown, target_shown = peer_shown, entity.name
+                else:
+                    ends = {"subject": entity.id, "subject_name": entity.name}
+                    if row.get("peerId"):
+                        ends.update({"object": row["peerId"], "object_name": row.get("peerName")})
+                    else:
+                        ends["value"] = row["peer"]
+                    subject_shown, target_shown = entity.name, peer_shown
+                fact = {
+                    "id": row["id"],
+                    **ends,
+                    "predicate": row["predicateKey"],
+                    "status": notations[row["statusConcept"]],
+                    "authority": notations[row["authorityConcept"]],
+                    "sentence": row["sentence"].replace("{subject}", subject_shown).replace("{target}", target_shown),
+                }
+                for key, name in (
+                    ("validFrom", "valid_from"),
+                    ("validTo", "valid_to"),
+                    ("recordedAt", "recorded_at"),
+                    ("retiredAt", "retired_at"),
+                    ("observations", "observations"),
+                    ("order", "order"),
+                    ("direction", "direction"),
+                ):
+                    if row.get(key) is not None:
+                        fact[name] = row[key]
+                if row.get("supersededBy"):
+                    fact["superseded_by"] = vocab.id_of(row["supersededBy"])
+                if row.get("preventsRework"):
+                    fact["prevents_rework"] = True
+                facts[row["id"]] = fact
+        return list(facts.values())
+
+    def _with_sources(self, facts: list[dict]) -> list[dict]:
+        """Each listed fact's sources and hearings, as the read's audience is shown them (one small
+        query a fact: joined into the listing, Oxigraph would plan the path from fact to source as a
+        scan of every source). The count of observations is the number of hearings shown; a
+        successor the audience may not hear is not named."""
+        for listed in facts:
+            fact = self.fact(listed["id"], history=False)
+            listed["sources"] = [{"kind": s.kind, "ref": s.ref} for s in fact.sources]
+            listed["observations"] = fact.observations
+            if fact.superseded_by:
+                listed["superseded_by"] = vocab.id_of(fact.superseded_by)
+            else:
+                listed.pop("superseded_by", None)
+            listed.update(self._heard_of(fact))
+        return facts
+
+    def sources_heard(self, fact: str) -> list[dict]:
+        """The sources of the fact ``fact`` (an IRI) the read's audience is shown (those of the
+        hearings it may hear), by kind and reference: one light query, for a context pack."""
+        shown = {}
+        for row in self.values("fact-sources", fact=NamedNode(fact)):
+            if self.may_hear_in(row.get("audience")):
+                shown.setdefault((row["kind"], row["ref"]), {"kind": row["kind"], "ref": row["ref"]})
+        return list(shown.values())
+
+    def mark_conflicts(self, facts: list[dict]) -> list[dict]:
+        """Two current, confirmed values of a single-valued predicate (or of one key of a free-text
+        attribute) of one subject conflict: each is marked with the others, and they are listed
+        together, newest first, where the first of them was (§9: contradictions coexist until a
+        person resolves them with kg supersede)."""
+        groups: dict[tuple, list[dict]] = {}
+        for fact in facts:
+            predicate = self.schema.predicates.get(fact.get("predicate") or "")
+            if (
+                predicate is None
+                or fact.get("status") != "confirmed"
+                or fact.get("retired_at")
+                or not (predicate.single_valued or predicate.key == "attribute")
+            ):
+                continue
+            key = model.attribute_key(fact.get("value") or "") if predicate.key == "attribute" else None
+            groups.setdefault((fact.get("subject"), predicate.key, key), []).append(fact)
+        group_of: dict[int, list[dict]] = {}  # id(fact) -> its conflicting group, newest first
+        for group in groups.values():
+            if len(group) > 1:
+                group.sort(key=lambda f: f.get("recorded_at") or "", reverse=True)
+                for fact in group:
+                    fact["conflicting"] = [other["id"] for other in group if other is not fact]
+                    group_of[id(fact)] = group
+        out, placed = [], set()
+        for fact in facts:
+            group = group_of.get(id(fact))
+            if group is None:
+                out.append(fact)
+            elif id(group) not in placed:
+                placed.add(id(group))
+                out.extend(group)
+        return out
+
+    def lookup(self, text: str, sources: bool = True) -> dict:
+        """The entity ``text`` names and its current facts, as subject and as object; without
+        ``sources``, the facts alone (no query a fact for its sources and hearings)."""
+        entity = self.resolve(text)
+        rows = self.values("lookup", entity=NamedNode(entity.iri), now=now_literal())
+        facts = self._group(rows, entity)
+        if sources:
+            facts = self._with_sources(facts)
+        return {
+            "entity": entity.as_json(),
+            "facts": self.mark_conflicts([f for f in facts if f["direction"] == "out"]),
+            "backlinks": [f for f in facts if f["direction"] == "in"],
+        }
+
+    def facts(
+        self, text: str, predicate: str | None = None, as_of=None, known_at=None, everything: bool = False
+    ) -> dict:
+        """Facts about a subject: current (default), true at ``as_of``, held at ``known_at``, or all."""
+        entity = self.resolve(text, role="subject")
+        bindings = {"subject": NamedNode(entity.iri)}
+        if predicate:
+            bindings["predicate"] = NamedNode(self.schema.predicate(predicate).iri)
+        if everything:
+            rows = self.values("facts-all", **bindings)
+        else:
+            now = clock.now()
+            bindings["validAt"] = now_literal(as_of or known_at or now)
+            bindings["knownAt"] = now_literal(known_at or now)
+            rows = self.values("facts", **bindings)
+        out = {"entity": entity.as_json(), "facts": self.mark_conflicts(self._with_sources(self._group(rows, entity)))}
+        if as_of:
+            out["as_of"] = clock.iso(as_of)
+        if known_at:
+            out["known_at"] = clock.iso(known_at)
+        return out
+
+    def neighbors(self, text: str, hops: int = 1) -> dict:
+        """Entities within ``hops`` current facts of an entity, breadth first, and the facts between."""
+        if not 1 <= hops <= MAX_HOPS:
+            raise BadInput(f"--hops must be between 1 and {MAX_HOPS}")
+        start = self.resolve(text)
+        now = now_literal()
+        seen = {start.id: 0}
+        nodes = [{"id": start.id, "type": start.type, "name": start.name, "distance": 0}]
+        edges, seen_edges = [], set()
+        frontier = [start]
+        for distance in range(1, hops + 1):
+            next_frontier = []
+            for node in frontier:
+                for row in self.values("neighbors", entity=NamedNode(node.iri), now=now):
+                    if row["id"] not in seen_edges:
+                        seen_edges.add(row["id"])
+                        src, dst = (node.id, row["peerId"]) if row["direction"] == "out" else (row["peerId"], node.id)
+                        edges.append(
+                            {
+                                "fact": row["id"],
+                                "from": src,
+                                "predicate": row["predicateKey"],
+                                "to": dst,
+                                "status": row["status"],
+                            }
+                        )
+                    if row["peerId"] not in seen:
+                        seen[row["peerId"]] = distance
+                        nodes.append(
+                            {
+                                "id": row["peerId"],
+                                "type": row["peerType"],
+                                "name": row["peerName"],
+                                "distance": distance,
+                            }
+                        )
+                        next_frontier.append(model.Entity(row["peerId"], row["peer"], row["peerType"], row["peerName"]))
+            frontier = next_frontier
+        return {"entity": start.as_json(), "hops": hops, "nodes": nodes, "edges": edges}
+
+    def history(self, fact_id: str) -> dict:
+        """A fact and every change to it, oldest first, with what each field held before (the
+        sources: the ones each change added)."""
+        fact = self.fact(fact_id)
+        events = [{"at": fact.recorded_at, "action": "recorded"}]
+        for update in fact.updates:
+            if update.action == "record":  # why it was recorded (Writer._record): said on its first line
+                if update.reason:
+                    events[0]["reason"] = update.reason
+                continue
+            event = {"at": update.at, "action": update.action, "transaction": update.seq}
+            if update.reason:
+                event["reason"] = update.reason
+            event["changes"] = {
+                name: {"before": [self._shown(v, name) for v in before], "after": [self._shown(v, name) for v in after]}
+                for name, (before, after) in update.changes.items()
+                if name != model.SOURCES
+            }
+            taken, added = update.changes.get(model.SOURCES, ([], []))
+            if added or taken:  # the sources it added (and any it took away), not all it held
+                event["changes"][model.SOURCES] = {"added": added, **({"removed": taken} if taken else {})}
+            events.append(event)
+        later = {label for u in fact.updates for label in u.changes.get(model.SOURCES, ([], []))[1]}
+        first = [s.label() for s in fact.sources if s.label() not in later]
+        if first:  # the sources it was recorded with: all it holds but the ones a change added
+            events[0]["changes"] = {model.SOURCES: {"added": first}}
+        return {"fact": self.describe(fact), "history": events}
+
+    @staticmethod
+    def _shown(value, field: str):
+        if field == "superseded_by" and isinstance(value, str):
+            return vocab.id_of(value)
+        return value
+
+    def stats(self) -> dict:
+        out = {"entities": {}, "facts": {}}
+        alone = not self._other_graphs()
+        name = "stats-alone" if alone else "stats"
+        for row in self.values(name, entities=self.entities_graph):
+            out[row["what"]][row["key"]] = row["count"]
+        out["entity_count"] = sum(out["entities"].values())
+        out["fact_count"] = sum(out["facts"].values())
+        position = self.kb.view()
+        out["journal"] = {"replica": self.kb.replica, "transactions": position.seq}
+        out["backend"] = self.backend.name
+        return out

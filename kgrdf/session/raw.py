@@ -1,0 +1,89 @@
+"""Raw SPARQL over what the reader may see, and an export of it."""
+
+from pyoxigraph import NamedNode
+
+from kgrdf import queries, vocab
+from kgrdf.errors import BadInput
+from kgrdf.session.reading import Reading, now_literal
+
+
+class RawReads(Reading):
+    """sparql and export."""
+
+    def sparql(self, text: str, timeout: float | None = None):
+        """Run a user's SPARQL query over the perspective's data graphs and the schema graph: the
+        dataset the engine sees holds nothing else (for an audience, only what it may read: see
+        _heard_quads). The text passes :func:`kgrdf.sandbox.check` first (no SERVICE, bounded size
+        and nesting) and the query runs for at most ``timeout`` seconds (else
+        :func:`kgrdf.sandbox.time_limit`) and :func:`kgrdf.sandbox.memory_limit`; its answer is
+        returned read whole."""
+        from kgrdf import sandbox
+
+        sandbox.check(text)
+        if timeout is None:
+            timeout = sandbox.time_limit()
+        if self._hearer is not None:
+            import time
+
+            from kgrdf import heard
+
+            started = time.monotonic()
+            with heard.held(self, deadline=started + timeout, timeout=timeout) as dataset:
+                left = timeout - (time.monotonic() - started)  # gathering it counts in the limit
+                if left <= 0:
+                    raise heard.past_limit(timeout)
+                return dataset.backend.sparql(text, timeout=left, memory=sandbox.memory_limit(), forked=dataset.release)
+        backend = self.backend
+        scope = None  # the whole dataset: the knowledge base holds no other perspective
+        if self._other_graphs():
+            scope = [g for g in backend.graphs() if self.may_read(g.value)]
+        return backend.sparql(text, graphs=scope, timeout=timeout, memory=sandbox.memory_limit())
+
+    def _other_graphs(self) -> bool:
+        """Whether the index holds an entity or fact of another perspective (one scan of
+        kg:perspective), remembered by a resident process until the index moves on."""
+        mine = vocab.perspective_iri(self.perspective)
+
+        def scan() -> bool:
+            return bool(self.backend.select(queries.load("other-perspectives"), {"perspective": mine}, limit=1))
+
+        resident = self.kb.resident
+        if resident is None:
+            return scan()
+        return resident.remember(("other-perspectives", self.perspective, self.backend.position()), scan)
+
+    def export(self, fmt: str) -> bytes:
+        """The knowledge base as TriG, N-Quads or JSON-LD (the whole dataset), or as Turtle
+        (the current knowledge as one plain graph: entity descriptions and current fact triples)."""
+        import pyoxigraph as ox
+
+        formats = {
+            "trig": ox.RdfFormat.TRIG,
+            "nquads": ox.RdfFormat.N_QUADS,
+            "jsonld": ox.RdfFormat.JSON_LD,
+            "turtle": ox.RdfFormat.TURTLE,
+        }
+        if fmt not in formats:
+            raise BadInput(f"unknown export format {fmt!r}; use one of {', '.join(formats)}")
+        if fmt == "turtle":
+            from pyoxigraph import Triple
+
+            rows = self.rows("graph-current", now=now_literal())
+            if self._hearer is not None:  # the descriptions of the entities the facts shown name
+                named = {r["s"].value for r in rows if r["fact"] is not None}
+                named |= {r["o"].value for r in rows if r["fact"] is not None and isinstance(r["o"], NamedNode)}
+                ours = self.own_organization()
+                named |= {ours.iri} if ours else set()
+                rows = [r for r in rows if r["fact"] is not None or r["s"].value in named]
+            data = list(dict.fromkeys(Triple(r["s"], r["p"], r["o"]) for r in rows))
+        elif self._hearer is not None:
+            from kgrdf import heard
+
+            with heard.held(self) as dataset:
+                data = list(dataset.store)
+        else:
+            data = [q for q in self.backend.quads() if self.may_read(q.graph_name.value)]
+        prefixes = {k: v for k, v in vocab.PREFIXES.items()}
+        if fmt in ("trig", "turtle"):
+            return ox.serialize(data, format=formats[fmt], prefixes=prefixes)
+        return ox.serialize(data, format=formats[fmt])
