@@ -269,3 +269,21 @@ def test_every_write_is_one_journal_transaction_and_one_commit(seeded):
     assert view["seq"] == json.loads(before["view"])["seq"] + 1
     text = journal_bytes(seeded.path / "journal").decode()
     assert text.count("TX .") == text.count("TC .") == view["seq"]
+
+
+def test_a_write_that_reads_for_an_audience_keeps_its_own_operations(seeded):
+    """A writer is a reader too (kgrdf.writer over kgrdf.session): reading for an audience (here the
+    owner's, who may hear all) keeps what it may hear under a name of its own, not one of the
+    writer's operations."""
+    from kgrdf.kb import KnowledgeBase
+    from kgrdf.writer import Heard
+
+    kb = KnowledgeBase.open(seeded.path)
+    with kb.writing("test") as writer:
+        writer.hear_as("owner")
+        outcome = writer.propose(
+            "repo/api", "caveat", value="flaky on Mondays", sources=["slack:m1"], heard=Heard("channel:sales")
+        )
+    assert outcome.action == "created"
+    shown = seeded.json("lookup", "repo/api", "--audience", "channel:sales")["facts"]
+    assert [f["value"] for f in shown if f["id"] == outcome.fact.id] == ["flaky on Mondays"]

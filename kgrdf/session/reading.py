@@ -83,7 +83,7 @@ class Reading:
     # --- the audience a read is for ------------------------------------------------------------------
 
     _hearer: str | None = None  # the audience a read is for (None: the owner's, who may hear all)
-    _heard: dict  # fact IRI -> whether the hearer may hear it, as asked
+    _hearable: dict  # fact IRI -> whether the hearer may hear it, as asked
 
     def hear_as(self, text: str | None) -> None:
         """Read, from now on, only what the audience ``text`` may hear (kgrdf.audience): the rows of
@@ -106,7 +106,7 @@ class Reading:
         except BadInput as exc:
             print(f"kg: {exc.message}: nothing is shown (an unknown audience fails closed)", file=sys.stderr)
             self._hearer = UNKNOWN_AUDIENCE
-        self._heard = {}
+        self._hearable = {}
 
     def may_hear(self, fact: str) -> bool:
         """Whether the read's audience may hear the fact ``fact`` (an IRI): one of its hearings."""
@@ -114,15 +114,15 @@ class Reading:
 
         if self._hearer is None:
             return True
-        if fact not in self._heard:
+        if fact not in self._hearable:
             rows = (
                 []
                 if self._hearer == UNKNOWN_AUDIENCE
                 else self.backend.select(queries.load("fact-audience"), {"fact": NamedNode(fact)})
             )
             heard_in = [row["audience"].value if row.get("audience") is not None else None for row in rows]
-            self._heard[fact] = audience.may_hear_any(heard_in, self._hearer)
-        return self._heard[fact]
+            self._hearable[fact] = audience.may_hear_any(heard_in, self._hearer)
+        return self._hearable[fact]
 
     def may_hear_in(self, heard_in: str | None) -> bool:
         """Whether the read's audience may hear what was heard in ``heard_in`` (an audience)."""
