@@ -27,12 +27,13 @@ class Decision:
     why_not: str | None = None  # for a person: why no rule applied
 
 
-def decide(*, predicate, sources, source_kinds, names_person: bool, user_verified: bool) -> Decision:
-    """Which rule, if any, confirms a fact of ``predicate`` (a schema Predicate) with ``sources``
-    (model.Source values). ``source_kinds`` is the schema's kinds, each with ``trusted``."""
+def decide(*, predicate, kinds, source_kinds, names_person: bool, user_verified: bool) -> Decision:
+    """Which rule, if any, confirms a fact of ``predicate`` (a schema Predicate) whose sources are
+    of ``kinds`` (each kind once: model.Fact.source_kinds). ``source_kinds`` is the schema's kinds,
+    each with ``trusted``."""
     if user_verified:
         return Decision(USER_WORDS)
-    trusted = {s.kind for s in sources if s.kind != "user" and getattr(source_kinds.get(s.kind), "trusted", False)}
+    trusted = {k for k in kinds if k != "user" and getattr(source_kinds.get(k), "trusted", False)}
     if names_person:
         if predicate.profile and "profile" in trusted:
             return Decision(PROFILE)

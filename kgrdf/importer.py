@@ -451,7 +451,7 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
             for line, action, rule in made[iri]:
                 report.refuse(line, reason, message)
                 report.count(action, rule, by=-1)
-            fresh.drop_fact(iri)
+        fresh.drop_facts(failing_facts)
         report.refusals.sort(key=lambda refusal: refusal["line"])
         report.fact_ids = {
             line: vocab.id_of(iri)

@@ -251,6 +251,23 @@ class Fact:
     perspective: str | None = None
     hearings: list[Hearing] = field(default_factory=list)
     updates: list[Update] = field(default_factory=list)
+    # source_kinds' count so far: (the sources list counted, how many of it, the kinds among them)
+    _kinds: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    def source_kinds(self) -> frozenset[str]:
+        """The kinds of its sources, each once. A write only ever appends to a fact's sources, so
+        the count is kept with the list it counted and how far: asked again, only the sources added
+        since are looked at. An import observing one fact N times asks N times, and would otherwise
+        look at N²/2 sources (20k copies with --auto-confirm: 50 s against 3 s)."""
+        sources = self.sources
+        memo = self._kinds
+        if memo is None or memo[0] is not sources or memo[1] > len(sources):
+            memo = (sources, 0, set())
+        _, counted, kinds = memo
+        for source in sources[counted:]:
+            kinds.add(source.kind)
+        self._kinds = (sources, len(sources), kinds)
+        return frozenset(kinds)
 
     @property
     def said_by(self) -> str | None:

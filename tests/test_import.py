@@ -616,3 +616,126 @@ def test_a_write_of_a_fact_heard_again_and_again_is_journaled_beside_its_compact
     assert events == ["load", "journal", "loaded"]
     assert len(kg.json("facts", "repo/api")["facts"]) == 151
     kg("validate")
+
+
+# --- what an import's size costs: each record's work stays the same, whatever came before it ------
+
+
+def test_values_of_one_subjects_predicate_are_found_by_their_key_not_by_reading_every_sibling(
+    kg, tmp_path, monkeypatch
+):
+    """An import of many values of one subject's predicate finds a record's own value among the
+    staged ones by its key: a value heard again (in other case and spacing) is observed, a new one
+    made, and the work a record does stays the same however many siblings came before it (the
+    values' keys read grow with the records, not with their square)."""
+    from kgrdf import model
+
+    reads = []
+    key = model.Fact.value_key
+    monkeypatch.setattr(model.Fact, "value_key", lambda self: reads.append(1) or key(self))
+    n = 600
+    records = [{"type": "entity", "id": "repo/api", "name": "api"}]
+    records += [
+        {
+            "type": "fact",
+            "subject": "repo/api",
+            "predicate": "caveat",
+            "value": f"caveat {i}",
+            "sources": [f"slack:{i}"],
+        }
+        for i in range(n)
+    ]
+    records.append(
+        {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "  CAVEAT   7 ", "sources": ["pr:7"]}
+    )
+    report = kg.json("import", records_file(tmp_path / "values.jsonl", *records), "--apply")
+    assert report["facts"] == {"created": n, "observed": 1}
+    assert len(reads) < 10 * n, len(reads)  # before: 180k, each record reading every sibling's
+    (seventh,) = [f for f in kg.json("lookup", "api")["facts"] if f["value"] == "caveat 7"]
+    assert seventh["observations"] == 2 and [s["ref"] for s in seventh["sources"]] == ["7", "7"]
+    assert len(kg.json("lookup", "api")["facts"]) == n
+
+
+def test_facts_the_shapes_refuse_leave_an_import_in_one_pass_over_its_rows(kg, tmp_path, monkeypatch):
+    """Facts refused by the shapes once staged are taken out of the import together: its pending
+    rows are read once for all of them, not once for each (10k refused of 100k facts read two
+    million rows 10k times). What is left is written whole, and nothing of the refused."""
+    from kgrdf import nquads
+
+    entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(30)]
+    entities += [{"type": "entity", "id": f"person/p{i}", "name": f"P {i}"} for i in range(10)]
+    good = [
+        {"type": "fact", "subject": f"repo/r{i % 30}", "predicate": "caveat", "value": f"c {i}", "sources": ["slack:g"]}
+        for i in range(300)
+    ]
+    refused = [
+        {"type": "fact", "subject": f"person/p{i % 10}", "predicate": "caveat", "value": f"moody {i}"}
+        | {"sources": [f"slack:x{i}"]}
+        for i in range(150)
+    ]
+    records = [*entities, *good[:150], *refused, *good[150:]]
+    asked = []
+    graph_of = nquads.graph_of
+    monkeypatch.setattr(nquads, "graph_of", lambda line: asked.append(1) or graph_of(line))
+    report = kg.json("import", records_file(tmp_path / "refused.jsonl", *records), "--apply")
+    assert report["facts"] == {"created": 300} and report["refused"] == {"whitelist": 150}
+    rows = (300 + 150) * 25  # more than the import stages: one pass reads fewer
+    assert len(asked) <= rows, len(asked)  # before: 30k, a pass for each refused fact
+    assert kg.json("stats")["fact_count"] == 300
+    assert b"moody" not in journal_bytes(kg.path / "journal")
+    kg("validate")
+
+
+def test_copies_that_come_to_two_trusted_kinds_are_confirmed_at_the_record_that_brings_the_second(kg, tmp_path):
+    """With --auto-confirm, copies of one fact keep count of their sources' kinds as they come, each
+    record looking at its own source, not at all before it (20k copies: 50 s against 3 s): the
+    copy that brings a second trusted kind confirms the fact, and no copy before it does."""
+    n = 400
+    record = {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "flaky tests"}
+    records = [{"type": "entity", "id": "repo/api", "name": "api"}]
+    records += [record | {"sources": [f"slack:m{i}" if i % 2 else f"report:r{i}"]} for i in range(n)]
+    records.append(record | {"sources": ["ledger:L1"]})  # the second trusted kind, last
+    records += [record | {"sources": [f"chat:c{i}"]} for i in range(3)]
+    report = kg.json("import", records_file(tmp_path / "copies.jsonl", *records), "--apply", "--auto-confirm")
+    assert report["facts"] == {"created": 1, "observed": n + 3}
+    assert report["auto_confirmed"] == {"two trusted sources of different kinds": 1}
+    (fact,) = kg.json("lookup", "api")["facts"]
+    assert fact["status"] == "confirmed" and fact["observations"] == n + 4
+    (event,) = [e for e in kg.json("history", fact["id"])["history"] if e["action"] == "confirm"]
+    assert event["reason"] == "auto-confirmed: two trusted sources of different kinds"
+
+
+def test_a_facts_source_kinds_look_at_each_source_once_however_often_they_are_asked():
+    """What auto-confirm asks of a fact on every copy an import observes: its sources' kinds. Asked
+    after each of N sources appended, each source is looked at once (not N²/2 times); sources
+    replaced, or a copy of the fact, are counted afresh."""
+    from dataclasses import replace
+
+    from pyoxigraph import Literal
+
+    from kgrdf import model
+
+    looked = []
+
+    class Seen:
+        def __init__(self, kind):
+            self._kind = kind
+
+        @property
+        def kind(self):
+            looked.append(self._kind)
+            return self._kind
+
+    fact = model.Fact("f-aaaaaa", "urn:f", "urn:s", "urn:p", Literal("v"), sources=[Seen("slack")])
+    kinds = []
+    for i in range(300):
+        fact.sources.append(Seen(["slack", "report", "ledger"][i % 3] if i < 100 else "pr"))
+        kinds.append(fact.source_kinds())
+    assert len(looked) == 301
+    assert (
+        kinds[0] == {"slack"} and kinds[1] == {"slack", "report"} and kinds[-1] == {"slack", "report", "ledger", "pr"}
+    )
+    fact.sources = [Seen("memory")]
+    assert fact.source_kinds() == {"memory"}
+    copy = replace(fact, sources=[*fact.sources, Seen("doc")])
+    assert copy.source_kinds() == {"memory", "doc"} and fact.source_kinds() == {"memory"}

@@ -132,7 +132,7 @@ class Proposals(Staging):
         pred = self.schema.predicate(predicate)
         decision = autoconfirm.decide(
             predicate=pred,
-            sources=outcome.fact.sources,
+            kinds=outcome.fact.source_kinds(),
             source_kinds=self.schema.source_kinds,
             names_person=outcome.fact.sensitivity == "personal",
             user_verified=verified,

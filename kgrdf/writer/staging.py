@@ -72,7 +72,11 @@ class Staging(Session):
         self._entities: dict[str, model.Entity] = {}  # pending, by IRI
         self._facts: dict[str, model.Fact] = {}  # pending, by IRI
         self._drafts: dict[str, model.Draft] = {}  # fact IRI -> its last update record of this write
-        self._by_subject_predicate: dict[tuple[str, str], list[str]] = {}
+        # The pending facts by (subject, predicate), and by (subject, predicate, value key) too: an
+        # import of N values of one subject's predicate finds each one's siblings by its key, not by
+        # reading every value before it (20k caveats on one system: 256 s, N²/2 value keys).
+        self._by_subject_predicate: dict[tuple[str, str], dict[str, None]] = {}
+        self._by_value: dict[tuple[str, str, str], dict[str, None]] = {}
         self._held_pairs: dict[tuple[str, str], tuple] = {}  # see _held_facts
         self._minted = 0
         self._created: set[str] = set()  # entities this command makes: the index holds no fact about them
@@ -168,9 +172,9 @@ class Staging(Session):
             every, by_key = self._held_facts(subject, predicate)
             for iri in every if key is None else by_key.get(key, []):
                 out[iri] = self._facts.get(iri) or super().fact(vocab.id_of(iri))
-        for iri in self._by_subject_predicate.get((subject, predicate), []):
-            if key is None or self._facts[iri].value_key() == key:
-                out[iri] = self._facts[iri]
+        staged = self._by_subject_predicate if key is None else self._by_value
+        for iri in staged.get((subject, predicate) if key is None else (subject, predicate, key), ()):
+            out[iri] = self._facts[iri]
         return list(out.values())
 
     def _held_facts(self, subject: str, predicate: str) -> tuple[list[str], dict[str, list[str]]]:
@@ -349,7 +353,8 @@ class Staging(Session):
     def _track(self, fact: model.Fact, first_lines: list[str] | None) -> None:
         """Note a staged fact, with its rows when it is new and unchanged since (else None)."""
         if fact.iri not in self._facts:
-            self._by_subject_predicate.setdefault((fact.subject, fact.predicate), []).append(fact.iri)
+            self._by_subject_predicate.setdefault((fact.subject, fact.predicate), {})[fact.iri] = None
+            self._by_value.setdefault((fact.subject, fact.predicate, fact.value_key()), {})[fact.iri] = None
             self._first_lines[fact.iri] = first_lines
         else:
             self._first_lines[fact.iri] = None  # changed since it was staged: read it whole
@@ -427,18 +432,28 @@ class Staging(Session):
 
     def drop_fact(self, iri: str) -> None:
         """Take a pending fact, and every change this write made to it, out of the write."""
+        self.drop_facts([iri])
+
+    def drop_facts(self, iris) -> None:
+        """Take pending facts, and every change this write made to them, out of the write: in one
+        pass over the pending rows, whatever their number (an import that drops 10k of 100k facts
+        would read its two million rows 10k times, one fact at a time). Dropping none changes nothing."""
+        iris = list(iris)
+        if not iris:
+            return
         self._version += 1
-        graphs = {iri, iri + "/provenance"}
-        self._blocks.pop(iri, None)
+        graphs = set()
+        for iri in iris:
+            graphs |= {iri, iri + "/provenance"}
+            self._blocks.pop(iri, None)
+            self._drafts.pop(iri, None)
+            fact = self._facts.pop(iri, None)
+            if fact is not None:
+                self._by_subject_predicate.get((fact.subject, fact.predicate), {}).pop(iri, None)
+                self._by_value.get((fact.subject, fact.predicate, fact.value_key()), {}).pop(iri, None)
         for pending in (self._adds, self._deletes):
             for key in [k for k in pending if nquads.graph_of(k) in graphs]:
                 del pending[key]
-        fact = self._facts.pop(iri, None)
-        self._drafts.pop(iri, None)
-        if fact is not None:
-            listed = self._by_subject_predicate.get((fact.subject, fact.predicate), [])
-            if iri in listed:
-                listed.remove(iri)
 
     def pending_facts(self) -> dict[str, model.Fact]:
         """The facts this write makes or changes, by IRI, as they will be."""
