@@ -15,10 +15,12 @@ then times, on the same data:
   tool that keeps its knowledge in one RDF file pays, still without any check), in a fresh process
   cut off at --naive-cap seconds (then ">" marks a lower bound).
 
-Two hostile imports, each beside the same floor (`--copies N ...`, `--big-value`):
+Hostile imports, each beside the same floor (`--copies N ...`, `--values N ...`, `--big-value`):
 
 - copies: one entity and N records of one fact (the same subject, predicate and value), each line
-  another source: the result is one fact observed N times, with N hearings and N sources;
+  another source: the result is one fact observed N times, with N hearings and N sources; with
+  `--auto-confirm`, the same again with the auto-confirm rules on (each copy asks them);
+- values: one entity and N records of N values of one predicate of it (N facts that are siblings);
 - big value: 250 fact records on a subject that already holds a 1 MB value, beside the same 250 on
   a subject that holds none (the import must not pay for the value it does not touch).
 
@@ -106,21 +108,31 @@ def floor_of(kb: Path, work: Path, name: str) -> float:
     return timed(load)
 
 
-def copies(n: int, work: Path) -> dict:
+def copies(n: int, work: Path, *flags: str) -> dict:
     """An import of n copies of one fact, each from another source, on a new knowledge base."""
+    return one_subject(n, work, "copies", lambda i: "flaky tests", *flags)
+
+
+def values(n: int, work: Path) -> dict:
+    """An import of n values of one predicate of one entity, on a new knowledge base."""
+    return one_subject(n, work, "values", lambda i: f"caveat {i}")
+
+
+def one_subject(n: int, work: Path, name: str, value, *flags: str) -> dict:
+    """An import of n caveats of one entity, the i-th with ``value(i)``, each from another source."""
     import json
 
-    seed = work / f"copies-{n}.jsonl"
+    seed = work / f"{name}-{n}.jsonl"
     with open(seed, "w", encoding="utf-8") as out:
         out.write(json.dumps({"type": "entity", "id": "repo/api", "name": "api"}) + "\n")
         for i in range(n):
-            record = {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "flaky tests"}
+            record = {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": value(i)}
             out.write(json.dumps(dict(record, sources=[f"slack:msg-{i}"])) + "\n")
-    kb = work / f"kb-copies-{n}"
+    kb = work / f"kb-{name}-{n}"
     shutil.rmtree(kb, ignore_errors=True)
     kg("init", "--kb", str(kb))
-    kg_time, kg_memory = measure.run(["import", str(seed), "--apply", "--kb", str(kb)])
-    return {"kg": kg_time, "memory": kg_memory, "floor": floor_of(kb, work, f"copies-{n}")}
+    kg_time, kg_memory = measure.run(["import", str(seed), "--apply", *flags, "--kb", str(kb)])
+    return {"kg": kg_time, "memory": kg_memory, "floor": floor_of(kb, work, f"{name}-{n}")}
 
 
 def big_value(work: Path) -> dict:
@@ -178,6 +190,10 @@ def main() -> None:
     )
     parser.add_argument("--naive-one", nargs=2, metavar=("NQUADS", "TRIG"), help=argparse.SUPPRESS)
     parser.add_argument("--copies", type=int, nargs="+", default=[], help="import N copies of one fact, for each N")
+    parser.add_argument(
+        "--auto-confirm", action="store_true", help="--copies: each N again, with the auto-confirm rules on"
+    )
+    parser.add_argument("--values", type=int, nargs="+", default=[], help="import N values of one entity's predicate")
     parser.add_argument("--big-value", action="store_true", help="import 250 records beside a 1 MB value")
     args = parser.parse_args()
     if args.naive_one:
@@ -185,11 +201,15 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="kgrdf-import-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"kg import benchmark in {work}")
-    for n in args.copies:
-        row = copies(n, work)
+    hostile = [(f"{n:>7} copies of one fact", copies, (n, work)) for n in args.copies]
+    if args.auto_confirm:
+        hostile += [(f"{n:>7} copies, --auto-confirm", copies, (n, work, "--auto-confirm")) for n in args.copies]
+    hostile += [(f"{n:>7} values of one subject", values, (n, work)) for n in args.values]
+    for label, run, run_args in hostile:
+        row = run(*run_args)
         print(
-            f"{n:>7} copies of one fact  kg import {row['kg']:7.1f} s, peak {row['memory']:5.0f} MB | floor (bulk_load of the result) "
-            f"{row['floor']:6.2f} s | kg/floor {row['kg'] / row['floor']:5.0f}x",
+            f"{label}  kg import {row['kg']:7.1f} s, peak {row['memory']:5.0f} MB | floor (bulk_load of the result) "
+            f"{row['floor']:6.2f} s | kg/floor {row['kg'] / row['floor']:5.1f}x",
             flush=True,
         )
     if args.big_value:
@@ -199,7 +219,7 @@ def main() -> None:
             f"| floor (bulk_load of the result) {row['floor']:6.2f} s",
             flush=True,
         )
-    if args.copies or args.big_value:
+    if hostile or args.big_value:
         return
     for size in args.sizes:
         row = measure_size(size, work, args.naive_cap)
