@@ -189,6 +189,20 @@ class Entity:
     summary: str | None = None
     is_self: bool = False  # the perspective's own organization (kg org init)
     merged_into: str | None = None  # the survivor's IRI, for an organization merged into another
+    # the match keys of its aliases and of its weak aliases, once counted (see alias_keys)
+    _keys: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    def goes_by(self, how: str, label: str) -> bool:
+        """Whether it goes by ``label`` now, as its name (``how`` "name") or a strong alias."""
+        return label == self.name if how == "name" else label in self.aliases
+
+    def alias_keys(self) -> tuple[set[str], set[str]]:
+        """The match keys of its strong aliases and of its weak ones. Counted once: an entity
+        changed by a write (entity_change) is handed its keys by the change, which looked at the
+        aliases it added alone. (Its aliases are not changed in place once it is staged.)"""
+        if self._keys is None:
+            self._keys = ({match_key(a) for a in self.aliases}, {match_key(a) for a in self.weak_aliases})
+        return self._keys
 
     def as_json(self) -> dict:
         out = {
@@ -838,6 +852,50 @@ def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
     if entity.merged_into:
         quads.append(Quad(node, vocab.MERGED_INTO, NamedNode(entity.merged_into), graph))
     return quads
+
+
+def entity_change(old: Entity | None, new: Entity, perspective: str, schema) -> tuple[list[Quad], list[Quad]]:
+    """The quads to delete and add to change ``old``'s description (None: none yet) to ``new``'s
+    (entity_quads), worked out from what changed: an entity given one more alias by each of N
+    records costs each record its own alias, not all N before it."""
+    if old is None or (old.iri, old.id, old.type) != (new.iri, new.id, new.type):
+        before = entity_quads(old, perspective, schema) if old is not None else []
+        after = entity_quads(new, perspective, schema)
+        gone, kept = {str(q) for q in before}, {str(q) for q in after}
+        return [q for q in before if str(q) not in kept], [q for q in after if str(q) not in gone]
+    node, graph = NamedNode(new.iri), vocab.entities_graph(perspective)
+    deletes: list[Quad] = []
+    adds: list[Quad] = []
+
+    def one(prop, was, now, term=Literal) -> None:
+        if was != now:
+            deletes.extend([Quad(node, prop, term(was), graph)] if was not in (None, False) else [])
+            adds.extend([Quad(node, prop, term(now), graph)] if now not in (None, False) else [])
+
+    one(vocab.PREF_LABEL, old.name, new.name)
+    one(kg("nameKey"), match_key(old.name), match_key(new.name))
+    one(vocab.SUMMARY, old.summary or None, new.summary or None)
+    one(vocab.SELF_ORGANIZATION, old.is_self, new.is_self)
+    one(vocab.MERGED_INTO, old.merged_into, new.merged_into, NamedNode)
+    keys = []
+    for prop, key_prop, was, now, was_keys in (
+        (vocab.ALT_LABEL, kg("aliasKey"), old.aliases, new.aliases, old.alias_keys()[0]),
+        (vocab.WEAK_ALIAS, kg("weakAliasKey"), old.weak_aliases, new.weak_aliases, old.alias_keys()[1]),
+    ):
+        held, holds = set(was), set(now)
+        gone, added = sorted(held - holds), sorted(holds - held)
+        deletes += [Quad(node, prop, Literal(a), graph) for a in gone]
+        adds += [Quad(node, prop, Literal(a), graph) for a in added]
+        now_keys = set(was_keys)
+        if gone:  # (seldom: an alias made the name, a weak alias made strong) counted again
+            now_keys = {match_key(a) for a in now}
+        else:
+            now_keys.update(match_key(a) for a in added)
+        deletes += [Quad(node, key_prop, Literal(k), graph) for k in sorted(was_keys - now_keys)]
+        adds += [Quad(node, key_prop, Literal(k), graph) for k in sorted(now_keys - was_keys)]
+        keys.append(now_keys)
+    new._keys = tuple(keys)
+    return deletes, adds
 
 
 def organization_id(name: str, given: str | None = None) -> str:

@@ -82,17 +82,24 @@ class Entities(Staging):
                 is_self=old.is_self or is_self,
             )
             new.aliases = [a for a in new.aliases if a != new.name]
-            new.weak_aliases = [a for a in new.weak_aliases if a not in new.aliases and a != new.name]
+            strong = set(new.aliases)
+            new.weak_aliases = [a for a in new.weak_aliases if a not in strong and a != new.name]
             outcome = "unchanged" if new == old else "updated"
         if outcome != "unchanged":
-            for alias in new.aliases if check_aliases else ():
-                if old is None or alias not in old.aliases:
-                    self._refuse_taken(alias, new)
+            # What this record adds, looked at alone: an import adding an alias a record to one
+            # entity looked at all its aliases a record (1,000 records: 18 s; 4,000: past 5 min).
+            held = set(old.aliases) if old is not None else set()
+            added = [a for a in new.aliases if a not in held]
+            for alias in added if check_aliases else ():
+                self._refuse_taken(alias, new)
             self._replace_entity(old, new)
             if old is None:
                 self._created.add(iri.value)
-            for how, label in [("name", new.name)] + [("alias", a) for a in new.aliases]:
-                self._pending_labels.setdefault(model.match_key(label), []).append((how, label, new))
+            labels = [("alias", a) for a in added]
+            if old is None or old.name != new.name:
+                labels.insert(0, ("name", new.name))
+            for how, label in labels:
+                self._pending_labels.setdefault(model.match_key(label), {})[(new.iri, how, label)] = None
             if new.type in privacy.PERSON_TYPES:
                 self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases, *new.weak_aliases])
         return new, outcome
@@ -131,8 +138,5 @@ class Entities(Staging):
 
     def _replace_entity(self, old: model.Entity | None, new: model.Entity) -> None:
         """Stage the change from ``old``'s description (None: a new entity) to ``new``'s."""
-        old_quads = model.entity_quads(old, self.perspective, self.schema) if old else []
-        new_quads = model.entity_quads(new, self.perspective, self.schema)
-        old_lines, new_lines = {str(q) for q in old_quads}, {str(q) for q in new_quads}
-        self.stage([q for q in old_quads if str(q) not in new_lines], [q for q in new_quads if str(q) not in old_lines])
+        self.stage(*model.entity_change(old, new, self.perspective, self.schema))
         self._entities[new.iri] = new

@@ -81,7 +81,8 @@ class Staging(Session):
         self._minted = 0
         self._created: set[str] = set()  # entities this command makes: the index holds no fact about them
         self._held: dict[str, model.Entity | None] = {}  # entities read from the index, by IRI
-        self._pending_labels: dict[str, list] = {}  # match key -> (how, label, entity) of pending entities
+        # match key -> (entity IRI, how, label) of the pending entities' labels, as each was added
+        self._pending_labels: dict[str, dict[tuple[str, str, str], None]] = {}
         self._fact_ids: set[str] | None = None  # every fact id of the index, once a large write needs it
         # A large write checks its facts in chunks while it goes on staging (see check_chunk).
         self._first_lines: dict[str, list[str] | None] = {}  # fact IRI -> its quads as staged first
@@ -126,12 +127,14 @@ class Staging(Session):
     def identify(self, text: str) -> dict:
         found = super().identify(text)
         known = {m["id"] for m in found["matches"]}
-        for how, label, entity in self._pending_labels.get(model.match_key(text), []):
-            if entity.id not in known and self._entities.get(entity.iri) is entity:
-                known.add(entity.id)
-                found["matches"].append(
-                    {"id": entity.id, "type": entity.type, "name": entity.name, "matched": how, "label": label}
-                )
+        for iri, how, label in self._pending_labels.get(model.match_key(text), ()):
+            entity = self._entities.get(iri)
+            if entity is None or entity.id in known or not entity.goes_by(how, label):
+                continue  # (a name it no longer goes by)
+            known.add(entity.id)
+            found["matches"].append(
+                {"id": entity.id, "type": entity.type, "name": entity.name, "matched": how, "label": label}
+            )
         return found
 
     def resolve(self, text: str, role: str = "entity") -> model.Entity:
