@@ -75,15 +75,7 @@ class Lifecycle(Staging):
         predicate = self.schema.predicate_by_iri(fact.predicate)
         if predicate is None or not (predicate.single_valued or predicate.key == "attribute"):
             return []
-        key = model.attribute_key(fact.target.value) if predicate.key == "attribute" else None
-        return [
-            other
-            for other in self._facts_for(fact.subject, fact.predicate)
-            if other.iri != fact.iri
-            and other.status == "confirmed"
-            and other.current
-            and (key is None or model.attribute_key(other.target.value) == key)
-        ]
+        return self.confirmed_rivals(fact)
 
     def _coexists(self, fact: model.Fact) -> bool:
         """Whether rival values stay side by side instead of the newer closing the older: an

@@ -41,6 +41,9 @@ class Heard:
     span: str | None = None
 
 
+_CONFIRMED = vocab.kg("Confirmed")
+
+
 def _key_of(target) -> str:
     """The key of a fact's object or value as the index holds it (as model.Fact.value_key has it)."""
     return target.value if isinstance(target, NamedNode) else model.normalize(target.value)
@@ -77,6 +80,10 @@ class Staging(Session):
         # reading every value before it (20k caveats on one system: 256 s, N²/2 value keys).
         self._by_subject_predicate: dict[tuple[str, str], dict[str, None]] = {}
         self._by_value: dict[tuple[str, str, str], dict[str, None]] = {}
+        # The pending facts that stand confirmed and current, by (subject, predicate, what they
+        # rival by): see confirmed_rivals
+        self._confirmed: dict[tuple[str, str, str | None], dict[str, None]] = {}
+        self._held_rivals: dict[tuple[str, str], dict[str | None, list[str]]] = {}
         self._held_pairs: dict[tuple[str, str], tuple] = {}  # see _held_facts
         self._minted = 0
         self._created: set[str] = set()  # entities this command makes: the index holds no fact about them
@@ -172,7 +179,7 @@ class Staging(Session):
         so observing a fact again costs the same beside ten siblings or ten thousand."""
         out = {}
         if subject not in self._created:
-            every, by_key = self._held_facts(subject, predicate)
+            every, by_key, _confirmed = self._held_facts(subject, predicate)
             for iri in every if key is None else by_key.get(key, []):
                 out[iri] = self._facts.get(iri) or super().fact(vocab.id_of(iri))
         staged = self._by_subject_predicate if key is None else self._by_value
@@ -180,18 +187,49 @@ class Staging(Session):
             out[iri] = self._facts[iri]
         return list(out.values())
 
-    def _held_facts(self, subject: str, predicate: str) -> tuple[list[str], dict[str, list[str]]]:
-        """The IRIs of the facts the index holds with this subject and predicate, and the same by
-        the key of their object or value: asked once a write, since the index does not change under
-        it, so that an import of N records about one thing asks once, not N times."""
+    def _held_facts(self, subject: str, predicate: str) -> tuple[list[str], dict[str, list[str]], list[tuple]]:
+        """The IRIs of the facts the index holds with this subject and predicate, the same by the
+        key of their object or value, and (IRI, object or value) of those it holds as confirmed and
+        current: asked once a write, since the index does not change under it, so that an import
+        of N records about one thing asks once, not N times."""
         pair = (subject, predicate)
         if pair not in self._held_pairs:
-            every, by_key = [], {}
+            every, by_key, confirmed = [], {}, []
             for row in self.rows("subject-predicate", subject=NamedNode(subject), predicate=NamedNode(predicate)):
                 every.append(row["fact"].value)
                 by_key.setdefault(_key_of(row["target"]), []).append(row["fact"].value)
-            self._held_pairs[pair] = every, by_key
+                if row["status"] == _CONFIRMED and row.get("retiredAt") is None:
+                    confirmed.append((row["fact"].value, row["target"]))
+            self._held_pairs[pair] = every, by_key, confirmed
         return self._held_pairs[pair]
+
+    def _rival_key(self, predicate: str, target) -> str | None:
+        """What values of ``predicate`` rival by: the key of a free-text attribute (``KEY: VALUE``),
+        None for any other predicate (every value of a single-valued one rivals every other)."""
+        found = self.schema.predicate_by_iri(predicate)
+        return model.attribute_key(target.value) if found is not None and found.key == "attribute" else None
+
+    def confirmed_rivals(self, fact: model.Fact) -> list[model.Fact]:
+        """The other facts, pending or held, that stand confirmed and current with ``fact``'s
+        subject and predicate (and, for an attribute, its key). Only those are read whole, not
+        every value the subject ever had: an organization's attribute proposed beside 2,000 others
+        read all 2,000 facts (2.4 s a propose), and an import of N attributes read N² of them."""
+        rival = self._rival_key(fact.predicate, fact.target)
+        pair = (fact.subject, fact.predicate)
+        out = {}
+        if fact.subject not in self._created:
+            held = self._held_rivals.get(pair)
+            if held is None:
+                held = self._held_rivals[pair] = {}
+                for iri, target in self._held_facts(*pair)[2]:
+                    held.setdefault(self._rival_key(fact.predicate, target), []).append(iri)
+            for iri in held.get(rival, ()):
+                if iri not in self._facts:  # (as the index holds it: this write did not change it)
+                    out[iri] = super().fact(vocab.id_of(iri))
+        for iri in self._confirmed.get((*pair, rival), ()):
+            out[iri] = self._facts[iri]
+        out.pop(fact.iri, None)
+        return list(out.values())
 
     def saying(self, fact: model.Fact) -> list[model.Fact]:
         """The facts, pending or held, that say what ``fact`` says (its subject, predicate and
@@ -362,6 +400,13 @@ class Staging(Session):
         else:
             self._first_lines[fact.iri] = None  # changed since it was staged: read it whole
         self._facts[fact.iri] = fact
+        confirmed = self._confirmed.setdefault(
+            (fact.subject, fact.predicate, self._rival_key(fact.predicate, fact.target)), {}
+        )
+        if fact.status == "confirmed" and fact.current:
+            confirmed[fact.iri] = None
+        else:
+            confirmed.pop(fact.iri, None)
         self._unchecked.add(fact.iri)
 
     def _change(
@@ -454,6 +499,8 @@ class Staging(Session):
             if fact is not None:
                 self._by_subject_predicate.get((fact.subject, fact.predicate), {}).pop(iri, None)
                 self._by_value.get((fact.subject, fact.predicate, fact.value_key()), {}).pop(iri, None)
+                rival = self._rival_key(fact.predicate, fact.target)
+                self._confirmed.get((fact.subject, fact.predicate, rival), {}).pop(iri, None)
         for pending in (self._adds, self._deletes):
             for key in [k for k in pending if nquads.graph_of(k) in graphs]:
                 del pending[key]
