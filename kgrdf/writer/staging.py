@@ -10,6 +10,7 @@ from kgrdf import audience as audiences
 from kgrdf import clock, inputs, model, nquads, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.session import Session
+from kgrdf.writer.pending import PendingFacts, rival_key
 
 DEFAULT_REVIEWER = "cli"
 PACKED = ("packed",)  # a new fact's first rows, once they are kept in a block (Staging._pack)
@@ -75,15 +76,8 @@ class Staging(Session):
         self._entities: dict[str, model.Entity] = {}  # pending, by IRI
         self._facts: dict[str, model.Fact] = {}  # pending, by IRI
         self._drafts: dict[str, model.Draft] = {}  # fact IRI -> its last update record of this write
-        # The pending facts by (subject, predicate), and by (subject, predicate, value key) too: an
-        # import of N values of one subject's predicate finds each one's siblings by its key, not by
-        # reading every value before it (20k caveats on one system: 256 s, N²/2 value keys).
-        self._by_subject_predicate: dict[tuple[str, str], dict[str, None]] = {}
-        self._by_value: dict[tuple[str, str, str], dict[str, None]] = {}
-        # The pending facts that stand confirmed and current, by (subject, predicate, what they
-        # rival by): see confirmed_rivals
-        self._confirmed: dict[tuple[str, str, str | None], dict[str, None]] = {}
-        self._held_rivals: dict[tuple[str, str], dict[str | None, list[str]]] = {}
+        self._pending = PendingFacts()  # where the pending facts are, by what is asked of them
+        self._held_rivals: dict[tuple[str, str], dict[str | None, list[str]]] = {}  # see confirmed_rivals
         self._held_pairs: dict[tuple[str, str], tuple] = {}  # see _held_facts
         self._minted = 0
         self._created: set[str] = set()  # entities this command makes: the index holds no fact about them
@@ -182,8 +176,7 @@ class Staging(Session):
             every, by_key, _confirmed = self._held_facts(subject, predicate)
             for iri in every if key is None else by_key.get(key, []):
                 out[iri] = self._facts.get(iri) or super().fact(vocab.id_of(iri))
-        staged = self._by_subject_predicate if key is None else self._by_value
-        for iri in staged.get((subject, predicate) if key is None else (subject, predicate, key), ()):
+        for iri in self._pending.with_pair(subject, predicate, key):
             out[iri] = self._facts[iri]
         return list(out.values())
 
@@ -203,18 +196,12 @@ class Staging(Session):
             self._held_pairs[pair] = every, by_key, confirmed
         return self._held_pairs[pair]
 
-    def _rival_key(self, predicate: str, target) -> str | None:
-        """What values of ``predicate`` rival by: the key of a free-text attribute (``KEY: VALUE``),
-        None for any other predicate (every value of a single-valued one rivals every other)."""
-        found = self.schema.predicate_by_iri(predicate)
-        return model.attribute_key(target.value) if found is not None and found.key == "attribute" else None
-
     def confirmed_rivals(self, fact: model.Fact) -> list[model.Fact]:
         """The other facts, pending or held, that stand confirmed and current with ``fact``'s
         subject and predicate (and, for an attribute, its key). Only those are read whole, not
         every value the subject ever had: an organization's attribute proposed beside 2,000 others
         read all 2,000 facts (2.4 s a propose), and an import of N attributes read N² of them."""
-        rival = self._rival_key(fact.predicate, fact.target)
+        rival = rival_key(self.schema, fact.predicate, fact.target)
         pair = (fact.subject, fact.predicate)
         out = {}
         if fact.subject not in self._created:
@@ -222,11 +209,11 @@ class Staging(Session):
             if held is None:
                 held = self._held_rivals[pair] = {}
                 for iri, target in self._held_facts(*pair)[2]:
-                    held.setdefault(self._rival_key(fact.predicate, target), []).append(iri)
+                    held.setdefault(rival_key(self.schema, fact.predicate, target), []).append(iri)
             for iri in held.get(rival, ()):
                 if iri not in self._facts:  # (as the index holds it: this write did not change it)
                     out[iri] = super().fact(vocab.id_of(iri))
-        for iri in self._confirmed.get((*pair, rival), ()):
+        for iri in self._pending.confirmed(*pair, rival):
             out[iri] = self._facts[iri]
         out.pop(fact.iri, None)
         return list(out.values())
@@ -393,20 +380,10 @@ class Staging(Session):
 
     def _track(self, fact: model.Fact, first_lines: list[str] | None) -> None:
         """Note a staged fact, with its rows when it is new and unchanged since (else None)."""
-        if fact.iri not in self._facts:
-            self._by_subject_predicate.setdefault((fact.subject, fact.predicate), {})[fact.iri] = None
-            self._by_value.setdefault((fact.subject, fact.predicate, fact.value_key()), {})[fact.iri] = None
-            self._first_lines[fact.iri] = first_lines
-        else:
-            self._first_lines[fact.iri] = None  # changed since it was staged: read it whole
+        new = fact.iri not in self._facts
+        self._first_lines[fact.iri] = first_lines if new else None  # (changed since: read it whole)
         self._facts[fact.iri] = fact
-        confirmed = self._confirmed.setdefault(
-            (fact.subject, fact.predicate, self._rival_key(fact.predicate, fact.target)), {}
-        )
-        if fact.status == "confirmed" and fact.current:
-            confirmed[fact.iri] = None
-        else:
-            confirmed.pop(fact.iri, None)
+        self._pending.note(fact, new, self.schema)
         self._unchecked.add(fact.iri)
 
     def _change(
@@ -497,10 +474,7 @@ class Staging(Session):
             self._drafts.pop(iri, None)
             fact = self._facts.pop(iri, None)
             if fact is not None:
-                self._by_subject_predicate.get((fact.subject, fact.predicate), {}).pop(iri, None)
-                self._by_value.get((fact.subject, fact.predicate, fact.value_key()), {}).pop(iri, None)
-                rival = self._rival_key(fact.predicate, fact.target)
-                self._confirmed.get((fact.subject, fact.predicate, rival), {}).pop(iri, None)
+                self._pending.drop(fact, self.schema)
         for pending in (self._adds, self._deletes):
             for key in [k for k in pending if nquads.graph_of(k) in graphs]:
                 del pending[key]
