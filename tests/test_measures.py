@@ -216,3 +216,42 @@ def test_a_write_reads_the_hearings_of_the_facts_it_touches_by_key_not_by_scanni
             assert "SCAN heard" not in plan, plan
     finally:
         db.close()
+
+
+def test_a_write_that_closes_many_facts_reads_every_closing_once_and_keeps_what_the_index_holds(
+    kg, tmp_path, monkeypatch
+):
+    """A merge closes every current fact of the organization merged: the cache learns when each was
+    closed from one read of every closing, not one read a fact (each costs as much as the knowledge
+    base holds closings: a merge of 1,000 facts took 12 s, 10 of them these reads). One fact closed
+    is read by itself. Either way the cache holds what one made from the index holds."""
+    from kgrdf.store.oxigraph import OxigraphBackend
+
+    records = [{"type": "entity", "id": f"organization/{o}", "name": o} for o in ("acme", "acme-inc")]
+    records += [
+        {"type": "fact", "subject": "organization/acme-inc", "predicate": "caveat", "value": f"c {i}"}
+        | {"sources": [f"slack:{i}"]}
+        for i in range(30)
+    ]
+    path = tmp_path / "orgs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    kg("import", path, "--apply")
+    asked = []
+    select = OxigraphBackend.select
+
+    def counted(self, query, bindings=None, **kw):
+        if query.name == "briefing-closings":
+            asked.append(bindings)
+        return select(self, query, bindings, **kw)
+
+    monkeypatch.setattr(OxigraphBackend, "select", counted)
+    kg("org", "merge", "acme", "acme-inc")
+    assert asked == [{}]  # before: 30 reads, one a fact
+    one = kg.json("facts", "acme")["facts"][0]["id"]
+    asked.clear()
+    kg("supersede", one, "--value", "c new", "-s", "slack:new")
+    assert len(asked) == 1 and "fact" in asked[0]
+    monkeypatch.undo()
+    at, kept = _kept(kg.path)
+    assert len([row for row in kept if len(row) > 3 and row[0].endswith(one)]) == 1
+    assert kept == _made(kg.path)
