@@ -712,9 +712,8 @@ def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines, 
         # asked 1,000 times, 10 of its 12 s).
         every = _closings(backend) if len(closed) > CLOSINGS_ONE_BY_ONE else None
         for fact in closed:
-            changed.setdefault(fact, {})["closed"] = (every if every is not None else _closings(backend, fact)).get(
-                fact
-            )
+            closings = every if every is not None else _closings(backend, fact)
+            changed.setdefault(fact, {})["closed"] = closings.get(fact)
         db.execute("BEGIN")
         db.executemany(
             "DELETE FROM heard WHERE fact = ? AND hearing = ?", [key for key, to in heard.items() if to is None]

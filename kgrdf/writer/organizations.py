@@ -124,7 +124,7 @@ class Organizations(Staging):
             subject = survivor.iri if old.subject == merged.iri else old.subject
             target = NamedNode(survivor.iri) if old.is_entity_target and old.target.value == merged.iri else old.target
             key = target.value if isinstance(target, NamedNode) else model.normalize(target.value)
-            same = [f for f in self._facts_for(subject, old.predicate, key) if f.current and f.value_key() == key]
+            same = [f for f in self._facts_for(subject, old.predicate, key) if f.current]  # (of that key)
             if same:
                 hearings = self._rehomed(same[0], old.hearings)
                 kept = self._change(

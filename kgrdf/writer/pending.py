@@ -28,11 +28,11 @@ class PendingFacts:
         if new:
             self._by_pair.setdefault((fact.subject, fact.predicate), {})[fact.iri] = None
             self._by_value.setdefault((fact.subject, fact.predicate, fact.value_key()), {})[fact.iri] = None
-        confirmed = self._confirmed.setdefault(_rivals_of(fact, schema), {})
+        rivals = _rivals_of(fact, schema)
         if fact.status == "confirmed" and fact.current:
-            confirmed[fact.iri] = None
-        else:
-            confirmed.pop(fact.iri, None)
+            self._confirmed.setdefault(rivals, {})[fact.iri] = None
+        elif rivals in self._confirmed:  # (no bucket made for a fact that stands proposed)
+            self._confirmed[rivals].pop(fact.iri, None)
 
     def drop(self, fact: model.Fact, schema) -> None:
         """A fact taken out of the write."""
