@@ -9,14 +9,16 @@ A file starts with a header the CLI help, the tests and the console read::
 A query that reads facts projects ``?fact`` (or takes ``$fact``), so that a read for an audience can
 keep the rows of the facts that audience may hear (see Session.hear_as).
 
-Parameters are bound by the engine (pyoxigraph ``substitutions``, rdflib ``initBindings``), never
-pasted into the text. A parameter is written ``$name`` in the query and must be projected by the
-SELECT (Oxigraph binds only projected variables).
+A parameter is written ``$name`` in the query and projected by its SELECT. It is bound by writing its
+value, an IRI or a literal serialized by pyoxigraph (escaped as N-Triples), where it stands (:func:`bind`),
+never text pasted from a user.
 """
 
+import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
+from kgrdf.errors import BadInput
 from kgrdf.resources import data_dir
 
 
@@ -71,3 +73,120 @@ def value(term):
     if dt in ("decimal", "double", "float"):
         return float(term.value)
     return term.value
+
+
+def term(value) -> str:
+    """A pyoxigraph IRI or literal as SPARQL text. Raises BadInput for anything else."""
+    import pyoxigraph as ox
+
+    if isinstance(value, (ox.NamedNode, ox.Literal)):
+        return str(value)
+    raise BadInput(f"a query parameter must be an IRI or a literal, not {value!r}")
+
+
+# The pieces of a query that matter to binding: what cannot hold a variable (comments, strings,
+# IRIs) is passed over whole, variables and the keywords that change how one is written are found.
+_TOKEN = re.compile(
+    r"""(?P<skip>\#[^\n]*|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"|'''(?:[^'\\]|\\.|'(?!''))*'''"""
+    r"""|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|<[^<>"{}|^`\\\x00-\x20]*>)"""
+    r"""|(?P<var>[?$][A-Za-z0-9_\u00b7\u00c0-\uffff]+)"""
+    r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"""
+    r"""|(?P<punct>[(){}])""",
+    re.DOTALL,
+)
+
+# How a bound parameter is written where it stands (see bind)
+_FORMS = {
+    "term": lambda value, name: value,
+    "projected": lambda value, name: f"({value} AS ?{name})",
+    "unprojected": lambda value, name: "",
+    "expression": lambda value, name: f"({value})",
+}
+
+
+def bind(text: str, bindings: dict | None) -> str:
+    """The query ``text`` with each bound parameter's value in place of its variable.
+
+    In the query's projection a bound ``?x`` becomes ``(TERM AS ?x)``, and a subquery no longer
+    projects it (the term is everywhere it was: a projection of it there would clash with the
+    outer one); after GROUP BY or ORDER BY, ``(TERM)``; the target of ``AS`` and the variables of a
+    VALUES block are left as they are; anywhere else, the term. An unbound parameter stays a
+    variable.
+
+    Both indexes bind so: an engine's planner sees the value as the constant it is. Oxigraph's own
+    ``substitutions`` join the values to the query's answer, which it then computes whole when an
+    aggregate stands between (briefing-closings.rq for one fact at 40k closings: 90 ms, against
+    0.2 ms with the term in place).
+    """
+    values = {name: term(v) for name, v in (bindings or {}).items() if v is not None}
+    if not values:
+        return text
+    pieces, slots = _slots(text, frozenset(values))
+    out = [pieces[0]]
+    for (name, form), piece in zip(slots, pieces[1:], strict=True):
+        out.append(_FORMS[form](values[name], name))
+        out.append(piece)
+    return "".join(out)
+
+
+@lru_cache(maxsize=1024)
+def _slots(text: str, names: frozenset[str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """``text`` cut where a variable of ``names`` is to be bound: the pieces between, and each cut's
+    variable and form (_FORMS). A query's text is read once for each set of parameters it is given."""
+    pieces: list[str] = []
+    slots: list[tuple[str, str]] = []
+    at = 0
+    mode, depth, previous = "", 0, ""
+    braces = nested = 0  # how deep in { } the scan is; whether the SELECT being read is a subquery
+    for match in _TOKEN.finditer(text):
+        kind, token = match.lastgroup, match.group()
+        if kind == "skip":
+            continue
+        if kind == "word":
+            word = token.upper()
+            if word == "SELECT":
+                mode, depth, nested = "select", 0, braces > 0
+            elif word in ("WHERE", "FROM") and mode == "select":
+                mode = ""
+            elif word == "BY" and previous in ("GROUP", "ORDER"):
+                mode, depth = "modifiers", 0
+            elif word in ("LIMIT", "OFFSET", "HAVING") and mode == "modifiers":
+                mode = ""
+            elif word == "VALUES":
+                mode, depth = "values", 0
+            previous = word
+            continue
+        if kind == "punct":
+            if token == "(":
+                depth += 1
+            elif token == ")":
+                depth -= 1
+            elif token == "{":
+                braces += 1
+                if mode == "values":
+                    depth += 1
+                elif mode in ("select", "modifiers"):
+                    mode = ""
+            elif token == "}":
+                braces -= 1
+                if mode == "values":
+                    depth -= 1
+                    if depth <= 0:
+                        mode = ""
+                elif mode == "modifiers":
+                    mode = ""
+            previous = token
+            continue
+        name = token[1:]
+        if name in names and previous != "AS" and mode != "values":
+            form = "term"
+            if mode == "select" and depth == 0:
+                form = "unprojected" if nested else "projected"
+            elif mode == "modifiers" and depth == 0:
+                form = "expression"
+            pieces.append(text[at : match.start()])
+            slots.append((name, form))
+            at = match.end()
+        previous = token
+    pieces.append(text[at:])
+    return tuple(pieces), tuple(slots)

@@ -322,8 +322,9 @@ def _scoped(query, bindings: dict) -> dict:
 
 
 def _oxigraph(store, query, bindings):
+    """The query's answer as the embedded index gives it: its parameters bound in its text."""
     bindings = _scoped(query, bindings)
-    result = store.query(query.text, substitutions={ox.Variable(k): v for k, v in bindings.items()})
+    result = store.query(queries.bind(query.text, bindings))
     if isinstance(result, ox.QueryBoolean):
         return bool(result)
     if isinstance(result, ox.QuerySolutions):
@@ -406,6 +407,45 @@ def test_a_whole_knowledge_base_query_sees_nothing_of_another_perspective(datase
             bindings, _ = cases(store)[name]
             rows = _oxigraph(store, query, {**bindings, "perspective": other})
             assert rows == [] or all(row.get("count", 0) == 0 for row in rows), name
+
+
+def test_a_bound_parameter_is_a_constant_to_the_planner():
+    """One fact's closing is read from that fact, not from every closing held: with the value bound
+    as Oxigraph's own substitutions bind it (joined to the whole answer, past the aggregate), the
+    query for one fact cost a third of the query for all (90 ms against 310 ms at 40k closings)."""
+    import time
+
+    from kgrdf.store.oxigraph import OxigraphBackend
+
+    backend = OxigraphBackend(None)
+    kg, prov = "https://kgrdf.org/ns#", "http://www.w3.org/ns/prov#"
+    at = ox.Literal("2026-01-01T00:00:00Z", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#dateTime"))
+    quads = []
+    for n in range(20_000):
+        fact, change = ox.NamedNode(f"https://kgrdf.org/fact/{n}"), ox.BlankNode()
+        update, graph = ox.NamedNode(f"{fact.value}/update/1"), ox.NamedNode(f"{fact.value}/provenance")
+        quads += [
+            ox.Quad(update, ox.NamedNode(kg + "updates"), fact, graph),
+            ox.Quad(update, ox.NamedNode(prov + "endedAtTime"), at, graph),
+            ox.Quad(update, ox.NamedNode(kg + "change"), change, graph),
+            ox.Quad(change, ox.NamedNode(kg + "field"), ox.NamedNode(kg + "validTo"), graph),
+        ]
+    backend.store.extend(quads)
+    query, one = queries.load("briefing-closings"), ox.NamedNode("https://kgrdf.org/fact/777")
+
+    def best(bindings):
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            rows = backend.select(query, bindings)
+            times.append(time.perf_counter() - start)
+        return min(times), rows
+
+    every, rows = best({})
+    alone, [row] = best({"fact": one})
+    assert len(rows) == 20_000
+    assert row["fact"] == one and row["closedAt"] == at
+    assert alone * 20 < every, f"one fact's closing took {alone:.4f} s, every closing {every:.4f} s"
 
 
 @pytest.mark.parametrize("name", queries.names())

@@ -7,7 +7,8 @@ import pyoxigraph as ox
 import pytest
 
 from kgrdf.errors import BadInput
-from kgrdf.store.sparql import bind, endpoints
+from kgrdf.queries import bind
+from kgrdf.store.sparql import endpoints
 
 from .conftest import Kg, one_line
 

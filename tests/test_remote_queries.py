@@ -10,7 +10,8 @@ import pytest
 from kgrdf import queries
 from kgrdf.errors import BadInput
 from kgrdf.journal import Position
-from kgrdf.store.sparql import SparqlBackend, bind
+from kgrdf.queries import bind
+from kgrdf.store.sparql import SparqlBackend
 
 from .test_queries import _comparable, _oxigraph, _scoped, cases, dataset  # noqa: F401 (a fixture)
 

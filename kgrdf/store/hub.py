@@ -18,7 +18,8 @@ import pyoxigraph as ox
 
 from kgrdf import queries, vocab
 from kgrdf.errors import Damaged
-from kgrdf.store.sparql import LINES_A_REQUEST, SparqlBackend, data_block, term
+from kgrdf.queries import term
+from kgrdf.store.sparql import LINES_A_REQUEST, SparqlBackend, data_block
 
 JOURNALS = ox.NamedNode("urn:kgrdf:hub")
 _REPLICA = vocab.kg("replica")

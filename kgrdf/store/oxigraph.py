@@ -17,7 +17,7 @@ import pyoxigraph as ox
 from kgrdf import nquads, vocab
 from kgrdf.errors import BadInput, Damaged
 from kgrdf.journal import Position, Transaction
-from kgrdf.queries import Query
+from kgrdf.queries import Query, bind
 from kgrdf.store.base import Backend
 
 BULK_THRESHOLD = 20_000
@@ -66,12 +66,10 @@ class OxigraphBackend(Backend):
     # --- reads ---------------------------------------------------------------------------------
 
     def _run(self, query: Query, bindings: dict | None, graphs: list | None = None):
-        subs = {ox.Variable(k): v for k, v in (bindings or {}).items() if v is not None}
+        text = bind(query.text, bindings)
         if graphs is None:
-            return self.store.query(query.text, substitutions=subs or None)
-        return self.store.query(
-            query.text, substitutions=subs or None, default_graph=[vocab.INDEX_NODE], named_graphs=graphs
-        )
+            return self.store.query(text)
+        return self.store.query(text, default_graph=[vocab.INDEX_NODE], named_graphs=graphs)
 
     def select(
         self, query: Query, bindings: dict | None = None, graphs: list | None = None, limit: int | None = None

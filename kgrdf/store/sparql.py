@@ -1,12 +1,9 @@
 """The index on a SPARQL 1.1 server, over HTTP: the Query protocol for reads, the Update protocol for
 writes (Oxigraph server first; the same requests serve any server that speaks the protocols).
 
-Portable by construction: no engine extension is used. A named query's parameters are bound by
-putting each value, written as a SPARQL term, where its variable stands (:func:`bind`): in the
-projection as ``(TERM AS ?name)``, so that the rows still carry it, and everywhere else as the
-term, which gives the server's planner the same constants the embedded engine's ``substitutions``
-give Oxigraph's. Values are IRIs and literals serialized by pyoxigraph (escaped as N-Triples), never
-text pasted from a user.
+Portable by construction: no engine extension is used. A named query's parameters are bound as
+the embedded index binds them, by putting each value, written as a SPARQL term, where its variable
+stands (kgrdf.queries.bind), so that the server's planner sees the constants.
 
 The index's own bookkeeping (the journal position it reflects, the schema's digest) is kept in a
 named graph of its own, ``urn:kgrdf:index``: a server's default graph is not portable (Virtuoso's
@@ -21,7 +18,6 @@ cut between pieces leaves the index behind the journal, and the next command app
 A server that does not answer raises :class:`kgrdf.errors.Unreachable` (exit 3).
 """
 
-import re
 from collections.abc import Iterable, Iterator
 
 import pyoxigraph as ox
@@ -29,7 +25,7 @@ import pyoxigraph as ox
 from kgrdf import nquads, vocab
 from kgrdf.errors import BadInput, Damaged, Refused, Unreachable
 from kgrdf.journal import Position, Transaction
-from kgrdf.queries import Query
+from kgrdf.queries import Query, bind, term
 from kgrdf.store.base import Backend
 
 LINES_A_REQUEST = 5_000  # quads in one Update request of an import or a rebuild (about 1 MB of text)
@@ -67,95 +63,6 @@ def endpoints(url: str, what: str = "an index URL") -> tuple[str, str]:
     if base.endswith("/query"):
         return base, base.removesuffix("/query") + "/update"
     return base, base
-
-
-def term(value) -> str:
-    """A pyoxigraph IRI or literal as SPARQL text. Raises BadInput for anything else."""
-    if isinstance(value, (ox.NamedNode, ox.Literal)):
-        return str(value)
-    raise BadInput(f"a query parameter must be an IRI or a literal, not {value!r}")
-
-
-# The pieces of a query that matter to binding: what cannot hold a variable (comments, strings,
-# IRIs) is passed over whole, variables and the keywords that change how one is written are found.
-_TOKEN = re.compile(
-    r"""(?P<skip>\#[^\n]*|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"|'''(?:[^'\\]|\\.|'(?!''))*'''"""
-    r"""|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|<[^<>"{}|^`\\\x00-\x20]*>)"""
-    r"""|(?P<var>[?$][A-Za-z0-9_\u00b7\u00c0-\uffff]+)"""
-    r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"""
-    r"""|(?P<punct>[(){}])""",
-    re.DOTALL,
-)
-
-
-def bind(text: str, bindings: dict | None) -> str:
-    """The query ``text`` with each bound parameter's value in place of its variable.
-
-    In the query's projection a bound ``?x`` becomes ``(TERM AS ?x)``, and a subquery no longer
-    projects it (the term is everywhere it was: a projection of it there would clash with the
-    outer one); after GROUP BY or ORDER BY, ``(TERM)``; the target of ``AS`` and the variables of a
-    VALUES block are left as they are; anywhere else, the term. An unbound parameter stays a
-    variable, as with the embedded engine.
-    """
-    values = {name: term(v) for name, v in (bindings or {}).items() if v is not None}
-    if not values:
-        return text
-    out: list[str] = []
-    at = 0
-    mode, depth, previous = "", 0, ""
-    braces = nested = 0  # how deep in { } the scan is; whether the SELECT being read is a subquery
-    for match in _TOKEN.finditer(text):
-        kind, token = match.lastgroup, match.group()
-        if kind == "skip":
-            continue
-        if kind == "word":
-            word = token.upper()
-            if word == "SELECT":
-                mode, depth, nested = "select", 0, braces > 0
-            elif word in ("WHERE", "FROM") and mode == "select":
-                mode = ""
-            elif word == "BY" and previous in ("GROUP", "ORDER"):
-                mode, depth = "modifiers", 0
-            elif word in ("LIMIT", "OFFSET", "HAVING") and mode == "modifiers":
-                mode = ""
-            elif word == "VALUES":
-                mode, depth = "values", 0
-            previous = word
-            continue
-        if kind == "punct":
-            if token == "(":
-                depth += 1
-            elif token == ")":
-                depth -= 1
-            elif token == "{":
-                braces += 1
-                if mode == "values":
-                    depth += 1
-                elif mode in ("select", "modifiers"):
-                    mode = ""
-            elif token == "}":
-                braces -= 1
-                if mode == "values":
-                    depth -= 1
-                    if depth <= 0:
-                        mode = ""
-                elif mode == "modifiers":
-                    mode = ""
-            previous = token
-            continue
-        name = token[1:]
-        if name in values and previous != "AS" and mode != "values":
-            value = values[name]
-            if mode == "select" and depth == 0:
-                value = "" if nested else f"({value} AS ?{name})"
-            elif mode == "modifiers" and depth == 0:
-                value = f"({value})"
-            out.append(text[at : match.start()])
-            out.append(value)
-            at = match.end()
-        previous = token
-    out.append(text[at:])
-    return "".join(out)
 
 
 class SparqlBackend(Backend):
