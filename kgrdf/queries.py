@@ -100,6 +100,8 @@ _FORMS = {
     "term": lambda value, name: value,
     "projected": lambda value, name: f"({value} AS ?{name})",
     "unprojected": lambda value, name: "",
+    "filler": lambda value, name: f"(true AS ?bound_{name}) ",
+    "bound": lambda value, name: "true",
     "expression": lambda value, name: f"({value})",
 }
 
@@ -109,9 +111,10 @@ def bind(text: str, bindings: dict | None) -> str:
 
     In the query's projection a bound ``?x`` becomes ``(TERM AS ?x)``, and a subquery no longer
     projects it (the term is everywhere it was: a projection of it there would clash with the
-    outer one); after GROUP BY or ORDER BY, ``(TERM)``; the target of ``AS`` and the variables of a
-    VALUES block are left as they are; anywhere else, the term. An unbound parameter stays a
-    variable.
+    outer one), but projects ``(true AS ?bound_x)`` when it projected nothing else; after GROUP BY
+    or ORDER BY, ``(TERM)``; ``BOUND(?x)`` becomes ``true``; anywhere else, the term. An
+    unbound parameter stays a variable. Raises ValueError for a variable the query assigns (``AS
+    ?x``, a VALUES block): it is no parameter.
 
     Both indexes bind so: an engine's planner sees the value as the constant it is. Oxigraph's own
     ``substitutions`` join the values to the query's answer, which it then computes whole when an
@@ -138,15 +141,26 @@ def _slots(text: str, names: frozenset[str]) -> tuple[tuple[str, ...], tuple[tup
     at = 0
     mode, depth, previous = "", 0, ""
     braces = nested = 0  # how deep in { } the scan is; whether the SELECT being read is a subquery
-    for match in _TOKEN.finditer(text):
+    dropped, projects = None, False  # a subquery's: the bound variable it no longer projects; any other
+
+    def projection_ends(where: int) -> None:
+        """A subquery's projection ends at ``where``: one that projects nothing now projects a filler."""
+        nonlocal at
+        if nested and dropped is not None and not projects:
+            pieces.append(text[at:where])
+            slots.append((dropped, "filler"))
+            at = where
+
+    tokens = [match for match in _TOKEN.finditer(text) if match.lastgroup != "skip"]
+    for index, match in enumerate(tokens):
         kind, token = match.lastgroup, match.group()
-        if kind == "skip":
-            continue
         if kind == "word":
             word = token.upper()
             if word == "SELECT":
                 mode, depth, nested = "select", 0, braces > 0
+                dropped, projects = None, False
             elif word in ("WHERE", "FROM") and mode == "select":
+                projection_ends(match.start())
                 mode = ""
             elif word == "BY" and previous in ("GROUP", "ORDER"):
                 mode, depth = "modifiers", 0
@@ -158,6 +172,7 @@ def _slots(text: str, names: frozenset[str]) -> tuple[tuple[str, ...], tuple[tup
             continue
         if kind == "punct":
             if token == "(":
+                projects = projects or (mode == "select" and depth == 0)
                 depth += 1
             elif token == ")":
                 depth -= 1
@@ -165,7 +180,10 @@ def _slots(text: str, names: frozenset[str]) -> tuple[tuple[str, ...], tuple[tup
                 braces += 1
                 if mode == "values":
                     depth += 1
-                elif mode in ("select", "modifiers"):
+                elif mode == "select":
+                    projection_ends(match.start())
+                    mode = ""
+                elif mode == "modifiers":
                     mode = ""
             elif token == "}":
                 braces -= 1
@@ -178,10 +196,22 @@ def _slots(text: str, names: frozenset[str]) -> tuple[tuple[str, ...], tuple[tup
             previous = token
             continue
         name = token[1:]
-        if name in names and previous != "AS" and mode != "values":
+        if mode == "select" and depth == 0 and not (name in names and nested):
+            projects = True
+        if name in names and (previous == "AS" or mode == "values"):
+            raise ValueError(f"?{name} is assigned by the query (AS or VALUES): it cannot be bound")
+        if name in names and _in_bound(tokens, index):
+            # BOUND(?x) of a bound ?x: true, in place of the whole call (BOUND takes a variable alone)
+            pieces.append(text[at : tokens[index - 2].start()])
+            slots.append((name, "bound"))
+            at = tokens[index + 1].end()  # the ")" is read next, as any
+            previous = token
+            continue
+        if name in names and mode != "values":
             form = "term"
             if mode == "select" and depth == 0:
                 form = "unprojected" if nested else "projected"
+                dropped = name if nested else dropped
             elif mode == "modifiers" and depth == 0:
                 form = "expression"
             pieces.append(text[at : match.start()])
@@ -190,3 +220,13 @@ def _slots(text: str, names: frozenset[str]) -> tuple[tuple[str, ...], tuple[tup
         previous = token
     pieces.append(text[at:])
     return tuple(pieces), tuple(slots)
+
+
+def _in_bound(tokens: list, index: int) -> bool:
+    """Whether the variable at ``tokens[index]`` is all that a BOUND( ) holds."""
+    return (
+        2 <= index < len(tokens) - 1
+        and tokens[index - 2].group().upper() == "BOUND"
+        and tokens[index - 1].group() == "("
+        and tokens[index + 1].group() == ")"
+    )

@@ -27,10 +27,10 @@ def test_a_bound_parameter_is_projected_and_used_as_its_term():
     )
 
 
-def test_binding_leaves_strings_comments_iris_values_and_unbound_parameters_alone():
+def test_binding_leaves_strings_comments_iris_and_unbound_parameters_alone():
     text = (
         '# about $now\nSELECT ?x $now $other WHERE { ?x <urn:a?now> "$now ?now" . '
-        "VALUES ?now { 1 } BIND (1 AS ?now) FILTER (?x < $now) }"
+        "VALUES ?x { 1 } BIND (1 AS ?y) FILTER (?x < $now && BOUND($now)) }"
     )
     now = ox.Literal("2026-01-01T00:00:00Z", datatype=XSD_DATETIME)
     bound = bind(text, {"now": now, "other": None})
@@ -38,8 +38,15 @@ def test_binding_leaves_strings_comments_iris_values_and_unbound_parameters_alon
         '# about $now\nSELECT ?x ("2026-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> AS ?now) $other'
     )
     assert '<urn:a?now> "$now ?now"' in bound
-    assert "VALUES ?now { 1 } BIND (1 AS ?now)" in bound
-    assert bound.endswith(f"FILTER (?x < {now}) }}")
+    assert "VALUES ?x { 1 } BIND (1 AS ?y)" in bound
+    assert bound.endswith(f"FILTER (?x < {now} && true) }}")
+    ox.Store().query(bound)
+
+
+@pytest.mark.parametrize("assigning", ["VALUES ?now { 1 }", "BIND (1 AS ?now)"])
+def test_a_variable_the_query_assigns_is_no_parameter(assigning):
+    with pytest.raises(ValueError, match="assigned by the query"):
+        bind(f"SELECT ?x WHERE {{ ?x ?p ?o {assigning} }}", {"now": ox.Literal("1")})
 
 
 def test_a_literal_is_escaped_so_that_no_value_can_change_the_query():
