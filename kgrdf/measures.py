@@ -570,6 +570,8 @@ def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
     fact about twenty times. The values that rows repeat (a subject, a predicate, a status, a time,
     an audience) are kept as one object each, not one a row: the read of an import of
     100k facts is held while the index loads it, and holds 35 MB less."""
+    from kgrdf import waiting
+
     shared: dict = {}
 
     def one(value):
@@ -580,10 +582,8 @@ def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
     closed: set[str] = set()
     is_fact: dict[str, bool] = {}
     for lines, gone in ((delete_lines, True), (add_lines, False)):
-        for quad in nquads.quads(lines, keep=_read):
-            graph_iri = getattr(quad.graph_name, "value", "")
-            predicate = quad.predicate.value
-            if predicate == _FIELD and quad.object.value == _VALID_TO:
+        for subject, predicate, value, datatype, graph_iri in nquads.fields(lines, keep=_read):
+            if predicate == _FIELD and value == _VALID_TO:
                 fact = graph_iri.removesuffix("/provenance")
                 if fact != graph_iri and _FACT.match(fact):
                     closed.add(fact)
@@ -592,36 +592,37 @@ def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
                 fact_graph = is_fact[graph_iri] = _FACT.match(graph_iri) is not None
             if fact_graph:
                 # the fact's own triple, in its assertion graph
-                datatype = getattr(quad.object, "datatype", None)
                 values = {
-                    "subject": one(quad.subject.value),
+                    "subject": one(subject),
                     "predicate": one(predicate),
-                    "object": quad.object.value,
-                    "datatype": one(datatype.value) if datatype is not None else None,
+                    "object": value,
+                    "datatype": one(datatype),
                 }
                 row = changed.setdefault(graph_iri, {})
                 row.update(dict.fromkeys(values) if gone else values)
                 continue
             if predicate == _AUDIENCE:
-                node = getattr(quad.subject, "value", "")
-                fact = _heard_in(graph_iri, node)
+                fact = _heard_in(graph_iri, subject)
                 if fact is not None:
-                    heard[(fact, node)] = None if gone else one(quad.object.value)
+                    heard[(fact, subject)] = None if gone else one(value)
                 continue
             column = _COLUMNS.get(predicate)
             if column is None and predicate != _TYPE:
                 continue
-            fact = getattr(quad.subject, "value", "")
+            fact = subject
             about_fact = is_fact.get(fact)
             if about_fact is None:
                 about_fact = is_fact[fact] = _FACT.match(fact) is not None
             if not about_fact:
                 continue
             if column is None:
-                if quad.object.value == _FACT_CLASS:
+                if value == _FACT_CLASS:
                     changed.setdefault(fact, {})["is_fact"] = None if gone else 1
                 continue
-            value = None if gone else (_epoch(quad.object) if column in _TIMES else quad.object.value)
+            if gone:
+                value = None
+            elif column in _TIMES:
+                value = waiting.epoch_of(value, datatype)
             if column in _REPEATED:
                 value = one(value)
             changed.setdefault(fact, {})[column] = value

@@ -70,6 +70,67 @@ def quads(lines: Iterable[str], keep: Callable[[str], bool] | None = None) -> It
         yield from _parsed(batch)
 
 
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
+def fields(lines: Iterable[str], keep: Callable[[str], bool] | None = None) -> Iterator[tuple]:
+    """(subject, predicate, object, object's datatype, graph) of each of ``lines`` (those ``keep``
+    keeps), as the parsed quad's values: a term's value, the datatype's IRI (None for an IRI or a
+    blank node). Read from the text where the row is as a row writes it (IRIs, and a literal with
+    nothing escaped and no language), by Oxigraph's parser otherwise: parsed, an import's 650k rows
+    read by the measures cache took 2.6 s, as text 0.6 s."""
+    rest: list[str] = []
+    for line in lines:
+        if keep is not None and not keep(line):
+            continue
+        terms = _fields(line)
+        if terms is not None:
+            yield terms
+            continue
+        rest.append(line)
+        if len(rest) == PARSED_AT_ONCE:
+            yield from _parsed_fields(rest)
+            rest = []
+    if rest:
+        yield from _parsed_fields(rest)
+
+
+def _fields(line: str) -> tuple | None:
+    """A row's fields from its text, or None when the parser must read it."""
+    if not line.startswith("<") or "\\" in line:
+        return None  # a blank node, or something escaped
+    subject_end = line.find("> <")
+    predicate_end = line.find("> ", subject_end + 3)
+    graph_start = line.rfind(" <")
+    if subject_end < 0 or predicate_end < 0 or graph_start <= predicate_end or not line.endswith(">"):
+        return None
+    obj = line[predicate_end + 2 : graph_start]
+    if obj.startswith("<") and obj.endswith(">"):
+        value, datatype = obj[1:-1], None
+    elif obj.startswith('"') and obj.endswith('"') and len(obj) > 1:
+        value, datatype = obj[1:-1], _XSD_STRING
+    elif obj.startswith('"') and obj.endswith(">") and '"^^<' in obj:
+        value, _, datatype = obj[1:-1].rpartition('"^^<')
+    else:
+        return None  # a language tag, a blank node
+    if '"' in value:
+        return None
+    return line[1:subject_end], line[subject_end + 3 : predicate_end], value, datatype, line[graph_start + 2 : -1]
+
+
+def _parsed_fields(lines: list[str]) -> Iterator[tuple]:
+    for quad in _parsed(lines):
+        obj, graph = quad.object, quad.graph_name
+        datatype = getattr(obj, "datatype", None)
+        yield (
+            quad.subject.value,
+            quad.predicate.value,
+            obj.value,
+            datatype.value if datatype is not None else None,
+            getattr(graph, "value", ""),
+        )
+
+
 def subjects_and_objects(lines: Iterable[str], graph: str, predicates) -> list[tuple[str, str]]:
     """(subject, object) values of the rows in ``graph`` whose predicate is one of ``predicates``
     (IRIs): told from the text, so only those rows are parsed."""

@@ -69,8 +69,15 @@ def epoch(term) -> float | None:
     """An xsd:dateTime with its time zone as seconds, else None (then a proposal may be due)."""
     if term is None or getattr(term, "datatype", None) != vocab.XSD_DATETIME:
         return None
+    return epoch_of(term.value, vocab.XSD_DATETIME.value)
+
+
+def epoch_of(value: str, datatype: str | None) -> float | None:
+    """:func:`epoch` of a literal's value and its datatype's IRI."""
+    if datatype != vocab.XSD_DATETIME.value:
+        return None
     try:
-        moment = datetime.fromisoformat(term.value.replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
     return moment.timestamp() if moment.tzinfo is not None else None

@@ -230,3 +230,42 @@ def test_a_router_splits_many_rows_at_once_as_it_decides_each(rows, decisions):
     assert router().split_lines(rows) == expected
     left, right = nquads.Rows(list(rows)).split(router())
     assert (list(left), list(right)) == expected
+
+
+_IRI_TEXT = st.text(st.characters(codec="ascii", categories=["L", "N"]) | st.sampled_from("/-._~:=&é"), max_size=12)
+_TERM_IRI = _IRI_TEXT.map(lambda tail: NamedNode("https://example.org/" + tail))
+_OBJECT = st.one_of(
+    _TERM_IRI,
+    st.builds(BlankNode, st.sampled_from(["b1", "x"])),
+    st.builds(Literal, SHOWN),
+    st.builds(lambda text: Literal(text, language="en"), SHOWN),
+    st.builds(lambda text, datatype: Literal(text, datatype=datatype), SHOWN, _TERM_IRI),
+    st.sampled_from(
+        [Literal("7", datatype=vocab.XSD_INTEGER), Literal("2026-01-02T03:04:05Z", datatype=vocab.XSD_DATETIME)]
+    ),
+)
+
+
+@given(
+    st.lists(
+        st.tuples(st.one_of(_TERM_IRI, st.builds(BlankNode, st.just("s"))), _TERM_IRI, _OBJECT, _TERM_IRI), max_size=12
+    )
+)
+def test_a_rows_fields_read_from_its_text_are_the_parsed_quads_values(terms):
+    """Whatever a row holds (escapes, a language, a datatype, a blank node, ' <' or '"^^<' in a
+    string), the fields read from its text are the values Oxigraph's parser gives."""
+    lines = [str(Quad(*t)) for t in terms]
+    expected = []
+    for quad in nquads.parsed(lines):
+        datatype = getattr(quad.object, "datatype", None)
+        expected.append(
+            (
+                quad.subject.value,
+                quad.predicate.value,
+                quad.object.value,
+                getattr(datatype, "value", None),
+                quad.graph_name.value,
+            )
+        )
+    assert sorted(nquads.fields(lines)) == sorted(expected)
+    assert list(nquads.fields(lines, keep=lambda line: False)) == []
