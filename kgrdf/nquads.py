@@ -127,7 +127,7 @@ def _parsed_fields(lines: list[str]) -> Iterator[tuple]:
 
 def subjects_and_objects(lines: Iterable[str], graph: str, predicates) -> list[tuple[str, str]]:
     """(subject, object) values of the rows in ``graph`` whose predicate is one of ``predicates``
-    (IRIs): told from the text, so only those rows are parsed."""
+    (IRIs): told from the text, so only those rows are read (:func:`fields`)."""
     tail = f" <{graph}>"
 
     def keep(line: str) -> bool:
@@ -136,7 +136,7 @@ def subjects_and_objects(lines: Iterable[str], graph: str, predicates) -> list[t
     if isinstance(lines, Rows):
         lines = lines.in_graph(graph)  # the blocks of other graphs stay packed
 
-    return [(q.subject.value, q.object.value) for q in quads(lines, keep=keep)]
+    return [(subject, obj) for subject, _predicate, obj, _datatype, _graph in fields(lines, keep=keep)]
 
 
 def parsed(lines: list[str]) -> list[Quad]:
