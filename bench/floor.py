@@ -25,23 +25,24 @@ def floor_runner(path: Path):
     now = vocab.datetime_literal(clock.iso(clock.now()))
 
     def run(name, **bindings):
-        return list(
-            store.query(queries.load(name).text, substitutions={ox.Variable(k): v for k, v in bindings.items()})
-        )
+        return list(store.query(queries.bind(queries.load(name).text, bindings)))
 
-    # kg lookup and kg facts read each listed fact's sources and hearings with fact-heard.rq (once a
-    # fact: the query gives a row a source), as kg context reads its kept facts' with fact-sources.rq
+    # kg lookup and kg facts read their listed facts' sources and hearings with fact-heard.rq (the
+    # facts given as values, 500 a query), as kg context reads its kept facts' with fact-sources.rq
+    def heard(facts):
+        facts = list(facts)
+        for at in range(0, len(facts), 500):
+            run("fact-heard", fact=facts[at : at + 500])
+
     def lookup(entity_id):
         iri = vocab.entity_iri("main", entity_id)
         run("entity", entity=iri)
-        for fact in dict.fromkeys(row["fact"] for row in run("lookup", entity=iri, now=now)):
-            run("fact-heard", fact=fact)
+        heard(dict.fromkeys(row["fact"] for row in run("lookup", entity=iri, now=now)))
 
     def facts(entity_id):
         iri = vocab.entity_iri("main", entity_id)
         run("entity", entity=iri)
-        for fact in dict.fromkeys(row["fact"] for row in run("facts", subject=iri, validAt=now, knownAt=now)):
-            run("fact-heard", fact=fact)
+        heard(dict.fromkeys(row["fact"] for row in run("facts", subject=iri, validAt=now, knownAt=now)))
 
     def neighbors(entity_id, hops=2):
         frontier, seen = [vocab.entity_iri("main", entity_id)], set()

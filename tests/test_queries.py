@@ -8,6 +8,7 @@ import pyoxigraph as ox
 import pytest
 
 from kgrdf import clock, queries, vocab
+from kgrdf.errors import BadInput
 
 from .conftest import both_engines
 
@@ -469,6 +470,41 @@ def test_any_variable_of_a_query_bound_leaves_a_query_oxigraph_runs(name):
             store.query(bound)
         except SyntaxError as exc:
             raise AssertionError(f"{name}.rq with ?{variable} bound: {exc}\n{bound}") from None
+
+
+ONE_FACT_QUERIES = [name for name in queries.names() if "fact" in queries.load(name).params]
+
+
+@pytest.mark.parametrize("name", [n for n in ONE_FACT_QUERIES if re.search(r"\bWHERE\s*\{", queries.load(n).text)])
+def test_a_query_for_one_fact_given_many_gives_each_ones_rows(dataset, name):
+    """A listing reads its facts' sources by one query given all of them (a VALUES block): its rows
+    are, row for row, those of the query run for each fact alone, and no fact gives none."""
+    store, _ = dataset
+    query = queries.load(name)
+    facts = [ox.NamedNode(row[0].value) for row in store.query("SELECT DISTINCT ?f WHERE { GRAPH ?f { ?s ?p ?o } }")]
+    facts = sorted((f for f in facts if "/fact/" in f.value), key=lambda f: f.value)[:7]
+    facts.append(ox.NamedNode("https://kgrdf.org/kb/main/fact/f-000000"))  # no such fact
+    assert len(facts) == 8
+    each = [row for fact in facts for row in _oxigraph(store, query, {"fact": fact})]
+    together = _oxigraph(store, query, {"fact": facts})
+    assert _comparable(together) == _comparable(each)
+    assert _oxigraph(store, query, {"fact": []}) == []
+
+
+def test_a_parameter_given_many_values_is_refused_where_the_query_assigns_it_or_has_no_where():
+    many = [ox.NamedNode("https://ex.org/a"), ox.NamedNode("https://ex.org/b")]
+    with pytest.raises(ValueError, match="assigned by the query"):
+        queries.bind("SELECT ?x WHERE { BIND (<https://ex.org/c> AS ?x) }", {"x": many})
+    with pytest.raises(ValueError, match="needs the query's WHERE"):
+        queries.bind(queries.load("fact-exists").text, {"fact": many})
+    with pytest.raises(BadInput):
+        queries.bind("SELECT ?x WHERE { ?x ?p ?o }", {"x": [*many, "https://ex.org/c"]})
+    # the VALUES block goes in the query's own WHERE, not a template's or a subquery's braces
+    bound = queries.bind('CONSTRUCT { ?x ?p "}" } WHERE { { SELECT ?x ?p WHERE { ?x ?p ?o } } }', {"x": many[:1]})
+    assert (
+        bound
+        == 'CONSTRUCT { ?x ?p "}" } WHERE { VALUES ?x { <https://ex.org/a> }\n { SELECT ?x ?p WHERE { ?x ?p ?o } } }'
+    )
 
 
 def test_a_subquery_left_projecting_nothing_projects_a_filler():

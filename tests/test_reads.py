@@ -18,6 +18,37 @@ def test_lookup_shows_current_facts_with_sources_and_backlinks(demo):
     assert "Dana Okafor approves Hotfix process" in text
 
 
+@pytest.mark.parametrize("at_once", [1, 2, 3])
+def test_a_listings_sources_are_read_a_few_facts_a_query_and_are_each_facts_own(demo, monkeypatch, at_once):
+    """lookup and facts read their facts' sources and hearings by one query for a few facts at a
+    time (a high-degree entity's 2,000 facts, once a query a fact): the listing is the same, and
+    each fact shows the sources and hearings kg history shows it."""
+    from kgrdf.session import facts as fact_reads
+    from kgrdf.session.reading import Reading
+
+    whole = {args: demo.json(*args) for args in (("lookup", "hotfix"), ("facts", "hotfix", "--all"))}
+    asked = []
+    rows = Reading.rows
+
+    def counted(self, name, **bindings):
+        if name == "fact-heard":
+            asked.append(len(bindings["fact"]))
+        return rows(self, name, **bindings)
+
+    monkeypatch.setattr(fact_reads, "HEARD_AT_ONCE", at_once)
+    monkeypatch.setattr(Reading, "rows", counted)
+    for args, doc in whole.items():
+        asked.clear()
+        assert demo.json(*args) == doc
+        listed = doc["facts"] + doc.get("backlinks", [])
+        assert len(listed) >= 4 and sum(asked) == len(listed)
+        assert len(asked) == -(-len(listed) // at_once) and max(asked) == at_once
+    monkeypatch.undo()
+    for fact in whole[("lookup", "hotfix")]["facts"]:
+        own = demo.json("history", fact["id"])["fact"]
+        assert fact["sources"] == own["sources"] and fact["hearings"] == own["hearings"]
+
+
 def test_lookup_of_a_person_has_only_whitelisted_facts_and_no_summary(demo):
     doc = demo.json("lookup", "Dana")
     assert "summary" not in doc["entity"]

@@ -63,7 +63,8 @@ class Reading:
         """Rows of the named query as terms. A query that reads the whole knowledge base takes the
         session's perspective (``$perspective``) unless it is given: no read sees another's. In a
         read for an audience, only the rows of the facts it may hear come back (see hear_as). With
-        ``limit``, the first rows only (of a query that orders them): the engine is read no further."""
+        ``limit``, the first rows only (of a query that orders them): the engine is read no further.
+        A parameter given a list is read for each of its values at once (queries.bind)."""
         query = queries.load(name)
         if "perspective" in query.params and "perspective" not in bindings:
             bindings["perspective"] = vocab.perspective_iri(self.perspective)
@@ -72,8 +73,11 @@ class Reading:
         return self._rows_for_hearer(name, query, bindings)[:limit]
 
     def _rows_for_hearer(self, name: str, query, bindings: dict) -> list[dict]:
+        fact = bindings.get("fact")
+        if "fact" in query.params and isinstance(fact, (list, tuple)):
+            heard = [one for one in fact if self.may_hear(one.value)]
+            return self.backend.select(query, {**bindings, "fact": heard}) if heard else []
         if "fact" in query.params:
-            fact = bindings.get("fact")
             return self.backend.select(query, bindings) if fact is not None and self.may_hear(fact.value) else []
         rows = self.backend.select(query, bindings)
         if rows and "fact" not in rows[0]:
