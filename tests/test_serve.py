@@ -252,6 +252,62 @@ def test_the_api_for_sales_leaves_out_what_sales_may_not_hear(served):
     assert "mksalesvalue" in _get(served, "/api/lookup?entity=repo/api", token="sales")[1]
 
 
+@pytest.mark.parametrize("audience", ["owner", "channel:sales"])
+def test_a_lookup_pages_its_facts_and_backlinks_together_and_reads_sources_for_the_page_alone(
+    kg, monkeypatch, audience
+):
+    """An entity of many facts and backlinks, paged: every page holds the same places of both lists,
+    the pages together are the whole lookup (sources and hearings as kg lookup shows them to that
+    audience), and each page reads the sources of its own facts, not the whole entity's."""
+    from kgrdf.serve.service import Caller, Service
+    from kgrdf.session.reading import Reading
+
+    kg("add-entity", "repo/hub", "--name", "Hub")
+    for i in range(7):
+        heard = "channel:sales" if i % 2 else "channel:eng"
+        kg("propose", "repo/hub", "caveat", "--value", f"caveat {i}", "-s", f"slack:c{i}", "--audience", heard)
+    for i in range(4):
+        kg("add-entity", f"repo/leaf{i}", "--name", f"Leaf {i}")
+        kg(
+            "propose",
+            f"repo/leaf{i}",
+            "depends_on",
+            "--object",
+            "repo/hub",
+            "-s",
+            f"slack:d{i}",
+            "--audience",
+            "public",
+        )
+    whole = kg.json("lookup", "repo/hub", "--audience", audience)
+    service, caller = Service(kg.path), Caller("t", "main", audience)
+    asked = []
+    rows = Reading.rows
+
+    def counted(self, name, **bindings):
+        if name == "fact-heard":
+            asked.extend(bindings["fact"])
+        return rows(self, name, **bindings)
+
+    monkeypatch.setattr(Reading, "rows", counted)
+    pages, cursor = [], None
+    while True:
+        asked.clear()
+        page = service.lookup(caller, "repo/hub", limit=3, cursor=cursor)
+        assert len(page["facts"]) <= 3 and len(page["backlinks"]) <= 3
+        assert len(asked) == len(page["facts"]) + len(page["backlinks"])
+        pages.append(page)
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    facts = len(whole["facts"])
+    assert facts == (7 if audience == "owner" else 3) and len(whole["backlinks"]) == 4
+    assert len(pages) == -(-max(facts, 4) // 3)
+    assert all(p["total"] == {"facts": facts, "backlinks": 4} for p in pages)
+    for key in ("facts", "backlinks"):
+        assert [f for p in pages for f in p[key]] == whole[key]
+
+
 def test_the_api_pages_a_list_with_a_cursor_good_for_its_question_only(served):
     first = json.loads(_get(served, "/api/lookup?entity=repo/api&limit=2")[1])
     assert len(first["facts"]) == 2 and first["total"]["facts"] == 4 and first["next_cursor"]

@@ -37,9 +37,10 @@ class Caller:
         return cls(token.name, token.perspective, token.audience, token.write, token.speaker)
 
 
-def page(items: list, limit: int | None, cursor: str | None, question: str) -> tuple[list, str | None]:
-    """``limit`` items from the place ``cursor`` names, and the cursor of the rest (None: no more).
-    A cursor carries its question's digest: one from another question is refused, not misread."""
+def window(count: int, limit: int | None, cursor: str | None, question: str) -> tuple[int, int, str | None]:
+    """Of a list of ``count`` items, the ``limit`` from the place ``cursor`` names (start, stop), and
+    the cursor of the rest (None: no more). A cursor carries its question's digest: one from another
+    question is refused, not misread."""
     limit = DEFAULT_LIMIT if limit is None else limit
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise BadInput(f"limit must be a whole number from 1 to {MAX_LIMIT}")
@@ -55,16 +56,20 @@ def page(items: list, limit: int | None, cursor: str | None, question: str) -> t
             raise BadInput("the cursor belongs to another question: ask again without it")
     rest = start + limit
     after = None
-    if rest < len(items):
+    if rest < count:
         after = base64.urlsafe_b64encode(json.dumps({"at": rest, "of": asked}).encode()).decode().rstrip("=")
-    return items[start:rest], after
+    return start, rest, after
 
 
-def _paged(doc: dict, key: str, limit, cursor, question: str) -> dict:
-    """The document with its list ``key`` cut to one page, its total and the next cursor."""
-    items = doc.get(key) or []
-    shown, after = page(items, limit, cursor, question)
-    return {**doc, key: shown, "total": {**doc.get("total", {}), key: len(items)}, "next_cursor": after}
+def _paged(doc: dict, keys: str | tuple[str, ...], limit, cursor, question: str) -> dict:
+    """The document with its list ``keys`` cut to one page, their totals and the next cursor. Lists
+    paged together (a lookup's facts and backlinks) show the same places: the next cursor is there
+    while any of them has more."""
+    keys = (keys,) if isinstance(keys, str) else keys
+    lists = {key: doc.get(key) or [] for key in keys}
+    start, stop, after = window(max(len(items) for items in lists.values()), limit, cursor, question)
+    total = {**doc.get("total", {}), **{key: len(items) for key, items in lists.items()}}
+    return {**doc, **{key: items[start:stop] for key, items in lists.items()}, "total": total, "next_cursor": after}
 
 
 class Service:
@@ -94,8 +99,11 @@ class Service:
 
     def lookup(self, caller: Caller, entity: str, limit=None, cursor=None) -> dict:
         with self.reading(caller) as session:
-            doc = session.lookup(entity)
-        return _paged(doc, "facts", limit, cursor, f"lookup {entity} {caller}")
+            # each fact's sources are read for the page alone (an entity of 20k facts: 40 pages)
+            doc = session.lookup(entity, sources=False)
+            doc = _paged(doc, ("facts", "backlinks"), limit, cursor, f"lookup {entity} {caller}")
+            session.with_sources(doc["facts"] + doc["backlinks"])
+        return doc
 
     def search(self, caller: Caller, text: str, limit=None, cursor=None) -> dict:
         with self.reading(caller) as session:
@@ -113,10 +121,12 @@ class Service:
 
         when = clock.parse_optional(as_of, "as_of")
         known = clock.parse_optional(known_at, "known_at")
-        with self.reading(caller) as session:
-            doc = session.facts(subject, predicate=predicate, as_of=when, known_at=known)
         question = f"facts {subject} {predicate} {as_of} {known_at} {caller}"
-        return _paged(doc, "facts", limit, cursor, question)
+        with self.reading(caller) as session:
+            doc = session.facts(subject, predicate=predicate, as_of=when, known_at=known, sources=False)
+            doc = _paged(doc, "facts", limit, cursor, question)
+            session.with_sources(doc["facts"])
+        return doc
 
     def neighbors(self, caller: Caller, entity: str, hops: int = 1, limit=None, cursor=None) -> dict:
         with self.reading(caller) as session:

@@ -92,7 +92,8 @@ def server(service: Service, fixed: Caller | None):
     @mcp.tool()
     async def lookup(entity: EntityArg, ctx: Context, limit: Limit = None, cursor: Cursor = None) -> dict[str, Any]:
         """An entity and its current facts, each with its id, status and sources, and the facts that
-        point to it. Reach for it when a question names one thing."""
+        point to it (both paged: a page holds the same places of each). Reach for it when a question
+        names one thing."""
         return await run(ctx, service.lookup, entity, limit=limit, cursor=cursor)
 
     @mcp.tool()

@@ -213,7 +213,7 @@ class FactReads(Reading):
                 facts[row["id"]] = fact
         return list(facts.values())
 
-    def _with_sources(self, facts: list[dict]) -> list[dict]:
+    def with_sources(self, facts: list[dict]) -> list[dict]:
         """Each listed fact's sources and hearings, as the read's audience is shown them (read by
         facts_heard, the facts given as values: joined into the listing, Oxigraph would plan the
         path from fact to source as a scan of every source). The count of observations is the
@@ -275,12 +275,12 @@ class FactReads(Reading):
 
     def lookup(self, text: str, sources: bool = True) -> dict:
         """The entity ``text`` names and its current facts, as subject and as object; without
-        ``sources``, the facts alone (no query a fact for its sources and hearings)."""
+        ``sources``, the facts alone (with_sources reads them for those shown)."""
         entity = self.resolve(text)
         rows = self.values("lookup", entity=NamedNode(entity.iri), now=now_literal())
         facts = self._group(rows, entity)
         if sources:
-            facts = self._with_sources(facts)
+            facts = self.with_sources(facts)
         return {
             "entity": entity.as_json(),
             "facts": self.mark_conflicts([f for f in facts if f["direction"] == "out"]),
@@ -288,9 +288,16 @@ class FactReads(Reading):
         }
 
     def facts(
-        self, text: str, predicate: str | None = None, as_of=None, known_at=None, everything: bool = False
+        self,
+        text: str,
+        predicate: str | None = None,
+        as_of=None,
+        known_at=None,
+        everything: bool = False,
+        sources: bool = True,
     ) -> dict:
-        """Facts about a subject: current (default), true at ``as_of``, held at ``known_at``, or all."""
+        """Facts about a subject: current (default), true at ``as_of``, held at ``known_at``, or all;
+        without ``sources``, the facts alone (with_sources reads them for those shown)."""
         entity = self.resolve(text, role="subject")
         bindings = {"subject": NamedNode(entity.iri)}
         if predicate:
@@ -302,7 +309,8 @@ class FactReads(Reading):
             bindings["validAt"] = now_literal(as_of or known_at or now)
             bindings["knownAt"] = now_literal(known_at or now)
             rows = self.values("facts", **bindings)
-        out = {"entity": entity.as_json(), "facts": self.mark_conflicts(self._with_sources(self._group(rows, entity)))}
+        facts = self._group(rows, entity)
+        out = {"entity": entity.as_json(), "facts": self.mark_conflicts(self.with_sources(facts) if sources else facts)}
         if as_of:
             out["as_of"] = clock.iso(as_of)
         if known_at:
