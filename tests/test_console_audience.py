@@ -112,7 +112,13 @@ def test_shown_as_an_audience_every_page_holds_only_what_kg_lookup_tells_it(kb, 
     entities, facts = told(kb.path, audience)
     pages = Pages(kb.path)
     keys = {pages.key("main", entity_id) for entity_id in entities}
-    for name, doc in pages_as(pages, audience).items():
+    shown = pages_as(pages, audience)
+    for entity_id in sorted(entities):  # each entity's page, now and as it was (the replaced facts named)
+        key = pages.key("main", entity_id)
+        shown[entity_id] = pages.entity(View(None, audience), key)
+        shown[f"{entity_id} as of"] = pages.entity(View(None, audience, as_of="2020-01-01"), key)
+    assert len(shown) > 5 + len(entities)
+    for name, doc in shown.items():
         text = json.dumps(doc)
         assert set(_FACT_ID.findall(text)) <= facts, name
         assert set(_KEY.findall(text)) <= keys, name

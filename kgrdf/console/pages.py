@@ -331,10 +331,12 @@ class Pages:
 
         with self._reading(view) as (kb, session):
             entity_id = self.keys.entity(kb.perspective, key)
-            looked = session.lookup(entity_id)
+            travels = bool(view.as_of or view.known_at)
+            looked = session.lookup(entity_id, sources=not travels)
             entity = looked["entity"]
             facts, backlinks = looked["facts"], looked["backlinks"]
-            if view.as_of or view.known_at:
+            if travels:  # the current facts give way to those of then (but in an organization's digest)
+                session.with_sources(backlinks + (facts if entity["type"] == "organization" else []))
                 when = clock.parse_optional(view.as_of, "as of")
                 known = clock.parse_optional(view.known_at, "known at")
                 facts = session.facts(entity_id, as_of=when, known_at=known)["facts"]
@@ -343,10 +345,12 @@ class Pages:
                 allowed = {key for key, p in session.schema.predicates.items() if p.person_ok}
                 facts = [f for f in facts if f["predicate"] in allowed]
                 entity.pop("summary", None)
-            everything = session.facts(entity_id, everything=True)["facts"]
+            # every fact ever, for the replaced ones: a replacement is named as the audience may hear
+            # it (with_sources), which is read for those alone, not for an entity's thousands
+            everything = session.facts(entity_id, everything=True, sources=False)["facts"]
             by_id = {f["id"]: f for f in everything}
             superseded = []
-            for fact in everything:
+            for fact in session.with_sources([f for f in everything if f.get("superseded_by")]):
                 if fact.get("superseded_by"):
                     replacement = by_id.get(fact["superseded_by"])
                     superseded.append(
