@@ -64,6 +64,7 @@ def test_query_gives_its_expected_rows_on_the_server(dataset, remote, name):  # 
 # kg validate runs only on the embedded store (a server's index is checked by its quads), gives
 # nothing there.
 VIRTUOSO_CANNOT = {"validation-view"}
+_FACT = re.compile(r"https://kgrdf\.org/kb/main/fact/f-[0-9a-z]+$")  # a fact's own graph, not its provenance
 
 
 def _truth(rows, embedded):
@@ -93,6 +94,29 @@ def test_the_server_and_the_embedded_store_agree(dataset, remote, name):  # noqa
             return
         rows = _truth(rows, embedded)
     assert _comparable(rows) == _comparable(embedded)
+
+
+@pytest.mark.parametrize("name", ["fact-heard", "fact-sources"])
+def test_a_query_given_as_many_facts_as_a_listing_reads_at_once_agrees_with_the_embedded_store(
+    dataset,  # noqa: F811
+    remote,
+    name,
+):
+    """A listing reads its facts' sources for up to 500 facts a query (a VALUES block): each server
+    takes a query that long and answers it as the embedded store does."""
+    from kgrdf.session.facts import HEARD_AT_ONCE
+
+    store, _ = dataset
+    facts = sorted(
+        {row[0].value for row in store.query("SELECT ?f WHERE { GRAPH ?f { ?s ?p ?o } }") if _FACT.match(row[0].value)}
+    )
+    made_up = [f"https://kgrdf.org/kb/main/fact/f-{n:06d}" for n in range(HEARD_AT_ONCE - len(facts))]
+    given = [ox.NamedNode(iri) for iri in facts + made_up]
+    assert len(given) == HEARD_AT_ONCE and len(facts) > 20
+    query = queries.load(name)
+    embedded = _oxigraph(store, query, {"fact": given})
+    assert {row["fact"] for row in embedded} == set(facts)
+    assert _comparable(_remote(remote, query, {"fact": given})) == _comparable(embedded)
 
 
 def test_the_server_holds_the_position_the_load_recorded(remote):
