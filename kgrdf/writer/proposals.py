@@ -14,22 +14,37 @@ from kgrdf.writer.staging import Heard, Outcome, Staging, parse_source
 class Proposals(Staging):
     """propose (then the auto-confirm rules), and the parts of a fact it makes: id, target, hearings."""
 
+    MINTED_ALONE = 32  # ids a write checks one at a time; after them, a block of MINT_BLOCK at once
+    MINT_BLOCK = 500
+
     def _mint(self) -> str:
+        """A fact id no fact has: the write's next candidate (model.mint_fact_id) that neither the
+        index nor this write holds. A large write checks its candidates a block at a time, each
+        looked up by itself (reading every fact id of the index once took 1.9 s at 100k facts, for
+        an import of 300)."""
         from kgrdf import queries
 
-        if self._fact_ids is None and self._minted >= 32:
-            self._fact_ids = {row["id"].value for row in self.rows("fact-ids")}
         while True:
-            fact_id = model.mint_fact_id(self.kb.replica, self.seq, self._minted)
-            self._minted += 1
-            iri = vocab.fact_iri(self.perspective, fact_id)
-            if iri.value in self._facts:
-                continue
-            if self._fact_ids is not None:
-                if fact_id not in self._fact_ids:
+            if self._minted < self.MINTED_ALONE:
+                fact_id = model.mint_fact_id(self.kb.replica, self.seq, self._minted)
+                self._minted += 1
+                iri = vocab.fact_iri(self.perspective, fact_id)
+                if iri.value not in self._facts and not self.backend.ask(queries.load("fact-exists"), {"fact": iri}):
                     return fact_id
-            elif not self.backend.ask(queries.load("fact-exists"), {"fact": iri}):
+                continue
+            if not self._unused_ids:
+                self._unused_ids = self._mint_block()
+            fact_id = self._unused_ids.pop()
+            if vocab.fact_iri(self.perspective, fact_id).value not in self._facts:
                 return fact_id
+
+    def _mint_block(self) -> list[str]:
+        """The next MINT_BLOCK candidates no fact of the index has, the first last."""
+        candidates = [model.mint_fact_id(self.kb.replica, self.seq, self._minted + n) for n in range(self.MINT_BLOCK)]
+        self._minted += self.MINT_BLOCK
+        iris = [vocab.fact_iri(self.perspective, fact_id) for fact_id in candidates]
+        taken = {row["fact"].value for row in self.rows("facts-exist", fact=iris)}
+        return [fact_id for fact_id, iri in zip(candidates, iris, strict=True) if iri.value not in taken][::-1]
 
     def _target(self, predicate, object_text: str | None, value_text: str | None):
         """The object entity or the value literal, checked against the predicate's kind and type."""

@@ -84,7 +84,7 @@ class Staging(Session):
         self._held: dict[str, model.Entity | None] = {}  # entities read from the index, by IRI
         # match key -> (entity IRI, how, label) of the pending entities' labels, as each was added
         self._pending_labels: dict[str, dict[tuple[str, str, str], None]] = {}
-        self._fact_ids: set[str] | None = None  # every fact id of the index, once a large write needs it
+        self._unused_ids: list[str] = []  # minted ids no fact of the index has, the next last (Proposals._mint)
         # A large write checks its facts in chunks while it goes on staging (see check_chunk).
         self._first_lines: dict[str, list[str] | None] = {}  # fact IRI -> its quads as staged first
         # A large write's new facts, once checked, their rows packed: fact IRI -> its nquads.Block
@@ -95,8 +95,6 @@ class Staging(Session):
         self._standing = None  # the view of the facts it changes again and again (validation.StandingView)
         self._version = 0  # moves on with every change of the pending rows
         self._prepared: tuple | None = None  # (the version, what prepare_commit read of the rows then)
-        self._index_entities: set[str] | None = None
-        self._entity_adds: set[str] = set()  # lines staged in the entities graph (some since cancelled)
         # Recorded time never goes backwards (clock.for_write refuses a clock behind the journal).
         self.now = now or clock.iso(clock.for_write(kb.journal))
         self.warnings: list = []
@@ -360,8 +358,6 @@ class Staging(Session):
                 del self._deletes[key]
             else:
                 self._adds[key] = None  # kept as the row alone: a quad takes twice its memory
-        in_entities = f" <{self.entities_graph.value}>"
-        self._entity_adds.update(key for key in adds if key.endswith(in_entities))
         if fact is not None:
             if self._standing is not None:
                 self._standing.note(fact.iri, deletes, adds)
