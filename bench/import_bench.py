@@ -22,7 +22,9 @@ Hostile imports, each beside the same floor (`--copies N ...`, `--values N ...`,
   `--auto-confirm`, the same again with the auto-confirm rules on (each copy asks them);
 - values: one entity and N records of N values of one predicate of it (N facts that are siblings);
 - big value: 250 fact records on a subject that already holds a 1 MB value, beside the same 250 on
-  a subject that holds none (the import must not pay for the value it does not touch).
+  a subject that holds none (the import must not pay for the value it does not touch);
+- onto (`--onto KB ...`): 300 new facts imported onto a copy of each knowledge base given (bench/run.py
+  --keep's kb-1000, kb-100000, kb-1000000), best of 3: an import's cost is not to grow with the base.
 
 The machine is shared and noisy: read the ratios, which hold better than absolute times.
 """
@@ -169,6 +171,38 @@ def big_value(work: Path) -> dict:
     return out
 
 
+def onto(kbs: list[Path], work: Path, records: int = 300, repeat: int = 3) -> list[dict]:
+    """``records`` new facts imported onto a copy of each knowledge base (say bench/run.py --keep's
+    kb-1000 and kb-100000), best of ``repeat`` (a new file each time): a write's cost is not to grow
+    with the base it is written to."""
+    import json
+    import random
+
+    rows = []
+    for kb in kbs:
+        copy = work / f"onto-{kb.name}"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(kb, copy, symlinks=True)
+        times = []
+        for attempt in range(repeat):
+            seed = work / f"onto-{kb.name}-{attempt}.jsonl"
+            with open(seed, "w", encoding="utf-8") as out:
+                for i in range(records):
+                    value = f"imported caveat {attempt}.{i} {random.random()}"
+                    record = {
+                        "type": "fact",
+                        "subject": f"repo/rep-{i % 10:06d}",
+                        "predicate": "caveat",
+                        "value": value,
+                    }
+                    out.write(json.dumps(dict(record, sources=[f"slack:onto-{attempt}-{i}"])) + "\n")
+            times.append(measure.run(["import", str(seed), "--apply", "--kb", str(copy)]))
+        shutil.rmtree(copy, ignore_errors=True)
+        best = min(times)
+        rows.append({"kb": kb.name, "kg": best[0], "memory": best[1]})
+    return rows
+
+
 def naive(nquads: str, trig: str) -> None:
     """rdflib: parse the N-Quads into a Dataset, write one TriG file."""
     import rdflib
@@ -195,6 +229,9 @@ def main() -> None:
     )
     parser.add_argument("--values", type=int, nargs="+", default=[], help="import N values of one entity's predicate")
     parser.add_argument("--big-value", action="store_true", help="import 250 records beside a 1 MB value")
+    parser.add_argument(
+        "--onto", type=Path, nargs="+", default=[], metavar="KB", help="import 300 facts onto a copy of each KB"
+    )
     args = parser.parse_args()
     if args.naive_one:
         return naive(*args.naive_one)
@@ -219,7 +256,15 @@ def main() -> None:
             f"| floor (bulk_load of the result) {row['floor']:6.2f} s",
             flush=True,
         )
-    if hostile or args.big_value:
+    if args.onto:
+        rows = onto(args.onto, work)
+        for row in rows:
+            print(
+                f"    300 facts onto {row['kb']:<12} kg import {row['kg']:6.2f} s, peak {row['memory']:5.0f} MB | "
+                f"vs the first {row['kg'] / rows[0]['kg']:4.2f}",
+                flush=True,
+            )
+    if hostile or args.big_value or args.onto:
         return
     for size in args.sizes:
         row = measure_size(size, work, args.naive_cap)
