@@ -96,7 +96,7 @@ def test_the_server_and_the_embedded_store_agree(dataset, remote, name):  # noqa
     assert _comparable(rows) == _comparable(embedded)
 
 
-@pytest.mark.parametrize("name", ["fact-heard", "fact-sources"])
+@pytest.mark.parametrize("name", ["fact-heard", "fact-sources", "facts-exist"])
 def test_a_query_given_as_many_facts_as_a_listing_reads_at_once_agrees_with_the_embedded_store(
     dataset,  # noqa: F811
     remote,
