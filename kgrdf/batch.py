@@ -26,9 +26,6 @@ def caps() -> review.Caps:
     )
 
 
-THINGS_AT_ONCE = 500  # the things an anchors-of.rq query is given
-
-
 def _anchor_of(rows) -> dict[str, str]:
     """Thing IRI -> the anchor IRI it is reviewed under (anchors.rq's rows); of several anchors, the
     first in IRI order, so that a thing anchored twice goes to the same group on every read."""
@@ -132,12 +129,8 @@ def pending_items(writer, iris) -> list[review.Item]:
     facts = [pending[iri] for iri in iris]
     # the index's anchors of these facts' subjects alone, a few hundred a query (every anchor of the
     # knowledge base took 0.7 s at 100k facts, for an import of any size)
-    things = sorted({fact.subject for fact in facts})
-    pairs = [
-        (row["thing"].value, row["anchor"].value)
-        for at in range(0, len(things), THINGS_AT_ONCE)
-        for row in writer.rows("anchors-of", thing=[NamedNode(iri) for iri in things[at : at + THINGS_AT_ONCE]])
-    ]
+    things = [NamedNode(iri) for iri in sorted({fact.subject for fact in facts})]
+    pairs = [(row["thing"].value, row["anchor"].value) for row in writer.rows_for_each("anchors-of", "thing", things)]
     for fact in pending.values():
         predicate = schema.predicate_by_iri(fact.predicate)
         if fact.current and predicate is not None and predicate.grouping in ("anchor", "container"):

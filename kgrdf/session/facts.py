@@ -34,19 +34,18 @@ class FactReads(Reading):
     def facts_heard(self, fact_ids: list[str]) -> dict[str, model.Fact]:
         """The facts ``fact_ids`` without their update records, as ``fact`` gives each, by id, read
         by one query for each ``HEARD_AT_ONCE`` of them. Raises NotFound for one that is not there."""
+        iris = {self.fact_iri(fact_id.strip()).value: fact_id for fact_id in fact_ids}
+        rows_of: dict[str, list[dict]] = {iri: [] for iri in iris}
+        for row in self.rows_for_each("fact-heard", "fact", [NamedNode(iri) for iri in iris], HEARD_AT_ONCE):
+            rows_of[row["fact"].value].append(row)
         found = {}
-        for at in range(0, len(fact_ids), HEARD_AT_ONCE):
-            iris = {self.fact_iri(fact_id.strip()).value: fact_id for fact_id in fact_ids[at : at + HEARD_AT_ONCE]}
-            rows_of: dict[str, list[dict]] = {iri: [] for iri in iris}
-            for row in self.rows("fact-heard", fact=[NamedNode(iri) for iri in iris]):
-                rows_of[row["fact"].value].append(row)
-            for iri, rows in rows_of.items():
-                if self._hearer is not None and rows:
-                    rows = self._heard_rows(iri, rows)
-                fact = model.fold_fact(iri, rows, self.schema)
-                if fact is None:
-                    raise no_fact(iris[iri])
-                found[iris[iri]] = fact
+        for iri, rows in rows_of.items():
+            if self._hearer is not None and rows:
+                rows = self._heard_rows(iri, rows)
+            fact = model.fold_fact(iri, rows, self.schema)
+            if fact is None:
+                raise no_fact(iris[iri])
+            found[iris[iri]] = fact
         return found
 
     def _heard_rows(self, fact: str, rows: list[dict]) -> list[dict]:

@@ -72,6 +72,15 @@ class Reading:
             return self.backend.select(query, bindings, limit=limit)
         return self._rows_for_hearer(name, query, bindings)[:limit]
 
+    def rows_for_each(self, name: str, param: str, values: list, at_once: int = 500, **bindings) -> list[dict]:
+        """Rows of the named query with ``param`` given each of ``values``, ``at_once`` of them a
+        query (the values as a VALUES block: queries.bind), in one list."""
+        return [
+            row
+            for at in range(0, len(values), at_once)
+            for row in self.rows(name, **bindings, **{param: list(values[at : at + at_once])})
+        ]
+
     def _rows_for_hearer(self, name: str, query, bindings: dict) -> list[dict]:
         fact = bindings.get("fact")
         if "fact" in query.params and isinstance(fact, (list, tuple)):
