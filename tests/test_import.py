@@ -249,6 +249,81 @@ def test_a_large_import_checks_its_facts_beside_the_entities_they_name_not_every
     kg("validate")
 
 
+def test_a_large_import_checks_each_of_its_entities_in_the_chunk_that_last_changed_it(kg, tmp_path, monkeypatch):
+    """A large import's own entity is checked in the chunk that stages or changes it, as it then
+    stands, and again only where a fact of a chunk names it: not in every chunk (10k entities in
+    each of ten chunks were a tenth of an import of 100k facts). What the shapes refuse is the same:
+    an entity refused in the first chunk and never touched again, and one made clean there and
+    given a person's summary three chunks later."""
+    from kgrdf import importer, validation
+
+    monkeypatch.setattr(importer, "CHUNK", 50)
+    kg("add-entity", "repo/api", "--name", "Api")
+    quiet = [{"type": "entity", "id": f"repo/quiet{i}", "name": f"Quiet {i}"} for i in range(20)]
+
+    def caveats(start, n):
+        return [
+            {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": f"c{j}", "sources": ["slack:x"]}
+            for j in range(start, start + n)
+        ]
+
+    def person(entity_id, name, **more):
+        return {"type": "entity", "id": entity_id, "name": name, **more}
+
+    reviews = {
+        "type": "fact",
+        "subject": "person/ann",
+        "predicate": "reviews",
+        "object": "repo/api",
+        "sources": ["slack:y"],
+    }
+    seen = []
+    check_lines = validation.check_lines
+
+    def recorded(fact_lines, entity_lines, ontology):
+        seen.append({line.split(" ", 1)[0] for line in entity_lines})
+        return check_lines(fact_lines, entity_lines, ontology)
+
+    monkeypatch.setattr(validation, "check_lines", recorded)
+    records = [
+        person("person/ann", "Ann Fox"),
+        *quiet,
+        *caveats(0, 180),  # to the fourth chunk
+        person("person/ann", "Ann Fox", aliases=["Annie"]),
+        *caveats(180, 100),
+        reviews,
+    ]
+    report = kg.json("import", records_file(tmp_path / "one.jsonl", *records), "--apply")
+    assert report["refusals"] == [] and report["facts"] == {"created": 281}
+    assert len(seen) >= 5
+    iri = lambda entity_id: f"<https://kgrdf.org/kb/main/{entity_id}>"  # noqa: E731
+    assert all(sum(iri(e["id"]) in view for view in seen) == 1 for e in quiet)
+    assert sum(iri("person/ann") in view for view in seen) == 3  # made, changed, named by the last fact
+    assert all(iri("repo/api") in view for view in seen[1:])
+    assert kg.json("lookup", "person/ann")["entity"]["aliases"] == ["Annie"]
+
+    records = [
+        person("person/bob", "Bob Ng", summary="likes tea"),  # refused: a person has no summary
+        person("person/cy", "Cy Dee"),
+        *caveats(300, 180),
+        person("person/cy", "Cy Dee", summary="plays chess"),  # refused the same, three chunks later
+        *caveats(480, 30),
+    ]
+    report = kg.json("import", records_file(tmp_path / "two.jsonl", *records), "--apply")
+    assert report["refused"] == {"whitelist": 2}
+    assert sorted(r["line"] for r in report["refusals"]) == [1, 183]
+    assert report["facts"] == {"created": 210} and report["entities"] == {"created": 1}
+    assert kg.json("lookup", "person/cy")["entity"] == {
+        "id": "person/cy",
+        "type": "person",
+        "name": "Cy Dee",
+        "aliases": [],
+        "weak_aliases": [],
+    }
+    kg("lookup", "person/bob", expect=1)  # not known
+    kg("validate")
+
+
 def test_a_large_import_never_mints_the_id_of_a_fact_there_is(kg, tmp_path, monkeypatch):
     """A write checks the ids it mints, the first one at a time and then a block at a time (every
     fact id of the base was read once: 1.9 s at 100k facts for an import of 300). With every third
@@ -582,9 +657,11 @@ def test_facts_heard_again_and_again_are_checked_in_a_view_kept_from_chunk_to_ch
     with KnowledgeBase.open(kg.path).reading() as session:
         whole = validation.view_of(session.backend.store)
     facts = tuple(f"<{iri}" for iri in standing)
-    if others:  # the bulk path's standing view holds its own facts beside the entities and the ontology
+    if others:  # the bulk path's standing view holds its own facts beside the entity they name and the ontology
         others_of = {t.split(" ")[0] for t in triples(whole) if "/fact/" in t.split(" ")[0]}
         others_of = {s for s in others_of if not s.startswith(facts)}
+        others_of |= {f"<https://kgrdf.org/kb/main/repo/r{i}>" for i in range(1, others)}
+        assert any(t.startswith("<https://kgrdf.org/kb/main/repo/r0> ") for t in last)
     else:
         others_of = set()
     expected = triples(whole, lambda t: "/update/" not in t.split(" ")[0] and t.split(" ")[0] not in others_of)

@@ -91,6 +91,8 @@ class Staging(Session):
         self._blocks: dict[str, nquads.Block] = {}
         self._unchecked: set[str] = set()  # facts staged since the last chunk was checked
         self._chunks: list = []  # (facts checked, entity IRIs, future findings)
+        self._entities_checked: dict[str, model.Entity] = {}  # pending entities as the last chunk checked them
+        self._entity_texts: dict[str, tuple] = {}  # entity IRI -> (the entity, its lines) of a chunk's view
         self._checker = None
         self._standing = None  # the view of the facts it changes again and again (validation.StandingView)
         self._version = 0  # moves on with every change of the pending rows
