@@ -23,8 +23,9 @@ Hostile imports, each beside the same floor (`--copies N ...`, `--values N ...`,
 - values: one entity and N records of N values of one predicate of it (N facts that are siblings);
 - big value: 250 fact records on a subject that already holds a 1 MB value, beside the same 250 on
   a subject that holds none (the import must not pay for the value it does not touch);
-- onto (`--onto KB ...`): 300 new facts imported onto a copy of each knowledge base given (bench/run.py
-  --keep's kb-1000, kb-100000, kb-1000000), best of 3: an import's cost is not to grow with the base.
+- onto (`--onto KB ...`): 300 new facts and 100 new entities, an alias each, imported onto a copy of
+  each knowledge base given (bench/run.py --keep's kb-1000, kb-100000, kb-1000000), best of 3: an
+  import's cost is not to grow with the base.
 
 The machine is shared and noisy: read the ratios, which hold better than absolute times.
 """
@@ -171,10 +172,10 @@ def big_value(work: Path) -> dict:
     return out
 
 
-def onto(kbs: list[Path], work: Path, records: int = 300, repeat: int = 3) -> list[dict]:
-    """``records`` new facts imported onto a copy of each knowledge base (say bench/run.py --keep's
-    kb-1000 and kb-100000), best of ``repeat`` (a new file each time): a write's cost is not to grow
-    with the base it is written to."""
+def onto(kbs: list[Path], work: Path, records: int = 300, entities: int = 100, repeat: int = 3) -> list[dict]:
+    """``records`` new facts and ``entities`` new entities with an alias each imported onto a copy
+    of each knowledge base (say bench/run.py --keep's kb-1000 and kb-100000), best of ``repeat`` (a
+    new file each time): a write's cost is not to grow with the base it is written to."""
     import json
     import random
 
@@ -187,6 +188,9 @@ def onto(kbs: list[Path], work: Path, records: int = 300, repeat: int = 3) -> li
         for attempt in range(repeat):
             seed = work / f"onto-{kb.name}-{attempt}.jsonl"
             with open(seed, "w", encoding="utf-8") as out:
+                for i in range(entities):  # each alias checked against every name and alias there is
+                    entity = {"type": "entity", "id": f"repo/onto-{attempt}-{i}", "name": f"Onto {attempt} {i}"}
+                    out.write(json.dumps(dict(entity, aliases=[f"onto alias {attempt} {i}"])) + "\n")
                 for i in range(records):
                     value = f"imported caveat {attempt}.{i} {random.random()}"
                     record = {
@@ -230,7 +234,12 @@ def main() -> None:
     parser.add_argument("--values", type=int, nargs="+", default=[], help="import N values of one entity's predicate")
     parser.add_argument("--big-value", action="store_true", help="import 250 records beside a 1 MB value")
     parser.add_argument(
-        "--onto", type=Path, nargs="+", default=[], metavar="KB", help="import 300 facts onto a copy of each KB"
+        "--onto",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="KB",
+        help="import 300 facts and 100 entities onto a copy of each KB",
     )
     args = parser.parse_args()
     if args.naive_one:
@@ -260,7 +269,7 @@ def main() -> None:
         rows = onto(args.onto, work)
         for row in rows:
             print(
-                f"    300 facts onto {row['kb']:<12} kg import {row['kg']:6.2f} s, peak {row['memory']:5.0f} MB | "
+                f"    300 facts, 100 entities onto {row['kb']:<12} kg import {row['kg']:6.2f} s, peak {row['memory']:5.0f} MB | "
                 f"vs the first {row['kg'] / rows[0]['kg']:4.2f}",
                 flush=True,
             )

@@ -21,6 +21,7 @@ query over the whole import (pySHACL one node at a time would take minutes at 10
 dry run unless applied; every fact is a proposal unless the auto-confirm rules are asked for.
 """
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -395,6 +396,23 @@ def _heard(data: dict):
     )
 
 
+def _aliases_ahead(writer, records, at_once: int = 500):
+    """The records, the aliases of each block of ``at_once`` of them given to the writer before
+    any is staged (expect_aliases): the aliases of an import's entities are looked up in the
+    index a block at a time, and the records are still read one block at a time."""
+    read = iter(records)
+    while block := list(itertools.islice(read, at_once)):
+        aliases = [
+            alias
+            for r in block
+            if isinstance(r.data, dict) and r.data.get("type") == "entity" and isinstance(r.data.get("aliases"), list)
+            for alias in r.data["aliases"]
+        ]
+        if aliases:
+            writer.expect_aliases(aliases)
+        yield from block
+
+
 def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Report:
     """Stage every record that the writer accepts, then validate them together with the shapes and
     take out the facts that fail (an entity that fails means staging again without it)."""
@@ -409,7 +427,7 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
         entities: dict[str, int] = {}  # entity IRI -> the number of the record that made it
         fresh = writer.fork()
         total = len(records)
-        for n, record in enumerate(records):
+        for n, record in enumerate(_aliases_ahead(fresh, records)):
             if progress and n % 1000 == 0:
                 progress(n, total)
             if n and n % CHUNK == 0 and total > fresh.BULK:

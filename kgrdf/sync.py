@@ -250,6 +250,14 @@ class _Fold:
                         key = (1, privacy.fact_of(graph))
                     items.setdefault((replica, key), (key[0], entry.patch.time, replica, number, key[1]))
         sessions = {replica: self._session(entries) for replica, entries in views.items()}
+        self.writer.expect_aliases(  # looked up in the index a block at a time, not a query an alias
+            alias
+            for kind, _time, replica, _number, iri in items.values()
+            if kind == 0
+            for theirs in [sessions[replica].entity(NamedNode(iri))]
+            if theirs is not None
+            for alias in theirs.aliases
+        )
         for kind, _time, replica, number, iri in sorted(items.values()):
             try:
                 if kind == 0:

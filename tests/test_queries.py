@@ -66,6 +66,10 @@ def cases(store):
             dict(entities=ENTITIES, key=ox.Literal("the api")),
             lambda rows: [(r["id"], r["how"]) for r in rows] == [("repo/api", "alias")],
         ),
+        "labels-taken": (  # a name, a strong alias, a weak alias (no one's name) and a key of nothing
+            dict(entities=ENTITIES, key=[ox.Literal(k) for k in ("api", "the api", "backend", "no such name")]),
+            lambda rows: sorted(r["key"] for r in rows) == ["api", "the api"],
+        ),
         "search": (
             dict(entities=ENTITIES, text=ox.Literal("stag")),
             lambda rows: (
@@ -359,6 +363,10 @@ def _rdflib(graph, query, bindings):
     import rdflib
 
     bindings = _scoped(query, bindings)
+    many = [k for k, v in bindings.items() if isinstance(v, list)]
+    if many:  # rdflib binds one value a parameter: the answer is its answers for each value, together
+        (name,) = many
+        return [row for one in bindings[name] for row in _rdflib(graph, query, {**bindings, name: one})]
     result = graph.query(query.text, initBindings={rdflib.Variable(k): _to_rdflib(v) for k, v in bindings.items()})
     if result.type == "ASK":
         return bool(result.askAnswer)

@@ -2,6 +2,8 @@
 
 from dataclasses import replace
 
+from pyoxigraph import Literal
+
 from kgrdf import inputs, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.writer.staging import Staging
@@ -104,17 +106,30 @@ class Entities(Staging):
                 self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases, *new.weak_aliases])
         return new, outcome
 
+    LABELS_AT_ONCE = 500  # match keys a query of expect_aliases reads
+
+    def expect_aliases(self, aliases) -> None:
+        """Read ahead, LABELS_AT_ONCE keys a query (labels-taken.rq), which of ``aliases`` an entity
+        of the index goes by already: an alias this write then adds whose key none does is refused
+        for none, with no query of its own. A large write (an import) gives its aliases a block of
+        records ahead; reading every label of the base instead took 0.3 s at 100k facts and grew
+        with the base, and a query an alias takes half a millisecond."""
+        keys = {model.match_key(model.clean_label(a)) for a in aliases if isinstance(a, str)} - self._keys_read
+        keys = sorted(key for key in keys if key)
+        if not keys:
+            return
+        rows = self.rows_for_each(
+            "labels-taken", "key", [Literal(k) for k in keys], self.LABELS_AT_ONCE, entities=self.entities_graph
+        )
+        self._keys_taken.update(row["key"].value for row in rows)
+        self._keys_read.update(keys)
+
     def _refuse_taken(self, alias: str, entity: model.Entity) -> None:
         """Refuse a strong alias that another entity of the perspective goes by already (its name or
-        a strong alias, compared by match key): one index lookup by that key (identify.rq). A large
-        write (an import) reads every label's key once instead, and looks up only the keys found."""
+        a strong alias, compared by match key): one index lookup by that key (identify.rq), unless
+        read ahead (expect_aliases) as no entity's of the index nor of this write."""
         key = model.match_key(alias)
-        self._label_checks += 1
-        if self._label_keys is None and self._label_checks > 64:
-            self._label_keys = {
-                model.match_key(row["label"].value) for row in self.rows("labels", entities=self.entities_graph)
-            }
-        if self._label_keys is not None and key not in self._label_keys and key not in self._pending_labels:
+        if key in self._keys_read and key not in self._keys_taken and key not in self._pending_labels:
             return
         others = [m for m in self.identify(alias)["matches"] if m["id"] != entity.id]
         if others:

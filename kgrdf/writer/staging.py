@@ -103,8 +103,8 @@ class Staging(Session):
         self._minted_iris: set[str] = set()  # facts this write makes: their ids exist only once it is written
         self._perspective_known: bool | None = None  # whether the perspective exists (see check_perspective)
         self.provisions_perspective = False  # kg org init: the self organization makes the perspective
-        self._label_checks = 0  # aliases checked against the labels in use (see _refuse_taken)
-        self._label_keys: set[str] | None = None
+        self._keys_read: set[str] = set()  # match keys looked up ahead in the index (expect_aliases)
+        self._keys_taken: set[str] = set()  # those an entity of the index goes by
         self._people = None  # the people texts may name (kgrdf.people), once a text needs it
         self._person_checks = 0  # texts looked at for people: past BULK, the people's cache is held
         self._pending_people = privacy.People()  # and the people this write adds or renames
