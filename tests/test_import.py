@@ -190,12 +190,28 @@ def test_a_large_import_is_validated_set_based_and_refuses_the_same_way(kg, tmp_
     kg("validate")
 
 
+def _views_entities(monkeypatch) -> list[set[str]]:
+    """The entities (their IRIs, as N-Triples) of each view a large write's chunks are checked in,
+    one set a chunk, as they are checked."""
+    from kgrdf import validation
+
+    seen = []
+    check_lines = validation.check_lines
+
+    def recorded(fact_lines, entity_lines, ontology):
+        seen.append({line.split(" ", 1)[0] for line in entity_lines})
+        return check_lines(fact_lines, entity_lines, ontology)
+
+    monkeypatch.setattr(validation, "check_lines", recorded)
+    return seen
+
+
 def test_a_large_import_checks_its_facts_beside_the_entities_they_name_not_every_entity(kg, tmp_path, monkeypatch):
     """Each chunk of a large import is checked beside the entities its facts name and the import's
     own, as the knowledge base holds them (their types decide the People whitelist and a
     predicate's range), never beside every entity of the base: those made an import of 300 facts
     five times slower on a base of 100k facts than on one of 1k. What the shapes refuse is the same."""
-    from kgrdf import importer, validation
+    from kgrdf import importer
 
     monkeypatch.setattr(importer, "CHUNK", 50)
     kg("add-entity", "person/kim", "--name", "Kim Lee")
@@ -230,14 +246,7 @@ def test_a_large_import_checks_its_facts_beside_the_entities_they_name_not_every
         {"type": "fact", "subject": "repo/old3", "predicate": "uses", "object": "team/web", "sources": ["slack:4"]},
     ]
     path = records_file(tmp_path / "seed.jsonl", *entities, *facts[:120], *bad, *facts[120:])
-    seen = []
-    check_lines = validation.check_lines
-
-    def recorded(fact_lines, entity_lines, ontology):
-        seen.append({line.split(" ", 1)[0] for line in entity_lines})
-        return check_lines(fact_lines, entity_lines, ontology)
-
-    monkeypatch.setattr(validation, "check_lines", recorded)
+    seen = _views_entities(monkeypatch)
     report = kg.json("import", path, "--apply")
     assert report["refused"] == {"whitelist": 1, "schema": 1}
     assert report["facts"] == {"created": 255}
@@ -255,7 +264,7 @@ def test_a_large_import_checks_each_of_its_entities_in_the_chunk_that_last_chang
     each of ten chunks were a tenth of an import of 100k facts). What the shapes refuse is the same:
     an entity refused in the first chunk and never touched again, and one made clean there and
     given a person's summary three chunks later."""
-    from kgrdf import importer, validation
+    from kgrdf import importer
 
     monkeypatch.setattr(importer, "CHUNK", 50)
     kg("add-entity", "repo/api", "--name", "Api")
@@ -277,14 +286,7 @@ def test_a_large_import_checks_each_of_its_entities_in_the_chunk_that_last_chang
         "object": "repo/api",
         "sources": ["slack:y"],
     }
-    seen = []
-    check_lines = validation.check_lines
-
-    def recorded(fact_lines, entity_lines, ontology):
-        seen.append({line.split(" ", 1)[0] for line in entity_lines})
-        return check_lines(fact_lines, entity_lines, ontology)
-
-    monkeypatch.setattr(validation, "check_lines", recorded)
+    seen = _views_entities(monkeypatch)
     records = [
         person("person/ann", "Ann Fox"),
         *quiet,
