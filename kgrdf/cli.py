@@ -1412,6 +1412,39 @@ def index_move(
     render.out(json, result, f"the index is on {url or 'disk'} now, at transaction {result['transaction']}")
 
 
+def _compacting_notice(json: bool):
+    """What kg index compact and kg validate say on a terminal before they compact the index."""
+
+    def compacting(files: int) -> None:
+        if sys.stderr.isatty() and not json:
+            print(f"compacting the index ({files} files) ...", file=sys.stderr)
+
+    return compacting
+
+
+@index_app.command("compact")
+def index_compact(kb: KbOption = None, json: JsonOption = False):
+    """Merge the index's files into as few as they can be. Each large write (an import, a sync)
+    that is small beside the index leaves the files of its bulk load as they are, and a read of
+    every quad (kg validate, kg export) reads through all of them: at 100k facts grown by many
+    imports, 65 s instead of 15 s. Compacting takes seconds there and milliseconds on an index
+    already compact; what the index holds does not change. kg validate does it first."""
+
+    result = _kb(kb).compact_index(_compacting_notice(json))
+    if result is None:
+        render.out(
+            json,
+            {"compacted": False},
+            "nothing to compact: there is no index on disk here (it is on a SPARQL server, or not made yet)",
+        )
+        return
+    render.out(
+        json,
+        {"compacted": True, **result},
+        f"compacted the index: {result['files_before']} files, now {result['files_after']}, in {result['seconds']:.1f} s",
+    )
+
+
 @app.command()
 def status(kb: KbOption = None, json: JsonOption = False):
     """Where the journal ends and where the index stands: on disk or on a SPARQL server, the
@@ -1505,6 +1538,8 @@ def sync(
 def validate(kb: KbOption = None, perspective: PerspectiveOption = None, json: JsonOption = False):
     """Check the whole knowledge base: every fact and entity against the SHACL shapes, and the store
     itself (journal position, index equal to a rebuild, torn tail, files edited outside kgrdf).
+    An index on disk is compacted first (as kg index compact does): its scan is then up to four
+    times faster.
 
     Exits 0 when clean (warnings allowed), 1 with violations, 3 when the store is damaged.
     """
@@ -1513,7 +1548,7 @@ def validate(kb: KbOption = None, perspective: PerspectiveOption = None, json: J
         if sys.stderr.isatty() and not json:
             print(f"checking {facts} facts against the shapes ...", file=sys.stderr)
 
-    report = _kb(kb, perspective).validate(progress=progress)
+    report = _kb(kb, perspective).validate(progress=progress, compacting=_compacting_notice(json))
     render.validation(json, report)
     if report["damage"]:
         raise typer.Exit(3)

@@ -181,10 +181,12 @@ class KnowledgeBase:
 
     # --- checking ------------------------------------------------------------------------------------
 
-    def validate(self, progress=None) -> dict:
-        """The whole knowledge base against the shapes, and the store's own checks (§7 validate).
+    def validate(self, progress=None, compacting=None) -> dict:
+        """The whole knowledge base against the shapes, and the store's own checks (§7 validate),
+        on an index compacted first (compact_index, which tells ``compacting``).
 
-        Returns {"damage": [...], "findings": [...]}; the shapes run only on an undamaged index.
+        Returns {"damage": [...], "findings": [...], "compacted": compact_index's answer}; the shapes
+        run only on an undamaged index.
         """
         from kgrdf import lock, validation
 
@@ -193,8 +195,50 @@ class KnowledgeBase:
                 pass  # like any command, finish a write cut short first: that is no damage
         except Damaged:
             pass  # the checks below say what is wrong
+        try:
+            compacted = self.compact_index(compacting)
+        except Damaged:
+            compacted = None  # the checks below say what is wrong
         with lock.held(self.path / "lock", exclusive=False):
-            return validation.validate_kb(self, progress)
+            report = validation.validate_kb(self, progress)
+        return {**report, "compacted": compacted}
+
+    def compact_index(self, compacting=None) -> dict | None:
+        """Merge the index's files into as few as they can be (kg index compact; kg validate does it
+        first, as its scan of every quad reads through every file). A large write that is small
+        beside the index leaves its bulk load's files as they are (see OxigraphBackend.compact):
+        a 100k-fact base grown by eleven of them was in 73 files, which a scan read in 65 s against
+        15 s once compacted, and compacting it took 3.4 s. An index already compact takes
+        milliseconds. The index's content and position are unchanged; ``compacting(files)`` is told
+        before the work starts.
+
+        Returns {"files_before", "files_after", "seconds"}, or None where there is nothing here to
+        compact: an index on a server or in memory, or no index yet. Raises Damaged, with the way
+        out, when the store does not open or fails to read its own files."""
+        import time
+
+        from kgrdf import lock
+
+        if self.backend_kind != "oxigraph" or not self.index_path.exists():
+            return None
+        with lock.held(self.path / "lock", exclusive=True):
+            backend = self.open_index(read_only=False)
+            try:
+                before = backend.table_files()
+                if compacting is not None:
+                    compacting(before)
+                started = time.monotonic()
+                try:
+                    backend.compact()
+                except (OSError, RuntimeError) as exc:  # the store's word for a file it cannot read
+                    raise Damaged(f"the index could not be compacted: {exc}", hint=INDEX_WAY_OUT) from None
+                return {
+                    "files_before": before,
+                    "files_after": backend.table_files(),
+                    "seconds": round(time.monotonic() - started, 3),
+                }
+            finally:
+                self.close_index(backend)
 
     # --- the index -------------------------------------------------------------------------------
 

@@ -750,31 +750,87 @@ def test_a_bulk_load_as_large_as_the_index_leaves_it_compacted_and_a_small_one_l
 
     monkeypatch.setattr(oxigraph.OxigraphBackend, "compact", compacting)
 
-    def facts(start, n):
-        return [
-            {
-                "type": "fact",
-                "subject": f"repo/r{i % 20}",
-                "predicate": "caveat",
-                "value": f"c{i}",
-                "sources": ["slack:x"],
-            }
-            for i in range(start, start + n)
-        ]
-
-    entities = [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(20)]
     kg("add-entity", "repo/r0", "--name", "r0")  # (a first write builds the index, compacted too)
     compactions.clear()
-    kg("import", records_file(tmp_path / "first.jsonl", *entities, *facts(0, 1000)), "--apply")
+    kg("import", records_file(tmp_path / "first.jsonl", *_repos(20), *_caveats(0, 1000)), "--apply")
     ((before, after),) = compactions
     assert before > 25 and after * 2 < before
     compactions.clear()
     held = files()
-    kg("import", records_file(tmp_path / "second.jsonl", *facts(1000, 120)), "--apply")
+    kg("import", records_file(tmp_path / "second.jsonl", *_caveats(1000, 120)), "--apply")
     assert compactions == []  # small beside the index: left to the store's own merging
     assert files() > held  # (the path under test: the second import's load added files)
     assert kg.json("stats")["fact_count"] == 1120
     kg("validate")
+
+
+def _repos(n):
+    return [{"type": "entity", "id": f"repo/r{i}", "name": f"r{i}"} for i in range(n)]
+
+
+def _caveats(start, n):
+    """Records of ``n`` caveats on 20 repos, numbered from ``start``."""
+    return [
+        {"type": "fact", "subject": f"repo/r{i % 20}", "predicate": "caveat", "value": f"c{i}", "sources": ["slack:x"]}
+        for i in range(start, start + n)
+    ]
+
+
+def test_an_index_left_in_many_files_by_small_loads_is_compacted_by_kg_validate_and_kg_index_compact(
+    kg, tmp_path, monkeypatch
+):
+    """Large writes small beside the index leave their loads' files (a 100k base grown by eleven of
+    them: 73 files, a scan of every quad 65 s against 15 s compacted). kg index compact merges them,
+    and kg validate does so first; what the index holds, and what validate finds, do not change."""
+    from kgrdf import kb as kb_module
+    from kgrdf.store import oxigraph
+
+    monkeypatch.setattr(kb_module, "LARGE", 500)
+    monkeypatch.setattr(oxigraph, "LOAD_LINES", 300)
+    index = kg.path / "index"
+
+    def files():
+        return len(list(index.glob("*.sst")))
+
+    def grow(name, start):
+        held = files()
+        kg("import", records_file(tmp_path / name, *_caveats(start, 150)), "--apply")
+        assert files() > held  # (the path under test: the load added files, none merged them)
+
+    kg("import", records_file(tmp_path / "first.jsonl", *_repos(20), *_caveats(0, 1000)), "--apply")
+    grow("more.jsonl", 1000)
+    held = kg("export", "--format", "nquads").stdout
+    many = files()
+
+    report = kg.json("index", "compact")  # (counted open: a write's last rows may make one more file)
+    assert report["compacted"] is True and report["files_before"] >= many and report["seconds"] >= 0
+    assert files() <= report["files_after"] and report["files_after"] * 2 < many
+    assert kg("export", "--format", "nquads").stdout == held
+    again = kg.json("index", "compact")
+    assert again["files_before"] == again["files_after"] <= report["files_after"]
+    assert "now" in kg("index", "compact").stdout
+
+    grow("last.jsonl", 1150)
+    many = files()
+    report = kg.json("validate")
+    assert report["damage"] == [] and report["findings"] == []
+    assert report["compacted"]["files_before"] >= many and files() * 2 < many
+    assert kg.json("stats")["fact_count"] == 1300
+
+
+def test_kg_index_compact_refuses_an_index_that_does_not_open_and_says_the_way_out(kg, tmp_path):
+    """A damaged table file: kg index compact exits 3 with the store's own word and the way out, and
+    kg validate reports it as it did before it compacted first."""
+    kg("import", records_file(tmp_path / "some.jsonl", *_repos(20), *_caveats(0, 40)), "--apply")
+    table = max((kg.path / "index").glob("*.sst"), key=lambda p: p.stat().st_size)
+    data = bytearray(table.read_bytes())
+    for at in range(100, len(data) - 200, 997):
+        data[at] ^= 0xFF
+    table.write_bytes(bytes(data))
+    refused = kg("index", "compact", expect=3)
+    assert "cannot open the index" in refused.stderr and "rebuilds it from the journal" in refused.stderr
+    assert "cannot open the index" in kg.json("validate", expect=3)["message"]
+    assert table.read_bytes() == bytes(data)  # nothing rewritten
 
 
 def test_a_write_of_a_fact_heard_again_and_again_is_journaled_beside_its_compaction_and_new_facts_beside_their_load(

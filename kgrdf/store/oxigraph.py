@@ -287,6 +287,13 @@ class OxigraphBackend(Backend):
                 continue
         return total
 
+    def table_files(self) -> int:
+        """How many table files the store is in (0 in memory): each bulk load adds its own, each
+        spanning every key, and a scan of every quad reads through all of them (see compact)."""
+        if not self.persistent:
+            return 0
+        return sum(1 for entry in os.scandir(self.path) if entry.name.endswith(".sst"))
+
     def compact(self) -> None:
         """Compact the store after a bulk load as large as what it held (a first import, a rebuild).
 
