@@ -10,10 +10,16 @@ from hypothesis import strategies as st
 from .patchlog import patch_bytes, patch_files, write_patch
 
 
+def _clean(report) -> bool:
+    """A report of no damage and no findings, beside what compacting the index first did."""
+    compacted = report["compacted"]
+    return report == {"damage": [], "findings": [], "compacted": compacted} and compacted["files_after"] > 0
+
+
 def test_validate_reports_a_clean_knowledge_base(demo):
     result = demo("validate")
     assert "clean" in result.stdout
-    assert demo.json("validate") == {"damage": [], "findings": []}
+    assert _clean(demo.json("validate"))
 
 
 def test_validate_lays_its_rebuild_out_in_chunk_files_it_removes_and_a_killed_ones_are_removed_next(demo):
@@ -26,7 +32,7 @@ def test_validate_lays_its_rebuild_out_in_chunk_files_it_removes_and_a_killed_on
     left = demo.path / "cache" / f"validate-{gone.stdout.strip()}"
     left.mkdir(parents=True)
     (left / "chunk-00000.nq").write_text("<a> <b> <c> <d> .\n")
-    assert demo.json("validate") == {"damage": [], "findings": []}
+    assert _clean(demo.json("validate"))
     assert not list((demo.path / "cache").glob("validate-*"))
 
 
@@ -676,7 +682,7 @@ def test_pyshacl_on_an_export_through_the_view_query_reports_what_kg_validate_re
 
 
 def test_pyshacl_on_a_clean_export_through_the_view_query_reports_nothing(demo, tmp_path):
-    assert demo.json("validate") == {"damage": [], "findings": []}
+    assert _clean(demo.json("validate"))
     assert _pyshacl_on_the_export(demo, tmp_path) == set()
 
 
@@ -791,7 +797,7 @@ def test_validate_decides_by_the_exact_comparison_when_the_index_cannot_be_writt
         raise OSError("the pipe broke")
 
     monkeypatch.setattr(validation, "_dump_to_pipe", broken)
-    assert KnowledgeBase.open(demo.path).validate() == {"damage": [], "findings": []}
+    assert _clean(KnowledgeBase.open(demo.path).validate())
 
 
 _FACT = "https://kgrdf.org/kb/main/fact/f-standing"
