@@ -1360,25 +1360,32 @@ def export(
     audience: HearOption = None,
     json: JsonOption = False,
 ):
-    """Write the knowledge base in a standard RDF syntax that other RDF tools read back."""
-    with _reading(kb, perspective, audience) as session:
-        data = session.export(format)
+    """Write the knowledge base in a standard RDF syntax that other RDF tools read back. It is
+    written as it is read, in bounded memory; --output replaces the file only once the export is
+    whole (an export cut short leaves the file as it was)."""
     if output:
+        from kgrdf import files
         from kgrdf.errors import BadInput
 
-        try:
-            output.write_bytes(data)
-        except OSError as exc:
-            raise BadInput(f"cannot write {output}: {exc.strerror}") from None
+        with _reading(kb, perspective, audience) as session:
+            try:
+                with files.written_whole(output) as out:
+                    session.export_to(format, out)
+            except OSError as exc:
+                raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from None
+        size = output.stat().st_size
         render.out(
             json,
-            {"output": str(output), "format": format, "bytes": len(data)},
-            f"wrote {len(data)} bytes of {format} to {output}",
+            {"output": str(output), "format": format, "bytes": size},
+            f"wrote {size} bytes of {format} to {output}",
         )
     elif json:
+        with _reading(kb, perspective, audience) as session:
+            data = session.export(format)
         render.out(True, {"format": format, "data": data.decode("utf-8")}, "")
     else:
-        sys.stdout.buffer.write(data)
+        with _reading(kb, perspective, audience) as session:
+            session.export_to(format, sys.stdout.buffer)
 
 
 @app.command()

@@ -15,6 +15,7 @@ JSON-lines files are read by "\\n", as they are written: ``str.splitlines`` woul
 U+2028, U+0085 and other separators a JSON string may hold unescaped.
 """
 
+import errno
 import json
 import os
 import stat
@@ -138,6 +139,33 @@ def replace(path: Path, data: bytes, suffix: str = ".tmp") -> None:
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, path)
+
+
+@contextmanager
+def written_whole(path: Path):
+    """A file of the user's (an export) written whole or not at all: a new file beside ``path``,
+    opened for writing, renamed over it when the block ends and removed when the block raises, so
+    that a write cut short leaves what stood at ``path`` as it was. A link at ``path`` is written
+    through: the file it names is replaced, and keeps its permissions. Not fsynced: the file is the user's, not the
+    knowledge base's."""
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)  # a file replaced keeps its permissions
+    except FileNotFoundError:
+        mode = None
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    out = open(tmp, "xb")  # (a file left at that name is never written through)
+    try:
+        with out:
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
+            yield out
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 @contextmanager

@@ -852,3 +852,41 @@ def test_starting_a_new_journal_cut_short_is_finished_by_the_next_command(kg, tm
     kg("propose", "repo/r6", "caveat", "--value", "after the cut", "--source", "pr:6")
     assert kg.json("stats")["fact_count"] == len(ids) + 1
     kg("validate")
+
+
+# --- an export cut short -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["nquads", "turtle"])
+def test_an_export_killed_before_it_is_whole_leaves_the_file_it_was_to_replace_as_it_was(kg, tmp_path, fmt):
+    _three_facts(kg, tmp_path)
+    out = tmp_path / f"kb.{fmt}"
+    out.write_bytes(b"last week's export\n")
+    proc = _spawn(
+        kg.path,
+        "-c",
+        KILL_AT,
+        "kgrdf.session.raw:RawReads.export_to",
+        "after",  # the whole export written beside the file, not yet put in its place
+        "",
+        "export",
+        "--format",
+        fmt,
+        "--output",
+        str(out),
+    )
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    assert out.read_bytes() == b"last week's export\n"
+    [left] = [p for p in tmp_path.iterdir() if p.name.startswith(f".{out.name}.")]
+    assert left.stat().st_size > 1000  # the export was written, beside the file and under another name
+    kg("export", "--format", fmt, "--output", out)
+    assert _triples(out, fmt) == _triples(left, fmt)  # the next export is the same knowledge
+
+
+def _triples(path: Path, fmt: str) -> set:
+    import rdflib
+
+    if fmt == "nquads":
+        return set(path.read_text(encoding="utf-8").splitlines())
+    return set(rdflib.Graph().parse(path, format="turtle"))

@@ -72,6 +72,42 @@ def test_export_refuses_an_unknown_format_and_an_unwritable_file(demo, tmp_path)
     assert "unknown export format" in demo("export", "--format", "rdfxml", expect=2).stderr
     result = demo("export", "--output", tmp_path / "missing" / "kb.trig", expect=2)
     assert "cannot write" in result.stderr and "Traceback" not in result.stderr
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    result = demo("export", "--output", folder, expect=2)
+    assert f"cannot write {folder}" in result.stderr and list(folder.iterdir()) == []
+
+
+def test_an_export_refused_leaves_the_file_it_was_to_replace_and_nothing_beside_it(demo, tmp_path):
+    out = tmp_path / "exports" / "kb.trig"
+    out.parent.mkdir()
+    out.write_bytes(b"last week's export\n")
+    assert "unknown export format" in demo("export", "--format", "rdfxml", "--output", out, expect=2).stderr
+    assert out.read_bytes() == b"last week's export\n"
+    assert [p.name for p in out.parent.iterdir()] == ["kb.trig"]
+
+
+def test_an_export_through_a_link_replaces_the_file_the_link_names(demo, tmp_path):
+    target = tmp_path / "exports" / "kb.nq"
+    target.parent.mkdir()
+    target.write_bytes(b"old\n")
+    target.chmod(0o640)
+    link = tmp_path / "latest.nq"
+    link.symlink_to(target)
+    written = demo.json("export", "--format", "nquads", "--output", link)
+    assert link.is_symlink() and written["bytes"] == target.stat().st_size
+    assert target.stat().st_mode & 0o777 == 0o640
+    with KnowledgeBase.open(demo.path).reading() as session:
+        expected = sum(1 for _ in session.backend.quads())
+    assert len(target.read_text(encoding="utf-8").splitlines()) == expected
+    assert sorted(p.name for p in target.parent.iterdir()) == ["kb.nq"]
+
+
+def test_an_export_to_standard_output_is_the_export_to_a_file(demo, tmp_path):
+    out = tmp_path / "kb.trig"
+    demo("export", "--output", out)
+    assert demo("export").stdout == out.read_text(encoding="utf-8")
+    assert demo.json("export", "--format", "nquads")["data"] == demo("export", "--format", "nquads").stdout
 
 
 def test_deleting_the_index_loses_nothing(demo):
@@ -443,3 +479,27 @@ def test_a_write_leaves_the_index_the_logs_of_its_last_few_opens_not_one_for_eve
     assert [e["id"] for e in kg.json("search", "web")["results"]] == ["repo/web"]
     assert kg.json("stats")["entity_count"] == 7
     kg("validate")
+
+
+@pytest.mark.slow
+def test_an_exports_memory_does_not_grow_with_the_knowledge_base(tmp_path):
+    """The export is written as the index is read: with ten times the facts, its peak memory grows
+    by less than the bytes it writes more, as an export held whole before it is written cannot (a
+    list of every quad took 4.8 bytes of memory a byte written). What grows is the store's own
+    reading of a larger index."""
+    import sys
+
+    bench = Path(__file__).resolve().parent.parent / "bench"
+    sys.path.insert(0, str(bench))
+    import measure
+    from generate import generate
+
+    peaks, sizes = [], []
+    for facts in (2_000, 20_000):
+        kb, out = tmp_path / f"kb-{facts}", tmp_path / f"kb-{facts}.nq"
+        generate(kb, facts)
+        _seconds, peak = measure.run(["export", "--format", "nquads", "--output", str(out), "--kb", str(kb)])
+        peaks.append(peak)
+        sizes.append(out.stat().st_size)
+    assert sizes[1] > 9 * sizes[0]  # ten times the data written
+    assert peaks[1] - peaks[0] < (sizes[1] - sizes[0]) / 1e6, (peaks, sizes)
