@@ -1,6 +1,7 @@
 """The core of a read: the named queries it runs, the schema it reads once, and the audience it is
 for (every group of reads in kgrdf.session is written over it)."""
 
+from collections.abc import Iterator
 from functools import cached_property
 
 from pyoxigraph import Literal, NamedNode
@@ -65,12 +66,26 @@ class Reading:
         read for an audience, only the rows of the facts it may hear come back (see hear_as). With
         ``limit``, the first rows only (of a query that orders them): the engine is read no further.
         A parameter given a list is read for each of its values at once (queries.bind)."""
-        query = queries.load(name)
-        if "perspective" in query.params and "perspective" not in bindings:
-            bindings["perspective"] = vocab.perspective_iri(self.perspective)
+        query = self._query(name, bindings)
         if self._hearer is None or query.scope == "entities":
             return self.backend.select(query, bindings, limit=limit)
         return self._rows_for_hearer(name, query, bindings)[:limit]
+
+    def rows_iter(self, name: str, **bindings) -> Iterator[dict]:
+        """The rows of rows(), one at a time, for a reader that keeps none of them (an export): the
+        owner's as the engine gives them; an audience's are read whole, to keep those it may hear."""
+        query = self._query(name, bindings)
+        if self._hearer is None or query.scope == "entities":
+            return self.backend.select_iter(query, bindings)
+        return iter(self._rows_for_hearer(name, query, bindings))
+
+    def _query(self, name: str, bindings: dict):
+        """The named query; a query that reads the whole knowledge base is given the session's
+        perspective in ``bindings`` unless they name one."""
+        query = queries.load(name)
+        if "perspective" in query.params and "perspective" not in bindings:
+            bindings["perspective"] = vocab.perspective_iri(self.perspective)
+        return query
 
     def rows_for_each(self, name: str, param: str, values: list, at_once: int = 500, **bindings) -> list[dict]:
         """Rows of the named query with ``param`` given each of ``values``, ``at_once`` of them a

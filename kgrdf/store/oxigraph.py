@@ -9,7 +9,7 @@ transaction twice leaves the same quads.
 import itertools
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -78,6 +78,11 @@ class OxigraphBackend(Backend):
         names = [v.value for v in solutions.variables]
         # a row zipped with the names costs half what reading each by name does
         return [dict(zip(names, row, strict=True)) for row in itertools.islice(solutions, limit)]
+
+    def select_iter(self, query: Query, bindings: dict | None = None) -> Iterator[dict]:
+        solutions = self._run(query, bindings)
+        names = [v.value for v in solutions.variables]
+        return (dict(zip(names, row, strict=True)) for row in solutions)
 
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
         return bool(self._run(query, bindings, graphs))
