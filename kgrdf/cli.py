@@ -1363,29 +1363,29 @@ def export(
     """Write the knowledge base in a standard RDF syntax that other RDF tools read back. It is
     written as it is read, in bounded memory; --output replaces the file only once the export is
     whole (an export cut short leaves the file as it was)."""
-    if output:
-        from kgrdf import files
-        from kgrdf.errors import BadInput
+    from kgrdf import files
+    from kgrdf.errors import BadInput
 
-        with _reading(kb, perspective, audience) as session:
+    with _reading(kb, perspective, audience) as session:
+        if output is None and json:
+            data = session.export(format)
+        elif output is None:
+            session.export_to(format, sys.stdout.buffer)
+            return
+        else:
             try:
                 with files.written_whole(output) as out:
                     session.export_to(format, out)
             except OSError as exc:
                 raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from None
-        size = output.stat().st_size
-        render.out(
-            json,
-            {"output": str(output), "format": format, "bytes": size},
-            f"wrote {size} bytes of {format} to {output}",
-        )
-    elif json:
-        with _reading(kb, perspective, audience) as session:
-            data = session.export(format)
+    if output is None:
         render.out(True, {"format": format, "data": data.decode("utf-8")}, "")
-    else:
-        with _reading(kb, perspective, audience) as session:
-            session.export_to(format, sys.stdout.buffer)
+        return
+    render.out(
+        json,
+        {"output": str(output), "format": format, "bytes": out.written},
+        f"wrote {out.written} bytes of {format} to {output}",
+    )
 
 
 @app.command()

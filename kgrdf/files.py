@@ -141,27 +141,47 @@ def replace(path: Path, data: bytes, suffix: str = ".tmp") -> None:
     os.replace(tmp, path)
 
 
+class Counted:
+    """A binary file that counts the bytes written to it (``written``)."""
+
+    def __init__(self, file):
+        self.file = file
+        self.written = 0
+
+    def write(self, data: bytes) -> int:
+        self.written += len(data)
+        return self.file.write(data)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+
 @contextmanager
 def written_whole(path: Path):
-    """A file of the user's (an export) written whole or not at all: a new file beside ``path``,
-    opened for writing, renamed over it when the block ends and removed when the block raises, so
-    that a write cut short leaves what stood at ``path`` as it was. A link at ``path`` is written
-    through: the file it names is replaced, and keeps its permissions. Not fsynced: the file is the user's, not the
-    knowledge base's."""
-    target = Path(os.path.realpath(path))
-    if target.is_dir():
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    """A file of the user's (an export) written whole or not at all, as a Counted file: a new file
+    beside ``path``, renamed over it when the block ends and removed when the block raises, so that
+    a write cut short leaves what stood at ``path`` as it was. A link at ``path`` is written
+    through: the file it names is replaced, and keeps its permissions. A device or a pipe there
+    (/dev/null, /dev/stdout) is written to as it is, never replaced. Not fsynced: the file is the
+    user's, not the knowledge base's."""
     try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)  # a file replaced keeps its permissions
+        info = os.stat(path)  # (through links: /dev/stdout names a pipe by a link no path reaches)
     except FileNotFoundError:
-        mode = None
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        with open(path, "wb") as out:
+            yield Counted(out)
+        return
+    target = Path(os.path.realpath(path))
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
     out = open(tmp, "xb")  # (a file left at that name is never written through)
     try:
         with out:
-            if mode is not None:
-                os.fchmod(out.fileno(), mode)
-            yield out
+            if info is not None:
+                os.fchmod(out.fileno(), stat.S_IMODE(info.st_mode))  # a file replaced keeps its permissions
+            yield Counted(out)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

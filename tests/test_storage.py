@@ -503,3 +503,26 @@ def test_an_exports_memory_does_not_grow_with_the_knowledge_base(tmp_path):
         sizes.append(out.stat().st_size)
     assert sizes[1] > 9 * sizes[0]  # ten times the data written
     assert peaks[1] - peaks[0] < (sizes[1] - sizes[0]) / 1e6, (peaks, sizes)
+
+
+def test_an_export_to_a_device_or_a_pipe_writes_to_it_and_never_replaces_it(demo, tmp_path):
+    import os
+    import stat
+    import threading
+
+    here = tmp_path / "exports"
+    here.mkdir()
+    out = here / "kb.nq"
+    size = demo.json("export", "--format", "nquads", "--output", out)["bytes"]
+    assert size == out.stat().st_size
+    pipe = here / "pipe"
+    os.mkfifo(pipe)
+    heard = []
+    reader = threading.Thread(target=lambda: heard.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    assert demo.json("export", "--format", "nquads", "--output", pipe)["bytes"] == size
+    reader.join(timeout=60)
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode) and sorted(p.name for p in here.iterdir()) == ["kb.nq", "pipe"]
+    assert heard == [out.read_bytes()]
+    assert demo.json("export", "--format", "nquads", "--output", "/dev/null")["bytes"] == size
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
