@@ -106,7 +106,7 @@ class RawReads(Reading):
         ours = self.own_organization()
         named |= {ours.iri} if ours else set()
         rows = [r for r in rows if r["fact"] is not None or r["s"].value in named]
-        return iter(dict.fromkeys(Triple(r["s"], r["p"], r["o"]) for r in rows))
+        return _once(Triple(r["s"], r["p"], r["o"]) for r in rows)
 
 
 def _once(triples: Iterator) -> Iterator:

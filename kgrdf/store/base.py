@@ -30,10 +30,10 @@ class Backend(ABC):
         With ``graphs``, the query sees only those named graphs (an audience's dataset); with
         ``limit``, only the first rows are read."""
 
-    def select_iter(self, query: Query, bindings: dict | None = None) -> Iterator[dict]:
+    def select_iter(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> Iterator[dict]:
         """The rows of select(), one at a time, for a reader of every row that keeps none (an
         export): read as the engine gives them where it can, else read whole first."""
-        return iter(self.select(query, bindings))
+        return iter(self.select(query, bindings, graphs))
 
     @abstractmethod
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:

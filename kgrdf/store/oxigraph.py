@@ -74,14 +74,12 @@ class OxigraphBackend(Backend):
     def select(
         self, query: Query, bindings: dict | None = None, graphs: list | None = None, limit: int | None = None
     ) -> list[dict]:
+        return list(itertools.islice(self.select_iter(query, bindings, graphs), limit))
+
+    def select_iter(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> Iterator[dict]:
         solutions = self._run(query, bindings, graphs)
         names = [v.value for v in solutions.variables]
         # a row zipped with the names costs half what reading each by name does
-        return [dict(zip(names, row, strict=True)) for row in itertools.islice(solutions, limit)]
-
-    def select_iter(self, query: Query, bindings: dict | None = None) -> Iterator[dict]:
-        solutions = self._run(query, bindings)
-        names = [v.value for v in solutions.variables]
         return (dict(zip(names, row, strict=True)) for row in solutions)
 
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
