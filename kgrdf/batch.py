@@ -122,11 +122,12 @@ class _Waiting:
 
 
 def pending_items(writer, iris) -> list[review.Item]:
-    """The pending proposals ``iris`` of a write (an import's) as batch items, anchored by the
-    index's anchoring facts and the write's own."""
+    """The pending proposals among the facts ``iris`` of a write (an import's) as batch items,
+    anchored by the index's anchoring facts and the write's own. A fact the write left as it was
+    (a record of a rejected fact: it stays rejected) is none."""
     schema = writer.schema
     pending = writer.pending_facts()
-    facts = [pending[iri] for iri in iris]
+    facts = [pending[iri] for iri in iris if iri in pending]
     # the index's anchors of these facts' subjects alone, a few hundred a query (every anchor of the
     # knowledge base took 0.7 s at 100k facts, for an import of any size)
     things = [NamedNode(iri) for iri in sorted({fact.subject for fact in facts})]

@@ -1036,3 +1036,80 @@ def test_a_facts_source_kinds_look_at_each_source_once_however_often_they_are_as
     assert fact.source_kinds() == {"memory"}
     copy = replace(fact, sources=[*fact.sources, Seen("doc")])
     assert copy.source_kinds() == {"memory", "doc"} and fact.source_kinds() == {"memory"}
+
+
+def test_a_record_of_a_fact_in_any_status_is_taken_as_kg_propose_takes_it(seeded, monkeypatch, tmp_path):
+    """A record of a fact the knowledge base holds as proposed, confirmed, rejected, expired or
+    closed: the import does to it what kg propose does, in a dry run and applied, beside a record of
+    a new fact. (A record of a rejected fact, which the write leaves as it was, made every import
+    holding one fail with an unexpected error.)"""
+    from tests.conftest import Kg
+
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
+
+    def fact(subject, predicate, *target):
+        return seeded.json("propose", subject, predicate, *target, "--source", "report:first")["id"]
+
+    held = {
+        "proposed": fact("repo/api", "caveat", "--value", "Slow tests"),
+        "confirmed": fact("repo/web-app", "caveat", "--value", "Flaky deploys"),
+        "rejected": fact("process/release", "posts_to", "--object", "channel/ops"),
+        "expired": fact("repo/api", "caveat", "--value", "Cold caches"),
+        "closed": fact("process/release", "entry_point", "--object", "channel/ops"),
+    }
+    seeded("confirm", held["confirmed"])
+    seeded("reject", held["rejected"])
+    seeded("confirm", held["closed"])
+    seeded("confirm", fact("process/release", "entry_point", "--object", "channel/deploys"))
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-15T09:00:00Z")
+    seeded("propose", "repo/api", "caveat", "--value", "slow tests", "--source", "report:again")
+    seeded("propose", "repo/web-app", "caveat", "--value", "flaky deploys", "--source", "report:again")
+    assert seeded.json("expire")["expired"] == 1
+    statuses = {
+        f["id"]: f["status"] for s in ("repo/api", "process/release") for f in seeded.json("facts", s, "--all")["facts"]
+    }
+    assert statuses[held["expired"]] == "expired" and statuses[held["rejected"]] == "rejected"
+
+    # each in another spelling than it was written in, and one new fact
+    records = [
+        ("proposed", {"subject": "api", "predicate": "caveat", "value": "  slow TESTS"}),
+        ("confirmed", {"subject": "webapp", "predicate": "caveat", "value": "Flaky  deploys"}),
+        ("rejected", {"subject": "release", "predicate": "posts_to", "object": "#ops"}),
+        ("expired", {"subject": "repo/api", "predicate": "caveat", "value": "cold caches"}),
+        ("closed", {"subject": "release", "predicate": "entry_point", "object": "channel/ops"}),
+        ("new", {"subject": "repo/api", "predicate": "caveat", "value": "no staging"}),
+    ]
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-20T09:00:00Z")
+    expected = {}
+    for name, record in records:  # what kg propose does to each, on a copy of the knowledge base
+        copy = Kg(tmp_path / f"propose-{name}")
+        shutil.copytree(seeded.path, copy.path)
+        target = ["--object", record["object"]] if "object" in record else ["--value", record["value"]]
+        said = copy.json("propose", record["subject"], record["predicate"], *target, "--source", "slack:later")
+        expected[name] = (said["outcome"], said["status"], said["id"] if name in held else None)
+    assert expected["rejected"] == ("rejected", "rejected", held["rejected"])  # what the test is about
+
+    seed = records_file(
+        tmp_path / "again.jsonl",
+        *[{"type": "fact", **r, "sources": [f"slack:{n}"]} for n, (_, r) in enumerate(records)],
+    )
+    before = seeded.snapshot()
+    dry = seeded.json("import", seed)
+    assert seeded.snapshot() == before
+    applied = seeded.json("import", seed, "--apply")
+    for report in (dry, applied):
+        outcomes = {}
+        for outcome, _status, _id in expected.values():
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        assert report["facts"] == outcomes
+        assert report["refusals"] == []
+    after = {
+        f["id"]: f["status"]
+        for s in ("repo/api", "repo/web-app", "process/release")
+        for f in seeded.json("facts", s, "--all")["facts"]
+    }
+    for name, (_outcome, status, fact_id) in expected.items():
+        if fact_id is not None:
+            assert after[fact_id] == status, name
+    rejected = seeded.json("history", held["rejected"])["fact"]
+    assert rejected["status"] == "rejected" and rejected["observations"] == 1  # nothing of the record recorded
