@@ -159,12 +159,21 @@ COMMANDS = [(path, command) for path, command in _commands() if path not in LONG
 
 
 @pytest.fixture
-def world(seeded, tmp_path):
-    """A knowledge base with people, an organization, facts and a saved batch; files to point at."""
+def world(seeded, tmp_path, monkeypatch):
+    """A knowledge base with people, an organization, facts in every status that records of the
+    fuzzed imports meet (GOOD's fields) and a saved batch; files to point at."""
     kg = seeded
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
     kg("add-entity", "person/sam", "--name", "Sam Lee", "--alias", "Sam")
     kg("add-entity", "person/sam.lee", "--name", "Samuel Leeds")
     kg("org", "init", "Acme", "--alias", "acme.example")
+    kg("propose", "Acme", "caveat", "--value", "a caveat", "-s", "slack:e1")  # expired
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T09:00:00Z")
+    kg("expire")
+    monkeypatch.delenv("KGRDF_NOW")
+    kg("reject", kg.json("propose", "webapp", "caveat", "--value", "a caveat", "-s", "slack:r1")["id"])
+    kg("confirm", kg.json("propose", "Dana", "title", "--value", "a caveat", "-s", "slack:t1")["id"])  # closed
+    kg("confirm", kg.json("propose", "Dana", "title", "--value", "2021", "-s", "slack:t2")["id"])
     fact = kg.json("propose", "Dana", "reviews", "--object", "webapp", "-s", "slack:p1")["id"]
     kg("propose", "Acme", "founded", "--value", "2020", "-s", "slack:p2", "--audience", "channel:c1")
     kg("batch")
@@ -344,14 +353,35 @@ GOOD = {
 
 GOOD_ENTITY = {"type": "entity", "id": "repo/fz", "name": "fz"}
 
+# The world's facts, one in each status: a record of one meets a fact the write does not make.
+KNOWN = [
+    ("Dana", "reviews", "object", "webapp"),  # proposed
+    ("Acme", "founded", "value", "2020"),  # proposed, heard in channel:c1
+    ("Acme", "caveat", "value", "a caveat"),  # expired
+    ("webapp", "caveat", "value", "a caveat"),  # rejected
+    ("Dana", "title", "value", "a caveat"),  # confirmed, then closed
+    ("Dana", "title", "value", "2021"),  # confirmed
+]
+
+
+@st.composite
+def known(draw):
+    """A record of one of the world's facts, in another spelling of its subject and its value."""
+    subject, predicate, kind, target = draw(st.sampled_from(KNOWN))
+    spell = draw(st.sampled_from([str, str.upper, str.lower, lambda t: f"  {t} "]))
+    out = {"type": "fact", "subject": spell(subject), "predicate": predicate, kind: spell(target)}
+    return dict(out, sources=draw(GOOD["sources"]))
+
 
 @st.composite
 def record(draw):
     """A record: mostly of the right shape with some fields of a wrong type or value, sometimes no
-    object at all, sometimes nested beyond reading."""
+    object at all, sometimes nested beyond reading, sometimes one of a fact the world holds."""
     shape = draw(st.integers(0, 9))
     if shape == 0:
         return draw(JSON)
+    if shape in (2, 3):
+        return draw(known())
     if shape == 1:
         depth = draw(st.sampled_from([10, 500, 5000]))
         return json.loads("[" * depth + "]" * depth) if depth < 900 else {"type": "fact", "deep": depth}
