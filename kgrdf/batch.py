@@ -214,6 +214,7 @@ def today(kb) -> dict:
         with kb.reading() as session, _cache(kb, session) as cache:
             document = make(session, cache)
     document["expired"] = expired
+    document["perspective"] = kb.perspective  # (kg batch apply answers it in this perspective alone)
     save(kb, document)
     return document
 
@@ -306,6 +307,12 @@ def apply(kb, text: str) -> dict:
     A decision that decides nothing (it only skips: "skip all") writes nothing and leaves the batch
     open: deferring is not answering, and the day's batch is still there to answer."""
     document = load(kb)
+    if not _of_perspective(kb, document):
+        raise Refused(
+            f"the saved batch is of perspective {document.get('perspective', kb.default_perspective)!r}, "
+            f"not {kb.perspective!r}",
+            hint=f"kg batch --perspective {kb.perspective} prints and saves this perspective's batch",
+        )
     groups = groups_of(document)
     decided = review.parse(text, groups)
     if not any(decision != "defer" for decision in decided.values()):
@@ -325,8 +332,8 @@ def apply(kb, text: str) -> dict:
         for group in groups:
             for item in group.items:
                 decision = decided.get(item.id, "defer")
-                if decision != "defer" and writer.fact(item.id).status != "proposed":
-                    changed.append(item.id)  # decided elsewhere since the batch was printed
+                if decision != "defer" and not _undecided(writer.fact(item.id)):
+                    changed.append(item.id)  # decided or closed elsewhere since the batch was printed
                     continue
                 if decision == "confirm":
                     writer.confirm(item.id, reviewed_by="batch", reason="confirmed in the daily batch")
@@ -374,6 +381,12 @@ def for_review(kb) -> dict:
     return document
 
 
+def _undecided(fact) -> bool:
+    """Whether a fact of a saved batch is still to decide: proposed, and not closed since the batch
+    was printed (kg supersede and kg org merge close a proposal they replace; it stays proposed)."""
+    return fact.status == "proposed" and not fact.superseded_by
+
+
 def _of_perspective(kb, document: dict) -> bool:
     """Whether a saved batch is of the knowledge base's perspective (one kg batch saved names none:
     it is taken to be the default perspective's)."""
@@ -403,14 +416,14 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     verb = "confirmed" if decision == "confirm" else "rejected"
     with kb.writing(f"review {decision}") as writer:
         for fact_id in fact_ids:
-            if writer.fact(fact_id).status != "proposed":
+            if not _undecided(writer.fact(fact_id)):
                 done["changed_since_printed"].append(fact_id)
                 continue
             change = writer.confirm if decision == "confirm" else writer.reject
             change(fact_id, reviewed_by=reviewer, reason=f"{verb} in the {reviewer}'s review queue")
             done["decided"].append(fact_id)
     with kb.reading() as session:
-        open_ = [f for f in in_batch if session.fact(f, history=False).status == "proposed"]
+        open_ = [f for f in in_batch if _undecided(session.fact(f, history=False))]
     if not open_:
         document["answered_at"] = clock.iso(clock.now())
         document["decision"] = f"answered in the {reviewer}"

@@ -574,13 +574,15 @@ def batch(
     """
     from kgrdf import batch as batch_module
 
-    if ctx.invoked_subcommand:
+    if ctx.invoked_subcommand:  # (kg batch --kb K apply ...: the answer goes where the batch came from)
+        ctx.obj = {"kb": kb, "perspective": perspective, "json": json}
         return
     render.batch(json, batch_module.today(_kb(kb, perspective)))
 
 
 @batch_app.command("apply")
 def batch_apply(
+    ctx: typer.Context,
     decision: Annotated[
         str,
         typer.Argument(
@@ -598,6 +600,9 @@ def batch_apply(
     skips decides nothing: the batch stays open to answer."""
     from kgrdf import batch as batch_module
 
+    given = ctx.obj or {}  # options given before apply (kg batch --kb K apply): its own win
+    kb, perspective = kb or given.get("kb"), perspective or given.get("perspective")
+    json = json or given.get("json", False)
     result = batch_module.apply(_kb(kb, perspective), decision)
     changed = result["changed_since_printed"]
     render.out(

@@ -479,7 +479,8 @@ def batch(as_json: bool, document: dict) -> None:
             f"{document['in_batch']} fact{'s' if document['in_batch'] != 1 else ''}",
             "title",
         )
-        + f" ({document['waiting']} proposal{'s' if document['waiting'] != 1 else ''} wait in all: {document['batches']} daily "
+        + f" ({document['waiting']} proposal{'s wait' if document['waiting'] != 1 else ' waits'} in all: "
+        f"{document['batches']} daily "
         f"batch{'es' if document['batches'] != 1 else ''})"
     )
     for group in groups:

@@ -374,3 +374,49 @@ def test_what_is_known_of_an_anchor_is_read_once_a_batch_and_without_sources(man
     assert asked.count("lookup") == len(set(anchors)) and "fact-heard" not in asked
     confirmed = [f["sentence"] for f in many.json("lookup", "repo/r11")["facts"] if f["status"] == "confirmed"]
     assert len(confirmed) == 2 and all(g["known"] == confirmed for g in split)
+
+
+def test_options_given_before_apply_say_which_batch_is_answered(many, tmp_path, monkeypatch):
+    """kg batch --kb K apply ... answers K's batch (as kg batch --kb K printed it), not the one at
+    KGRDF_HOME; --json and --perspective given there hold too. (They reached kg batch alone, and the
+    answer confirmed another knowledge base's proposals.)"""
+    other = Kg(tmp_path / "other")
+    shutil.copytree(many.path, other.path, symlinks=True)
+    monkeypatch.setenv("KGRDF_HOME", str(other.path))
+    printed = many.json("batch")
+    other("batch")
+    before = other.snapshot()
+    result = many("batch", "--kb", many.path, "--json", "apply", "confirm 1a", kb=False)
+    assert json.loads(result.stdout)["confirmed"] == 1
+    assert other.snapshot() == before  # the knowledge base at KGRDF_HOME is untouched
+    first = printed["groups"][0]["facts"][0]["id"]
+    assert many.json("history", first)["fact"]["status"] == "confirmed"
+    assert other.json("history", first)["fact"]["status"] == "proposed"
+    # the saved batch is the default perspective's: answering it for another is refused, naming both
+    many("org", "init", "Beta Org", "--perspective", "beta")
+    many("batch")  # (the main perspective's next batch, saved)
+    refused = many("batch", "--kb", many.path, "--perspective", "beta", "apply", "confirm all", kb=False, expect=1)
+    assert "of perspective 'main', not 'beta'" in refused.stderr and "kg batch --perspective beta" in refused.stderr
+    many("batch", "--perspective", "beta")  # beta's batch, saved: the main perspective may not answer it
+    assert "of perspective 'beta', not 'main'" in many("batch", "apply", "confirm all", expect=1).stderr
+
+
+def test_a_proposal_closed_since_the_batch_was_printed_is_left_as_it_is_and_named(many):
+    """kg supersede (and kg org merge) close a proposal they replace, which stays proposed: the
+    answer leaves it as it is and names it, as it does a fact decided since, and the rest of the
+    answer is applied (it refused the whole answer)."""
+    groups = many.json("batch")["groups"]
+    label = {f["label"]: f["id"] for g in groups for f in g["facts"]}
+    closed = label["1a"]
+    assert many.json("history", closed)["fact"]["status"] == "proposed"
+    replaced = many.json("supersede", closed, "--value", "a newer caveat")
+    assert replaced["closed"] and many.json("history", closed)["fact"]["superseded_by"]
+    for answer in ("confirm all", "reject all"):
+        copy = Kg(many.path.parent / answer.replace(" ", "-"))
+        shutil.copytree(many.path, copy.path, symlinks=True)
+        result = copy.json("batch", "apply", answer)
+        assert result["changed_since_printed"] == [closed]
+        decided = result["confirmed"] + result["rejected"]
+        assert decided == len(label) - 1
+        fact = copy.json("history", closed)["fact"]
+        assert fact["status"] == "proposed" and fact["superseded_by"]

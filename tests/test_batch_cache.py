@@ -33,6 +33,7 @@ def printed(kg: Kg) -> dict:
     document = kg.json("batch")
     document.pop("made_at")
     assert document.pop("expired") == 0
+    assert document.pop("perspective") == "main"  # (saved with it: kg batch apply answers it there alone)
     return document
 
 
