@@ -330,6 +330,12 @@ def test_a_forgotten_person_is_not_added_again_without_allow_forgotten(kg, tmp_p
     records.write_text(json.dumps({"type": "entity", "id": "person/sam", "name": "Sam Reyes"}) + "\n")
     report = kg.json("import", records, "--apply")
     assert report["refused"] == {"forgotten": 1}
+    # the import's --allow-forgotten lets it in (it reached the import's first writer, not the one it staged in)
+    copy = type(kg)(tmp_path / "copy")
+    shutil.copytree(kg.path, copy.path)
+    report = copy.json("import", records, "--apply", "--allow-forgotten")
+    assert report["refused"] == {} and report["entities"] == {"created": 1}
+    assert copy.json("lookup", "person/sam")["entity"]["name"] == "Sam Reyes"
     assert kg.json("add-entity", "person/sam", "--name", "Sam Reyes", "--allow-forgotten")["outcome"] == "created"
 
 

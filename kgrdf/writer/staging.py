@@ -443,8 +443,11 @@ class Staging(Session):
 
     def fork(self) -> "Staging":
         """A writer for the same transaction with nothing pending (an import stages into it, then
-        adopts it once its refused records are out): of this writer's own class."""
-        return type(self)(self.kb, self.backend, self.seq, now=self.now)
+        adopts it once its refused records are out): of this writer's own class, with what the
+        command allowed it (an import's --allow-forgotten)."""
+        fork = type(self)(self.kb, self.backend, self.seq, now=self.now)
+        fork.allow_forgotten = self.allow_forgotten
+        return fork
 
     def adopt(self, other: "Staging") -> None:
         """Take over ``other``'s pending change (self had none), leaving ``other`` empty: its router
