@@ -1086,3 +1086,29 @@ def test_a_patch_is_rewritten_as_asking_the_plan_of_every_row(deletes, adds, dat
         expected = replace(patch, deletes=kept_deletes, adds=kept_adds)
     assert got == expected
     assert counts == {"records": dropped, "placeholders": int(expected is not None and expected.placeholder)}
+
+
+@pytest.mark.parametrize("person_first", [True, False], ids=["person-first", "person-last"])
+def test_an_import_routes_a_fact_naming_a_person_it_adds_to_the_private_journal_in_any_order(
+    kg, tmp_path, person_first
+):
+    """One import is one transaction: a fact whose text names a person the same import adds goes to
+    the private journal whether its record comes before the person's or after, and the person can
+    be forgotten, leaving no file naming them. (Staged before the person, it went to the shared
+    journal, and kg forget was refused.)"""
+    kg("add-entity", "repo/web", "--name", "web")
+    zoe = {"type": "entity", "id": "person/zoe", "name": "Zoe Quill", "aliases": ["Zed Q"]}
+    facts = [
+        {"type": "fact", "subject": "web", "predicate": "caveat", "value": "ask Zoe Quill first", "sources": ["doc:a"]},
+        {"type": "fact", "subject": "web", "predicate": "caveat", "value": "deploys on Fridays", "sources": ["doc:b"]},
+        {"type": "fact", "subject": "web", "predicate": "caveat", "value": "slow tests", "sources": ["doc:zed q"]},
+    ]
+    records = tmp_path / "zoe.jsonl"
+    records.write_text("\n".join(json.dumps(r) for r in ([zoe, *facts] if person_first else [*facts, zoe])) + "\n")
+    report = kg.json("import", records, "--apply")
+    assert report["refused"] == {} and report["facts"] == {"created": 3}
+    assert kg.json("forget", "person/zoe")["facts"] == 2
+    assert _files_naming(kg.path, ["person/zoe", "Zoe Quill", "Zed Q"]) == []
+    left = {f["value"] for f in kg.json("facts", "repo/web")["facts"]}
+    assert left == {"deploys on Fridays"}
+    kg("validate")

@@ -104,6 +104,7 @@ class Entities(Staging):
                 self._pending_labels.setdefault(model.match_key(label), {})[(new.iri, how, label)] = None
             if new.type in privacy.PERSON_TYPES:
                 self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases, *new.weak_aliases])
+                self._person_added()
         return new, outcome
 
     LABELS_AT_ONCE = 500  # match keys a query of expect_aliases reads

@@ -108,6 +108,8 @@ class Staging(Session):
         self._people = None  # the people texts may name (kgrdf.people), once a text needs it
         self._person_checks = 0  # texts looked at for people: past BULK, the people's cache is held
         self._pending_people = privacy.People()  # and the people this write adds or renames
+        self._facts_before_person = 0  # the facts staged (self._facts, in order) before the last of them
+        self._staged_before_person: set[str] | None = None  # their IRIs, once asked for
         self._private: dict[str, bool] = {}  # fact IRI -> whether its lines go to the private journal
         self._noted: dict[str, tuple] = {}  # fact IRI -> (the fact, texts, quads, private) of records about it
         self.key: privacy.Key | None = None  # the secret key, as the write found it (see privacy.key)
@@ -278,6 +280,8 @@ class Staging(Session):
             if fact is not None:
                 changed = self._first_lines.get(iri) is None
                 private = privacy.fact_is_private(fact) or (changed and self._names_a_person(privacy.fact_texts(fact)))
+                if not private and not changed and self._staged_before(iri):
+                    private = any(self._pending_people.in_text(text) for text in privacy.fact_texts(fact) if text)
             if noted is not None and not private:
                 held, texts, _quads, private = noted
                 private = (
@@ -287,6 +291,26 @@ class Staging(Session):
                 )
             self._private[iri] = private
         return self._private[iri]
+
+    def _person_added(self) -> None:
+        """This write added a person (or gave one a name) after it staged facts, whose texts were
+        looked at for the people known then: their lines are routed again, the person known too. One
+        write is one transaction: what goes to the private journal does not follow the order of an
+        import's records (a fact naming a person staged before them went to the shared one, and the
+        person could not be forgotten)."""
+        if self._facts:
+            self._facts_before_person, self._staged_before_person = len(self._facts), None
+            self._private.clear()
+
+    def _staged_before(self, iri: str) -> bool:
+        """Whether the fact ``iri`` was staged before the last person this write added."""
+        if not self._facts_before_person:
+            return False
+        if self._staged_before_person is None:
+            from itertools import islice
+
+            self._staged_before_person = set(islice(self._facts, self._facts_before_person))
+        return iri in self._staged_before_person
 
     def _row_names_a_person(self, line: str) -> bool:
         """Whether an entity row of this write holds a name, alias or summary that names a person."""
