@@ -358,6 +358,17 @@ def test_an_extracted_fact_is_always_a_proposal(kg):
         "add --extracted"
         in kg("propose", "Texture", "industry", "--value", "x", "-s", "slack:1", "--span", "x", expect=2).stderr
     )
+    # Heard again without --extracted, by propose or by import, it stays a proposal: the sources of
+    # its extraction counted with the new one's and confirmed it (two trusted kinds).
+    again = kg.json("propose", "Texture", "industry", "--value", "Utilities", "-s", "memory:notes")
+    assert again["outcome"] == "observed" and again["status"] == "proposed"
+    assert "extracted facts are always reviewed" in again["note"]
+    record = {"type": "fact", "subject": "Texture", "predicate": "industry", "value": "utilities"}
+    seed = kg.path.parent / "again.jsonl"
+    seed.write_text(json.dumps({**record, "sources": ["ledger:l2", "report:r2"]}) + "\n")
+    assert kg.json("import", seed, "--apply", "--auto-confirm")["auto_confirmed"] == {}
+    assert kg.json("history", extracted["id"])["fact"]["status"] == "proposed"
+    assert kg.json("confirm", extracted["id"])["status"] == "confirmed"  # a person confirms it
 
 
 # --- claims -----------------------------------------------------------------------------------------

@@ -130,7 +130,9 @@ class Proposals(Staging):
             retime=retime,
             default_start=default_start,
         )
-        if heard["extracted"]:
+        if heard["extracted"] or (outcome.fact.extracted and not verified and outcome.fact.status == "proposed"):
+            # (a fact once extracted stays so: sources heard with it later do not confirm it either,
+            # and those of its extraction would count with theirs; a person's verified words do)
             return replace(
                 outcome,
                 note="; ".join(
