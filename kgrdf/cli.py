@@ -997,13 +997,23 @@ def org_merge(
     aliases, and its id resolves to the first from now on. The merge is recorded in both."""
     with _kb(kb, perspective).writing("org merge") as writer:
         result = writer.merge_organizations(keep, merge)
+    also = [
+        f"{len(result[key])} {what}"
+        for key, what in (
+            ("stayed_rejected", "it had rejected stayed rejected"),
+            ("revived", "it let expire proposed again"),
+            ("retired", "between the two ended"),
+        )
+        if result[key]
+    ]
     render.out(
         json,
         result,
         f"merged {result['merged']} into {result['kept']}: {len(result['moved'])} "
         f"fact{'' if len(result['moved']) == 1 else 's'} moved, "
-        f"{len(result['observed'])} it knew already observed again; aliases: "
-        f"{', '.join(result['aliases'])}",
+        f"{len(result['observed'])} it knew already observed again"
+        + "".join(f", {part}" for part in also)
+        + f"; aliases: {', '.join(result['aliases'])}",
     )
 
 

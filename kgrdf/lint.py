@@ -183,9 +183,12 @@ class _Check:
 
     @functools.cached_property
     def entities(self) -> dict[str, Named]:
-        """Every entity with its name and aliases, by IRI (read once, by the first check that needs them)."""
+        """Every entity with its name and aliases, by IRI (read once, by the first check that needs
+        them); not an organization merged into another, whose survivor goes by its name."""
         found: dict[str, Named] = {}
         for row in self.session.values("lint-names", entities=self.session.entities_graph):
+            if row.get("survivor") is not None:
+                continue
             entity = found.get(row["entity"])
             if entity is None:
                 entity_id = _entity_id(row["entity"])

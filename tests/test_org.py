@@ -523,6 +523,67 @@ def test_a_merge_keeps_both_provenance_chains_and_the_merged_id_resolves_to_the_
     assert "one organization already" in kg("org", "merge", "Texture", "texturehq.com", expect=1).stderr
 
 
+def test_a_merge_takes_what_the_survivor_rejected_or_let_expire_as_kg_propose_takes_it(kg, monkeypatch):
+    """A proposal moved onto a triple the survivor holds as rejected leaves it rejected and is
+    closed into it (a merge got around a rejection: the triple twice, rejected and proposed); one
+    the survivor let expire is proposed again with both hearings. A fact between the two ends
+    there: it would relate the survivor to itself. kg lint then names neither the merged
+    organization as an orphan nor the two as a merge to make."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
+    kg("org", "init", "Fernhill")
+    kg("org", "add", "Alder")
+    kg("org", "add", "Alder Inc")
+    no = kg.json("org", "set", "Alder", "industry", "oil", "-s", "slack:a1")
+    kg("reject", no["id"])
+    old = kg.json("org", "set", "Alder", "founded", "1999", "-s", "slack:a2")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T09:00:00Z")
+    assert kg.json("expire")["expired"] == 1
+    again = kg.json("org", "set", "Alder Inc", "industry", "Oil", "-s", "slack:b1")
+    late = kg.json("org", "set", "Alder Inc", "founded", "1999", "-s", "slack:b2")
+    between = kg.json("propose", "Alder Inc", "customer_of", "--object", "Alder", "-s", "slack:b3")
+    kept = kg.json("propose", "Alder Inc", "customer_of", "--object", "Fernhill", "-s", "slack:b4")
+    result = kg.json("org", "merge", "Alder", "Alder Inc")
+    assert result["stayed_rejected"] == [no["id"]] and result["revived"] == [old["id"]]
+    assert result["retired"] == [between["id"]] and len(result["moved"]) == 1
+    facts = kg.json("facts", "Alder", "--all")["facts"]
+    industry = [f for f in facts if f["predicate"] == "industry"]
+    assert [(f["id"], f["status"]) for f in industry] == [(no["id"], "rejected")]
+    founded = kg.json("history", old["id"])["fact"]
+    assert founded["status"] == "proposed" and {s["ref"] for s in founded["sources"]} == {"a2", "b2"}
+    for closed in (again, late):
+        assert kg.json("history", closed["id"])["fact"]["superseded_by"] in (no["id"], old["id"])
+    ended = kg.json("history", between["id"])["fact"]
+    assert ended["retired_at"] and ended["valid_to"] and not ended.get("superseded_by")
+    current = {(f["predicate"], f.get("object")) for f in kg.json("facts", "Alder")["facts"]}
+    assert ("customer_of", "organization/alder") not in current
+    assert ("customer_of", "organization/fernhill") in current and kept["id"] not in {f["id"] for f in facts}
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    linted = CliRunner().invoke(app, ["lint", "--json", "--kb", str(kg.path)])  # (exit 1: findings)
+    found = json.loads(linted.stdout)["findings"]
+    assert not [f for f in found if "organization/alder-inc" in f["entities"]]
+    kg("validate")
+
+
+def test_a_fact_relating_an_entity_to_itself_is_refused_in_any_spelling(kg):
+    """A subject and an object that are one entity, by id, name or alias (a merged organization's
+    too), make no fact: kg lint's own suggested fixes made "Texture is another name for Texture"."""
+    kg("org", "add", "Texture", "--alias", "Texture HQ")
+    kg("org", "add", "Texture Inc")
+    kg("org", "merge", "Texture", "Texture Inc")
+    before = kg.snapshot()
+    for subject, target, predicate in (
+        ("Texture", "texture hq", "customer_of"),
+        ("organization/texture-inc", "organization/texture", "alias_of"),
+        ("Texture Inc", "Texture", "distinct_from"),
+    ):
+        refused = kg("propose", subject, predicate, "--object", target, "-s", "user:kg-lint", expect=1)
+        assert "are one entity, organization/texture" in refused.stderr, refused.stderr
+    assert kg.snapshot() == before
+
+
 # --- structural questions -------------------------------------------------------------------------
 
 

@@ -104,10 +104,13 @@ class Organizations(Staging):
 
     def merge_organizations(self, keep: str, merge: str) -> dict:
         """Make one organization of two duplicates: ``merge``'s current facts move to ``keep``, each
-        a new fact that carries over its status and each of its hearings (audience, sources, speaker,
-        message) and names the fact it came from (kg:mergedFrom), which is closed as superseded, its own history intact; a fact
-        ``keep`` holds already is observed again instead. ``keep`` takes ``merge``'s name and aliases
-        as aliases; ``merge`` records that it was merged into ``keep``, and its id resolves there."""
+        a new fact that carries over its status and each of its hearings (audience, sources,
+        speaker, message) and names the fact it came from (kg:mergedFrom), which is closed as
+        superseded, its own history intact. A fact ``keep`` holds already is observed again instead;
+        a proposal ``keep`` holds as rejected stays rejected, and one it holds as expired is proposed
+        again, as kg propose takes them; a fact between the two ends there (it would relate ``keep``
+        to itself). ``keep`` takes ``merge``'s name and aliases as aliases; ``merge`` records that it
+        was merged into ``keep``, and its id resolves there."""
         survivor, merged = self._organization(keep), self._organization(merge)
         if survivor.iri == merged.iri:
             raise Refused(f"{survivor.id} and {merged.id} are one organization already")
@@ -116,16 +119,49 @@ class Organizations(Staging):
                 f"{merged.id} is the perspective's self organization: merge the other into it",
                 hint=f"kg org merge {merged.id} {survivor.id}",
             )
-        moved, observed = [], []
+        moved, observed, rejected, revived, retired = [], [], [], [], []
         for row in self.rows("entity-facts", entity=NamedNode(merged.iri)):
             old = self.fact(row["id"].value)
             if not old.current:
                 continue  # history stays with the merged organization
             subject = survivor.iri if old.subject == merged.iri else old.subject
             target = NamedNode(survivor.iri) if old.is_entity_target and old.target.value == merged.iri else old.target
+            if isinstance(target, NamedNode) and target.value == subject:  # (between the two: of neither now)
+                ends = max(self.now, old.valid_from or self.now)  # (never before it began)
+                self._change(
+                    old,
+                    {"valid_to": min(old.valid_to or ends, ends), "retired_at": self.now},
+                    "merge",
+                    f"{merged.id} was merged into {survivor.id}: the fact related the two",
+                )
+                retired.append(old.id)
+                continue
             key = target.value if isinstance(target, NamedNode) else model.normalize(target.value)
-            same = [f for f in self._facts_for(subject, old.predicate, key) if f.current]  # (of that key)
-            if same:
+            held = [f for f in self._facts_for(subject, old.predicate, key) if f.value_key() == key]
+            same = [f for f in held if f.current]
+            # a proposal meets the survivor's rejected or expired fact as kg propose would: the
+            # rejected stays rejected (the proposal is closed into it), the expired is proposed again
+            ended = [f for f in held if f.status in ("rejected", "expired") and not f.superseded_by]
+            if not same and ended and old.status == "proposed":
+                if ended[0].status == "rejected":
+                    kept = ended[0]
+                    rejected.append(kept.id)
+                else:
+                    kept = self._change(
+                        ended[0],
+                        {
+                            "status": "proposed",
+                            "retired_at": None,
+                            "observed_at": self.now,
+                            "observations": ended[0].observations + old.observations,
+                        },
+                        "revive",
+                        f"merged from {old.id}",
+                        old.sources,
+                        self._rehomed(ended[0], old.hearings),
+                    )
+                    revived.append(kept.id)
+            elif same:
                 hearings = self._rehomed(same[0], old.hearings)
                 kept = self._change(
                     same[0],
@@ -170,4 +206,13 @@ class Organizations(Staging):
         )
         after = replace(merged, aliases=[], weak_aliases=[], merged_into=survivor.iri)
         self._replace_entity(merged, after)
-        return {"kept": survivor.id, "merged": merged.id, "moved": moved, "observed": observed, "aliases": names}
+        return {
+            "kept": survivor.id,
+            "merged": merged.id,
+            "moved": moved,
+            "observed": observed,
+            "stayed_rejected": rejected,
+            "revived": revived,
+            "retired": retired,
+            "aliases": names,
+        }

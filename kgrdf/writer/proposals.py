@@ -284,6 +284,11 @@ class Proposals(Staging):
             raise BadInput(f"--order applies to ordered predicates (has_step), not {pred.key}")
         subject_entity = self.resolve(subject, role="subject")
         target = self._target(pred, object, value)
+        if isinstance(target, model.Entity) and target.iri == subject_entity.iri:
+            raise Refused(
+                f"{subject.strip()!r} and {str(object).strip()!r} are one entity, {subject_entity.id}: "
+                f"a fact of {pred.key} relates an entity to another"
+            )
         target_term = NamedNode(target.iri) if isinstance(target, model.Entity) else target
         key = target_term.value if isinstance(target_term, NamedNode) else model.normalize(target_term.value)
 
