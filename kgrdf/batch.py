@@ -360,7 +360,8 @@ def for_review(kb) -> dict:
     """The batch a person answers fact by fact (the console's review queue): the one kg batch saved
     today while it is still open, else the one kg batch would print now, saved as kg batch saves
     it (nothing expires and nothing is journaled: a look is not a write). Each fact carries its
-    status now, so one decided elsewhere since shows as such."""
+    status now, so one decided elsewhere since shows as such ("closed": a proposal replaced since,
+    by kg supersede or kg org merge, which is no longer to decide)."""
     try:
         document = load(kb)
         groups_of(document)
@@ -375,7 +376,8 @@ def for_review(kb) -> dict:
         for group in document["groups"]:
             for item in group["facts"]:
                 try:
-                    item["status"] = session.fact(item["id"], history=False).status
+                    fact = session.fact(item["id"], history=False)
+                    item["status"] = "closed" if fact.status == "proposed" and not _undecided(fact) else fact.status
                 except NotFound:
                     item["status"] = "gone"  # forgotten or expired away since the batch was made
     return document

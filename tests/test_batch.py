@@ -411,6 +411,12 @@ def test_a_proposal_closed_since_the_batch_was_printed_is_left_as_it_is_and_name
     assert many.json("history", closed)["fact"]["status"] == "proposed"
     replaced = many.json("supersede", closed, "--value", "a newer caveat")
     assert replaced["closed"] and many.json("history", closed)["fact"]["superseded_by"]
+    from kgrdf import batch
+    from kgrdf.kb import KnowledgeBase
+
+    shown = batch.for_review(KnowledgeBase.open(many.path))  # what the console's review shows
+    statuses = {item["id"]: item["status"] for group in shown["groups"] for item in group["facts"]}
+    assert statuses[closed] == "closed" and statuses[label["1b"]] == "proposed"
     for answer in ("confirm all", "reject all"):
         copy = Kg(many.path.parent / answer.replace(" ", "-"))
         shutil.copytree(many.path, copy.path, symlinks=True)
