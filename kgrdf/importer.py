@@ -33,6 +33,12 @@ from kgrdf.errors import BadInput, KgError
 WHITELIST_SHAPES = {vocab.kg("PeopleWhitelistShape").value, vocab.kg("PersonShape").value}
 LISTED_REFUSALS = 20  # refusals shown one by one; the rest are counted
 CHUNK = 10_000  # records staged between two checks against the shapes
+# Stagings of an import at most: an entity record the shapes refuse is taken out and the rest staged
+# again (facts about it may no longer resolve), and so is the first record of a fact the shapes refuse
+# that later records observed (PEELED): proposed one by one, the first is refused and the next makes
+# the fact anew, which may pass (a person's stated preference heard first as observed, then from the
+# stakeholder). What still fails on the last staging is refused whole, every record of it.
+ATTEMPTS = 3
 
 
 @dataclass
@@ -415,15 +421,18 @@ def _aliases_ahead(writer, records, at_once: int = 500):
 
 def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Report:
     """Stage every record that the writer accepts, then validate them together with the shapes and
-    take out the facts that fail (an entity that fails means staging again without it)."""
+    take out the facts that fail (an entity that fails means staging again without it; so does a
+    fact that one record made and others observed: see PEELED)."""
     from kgrdf import settings
 
     writer.check_perspective()  # the whole import is refused in a perspective that does not exist
     limit = settings.get("KGRDF_MAX_TEXT")
-    skip: dict[int, tuple[str, str]] = {}  # entity records refused by the shapes: (reason, message)
-    for _attempt in range(3):
+    skip: dict[int, tuple[str, str]] = {}  # records refused by the shapes, by number: (reason, message)
+    for attempt in range(ATTEMPTS):
         report = Report(records=len(records))
-        made: dict[str, list[tuple]] = {}  # fact IRI -> (line, action, rule) of the records that made or observed it
+        made: dict[
+            str, list[tuple]
+        ] = {}  # fact IRI -> (line, action, rule, number) of the records that made or observed it
         entities: dict[str, int] = {}  # entity IRI -> the number of the record that made it
         fresh = writer.fork()
         total = len(records)
@@ -446,7 +455,7 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
             if staged is None:
                 entities[vocab.entity_iri(writer.perspective, record.data["id"].strip()).value] = n
             else:
-                made.setdefault(staged[0], []).append((record.line, staged[1], staged[2]))
+                made.setdefault(staged[0], []).append((record.line, staged[1], staged[2], n))
         if progress:
             progress(total, total)
             progress.note("checking the shapes ...")
@@ -465,8 +474,16 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
             for iri, refusal in failing_entities.items():
                 skip[entities[iri]] = refusal
             continue  # facts about a refused entity may no longer resolve: stage again without it
+        peeled = {
+            made_by[0][3]: failing_facts[iri]
+            for iri, made_by in made.items()
+            if iri in failing_facts and len(made_by) > 1 and made_by[0][1] == "created"
+        }
+        if peeled and attempt < ATTEMPTS - 1:
+            skip.update(peeled)  # PEELED: the records after the first make the fact anew, or fail alone
+            continue
         for iri, (reason, message) in failing_facts.items():
-            for line, action, rule in made[iri]:
+            for line, action, rule, _n in made[iri]:
                 report.refuse(line, reason, message)
                 report.count(action, rule, by=-1)
         fresh.drop_facts(failing_facts)
@@ -475,7 +492,7 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
             line: vocab.id_of(iri)
             for iri, made_by in made.items()
             if iri not in failing_facts
-            for line, _, _ in made_by
+            for line, _, _, _ in made_by
         }
         writer.adopt(fresh)
         writer.validated = True  # what is left passed the shapes just now

@@ -1166,3 +1166,51 @@ def test_a_record_of_a_fact_in_any_status_is_taken_as_kg_propose_takes_it(seeded
             assert after[fact_id] == status, name
     rejected = seeded.json("history", held["rejected"])["fact"]
     assert rejected["status"] == "rejected" and rejected["observations"] == 1  # nothing of the record recorded
+
+
+def test_a_fact_the_shapes_refuse_takes_its_first_records_alone_when_a_later_one_makes_it_anew(kg, tmp_path):
+    """Records of one fact, the first ones refused by the shapes as they made it (a person's stated
+    preference heard as observed), a later one acceptable alone (heard from the stakeholder): the
+    import refuses the first ones and makes the fact of the later one, as kg propose one by one
+    does. (Every record of it was refused, each with the first one's reason.)"""
+    from tests.conftest import Kg
+
+    kg("add-entity", "person/sam", "--name", "Sam Reyes", "--alias", "Sam")
+    kg("add-entity", "repo/web", "--name", "web")
+    one_by_one = Kg(tmp_path / "one-by-one")
+    shutil.copytree(kg.path, one_by_one.path)
+    pref = {"type": "fact", "subject": "Sam", "predicate": "stated_preference", "value": "async reviews"}
+    records = [
+        {**pref, "sources": ["slack:a"]},
+        {"type": "fact", "subject": "web", "predicate": "caveat", "value": "slow tests", "sources": ["slack:w"]},
+        {**pref, "value": "Async reviews", "sources": ["slack:b"]},
+        {**pref, "sources": ["slack:c"], "authority": "stakeholder"},
+        {**pref, "sources": ["slack:d"], "authority": "stakeholder"},
+    ]
+    from typer.testing import CliRunner
+
+    from kgrdf.cli import app
+
+    refused_alone = []
+    for n, record in enumerate(records, start=1):
+        extra = ["--authority", record["authority"]] if "authority" in record else []
+        argv = ["propose", record["subject"], record["predicate"], "--value", record["value"], *extra]
+        said = CliRunner().invoke(app, [*argv, "-s", record["sources"][0], "--kb", str(one_by_one.path)])
+        assert said.exit_code in (0, 1), said.output
+        if said.exit_code:
+            refused_alone.append(n)
+    assert refused_alone == [1, 3]
+    report = kg.json("import", records_file(tmp_path / "pref.jsonl", *records), "--apply")
+    assert [(r["line"], r["reason"]) for r in report["refusals"]] == [(1, "whitelist"), (3, "whitelist")]
+    assert report["facts"] == {"created": 2, "observed": 1}
+
+    def held(base):
+        return sorted(
+            (f["predicate"], f["value"], f["authority"], tuple(sorted(s["ref"] for s in f["sources"])))
+            for s in ("person/sam", "repo/web")
+            for f in base.json("facts", s, "--all")["facts"]
+        )
+
+    assert held(kg) == held(one_by_one)
+    assert ("stated_preference", "async reviews", "stakeholder", ("c", "d")) in held(kg)
+    kg("validate")
