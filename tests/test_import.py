@@ -787,7 +787,6 @@ def test_an_index_left_in_many_files_by_small_loads_is_compacted_by_kg_validate_
 
     monkeypatch.setattr(kb_module, "LARGE", 500)
     monkeypatch.setattr(oxigraph, "LOAD_LINES", 100)
-    monkeypatch.setattr(oxigraph, "KEPT_LOAD_LINES", 100)  # each small import in many loads: many files
     index = kg.path / "index"
 
     def files(folder=index):
@@ -820,7 +819,7 @@ def test_an_index_left_in_many_files_by_small_loads_is_compacted_by_kg_validate_
     loads = []
     load = oxigraph.OxigraphBackend._bulk_load
     monkeypatch.setattr(
-        oxigraph.OxigraphBackend, "_bulk_load", lambda self, *rows: (load(self, *rows), loads.append("loaded"))
+        oxigraph.OxigraphBackend, "_bulk_load", lambda self, rows: (load(self, rows), loads.append("loaded"))
     )
     kg("import", records_file(tmp_path / "first.jsonl", *_repos(20), *_caveats(0, 1000)), "--apply")
     many, least = grow(1000)
@@ -839,58 +838,6 @@ def test_an_index_left_in_many_files_by_small_loads_is_compacted_by_kg_validate_
     assert report["damage"] == [] and report["findings"] == []
     assert report["compacted"]["files_before"] >= many and files() <= least + 1
     assert kg.json("stats")["fact_count"] == sum(imported)
-
-
-def test_a_load_the_index_keeps_as_loaded_is_in_as_few_pieces_as_it_has_threads(kg, tmp_path, monkeypatch):
-    """A large write small beside the index is not followed by a compaction, so the files of each
-    of its bulk loads stay (each spanning every key) until the store merges them, and every scan of
-    every quad reads through them all: one import of 10k facts onto a compacted base of 100k, loaded
-    25k rows a load, took the index from 23 files to 72 and kg export from 15 s to 38 s. Such a load
-    is made in as many pieces as there are threads loading, each of at most KEPT_LOAD_LINES rows; one
-    followed by a compaction keeps its pieces small (LOAD_LINES), for the memory they hold. (At a
-    test's size the store merges the files of many small loads as it goes: the pieces are counted.)"""
-    from kgrdf import kb as kb_module
-    from kgrdf.store import oxigraph
-
-    monkeypatch.setattr(kb_module, "LARGE", 500)  # the large path at a test's size
-    monkeypatch.setattr(oxigraph, "LOAD_LINES", 100)
-    loads = []  # (rows, rows a piece) of each write's bulk load
-    load = oxigraph.OxigraphBackend._bulk_load
-
-    def loading(self, rows, *at):
-        if hasattr(rows, "__len__"):  # (a write's rows; an index made from the journal reads it as it goes)
-            loads.append((len(rows), *at))
-        load(self, rows, *at)
-
-    monkeypatch.setattr(oxigraph.OxigraphBackend, "_bulk_load", loading)
-
-    def pieces(rows, at_once):
-        return -(-rows // at_once)
-
-    kg("add-entity", "repo/r0", "--name", "r0")  # (a first write makes the index from the journal)
-    kg("import", records_file(tmp_path / "first.jsonl", *_repos(20), *_caveats(0, 1000)), "--apply")
-    rows, at_once = loads.pop()
-    assert at_once == 100 and rows > 10_000  # as large as the index: compacted after, in small pieces
-
-    kg("import", records_file(tmp_path / "second.jsonl", *_caveats(1000, 60)), "--apply")
-    ((rows, at_once),) = loads  # (the path under test: a bulk load, kept as loaded)
-    assert rows > 500 and pieces(rows, at_once) == oxigraph.LOAD_THREADS
-
-    monkeypatch.setattr(oxigraph, "KEPT_LOAD_LINES", 150)
-    loads.clear()
-    kg("import", records_file(tmp_path / "third.jsonl", *_caveats(1060, 60)), "--apply")
-    ((rows, at_once),) = loads
-    assert at_once == 150 and pieces(rows, at_once) > oxigraph.LOAD_THREADS
-    assert kg.json("stats")["fact_count"] == 1120
-    held = kg("export", "--format", "nquads").stdout
-    shutil.rmtree(kg.path / "index")  # made again from the journal by the next command
-    rebuilt = kg("export", "--format", "nquads").stdout
-
-    def named(text):  # (the ontology's lists are blank nodes, named anew by each load)
-        return sorted(line for line in text.splitlines() if "_:" not in line)
-
-    assert named(rebuilt) == named(held) and len(rebuilt.splitlines()) == len(held.splitlines())
-    kg("validate")
 
 
 def test_kg_index_compact_refuses_an_index_that_does_not_open_and_says_the_way_out(kg, tmp_path):

@@ -32,12 +32,10 @@ LOAD_LINES = 25_000  # journal lines to a bulk load (about 5 MB of text; larger 
 # cores took 3.3-3.9 s against 5.5 s for one, the same quads after; at 25k lines a load, two held no
 # more memory than one at 50k (about 95 MB above the rows).
 LOAD_THREADS = min(2, os.cpu_count() or 1)
-# A load the store does not compact after keeps each of its loads' files until the store merges them,
-# and a scan of every quad reads through them all: one import of 10k facts onto a compacted base of
-# 100k, loaded 25k lines a load, took its files from 23 to 72 and kg export from 15 s to 38 s (22 s
-# after, in 41 files, loaded whole). Such a load is split in as many pieces as it has threads, each
-# of at most KEPT_LOAD_LINES (the same import: 49 files, 27 s; 80 MB more held, 1.2 s less spent).
-KEPT_LOAD_LINES = 120_000
+# Fewer, larger pieces for a load the store does not compact after (one a thread) were tried: a scan of
+# every quad right after is twice as fast (a 100k base made in eleven writes: kg export 21-23 s against
+# 46-49 s), but the store then leaves the merging of those files to a later write, whichever comes: the
+# eighth small write after took 4.3 s (here the second, 1.4 s), and one on a base of 1M took 16 s.
 KEPT_LOGS = 3  # the store's logs of its last opens kept by a write (LOG.old.<time>; see _prune_logs)
 _KG_SEQ = vocab.kg("journalSeq")
 _KG_DIGEST = vocab.kg("journalDigest")
@@ -236,18 +234,12 @@ class OxigraphBackend(Backend):
         command applies the transaction again. The lines were written from parsed quads, as a
         rebuild's are: not checked again."""
         self._changes += 1
-        merged = self.compacts_after(tx)  # (a large write compacts beside its journal: compact=False)
-        compact = merged if compact is None else compact
+        compact = self.compacts_after(tx) if compact is None else compact
         if tx.deletes:
             self.store.update(_data_block("DELETE DATA", tx.deletes))
-        self._bulk_load(tx.adds, LOAD_LINES if merged or compact else self._kept_load_lines(len(tx.adds)))
+        self._bulk_load(tx.adds)
         if compact:
             self.compact()
-
-    def _kept_load_lines(self, lines: int) -> int:
-        """The lines to a bulk load of ``lines`` the store keeps as loaded (KEPT_LOAD_LINES)."""
-        threads = LOAD_THREADS if self.persistent else 1
-        return max(LOAD_LINES, min(KEPT_LOAD_LINES, -(-lines // threads)))
 
     def compacts_after(self, tx: Transaction) -> bool:
         """Whether a bulk load of ``tx`` is large beside what the store holds, and so is to be
@@ -256,14 +248,14 @@ class OxigraphBackend(Backend):
         work it does beside each."""
         return self.persistent and len(tx.adds) * ROW_BYTES * COMPACT_AFTER >= self._bytes_on_disk()
 
-    def _bulk_load(self, lines: Iterable[str], at_once: int | None = None) -> None:
-        """Load N-Quads ``lines`` in bulk, ``at_once`` at a time (LOAD_LINES unless told; the text of
-        a million facts' quads is GBs), on LOAD_THREADS threads that each take the next lines as they finish theirs; a
+    def _bulk_load(self, lines: Iterable[str]) -> None:
+        """Load N-Quads ``lines`` in bulk, LOAD_LINES at a time (the text of a million facts' quads
+        is GBs), on LOAD_THREADS threads that each take the next lines as they finish theirs; a
         failure in either stops both. The lines are the journal's, each written from a parsed quad:
         the store does not check their IRIs again (that cost a sixth of a load)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        rest = nquads.batches(lines, at_once or LOAD_LINES)
+        rest = nquads.batches(lines, LOAD_LINES)
         taking = threading.Lock()  # the lines come from one iterator (a journal read as it goes)
         failed = threading.Event()
 
