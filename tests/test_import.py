@@ -1161,3 +1161,26 @@ def test_a_fact_the_shapes_refuse_takes_its_first_records_alone_when_a_later_one
     assert held(kg) == held(one_by_one)
     assert ("stated_preference", "async reviews", "stakeholder", ("c", "d")) in held(kg)
     kg("validate")
+
+
+def test_an_alias_that_is_no_text_refuses_its_record_alone(kg, tmp_path):
+    """An entity record's aliases are read ahead of it, a block of records at a time: one that is no
+    text the knowledge base can hold (a lone surrogate, a number, an id-less record's) refuses its
+    own record when it is staged, and the import goes on. (It failed the whole import with an
+    unexpected error.)"""
+    seed = tmp_path / "aliases.jsonl"
+    lines = [
+        '{"type": "entity", "id": "repo/a0", "name": "a0", "aliases": ["\\udcff", "fine alias"]}',
+        '{"type": "entity", "aliases": ["\\udcff"], "weak_aliases": null}',
+        '{"type": "entity", "id": "repo/a1", "name": "a1", "aliases": [7]}',
+        '{"type": "entity", "id": "repo/a2", "name": "a2", "aliases": ["a two"]}',
+    ]
+    seed.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = kg.snapshot()
+    for apply in ([], ["--apply"]):
+        report = kg.json("import", seed, *apply)
+        assert report["refused"] == {"malformed": 3} and report["entities"] == {"created": 1}
+        assert [r["line"] for r in report["refusals"]] == [1, 2, 3]
+        if not apply:
+            assert kg.snapshot() == before
+    assert kg.json("lookup", "a two")["entity"]["id"] == "repo/a2"

@@ -115,7 +115,10 @@ class Entities(Staging):
         for none, with no query of its own. A large write (an import) gives its aliases a block of
         records ahead; reading every label of the base instead took 0.3 s at 100k facts and grew
         with the base, and a query an alias takes half a millisecond."""
-        keys = {model.match_key(model.clean_label(a)) for a in aliases if isinstance(a, str)} - self._keys_read
+        from kgrdf import settings
+
+        limit = settings.get("KGRDF_MAX_TEXT")  # (read once for the block)
+        keys = {_key_ahead(a, limit) for a in aliases} - self._keys_read
         keys = sorted(key for key in keys if key)
         if not keys:
             return
@@ -156,3 +159,12 @@ class Entities(Staging):
         """Stage the change from ``old``'s description (None: a new entity) to ``new``'s."""
         self.stage(*model.entity_change(old, new, self.perspective, self.schema))
         self._entities[new.iri] = new
+
+
+def _key_ahead(alias, limit: int) -> str | None:
+    """The match key of an alias read ahead of its record; None for one that is no text the
+    knowledge base can hold (its record is refused for it when staged, alone)."""
+    try:
+        return model.match_key(model.clean_label(inputs.text(alias, "an alias", limit)))
+    except BadInput:
+        return None
