@@ -25,6 +25,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kgrdf import batch, clock, review, vocab
 from kgrdf.errors import BadInput, KgError
@@ -39,6 +40,16 @@ CHUNK = 10_000  # records staged between two checks against the shapes
 # the fact anew, which may pass (a person's stated preference heard first as observed, then from the
 # stakeholder). What still fails on the last staging is refused whole, every record of it.
 ATTEMPTS = 3
+
+
+class _Made(NamedTuple):
+    """A record that made or observed a fact in an import: its line, what it did (created,
+    observed, ...), the auto-confirm rule that confirmed it, and its number among the records."""
+
+    line: int
+    action: str
+    rule: str | None
+    number: int
 
 
 @dataclass
@@ -430,9 +441,7 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
     skip: dict[int, tuple[str, str]] = {}  # records refused by the shapes, by number: (reason, message)
     for attempt in range(ATTEMPTS):
         report = Report(records=len(records))
-        made: dict[
-            str, list[tuple]
-        ] = {}  # fact IRI -> (line, action, rule, number) of the records that made or observed it
+        made: dict[str, list[_Made]] = {}  # fact IRI -> the records that made or observed it
         entities: dict[str, int] = {}  # entity IRI -> the number of the record that made it
         fresh = writer.fork()
         total = len(records)
@@ -455,7 +464,7 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
             if staged is None:
                 entities[vocab.entity_iri(writer.perspective, record.data["id"].strip()).value] = n
             else:
-                made.setdefault(staged[0], []).append((record.line, staged[1], staged[2], n))
+                made.setdefault(staged[0], []).append(_Made(record.line, staged[1], staged[2], n))
         if progress:
             progress(total, total)
             progress.note("checking the shapes ...")
@@ -475,24 +484,21 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
                 skip[entities[iri]] = refusal
             continue  # facts about a refused entity may no longer resolve: stage again without it
         peeled = {
-            made_by[0][3]: failing_facts[iri]
+            made_by[0].number: failing_facts[iri]
             for iri, made_by in made.items()
-            if iri in failing_facts and len(made_by) > 1 and made_by[0][1] == "created"
+            if iri in failing_facts and len(made_by) > 1 and made_by[0].action == "created"
         }
         if peeled and attempt < ATTEMPTS - 1:
             skip.update(peeled)  # PEELED: the records after the first make the fact anew, or fail alone
             continue
         for iri, (reason, message) in failing_facts.items():
-            for line, action, rule, _n in made[iri]:
-                report.refuse(line, reason, message)
-                report.count(action, rule, by=-1)
+            for by in made[iri]:
+                report.refuse(by.line, reason, message)
+                report.count(by.action, by.rule, by=-1)
         fresh.drop_facts(failing_facts)
         report.refusals.sort(key=lambda refusal: refusal["line"])
         report.fact_ids = {
-            line: vocab.id_of(iri)
-            for iri, made_by in made.items()
-            if iri not in failing_facts
-            for line, _, _, _ in made_by
+            line: vocab.id_of(iri) for iri, made_by in made.items() if iri not in failing_facts for line, *_ in made_by
         }
         writer.adopt(fresh)
         writer.validated = True  # what is left passed the shapes just now

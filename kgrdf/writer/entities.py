@@ -115,10 +115,7 @@ class Entities(Staging):
         for none, with no query of its own. A large write (an import) gives its aliases a block of
         records ahead; reading every label of the base instead took 0.3 s at 100k facts and grew
         with the base, and a query an alias takes half a millisecond."""
-        from kgrdf import settings
-
-        limit = settings.get("KGRDF_MAX_TEXT")  # (read once for the block)
-        keys = {_key_ahead(a, limit) for a in aliases} - self._keys_read
+        keys = {_key_ahead(a, self._text_limit) for a in aliases} - self._keys_read
         keys = sorted(key for key in keys if key)
         if not keys:
             return

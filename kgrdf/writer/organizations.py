@@ -142,36 +142,23 @@ class Organizations(Staging):
             # a proposal meets the survivor's rejected or expired fact as kg propose would: the
             # rejected stays rejected (the proposal is closed into it), the expired is proposed again
             ended = [f for f in held if f.status in ("rejected", "expired") and not f.superseded_by]
-            if not same and ended and old.status == "proposed":
-                if ended[0].status == "rejected":
-                    kept = ended[0]
-                    rejected.append(kept.id)
-                else:
-                    kept = self._change(
-                        ended[0],
-                        {
-                            "status": "proposed",
-                            "retired_at": None,
-                            "observed_at": self.now,
-                            "observations": ended[0].observations + old.observations,
-                        },
-                        "revive",
-                        f"merged from {old.id}",
-                        old.sources,
-                        self._rehomed(ended[0], old.hearings),
-                    )
-                    revived.append(kept.id)
-            elif same:
-                hearings = self._rehomed(same[0], old.hearings)
+            if not same and ended and old.status == "proposed" and ended[0].status == "rejected":
+                kept = ended[0]
+                rejected.append(kept.id)
+            elif same or (ended and old.status == "proposed"):  # observed again, or an expired one revived
+                into = same[0] if same else ended[0]
+                changes = {"observed_at": self.now, "observations": into.observations + old.observations}
+                if not same:
+                    changes |= {"status": "proposed", "retired_at": None}
                 kept = self._change(
-                    same[0],
-                    {"observed_at": self.now, "observations": same[0].observations + old.observations},
-                    "observe",
+                    into,
+                    changes,
+                    "observe" if same else "revive",
                     f"merged from {old.id}",
                     old.sources,
-                    hearings,
+                    self._rehomed(into, old.hearings),
                 )
-                observed.append(kept.id)
+                (observed if same else revived).append(kept.id)
             else:
                 fact_id = self._mint()
                 kept = replace(

@@ -402,14 +402,6 @@ class Proposals(Staging):
         return Outcome(after, "revived", f"{fact.id} {why}" + times_note)
 
     @cached_property
-    def _text_limit(self) -> int:
-        """KGRDF_MAX_TEXT, read once a write: an import checks two texts a record against it, and
-        reading the environment twice a record took 0.3 s of 100k."""
-        from kgrdf import settings
-
-        return settings.get("KGRDF_MAX_TEXT")
-
-    @cached_property
     def _perspective_value(self) -> str:
         """The perspective's IRI: one string for every fact the write makes (100k copies of it cost
         an import of 100k facts 7 MB)."""
