@@ -84,11 +84,35 @@ SAM = ["person/sam", "Sam Reyes", "Sam", "Sammy R", "U0SAMCHAT"]
 
 
 def _files_naming(root: Path, terms) -> list[str]:
-    """Every file under root, .git objects decompressed, that holds a term as a whole word (any case)."""
-    pattern = re.compile(
-        rb"(?<![\w-])(?:" + b"|".join(re.escape(t.encode()) for t in terms) + rb")(?![\w-])", re.IGNORECASE
+    """Every file under root, .git objects decompressed, that holds a term as a whole word: in any
+    case in text, and in binary files (the index's tables, manifest and logs, git's trees) as a
+    program stores it, spelled as written, lowercased or uppercased, and followed by what can end a
+    word in a stored string (a space, a punctuation mark, the padding or length byte of a short
+    string kept in a key). Binary files also hold 128-bit hashes of terms, random bytes in which a
+    three-letter name turns up, any case and any byte after, about once in a few hundred scans: a
+    CI run failed that way on a manifest that could not hold the name. Each match is printed with
+    the bytes around it, shown when a test fails."""
+    words = b"|".join(re.escape(t.encode()) for t in terms)
+    text = re.compile(rb"(?<![\w-])(?:" + words + rb")(?![\w-])", re.IGNORECASE)
+    spellings = {s.encode() for t in terms for s in (t, t.lower(), t.upper())}
+    binary = re.compile(
+        rb"(?<![\w-])(?:"
+        + b"|".join(map(re.escape, sorted(spellings)))
+        + rb")(?=[\x00-\x0f\x20-\x2c\x2e\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7e\xc2\xe2\xe3\xef]|\Z)"
     )
-    return [str(path.relative_to(root)) for path, data in _file_bytes(root) if pattern.search(data)]
+    found = []
+    for path, data in _file_bytes(root):
+        try:
+            data.decode("utf-8")
+            pattern = text
+        except UnicodeDecodeError:
+            pattern = binary
+        matches = list(pattern.finditer(data))
+        for match in matches:
+            print(f"{path.relative_to(root)}: {data[max(0, match.start() - 24) : match.end() + 24]!r}")
+        if matches:
+            found.append(str(path.relative_to(root)))
+    return found
 
 
 def _file_bytes(root: Path):
