@@ -37,7 +37,7 @@ from kgrdf.store import open_backend
 LARGE = 2000  # quads a transaction changes past which the set is made whole again
 KEPT = 4  # audiences whose sets are kept
 BATCH = 100_000  # quads a bulk write of a set made whole takes at once (60 ms a call at 256 facts a call)
-FORMAT = "1"  # what a kept set holds and how: a set of another format is made again
+FORMAT = "2"  # what a kept set holds and how: a set of another format is made again
 _AT = vocab.kg("heardSetAt")  # <index node> _AT "position as JSON": the journal position it reflects
 _NAMES = vocab.kg("heardSetNames")  # <fact> _NAMES <entity>: a heard fact and an entity it names
 _BOOK = ox.DefaultGraph()

@@ -9,7 +9,7 @@ that says what each field held before. This module folds the quads of a fact bac
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -329,6 +329,42 @@ _P_SOURCE_KIND, _P_SOURCE_REF, _P_QUOTE = kg("sourceKind").value, kg("sourceRef"
 _P_UPDATE_NUMBER, _P_ACTION, _P_REASON = kg("updateNumber").value, kg("action").value, kg("reason").value
 _P_CHANGE, _P_FIELD, _P_ENDED_AT = kg("change").value, kg("field").value, vocab.ENDED_AT.value
 _P_ADDED_HEARING, _P_BEFORE, _P_AFTER, _P_ADDED = ADDED_HEARING.value, _BEFORE.value, _AFTER.value, ADDED.value
+
+
+def held_at(fact: Fact, at: str) -> Fact | None:
+    """The fact as the knowledge base held it at ``at`` (an xsd:dateTime string, UTC): every update
+    recorded after it undone, newest first, each field back to what the record says it held before,
+    the sources it added taken away (and any it took away given back); the hearings heard after it
+    left out. None when it was not recorded by then, or when every hearing of it shown (to a read's
+    audience, see heard_triples) came after: that audience had not heard it then. Pure."""
+    if fact.recorded_at is not None and fact.recorded_at > at:
+        return None
+    hearings = [h for h in fact.hearings if h.heard_at is None or h.heard_at <= at]
+    if fact.hearings and not hearings:
+        return None
+    later = [update for update in fact.updates if update.at > at]
+    if not later and len(hearings) == len(fact.hearings):
+        return fact
+    held = replace(fact, sources=list(fact.sources), hearings=hearings, updates=[u for u in fact.updates if u.at <= at])
+    for update in reversed(later):
+        for name, (before, after) in update.changes.items():
+            if name == SOURCES:
+                gone = set(after)
+                held.sources = [s for s in held.sources if s.label() not in gone] + [
+                    Source(*label.split(":", 1)) for label in before if ":" in label
+                ]
+            elif name in FIELDS:
+                setattr(held, name, before[0] if before else _default(name))
+    if hearings:  # as heard_triples counts them: the hearings shown, the latest of them
+        held.observations = len(hearings)
+        held.observed_at = max((h.heard_at for h in hearings if h.heard_at), default=held.observed_at)
+    return held
+
+
+def _default(name: str):
+    """What a field of Fact holds when no record gave it a value."""
+    value = Fact.__dataclass_fields__[name].default
+    return None if value is MISSING else value
 
 
 def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
@@ -760,8 +796,14 @@ def fold_change(
 
 # --- what an audience is shown of a fact's provenance -------------------------------------------------
 
-_HIDDEN_CHANGES = {kg("observations").value, *(iri.value for iri, _ in HEARING_FIELDS.values())}
+# (the count and the latest time of observation are the hearings shown: a record of them would say the others)
+_HIDDEN_CHANGES = {
+    kg("observations").value,
+    kg("observedAt").value,
+    *(iri.value for iri, _ in HEARING_FIELDS.values()),
+}
 _AUDIENCE, _OBSERVATIONS, _OBSERVED_AT, _HEARD_AT = kg("audience"), kg("observations"), kg("observedAt"), kg("heardAt")
+_RECORDED_AT = kg("recordedAt")
 _SUPERSEDED_BY, _MERGED_FROM, _FIELD, _CHANGE = kg("supersededBy"), kg("mergedFrom"), kg("field"), kg("change")
 _REASON, _SOURCE_REF = kg("reason"), kg("sourceRef")
 FACT_IDS_IN_TEXT = re.compile(r"\bf-[a-z0-9]{6}\b")  # the fact ids a text (a reason, a message) names
@@ -804,7 +846,8 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             change_of[s.value] = o.value
     owner_of = {o.value: s.value for s, p, o in triples if p == _CHANGE}
     hidden |= {c for c, u in owner_of.items() if u in hidden or change_of.get(c) in _HIDDEN_CHANGES}
-    latest = max((o.value for s, p, o in triples if s.value in shown and p == _HEARD_AT), default=None)
+    times = [o.value for s, p, o in triples if s.value in shown and p == _HEARD_AT]
+    latest, first = max(times, default=None), min(times, default=None)
     out = []
     for s, p, o in triples:
         if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING) and o.value in hidden):
@@ -813,6 +856,8 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             o = vocab.integer(len(shown))
         elif s.value == fact and p == _OBSERVED_AT and latest is not None:
             o = vocab.datetime_literal(latest)
+        elif s.value == fact and p == _RECORDED_AT and first is not None and len(shown) < len(heard_in):
+            o = vocab.datetime_literal(max(first, o.value))  # learned, as far as it may know, when it first heard it
         elif p in (_SUPERSEDED_BY, _MERGED_FROM) and not hears_fact(o.value):
             continue
         elif p in (_BEFORE, _AFTER, ADDED) and s.value in change_of:

@@ -99,6 +99,51 @@ def test_facts_known_at_answers_what_we_held_then(tmp_path, monkeypatch):
     assert values("--as-of", "2026-05-10", "--known-at", "2026-06-15") == ["active"]
 
 
+def test_facts_known_at_shows_each_fact_as_it_was_held_then(tmp_path, monkeypatch):
+    """Not only which facts: each as the knowledge base held it at T (its status, end, successor,
+    sources and hearings then), whatever changed it after."""
+    from tests.conftest import Kg
+
+    kg = Kg(tmp_path / "kb")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-02T09:00:00Z")
+    kg("init")
+    kg("add-entity", "team/web", "--name", "Web team")
+    kg("add-entity", "repo/api", "--name", "api")
+    kept = kg.json("propose", "team/web", "owns", "--object", "api", "-s", "slack:a")["id"]
+    dropped = kg.json("propose", "team/web", "caveat", "--value", "flaky deploys", "-s", "slack:b")["id"]
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-10T09:00:00Z")
+    kg("confirm", kept)
+    kg("reject", dropped)
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-12T09:00:00Z")
+    kg("propose", "team/web", "owns", "--object", "api", "-s", "doc:wiki", "--audience", "public")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-20T09:00:00Z")
+    kg("add-entity", "repo/web", "--name", "web")
+    successor = kg.json("supersede", kept, "--object", "repo/web")["id"]
+
+    def held(at, *audience):
+        return {f["id"]: f for f in kg.json("facts", "team/web", "--known-at", at, *audience)["facts"]}
+
+    early = held("2026-03-05")
+    assert set(early) == {kept, dropped}  # the rejection came later
+    assert early[kept]["status"] == "proposed" and early[dropped]["status"] == "proposed"
+    assert "superseded_by" not in early[kept] and "valid_to" not in early[kept] and "retired_at" not in early[kept]
+    assert early[kept]["sources"] == [{"kind": "slack", "ref": "a"}] and early[kept]["audiences"] == ["owner"]
+    assert early[kept]["observations"] == 1
+    middle = held("2026-03-15")
+    assert set(middle) == {kept} and middle[kept]["status"] == "confirmed"
+    assert sorted(s["ref"] for s in middle[kept]["sources"]) == ["a", "wiki"] and middle[kept]["observations"] == 2
+    assert set(held("2026-03-21")) == {successor}
+    # An audience is shown what it had heard by then: the public hearing came on the 12th.
+    assert held("2026-03-11", "--audience", "public") == {}
+    public = held("2026-03-15", "--audience", "public")[kept]
+    assert public["audiences"] == ["public"] and public["sources"] == [{"kind": "doc", "ref": "wiki"}]
+    assert public["recorded_at"] == "2026-03-12T09:00:00Z"  # not when the owner heard it
+    history = kg.json("history", kept, "--audience", "public")["history"]
+    assert history[0]["at"] == "2026-03-12T09:00:00Z"
+    assert not [e for e in history if "observed_at" in e.get("changes", {})]  # it would say the owner's time
+    assert "2026-03-02" not in kg("sparql", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }", "--audience", "public").stdout
+
+
 def test_rejected_and_expired_do_not_show_unless_all(kg):
     kg("add-entity", "repo/api", "--name", "api")
     fact = kg.json("propose", "repo/api", "caveat", "--value", "wrong", "--source", "pr:1")

@@ -229,6 +229,32 @@ class FactReads(Reading):
             listed.update(self._heard_of(fact))
         return facts
 
+    def _as_held(self, facts: list[dict], known_at: str, valid_at: str) -> list[dict]:
+        """The listed facts as the knowledge base held them at ``known_at`` (model.held_at: each
+        read with its update records, those made later undone), with the sources and hearings held
+        then; kept when, as held then, it was current and true at ``valid_at``, and the read's
+        audience had heard it by then."""
+        kept = []
+        for listed in facts:
+            held = model.held_at(self.fact(listed["id"]), known_at)
+            if held is None or held.status not in ("proposed", "confirmed"):
+                continue
+            if (held.valid_from and held.valid_from > valid_at) or (held.valid_to and held.valid_to <= valid_at):
+                continue
+            for name in ("status", "authority", "valid_from", "valid_to", "recorded_at", "retired_at", "observations"):
+                value = getattr(held, name)
+                if value is None:
+                    listed.pop(name, None)
+                else:
+                    listed[name] = value
+            listed.pop("superseded_by", None)
+            if held.superseded_by:
+                listed["superseded_by"] = vocab.id_of(held.superseded_by)
+            listed["sources"] = [{"kind": s.kind, "ref": s.ref} for s in held.sources]
+            listed.update(self._heard_of(held))
+            kept.append(listed)
+        return kept
+
     def sources_heard(self, fact: str) -> list[dict]:
         """The sources of the fact ``fact`` (an IRI) the read's audience is shown (those of the
         hearings it may hear), by kind and reference: one light query, for a context pack."""
@@ -309,7 +335,11 @@ class FactReads(Reading):
             bindings["knownAt"] = now_literal(known_at or now)
             rows = self.values("facts", **bindings)
         facts = self._group(rows, entity)
-        out = {"entity": entity.as_json(), "facts": self.mark_conflicts(self.with_sources(facts) if sources else facts)}
+        if known_at and not everything:
+            facts = self._as_held(facts, clock.iso(known_at), clock.iso(as_of or known_at))
+        elif sources:
+            facts = self.with_sources(facts)
+        out = {"entity": entity.as_json(), "facts": self.mark_conflicts(facts)}
         if as_of:
             out["as_of"] = clock.iso(as_of)
         if known_at:
