@@ -534,3 +534,29 @@ def test_gathering_what_an_audience_may_read_counts_in_the_query_time_limit(kg, 
     assert "time limit of 0.1 s" in stopped.stderr and stopped.stdout == ""
     assert time.monotonic() - started < 5
     assert kg.json("sparql", query, "--audience", "public")["results"]["bindings"]  # given the time, it answers
+
+
+def test_a_correction_heard_in_a_dm_keeps_its_reason_there_when_its_value_was_held_already(kg):
+    """kg supersede --audience onto a value the subject holds already: the reason is the correction's,
+    heard in that audience alone, not in the record closing the old value that the public is shown."""
+    for entity, name in (("repo/api", "api"), ("repo/a", "a"), ("repo/b", "b"), ("repo/c", "c")):
+        kg("add-entity", entity, "--name", name)
+    trusted = ("-s", "ledger:1", "-s", "report:1", "--audience", "public")
+    old = kg.json("propose", "api", "depends_on", "--object", "repo/a", *trusted)["id"]
+    held = kg.json("propose", "api", "depends_on", "--object", "repo/b", *trusted)["id"]
+    why = "quiet-reason-4471: a is being sold"
+    kg("supersede", old, "--object", "repo/b", "--audience", "dm:jo", "--reason", why)
+    public = [
+        kg("history", fact, "--audience", "public").stdout
+        + kg("history", fact, "--audience", "public", "--json").stdout
+        for fact in (old, held)
+    ]
+    public.append(kg("sparql", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }", "--audience", "public").stdout)
+    public.append(kg("export", "--format", "trig", "--audience", "public").stdout)
+    assert not [text for text in public if "quiet-reason-4471" in text]
+    assert why in kg("history", held, "--audience", "dm:jo").stdout and why in kg("history", held).stdout
+    # Heard where the old value was, the reason is said where it is closed too.
+    other = kg.json("propose", "api", "depends_on", "--object", "repo/c", *trusted)["id"]
+    kg("supersede", held, "--object", "repo/c", "--reason", "quiet-reason-5512")
+    closing = kg.json("history", held, "--audience", "public")["history"][-1]
+    assert closing["action"] == "close" and closing["reason"] == f"replaced by {other}: quiet-reason-5512"

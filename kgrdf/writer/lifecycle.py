@@ -242,7 +242,11 @@ class Lifecycle(Staging):
             new = self.confirm(new.id, close_replaced=False, reason=f"supersedes {old.id}").fact
         if new.valid_from is None:  # a value held already, from no time in particular: from now on
             new = self._change(new, {"valid_from": self.now}, "retime", f"replaces {old.id} from now on")
-        closed = self._close(old, new, reason)
+        # The reason is heard where the correction is: it stays with the hearing the correction added
+        # to its replacement (a record only that audience is shown); the record closing the old fact
+        # says it too only when everyone who may hear the old fact may hear the correction.
+        said = audience is None or all(audiences.may_hear(audiences.parse(audience), a) for a in old.audiences())
+        closed = self._close(old, new, reason if said else None)
         self._refuse_overlap(new, ignore={old.iri}, new=outcome.action == "created")
         note = self._closed_note(old, closed) or f"{old.id} closed at {closed.valid_to}, replaced by {new.id}"
         return Outcome(new, "superseded", note, [closed])
