@@ -1157,7 +1157,7 @@ def forget(
     facts, ids = result["facts"], result["identifiers"]
     redacted = result.get("redacted", 0)
     kept = (
-        f" (and {redacted} shared fact{'s' if redacted != 1 else ''} kept, the records naming them taken out)"
+        f" (and {redacted} fact{'s' if redacted != 1 else ''} kept, the records naming them taken out)"
         if redacted
         else ""
     )

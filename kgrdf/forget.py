@@ -140,6 +140,7 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
     known: set[str] = set()  # the facts the private journal named, as the shared one is read
     held: list[str] = []  # the shared journal's rows of those facts, and its entity rows that go
     journal = kb.journal  # (a new Journal each time it is asked for)
+    successors: dict[str, set[str]] = {}  # fact IRI -> the facts it replaced, as the journals end
     for stream in (journal.local, journal.shared):
         shared = stream is journal.shared
         if shared:
@@ -147,6 +148,11 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
         for piece in journal_pieces(stream):
             if shared:
                 search.stats.update(piece.stats)
+            for change, replaced, successor in _SUCCESSION.findall(piece.text):
+                if change == "A":
+                    successors.setdefault(successor, set()).add(replaced)
+                else:
+                    successors.get(successor, set()).discard(replaced)
             for row, quad in named_rows(piece.text, person, piece.lines):
                 graph = quad.graph_name.value
                 if not graph.startswith(base):
@@ -172,6 +178,13 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
     # it is read once more for them.
     found = held if plan.graphs | set(told) == known else shared_rows(journal.shared, plan, plan.graphs | set(told))
     _redact_shared_facts(plan, naming_rows, found, person)
+    # A fact that replaced one that stays is kept as a shared one is (the one it replaced points at
+    # it), and so is, in turn, the fact that replaced it.
+    while replacing := {fact for fact in plan.graphs if successors.get(fact, set()) - plan.graphs}:
+        going = len(plan.graphs)
+        _redact_shared_facts(plan, naming_rows, (), person, also=replacing)
+        if len(plan.graphs) == going:
+            break  # each names them by its own triple: it goes whole
     _drop_disclosures(plan, {fact: nodes for fact, nodes in told.items() if fact not in plan.graphs}, journal)
     search.rows = found  # (each fact the plan now drops or changes was among those read)
     return plan
@@ -196,7 +209,10 @@ FORGOTTEN_TEXT = "[forgotten]"
 _AUDIENCE = vocab.kg("audience")
 
 
-def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, person: Target) -> None:
+_SUCCESSION = re.compile(r"^([AD]) <([^>]*)> <" + re.escape(vocab.kg("supersededBy").value) + r"> <([^>]*)>", re.M)
+
+
+def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, person: Target, also=()) -> None:
     """A fact first heard where it may be shared, and named the person only later (a hearing of
     theirs, a reason, a source), keeps its shared records: the rows that name them, which went to
     the private journal, are taken out instead of the fact: a row naming them by IRI (a speaker)
@@ -204,10 +220,11 @@ def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, perso
     owner's when no one else is left: an audience narrower than it was), and another text naming
     them becomes "[forgotten]". A fact whose naming rows are shared is
     left whole in the plan, and refuse_if_shared refuses it. ``shared`` are the shared journal's
-    rows of the plan's facts (and perhaps of others)."""
+    rows of the plan's facts (and perhaps of others); ``also`` are facts kept so too, wherever their
+    rows are (a replacement of a fact that stays)."""
     from pyoxigraph import Literal, Quad
 
-    held_in_shared = {privacy.fact_of(privacy.graph_of(row)) for row in shared}
+    held_in_shared = {privacy.fact_of(privacy.graph_of(row)) for row in shared} | set(also)
     for fact in sorted(held_in_shared & plan.graphs):
         held = naming_rows[fact]
         if any(quad.graph_name.value == fact for _row, quad in held):

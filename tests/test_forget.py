@@ -1029,6 +1029,34 @@ def test_a_reason_naming_a_person_makes_the_change_private(kg):
     assert kg.json("facts", "process/release")["facts"][0]["status"] == "confirmed"
 
 
+def test_a_replacement_named_only_by_its_reason_stays_with_the_fact_it_closed(kg):
+    """kg supersede --reason naming a person: the replacement went to the private journal whole, and
+    forget deleted it, leaving the fact it closed pointing at no fact and the subject with no value.
+    It is kept as a shared fact is (the reason becomes [forgotten]), and so is one that replaced it;
+    one whose own triple names the person still goes."""
+    kg("add-entity", "person/okafor", "--name", "Dana Okafor")
+    kg("add-entity", "process/release", "--name", "Release process")
+    for channel in ("a", "b", "c"):
+        kg("add-entity", f"channel/{channel}", "--name", f"#{channel}")
+    first = _propose(kg, "process/release", "entry_point", "--object", "channel/a", "-s", "doc:1")["id"]
+    kg("confirm", first)
+    second = kg.json("supersede", first, "--object", "channel/b", "--reason", "moved at Dana Okafor's request")["id"]
+    third = kg.json("supersede", second, "--object", "channel/c", "--reason", "Dana Okafor again")["id"]
+    owner = _propose(kg, "process/release", "actor", "--object", "person/okafor", "-s", "doc:2")["id"]
+    result = kg.json("forget", "person/okafor")
+    assert result["facts"] == 1 and result["remaining"] == []
+    facts = {f["id"]: f for f in kg.json("facts", "process/release", "--all")["facts"]}
+    assert set(facts) == {first, second, third}  # the fact naming her by its triple is gone
+    assert facts[first]["superseded_by"] == second and facts[second]["superseded_by"] == third
+    assert [f["object"] for f in kg.json("facts", "process/release")["facts"]] == ["channel/c"]
+    reasons = [e.get("reason") for fact in (second, third) for e in kg.json("history", fact)["history"]]
+    assert "[forgotten]" in reasons and not [r for r in reasons if r and "okafor" in r.lower()]
+    assert owner not in facts
+    kg("validate")
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, ["Dana Okafor", "person/okafor"]) == []
+
+
 def test_the_word_that_finds_a_name_in_a_journal_is_its_rarest_there():
     """Any word of a name finds the rows that may hold it; the search takes the rarest in the text,
     not a word every person's IRI holds, and still one for each name and token."""
