@@ -75,7 +75,20 @@ def test_the_endpoints_of_an_index_url(url, query, update):
     assert endpoints(url) == (query, update)
 
 
-@pytest.mark.parametrize("url", ["ftp://h/", "h:7878", "http://h/query?x=1", "http:///query"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://h/",
+        "h:7878",
+        "http://h/query?x=1",
+        "http:///query",
+        "http://[::1",  # a host that does not parse: an unexpected error before
+        "http://127.0.0.1:abc",
+        "http://127.0.0.1:99999",
+        "http://127.0.0.1:0",
+        "https://exa mple.com",
+    ],
+)
 def test_kg_init_refuses_an_index_url_that_is_not_http_and_makes_nothing(tmp_path, url):
     kg = Kg(tmp_path / "kb")
     result = kg("init", "--index", url, expect=2)

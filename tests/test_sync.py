@@ -97,7 +97,8 @@ def test_remotes_are_added_listed_and_removed_and_bad_ones_are_refused_writing_n
     before = (kg.path / "format.json").read_text()
     refused = kg("remote", "add", "team", "http://ann:secret@hub.example:7878", expect=2)
     assert "must not carry a user or password" in one_line(refused)
-    assert "must be an http" in one_line(kg("remote", "add", "team", "ftp://hub.example", expect=2))
+    for url in ("ftp://hub.example", "http://[::1", "http://hub.example:abc", "http://hub.example:70000"):
+        assert "must be an http" in one_line(kg("remote", "add", "team", url, expect=2))
     assert "remote name" in one_line(kg("remote", "add", "Team!", "http://hub.example:7878", expect=2))
     assert (kg.path / "format.json").read_text() == before
     kg("remote", "add", "team", "http://hub.example:7878")

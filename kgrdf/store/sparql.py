@@ -46,12 +46,26 @@ def endpoints(url: str, what: str = "an index URL") -> tuple[str, str]:
     other is taken as one endpoint for both. Raises BadInput for a URL that is not http(s)."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
-        raise BadInput(
-            f"{what} {url!r} must be an http:// or https:// address with no query or fragment",
-            hint="for an Oxigraph server: http://HOST:PORT (or its /query endpoint)",
-        )
+    refused = BadInput(
+        f"{what} {url!r} must be an http:// or https:// address (a host, a port from 1 to 65535) with no "
+        "query or fragment",
+        hint="for an Oxigraph server: http://HOST:PORT (or its /query endpoint)",
+    )
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # (a port that is no number, or past 65535, raises ValueError here)
+    except ValueError:
+        raise refused from None
+    host = parts.hostname or ""
+    if (
+        parts.scheme not in ("http", "https")
+        or not host
+        or port == 0
+        or any(c.isspace() or c in '<>"{}|\\^`' for c in url)
+        or parts.query
+        or parts.fragment
+    ):
+        raise refused
     if parts.username is not None or parts.password is not None:
         raise BadInput(
             f"{what} must not carry a user or password: it is kept in format.json, which git keeps",
