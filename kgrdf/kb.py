@@ -988,6 +988,7 @@ def _check_index_server(url: str, allow: tuple | None = None) -> None:
     position of this knowledge base's own journal, which the server may hold already."""
     from kgrdf.errors import Refused
     from kgrdf.store import open_backend
+    from kgrdf.store.hub import Hub
 
     backend = open_backend("sparql", url=url)
     try:
@@ -999,6 +1000,15 @@ def _check_index_server(url: str, allow: tuple | None = None) -> None:
             )
     finally:
         backend.close()
+    hub = Hub(url)
+    try:
+        if hub.heads():
+            raise Refused(
+                f"the server at {url} is a team's hub (kg sync pushes to it), not an index",
+                hint="give the index a server or dataset of its own",
+            )
+    finally:
+        hub.close()
 
 
 def _schema_digest_quads(digest: str):

@@ -131,6 +131,29 @@ def test_a_hub_that_does_not_answer_is_one_line_and_nothing_is_written(kg):
 # --- two replicas ---------------------------------------------------------------------------------
 
 
+def test_a_hub_and_an_index_are_never_one_server(tmp_path, server, clock):
+    """kg sync pushed a replica's rows into the server another knowledge base keeps its index on (its
+    facts then served as that one's), and kg init --index took a hub. Each is refused, writing nothing."""
+    indexed = Kg(tmp_path / "indexed")
+    indexed("init", "--index", server.url)
+    indexed("add-entity", "process/deploy", "--name", "Deploy")
+    held = hub_quads(server.url)
+    ana = replica(tmp_path, "ana", server.url)
+    refused = ana("sync", expect=1)
+    assert "holds a knowledge base's index, not a hub" in one_line(refused)
+    assert hub_quads(server.url) == held
+    assert "clean" in indexed("validate").stdout
+    indexed("lookup", "release", expect=1)
+    # The other way: a server a replica pushed to is a hub, no index.
+    shutil.rmtree(indexed.path)
+    empty(server.url)
+    ana("sync")
+    pushed = hub_quads(server.url)
+    other = Kg(tmp_path / "other")
+    assert "is a team's hub" in one_line(other("init", "--index", server.url, expect=1))
+    assert not other.path.exists() and hub_quads(server.url) == pushed
+
+
 def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_both(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
     # What names a person, and what was heard in a DM, stays on its machine.

@@ -17,7 +17,7 @@ import hashlib
 import pyoxigraph as ox
 
 from kgrdf import queries, vocab
-from kgrdf.errors import Damaged
+from kgrdf.errors import Damaged, Refused
 from kgrdf.queries import term
 from kgrdf.store.sparql import LINES_A_REQUEST, SparqlBackend, data_block
 
@@ -53,7 +53,14 @@ class Hub:
     def push(self, replica: str, patches: list[tuple[int, bytes, list[str], list[str], str]]) -> None:
         """Push patches of ``replica``'s shared journal, in order: (number, bytes, deletes, adds,
         time) each. Patches go a few to a request, each request whole, in the journal's order; a patch
-        larger than a request's worth of rows goes in pieces, the record that it is there last."""
+        larger than a request's worth of rows goes in pieces, the record that it is there last.
+        Raises Refused, pushing nothing, when the server holds a knowledge base's index: its rows
+        would land among that index's."""
+        if patches and self.server.position() is not None:
+            raise Refused(
+                f"the server at {self.url} holds a knowledge base's index, not a hub: nothing was pushed",
+                hint="a hub is a server or dataset of its own: kg remote remove this one and add the hub's",
+            )
         batch: list[str] = []
         lines = 0
         for number, data, deletes, adds, time in patches:
