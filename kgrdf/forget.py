@@ -300,6 +300,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         }
         if dry_run:
             return result
+        plan.record["said"] = _said(kb, key, plan.graphs)
         # The shared journal is never rewritten: when the search found no row of it naming them,
         # its files, unchanged since (the lock is held), need not be read again.
         unchanged = search.stats if not search.named else {}
@@ -316,6 +317,18 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             )
         counts["remaining"] = left
     return {**result, **counts}
+
+
+def _said(kb, key, graphs) -> list[str]:
+    """The keyed digests of what each fact in ``graphs`` says (privacy.said_key), as the index holds
+    them (the caller holds the lock; the index is at the journal's end)."""
+    from kgrdf.session import Session
+
+    if not graphs:
+        return []
+    with kb.up_to_date() as backend:
+        held = Session(kb, backend).facts_heard([vocab.id_of(graph) for graph in sorted(graphs)])
+    return sorted({key.digest(privacy.said_key(fact)) for fact in held.values()})
 
 
 def purge_facts(kb, graphs: list[str], what: str) -> dict:

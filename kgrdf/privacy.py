@@ -363,6 +363,19 @@ def forgotten(kb) -> list[dict]:
     return files.read_jsonl(kb.path / FORGOTTEN, hint="restore it from git (git checkout forgotten.jsonl)")
 
 
+def said_key(fact) -> str:
+    """What a fact says (subject, predicate, object or value, as proposing it again finds it): its
+    keyed digest is how forgotten.jsonl remembers a fact forget deleted, never the fact."""
+    return f"{fact.subject} {fact.predicate} {fact.value_key()}"
+
+
+def forgotten_facts(kb) -> "tuple[Key, set[str]] | None":
+    """The key and the digests of what the facts forget deleted say (kg sync does not fold such a
+    fact back from a replica that holds it), or None when no forget kept any."""
+    said = {digest for record in forgotten(kb) for digest in record.get("said", [])}
+    return (key(kb, make=False), said) if said else None
+
+
 def append_forgotten(kb, record: dict) -> None:
     with files.appending(kb.path / FORGOTTEN) as out:
         out.write((json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))

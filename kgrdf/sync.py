@@ -224,6 +224,7 @@ class _Fold:
         self.origin: dict[str, tuple[str, int]] = {}  # a fact this fold made or observed -> the patch it came from
         self.counts = {"created": 0, "observed": 0, "confirmed": 0, "rejected": 0, "closed": 0, "entities": 0}
         self.closures: list[tuple] = []  # facts another replica closed: closed here once all the rest is folded
+        self.deleted = privacy.forgotten_facts(kb)  # what the facts kg forget deleted said (keyed digests)
 
     def run(self) -> tuple[dict, list, dict]:
         """Fold every patch past the marks of ``sync.json``; the counts, what was set aside, and the new marks."""
@@ -332,6 +333,8 @@ class _Fold:
         if ours is None and any(f.superseded_by for f in same):
             return  # closed here, replaced by another value: a closure holds as a rejection does
         why = f"from replica {replica}"
+        if ours is None and self._forgotten(theirs):
+            raise Refused("a fact kg forget deleted here: it is not folded back (forget the person there too)")
         if ours is None or (ours.current and self._new_sources(theirs, ours)):
             target = (
                 {"object": vocab.id_of(theirs.target.value)}
@@ -374,6 +377,14 @@ class _Fold:
                 close_replaced=False,
             )
             self.counts["confirmed"] += 1
+
+    def _forgotten(self, theirs) -> bool:
+        """Whether kg forget deleted a fact here that says what ``theirs`` says (forgotten.jsonl
+        keeps the keyed digest of what it said)."""
+        if self.deleted is None:
+            return False
+        key, said = self.deleted
+        return key.digest(privacy.said_key(theirs)) in said
 
     def _close(self, there, replica: str, theirs) -> None:
         """A fact another replica closed, replaced by another (a person confirmed a rival value, or

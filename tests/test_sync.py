@@ -154,6 +154,33 @@ def test_a_hub_and_an_index_are_never_one_server(tmp_path, server, clock):
     assert not other.path.exists() and hub_quads(server.url) == pushed
 
 
+def test_a_fact_forget_deleted_is_not_folded_back_from_a_replica_that_holds_it(tmp_path, server, clock):
+    """Ben knows Dana as a person; Ana does not, and shares a fact whose text names her. Ben forgets
+    her: the fact goes. When Ana's replica changes it again (confirms it), Ben's fold made it again,
+    and in his shared journal, since he no longer knows the name: pushed to the hub. It is set aside,
+    with a reason that does not name her; another fact still folds."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ben("add-entity", "person/dscully", "--name", "Dana Scully")
+    named = ana.json("propose", "release", "purpose", "--value", "Dana Scully runs deploys", "-s", "ledger:x")["id"]
+    ana("sync")
+    ben("sync")
+    assert [f["value"] for f in ben.json("facts", "release")["facts"]] == ["Dana Scully runs deploys"]
+    ben("forget", "person/dscully", expect=3)  # Ana's pulled journal names her: documented, exit 3
+    assert ben.json("facts", "release")["facts"] == []
+    ana("confirm", named)
+    ana("propose", "release", "posts_to", "--object", "channel/releases", "-s", "ledger:y")
+    ana("sync")
+    synced = ben("sync")
+    assert "kg forget deleted here" in synced.stdout + synced.stderr and "Dana" not in synced.stdout + synced.stderr
+    assert [f["predicate"] for f in ben.json("facts", "release")["facts"]] == ["posts_to"]
+    shared = "".join(patch_bytes(p).decode() for p in patch_files(ben.path / "journal") if "/local/" not in str(p))
+    assert "Dana Scully" not in shared
+    ben("sync")  # what Ben pushes names her nowhere
+    own = f"urn:kgrdf:hub:{json.loads((ben.path / 'replica.json').read_text())['replica']}:"
+    pushed = [o for _g, s, _p, o in hub_quads(server.url) if s.startswith(own)]
+    assert pushed and not [text for text in pushed if "Dana Scully" in text]
+
+
 def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_both(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
     # What names a person, and what was heard in a DM, stays on its machine.
