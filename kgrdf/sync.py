@@ -389,20 +389,29 @@ class _Fold:
     def _close(self, there, replica: str, theirs) -> None:
         """A fact another replica closed, replaced by another (a person confirmed a rival value, or
         superseded it): closed here too, replaced by this knowledge base's fact that says what its
-        replacement says. One whose replacement is not here is set aside."""
+        replacement says. A replacement closed there in turn (superseded twice between two syncs)
+        is followed to the fact that replaced it, and so on, to the one current there; the fact here
+        ends where its own replacement began. One whose replacement is not here is set aside."""
         ours = next((f for f in self.writer.saying(theirs) if f.current), None)
         if ours is None:
             return  # not held here, or closed or rejected here already
-        try:
-            successor = there.fact(vocab.id_of(theirs.superseded_by), history=False)
-        except NotFound:
-            successor = None
+        successor, first, seen = theirs, None, set()
+        while successor is not None and successor.superseded_by and successor.iri not in seen:
+            seen.add(successor.iri)
+            try:
+                successor = there.fact(vocab.id_of(successor.superseded_by), history=False)
+            except NotFound:
+                successor = None
+            first = first or successor
+            if successor is not None and successor.current:
+                break
         replacement = (
             next((f for f in self.writer.saying(successor) if f.current), None) if successor is not None else None
         )
         if replacement is None:
             raise Refused(f"it was closed on {replica}, replaced by a fact that is not current here")
-        self.writer.close_for(ours.id, replacement.id, f"as on {replica}", starts=successor.valid_from)
+        ends = first.valid_from if first is not successor else None
+        self.writer.close_for(ours.id, replacement.id, f"as on {replica}", starts=successor.valid_from, ends=ends)
         self.counts["closed"] += 1
 
     @staticmethod

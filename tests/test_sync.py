@@ -181,6 +181,33 @@ def test_a_fact_forget_deleted_is_not_folded_back_from_a_replica_that_holds_it(t
     assert pushed and not [text for text in pushed if "Dana Scully" in text]
 
 
+def test_a_value_superseded_twice_between_two_syncs_is_closed_on_every_replica(tmp_path, server, clock, monkeypatch):
+    """Ana supersedes a shared value twice before Ben syncs: the first replacement is closed there by
+    the second. Ben's fold set the closing aside (its replacement not current there) and kept the
+    first value current beside the last, and a third replica took both from him."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("add-entity", "environment/staging", "--name", "staging")
+    first = ana.json("propose", "staging", "status", "--value", "active", "-s", "ledger:e1")["id"]
+    ana("sync")
+    ben("sync")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T09:00:00Z")
+    second = ana.json("supersede", first, "--value", "frozen", "-s", "ledger:e2")["id"]
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-04T09:00:00Z")
+    ana.json("supersede", second, "--value", "retired", "-s", "ledger:e3")
+    ana("sync")
+    synced = ben("sync")
+    assert "set aside" not in synced.stdout + synced.stderr
+    ben("sync")
+    carl = replica(tmp_path, "carl", server.url)
+    carl("sync")
+    for kb in (ana, ben, carl):
+        assert [(f["value"], f["status"]) for f in kb.json("facts", "staging")["facts"]] == [("retired", "confirmed")]
+    closed = next(f for f in ben.json("facts", "staging", "--all")["facts"] if f["value"] == "active")
+    assert closed["valid_to"] == "2026-03-03T09:00:00Z"  # where its own replacement began
+    between = ben.json("facts", "staging", "--as-of", "2026-03-03T12:00:00Z")["facts"]
+    assert between == []  # frozen there, a value Ben never held: not active any more
+
+
 def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_both(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
     # What names a person, and what was heard in a DM, stays on its machine.

@@ -90,14 +90,18 @@ class Lifecycle(Staging):
             and subject.type == "organization"
         )
 
-    def _close(self, old: model.Fact, replacement: model.Fact, why: str | None = None) -> model.Fact:
+    def _close(
+        self, old: model.Fact, replacement: model.Fact, why: str | None = None, ends: str | None = None
+    ) -> model.Fact:
         """Close ``old``, replaced by ``replacement``: retired now, and its valid time ends where the
-        replacement's begins (now, for one that begins later), so that the two never hold at once.
-        It never ends later than it did; one whose replacement begins at or before its own start
-        never held: it ends at its start (an empty interval)."""
+        replacement's begins (now, for one that begins later), or at ``ends`` (where a value between
+        the two, not held here, began), so that the two never hold at once. It never ends later than
+        it did; one whose replacement begins at or before its own start never held: it ends at its
+        start (an empty interval)."""
         end = self.now
-        if replacement.valid_from and replacement.valid_from <= self.now:
-            end = replacement.valid_from
+        began = ends or replacement.valid_from
+        if began and began <= self.now:
+            end = began
         if old.valid_to and old.valid_to < end:
             end = old.valid_to
         if old.valid_from and end < old.valid_from:
@@ -110,18 +114,24 @@ class Lifecycle(Staging):
         )
 
     def close_for(
-        self, fact_id: str, replacement_id: str, why: str | None = None, starts: str | None = None
+        self,
+        fact_id: str,
+        replacement_id: str,
+        why: str | None = None,
+        starts: str | None = None,
+        ends: str | None = None,
     ) -> model.Fact:
         """Close a current fact, replaced by another current one, as confirming or superseding closes
         the value it replaces (a closure another replica made, folded in by kg sync). ``starts`` is
         when the replacement holds from, where it says no time of its own (the time it was given
-        where the closure was made): the closed fact ends there."""
+        where the closure was made): the closed fact ends there, or at ``ends`` (where the value
+        that replaced it there began, itself replaced since)."""
         old, replacement = self.fact(fact_id), self.fact(replacement_id)
         if not old.current or not replacement.current:
             raise Refused(f"{old.id} and {replacement.id} must both be current to close one for the other")
         if starts and not replacement.valid_from:
             replacement = self._change(replacement, {"valid_from": starts}, "retime", why)
-        return self._close(old, replacement, why)
+        return self._close(old, replacement, why, ends=ends)
 
     @staticmethod
     def _closed_note(old: model.Fact, closed: model.Fact) -> str | None:
