@@ -30,7 +30,9 @@ rejected), so replicas that have seen the same patches hold the same current fac
 they synced in. The patches a sync pulls are folded in one deterministic order: by time, replica and
 number.
 
-A fact or entity that is refused (by a shape, by resolution, as another perspective's) is set aside:
+Each perspective this knowledge base holds is folded, each in a write of its own (the knowledge
+base's own first). A fact or entity that is refused (by a shape, by resolution, as of a perspective
+this knowledge base does not hold) is set aside:
 its patch stays in ``replicas/``, the refusal is recorded in ``sync.json`` and shown by ``kg sync``
 and ``kg status``; nothing is dropped silently. A fact the other replica let expire is not folded.
 """
@@ -150,6 +152,13 @@ def sync(kb, name: str | None = None) -> dict:
         folding = _Fold(kb, writer)
         report["folded"], report["set_aside"], marks = folding.run()
         report["transaction"] = writer.seq if writer.has_change else None
+    for other in sorted(folding.others):  # each other perspective this knowledge base holds: a write of its own
+        held = type(kb)(kb.path, kb.backend_kind, other)
+        with held.writing("sync") as writer:
+            counts, aside, _marks = _Fold(held, writer, first=False).run()
+        report["set_aside"] += aside
+        for name, count in counts.items():
+            report["folded"][name] = report["folded"].get(name, 0) + count
     state = _state(kb)
     now = clock.iso(clock.now())
     for done in report["remotes"]:
@@ -216,10 +225,16 @@ def _pull(kb, hub) -> int:
 class _Fold:
     """The fold of the other replicas' journals into one write (see the module's notes)."""
 
-    def __init__(self, kb, writer):
+    def __init__(self, kb, writer, first: bool = True):
         self.kb = kb
         self.writer = writer
         self.perspective = writer.perspective
+        # The first fold (the knowledge base's perspective) sets aside what is of a perspective it
+        # does not hold, and names the others it holds (``others``), each folded after it by a fold
+        # of its own, which passes over all but its own perspective.
+        self.first = first
+        self.held: set[str] | None = None
+        self.others: set[str] = set()
         self.set_aside: list[dict] = []
         self.origin: dict[str, tuple[str, int]] = {}  # a fact this fold made or observed -> the patch it came from
         self.counts = {"created": 0, "observed": 0, "confirmed": 0, "rejected": 0, "closed": 0, "entities": 0}
@@ -293,12 +308,25 @@ class _Fold:
         self.set_aside.append({"replica": replica, "patch": number, "id": vocab.id_of(iri), "reason": reason})
 
     def _mine(self, iri: str, what: str) -> bool:
+        """Whether ``iri`` is of this fold's perspective; False for another this knowledge base
+        holds (its own fold takes it). Raises Refused for one it does not hold."""
         if iri.startswith(f"{vocab.KB}{self.perspective}/"):
             return True
-        raise Refused(f"{what} of another perspective than {self.perspective}")
+        if not self.first:
+            return False
+        perspective = iri.removeprefix(vocab.KB).split("/", 1)[0]
+        if self.held is None:
+            self.held = {
+                row["perspective"].value.removeprefix(vocab.KB).rstrip("/") for row in self.writer.rows("perspectives")
+            }
+        if perspective in self.held:
+            self.others.add(perspective)
+            return False
+        raise Refused(f"{what} of a perspective this knowledge base does not hold ({perspective})")
 
     def _entity(self, there, iri: str) -> None:
-        self._mine(iri, "an entity")
+        if not self._mine(iri, "an entity"):
+            return
         theirs = there.entity(NamedNode(iri))
         if theirs is None or theirs.merged_into:
             return  # gone there, or merged into another (whose facts carry over)
@@ -316,7 +344,8 @@ class _Fold:
     def _fact(self, there, replica: str, number: int, iri: str) -> None:
         from kgrdf.writer import Heard
 
-        self._mine(iri, "a fact")
+        if not self._mine(iri, "a fact"):
+            return
         try:
             theirs = there.fact(vocab.id_of(iri), history=False)
         except NotFound:

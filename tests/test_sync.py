@@ -208,6 +208,33 @@ def test_a_value_superseded_twice_between_two_syncs_is_closed_on_every_replica(t
     assert between == []  # frozen there, a value Ben never held: not active any more
 
 
+def test_each_perspective_both_replicas_hold_is_folded_and_one_not_held_is_set_aside(tmp_path, server, clock):
+    """Only the knowledge base's own perspective was folded: an entity or fact of another one Ben
+    holds too was set aside as 'of another perspective', the mark moving past it for good."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    for kb in (ana, ben):
+        kb("org", "init", "Ops Co", "--perspective", "ops")
+    ana("add-entity", "team/sre", "--name", "SRE", "--perspective", "ops")
+    ana("add-entity", "repo/infra", "--name", "infra", "--perspective", "ops")
+    ana("add-entity", "repo/infra-base", "--name", "infra-base", "--perspective", "ops")
+    ana("propose", "repo/infra", "depends_on", "--object", "repo/infra-base", "-s", "ledger:1", "--perspective", "ops")
+    ana("org", "init", "Lab", "--perspective", "lab")  # a perspective Ben does not hold
+    ana("add-entity", "repo/main-only", "--name", "main-only")
+    ana("sync")
+    synced = ben("sync")
+    aside = [
+        line for line in (synced.stdout + synced.stderr).splitlines() if "set aside" in line or "perspective" in line
+    ]
+    assert aside and all("lab" in line for line in aside if "perspective" in line), aside
+    assert ben.json("lookup", "team/sre", "--perspective", "ops")["entity"]["name"] == "SRE"
+    held = ben.json("facts", "repo/infra", "--perspective", "ops")["facts"]
+    assert [f["object"] for f in held] == ["repo/infra-base"]
+    assert ben.json("lookup", "repo/main-only")["entity"]["name"] == "main-only"
+    ben("lookup", "team/sre", expect=1)  # not in the default perspective
+    assert "nothing new" in ben("sync").stdout  # folded once
+    assert len(ben.json("facts", "repo/infra", "--perspective", "ops")["facts"]) == 1
+
+
 def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_both(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
     # What names a person, and what was heard in a DM, stays on its machine.
@@ -340,12 +367,15 @@ def test_what_another_perspective_holds_is_set_aside_and_reported_never_dropped(
     result = ops.json("sync")
     assert result["transaction"] is None and result["remotes"][0]["pulled"] >= 5
     reasons = {item["reason"] for item in result["set_aside"]}
-    assert reasons == {"an entity of another perspective than ops", "a fact of another perspective than ops"}
+    assert reasons == {
+        "an entity of a perspective this knowledge base does not hold (main)",
+        "a fact of a perspective this knowledge base does not hold (main)",
+    }
     assert journal_files(ops) == before
     kept = patch_files(ops.path / "replicas")
     assert len(kept) == result["remotes"][0]["pulled"]  # the pulled patches are kept whole
     assert f"set aside by kg sync: {len(result['set_aside'])}" in ops("status").stdout
-    assert "a fact of another perspective than ops" in ops("remote", "list").stdout
+    assert "a fact of a perspective this knowledge base does not hold (main)" in ops("remote", "list").stdout
 
 
 def test_a_sync_through_virtuoso(tmp_path, virtuoso_server, clock):
