@@ -29,9 +29,14 @@ KINDS = ("public", "workspace:W", "channel:C", "dm:A,B", "owner")
 _NAME = re.compile(r"^[\w.@#/-]+$")
 
 
+MAX_CHARS = 4096  # an audience longer is no conversation's: refused before it is read, or said back
+
+
 def parse(text: str) -> str:
     """The canonical form of an audience. Raises BadInput, saying what an audience looks like."""
     value = (text or "").strip()
+    if len(value) > MAX_CHARS:
+        raise BadInput(f"an audience of {len(value)} characters is not one (at most {MAX_CHARS})")
     if value.lower() in (PUBLIC, OWNER):
         return value.lower()
     kind, _, rest = value.partition(":")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kgrdf import audience, model, vocab
 
-from .conftest import Kg, runner
+from .conftest import Kg, one_line, runner
 
 AUDIENCES = ["public", "owner", "workspace:w1", "channel:c1", "channel:c2", "dm:a", "dm:a,b", "dm:a,b,c", "dm:b,c"]
 READERS = ["public", "workspace:w1", "channel:c1", "channel:c2", "dm:a", "dm:a,b", "dm:b,c", "owner", "dm:,"]
@@ -560,3 +560,30 @@ def test_a_correction_heard_in_a_dm_keeps_its_reason_there_when_its_value_was_he
     kg("supersede", held, "--object", "repo/c", "--reason", "quiet-reason-5512")
     closing = kg.json("history", held, "--audience", "public")["history"][-1]
     assert closing["action"] == "close" and closing["reason"] == f"replaced by {other}: quiet-reason-5512"
+
+
+def test_a_successor_the_audience_may_not_hear_leaves_no_trace_in_its_history(kg):
+    """History showed an audience a change 'superseded_by: - -> -' for a successor heard elsewhere:
+    that there is one it may not hear."""
+    for entity, name in (("repo/api", "api"), ("repo/a", "a"), ("repo/b", "b")):
+        kg("add-entity", entity, "--name", name)
+    old = kg.json("propose", "api", "depends_on", "--object", "repo/a", "-s", "ledger:1", "--audience", "public")["id"]
+    kg("supersede", old, "--object", "repo/b", "--audience", "channel:ops")
+    closing = kg.json("history", old, "--audience", "public")["history"][-1]
+    assert closing["action"] == "close" and "superseded_by" not in closing["changes"]
+    assert "superseded_by" not in kg("history", old, "--audience", "public").stdout
+    assert kg.json("history", old, "--audience", "channel:ops")["history"][-1]["changes"]["superseded_by"]["after"]
+
+
+def test_an_audience_that_cannot_be_one_and_one_given_to_a_retime_are_refused_writing_nothing(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("add-entity", "repo/a", "--name", "a")
+    fact = kg.json("propose", "api", "depends_on", "--object", "repo/a", "-s", "ledger:1")["id"]
+    kg("confirm", fact)
+    before = kg.json("history", fact)
+    crowd = "dm:" + ",".join(f"person{i}" for i in range(600))
+    refused = kg("propose", "api", "depends_on", "--object", "repo/a", "-s", "ledger:2", "--audience", crowd, expect=2)
+    assert "characters is not one" in one_line(refused) and len(one_line(refused)) < 200
+    retimed = kg("supersede", fact, "--valid-from", "2026-01-01", "--audience", "public", expect=2)
+    assert "--audience says where a new --object or --value is heard" in one_line(retimed)
+    assert kg.json("history", fact) == before

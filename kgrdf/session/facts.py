@@ -399,10 +399,10 @@ class FactReads(Reading):
             event = {"at": update.at, "action": update.action, "transaction": update.seq}
             if update.reason:
                 event["reason"] = update.reason
-            event["changes"] = {
+            event["changes"] = {  # (a change whose values the audience may not hear is none to it)
                 name: {"before": [self._shown(v, name) for v in before], "after": [self._shown(v, name) for v in after]}
                 for name, (before, after) in update.changes.items()
-                if name != model.SOURCES
+                if name != model.SOURCES and (before or after)
             }
             taken, added = update.changes.get(model.SOURCES, ([], []))
             if added or taken:  # the sources it added (and any it took away), not all it held

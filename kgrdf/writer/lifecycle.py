@@ -206,6 +206,11 @@ class Lifecycle(Staging):
         """
         old = self.fact(fact_id)
         if object is None and value is None and (old.current or old.status == "confirmed"):
+            if audience is not None:
+                raise BadInput(
+                    "--audience says where a new --object or --value is heard; a correction of the valid "
+                    "time or order alone changes the fact where it was heard"
+                )
             return self.retime(old, valid_from=valid_from, valid_to=valid_to, order=order, reason=reason)
         if not old.current:
             state = f"superseded by {vocab.id_of(old.superseded_by)}" if old.superseded_by else old.status
