@@ -37,7 +37,7 @@ from kgrdf.store import open_backend
 LARGE = 2000  # quads a transaction changes past which the set is made whole again
 KEPT = 4  # audiences whose sets are kept
 BATCH = 100_000  # quads a bulk write of a set made whole takes at once (60 ms a call at 256 facts a call)
-FORMAT = "2"  # what a kept set holds and how: a set of another format is made again
+FORMAT = "3"  # what a kept set holds and how: a set of another format is made again
 _AT = vocab.kg("heardSetAt")  # <index node> _AT "position as JSON": the journal position it reflects
 _NAMES = vocab.kg("heardSetNames")  # <fact> _NAMES <entity>: a heard fact and an entity it names
 _BOOK = ox.DefaultGraph()
@@ -123,7 +123,7 @@ class HeardSet:
             named |= names
         for subject, quads in _by_subject(backend.quads_in(self.entities)).items():
             if subject in named or _is_self(quads):
-                kept += quads
+                kept += _described(session, subject, quads)
         self.store.bulk_extend(kept)
         return self
 
@@ -212,7 +212,26 @@ class HeardSet:
             self.store.remove(quad)
         quads = list(session.backend.quads_in(self.entities, node))
         if quads and (self._named(subject) or _is_self(quads)):
-            self.store.extend(quads)
+            self.store.extend(_described(session, subject, quads))
+
+
+_ALIASES = {vocab.ALT_LABEL, vocab.WEAK_ALIAS}
+_ALIAS_KEYS = {vocab.kg("aliasKey"), vocab.kg("weakAliasKey")}
+
+
+def _described(session, subject: str, quads: list) -> list:
+    """An entity's description as the audience is shown it: without the names of an organization
+    merged into it that does not exist for it (Session.hidden_names), nor their match keys."""
+    hidden = session.hidden_names(subject)
+    if not hidden:
+        return quads
+    keys = {model.match_key(name) for name in hidden}
+    return [
+        q
+        for q in quads
+        if not (q.predicate in _ALIASES and q.object.value in hidden)
+        and not (q.predicate in _ALIAS_KEYS and q.object.value in keys)
+    ]
 
 
 def all_heard(session) -> set[str]:

@@ -189,6 +189,7 @@ class Entity:
     summary: str | None = None
     is_self: bool = False  # the perspective's own organization (kg org init)
     merged_into: str | None = None  # the survivor's IRI, for an organization merged into another
+    merged_names: list[str] = field(default_factory=list)  # its aliases when merged (the survivor took them)
     # the match keys of its aliases and of its weak aliases, once counted (see alias_keys)
     _keys: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -502,6 +503,7 @@ def fold_entity(entity_iri: str, rows: list[dict]) -> Entity | None:
         summary=(data.get(vocab.SUMMARY.value) or [None])[0],
         is_self="true" in data.get(vocab.SELF_ORGANIZATION.value, []),
         merged_into=(data.get(vocab.MERGED_INTO.value) or [None])[0],
+        merged_names=sorted(data.get(MERGED_NAME.value, [])),
     )
 
 
@@ -875,6 +877,9 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     return out
 
 
+MERGED_NAME = kg("mergedName")  # an alias a merged organization went by, which its survivor took
+
+
 def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
     node = NamedNode(entity.iri)
     graph = vocab.entities_graph(perspective)
@@ -896,6 +901,7 @@ def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
         quads.append(Quad(node, vocab.SELF_ORGANIZATION, Literal(True), graph))
     if entity.merged_into:
         quads.append(Quad(node, vocab.MERGED_INTO, NamedNode(entity.merged_into), graph))
+    quads += [Quad(node, MERGED_NAME, Literal(name), graph) for name in entity.merged_names]
     return quads
 
 
@@ -922,6 +928,10 @@ def entity_change(old: Entity | None, new: Entity, perspective: str, schema) -> 
     one(vocab.SUMMARY, old.summary or None, new.summary or None)
     one(vocab.SELF_ORGANIZATION, old.is_self, new.is_self)
     one(vocab.MERGED_INTO, old.merged_into, new.merged_into, NamedNode)
+    deletes += [
+        Quad(node, MERGED_NAME, Literal(n), graph) for n in sorted(set(old.merged_names) - set(new.merged_names))
+    ]
+    adds += [Quad(node, MERGED_NAME, Literal(n), graph) for n in sorted(set(new.merged_names) - set(old.merged_names))]
     keys = []
     for prop, key_prop, was, now, was_keys in (
         (vocab.ALT_LABEL, kg("aliasKey"), old.aliases, new.aliases, old.alias_keys()[0]),

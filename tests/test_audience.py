@@ -587,3 +587,36 @@ def test_an_audience_that_cannot_be_one_and_one_given_to_a_retime_are_refused_wr
     retimed = kg("supersede", fact, "--valid-from", "2026-01-01", "--audience", "public", expect=2)
     assert "--audience says where a new --object or --value is heard" in one_line(retimed)
     assert kg.json("history", fact) == before
+
+
+@pytest.mark.parametrize("self_organization", [False, True])
+def test_a_merge_never_tells_an_audience_the_names_of_an_organization_it_did_not_know(kg, self_organization):
+    """kg org merge gives the kept organization the duplicate's name and aliases: an audience that the
+    duplicate did not exist for (every fact naming it heard in a DM) found the kept one by them, and
+    saw them in its description, export and queries; merged into the perspective's own organization,
+    every audience did."""
+    if self_organization:
+        kg("org", "init", "Globex")
+    else:
+        kg("org", "add", "Globex")
+    kg("org", "add", "Project Nightjar", "--alias", "nightjar-holdco")
+    kg("propose", "Globex", "industry", "--value", "mining", "-s", "ledger:a", "--audience", "public")
+    kg("propose", "Project Nightjar", "founded", "--value", "2025", "-s", "slack:dm1", "--audience", "dm:jo")
+    kg("org", "merge", "Globex", "Project Nightjar")
+    message = "Project Nightjar and nightjar-holdco are late"
+    public = [
+        json.dumps(kg.json("search", "nightjar", "--audience", "public")["results"]),
+        kg("lookup", "Globex", "--audience", "public", "--json").stdout,
+        kg("export", "--format", "trig", "--audience", "public").stdout,
+        kg("sparql", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }", "--audience", "public").stdout,
+        kg("context", "--message", message, "--audience", "public").stdout,
+        kg("org", "digest", "Globex", "--audience", "public").stdout,
+    ]
+    assert not [text for text in public if "nightjar" in text.lower()]
+    kg("lookup", "nightjar-holdco", "--audience", "public", expect=1)
+    for reader in ([], ["--audience", "dm:jo"]):  # the owner, and the DM the duplicate was heard in
+        aliases = kg.json("lookup", "Globex", *reader)["entity"]["aliases"]
+        assert {"Project Nightjar", "nightjar-holdco"} <= set(aliases)
+        mentioned = kg("context", "--message", message, *reader).stdout.splitlines()[0]
+        assert "Globex" in mentioned  # a merged organization's names are the kept one's, not ambiguous
+    kg("validate")

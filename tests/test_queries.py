@@ -246,6 +246,8 @@ def cases(store):
         # The example holds one perspective: nothing of another.
         "other-perspectives": (dict(perspective=vocab.perspective_iri("main")), lambda rows: rows == []),
         "self-organization": (dict(entities=ENTITIES), lambda rows: rows == []),
+        # The example merges no organization: tests/test_audience.py asks it on a merge.
+        "merged-names": (dict(entities=ENTITIES), lambda rows: rows == []),
         # Every fact naming the hotfix process, closed ones too: its two entry points (one superseded),
         # where it is announced, its rule, and who approves it.
         "entity-facts": (

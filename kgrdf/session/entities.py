@@ -1,5 +1,7 @@
 """Entities and names: an entity, which one a name means, search, the perspectives."""
 
+from dataclasses import replace
+
 from pyoxigraph import Literal, NamedNode
 
 from kgrdf import model, vocab
@@ -19,11 +21,46 @@ class EntityReads(Reading):
 
     def entity(self, iri: NamedNode) -> model.Entity | None:
         """The entity ``iri`` names, or None; for an audience, None for one that does not exist for
-        it (see may_see)."""
+        it (see may_see), and without the names of an organization merged into it that does not
+        (hidden_names)."""
         found = self.named_entity(iri)
         if found is not None and not self.may_see(found.iri):
             return None
+        hidden = self.hidden_names(found.iri) if found is not None else set()
+        if hidden:
+            found = replace(
+                found,
+                aliases=[a for a in found.aliases if a not in hidden],
+                weak_aliases=[a for a in found.weak_aliases if a not in hidden],
+            )
         return found
+
+    def _names_hidden(self, entity: str, text: str) -> bool:
+        key = model.match_key(text)
+        return any(model.match_key(name) == key for name in self.hidden_names(entity))
+
+    def hidden_names(self, entity: str) -> set[str]:
+        """For a read for an audience, the names an organization merged into ``entity`` (an IRI)
+        went by, when it does not exist for that audience (may_see): the kept one took them as
+        aliases, and a merge never widens an audience (§9). Empty for the owner's read. The merges
+        of the perspective are read once (merged-names.rq)."""
+        if self.hearer is None:
+            return set()
+        merged = self.merges().get(entity, {})
+        return {name for into, names in merged.items() if not self.may_see(into) for name in names}
+
+    def merges(self) -> dict[str, dict[str, set[str]]]:
+        """Each organization another was merged into -> each one merged into it -> the names that
+        one went by (merged-names.rq), read once."""
+        merged = self.__dict__.get("_merged")
+        if merged is None:
+            merged = {}
+            for row in self.rows("merged-names", entities=self.entities_graph):
+                merged.setdefault(row["survivor"].value, {}).setdefault(row["merged"].value, set()).add(
+                    row["label"].value
+                )
+            self._merged = merged
+        return merged
 
     def named_entity(self, iri: NamedNode) -> model.Entity | None:
         """The entity ``iri`` names, or None, as it is described: for an entity a fact the read's
@@ -51,6 +88,8 @@ class EntityReads(Reading):
         for row in self.values("identify", key=Literal(model.match_key(text)), entities=self.entities_graph):
             if not self.may_see(row["entity"]):
                 continue  # it does not exist for this audience
+            if row["how"] != "name" and self._names_hidden(row["entity"], text):
+                continue  # a name of a merged organization it may not know
             if row.get("mergedInto"):
                 survivor = self._survivor(self.entity_by_id(row["id"]))
                 row = {
@@ -126,6 +165,8 @@ class EntityReads(Reading):
         for row in self.values("search", text=Literal(needle), entities=self.entities_graph):
             if row["id"] not in found and not self.may_see(row["entity"]):
                 continue  # it does not exist for this audience
+            if row["labelProperty"] != vocab.PREF_LABEL.value and row["label"] in self.hidden_names(row["entity"]):
+                continue  # a name of a merged organization it may not know
             hit = found.setdefault(
                 row["id"], {"id": row["id"], "type": row["type"], "name": row["name"], "matched": []}
             )

@@ -128,9 +128,12 @@ class OrganizationReads(Reading):
         one mention with both (ambiguous). In the order of the text, with character offsets."""
         index, names = self._names()
         spans: dict[tuple[int, int], dict[str, dict]] = {}
+        merged = {into for survivor in self.merges().values() for into in survivor}
         for start, end, (iri, label, how) in index.find(text):
-            if not self.may_see(iri):
-                continue  # it does not exist for this audience
+            if iri in merged or not self.may_see(iri):
+                continue  # merged into another (which took its names), or not there for this audience
+            if how != "name" and label in self.hidden_names(iri):
+                continue  # a name of a merged organization it may not know
             entities = spans.setdefault((start, end), {})
             entity_id = vocab.id_of(iri)
             if entity_id not in entities or how == "name":

@@ -191,7 +191,13 @@ class Organizations(Staging):
             merged.weak_aliases,
             check_aliases=False,
         )
-        after = replace(merged, aliases=[], weak_aliases=[], merged_into=survivor.iri)
+        after = replace(
+            merged,
+            aliases=[],
+            weak_aliases=[],
+            merged_into=survivor.iri,
+            merged_names=sorted({*merged.aliases, *merged.weak_aliases}),
+        )
         self._replace_entity(merged, after)
         return {
             "kept": survivor.id,
