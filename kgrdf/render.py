@@ -327,6 +327,8 @@ def synced(as_json: bool, result: dict) -> None:
         f"{counts[k]} {k}" for k in ("created", "observed", "confirmed", "rejected", "closed") if counts[k]
     )
     entities = f"{counts['entities']} entities, " if counts["entities"] else ""
+    if counts.get("merged"):
+        entities += f"{counts['merged']} organization{'s' if counts['merged'] != 1 else ''} merged, "
     if result["transaction"] is None:
         print("nothing new to fold in")
     else:

@@ -23,7 +23,9 @@ holds is found here by what it says (subject, predicate, object or value):
   a rejection on one replica holds on all;
 - closed there, replaced by another fact (a person confirmed a rival value, or superseded it), it
   is closed here, replaced by the fact here that says what its replacement says, once everything
-  else is folded; a fact closed here stays closed, as a rejected one stays rejected.
+  else is folded; a fact closed here stays closed, as a rejected one stays rejected;
+- an organization merged there into another is merged here when both are here, before the kept
+  one takes the names the merge gave it there.
 
 These rules only ever add sources and move a status up (proposed, confirmed, then closed or
 rejected), so replicas that have seen the same patches hold the same current facts whatever order
@@ -237,7 +239,15 @@ class _Fold:
         self.others: set[str] = set()
         self.set_aside: list[dict] = []
         self.origin: dict[str, tuple[str, int]] = {}  # a fact this fold made or observed -> the patch it came from
-        self.counts = {"created": 0, "observed": 0, "confirmed": 0, "rejected": 0, "closed": 0, "entities": 0}
+        self.counts = {
+            "created": 0,
+            "observed": 0,
+            "confirmed": 0,
+            "rejected": 0,
+            "closed": 0,
+            "entities": 0,
+            "merged": 0,
+        }
         self.closures: list[tuple] = []  # facts another replica closed: closed here once all the rest is folded
         self.deleted = privacy.forgotten_facts(kb)  # what the facts kg forget deleted said (keyed digests)
 
@@ -328,13 +338,37 @@ class _Fold:
         if not self._mine(iri, "an entity"):
             return
         theirs = there.entity(NamedNode(iri))
-        if theirs is None or theirs.merged_into:
-            return  # gone there, or merged into another (whose facts carry over)
-        ours = self.writer.entity(NamedNode(iri))
-        if ours is None:
-            self.writer.add_entity(theirs.id, theirs.name, theirs.aliases, theirs.weak_aliases, theirs.summary)
-            self.counts["entities"] += 1
+        if theirs is None:
+            return  # gone there
+        if theirs.merged_into:  # merged there into another: the other's fold merges it here
+            if self._mine(theirs.merged_into, "an organization"):
+                self._entity(there, theirs.merged_into)
             return
+        ours = self.writer.entity(NamedNode(iri))
+        # The organizations merged into it there that are here, not merged: merged here too (they
+        # hold the names it took from them, so the merge comes before its aliases).
+        merging = [
+            mine
+            for into in sorted(there.merges().get(iri, {}))
+            for mine in [self.writer.entity(NamedNode(into))]
+            if mine is not None and not mine.merged_into
+        ]
+        if ours is None:
+            taken = {name for mine in merging for name in (mine.name, *mine.aliases, *mine.weak_aliases)}
+            self.writer.add_entity(
+                theirs.id,
+                theirs.name,
+                [a for a in theirs.aliases if a not in taken],
+                [a for a in theirs.weak_aliases if a not in taken],
+                theirs.summary,
+            )
+            self.counts["entities"] += 1
+            ours = self.writer.entity(NamedNode(iri))
+        for mine in merging:
+            self.writer.merge_organizations(ours.id, mine.id)
+            self.counts["merged"] += 1
+        if merging:
+            ours = self.writer.entity(NamedNode(iri))
         aliases = [a for a in theirs.aliases if a not in ours.aliases and a != ours.name]
         weak = [a for a in theirs.weak_aliases if a not in ours.weak_aliases]
         if aliases or weak:

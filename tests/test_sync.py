@@ -235,6 +235,33 @@ def test_each_perspective_both_replicas_hold_is_folded_and_one_not_held_is_set_a
     assert len(ben.json("facts", "repo/infra", "--perspective", "ops")["facts"]) == 1
 
 
+def test_an_organization_merge_reaches_the_other_replica(tmp_path, server, clock):
+    """Ana merges Texture HQ into Texture while Ben records a fact of Texture HQ: Ben never merged
+    (the fold passed over a merged organization), and held the fact twice, once on each."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("org", "add", "Texture")
+    ana("org", "add", "Texture HQ", "--id", "organization/texture-hq")
+    ana("sync")
+    ben("sync")
+    ana("org", "merge", "Texture", "Texture HQ")
+    ben("org", "set", "organization/texture-hq", "industry", "energy", "-s", "ledger:crm")
+    said = []
+    for _ in range(2):
+        ana("sync")
+        synced = ben("sync")
+        assert "set aside" not in synced.stdout + synced.stderr
+        said.append(synced.stdout)
+    assert "1 organization merged" in said[0]
+    for kb in (ana, ben):
+        assert kb.json("lookup", "Texture HQ")["entity"]["id"] == "organization/texture"
+        held = [(f["subject"], f["predicate"], f["value"]) for f in kb.json("facts", "organization/texture")["facts"]]
+        assert held.count(("organization/texture", "industry", "energy")) == 1
+        assert kb.json("facts", "organization/texture-hq")["entity"]["id"] == "organization/texture"
+    kb_merged = ben.json("facts", "organization/texture", "--all")["facts"]
+    assert len([f for f in kb_merged if f["predicate"] == "industry"]) == 1
+    assert "nothing new" in ben("sync").stdout  # a later sync changes nothing
+
+
 def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_both(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
     # What names a person, and what was heard in a DM, stays on its machine.
