@@ -469,6 +469,12 @@ class Stream:
     def __init__(self, folder: Path):
         self.dir = folder
 
+    @property
+    def label(self) -> str:
+        """The folder as a message names it: ``journal/<replica>``, or ``replicas/<replica>`` for
+        another replica's journal pulled from a hub."""
+        return f"{self.dir.parent.name}/{self.dir.name}"
+
     def _folders(self) -> list[Path]:
         try:
             return sorted(p for p in self.dir.iterdir() if _FOLDER.match(p.name) and p.is_dir())
@@ -530,7 +536,7 @@ class Stream:
         return unpacked(path.name, path.read_bytes(), self._where(path))[0]
 
     def _where(self, path: Path) -> str:
-        return f"journal/{self.dir.name}/{path.parent.name}/{path.name}"
+        return f"{self.label}/{path.parent.name}/{path.name}"
 
     def write(self, number: int, patch: Patch, digest: str) -> tuple[str, int, str]:
         """Write the patch as file ``number`` (a new file, never one that is there), a piece at a
@@ -563,7 +569,7 @@ class Stream:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
         except FileExistsError:
             raise Damaged(
-                f"journal/{self.dir.name}/{name} is there already: the journal is ahead of view.json", hint=WAY_OUT
+                f"{self.label}/{name} is there already: the journal is ahead of view.json", hint=WAY_OUT
             ) from None
         size = 0
         with os.fdopen(fd, "wb") as out:
@@ -594,7 +600,7 @@ class Stream:
         kept (:class:`_Scan`).
 
         One file at a time: the journal of a large knowledge base is GBs, and a rebuild reads it all."""
-        label = f"journal/{self.dir.name}"
+        label = self.label
         if name is not None:
             at = self.dir / name
             try:

@@ -335,6 +335,8 @@ def synced(as_json: bool, result: dict) -> None:
         print(f"folded in: {entities}facts {changed or 'none'} (transaction {result['transaction']})")
     for item in result["set_aside"]:
         print(paint(f"set aside: {item['id']} of replica {item['replica']}: {item['reason']}", "warn"))
+    for item in result.get("held_back", []):
+        print(paint(f"held back: replica {item['replica']}: {item['reason']}", "warn"))
 
 
 def sparql(as_json: bool, result) -> None:

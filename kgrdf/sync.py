@@ -141,13 +141,13 @@ def sync(kb, name: str | None = None) -> dict:
     if not known:
         raise Refused("this knowledge base has no remote to sync with", hint="kg remote add NAME URL adds a hub")
     chosen = {name: known[name]} if name is not None else known
-    report = {"remotes": [], "folded": {}, "set_aside": []}
+    report = {"remotes": [], "folded": {}, "set_aside": [], "held_back": []}
     with kb.writing("sync") as writer:
         for remote, url in sorted(chosen.items()):
             hub = Hub(url)
             try:
                 pushed = _push(kb, hub)
-                pulled = _pull(kb, hub)
+                pulled = _pull(kb, hub, report["held_back"])
             finally:
                 hub.close()
             report["remotes"].append({"name": remote, "url": url, "pushed": pushed, "pulled": pulled})
@@ -184,6 +184,13 @@ def _push(kb, hub) -> int:
             hint="another knowledge base has this one's replica id (a copied folder); give the copy a new journal",
         )
     stream = kb.journal.shared
+    restored = []  # patches of ours another replica found altered on the hub: put back as we hold them
+    for number in hub.altered(kb.replica):
+        path = stream.path_of(number) if number <= last else None
+        patch, data, _size = stream.read(path) if path is not None else (None, b"", 0)
+        if patch is not None:
+            restored.append((number, data, patch.time))
+    hub.restore(kb.replica, restored)
     for start in range(on_hub + 1, last + 1, PUSH_AT_ONCE):
         patches = []
         for number in range(start, min(start + PUSH_AT_ONCE, last + 1)):
@@ -196,9 +203,10 @@ def _push(kb, hub) -> int:
     return last - on_hub
 
 
-def _pull(kb, hub) -> int:
+def _pull(kb, hub, held_back: list) -> int:
     """Pull the other replicas' patches this knowledge base lacks into ``replicas/<replica>/``; the
-    number pulled. Each must follow the one before it (its number, its ``prev``)."""
+    number pulled. Each must follow the one before it (its number, its ``prev``). A replica with a
+    patch altered on the hub is held back, named in ``held_back``, and the others are pulled."""
     count = 0
     for replica, last in sorted(hub.heads().items()):
         if replica == kb.replica or not REPLICA.match(replica):
@@ -214,7 +222,12 @@ def _pull(kb, hub) -> int:
         if last <= have:
             continue
         prev = held.id if held else None
-        for number, data in hub.pull(replica, have):
+        try:
+            pulled = hub.pull(replica, have)
+        except Damaged as exc:  # one replica's altered patch holds back that replica alone
+            held_back.append({"replica": replica, "reason": exc.message + (f" ({exc.hint})" if exc.hint else "")})
+            continue
+        for number, data in pulled:
             where = f"the hub's patch {number} of replica {replica}"
             patch = parse_patch(data, where)
             if patch is None or number != have + 1 or patch.prev != prev or patch.seq is not None:
@@ -260,7 +273,14 @@ class _Fold:
             if not REPLICA.match(folder.name):
                 continue
             replica = folder.name
-            entries = list(Stream(folder).entries_after(None, 0, None, []))
+            try:
+                entries = list(Stream(folder).entries_after(None, 0, None, []))
+            except Damaged as exc:
+                raise Damaged(
+                    exc.message,
+                    hint=f"remove {REPLICAS}/{replica}/ (this knowledge base's copy of that replica's journal): "
+                    "the next kg sync pulls it again from the hub",
+                ) from None
             done = folded.get(replica, 0)
             if len(entries) <= done:
                 continue

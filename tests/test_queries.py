@@ -269,6 +269,7 @@ def cases(store):
         # Asked of a hub (tests/test_sync.py runs them there): a knowledge base's own dataset holds no hub journal.
         "hub-heads": ({}, lambda rows: rows == []),
         "hub-patches": ({"replica": ox.Literal("r-0123abcd"), "after": ox.Literal(0)}, lambda rows: rows == []),
+        "hub-altered": ({"replica": ox.Literal("r-0123abcd")}, lambda rows: rows == []),
         # The example has no site schema: tests/test_extension.py asks this of knowledge bases that do.
         "schema-usage": ({}, lambda rows: rows == []),
         # The Briefing's rows: every fact of the example, one of them replaced by another.

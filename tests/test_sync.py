@@ -262,6 +262,37 @@ def test_an_organization_merge_reaches_the_other_replica(tmp_path, server, clock
     assert "nothing new" in ben("sync").stdout  # a later sync changes nothing
 
 
+def test_a_patch_altered_on_the_hub_holds_back_its_replica_alone_until_it_pushes_it_again(tmp_path, server, clock):
+    """One altered patch on the hub made every other replica's sync fail, for ever: the replica that
+    made it never pushed it again, as the error's hint said it would."""
+    from kgrdf.store.sparql import SparqlBackend
+
+    ana, ben, carl = (replica(tmp_path, name, server.url) for name in ("ana", "ben", "carl"))
+    for kb in (ana, ben, carl):
+        kb("sync")
+    carl("add-entity", "team/qa", "--name", "QA")
+    carl("sync")
+    ana("add-entity", "team/sre", "--name", "SRE")
+    ana("sync")
+    hub = SparqlBackend(server.url)
+    try:
+        hub.update(
+            "PREFIX kg: <https://kgrdf.org/ns#> DELETE { GRAPH <urn:kgrdf:hub> { ?n kg:patchText ?t } } "
+            "INSERT { GRAPH <urn:kgrdf:hub> { ?n kg:patchText ?altered } } WHERE { GRAPH <urn:kgrdf:hub> { "
+            '?n kg:patchText ?t FILTER (CONTAINS(?t, "SRE")) BIND (REPLACE(?t, "SRE", "SRX") AS ?altered) } }'
+        )
+    finally:
+        hub.close()
+    synced = ben("sync")  # Carl's patch is folded; Ana's are held back
+    assert "held back: replica" in synced.stdout and "altered" in synced.stdout
+    assert ben.json("lookup", "team/qa")["entity"]["name"] == "QA"
+    ben("lookup", "team/sre", expect=1)
+    ana("sync")  # Ana puts her patch back as she holds it
+    assert "held back" not in ben("sync").stdout
+    assert ben.json("lookup", "team/sre")["entity"]["name"] == "SRE"
+    assert "SRX" not in "".join(o for _g, _s, _p, o in hub_quads(server.url))
+
+
 def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_both(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
     # What names a person, and what was heard in a DM, stays on its machine.
@@ -567,3 +598,23 @@ def test_three_replicas_converge_whatever_order_they_sync_in(team_template, tmp_
         for private in (f"person/{name}", f"{name.title()} Quixley", f"only {name} heard", "dm:"):
             assert private.casefold() not in dump.casefold()
         assert not re.search(rf"\b{name}\b", dump, re.IGNORECASE)
+
+
+def test_a_damaged_copy_of_another_replicas_journal_is_named_and_its_way_out_works(tmp_path, server, clock):
+    """A file of replicas/ cut short was named as journal/..., with the way out of a damaged journal
+    of our own (move journal/ aside), which does not mend it."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("add-entity", "team/sre", "--name", "SRE")
+    ana("sync")
+    ben("sync")
+    copies = patch_files(ben.path / "replicas")
+    middle = copies[len(copies) // 2]
+    middle.write_bytes(middle.read_bytes()[:20])
+    ana("add-entity", "team/qa", "--name", "QA")
+    ana("sync")
+    refused = one_line(ben("sync", expect=3))
+    folder = middle.parent.parent.name
+    assert f"replicas/{folder}/" in refused and f"remove replicas/{folder}/" in refused and "mv journal" not in refused
+    shutil.rmtree(ben.path / "replicas" / folder)
+    ben("sync")
+    assert ben.json("lookup", "team/qa")["entity"]["name"] == "QA"

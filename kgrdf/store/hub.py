@@ -27,6 +27,7 @@ _NUMBER = vocab.kg("patchNumber")
 _DIGEST = vocab.kg("patchDigest")
 _TEXT = vocab.kg("patchText")
 _TIME = vocab.kg("patchTime")
+_ALTERED = vocab.kg("patchAltered")
 PAGE = 500  # patches read in one query: the LIMIT of hub-patches.rq
 
 
@@ -64,13 +65,7 @@ class Hub:
         batch: list[str] = []
         lines = 0
         for number, data, deletes, adds, time in patches:
-            node = term(patch_node(replica, number))
-            record = (
-                f"INSERT DATA {{ GRAPH {term(JOURNALS)} {{ {node} {term(_REPLICA)} {term(ox.Literal(replica))} ; "
-                f"{term(_NUMBER)} {number} ; {term(_TIME)} {term(ox.Literal(time))} ; "
-                f"{term(_DIGEST)} {term(ox.Literal(hashlib.sha256(data).hexdigest()))} ; "
-                f"{term(_TEXT)} {term(ox.Literal(data.decode('utf-8')))} }} }}"
-            )
+            record = _record(replica, number, data, time)
             if len(deletes) + len(adds) > LINES_A_REQUEST:
                 # A patch too large for one request (an import) is sent in pieces, its record last:
                 # one cut short is sent whole again by the next push, which changes nothing twice.
@@ -102,10 +97,49 @@ class Hub:
             for row in rows:
                 number, data = int(row["number"].value), row["text"].value.encode("utf-8")
                 if hashlib.sha256(data).hexdigest() != row["digest"].value:
+                    self._mark_altered(replica, number)
                     raise Damaged(
                         f"the hub at {self.url} holds patch {number} of replica {replica} altered",
-                        hint="the hub's journal graph was changed outside kgrdf; the replica pushes it again",
+                        hint=f"the hub's journal graph was changed outside kgrdf; replica {replica} pushes the patch "
+                        "again at its next kg sync, and the others' patches are folded meanwhile",
                     )
                 out.append((number, data))
             if len(rows) < PAGE:
                 return out
+
+    def _mark_altered(self, replica: str, number: int) -> None:
+        """Say on the hub that this patch is altered, for the replica that made it to push it again
+        (altered); a hub that takes no write keeps it unsaid."""
+        from kgrdf.errors import KgError
+
+        node = term(patch_node(replica, number))
+        try:
+            self.server.update(f"INSERT DATA {{ GRAPH {term(JOURNALS)} {{ {node} {term(_ALTERED)} true }} }}")
+        except KgError:
+            pass
+
+    def altered(self, replica: str) -> list[int]:
+        """The numbers of ``replica``'s patches another replica found altered on the hub."""
+        rows = self.server.select(queries.load("hub-altered"), {"replica": ox.Literal(replica)})
+        return sorted(int(row["number"].value) for row in rows)
+
+    def restore(self, replica: str, patches: list[tuple[int, bytes, str]]) -> None:
+        """Put back each patch's record as it was pushed ((number, bytes, time) each, read from the
+        replica's own journal); its rows in the hub's dataset were applied when it was first pushed."""
+        for number, data, time in patches:
+            node = term(patch_node(replica, number))
+            self.server.update(
+                f"DELETE WHERE {{ GRAPH {term(JOURNALS)} {{ {node} ?p ?o }} }} ;\n"
+                + _record(replica, number, data, time)
+            )
+
+
+def _record(replica: str, number: int, data: bytes, time: str) -> str:
+    """The Update that records one patch on the hub: its replica, number, time, digest and text."""
+    node = term(patch_node(replica, number))
+    return (
+        f"INSERT DATA {{ GRAPH {term(JOURNALS)} {{ {node} {term(_REPLICA)} {term(ox.Literal(replica))} ; "
+        f"{term(_NUMBER)} {number} ; {term(_TIME)} {term(ox.Literal(time))} ; "
+        f"{term(_DIGEST)} {term(ox.Literal(hashlib.sha256(data).hexdigest()))} ; "
+        f"{term(_TEXT)} {term(ox.Literal(data.decode('utf-8')))} }} }}"
+    )
