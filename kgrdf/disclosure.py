@@ -17,7 +17,7 @@ audience), or when its audience or message names a person; ``kg forget`` then re
 disclosure naming the person, and keeps the fact when nothing else of it names them.
 """
 
-from pyoxigraph import Literal
+from pyoxigraph import Literal, NamedNode
 
 from kgrdf import audience as audiences
 from kgrdf import clock, inputs, model, vocab
@@ -44,6 +44,9 @@ def record(writer, message: str, audience: str, facts, by: str = OWNER, reader: 
     ``reader``, the audience the one recording reads for (a token's), a fact it may not hear is not
     known to it: NotFound, as for a fact that is not there, so a refusal never tells that it exists.
 
+    A fact that message told that audience already is not recorded again: it is listed with
+    ``recorded_before``.
+
     Example: ``record(writer, "slack:p9", "channel:sales", ["f-3k9x2a"])["facts"][0]["id"]``."""
     told_to = audiences.parse(audience)
     message = _text(message, "the message")
@@ -64,6 +67,12 @@ def record(writer, message: str, audience: str, facts, by: str = OWNER, reader: 
     shown = []
     taken = {q.subject.value for q in writer.adds if q.predicate == model.DISCLOSED}  # a second record in one write
     for fact in held:
+        told_before = writer.rows("fact-disclosures", fact=NamedNode(fact.iri))
+        if any((row["audience"].value, row["message"].value) == (told_to, message) for row in told_before):
+            # One message told it to that audience once: recording it again (a reply recorded twice,
+            # kg context --record run again) changes nothing.
+            shown.append({"id": fact.id, "sentence": writer.describe(fact).get("sentence"), "recorded_before": True})
+            continue
         step = 1
         while model.disclosure_iri(fact.iri, writer.seq, step) in taken:
             step += 1

@@ -506,7 +506,11 @@ def disclosed(as_json: bool, doc: dict) -> None:
     """What a disclosure recorded (kg disclose): the facts told, to whom, in which message."""
     lines = [f"recorded: told {doc['audience']} in {doc['message']} ({len(doc['facts'])} fact"]
     lines[0] += ("" if len(doc["facts"]) == 1 else "s") + f", by {doc['by']})"
-    lines += [f"  {fact['id']}  {fact.get('sentence') or ''}".rstrip() for fact in doc["facts"]]
+    lines += [
+        f"  {fact['id']}  {fact.get('sentence') or ''}".rstrip()
+        + ("  (recorded before: unchanged)" if fact.get("recorded_before") else "")
+        for fact in doc["facts"]
+    ]
     out(as_json, doc, "\n".join(lines))
 
 

@@ -310,3 +310,21 @@ def test_two_records_of_one_fact_in_one_write_are_two_disclosures(kg, told):
         disclosure.record(writer, "slack:two", "channel:sales", [told["public"], told["public"]])
     assert [d["message"] for d in kg.json("disclosures", told["public"])["disclosures"]] == ["slack:one", "slack:two"]
     assert kg("validate").stdout.startswith("clean")
+
+
+def test_one_message_telling_an_audience_a_fact_is_one_disclosure_however_often_it_is_recorded(kg, told):
+    """kg disclose or kg context --record run again for the same reply piled up copies in kg told."""
+    kg("context", "--for", "api", "--audience", "channel:sales", "--record", "slack:r1")
+    before = kg.snapshot()
+    again = kg.json("context", "--for", "api", "--audience", "channel:sales", "--record", "slack:r1")
+    assert again["recorded"]["facts"] and all(f["recorded_before"] for f in again["recorded"]["facts"])
+    repeated = kg("disclose", told["sales"], "--message", "slack:r1", "--audience", "channel:sales")
+    assert "recorded before" in repeated.stdout
+    assert kg.snapshot() == before  # nothing written
+    told_sales = [(d["fact"], d["message"]) for d in kg.json("told", "channel:sales")["disclosures"]]
+    assert len(told_sales) == len(set(told_sales)) == len(again["recorded"]["facts"])
+    # Another message, or another audience, is another disclosure.
+    kg("disclose", told["sales"], "--message", "slack:r2", "--audience", "channel:sales")
+    kg("disclose", told["public"], "--message", "slack:r1", "--audience", "public")
+    assert [d["message"] for d in kg.json("disclosures", told["sales"])["disclosures"]] == ["slack:r1", "slack:r2"]
+    assert [d["audience"] for d in kg.json("disclosures", told["public"])["disclosures"]] == ["channel:sales", "public"]
