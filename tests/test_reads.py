@@ -119,6 +119,7 @@ def test_facts_known_at_shows_each_fact_as_it_was_held_then(tmp_path, monkeypatc
     monkeypatch.setenv("KGRDF_NOW", "2026-03-20T09:00:00Z")
     kg("add-entity", "repo/web", "--name", "web")
     successor = kg.json("supersede", kept, "--object", "repo/web")["id"]
+    later = kg.json("propose", "team/web", "caveat", "--value", "deploys freeze", "-s", "ledger:c", "-s", "report:c")
 
     def held(at, *audience):
         return {f["id"]: f for f in kg.json("facts", "team/web", "--known-at", at, *audience)["facts"]}
@@ -132,7 +133,11 @@ def test_facts_known_at_shows_each_fact_as_it_was_held_then(tmp_path, monkeypatc
     middle = held("2026-03-15")
     assert set(middle) == {kept} and middle[kept]["status"] == "confirmed"
     assert sorted(s["ref"] for s in middle[kept]["sources"]) == ["a", "wiki"] and middle[kept]["observations"] == 2
-    assert set(held("2026-03-21")) == {successor}
+    assert set(held("2026-03-21")) == {successor, later["id"]}
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-25T09:00:00Z")
+    kg("supersede", later["id"], "--valid-from", "2030-01-01")  # corrected later: it begins in 2030
+    assert set(held("2026-03-21")) == {successor, later["id"]}  # not known on the 21st
+    assert set(held("2026-03-26")) == {successor}
     # An audience is shown what it had heard by then: the public hearing came on the 12th.
     assert held("2026-03-11", "--audience", "public") == {}
     public = held("2026-03-15", "--audience", "public")[kept]

@@ -124,6 +124,7 @@ def test_a_hub_that_does_not_answer_is_one_line_and_nothing_is_written(kg):
     before = kg.snapshot()
     line = one_line(kg("sync", expect=3))
     assert "the hub server at" in line and "does not answer" in line
+    assert "start the hub" in line and "index" not in line  # what to do about a hub, not an index
     assert kg.snapshot() == before
     assert kg.json("remote", "list")["remotes"][0]["synced_at"] is None
 

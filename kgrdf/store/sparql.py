@@ -112,12 +112,12 @@ class SparqlBackend(Backend):
                 raise Refused(f"the query ran past its time limit of {timeout:g} s") from None
             raise Unreachable(
                 f"the {self.role} server at {self.url} did not answer in time ({type(exc).__name__})",
-                hint="check that the server runs (kg status shows how far the index is behind the journal)",
+                hint=_HINTS[self.role, "late"],
             ) from None
         except httpx2.TransportError as exc:
             raise Unreachable(
                 f"the {self.role} server at {self.url} does not answer ({_reason(exc)})",
-                hint="start the server; the index catches up with the journal when it is back (kg status)",
+                hint=_HINTS[self.role, "down"],
             ) from None
         if response.status_code >= 400:
             raise _refusal(self.url, response, self.role)
@@ -347,11 +347,24 @@ def _reason(exc) -> str:
     return text.splitlines()[0][:200]
 
 
+_HINTS = {  # what to do, by what the server is to the knowledge base and how it failed
+    ("index", "late"): "check that the server runs (kg status shows how far the index is behind the journal)",
+    ("index", "down"): "start the server; the index catches up with the journal when it is back (kg status)",
+    ("index", "refused"): "check the server's log; kg status shows where the index stands",
+    ("hub", "late"): "check that the hub runs; what was pulled before is kept, and the next kg sync goes on",
+    ("hub", "down"): "start the hub, or check its URL (kg remote list); the next kg sync pushes and pulls what is left",
+    (
+        "hub",
+        "refused",
+    ): "check the hub's log, and that its URL is a SPARQL endpoint that takes updates (kg remote list)",
+}
+
+
 def _refusal(url: str, response, role: str = "index") -> Damaged:
     said = response.text.strip().splitlines()[0][:300] if response.text.strip() else response.reason_phrase
     return Damaged(
         f"the {role} server at {url} answered {response.status_code}: {said}",
-        hint="check the server's log; kg status shows where the index stands",
+        hint=_HINTS[role, "refused"],
         status=response.status_code,
         said=said,
     )
