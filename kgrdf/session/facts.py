@@ -31,12 +31,14 @@ class FactReads(Reading):
             raise no_fact(fact_id)
         return fact
 
-    def facts_heard(self, fact_ids: list[str]) -> dict[str, model.Fact]:
-        """The facts ``fact_ids`` without their update records, as ``fact`` gives each, by id, read
-        by one query for each ``HEARD_AT_ONCE`` of them. Raises NotFound for one that is not there."""
+    def facts_heard(self, fact_ids: list[str], history: bool = False) -> dict[str, model.Fact]:
+        """The facts ``fact_ids`` without their update records (with them: ``history``), as
+        ``fact`` gives each, by id, read by one query for each ``HEARD_AT_ONCE`` of them. Raises
+        NotFound for one that is not there."""
         iris = {self.fact_iri(fact_id.strip()).value: fact_id for fact_id in fact_ids}
         rows_of: dict[str, list[dict]] = {iri: [] for iri in iris}
-        for row in self.rows_for_each("fact-heard", "fact", [NamedNode(iri) for iri in iris], HEARD_AT_ONCE):
+        name = "fact" if history else "fact-heard"
+        for row in self.rows_for_each(name, "fact", [NamedNode(iri) for iri in iris], HEARD_AT_ONCE):
             rows_of[row["fact"].value].append(row)
         found = {}
         for iri, rows in rows_of.items():
@@ -235,8 +237,9 @@ class FactReads(Reading):
         then; kept when, as held then, it was current and true at ``valid_at``, and the read's
         audience had heard it by then."""
         kept = []
+        read = self.facts_heard([listed["id"] for listed in facts], history=True)
         for listed in facts:
-            held = model.held_at(self.fact(listed["id"]), known_at)
+            held = model.held_at(read[listed["id"]], known_at)
             if held is None or held.status not in ("proposed", "confirmed"):
                 continue
             if (held.valid_from and held.valid_from > valid_at) or (held.valid_to and held.valid_to <= valid_at):
