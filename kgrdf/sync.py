@@ -365,6 +365,8 @@ class _Fold:
                 self._entity(there, theirs.merged_into)
             return
         ours = self.writer.entity(NamedNode(iri))
+        if ours is not None and ours.merged_into:
+            return  # merged here: its names are the kept one's (a replica that has not merged echoes them)
         # The organizations merged into it there that are here, not merged: merged here too (they
         # hold the names it took from them, so the merge comes before its aliases).
         merging = [

@@ -620,3 +620,22 @@ def test_a_merge_never_tells_an_audience_the_names_of_an_organization_it_did_not
         mentioned = kg("context", "--message", message, *reader).stdout.splitlines()[0]
         assert "Globex" in mentioned  # a merged organization's names are the kept one's, not ambiguous
     kg("validate")
+
+
+def test_a_chain_of_merges_keeps_each_duplicates_names_to_the_audiences_it_existed_for(kg):
+    """Xco (heard in #ops) merged into Yco (heard in #sales), then Yco into Zco: the second merge
+    recorded Xco's names as Yco's, and #sales, which Yco existed for, was shown them."""
+    for name in ("Xco", "Yco", "Zco"):
+        kg("org", "add", name, *(["--alias", "xalias"] if name == "Xco" else []))
+    kg("propose", "Xco", "founded", "--value", "2001", "-s", "slack:a", "--audience", "channel:ops")
+    kg("propose", "Yco", "industry", "--value", "energy", "-s", "slack:b", "--audience", "channel:sales")
+    kg("org", "merge", "Yco", "Xco")
+    kg("org", "merge", "Zco", "Yco")
+    sales = [
+        json.dumps(kg.json("lookup", "Zco", "--audience", "channel:sales")["entity"]),
+        json.dumps(kg.json("search", "xalias", "--audience", "channel:sales")["results"]),
+        kg("export", "--format", "nquads", "--audience", "channel:sales").stdout,
+    ]
+    assert not [text for text in sales if "xalias" in text or "Xco" in text]
+    assert "Yco" in sales[0]  # the duplicate #sales knew
+    assert "xalias" in kg.json("lookup", "Zco", "--audience", "channel:ops")["entity"]["aliases"]

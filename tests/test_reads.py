@@ -124,6 +124,9 @@ def test_facts_known_at_shows_each_fact_as_it_was_held_then(tmp_path, monkeypatc
     def held(at, *audience):
         return {f["id"]: f for f in kg.json("facts", "team/web", "--known-at", at, *audience)["facts"]}
 
+    everything = {f["id"]: f for f in kg.json("facts", "team/web", "--all", "--known-at", "2026-03-05")["facts"]}
+    assert {k: f["status"] for k, f in everything.items()} == {kept: "proposed", dropped: "proposed"}
+    assert kg.json("facts", "team/web", "--all", "--known-at", "2026-03-01")["facts"] == []
     early = held("2026-03-05")
     assert set(early) == {kept, dropped}  # the rejection came later
     assert early[kept]["status"] == "proposed" and early[dropped]["status"] == "proposed"
@@ -143,6 +146,8 @@ def test_facts_known_at_shows_each_fact_as_it_was_held_then(tmp_path, monkeypatc
     public = held("2026-03-15", "--audience", "public")[kept]
     assert public["audiences"] == ["public"] and public["sources"] == [{"kind": "doc", "ref": "wiki"}]
     assert public["recorded_at"] == "2026-03-12T09:00:00Z"  # not when the owner heard it
+    now_public = kg.json("facts", "team/web", "--all", "--audience", "public")["facts"]
+    assert [f["recorded_at"] for f in now_public if f["id"] == kept] == ["2026-03-12T09:00:00Z"]
     history = kg.json("history", kept, "--audience", "public")["history"]
     assert history[0]["at"] == "2026-03-12T09:00:00Z"
     assert not [e for e in history if "observed_at" in e.get("changes", {})]  # it would say the owner's time

@@ -263,6 +263,23 @@ def test_an_organization_merge_reaches_the_other_replica(tmp_path, server, clock
     assert "nothing new" in ben("sync").stdout  # a later sync changes nothing
 
 
+def test_a_merged_organization_echoed_back_by_a_replica_that_had_not_merged_is_no_refusal(tmp_path, server, clock):
+    """Ben folds Ana's organizations before Ana merges them; Ana's next sync meets the duplicate in
+    Ben's patch, its alias now the kept one's: it was set aside, for good, as an alias clash."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("org", "add", "Tex")
+    ana("org", "add", "Tex Inc", "--alias", "texinc")
+    ana("sync")
+    ben("sync")  # Ben's fold is a patch of his own, pushed by his next sync
+    ana("org", "merge", "Tex", "Tex Inc")
+    for kb in (ana, ben, ana, ben):
+        synced = kb("sync")
+        assert "set aside" not in synced.stdout + synced.stderr
+    assert "set aside" not in ana("status").stdout
+    for kb in (ana, ben):
+        assert kb.json("lookup", "texinc")["entity"]["id"] == "organization/tex"
+
+
 def test_a_patch_altered_on_the_hub_holds_back_its_replica_alone_until_it_pushes_it_again(tmp_path, server, clock):
     """One altered patch on the hub made every other replica's sync fail, for ever: the replica that
     made it never pushed it again, as the error's hint said it would."""

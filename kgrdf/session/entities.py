@@ -46,8 +46,15 @@ class EntityReads(Reading):
         of the perspective are read once (merged-names.rq)."""
         if self.hearer is None:
             return set()
-        merged = self.merges().get(entity, {})
-        return {name for into, names in merged.items() if not self.may_see(into) for name in names}
+        hidden, seen, todo = set(), {entity}, [entity]
+        while todo:  # (one merged into one merged into it, and so on: the kept one took all their names)
+            for into, names in self.merges().get(todo.pop(), {}).items():
+                if into not in seen:
+                    seen.add(into)
+                    todo.append(into)
+                    if not self.may_see(into):
+                        hidden |= names
+        return hidden
 
     def merges(self) -> dict[str, dict[str, set[str]]]:
         """Each organization another was merged into -> each one merged into it -> the names that

@@ -224,6 +224,8 @@ class FactReads(Reading):
             fact = heard[listed["id"]]
             listed["sources"] = [{"kind": s.kind, "ref": s.ref} for s in fact.sources]
             listed["observations"] = fact.observations
+            if fact.recorded_at:  # (for an audience: when it first heard it, model.heard_triples)
+                listed["recorded_at"] = fact.recorded_at
             if fact.superseded_by:
                 listed["superseded_by"] = vocab.id_of(fact.superseded_by)
             else:
@@ -231,18 +233,21 @@ class FactReads(Reading):
             listed.update(self._heard_of(fact))
         return facts
 
-    def _as_held(self, facts: list[dict], known_at: str, valid_at: str) -> list[dict]:
+    def _as_held(self, facts: list[dict], known_at: str, valid_at: str, everything: bool = False) -> list[dict]:
         """The listed facts as the knowledge base held them at ``known_at`` (model.held_at: each
         read with its update records, those made later undone), with the sources and hearings held
-        then; kept when, as held then, it was current and true at ``valid_at``, and the read's
-        audience had heard it by then."""
+        then; kept when it was recorded by then and the read's audience had heard it, and, unless
+        ``everything``, when as held then it was current and true at ``valid_at``."""
         kept = []
         read = self.facts_heard([listed["id"] for listed in facts], history=True)
         for listed in facts:
             held = model.held_at(read[listed["id"]], known_at)
-            if held is None or held.status not in ("proposed", "confirmed"):
+            if held is None:
                 continue
-            if (held.valid_from and held.valid_from > valid_at) or (held.valid_to and held.valid_to <= valid_at):
+            current = held.status in ("proposed", "confirmed") and not (
+                (held.valid_from and held.valid_from > valid_at) or (held.valid_to and held.valid_to <= valid_at)
+            )
+            if not (current or everything):
                 continue
             for name in ("status", "authority", "valid_from", "valid_to", "recorded_at", "retired_at", "observations"):
                 value = getattr(held, name)
@@ -338,8 +343,8 @@ class FactReads(Reading):
             bindings["knownAt"] = now_literal(known_at or now)
             rows = self.values("facts", **bindings)
         facts = self._group(rows, entity)
-        if known_at and not everything:
-            facts = self._as_held(facts, clock.iso(known_at), clock.iso(as_of or known_at))
+        if known_at:
+            facts = self._as_held(facts, clock.iso(known_at), clock.iso(as_of or known_at), everything)
         elif sources:
             facts = self.with_sources(facts)
         out = {"entity": entity.as_json(), "facts": self.mark_conflicts(facts)}
