@@ -206,6 +206,8 @@ def _drop_disclosures(plan: Plan, told: dict[str, set[str]], journal) -> None:
 
 
 FORGOTTEN_TEXT = "[forgotten]"
+_REASON = vocab.kg("reason")
+_CLOSING = re.compile(r"replaced by f-[a-z0-9]{6}: ")  # how a closing record's reason begins (Writer._close)
 _AUDIENCE = vocab.kg("audience")
 
 
@@ -248,6 +250,9 @@ def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, perso
         for row, quad in held:
             if isinstance(quad.object, Literal) and quad.subject.value not in plan.graphs:
                 text = FORGOTTEN_TEXT
+                kept = _CLOSING.match(quad.object.value) if quad.predicate == _REASON else None
+                if kept and not person.in_text(kept.group(0)):
+                    text = kept.group(0) + FORGOTTEN_TEXT  # the successor it names stays named
                 if quad.predicate == _AUDIENCE and quad.object.value.startswith("dm:"):
                     others = [m for m in quad.object.value[3:].split(",") if not person.in_text(m)]
                     text = "dm:" + ",".join(others) if others else "owner"

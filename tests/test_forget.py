@@ -1051,6 +1051,8 @@ def test_a_replacement_named_only_by_its_reason_stays_with_the_fact_it_closed(kg
     assert [f["object"] for f in kg.json("facts", "process/release")["facts"]] == ["channel/c"]
     reasons = [e.get("reason") for fact in (second, third) for e in kg.json("history", fact)["history"]]
     assert "[forgotten]" in reasons and not [r for r in reasons if r and "okafor" in r.lower()]
+    closing = kg.json("history", first)["history"][-1]
+    assert (closing["action"], closing["reason"]) == ("close", f"replaced by {second}: [forgotten]")
     assert owner not in facts
     kg("validate")
     _unpack_git(kg.path)
