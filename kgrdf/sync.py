@@ -344,11 +344,9 @@ class _Fold:
             return True
         if not self.first:
             return False
-        perspective = iri.removeprefix(vocab.KB).split("/", 1)[0]
+        perspective = vocab.perspective_of(iri)
         if self.held is None:
-            self.held = {
-                row["perspective"].value.removeprefix(vocab.KB).rstrip("/") for row in self.writer.rows("perspectives")
-            }
+            self.held = {vocab.perspective_of(row["perspective"].value) for row in self.writer.rows("perspectives")}
         if perspective in self.held:
             self.others.add(perspective)
             return False

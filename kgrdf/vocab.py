@@ -84,6 +84,11 @@ def perspective_iri(perspective: str) -> NamedNode:
     return NamedNode(perspective_base(perspective))
 
 
+def perspective_of(iri: str) -> str:
+    """The perspective an IRI of the knowledge base is in (a perspective's own IRI included)."""
+    return iri.removeprefix(KB).split("/", 1)[0]
+
+
 def entity_iri(perspective: str, entity_id: str) -> NamedNode:
     return NamedNode(perspective_base(perspective) + quote(entity_id, safe="/._-"))
 

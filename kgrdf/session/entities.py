@@ -185,7 +185,7 @@ class EntityReads(Reading):
         """Every perspective with data, and the knowledge base's default one: name and counts."""
         found: dict[str, dict] = {self.kb.default_perspective: {"entities": 0, "facts": 0}}
         for row in self.values("perspectives"):
-            name = row["perspective"].removeprefix(vocab.KB).rstrip("/")
+            name = vocab.perspective_of(row["perspective"])
             entities = self.values(
                 "perspective-entities", perspective=NamedNode(row["perspective"]), entities=vocab.entities_graph(name)
             )

@@ -221,17 +221,24 @@ class FactReads(Reading):
         number of hearings shown; a successor the audience may not hear is not named."""
         heard = self.facts_heard([listed["id"] for listed in facts])
         for listed in facts:
-            fact = heard[listed["id"]]
-            listed["sources"] = [{"kind": s.kind, "ref": s.ref} for s in fact.sources]
-            listed["observations"] = fact.observations
-            if fact.recorded_at:  # (for an audience: when it first heard it, model.heard_triples)
-                listed["recorded_at"] = fact.recorded_at
-            if fact.superseded_by:
-                listed["superseded_by"] = vocab.id_of(fact.superseded_by)
-            else:
-                listed.pop("superseded_by", None)
-            listed.update(self._heard_of(fact))
+            self._shown_as(listed, heard[listed["id"]], ("recorded_at", "observations"))
         return facts
+
+    def _shown_as(self, listed: dict, fact: model.Fact, fields: tuple) -> None:
+        """A listed fact given ``fields``, its successor, sources and hearings as the read's audience
+        is shown ``fact`` (for an audience, recorded when it first heard it: model.heard_triples)."""
+        for name in fields:
+            value = getattr(fact, name)
+            if value is None:
+                listed.pop(name, None)
+            else:
+                listed[name] = value
+        if fact.superseded_by:
+            listed["superseded_by"] = vocab.id_of(fact.superseded_by)
+        else:
+            listed.pop("superseded_by", None)
+        listed["sources"] = [{"kind": s.kind, "ref": s.ref} for s in fact.sources]
+        listed.update(self._heard_of(fact))
 
     def _as_held(self, facts: list[dict], known_at: str, valid_at: str, everything: bool = False) -> list[dict]:
         """The listed facts as the knowledge base held them at ``known_at`` (model.held_at: each
@@ -249,17 +256,8 @@ class FactReads(Reading):
             )
             if not (current or everything):
                 continue
-            for name in ("status", "authority", "valid_from", "valid_to", "recorded_at", "retired_at", "observations"):
-                value = getattr(held, name)
-                if value is None:
-                    listed.pop(name, None)
-                else:
-                    listed[name] = value
-            listed.pop("superseded_by", None)
-            if held.superseded_by:
-                listed["superseded_by"] = vocab.id_of(held.superseded_by)
-            listed["sources"] = [{"kind": s.kind, "ref": s.ref} for s in held.sources]
-            listed.update(self._heard_of(held))
+            fields = ("status", "authority", "valid_from", "valid_to", "recorded_at", "retired_at", "observations")
+            self._shown_as(listed, held, fields)
             kept.append(listed)
         return kept
 
