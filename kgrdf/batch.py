@@ -18,10 +18,13 @@ KNOWN_SHOWN = 3  # confirmed facts shown beside a group, as what is already know
 
 
 def caps() -> review.Caps:
+    """The batch's caps as set (BadInput for a setting out of its range). A group's parts are cut
+    to the batch's cap when it is the smaller: a batch takes a part whole, and must not pass it."""
+    batch_facts = settings.get("KGRDF_BATCH_FACTS")
     return review.Caps(
         groups=settings.get("KGRDF_BATCH_GROUPS"),
-        group_facts=settings.get("KGRDF_GROUP_FACTS"),
-        batch_facts=settings.get("KGRDF_BATCH_FACTS"),
+        group_facts=min(settings.get("KGRDF_GROUP_FACTS"), batch_facts),
+        batch_facts=batch_facts,
         fold_under=settings.get("KGRDF_FOLD_UNDER"),
     )
 
@@ -192,7 +195,26 @@ def make(session, source=None) -> dict:
             known[group.anchor] = _known(session, group.anchor)
         shown["known"] = known[group.anchor] if group.anchor else []
         document["groups"].append(shown)
+    _say_valid_times(session, document["groups"])
     return document
+
+
+def _say_valid_times(session, groups: list[dict]) -> None:
+    """Give each fact of the batch (as shown: Group.as_json) that has a valid time that time, and
+    say it in its sentence as a listing does: "Staging is being built" alone reads as what holds
+    now, and confirming a past value must be seen to be that."""
+    shown = [fact for group in groups for fact in group["facts"]]
+    if not shown:
+        return
+    rows = session.rows_for_each("batch-times", "fact", [session.fact_iri(fact["id"]) for fact in shown])
+    times = {vocab.id_of(row["fact"].value): row for row in rows}
+    for fact in shown:
+        row = times.get(fact["id"], {})
+        start, end = (row[key].value if row.get(key) else None for key in ("validFrom", "validTo"))
+        fact["valid_from"], fact["valid_to"] = start, end
+        when = [f"{word} {at[:10]}" for word, at in (("from", start), ("to", end)) if at]
+        if when:
+            fact["sentence"] += f" ({'; '.join(when)})"
 
 
 def today(kb) -> dict:
@@ -201,10 +223,13 @@ def today(kb) -> dict:
     from datetime import timedelta
 
     days = settings.get("KGRDF_PROPOSAL_DAYS")
+    caps()  # a setting out of its range is refused before anything expires
     cutoff = clock.now() - timedelta(days=days)
     before = vocab.datetime_literal(clock.iso(cutoff))
     expired, document = 0, None
     with kb.reading() as session, _cache(kb, session) as cache:
+        if not session.perspective_exists():
+            raise session.unknown_perspective()  # a typo in --perspective must not replace the saved batch
         due = cache is None or cache.may_be_due(cutoff)
         if not (due and session.rows("proposals-due", limit=1, before=before)):
             document = make(session, cache)
@@ -313,6 +338,11 @@ def apply(kb, text: str) -> dict:
             f"not {kb.perspective!r}",
             hint=f"kg batch --perspective {kb.perspective} prints and saves this perspective's batch",
         )
+    if document.get("printed") is False:
+        raise Refused(
+            "the saved batch is not the one kg batch printed: the console made a new one since (a new day's)",
+            hint="kg batch prints it; answer that, or answer in the console",
+        )
     groups = groups_of(document)
     decided = review.parse(text, groups)
     if not any(decision != "defer" for decision in decided.values()):
@@ -328,7 +358,9 @@ def apply(kb, text: str) -> dict:
         }
     counts = {"confirm": 0, "reject": 0, "defer": 0}
     changed = []
+    labels = {item.id: group.label(i) for group in groups for i, item in enumerate(group.items)}
     with kb.writing("batch apply") as writer:
+        _refuse_rivals(writer, [fact_id for fact_id, decision in decided.items() if decision == "confirm"], labels)
         for group in groups:
             for item in group.items:
                 decision = decided.get(item.id, "defer")
@@ -353,6 +385,22 @@ def apply(kb, text: str) -> dict:
     }
 
 
+def _refuse_rivals(writer, fact_ids: list[str], labels: dict[str, str]) -> None:
+    """Refuse a decision that confirms two values of a subject where it takes one at a time (each
+    would close the other, and the order of the letters would choose), naming them by ``labels``.
+    Those decided elsewhere since the batch was printed are left out: they are not confirmed."""
+    undecided = [fact_id for fact_id in fact_ids if _undecided(writer.fact(fact_id))]
+    for facts in writer.confirmed_together(undecided):
+        named = [labels[f.id] for f in facts]
+        predicate = writer.schema.predicate_by_iri(facts[0].predicate)
+        raise Refused(
+            f"{', '.join(named[:-1])} and {named[-1]} would both hold {predicate.key} of "
+            f"{vocab.id_of(facts[0].subject)} at once, and it takes one value: nothing was decided",
+            hint=f'confirm one, and skip or reject the other: e.g. "confirm all except {named[-1]}"',
+            conflict=True,
+        )
+
+
 DECISIONS = ("confirm", "reject", "defer")
 
 
@@ -370,7 +418,7 @@ def for_review(kb) -> dict:
     except (Refused, BadInput):
         document = None
     if document is None:
-        document = {**peek(kb), "perspective": kb.perspective}
+        document = {**peek(kb), "perspective": kb.perspective, "printed": False}  # (kg batch apply answers none)
         save(kb, document)
     with kb.reading() as session:
         for group in document["groups"]:
@@ -417,6 +465,8 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
         return {**done, "answered": False}
     verb = "confirmed" if decision == "confirm" else "rejected"
     with kb.writing(f"review {decision}") as writer:
+        if decision == "confirm":
+            _refuse_rivals(writer, fact_ids, {fact_id: fact_id for fact_id in fact_ids})
         for fact_id in fact_ids:
             if not _undecided(writer.fact(fact_id)):
                 done["changed_since_printed"].append(fact_id)

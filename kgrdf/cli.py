@@ -1389,7 +1389,7 @@ def export(
             return
         else:
             try:
-                with files.written_whole(output) as out:
+                with files.written_whole(output, outside=session.kb.path) as out:
                     session.export_to(format, out)
             except OSError as exc:
                 raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from None

@@ -22,7 +22,7 @@ import stat
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgrdf.errors import Damaged
+from kgrdf.errors import BadInput, Damaged
 
 UMASK = 0o077
 PRIVATE = [
@@ -157,13 +157,21 @@ class Counted:
 
 
 @contextmanager
-def written_whole(path: Path):
+def written_whole(path: Path, outside: Path | None = None):
     """A file of the user's (an export) written whole or not at all, as a Counted file: a new file
     beside ``path``, renamed over it when the block ends and removed when the block raises, so that
     a write cut short leaves what stood at ``path`` as it was. A link at ``path`` is written
     through: the file it names is replaced, and keeps its permissions. A device or a pipe there
     (/dev/null, /dev/stdout) is written to as it is, never replaced. Not fsynced: the file is the
-    user's, not the knowledge base's."""
+    user's, not the knowledge base's. A path in the folder ``outside`` (a knowledge base's: its
+    journal, format.json) is refused with BadInput before anything is written, through links too."""
+    if outside is not None:
+        folder = os.path.realpath(outside)
+        if os.path.commonpath([folder, os.path.realpath(path)]) == folder:
+            raise BadInput(
+                f"{path} is in the knowledge base's folder, whose files are kgrdf's own: nothing was written",
+                hint="write the export outside it",
+            )
     try:
         info = os.stat(path)  # (through links: /dev/stdout names a pipe by a link no path reaches)
     except FileNotFoundError:

@@ -224,7 +224,9 @@ def today(items: list[Item], caps: Caps = Caps()) -> list[Group]:
 # --- decisions -------------------------------------------------------------------------------------
 
 VERBS = {"confirm": "confirm", "reject": "reject", "skip": "defer", "except": "defer"}
-_TOKEN = re.compile(r"\s*(?:(?P<sep>[,;])|(?P<word>[A-Za-z]+|\d+[A-Za-z]?))")
+# A word, or a group's number with perhaps a fact's letter, each ending where a letter or digit does
+# not follow ("1a2" is no target); ASCII digits alone, at most four of them.
+_TOKEN = re.compile(r"\s*(?:(?P<sep>[,;])|(?P<word>[A-Za-z]+|[0-9]{1,4}[A-Za-z]?)(?![A-Za-z0-9]))")
 
 
 def _tokens(text: str):
@@ -282,11 +284,11 @@ def parse(text: str, groups: list[Group]) -> dict[str, str]:
                     decided[item.id] = verb
             targets_in_clause += 1
         elif value[0].isdigit():
-            number = int(value.rstrip(LETTERS))
-            group = by_number.get(number)
+            digits = value.rstrip(LETTERS)
+            group = by_number.get(int(digits))
             if group is None:
                 raise BadInput(_where(text, position, f"a group of this batch (1 to {len(groups)})"))
-            letter = value[len(str(number)) :] if not value[-1].isdigit() else ""
+            letter, number = value[len(digits) :], group.number
             if letter:
                 index = LETTERS.index(letter)
                 if index >= len(group.items):

@@ -181,6 +181,23 @@ class EntityReads(Reading):
         exact = [h for h in found.values() if any(model.match_key(m["label"]) == needle for m in h["matched"])]
         return exact + [h for h in found.values() if h not in exact]
 
+    def perspective_exists(self) -> bool:
+        """Whether the read's perspective is one: the knowledge base's default one, or one that holds
+        data (one index lookup: is its entities graph empty?)."""
+        return (
+            self.perspective == self.kb.default_perspective
+            or next(iter(self.backend.quads_in(self.entities_graph)), None) is not None
+        )
+
+    def unknown_perspective(self) -> Refused:
+        """The refusal of a perspective that is none (perspective_exists), naming the known ones."""
+        known = [p["perspective"] for p in self.perspectives() if p["entities"] or p["facts"] or p["default"]]
+        return Refused(
+            f"no perspective {self.perspective!r}; known: {', '.join(known)}",
+            hint=f"kg org init NAME --perspective {self.perspective} provisions it with its self "
+            "organization; else check KGRDF_PERSPECTIVE and --perspective",
+        )
+
     def perspectives(self) -> list[dict]:
         """Every perspective with data, and the knowledge base's default one: name and counts."""
         found: dict[str, dict] = {self.kb.default_perspective: {"entities": 0, "facts": 0}}

@@ -5,6 +5,7 @@ from pyoxigraph import NamedNode
 from kgrdf import audience as audiences
 from kgrdf import clock, model, vocab
 from kgrdf.errors import BadInput, Refused
+from kgrdf.writer.pending import rival_key
 from kgrdf.writer.staging import DEFAULT_REVIEWER, Heard, Outcome, Staging, parse_source
 
 
@@ -40,7 +41,7 @@ class Lifecycle(Staging):
         if action == "reconfirm" and reviewed_by == "auto":
             return Outcome(fact, "unchanged", f"{fact.id} is confirmed already", [])
         changes = {"status": "confirmed", "retired_at": None, "last_confirmed_at": self.now, "reviewed_by": reviewed_by}
-        rivals = self._rivals(fact)
+        rivals, beside = self._replaced_by(fact)
         coexist = bool(rivals) and self._coexists(fact)
         if close_replaced and rivals and not coexist and fact.valid_from is None:
             # It holds from where the values it replaces end (now): left open, its valid time would
@@ -60,6 +61,7 @@ class Lifecycle(Staging):
         if close_replaced:
             closed = [self._close(other, after) for other in rivals]
             notes = [self._closed_note(old, new) for old, new in zip(rivals, closed, strict=True)]
+            notes += [self._beside_note(after, other) for other in beside]
             return Outcome(after, action + "ed", "; ".join(n for n in notes if n) or None, closed)
         note = None
         if rivals:
@@ -68,6 +70,45 @@ class Lifecycle(Staging):
                 f"{ids} stays current beside it until a person confirms the change (kg confirm {after.id} closes {ids})"
             )
         return Outcome(after, action + "ed", note, [])
+
+    def _replaced_by(self, fact: model.Fact) -> tuple[list[model.Fact], list[model.Fact]]:
+        """(the rival values confirming ``fact`` replaces, those it leaves beside it). A value whose
+        valid time ended by now ("it was being built until 2021") replaces none: the value current
+        now stays current, and a rival that shared part of its time is left beside it (kg lint
+        shows the overlap). Any other replaces every rival."""
+        rivals = self._rivals(fact)
+        if fact.valid_to and fact.valid_to <= self.now:
+            return [], [other for other in rivals if _overlap(fact, other)]
+        return rivals, []
+
+    @staticmethod
+    def _beside_note(fact: model.Fact, other: model.Fact) -> str:
+        """What confirming a past value says of a rival whose valid time it shares: both stay."""
+        return f"{other.id} held another value during part of that time: both stay, and kg lint shows how to end the overlap"
+
+    def confirmed_together(self, fact_ids: list[str]) -> list[list[model.Fact]]:
+        """The facts among ``fact_ids`` that may not be confirmed in one decision: two or more
+        different values of a single-valued predicate (or of one key of an attribute) of one subject
+        whose valid times overlap. Confirmed one after the other, each would close the one before,
+        and which value stays would be the order of the batch's letters, not a person's choice.
+        (An organization's attributes stand side by side, and are never among them.)"""
+        buckets: dict[tuple, list[model.Fact]] = {}
+        for fact_id in dict.fromkeys(fact_ids):
+            fact = self.fact(fact_id)
+            predicate = self.schema.predicate_by_iri(fact.predicate)
+            if predicate is None or not (predicate.single_valued or predicate.key == "attribute"):
+                continue
+            if self._coexists(fact):
+                continue
+            key = (fact.subject, fact.predicate, rival_key(self.schema, fact.predicate, fact.target))
+            buckets.setdefault(key, []).append(fact)
+        return [
+            facts
+            for facts in buckets.values()
+            if any(
+                a.value_key() != b.value_key() and _overlap(a, b) for i, a in enumerate(facts) for b in facts[i + 1 :]
+            )
+        ]
 
     def _rivals(self, fact: model.Fact) -> list[model.Fact]:
         """The other current confirmed values of a single-valued predicate (or of the same key of a
