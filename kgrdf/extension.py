@@ -210,17 +210,18 @@ def _field_problems(entry: dict, kind: str, number: int) -> list[str]:
             f"{what} has the field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}, "
             f"which a {kind} does not take; its fields are {', '.join(allowed)}"
         )
-    if entry.get("axis") not in AXES:
+    # (a list or an object is no key of AXES: asked as one, it would raise, not be a problem)
+    if not isinstance(entry.get("axis"), str) or entry["axis"] not in AXES:
         problems.append(f"{what}: axis must be one of {', '.join(AXES)}, not {_shown(entry.get('axis'))}")
     if kind == "predicate":
-        if entry.get("object") not in ("entity", "value"):
+        if not isinstance(entry.get("object"), str) or entry["object"] not in ("entity", "value"):
             problems.append(f'{what}: "object" must be "entity" or "value", not {_shown(entry.get("object"))}')
         if "single_valued" in entry and not isinstance(entry["single_valued"], bool):
             problems.append(f'{what}: "single_valued" must be true or false, not {_shown(entry["single_valued"])}')
     for key in ("label", "sentence"):
         if entry.get(key) is not None and key in allowed:
             try:
-                inputs.text(entry[key], f'{what}: "{key}"')
+                inputs.prose(entry[key], f'{what}: "{key}"')
             except BadInput as exc:
                 problems.append(exc.message)
     for key in ("subclass_of", "domain", "range", "subproperty_of"):

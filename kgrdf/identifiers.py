@@ -8,7 +8,7 @@ query or console page can show them. Only ``kg identifiers list`` does.
 
 from pathlib import Path
 
-from kgrdf import clock, files, model
+from kgrdf import clock, files, inputs, model
 from kgrdf.errors import BadInput, Refused
 
 FILE = "identifiers.jsonl"
@@ -32,11 +32,12 @@ def write(kb, entries: list[dict]) -> None:
 
 def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str]:
     """Record that ``entity_text`` (a person or actor) is known as ``value`` in ``kind``.
-    Returns (the entry, "added" | "unchanged"). The caller holds the write lock."""
+    Returns (the entry, "added" | "unchanged"). Raises BadInput for a value that is no text of at
+    most KGRDF_MAX_TEXT visible characters. The caller holds the write lock."""
     kind = kind.strip().lower()
     if kind not in KINDS:
         raise BadInput(f"unknown identifier kind {kind!r}; use one of {', '.join(KINDS)}")
-    value = model.refuse_unprintable(value.strip(), "the identifier")
+    value = model.refuse_unprintable(inputs.text(value, "the identifier").strip(), "the identifier")
     if not value:
         raise BadInput("the identifier's value is empty")
     entity = session.resolve(entity_text)

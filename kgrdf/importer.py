@@ -189,8 +189,9 @@ def _record(number: int, data) -> Record:
     return Record(number, data)
 
 
-# The fields of each kind of record and what they hold: text, a list of texts, a whole number, true
-# or false, a number, or sources. A field that is absent or null is not given.
+# The fields of each kind of record and what they hold: text, free text kept and shown to people (no
+# control character but tabs and newlines), a list of texts, a whole number, true or false, a number,
+# or sources. A field that is absent or null is not given.
 _FIELDS = {
     "entity": {
         "type": "text",
@@ -198,14 +199,14 @@ _FIELDS = {
         "name": "text",
         "aliases": "texts",
         "weak_aliases": "texts",
-        "summary": "text",
+        "summary": "prose",
     },
     "fact": {
         "type": "text",
         "subject": "text",
         "predicate": "text",
         "object": "text",
-        "value": "text",
+        "value": "prose",
         "sources": "sources",
         "authority": "text",
         "status": "text",
@@ -213,18 +214,18 @@ _FIELDS = {
         "valid_to": "text",
         "order": "whole",
         "prevents_rework": "flag",
-        "reason": "text",
+        "reason": "prose",
         "audience": "text",
         "said_by": "text",
         "message": "text",
         "extracted": "flag",
         "confidence": "number",
-        "span": "text",
+        "span": "prose",
     },
 }
 _REQUIRED = {"entity": ("id",), "fact": ("subject", "predicate")}
-_WHOLE = re.compile(r"^[0-9]+$")
-_DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+_WHOLE = re.compile(r"[0-9]+\Z")
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z")
 
 
 def _checked(data: dict, limit: int | None = None) -> dict:
@@ -251,6 +252,8 @@ def _checked(data: dict, limit: int | None = None) -> dict:
             continue
         if holds == "text":
             out[name] = inputs.text(value, name, limit)
+        elif holds == "prose":
+            out[name] = inputs.prose(value, name, limit)
         elif holds == "texts":
             out[name] = _texts(value, name, limit)
         elif holds == "sources":

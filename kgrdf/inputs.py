@@ -9,6 +9,7 @@ KGRDF_MAX_TRANSCRIPT bytes in those files.
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -52,6 +53,29 @@ def text(value, what: str, limit: int | None = None) -> str:
             f"{what} is not UTF-8 text ({value[exc.start]!r} at character {exc.start + 1})",
             hint="a byte that is not UTF-8 was given; pass the text in UTF-8",
         ) from None
+    return value
+
+
+def prose(value, what: str, limit: int | None = None) -> str:
+    """Free text that is kept and shown to people (a value, a summary, a reason, a schema's label):
+    :func:`text` holding no control character but tabs and newlines (CONTROLS). Raises BadInput."""
+    return refuse_controls(text(value, what, limit), what)
+
+
+# The control characters free text may not hold: C0 but tab and newline, DEL, and C1. A terminal
+# obeys them (a carriage return or an escape sequence rewrites the line a reader sees), so a reason
+# could show as something it does not say.
+CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def refuse_controls(value: str, what: str) -> str:
+    """``value`` when it holds no control character (CONTROLS). Raises BadInput naming the first."""
+    found = CONTROLS.search(value)
+    if found is not None:
+        raise BadInput(
+            f"{what} holds a control character (U+{ord(found.group()):04X}) at character {found.start() + 1}; "
+            "use visible characters, tabs and newlines only"
+        )
     return value
 
 
@@ -147,11 +171,20 @@ def _unique(pairs: list) -> dict:
 _UNIQUE_KEYS = json.JSONDecoder(object_pairs_hook=_unique)
 
 
+BOM = b"\xef\xbb\xbf"  # the UTF-8 byte-order mark some editors put first: no part of the text
+
+
 def read(path: Path, setting: str, what: str) -> bytes:
-    """The bytes of the file at ``path``, at most the setting's number of them. A regular file or a
-    pipe (standard input) only: a device or a folder would be read forever or not at all.
+    """The bytes of the file at ``path``, at most the setting's number of them, without a UTF-8
+    byte-order mark at its start (every file kg reads is UTF-8 text). A regular file or a pipe
+    (standard input) only: a device or a folder would be read forever or not at all.
     Raises BadInput when it cannot be read, is not a file, or is larger than its bound."""
-    limit = settings.get(setting)
+    return read_bounded(path, settings.get(setting), what, hint=f"split it, or raise {setting}")
+
+
+def read_bounded(path: Path, limit: int, what: str, hint: str | None = None) -> bytes:
+    """:func:`read` with its bound in bytes given (``hint`` says what to do about a larger file).
+    A named pipe with no writer reads as empty, never waited on."""
     path = Path(path)
     if "\x00" in str(path):
         raise BadInput(f"{what} {str(path)!r} holds a NUL character, which no path can")
@@ -166,15 +199,16 @@ def read(path: Path, setting: str, what: str) -> bytes:
                 raise IsADirectoryError
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
                 raise BadInput(f"{what} {path} is not a file", hint="give the path of a file")
-            if stat.S_ISREG(mode) and os.fstat(stream.fileno()).st_size > limit:
-                raise _too_large(what, path, limit, setting)
-            data = _read_at_most(stream, limit + 1)
+            if stat.S_ISREG(mode) and os.fstat(stream.fileno()).st_size > limit + len(BOM):
+                raise _too_large(what, path, limit, hint)
+            data = _read_at_most(stream, limit + len(BOM) + 1)
     except IsADirectoryError:
         raise BadInput(f"{what} {path} is a folder", hint="give the path of a file") from None
     except OSError as exc:
         raise BadInput(f"cannot read {what} {path}: {exc.strerror}") from None
+    data = data.removeprefix(BOM)
     if len(data) > limit:
-        raise _too_large(what, path, limit, setting)
+        raise _too_large(what, path, limit, hint)
     return data
 
 
@@ -191,8 +225,8 @@ def _read_at_most(stream, size: int) -> bytes:
     return b"".join(pieces)
 
 
-def _too_large(what: str, path: Path, limit: int, setting: str) -> BadInput:
-    return BadInput(f"{what} {path} is larger than {limit} bytes", hint=f"split it, or raise {setting}")
+def _too_large(what: str, path: Path, limit: int, hint: str | None) -> BadInput:
+    return BadInput(f"{what} {path} is larger than {limit} bytes", hint=hint)
 
 
 def lines(data: bytes):
@@ -203,12 +237,19 @@ def lines(data: bytes):
 
 
 def standard_input(what: str) -> str:
-    """A text given on standard input (a message), checked as :func:`text`. Raises BadInput."""
+    """A text given on standard input (a message), checked as :func:`text`, without a byte-order
+    mark at its start (offsets into it count from its first character). Raises BadInput."""
     import sys
 
     limit = settings.get("KGRDF_MAX_TEXT")
-    data = _read_at_most(sys.stdin.buffer, 4 * limit + 4)  # a character is at most four bytes in UTF-8
+    most = 4 * limit + len(BOM)  # a character is at most four bytes in UTF-8
+    data = _read_at_most(sys.stdin.buffer, most + 1)
+    if len(data) > most:  # read no further: its length is not known, only that it is too long
+        raise BadInput(
+            f"{what} on standard input is more than {limit} characters long; the most is {limit}",
+            hint="KGRDF_MAX_TEXT sets it",
+        )
     try:
-        return text(data.decode("utf-8"), what)
+        return text(data.removeprefix(BOM).decode("utf-8"), what)
     except UnicodeDecodeError:
         raise BadInput(f"{what} on standard input is not UTF-8 text") from None

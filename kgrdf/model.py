@@ -94,6 +94,22 @@ def refuse_unprintable(text: str, what: str) -> str:
     return text
 
 
+# A fact's place in a sequence (has_step's order) is a whole number from 1 to MAX_ORDER: a sequence
+# of a million steps is beyond any process, and a larger number would not fit the integers of every
+# store the fact goes to (the batch's cache holds 64-bit ones).
+MAX_ORDER = 1_000_000
+
+
+def check_order(order) -> int:
+    """``order`` when it is a place in a sequence (1 to MAX_ORDER). Raises BadInput saying the range."""
+    from kgrdf.errors import BadInput
+
+    if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= MAX_ORDER:
+        shown = f"{order!r}"[:40] if not isinstance(order, int) or abs(order) < 10**30 else "of more than 30 digits"
+        raise BadInput(f"the order {shown} is not a place in a sequence: give a whole number from 1 to {MAX_ORDER:,}")
+    return order
+
+
 def normalize(text: str) -> str:
     """Labels and values compare ignoring case and runs of spaces."""
     return _SPACES.sub(" ", text).strip().casefold()
@@ -908,7 +924,12 @@ def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
 def entity_change(old: Entity | None, new: Entity, perspective: str, schema) -> tuple[list[Quad], list[Quad]]:
     """The quads to delete and add to change ``old``'s description (None: none yet) to ``new``'s
     (entity_quads), worked out from what changed: an entity given one more alias by each of N
-    records costs each record its own alias, not all N before it."""
+    records costs each record its own alias, not all N before it. Raises BadInput for a new summary
+    holding a control character (inputs.prose), before anything is changed."""
+    if new.summary and (old is None or new.summary != old.summary):
+        from kgrdf import inputs
+
+        inputs.refuse_controls(new.summary, "the summary")
     if old is None or (old.iri, old.id, old.type) != (new.iri, new.id, new.type):
         before = entity_quads(old, perspective, schema) if old is not None else []
         after = entity_quads(new, perspective, schema)

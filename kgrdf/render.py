@@ -1,6 +1,8 @@
 """Output: one JSON document for programs (--json), or plain text for a person, in colour on a terminal."""
 
+import functools
 import json as jsonlib
+import re
 import sys
 
 _COLOURS = {
@@ -26,10 +28,50 @@ def paint(text: str, colour: str) -> str:
     return typer.style(text, fg=_COLOURS.get(colour, colour))
 
 
+# The control characters a terminal obeys (C0 but tab and newline, DEL, C1): a carriage return or an
+# escape sequence in a stored text would rewrite the line a reader sees. kgrdf refuses them in the
+# free text it keeps (inputs.prose), and shows any a text still holds (written before, or by another replica)
+# escaped, as \x1b.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# (json escapes C0 itself; DEL and C1 it writes as they are)
+_JSON_CONTROLS = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character a terminal would obey (_CONTROLS) escaped, as ``\\x1b``."""
+    return _CONTROLS.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _visible(value):
+    """A document with every text in it :func:`visible`; anything but text, lists and objects as is."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {_visible(key): _visible(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_visible(item) for item in value]
+    return value
+
+
+def _on_screen(render):
+    """A renderer ``render(as_json, ...)`` whose text shows every control character of its data
+    escaped (:func:`visible`); its JSON is left to emit."""
+
+    @functools.wraps(render)
+    def shown(as_json: bool, *args, **options):
+        if not as_json:
+            args, options = _visible(args), _visible(options)
+        return render(as_json, *args, **options)
+
+    return shown
+
+
 def emit(document) -> None:
-    sys.stdout.write(jsonlib.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = jsonlib.dumps(document, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(text.translate(_JSON_CONTROLS) + "\n")
 
 
+@_on_screen
 def out(as_json: bool, document, text: str) -> None:
     if as_json:
         emit(document)
@@ -45,7 +87,7 @@ def error(exc, as_json: bool) -> None:
     line = f"kg: {exc.message}"
     if exc.hint:
         line += f" ({exc.hint})"
-    print(line.translate(_BREAKS), file=sys.stderr)
+    print(visible(line.translate(_BREAKS)), file=sys.stderr)
     if as_json:
         emit(exc.as_json())
 
@@ -127,6 +169,7 @@ def _entity_head(entity: dict) -> str:
     return head
 
 
+@_on_screen
 def lookup(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
@@ -142,6 +185,7 @@ def lookup(as_json: bool, result: dict) -> None:
             print(fact_line(fact))
 
 
+@_on_screen
 def facts(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
@@ -171,19 +215,21 @@ def outcome_doc(result, shown: dict, warnings=()) -> dict:
     return doc
 
 
+@_on_screen
 def outcome(as_json: bool, result, shown: dict, warnings=()) -> None:
     for warning in warnings:
-        print(f"kg: warning: {warning.message}", file=sys.stderr)
+        print(f"kg: warning: {visible(warning.message)}", file=sys.stderr)
     doc = outcome_doc(result, shown, warnings)
     if as_json:
         return emit(doc)
     print(f"{result.action} {fact_line(shown, indent='').lstrip()}")
     if result.note:
-        print(paint(result.note, "dim"))
+        print(paint(visible(result.note), "dim"))
     for item in doc.get("closed", []):
         print(f"closed {item['id']} (superseded by {item['superseded_by']})")
 
 
+@_on_screen
 def identify(as_json: bool, found: dict) -> None:
     if as_json:
         return emit(found)
@@ -199,6 +245,7 @@ def identify(as_json: bool, found: dict) -> None:
         print(f"kg: no entity is called {found['text']!r}", file=sys.stderr)
 
 
+@_on_screen
 def search(as_json: bool, text: str, hits: list) -> None:
     if as_json:
         return emit({"text": text, "results": hits})
@@ -209,6 +256,7 @@ def search(as_json: bool, text: str, hits: list) -> None:
         print(f"nothing matches {text!r}")
 
 
+@_on_screen
 def mentions(as_json: bool, text: str, found: list) -> None:
     if as_json:
         return emit({"text": text, "mentions": found})
@@ -223,6 +271,7 @@ def mentions(as_json: bool, text: str, found: list) -> None:
         print("no known name or alias is mentioned")
 
 
+@_on_screen
 def neighbors(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
@@ -239,6 +288,7 @@ def neighbors(as_json: bool, result: dict) -> None:
         print(f"  {edge['from']} --{edge['predicate']}--> {edge['to']}  {paint(edge['fact'], 'dim')}")
 
 
+@_on_screen
 def history(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
@@ -261,6 +311,7 @@ def history(as_json: bool, result: dict) -> None:
             print(paint(f"      {name}: {before} -> {after}", "dim"))
 
 
+@_on_screen
 def stats(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
@@ -272,6 +323,7 @@ def stats(as_json: bool, result: dict) -> None:
         print(f"{kind}: " + ", ".join(f"{k} {v}" for k, v in result[kind].items()))
 
 
+@_on_screen
 def status(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
@@ -305,6 +357,7 @@ def _sync_state(sync: dict | None) -> None:
         print(paint(f"set aside by kg sync: {len(aside)} (kg remote list shows them)", "warn"))
 
 
+@_on_screen
 def remotes(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
@@ -317,6 +370,7 @@ def remotes(as_json: bool, result: dict) -> None:
         print(f"  set aside: {item['id']} of replica {item['replica']} (patch {item['patch']}): {item['reason']}")
 
 
+@_on_screen
 def synced(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
@@ -352,7 +406,7 @@ def sparql(as_json: bool, result) -> None:
         names = [v.value for v in result.variables]
         print("\t".join(names))
         for row in result:
-            print("\t".join("" if row[n] is None else str(row[n]) for n in names))
+            print("\t".join("" if row[n] is None else visible(str(row[n])) for n in names))
         return
     data = ox.serialize(result, format=ox.RdfFormat.N_TRIPLES)
     if as_json:
@@ -360,6 +414,7 @@ def sparql(as_json: bool, result) -> None:
     sys.stdout.buffer.write(data)
 
 
+@_on_screen
 def validation(as_json: bool, report: dict) -> None:
     if as_json:
         return emit(report)
@@ -396,6 +451,7 @@ def schema(as_json: bool, schema, extension=None) -> None:
     ]
     if as_json:
         return emit({"types": types, "predicates": predicates, "extension": extension})
+    types, predicates, extension = _visible((types, predicates, extension))
     if extension is not None:
         if extension["accepted"]:
             print("schema.json: accepted")
@@ -423,6 +479,7 @@ def schema(as_json: bool, schema, extension=None) -> None:
             )
 
 
+@_on_screen
 def import_report(as_json: bool, report: dict, path: str, apply: bool = False) -> None:
     if as_json:
         return emit(report)
@@ -468,6 +525,7 @@ def import_report(as_json: bool, report: dict, path: str, apply: bool = False) -
         )
 
 
+@_on_screen
 def batch(as_json: bool, document: dict) -> None:
     if as_json:
         return emit(document)
@@ -502,6 +560,7 @@ def batch(as_json: bool, document: dict) -> None:
     )
 
 
+@_on_screen
 def disclosed(as_json: bool, doc: dict) -> None:
     """What a disclosure recorded (kg disclose): the facts told, to whom, in which message."""
     lines = [f"recorded: told {doc['audience']} in {doc['message']} ({len(doc['facts'])} fact"]
@@ -514,6 +573,7 @@ def disclosed(as_json: bool, doc: dict) -> None:
     out(as_json, doc, "\n".join(lines))
 
 
+@_on_screen
 def disclosures(as_json: bool, doc: dict) -> None:
     """Who was told a fact (kg disclosures): each audience, message, time and who recorded it."""
     fact = doc["fact"]
@@ -525,6 +585,7 @@ def disclosures(as_json: bool, doc: dict) -> None:
     out(as_json, doc, "\n".join(lines))
 
 
+@_on_screen
 def told(as_json: bool, doc: dict) -> None:
     """What an audience was told (kg told), newest first."""
     since = f" since {doc['since']}" if doc.get("since") else ""

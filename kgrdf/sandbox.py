@@ -145,7 +145,7 @@ def time_limit(requested: float | None = None) -> float:
 def query_text(argument: str) -> str:
     """The query ``kg sparql`` was given: the text itself, or the contents of the file it names (a
     ``.rq`` path, or one short line that is a file), read no further than MAX_BYTES. Raises
-    BadInput for a file that cannot be read or is too large."""
+    BadInput for a file that cannot be read, is too large or empty."""
     from pathlib import Path
 
     path = Path(argument)
@@ -171,17 +171,17 @@ def query_text(argument: str) -> str:
                 hint="give a SPARQL query's text, or the path of a .rq file",
             )
         return argument
+    from kgrdf import inputs
+
+    # (read as an import file is: a named pipe no one writes to is not waited on, a device is refused)
+    data = inputs.read_bounded(path, MAX_BYTES, "the query file", hint="kg sparql runs queries of at most that size")
     try:
-        with open(path, "rb") as source:
-            data = source.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise BadInput(f"cannot read the query file {path}: {exc.strerror}") from None
-    if len(data) > MAX_BYTES:
-        raise BadInput(f"{path} is larger than {MAX_BYTES:,} bytes; kg sparql runs queries of at most that size")
-    try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInput(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise BadInput(f"the query file {path} is empty", hint="give a SPARQL query's text, or the path of a .rq file")
+    return text
 
 
 def memory_limit() -> int:

@@ -48,8 +48,8 @@ from kgrdf import clock, files, lock, model, privacy, vocab
 from kgrdf.errors import BadInput, Damaged, KgError, NotFound, Refused
 from kgrdf.journal import Position, Stream, fold, name_of, number_of, parse_patch
 
-NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-REPLICA = re.compile(r"^r-[0-9a-f]{8}$")  # a replica's id, as kg init mints it: also the name of its folder here
+NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")  # (\Z, not $: $ lets a final newline through)
+REPLICA = re.compile(r"r-[0-9a-f]{8}\Z")  # a replica's id, as kg init mints it: also the name of its folder here
 REPLICAS = "replicas"  # the other replicas' journals, as pulled from the hubs
 STATE = "sync.json"  # each remote's last sync, how far each replica's journal is folded, what was set aside
 PUSH_AT_ONCE = 1000  # patches read from the journal and pushed at a time

@@ -109,7 +109,7 @@ def _rows(backend, perspective: str, fact: NamedNode | None):
                 int(queries.value(row["rework"])),
                 queries.value(row["seen"]),
                 queries.value(row["recorded"]),
-                queries.value(order) if order is not None else None,
+                _rank(queries.value(order)) if order is not None else None,
             )
         )
     anchors = [
@@ -121,6 +121,15 @@ def _rows(backend, perspective: str, fact: NamedNode | None):
         for row in backend.select(queries.load("proposals-observed"), bindings)
     ]
     return waiting, anchors, proposed
+
+
+_LARGEST = (1 << 63) - 1  # SQLite's integers are 64-bit
+
+
+def _rank(order) -> int | None:
+    """A fact's order as the cache keeps it: one beyond SQLite's integers (written before an order was
+    bounded, model.MAX_ORDER) at their edge, where it ranks as it would; one that is no number, none."""
+    return max(-_LARGEST, min(order, _LARGEST)) if isinstance(order, int) else None
 
 
 def _insert(db, waiting, anchors, proposed) -> None:

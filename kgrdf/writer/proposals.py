@@ -61,7 +61,7 @@ class Proposals(Staging):
             raise Refused(f"{predicate.key} takes a value (--value), not an entity")
         from kgrdf import inputs
 
-        text = inputs.text(value_text, f"the value for {predicate.key}", self._text_limit).strip()
+        text = inputs.prose(value_text, f"the value for {predicate.key}", self._text_limit).strip()
         if not text:
             raise BadInput(f"the value for {predicate.key} is empty")
         if predicate.value_type == vocab.XSD_DATE.value:
@@ -184,7 +184,7 @@ class Proposals(Staging):
                 raise BadInput(f"--confidence is between 0 and 1, not {heard.confidence}")
             out["confidence"] = float(heard.confidence)
         if heard.span is not None:
-            out["span"] = model.clean_label(inputs.text(heard.span, "the span")) or None
+            out["span"] = model.clean_label(inputs.prose(heard.span, "the span")) or None
         if heard.message is not None:
             message = inputs.text(heard.message, "the message").strip()
             out["message"] = model.refuse_unprintable(message, "the message reference") or None
@@ -282,6 +282,9 @@ class Proposals(Staging):
             raise BadInput(f"--valid-from {start} is after --valid-to {end}")
         if order is not None and not pred.ordered:
             raise BadInput(f"--order applies to ordered predicates (has_step), not {pred.key}")
+        if order is not None:
+            model.check_order(order)
+        reason = self._checked_reason(reason)
         subject_entity = self.resolve(subject, role="subject")
         target = self._target(pred, object, value)
         if isinstance(target, model.Entity) and target.iri == subject_entity.iri:
@@ -311,6 +314,7 @@ class Proposals(Staging):
                 )
             hearings = self._hearings(fact, heards, sources)
             changes = {"observed_at": self.now, "observations": fact.observations + len(hearings), **times}
+            changes.update(self._made_personal(fact, heards, sources, reason))
             if authority == "user" and any(s.kind == "user" for s in sources):
                 changes["authority"] = "user"  # the user's own words now back it
             if prevents_rework and not fact.prevents_rework:
@@ -346,14 +350,8 @@ class Proposals(Staging):
             subject_entity.type in privacy.PERSON_TYPES
             or (isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)
             or self._names_a_person(
-                [
-                    target_term.value if isinstance(target_term, Literal) else None,
-                    heard["span"],
-                    heard["message"],
-                    heard.get("claimed_role"),
-                    reason,
-                ]
-                + [text for s in sources for text in (s.ref, s.quote)]
+                [target_term.value if isinstance(target_term, Literal) else None]
+                + self._brought_texts(heards, sources, reason)
             )
         )
         start = start or default_start
@@ -397,9 +395,29 @@ class Proposals(Staging):
             "observed_at": self.now,
             "observations": fact.observations + len(hearings),
             **times,
+            **self._made_personal(fact, heards, sources, reason),
         }
         after = self._change(fact, changes, "revive", reason, sources, hearings)
         return Outcome(after, "revived", f"{fact.id} {why}" + times_note)
+
+    @staticmethod
+    def _brought_texts(heards: list[dict], sources, reason) -> list:
+        """The texts a proposal brings that may name a person: each hearing's span and message, a
+        claim's role, the reason, and the sources' refs and quotes."""
+        return [
+            *(text for heard in heards for text in (heard["span"], heard["message"], heard.get("claimed_role"))),
+            reason,
+            *(text for s in sources for text in (s.ref, s.quote)),
+        ]
+
+    def _made_personal(self, fact: model.Fact, heards: list[dict], sources, reason) -> dict:
+        """{"sensitivity": "personal"} when a fact not yet personal is heard again with a text
+        naming a person (a source, a message, the words, a claim's role, the reason), else {}: a fact
+        naming a person is one whichever of its hearings names them, and the auto-confirm rules and
+        the routing to the private journal read it so."""
+        if fact.sensitivity == "personal" or not self._names_a_person(self._brought_texts(heards, sources, reason)):
+            return {}
+        return {"sensitivity": "personal"}
 
     @cached_property
     def _perspective_value(self) -> str:

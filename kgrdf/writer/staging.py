@@ -425,7 +425,12 @@ class Staging(Session):
         into that record: an import of N copies of one fact makes one record adding N hearings and
         their sources, not N records each listing all before it; by another action or for another
         reason, its record follows, the fact changed in place (it is this write's own copy). Returns
-        the fact as it is after (callers say what it held before the change, not after it)."""
+        the fact as it is after (callers say what it held before the change, not after it). Raises
+        BadInput, before anything is staged, for an order out of range (model.check_order) and for a
+        reason that is too long or holds a control character."""
+        if changes.get("order") is not None:
+            model.check_order(changes["order"])
+        reason = self._checked_reason(reason)
         draft = self._drafts.get(fact.iri)
         own = draft is not None and draft.fact is fact
         if own and (draft.entry.action, draft.entry.reason) == (action, reason):
@@ -448,6 +453,11 @@ class Staging(Session):
             self._drafts[fact.iri] = draft
         self._stage_lines(deletes, adds, draft.fact)
         return draft.fact
+
+    def _checked_reason(self, reason: str | None) -> str | None:
+        """A reason as it is kept (every change's passes here): text of at most KGRDF_MAX_TEXT
+        characters without a control character (inputs.prose), or None."""
+        return None if reason is None else inputs.prose(reason, "the reason", self._text_limit)
 
     def heard_by(self, audience: str, fact: str) -> None:
         """Raises NotFound, as for a fact that is not there, unless the audience ``audience`` may
