@@ -26,7 +26,7 @@ from kgrdf.errors import BadInput
 PUBLIC = "public"
 OWNER = "owner"
 KINDS = ("public", "workspace:W", "channel:C", "dm:A,B", "owner")
-_NAME = re.compile(r"^[\w.@#/-]+$")
+_NAME = re.compile(r"^[\w.@#/-]+\Z")
 
 
 MAX_CHARS = 4096  # an audience longer is no conversation's: refused before it is read, or said back

@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime
 
 from kgrdf.errors import BadInput, Refused
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 
 def now() -> datetime:

@@ -65,13 +65,13 @@ FORMAT = 3  # of the knowledge base folder: 3, each journal an RDF Patch log of 
 # (2: the same, the files plain; 1: segments of several transactions; kgrdf.migrate brings either to 3)
 LOCAL = "local"  # the private journal's folder
 PER_FOLDER = 1000  # patch files to a folder
-_FILE = re.compile(r"^(\d{10})\.rdfp(?:\.gz)?$")  # format 2's files are plain, format 3's gzipped
+_FILE = re.compile(r"^([0-9]{10})\.rdfp(?:\.gz)?\Z")  # format 2's files are plain, format 3's gzipped
 SUFFIX = ".rdfp.gz"  # of a patch file written now
 ROWS_AT_ONCE = 20_000  # rows a write encodes, gzips and hashes at a time (about 4 MB)
 DECODED_AT_ONCE = 4 << 20  # bytes of a patch read back that are decoded at a time
 _LEVEL = 3  # gzip's: about 500 MB/s and 1/19 of a journal's bytes (level 6: a third of the speed, 10% smaller)
-_FOLDER = re.compile(r"^\d{7}$")
-_HEADER = re.compile(r'^H (\w+) (?:<([^>]*)>|"((?:[^"\\]|\\.)*)") \.$')
+_FOLDER = re.compile(r"^[0-9]{7}\Z")
+_HEADER = re.compile(r'^H (\w+) (?:<([^>]*)>|"((?:[^"\\]|\\.)*)") \.\Z')
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 

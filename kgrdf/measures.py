@@ -47,7 +47,7 @@ CREATE TABLE heard (fact TEXT, hearing TEXT, audience TEXT, PRIMARY KEY (fact, h
 CREATE INDEX heard_audience ON heard (audience);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
 """ + "".join(f"CREATE INDEX {name} ON facts {columns};\n" for name, columns in _INDEXES.items())
-_FACT = re.compile(r"^" + re.escape(vocab.KB) + r"[^/]+/fact/[^/]+$")  # a fact's IRI: its assertion graph
+_FACT = re.compile(r"^" + re.escape(vocab.KB) + r"[^/]+/fact/[^/]+\Z")  # a fact's IRI: its assertion graph
 _COLUMNS = {  # a record about a fact -> the column that keeps its object
     vocab.kg("perspective").value: "perspective",
     vocab.kg("factStatus").value: "status",

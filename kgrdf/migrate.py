@@ -42,8 +42,8 @@ from kgrdf.journal import LOCAL, Patch, Position, Stream, chain, fsync_dir, new_
 MARKER = "migrating.json"
 BUILDING = "journal.v2"
 OLD = "journal.v1"
-_V1_SEGMENT = re.compile(r"^(\d{10})\.rdfp$")
-_V1_HEADER = re.compile(r'^H (\w+) (?:<([^>]*)>|"((?:[^"\\]|\\.)*)") \.$')
+_V1_SEGMENT = re.compile(r"^([0-9]{10})\.rdfp\Z")
+_V1_HEADER = re.compile(r'^H (\w+) (?:<([^>]*)>|"((?:[^"\\]|\\.)*)") \.\Z')
 
 
 def under_way(path: Path) -> bool:

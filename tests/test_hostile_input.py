@@ -277,6 +277,21 @@ def test_a_remote_name_with_a_final_newline_is_refused(kb):
 # --- a byte-order mark ------------------------------------------------------------------------------
 
 
+def test_a_file_in_the_journal_named_as_a_patch_and_a_newline_is_no_patch(kb):
+    """A stray copy whose name ends in a newline ('$' matched before it) was read as the next patch:
+    every command failed on its bytes. It is no patch of the journal, as any other stray file."""
+    folder = kb.path / "journal" / "local" / "0000000"
+    last = sorted(folder.iterdir())[-1]
+    count = kb.json("status")["journal"]["transactions"]
+    stray = folder / f"{int(last.name[:10]) + 1:010d}.rdfp.gz\n"
+    stray.write_bytes(last.read_bytes())
+    assert kb.json("status")["journal"]["transactions"] == count
+    kb("add-entity", "person/erin", "--name", "Erin")
+    assert kb.json("status")["journal"]["transactions"] == count + 1
+    assert kb.json("lookup", "person/erin")["entity"]["name"] == "Erin"
+    assert stray.read_bytes() == last.read_bytes()  # left as it was found
+
+
 BOM = b"\xef\xbb\xbf"
 
 

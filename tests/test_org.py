@@ -773,20 +773,21 @@ def test_a_merge_says_how_many_facts_moved_in_words_that_agree_with_the_count(kg
     assert "2 facts moved," in kg("org", "merge", "Birch", "Birch Ltd").stdout
 
 
-def test_confirming_a_batch_of_rival_values_in_one_write_leaves_the_last_of_each_subject_current(
+def test_confirming_a_batch_of_rival_values_is_refused_whole_and_one_chosen_per_subject_stays(
     tmp_path_factory,
 ):
-    """kg batch apply confirms in one write: each value of a single-valued predicate closes the
-    values confirmed before it, the ones this same write confirmed included (found among the
-    write's own as they are confirmed), and no value of another subject."""
+    """kg batch apply decides in one write. 'confirm all' over two values of one single-valued
+    predicate of one subject would keep one by the order of the letters: it is refused whole,
+    nothing decided. Confirming one value of each subject and rejecting the others leaves exactly
+    the chosen one current and confirmed, and no value of another subject touched."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
     from .conftest import Kg
 
     @settings(max_examples=8, deadline=None)
-    @given(st.lists(st.sampled_from(["process/a", "process/b"]), min_size=1, max_size=8))
-    def check(subjects):
+    @given(st.lists(st.sampled_from(["process/a", "process/b"]), min_size=1, max_size=8), st.randoms())
+    def check(subjects, rnd):
         kg = Kg(tmp_path_factory.mktemp("rivals") / "kb")
         kg("init")
         records = [{"type": "entity", "id": p, "name": p.split("/")[1]} for p in ("process/a", "process/b")]
@@ -798,12 +799,27 @@ def test_confirming_a_batch_of_rival_values_in_one_write_leaves_the_last_of_each
         path = kg.path.parent / "purposes.jsonl"
         path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
         kg("import", path, "--apply")
-        kg("batch")
-        kg("batch", "apply", "confirm all")
+        items = [item for group in kg.json("batch")["groups"] for item in group["facts"]]
+        assert len(items) == len(subjects)
+        rivals = len(subjects) != len(set(subjects))
+        if rivals:
+            refusal = kg("batch", "apply", "confirm all", expect=1).stderr
+            assert "would both hold purpose" in refusal and "nothing was decided" in refusal
+            for subject in set(subjects):
+                every = kg.json("facts", subject, "--predicate", "purpose", "--all")["facts"]
+                assert [f["status"] for f in every] == ["proposed"] * subjects.count(subject)
+        by_subject = {}
         for subject in set(subjects):
+            ids = {f["id"] for f in kg.json("facts", subject, "--predicate", "purpose", "--all")["facts"]}
+            by_subject[subject] = [item for item in items if item["id"] in ids]
+        chosen = {subject: rnd.choice(its) for subject, its in by_subject.items()}
+        answer = ", ".join(["confirm all"] + [f"reject {i['label']}" for i in items if i not in chosen.values()])
+        kg("batch", "apply", answer)
+        for subject, item in chosen.items():
             current = kg.json("facts", subject, "--predicate", "purpose")["facts"]
-            assert len(current) == 1 and current[0]["status"] == "confirmed", current
+            assert [(f["id"], f["status"]) for f in current] == [(item["id"], "confirmed")], current
             every = kg.json("facts", subject, "--predicate", "purpose", "--all")["facts"]
             assert len(every) == subjects.count(subject)
+            assert {f["status"] for f in every if f["id"] != item["id"]} <= {"rejected"}
 
     check()

@@ -22,8 +22,8 @@ RAW_SHOWN = 200  # entities listed on one Raw data page; a search narrows the re
 MAX_NODES = 40  # the neighbourhood drawn: the entity and its nearest neighbours, never the whole graph
 REVIEW_IS_THE_OWNERS = "the review queue is the owner's"  # as kg serve tells an audience's token that asks for it
 PERSON_NOTE = "Work-operational facts only. Delete on request: kg forget person/ID"
-_ENTITY_ID = re.compile(r"^([a-z][a-z0-9_-]*)/\S+$")
-_KEY = re.compile(r"^k[a-z2-7]{16}$")
+_ENTITY_ID = re.compile(r"^([a-z][a-z0-9_-]*)/\S+\Z")
+_KEY = re.compile(r"^k[a-z2-7]{16}\Z")
 _UNSCRUBBED = {"sources", "sentence", "value", "reason", "quote", "title", "name", "aliases", "weak_aliases", "states"}
 
 

@@ -9,7 +9,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kgrdf import audience as audiences
 from kgrdf import clock, inputs, model, nquads, privacy, vocab
-from kgrdf.errors import BadInput, Refused
+from kgrdf.errors import BadInput
 from kgrdf.session import Session
 from kgrdf.writer.pending import PendingFacts, rival_key
 
@@ -165,18 +165,9 @@ class Staging(Session):
         naming the known ones. One index lookup a write (is its entities graph empty?)."""
         if self._perspective_known or self.provisions_perspective:
             return
-        if (
-            self.perspective == self.kb.default_perspective
-            or next(iter(self.backend.quads_in(self.entities_graph)), None) is not None
-        ):
-            self._perspective_known = True
-            return
-        known = [p["perspective"] for p in self.perspectives() if p["entities"] or p["facts"] or p["default"]]
-        raise Refused(
-            f"no perspective {self.perspective!r}; known: {', '.join(known)}",
-            hint=f"kg org init NAME --perspective {self.perspective} provisions it with its self "
-            "organization; else check KGRDF_PERSPECTIVE and --perspective",
-        )
+        if not self.perspective_exists():
+            raise self.unknown_perspective()
+        self._perspective_known = True
 
     def _facts_for(self, subject: str, predicate: str, key: str | None = None) -> list[model.Fact]:
         """Every fact, pending or held, with this subject and predicate; with ``key``, only those
