@@ -223,8 +223,9 @@ def _arguments(params: dict, wanted: dict, method) -> dict:
     return out
 
 
-async def _body(request, method) -> dict:
-    """A write's JSON body as the method's arguments: an object whose keys it takes, none missing."""
+async def _body(request, method, schema: dict) -> dict:
+    """A write's JSON body as the method's arguments: an object whose keys it takes, none missing,
+    each of the kind the tool of the same name declares in ``schema`` (its input schema)."""
     import inspect
 
     from kgrdf.errors import BadInput
@@ -242,7 +243,42 @@ async def _body(request, method) -> dict:
     needed = _missing(method, body)
     if needed:
         raise BadInput(f"{needed} is needed")
+    for name, value in body.items():
+        _check_kind(name, value, schema.get("properties", {}).get(name, {}))
     return body
+
+
+KINDS = {  # a JSON schema type, and how a message names it
+    "string": (str, "text"),
+    "integer": (int, "a whole number"),
+    "number": ((int, float), "a number"),
+    "boolean": (bool, "true or false"),
+    "array": (list, "a list"),
+    "object": (dict, "an object"),
+    "null": (type(None), "null"),
+}
+
+
+def _check_kind(name: str, value, schema: dict) -> None:
+    """Raise BadInput unless ``value`` is of a kind ``schema`` allows (a JSON type, a list of one, or
+    any of several): what the MCP tool refuses, the API refuses too, rather than a string read as a
+    list of letters or "no" as true."""
+    from kgrdf import inputs
+    from kgrdf.errors import BadInput
+
+    allowed = schema.get("anyOf", [schema])
+    for one in allowed:
+        kind = one.get("type")
+        if kind is None:
+            return  # no type declared: the call checks it
+        python, _words = KINDS[kind]
+        if isinstance(value, python) and not (isinstance(value, bool) and kind in ("integer", "number")):
+            if kind == "array" and "items" in one:
+                for item in value:
+                    _check_kind(f"each of {name}", item, one["items"])
+            return
+    words = " or ".join(KINDS[one["type"]][1] for one in allowed if one.get("type") != "null")
+    raise BadInput(f"{name} must be {words}, not {inputs.shown(value)}")
 
 
 def _missing(method, given: dict) -> str | None:
@@ -255,7 +291,9 @@ def _missing(method, given: dict) -> str | None:
     return None
 
 
-def _api_endpoint(service: Service):
+def _api_endpoint(service: Service, mcp):
+    schemas: dict[str, dict] = {}  # each write's tool's input schema, read at the first write
+
     async def endpoint(request):
         from starlette.concurrency import run_in_threadpool
 
@@ -268,7 +306,9 @@ def _api_endpoint(service: Service):
                 if route not in WRITES:
                     raise NotFound(f"there is no POST /api/{route}", hint="writes: " + ", ".join(WRITES))
                 method = getattr(service, route)
-                args = await _body(request, method)
+                if not schemas:
+                    schemas.update({tool.name: tool.input_schema for tool in await mcp.list_tools()})
+                args = await _body(request, method, schemas.get(route, {}))
             else:
                 if route not in API:
                     raise NotFound(f"there is no /api/{route}", hint="routes: " + ", ".join(f"/api/{r}" for r in API))
@@ -315,7 +355,7 @@ def app(kb_path: Path, resident=None):
     return Starlette(
         routes=[
             Route("/sparql", _sparql_endpoint(service), methods=["GET", "POST"]),
-            Route("/api/{route}", _api_endpoint(service), methods=["GET", "POST"]),
+            Route("/api/{route}", _api_endpoint(service, mcp), methods=["GET", "POST"]),
             Mount("/", app=mcp_app),  # /mcp; any other path is its 404
         ],
         middleware=[Middleware(Guard, cache=callers)],
