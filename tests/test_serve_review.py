@@ -2,6 +2,8 @@
 methods and paths it does not serve. Each is refused in one line, with its status, and writes
 nothing."""
 
+import json
+
 import pytest
 
 from .conftest import Kg
@@ -56,4 +58,76 @@ def test_a_write_argument_of_the_wrong_kind_is_refused_in_one_line_and_writes_no
     status, doc = served["server"].post(route, served["secrets"]["writer"], body)
     assert status == 400 and doc["error"] == "bad_input", doc
     assert says in doc["message"] and "\n" not in doc["message"]
+    assert _snapshot(served) == before
+
+
+def _send_large(served, path: str, kind: str, size: int, chunked: bool) -> tuple[int, str]:
+    """(status, body) of a request whose body is ``size`` bytes, sent as a client that reads the
+    answer as soon as one comes does (the server may answer, and close, before the body ends)."""
+    import select
+    import socket
+
+    head = [
+        f"POST {path} HTTP/1.1",
+        f"Host: 127.0.0.1:{served['server'].port}",
+        "Authorization: Bearer " + served["secrets"]["writer"],
+        f"Content-Type: {kind}",
+        "Accept: application/json, text/event-stream",
+        "Connection: close",
+        "Transfer-Encoding: chunked" if chunked else f"Content-Length: {size}",
+    ]
+    piece = b"x" * (1 << 20)
+    if "form" in kind:
+        piece = b"query=" + piece[6:]
+    with socket.create_connection(("127.0.0.1", served["server"].port), timeout=60) as sock:
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+        sent = 0
+        try:
+            while sent < size and not select.select([sock], [], [], 0)[0]:
+                chunk = piece[: size - sent]
+                sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+                sent += len(chunk)
+                piece = b"x" * (1 << 20)
+            if chunked and sent >= size:
+                sock.sendall(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it answered and closed: the answer is read below
+        answer = b""
+        while True:
+            try:
+                data = sock.recv(1 << 16)
+            except ConnectionResetError:
+                break
+            if not data:
+                break
+            answer += data
+    status = int(answer.split(b" ", 2)[1])
+    body = answer.split(b"\r\n\r\n", 1)[1].decode(errors="replace")
+    if chunked and "\r\n" in body and body.split("\r\n", 1)[0].strip().isalnum():
+        body = body.split("\r\n", 1)[1].rsplit("\r\n0\r\n", 1)[0]  # the answer's own chunk
+    return status, body
+
+
+@pytest.mark.parametrize(
+    "path, kind",
+    [
+        ("/sparql", "application/sparql-query"),
+        ("/sparql", "application/x-www-form-urlencoded"),
+        ("/api/propose", "application/json"),
+        ("/mcp", "application/json"),
+    ],
+)
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_body_past_the_bound_is_refused_and_writes_nothing(served, path, kind, chunked):
+    """The server reads no body past 16 MiB, whether its length is said or not: a client cannot make
+    it hold what it sends (a query is at most 1 MiB, a text field 64k characters). A length said past
+    the bound is refused before a byte of the body is read."""
+    before = _snapshot(served)
+    status, text = _send_large(served, path, kind, 16 * 1024 * 1024 + 1, chunked)
+    if "form" in kind and chunked:
+        assert status == 400 and "form does not parse" in json.loads(text)["message"], text  # a field past 1 MiB
+    else:
+        assert status == 413, text
+    if path != "/mcp" and status == 413:
+        assert "larger than kg serve takes" in json.loads(text)["message"]
     assert _snapshot(served) == before

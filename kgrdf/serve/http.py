@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 
 from kgrdf import tokens
-from kgrdf.errors import Bug, KgError
+from kgrdf.errors import BadInput, Bug, KgError
 from kgrdf.serve.service import Caller, Service
 
-STATUS = {"bad_input": 400, "not_found": 404, "refused": 409, "damaged": 503, "bug": 500}
+STATUS = {"bad_input": 400, "not_found": 404, "refused": 409, "damaged": 503, "bug": 500, "too_large": 413}
+MAX_BODY = 16 * 1024 * 1024  # bytes of a request body: a query is at most 1 MiB, a text field 64k characters
 RESULT_TYPES = {  # SELECT and ASK answers, the first the default
     "application/sparql-results+json": "JSON",
     "application/json": "JSON",
@@ -67,8 +68,36 @@ def _unauthorized(message: str):
     return Response(body, status_code=401, media_type="application/json", headers={"WWW-Authenticate": "Bearer"})
 
 
+class TooLarge(BadInput):
+    """A request body larger than MAX_BODY (413): refused before the rest of it is read."""
+
+    kind = "too_large"
+
+    def __init__(self, size: int | None = None):
+        said = f"of {size:,} bytes " if size is not None else ""
+        super().__init__(f"the request body {said}is larger than kg serve takes ({MAX_BODY:,} bytes)")
+
+
+def _bounded(receive):
+    """``receive``, raising TooLarge once the body it has given passes MAX_BODY (a body sent in
+    chunks, whose length no header says)."""
+    read = 0
+
+    async def bounded():
+        nonlocal read
+        message = await receive()
+        if message["type"] == "http.request":
+            read += len(message.get("body", b""))
+            if read > MAX_BODY:
+                raise TooLarge()
+        return message
+
+    return bounded
+
+
 class Guard:
-    """ASGI middleware: every request carries a known token, whose caller it puts in the scope."""
+    """ASGI middleware: every request carries a known token, whose caller it puts in the scope, and a
+    body of at most MAX_BODY bytes (the server would otherwise hold whatever a client sends)."""
 
     def __init__(self, app, cache: Tokens):
         self.app = app
@@ -88,7 +117,10 @@ class Guard:
             )
             return await _unauthorized(message)(scope, receive, send)
         scope.setdefault("state", {})["caller"] = caller
-        return await self.app(scope, receive, send)
+        length = headers.get("content-length", "0").strip()
+        if not length.isdigit() or int(length) > MAX_BODY:
+            return await _error(TooLarge(int(length) if length.isdigit() else None))(scope, receive, send)
+        return await self.app(scope, _bounded(receive), send)
 
 
 def _negotiate(accept: str | None, offered: dict) -> str | None:
@@ -140,22 +172,28 @@ def _answer(result, accept: str | None):
 def _sparql_endpoint(service: Service):
     async def endpoint(request):
         from starlette.concurrency import run_in_threadpool
+        from starlette.exceptions import HTTPException
 
         caller: Caller = request.scope["state"]["caller"]
         params = dict(request.query_params)
         text = params.get("query")
         if request.method == "POST":
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if kind == "application/sparql-query":
-                text = (await request.body()).decode("utf-8", errors="replace")
-            elif kind == "application/x-www-form-urlencoded":
-                form = await request.form()
-                params.update({k: v for k, v in form.items() if isinstance(v, str)})
-                text = params.get("query")
-            elif kind == "application/sparql-update":
-                params["update"] = "1"
-            else:
-                return _json({"error": "bad_input", "message": f"a query is not sent as {kind or 'nothing'}"}, 415)
+            try:
+                if kind == "application/sparql-query":
+                    text = (await request.body()).decode("utf-8", errors="replace")
+                elif kind == "application/x-www-form-urlencoded":
+                    form = await request.form()
+                    params.update({k: v for k, v in form.items() if isinstance(v, str)})
+                    text = params.get("query")
+                elif kind == "application/sparql-update":
+                    params["update"] = "1"
+                else:
+                    return _json({"error": "bad_input", "message": f"a query is not sent as {kind or 'nothing'}"}, 415)
+            except KgError as exc:
+                return _error(exc)
+            except HTTPException as exc:  # a form starlette does not parse (a field past 1 MiB)
+                return _json({"error": "bad_input", "message": f"the form does not parse: {exc.detail}"}, 400)
         if "update" in params:
             message = "this endpoint is read only: the knowledge base changes through its verbs (MCP tools, kg)"
             return _json({"error": "refused", "message": message}, 403)
