@@ -131,3 +131,38 @@ def test_a_body_past_the_bound_is_refused_and_writes_nothing(served, path, kind,
     if path != "/mcp" and status == 413:
         assert "larger than kg serve takes" in json.loads(text)["message"]
     assert _snapshot(served) == before
+
+
+@pytest.mark.parametrize(
+    "method, path, status",
+    [
+        ("PUT", "/sparql", 405),
+        ("DELETE", "/sparql", 405),
+        ("OPTIONS", "/sparql", 405),
+        ("PATCH", "/api/propose", 405),
+        ("DELETE", "/api/lookup", 405),
+        ("GET", "/", 404),
+        ("GET", "/sparql/../tokens.json", 404),
+        ("GET", "/api/lookup/../../tokens.json", 404),
+        ("GET", "/mcp/../tokens.json", 404),
+        ("POST", "/mcpx", 404),
+    ],
+)
+def test_a_method_or_path_not_served_is_said_in_json_with_its_status(served, method, path, status):
+    """A method a route does not take is 405 with the methods it takes (never 404, as though the
+    route were not there); a path that is not served is 404; both as one line of JSON, like every
+    other refusal, and neither reads a file."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", served["server"].port, timeout=30)
+    try:
+        connection.request(method, path, headers={"Authorization": "Bearer " + served["secrets"]["reader"]})
+        answer = connection.getresponse()
+        body = answer.read().decode()
+    finally:
+        connection.close()
+    assert answer.status == status, body
+    doc = json.loads(body)
+    assert doc["message"].count("\n") == 0 and "tokens" not in body.replace(path, "")
+    if status == 405:
+        assert {"GET", "POST"} <= {m.strip() for m in answer.headers["Allow"].split(",")}

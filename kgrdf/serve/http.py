@@ -51,10 +51,11 @@ class Tokens:
         return None if token is None else Caller.of(token)
 
 
-def _json(data: dict, status: int = 200):
+def _json(data: dict, status: int = 200, headers: dict | None = None):
     from starlette.responses import Response
 
-    return Response(json.dumps(data, ensure_ascii=False) + "\n", status_code=status, media_type="application/json")
+    body = json.dumps(data, ensure_ascii=False) + "\n"
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
 def _error(exc: KgError):
@@ -369,7 +370,7 @@ def app(kb_path: Path, resident=None):
 
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
-    from starlette.routing import Mount, Route
+    from starlette.routing import Route
 
     from kgrdf.serve import tools
 
@@ -390,13 +391,23 @@ def app(kb_path: Path, resident=None):
     def failing(request, exc):
         return _error(exc if isinstance(exc, KgError) else Bug.of(exc))
 
+    def unserved(request, exc):
+        """A path or a method kg serve does not serve, said as every refusal is (405 with Allow)."""
+        path = request.url.path
+        if exc.status_code == 405:
+            allowed = (exc.headers or {}).get("Allow", "")
+            message = f"{path} does not take {request.method}; it takes {allowed}"
+            return _json({"error": "method_not_allowed", "message": message}, 405, {"Allow": allowed})
+        message = f"there is no {path}; kg serve answers /mcp, /sparql and /api/ROUTE"
+        return _json({"error": "not_found", "message": message}, exc.status_code)
+
     return Starlette(
         routes=[
             Route("/sparql", _sparql_endpoint(service), methods=["GET", "POST"]),
             Route("/api/{route}", _api_endpoint(service, mcp), methods=["GET", "POST"]),
-            Mount("/", app=mcp_app),  # /mcp; any other path is its 404
+            Route("/mcp", mcp_app),  # the MCP app, which answers the methods of its transport
         ],
         middleware=[Middleware(Guard, cache=callers)],
-        exception_handlers={Exception: failing},
+        exception_handlers={404: unserved, 405: unserved, Exception: failing},
         lifespan=lifespan,
     )
