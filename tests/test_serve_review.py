@@ -166,3 +166,22 @@ def test_a_method_or_path_not_served_is_said_in_json_with_its_status(served, met
     assert doc["message"].count("\n") == 0 and "tokens" not in body.replace(path, "")
     if status == 405:
         assert {"GET", "POST"} <= {m.strip() for m in answer.headers["Allow"].split(",")}
+
+
+@pytest.mark.parametrize("tool, argument", [("mentions", "text"), ("context", "message")])
+def test_a_message_longer_than_a_text_field_is_refused_at_once(served, tool, argument):
+    """A message is a text field (KGRDF_MAX_TEXT characters, as kg mentions - and kg context
+    --message - bound it): one of megabytes is refused in one line, rather than holding a read of
+    the knowledge base for as long as matching it takes (a minute for 3 MB)."""
+    import time
+
+    words = "Api " * 20_000  # 80,000 characters
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": {argument: words}}}
+    started = time.monotonic()
+    status, text = served["server"].request(
+        "/mcp", served["secrets"]["reader"], json.dumps(call).encode(), "application/json", "application/json"
+    )
+    result = json.loads(text)["result"]
+    assert status == 200 and result["isError"], text[:300]
+    assert "the message is 80000 characters long; the most is 65536" in result["content"][0]["text"]
+    assert time.monotonic() - started < 10

@@ -138,6 +138,9 @@ class Service:
             return session.history(fact)
 
     def mentions(self, caller: Caller, text: str, limit=None, cursor=None) -> dict:
+        from kgrdf import inputs
+
+        text = inputs.text(text, "the message")  # as kg mentions - bounds it: the cost grows with it
         with self.reading(caller) as session:
             found = session.mentions(text)
         return _paged({"text": text, "mentions": found}, "mentions", limit, cursor, f"mentions {text} {caller}")
@@ -147,6 +150,10 @@ class Service:
 
         if (entity is None) == (message is None):
             raise BadInput("give one of entity and message")
+        if message is not None:
+            from kgrdf import inputs
+
+            message = inputs.text(message, "the message")  # as kg context --message - bounds it
         budget = budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET")
         with self.reading(caller) as session:
             if message is not None:
