@@ -185,3 +185,22 @@ def test_a_message_longer_than_a_text_field_is_refused_at_once(served, tool, arg
     assert status == 200 and result["isError"], text[:300]
     assert "the message is 80000 characters long; the most is 65536" in result["content"][0]["text"]
     assert time.monotonic() - started < 10
+
+
+def test_the_neighbors_tool_says_the_hops_it_takes(served):
+    """An agent reads a tool's description to call it: the range of hops it states is the range the
+    call takes, its top answered and one past refused."""
+    import asyncio
+    import re
+
+    from kgrdf.serve import tools
+
+    listed = {tool.name: tool for tool in asyncio.run(tools.server(None, None).list_tools())}
+    stated = re.search(r"\((\d+)-(\d+)\)", listed["neighbors"].input_schema["properties"]["hops"]["description"])
+    low, high = int(stated.group(1)), int(stated.group(2))
+    writer = served["secrets"]["writer"]
+    status, doc = served["server"].post("propose", writer, {**GOOD, "value": "hops a neighbor"})  # heard in sales
+    assert status == 200, doc
+    for hops, status in ((low, 200), (high, 200), (high + 1, 400), (low - 1, 400)):
+        answered, text = served["server"].request(f"/api/neighbors?entity=repo/api&hops={hops}", writer)
+        assert answered == status, (hops, text)

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from kgrdf.errors import KgError
 from kgrdf.serve.service import Caller, Service
+from kgrdf.session import MAX_HOPS
 
 INSTRUCTIONS = (
     "kgrdf is the organization's memory of working facts (people, processes, products, "
@@ -132,7 +133,7 @@ def server(service: Service, fixed: Caller | None):
     async def neighbors(
         entity: EntityArg,
         ctx: Context,
-        hops: Annotated[int, Field(description="How many facts away (1-3).")] = 1,
+        hops: Annotated[int, Field(description=f"How many facts away (1-{MAX_HOPS}).")] = 1,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> dict[str, Any]:
