@@ -40,11 +40,20 @@ def is_entities_graph(graph: str) -> bool:
     return graph.startswith(vocab.KB) and graph.endswith("/entities") and graph.count("/", len(vocab.KB)) == 1
 
 
-# The rows of an entity that hold text (its names, aliases, their match keys and its summary): one
-# of another entity that names a person is private, and a forget drops it (a name is replaced, below).
+# The rows of an entity that hold text (its names, aliases, their match keys, its summary and the
+# aliases it went by before a merge): one of another entity that names a person is private, and a
+# forget drops it (a name is replaced, below).
 NAME_PROPERTIES = frozenset({vocab.PREF_LABEL.value, vocab.kg("nameKey").value})
 TEXT_PROPERTIES = NAME_PROPERTIES | frozenset(
-    p.value for p in (vocab.ALT_LABEL, vocab.WEAK_ALIAS, vocab.SUMMARY, vocab.kg("aliasKey"), vocab.kg("weakAliasKey"))
+    p.value
+    for p in (
+        vocab.ALT_LABEL,
+        vocab.WEAK_ALIAS,
+        vocab.SUMMARY,
+        vocab.kg("aliasKey"),
+        vocab.kg("weakAliasKey"),
+        vocab.kg("mergedName"),
+    )
 )
 
 
