@@ -233,8 +233,9 @@ def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, perso
     theirs, a reason, a source), keeps its shared records: the rows that name them, which went to
     the private journal, are taken out instead of the fact: a row naming them by IRI (a speaker)
     goes, a private conversation they were in becomes the same conversation without them (the
-    owner's when no one else is left: an audience narrower than it was), and another text naming
-    them becomes "[forgotten]". A fact whose naming rows are shared is
+    owner's when no one else is left, and a channel or workspace named after them becomes the
+    owner's: an audience narrower than it was), and another text naming them becomes "[forgotten]".
+    A fact whose naming rows are shared is
     left whole in the plan, and refuse_if_shared refuses it. ``shared`` are the shared journal's
     rows of the plan's facts (and perhaps of others); ``also`` are facts kept so too, wherever their
     rows are (a replacement of a fact that stays)."""
@@ -253,9 +254,10 @@ def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, perso
                 kept = _CLOSING.match(quad.object.value) if quad.predicate == _REASON else None
                 if kept and not person.in_text(kept.group(0)):
                     text = kept.group(0) + FORGOTTEN_TEXT  # the successor it names stays named
-                if quad.predicate == _AUDIENCE and quad.object.value.startswith("dm:"):
+                if quad.predicate == _AUDIENCE:  # (still an audience, and never a wider one)
                     others = [m for m in quad.object.value[3:].split(",") if not person.in_text(m)]
-                    text = "dm:" + ",".join(others) if others else "owner"
+                    dm = quad.object.value.startswith("dm:") and others
+                    text = "dm:" + ",".join(others) if dm else "owner"
                 plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate, Literal(text), quad.graph_name))
             else:
                 plan.lines.add(digest(row))

@@ -112,8 +112,9 @@ def fact_is_private(fact) -> bool:
 
 def fact_texts(fact) -> list[str]:
     """Every text a fact holds that may name someone: its value, its sources' refs and quotes, the
-    words it was extracted from and the message it was said in (each hearing's), a claim's role and
-    its changes' reasons."""
+    words it was extracted from, the message it was said in and the audience that heard it (each
+    hearing's: a channel may be named after a person, as forget reads it), a claim's role and its
+    changes' reasons."""
     value = None if fact.is_entity_target else fact.target.value
     return [
         t
@@ -121,7 +122,7 @@ def fact_texts(fact) -> list[str]:
             value,
             *(s.ref for s in fact.sources),
             *(s.quote for s in fact.sources),
-            *(text for h in fact.hearings for text in (h.span, h.message)),
+            *(text for h in fact.hearings for text in (h.span, h.message, h.audience)),
             fact.claimed_role,
             *(u.reason for u in fact.updates),
         )

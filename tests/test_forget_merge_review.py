@@ -51,3 +51,20 @@ def test_the_names_a_merged_organization_went_by_that_name_a_person_stay_private
     entity = kg.json("lookup", "Zarbo Consulting")["entity"]
     assert (entity["id"], entity["aliases"], entity["weak_aliases"]) == ("organization/acme", ["Zarbo Consulting"], [])
     assert "clean" in kg("validate").stdout
+
+
+def test_a_hearing_in_a_channel_named_after_a_person_is_private_and_forget_narrows_it_to_the_owner(kg):
+    """forget reads a hearing's audience as a text that may name a person; routing did not, so a
+    fact heard again in ``channel:quenty-zarbo`` wrote that audience to the shared journal and the
+    person could never be forgotten. The hearing, taken out of the fact forget keeps, becomes the
+    owner's (it became "[forgotten]", no audience: kg validate failed on it)."""
+    kg("add-entity", "person/quentin", "--name", "Quentin Zarbo", "--alias", "Quenty")
+    kg("add-entity", "repo/web", "--name", "Web")
+    fact = kg.json("propose", "repo/web", "purpose", "--value", "serve pages", "-s", "doc:d1", "--audience", "public")
+    kg("propose", "repo/web", "purpose", "--value", "serve pages", "-s", "doc:d2", "--audience", "channel:quenty-zarbo")
+    assert "quenty" not in _shared_text(kg).casefold()
+    kg("forget", "person/quentin")
+    kept = kg.json("history", fact["id"])["fact"]
+    assert [h["audience"] for h in kept["hearings"]] == ["public", "owner"]
+    assert _names_anywhere(kg.path, ["quenty", "person/quentin"]) == []
+    assert "clean" in kg("validate").stdout
