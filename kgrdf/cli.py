@@ -1161,17 +1161,20 @@ def forget(
         if redacted
         else ""
     )
+    revoked = result.get("tokens", 0)
+    revoked = f", {revoked} token{'s' if revoked != 1 else ''} naming them revoked" if revoked else ""
     if dry_run:
         text = (
             f"would forget {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept} and "
-            f"{ids} identifier{'s' if ids != 1 else ''}"
+            f"{ids} identifier{'s' if ids != 1 else ''}{revoked}"
         )
     else:
         text = (
             f"forgot {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept}, {result['records']} journal "
             f"records ({result['placeholders']} changes are placeholders now), {ids} identifier"
-            f"{'s' if ids != 1 else ''}, {result['leftovers']} leftover{'s' if result['leftovers'] != 1 else ''}; "
-            f"the git history was restarted. Adding them again needs --allow-forgotten."
+            f"{'s' if ids != 1 else ''}{revoked}, {result['leftovers']} leftover"
+            f"{'s' if result['leftovers'] != 1 else ''}; the git history was restarted. Adding them again needs "
+            f"--allow-forgotten."
         )
     render.out(json, result, text)
 

@@ -19,7 +19,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from kgrdf import clock, identifiers, model, privacy, vocab
+from kgrdf import clock, identifiers, model, privacy, tokens, vocab
 from kgrdf.errors import Damaged, Refused
 from kgrdf.journal import unpacked
 from kgrdf.purge import MARKER, Plan, digest, held_rows, journal_pieces, refuse_if_shared, rows_in, shared_rows, start
@@ -289,6 +289,11 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         search = Search()
         plan = naming(kb, person, search)
         plan.identifiers = [hashed] if values else []
+        plan.tokens = [
+            t.digest
+            for t in tokens.listed(kb.path)
+            if t.perspective == kb.perspective and any(person.in_text(text) for text in (t.name, t.audience, t.speaker))
+        ]
         refuse_if_shared(kb, plan, f"forgetting {entity.id}", search.rows)
         plan.record = {
             "id": str(uuid.uuid4()),
@@ -303,6 +308,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             "facts": len(plan.graphs),
             "redacted": len(plan.redacted),
             "identifiers": len(values),
+            "tokens": len(plan.tokens),
             "dry_run": dry_run,
         }
         if dry_run:

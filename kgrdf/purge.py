@@ -16,7 +16,8 @@ the rest, so a deletion cut short at any step is completed by the next command:
    moved aside (``journal.aside*``), the derived ``cache/``, an old index (``index.old/``);
 2. the private journal is rewritten into ``journal/local.new/`` (a patch it leaves as it was is a
    hard link to the same file), fsynced, then swapped in;
-3. the forgotten person's identifiers are removed from ``identifiers.jsonl``;
+3. the forgotten person's identifiers are removed from ``identifiers.jsonl``, and the tokens named
+   after them, speaking as them or reading for a conversation of theirs from ``tokens.json``;
 4. the record (a keyed hash of the id and the counts) is appended to ``forgotten.jsonl``;
 5. ``view.json`` takes the journal's new position, and the old index is moved to ``index.old/``;
 6. the index is rebuilt in a new folder: deleting quads in place would not do, since Oxigraph keeps
@@ -55,6 +56,7 @@ class Plan:
     record: dict | None = None  # what forgotten.jsonl keeps of a forget
     renames: dict[str, str] = field(default_factory=dict)  # digest of a row -> the row that replaces it
     redacted: set[str] = field(default_factory=set)  # facts (IRIs) whose naming rows alone go or change
+    tokens: list[str] = field(default_factory=list)  # digests of the tokens that go (kgrdf.tokens.drop)
 
     def rewrite(self, quad: str) -> str | None:
         """The row as it stays: itself, its replacement, or None when it goes."""
@@ -81,6 +83,7 @@ class Plan:
             "record": self.record,
             "renames": self.renames,
             "redacted": sorted(self.redacted),
+            "tokens": self.tokens,
         }
 
     @classmethod
@@ -92,6 +95,7 @@ class Plan:
             data.get("record"),
             dict(data.get("renames") or {}),
             set(data.get("redacted") or ()),
+            list(data.get("tokens") or ()),
         )
 
 
@@ -219,6 +223,10 @@ def finish(kb, beside=None) -> dict:
     counts = _rewrite_private_journal(kb, plan)
     counts["leftovers"] = leftovers
     counts["identifiers"] = _drop_identifiers(kb, plan)
+    if plan.tokens:
+        from kgrdf import tokens
+
+        counts["tokens"] = tokens.drop(kb.path, plan.tokens)
     if plan.record is not None and not any(r.get("id") == plan.record["id"] for r in privacy.forgotten(kb)):
         privacy.append_forgotten(kb, {**plan.record, **{k: counts[k] for k in ("records", "placeholders")}})
     kb.rebuild_index(beside=lambda: _restart_history(kb), compacting=beside)  # git waits on the disk

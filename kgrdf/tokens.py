@@ -143,6 +143,17 @@ def revoke(kb_path: Path, name: str) -> Token:
     return gone
 
 
+def drop(kb_path: Path, digests) -> int:
+    """Remove the tokens whose digests are ``digests`` (the caller holds the lock): kg forget's, for
+    a token named after a forgotten person, or that speaks as them or reads for a conversation of
+    theirs, which would keep their name and open nothing it should. Returns how many went."""
+    tokens = _read(kb_path)
+    kept = [t for t in tokens if t.digest not in set(digests)]
+    if len(kept) != len(tokens):
+        _write(kb_path, kept)
+    return len(tokens) - len(kept)
+
+
 def resolve(kb_path: Path, secret: str) -> Token | None:
     """The token whose secret this is, or None (a malformed secret, a revoked or unknown one)."""
     if not _SECRET.match(secret or ""):

@@ -68,3 +68,20 @@ def test_a_hearing_in_a_channel_named_after_a_person_is_private_and_forget_narro
     assert [h["audience"] for h in kept["hearings"]] == ["public", "owner"]
     assert _names_anywhere(kg.path, ["quenty", "person/quentin"]) == []
     assert "clean" in kg("validate").stdout
+
+
+def test_forget_revokes_the_tokens_that_speak_as_a_person_or_read_for_them_and_keeps_the_others(kg):
+    """A token made with --speaker person/quentin, or for a conversation named after them, kept
+    their id or name in tokens.json, which kgrdf wrote: forget exited 3 saying kgrdf did not write
+    it that way, and the token still spoke as someone the knowledge base no longer knows."""
+    kg("add-entity", "person/quentin", "--name", "Quentin Zarbo", "--alias", "Quenty")
+    kg("add-entity", "person/ann", "--name", "Ann Lee")
+    kg("tokens", "add", "q-bot", "--perspective", "main", "--audience", "owner", "--speaker", "person/quentin")
+    kg("tokens", "add", "dm-bot", "--perspective", "main", "--audience", "dm:person/ann,person/quentin")
+    kg("tokens", "add", "ann-bot", "--perspective", "main", "--audience", "channel:sales", "--speaker", "Ann Lee")
+    dry = kg.json("forget", "person/quentin", "--dry-run")
+    assert dry["tokens"] == 2 and len(kg.json("tokens", "list")["tokens"]) == 3
+    done = kg.json("forget", "person/quentin")
+    assert done["tokens"] == 2 and done["remaining"] == []
+    assert [t["name"] for t in kg.json("tokens", "list")["tokens"]] == ["ann-bot"]
+    assert _names_anywhere(kg.path, ["quentin"]) == []
