@@ -37,6 +37,14 @@ def fact_of(store, subject, predicate_key):
     return next(iter(rows))["f"]
 
 
+def entry_points(store, subject):
+    rows = store.query(
+        "SELECT ?f ?s WHERE { GRAPH ?f { ?s <https://kgrdf.org/ns#entryPoint> ?o } }",
+        substitutions={ox.Variable("s"): e(subject)},
+    )
+    return [row["f"] for row in rows]
+
+
 def cases(store):
     """Bindings for each query, and what its rows must show."""
     hotfix_entry = fact_of(store, "process/hotfix", "rule")
@@ -150,6 +158,14 @@ def cases(store):
             dict(key=e("repo/api"), area=ox.Literal(False)),
             lambda rows: (
                 len(rows) == 1 and rows[0]["id"].startswith("f-") and rows[0]["subject"] == e("repo/api").value
+            ),
+        ),
+        # The hotfix's two entry points: the one a correction ended, on the day the new one began.
+        "batch-times": (
+            dict(fact=entry_points(store, "process/hotfix")),
+            lambda rows: (
+                sorted((r["validFrom"][:10], (r["validTo"] or "")[:10]) for r in rows)
+                == [("2026-01-15", "2026-10-20"), ("2026-10-20", "")]
             ),
         ),
         # The rows batch-piles.rq sums up, one per proposal, with what ranks it.
