@@ -103,6 +103,25 @@ def test_a_trailing_newline_is_no_part_of_a_name(seeded, argv):
     assert seeded.json("lookup", "repo/web-app\n")["entity"]["id"] == "repo/web-app"  # spaces around go
 
 
+@pytest.mark.parametrize(
+    "argv, role",
+    [
+        (["forget", ""], "entity"),
+        (["lookup", "  "], "entity"),
+        (["facts", "\t"], "subject"),
+        (["propose", "", "caveat", "--value", "x", "--source", "slack:m1"], "subject"),
+        (["propose", "release", "has_step", "--object", " ", "--source", "slack:m1"], "object"),
+    ],
+)
+def test_an_empty_entity_is_said_to_be_empty_by_its_role(seeded, argv, role):
+    """An empty name names no entity: the line says which argument is empty, not that a search the
+    user never asked for "needs some text", and nothing is written."""
+    before = seeded.snapshot()
+    line = one_line(seeded(*argv, expect=2))
+    assert line == f"kg: the {role} is empty: give an entity id, name or alias"
+    assert seeded.snapshot() == before
+
+
 def test_a_perspective_from_the_environment_is_checked_too(seeded, monkeypatch):
     monkeypatch.setenv("KGRDF_PERSPECTIVE", "main\n")
     assert "perspective 'main\\n' must be" in one_line(seeded("stats", expect=2))

@@ -127,6 +127,8 @@ class EntityReads(Reading):
         Raises NotFound for an unknown name (with weak-alias suggestions) and Refused for an
         ambiguous one (with the candidates).
         """
+        if not model.match_key(text):
+            raise BadInput(f"the {role} is empty: give an entity id, name or alias")
         entity = self.entity_by_id(text.strip())
         if entity is not None:
             return self._survivor(entity)
