@@ -227,9 +227,10 @@ def today(kb) -> dict:
     cutoff = clock.now() - timedelta(days=days)
     before = vocab.datetime_literal(clock.iso(cutoff))
     expired, document = 0, None
+    with kb.reading() as session:
+        if not session.perspective_exists():  # a typo in --perspective replaces no saved batch, makes no cache
+            raise session.unknown_perspective()
     with kb.reading() as session, _cache(kb, session) as cache:
-        if not session.perspective_exists():
-            raise session.unknown_perspective()  # a typo in --perspective must not replace the saved batch
         due = cache is None or cache.may_be_due(cutoff)
         if not (due and session.rows("proposals-due", limit=1, before=before)):
             document = make(session, cache)
@@ -360,18 +361,18 @@ def apply(kb, text: str) -> dict:
     changed = []
     labels = {item.id: group.label(i) for group in groups for i, item in enumerate(group.items)}
     with kb.writing("batch apply") as writer:
-        _refuse_rivals(writer, [fact_id for fact_id, decision in decided.items() if decision == "confirm"], labels)
-        for group in groups:
-            for item in group.items:
-                decision = decided.get(item.id, "defer")
-                if decision != "defer" and not _undecided(writer.fact(item.id)):
-                    changed.append(item.id)  # decided or closed elsewhere since the batch was printed
-                    continue
-                if decision == "confirm":
-                    writer.confirm(item.id, reviewed_by="batch", reason="confirmed in the daily batch")
-                elif decision == "reject":
-                    writer.reject(item.id, reviewed_by="batch", reason="rejected in the daily batch")
-                counts[decision] += 1
+        confirmed = [item_id for item_id in labels if decided.get(item_id) == "confirm"]
+        _refuse_rivals(writer, confirmed, labels)
+        for item_id in writer.in_confirming_order(confirmed) + [i for i in labels if i not in set(confirmed)]:
+            decision = decided.get(item_id, "defer")
+            if decision != "defer" and not _undecided(writer.fact(item_id)):
+                changed.append(item_id)  # decided or closed elsewhere since the batch was printed
+                continue
+            if decision == "confirm":
+                writer.confirm(item_id, reviewed_by="batch", reason="confirmed in the daily batch")
+            elif decision == "reject":
+                writer.reject(item_id, reviewed_by="batch", reason="rejected in the daily batch")
+            counts[decision] += 1
     document["answered_at"] = clock.iso(clock.now())
     document["decision"] = text
     save(kb, document)
@@ -467,6 +468,7 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     with kb.writing(f"review {decision}") as writer:
         if decision == "confirm":
             _refuse_rivals(writer, fact_ids, {fact_id: fact_id for fact_id in fact_ids})
+            fact_ids = writer.in_confirming_order(list(fact_ids))
         for fact_id in fact_ids:
             if not _undecided(writer.fact(fact_id)):
                 done["changed_since_printed"].append(fact_id)

@@ -220,8 +220,9 @@ def _field_problems(entry: dict, kind: str, number: int) -> list[str]:
             problems.append(f'{what}: "single_valued" must be true or false, not {_shown(entry["single_valued"])}')
     for key in ("label", "sentence"):
         if entry.get(key) is not None and key in allowed:
+            named = f'{what}: "{key}"'
             try:
-                inputs.prose(entry[key], f'{what}: "{key}"')
+                inputs.refuse_controls(inputs.text(entry[key], named), named)  # read as written: a CR is refused
             except BadInput as exc:
                 problems.append(exc.message)
     for key in ("subclass_of", "domain", "range", "subproperty_of"):

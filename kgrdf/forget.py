@@ -289,11 +289,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         search = Search()
         plan = naming(kb, person, search)
         plan.identifiers = [hashed] if values else []
-        plan.tokens = [
-            t.digest
-            for t in tokens.listed(kb.path)
-            if t.perspective == kb.perspective and any(person.in_text(text) for text in (t.name, t.audience, t.speaker))
-        ]
+        plan.tokens = [t.digest for t in _tokens_naming(kb, person)]
         refuse_if_shared(kb, plan, f"forgetting {entity.id}", search.rows)
         plan.record = {
             "id": str(uuid.uuid4()),
@@ -388,11 +384,24 @@ def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None =
                 continue
             if name.endswith((".rdfp", ".rdfp.gz")):
                 named = any(quad.graph_name.value.startswith(base) for _row, quad in named_rows(text, person))
+            elif root == str(kb.path) and name == tokens.FILE:
+                named = bool(_tokens_naming(kb, person))  # another perspective's tokens are its own, as its rows
             else:
                 named = any(person.in_text(piece) for piece in _texts(text))
             if named:
                 found.append(os.path.relpath(path, kb.path))
     return found
+
+
+def _tokens_naming(kb, person: Target) -> list:
+    """The tokens of this perspective named after ``person``, speaking as them or reading for a
+    conversation or channel that names them: what forget revokes, and what its last check looks for
+    in tokens.json (another perspective's tokens are that perspective's, as its journal rows are)."""
+    return [
+        t
+        for t in tokens.listed(kb.path)
+        if t.perspective == kb.perspective and any(person.in_text(text) for text in (t.name, t.audience, t.speaker))
+    ]
 
 
 def _texts(text: str):

@@ -306,7 +306,10 @@ def _whole(value, name: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, str) and _WHOLE.match(value.strip()):
-        return int(value.strip())
+        digits = value.strip().lstrip("0") or "0"
+        if len(digits) > 18:  # (int() refuses past 4,300 digits, and no count or order comes near)
+            raise BadInput(f"{name} must be a whole number of at most 18 digits, not one of {len(digits):,}")
+        return int(digits)
     shown = f"text ({value[:40]!r})" if isinstance(value, str) else inputs.shown(value)
     raise BadInput(f"{name} must be a whole number, not {shown}")
 

@@ -58,8 +58,15 @@ def text(value, what: str, limit: int | None = None) -> str:
 
 def prose(value, what: str, limit: int | None = None) -> str:
     """Free text that is kept and shown to people (a value, a summary, a reason, a schema's label):
-    :func:`text` holding no control character but tabs and newlines (CONTROLS). Raises BadInput."""
-    return refuse_controls(text(value, what, limit), what)
+    :func:`text` holding no control character but tabs and newlines (CONTROLS), its line ends made
+    newlines (text pasted from Windows or a mail ends its lines with CR LF, and is no attack).
+    Raises BadInput."""
+    return refuse_controls(newlines(text(value, what, limit)), what)
+
+
+def newlines(value: str) -> str:
+    """``value`` with each line end (CR LF, or a lone CR) a newline."""
+    return value.replace("\r\n", "\n").replace("\r", "\n") if "\r" in value else value
 
 
 # The control characters free text may not hold: C0 but tab and newline, DEL, and C1. A terminal

@@ -114,20 +114,17 @@ def fact_texts(fact) -> list[str]:
     """Every text a fact holds that may name someone: its value, its sources' refs and quotes, the
     words it was extracted from, the message it was said in and the audience that heard it (each
     hearing's: a channel may be named after a person, as forget reads it), a claim's role and its
-    changes' reasons."""
+    changes' reasons. Each once: a fact heard a thousand times in one channel reads its name once."""
     value = None if fact.is_entity_target else fact.target.value
-    return [
-        t
-        for t in (
-            value,
-            *(s.ref for s in fact.sources),
-            *(s.quote for s in fact.sources),
-            *(text for h in fact.hearings for text in (h.span, h.message, h.audience)),
-            fact.claimed_role,
-            *(u.reason for u in fact.updates),
-        )
-        if t
-    ]
+    texts = (
+        value,
+        *(s.ref for s in fact.sources),
+        *(s.quote for s in fact.sources),
+        *(text for h in fact.hearings for text in (h.span, h.message, h.audience)),
+        fact.claimed_role,
+        *(u.reason for u in fact.updates),
+    )
+    return [t for t in dict.fromkeys(texts) if t]
 
 
 class NameIndex:

@@ -85,3 +85,17 @@ def test_forget_revokes_the_tokens_that_speak_as_a_person_or_read_for_them_and_k
     assert done["tokens"] == 2 and done["remaining"] == []
     assert [t["name"] for t in kg.json("tokens", "list")["tokens"]] == ["ann-bot"]
     assert _names_anywhere(kg.path, ["quentin"]) == []
+
+
+def test_forget_leaves_another_perspectives_tokens_as_its_own_and_finishes(kg):
+    """A token of another perspective named after someone of the same name is that perspective's, as
+    its journal rows are: forget neither revokes it nor, having done its work, ends by blaming it
+    (exit 3, "tokens.json still names them"), the two rules now one."""
+    kg("add-entity", "person/dana", "--name", "Dana Quixley")
+    kg("org", "init", "Otherco", "--perspective", "other")
+    kg("tokens", "add", "dana-quixley-bot", "--perspective", "other", "--audience", "public")
+    kg("tokens", "add", "main-dana-quixley", "--perspective", "main", "--audience", "public")
+    done = kg.json("forget", "person/dana")
+    assert done["tokens"] == 1 and done["remaining"] == []
+    assert [t["name"] for t in kg.json("tokens", "list")["tokens"]] == ["dana-quixley-bot"]
+    assert kg.json("lookup", "person/dana", expect=1)["error"] == "not_found"

@@ -145,12 +145,17 @@ def test_an_order_out_of_range_is_refused_by_propose_and_supersede(kb, order):
     assert "1a" in kb("batch").stdout
 
 
-@pytest.mark.parametrize("order", [2**63, 10**20, 0, -5, 1_000_001])
+@pytest.mark.parametrize(
+    "order", [2**63, 10**20, 0, -5, 1_000_001, "1000001", "9" * 19, "9" * 5000, "0" * 30 + "7" * 19]
+)
 def test_an_order_out_of_range_is_refused_by_import(kb, tmp_path, order):
+    """A JSON number or a string of digits, of any length (int() refuses a string past 4,300)."""
     before = kb.snapshot()
     report = _import(kb, tmp_path, [_step(order)])
-    assert report["refused"] == {"malformed": 1} and not report["applied"]
-    assert "from 1 to 1,000,000" in report["refusals"][0]["message"]
+    assert report["refused"] == {"malformed": 1} and not report["applied"], report
+    message = report["refusals"][0]["message"]
+    digits = len(order.lstrip("0")) if isinstance(order, str) else 0
+    assert ("from 1 to 1,000,000" if digits <= 18 else f"at most 18 digits, not one of {digits:,}") in message
     assert kb.snapshot() == before
     assert "Nothing waits for review." in kb("batch").stdout
 
@@ -174,7 +179,7 @@ def test_a_reason_with_control_characters_or_past_the_limit_is_refused(kb):
     before = kb.snapshot()
     for command in ("reject", "confirm"):
         line = one_line(kb(command, fact, "--reason", ESCAPES, expect=2))
-        assert "the reason holds a control character (U+000D) at character 11" in line and "\x1b" not in line
+        assert "the reason holds a control character (U+001B) at character 12" in line and "\x1b" not in line
     line = one_line(kb("supersede", fact, "--value", "needs two reviewers", "--reason", "ok\x1b[8m", expect=2))
     assert "the reason holds a control character (U+001B)" in line
     line = one_line(kb("reject", fact, "--reason", "x" * 100_000, expect=2))
@@ -191,10 +196,17 @@ def test_a_reason_with_control_characters_or_past_the_limit_is_refused(kb):
         (["propose", "release", "caveat", "--value", "x\x7f", "-s", "ledger:L1"], "the value for caveat"),
         (["propose", "release", "caveat", "--value", "x\x9b2K", "-s", "ledger:L1"], "the value for caveat"),
         (["add-entity", "repo/web", "--name", "web", "--summary", "a repo\x1b[8m"], "the summary"),
+        (
+            ["org", "affiliate", "Acme", "--claimed-name", "Jim", "--role", "IT\x1b[8m", "-s", "slack:c1"]
+            + ["--said-by", "person/dana"],
+            "the role",
+        ),
     ],
-    ids=["value", "value-del", "value-c1", "summary"],
+    ids=["value", "value-del", "value-c1", "summary", "claim-role"],
 )
 def test_a_kept_text_with_a_control_character_is_refused(kb, argv, what):
+    if argv[0] == "org":
+        kb("org", "add", "Acme")
     before = kb.snapshot()
     line = one_line(kb(*argv, expect=2))
     assert f"{what} holds a control character (U+" in line and "use visible characters" in line
@@ -229,6 +241,7 @@ def test_a_control_character_already_kept_is_shown_escaped(kb, monkeypatch):
     from kgrdf import inputs
 
     monkeypatch.setattr(inputs, "refuse_controls", lambda value, what: value, raising=False)
+    monkeypatch.setattr(inputs, "newlines", lambda value: value, raising=False)
     fact = kb.json("propose", "release", "caveat", "--value", "wait\x1b[2K\x9b", "-s", "ledger:L1")["id"]
     other = kb.json("propose", "release", "caveat", "--value", "needs a second reviewer", "-s", "ledger:L1")["id"]
     kb("reject", other, "--reason", ESCAPES)
@@ -364,3 +377,23 @@ def test_a_message_naming_a_person_makes_a_fact_heard_again_personal(kb):
         "dm with Dana",
     )
     assert (fact["status"], fact["sensitivity"]) == ("proposed", "personal")
+
+
+def test_text_whose_lines_end_in_cr_lf_is_taken_with_newlines(kb, tmp_path):
+    """Text pasted from Windows or a mail ends its lines with CR LF: no attack, and kept with its
+    line ends made newlines (a lone CR too), in a value, a reason, a summary, an import's record
+    and an extracted fact's span, where a CR among other controls is still refused above."""
+    fact = kb.json("propose", "release", "caveat", "--value", "line one\r\nline two\rthree", "-s", "ledger:L1")["id"]
+    assert kb.json("history", fact)["fact"]["value"] == "line one\nline two\nthree"
+    kb("reject", fact, "--reason", "said\r\ntwice")
+    assert kb.json("history", fact)["fact"]["status"] == "rejected"
+    kb("add-entity", "repo/web", "--name", "web", "--summary", "a repo\r\nfor the site")
+    assert kb.json("lookup", "repo/web")["entity"]["summary"] == "a repo\nfor the site"
+    report = _import(kb, tmp_path, [_caveat("first\r\nsecond")])
+    assert report["facts"] == {"created": 1}, report
+    assert "first\nsecond" in [f["value"] for f in kb.json("facts", "release")["facts"]]
+    spanned = kb.json(
+        *("propose", "release", "caveat", "--value", "needs care", "-s", "slack:m9"),
+        *("--extracted", "--span", "needs\r\ncare", "--confidence", "0.8"),
+    )["id"]
+    assert [h.get("span") for h in kb.json("history", spanned)["fact"]["hearings"]] == ["needs care"]

@@ -3,6 +3,8 @@ a past value confirmed beside the current one, two values of one thing confirmed
 batch made again behind the printed one, a decision that reads as two targets, settings that the
 batch could not keep to, and an export over the knowledge base's own files."""
 
+import json
+
 import pytest
 
 from kgrdf import batch
@@ -115,6 +117,40 @@ def test_two_values_of_one_thing_at_different_times_may_be_confirmed_together(st
     assert [f["sentence"] for f in staging.json("facts", "environment/staging")["facts"]] == ["Staging is active"]
 
 
+@pytest.mark.parametrize("proposed", ["past-first", "current-first"])
+@pytest.mark.parametrize("answered", ["kg batch apply", "console"])
+def test_a_past_value_and_the_value_now_confirmed_together_hold_as_on_two_days(staging, proposed, answered):
+    """'It was being built until 2021, it is live': one answer confirming both is no rivalry the
+    letters decide. Whatever their order, it holds as confirming the past value one day and the
+    present one the next: the present value holds from now and closes the past one, which keeps
+    its own time; nothing overlaps."""
+    values = {
+        "past": ("being built", "--valid-from", "2020-01-01", "--valid-to", "2021-06-01"),
+        "current": ("live",),
+    }
+    order = ["past", "current"] if proposed == "past-first" else ["current", "past"]
+    ids = {}
+    for n, which in enumerate(order):
+        value, *times = values[which]
+        ids[which] = _fact(staging, "environment/staging", "status", "--value", value, "--source", f"doc:{n}", *times)
+    if answered == "console":
+        kb = KnowledgeBase.open(staging.path)
+        batch.for_review(kb)
+        assert sorted(batch.decide(kb, [ids[w] for w in order], "confirm")["decided"]) == sorted(ids.values())
+    else:
+        staging("batch")
+        assert staging.json("batch", "apply", "confirm all")["confirmed"] == 2
+    now = staging.json("facts", "environment/staging")["facts"]
+    assert [(f["id"], f["status"]) for f in now] == [(ids["current"], "confirmed")]
+    assert _status(staging, ids["current"])["valid_from"] > "2026-01-01"
+    past = _status(staging, ids["past"])
+    assert past["status"] == "confirmed" and past["valid_to"].startswith("2021-06-01")
+    then = staging.json("facts", "environment/staging", "--as-of", "2020-06-01")["facts"]
+    assert [f["id"] for f in then] == [ids["past"]]
+    findings = json.loads(staging("lint", "--json", expect=1).stdout)["findings"]
+    assert {f["kind"] for f in findings} == {"orphan"}, findings  # (Dana, of no fact): no overlap
+
+
 def test_the_console_refuses_confirming_two_values_of_one_thing_at_once(staging):
     ids = [
         _fact(staging, "person/dana", "timezone", "--value", value, "--source", f"slack:{n}")
@@ -159,9 +195,11 @@ def test_a_perspective_that_does_not_exist_is_refused_and_leaves_the_saved_batch
     _fact(staging, "environment/staging", "caveat", "--value", "flaky", "--source", "slack:1")
     staging("batch")
     saved = (staging.path / "batch.json").read_text()
+    files = sorted(p.relative_to(staging.path) for p in staging.path.rglob("*"))
     line = one_line(staging("batch", "--perspective", "mian", expect=1))
     assert "no perspective 'mian'" in line and "main" in line
     assert (staging.path / "batch.json").read_text() == saved
+    assert sorted(p.relative_to(staging.path) for p in staging.path.rglob("*")) == files  # no cache made for it
     assert staging.json("batch", "apply", "confirm all")["confirmed"] == 1
 
 

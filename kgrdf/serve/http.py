@@ -17,7 +17,9 @@ from kgrdf.errors import BadInput, Bug, KgError
 from kgrdf.serve.service import Caller, Service
 
 STATUS = {"bad_input": 400, "not_found": 404, "refused": 409, "damaged": 503, "bug": 500, "too_large": 413}
-MAX_BODY = 16 * 1024 * 1024  # bytes of a request body: a query is at most 1 MiB, a text field 64k characters
+# Bytes of a request body: the MCP transport's own bound (4 MiB), which the guard says first, in JSON,
+# on every route. A query is at most 1 MiB, a text field 64k characters (KGRDF_MAX_TEXT).
+MAX_BODY = 4 * 1024 * 1024
 RESULT_TYPES = {  # SELECT and ASK answers, the first the default
     "application/sparql-results+json": "JSON",
     "application/json": "JSON",
@@ -79,21 +81,30 @@ class TooLarge(BadInput):
         super().__init__(f"the request body {said}is larger than kg serve takes ({MAX_BODY:,} bytes)")
 
 
-def _bounded(receive):
-    """``receive``, raising TooLarge once the body it has given passes MAX_BODY (a body sent in
-    chunks, whose length no header says)."""
-    read = 0
-
-    async def bounded():
-        nonlocal read
+async def _read_chunked(receive):
+    """(the body of a request sent in chunks, whose length no header says, and a ``receive`` that
+    gives it again whole), or None once it passes MAX_BODY: read here, before any route, so that a
+    body too large is refused in JSON by every route alike (the MCP transport's own refusal is a
+    plain line, and an error raised inside it a 500)."""
+    body, more = bytearray(), True
+    while more:
         message = await receive()
-        if message["type"] == "http.request":
-            read += len(message.get("body", b""))
-            if read > MAX_BODY:
-                raise TooLarge()
-        return message
+        if message["type"] != "http.request":
+            return _nothing  # the client went away before its body ended: the route meets the same
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+        if len(body) > MAX_BODY:
+            return None
+    given = False
 
-    return bounded
+    async def again():
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+    return again
 
 
 class Guard:
@@ -121,7 +132,15 @@ class Guard:
         length = headers.get("content-length", "0").strip()
         if not length.isdigit() or int(length) > MAX_BODY:
             return await _error(TooLarge(int(length) if length.isdigit() else None))(scope, receive, send)
-        return await self.app(scope, _bounded(receive), send)
+        if "transfer-encoding" in headers:
+            receive = await _read_chunked(receive)
+            if receive is None:
+                return await _error(TooLarge())(scope, _nothing, send)
+        return await self.app(scope, receive, send)
+
+
+async def _nothing():
+    return {"type": "http.disconnect"}
 
 
 def _negotiate(accept: str | None, offered: dict) -> str | None:

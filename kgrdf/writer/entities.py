@@ -46,7 +46,8 @@ class Entities(Staging):
                 f"unknown entity type {type_key!r} in {entity_id}",
                 hint="one of " + ", ".join(sorted(self.schema.types)),
             )
-        inputs.text(summary or "", "the summary")  # Unicode text of a bounded size (KGRDF_MAX_TEXT)
+        if summary is not None:  # Unicode text of a bounded size (KGRDF_MAX_TEXT), its line ends newlines
+            summary = inputs.newlines(inputs.text(summary, "the summary"))
         for what, given in (
             [("the name", name or "")]
             + [("the alias", a) for a in aliases]

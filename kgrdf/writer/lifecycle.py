@@ -71,13 +71,25 @@ class Lifecycle(Staging):
             )
         return Outcome(after, action + "ed", note, [])
 
+    def ended(self, fact: model.Fact) -> bool:
+        """Whether a fact's valid time ended by now: "it was being built until 2021"."""
+        return bool(fact.valid_to) and fact.valid_to <= self.now
+
+    def in_confirming_order(self, fact_ids: list[str]) -> list[str]:
+        """``fact_ids`` as one decision confirms them: the values whose valid time ended first (each
+        replaces none), then the rest in their order, each of which closes the ended values it
+        replaces, as it would confirmed on a later day. In any other order a value current now,
+        confirmed first, would stay beside an ended one confirmed after it, the two overlapping."""
+        ended = [fact_id for fact_id in fact_ids if self.ended(self.fact(fact_id))]
+        return ended + [fact_id for fact_id in fact_ids if fact_id not in set(ended)]
+
     def _replaced_by(self, fact: model.Fact) -> tuple[list[model.Fact], list[model.Fact]]:
         """(the rival values confirming ``fact`` replaces, those it leaves beside it). A value whose
         valid time ended by now ("it was being built until 2021") replaces none: the value current
         now stays current, and a rival that shared part of its time is left beside it (kg lint
         shows the overlap). Any other replaces every rival."""
         rivals = self._rivals(fact)
-        if fact.valid_to and fact.valid_to <= self.now:
+        if self.ended(fact):
             return [], [other for other in rivals if _overlap(fact, other)]
         return rivals, []
 
@@ -91,10 +103,14 @@ class Lifecycle(Staging):
         different values of a single-valued predicate (or of one key of an attribute) of one subject
         whose valid times overlap. Confirmed one after the other, each would close the one before,
         and which value stays would be the order of the batch's letters, not a person's choice.
-        (An organization's attributes stand side by side, and are never among them.)"""
+        (An organization's attributes stand side by side, and are never among them.) A value whose
+        valid time ended is never among them: it replaces none, and a decision confirms it first
+        (in_confirming_order), so the value current now closes it as a later day's would."""
         buckets: dict[tuple, list[model.Fact]] = {}
         for fact_id in dict.fromkeys(fact_ids):
             fact = self.fact(fact_id)
+            if self.ended(fact):
+                continue
             predicate = self.schema.predicate_by_iri(fact.predicate)
             if predicate is None or not (predicate.single_valued or predicate.key == "attribute"):
                 continue

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from pyoxigraph import NamedNode
 
-from kgrdf import model, privacy, vocab
+from kgrdf import inputs, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.writer.staging import Heard, Outcome, Staging
 
@@ -45,7 +45,8 @@ class Organizations(Staging):
         facts = self._heard(heard or Heard())
         if facts["said_by"] is None:
             raise BadInput("a claim records who said it: give --said-by")
-        facts.update({"claimed_role": model.clean_label(role) if role else None, "verified": False})
+        role = inputs.refuse_controls(model.clean_label(inputs.text(role, "the role")), "the role") if role else None
+        facts.update({"claimed_role": role or None, "verified": False})
         sources = list(sources)
         if not sources and facts["message"]:
             sources = [f"chat:{facts['message']}"]  # the message it was said in is where it came from

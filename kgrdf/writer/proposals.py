@@ -184,7 +184,8 @@ class Proposals(Staging):
                 raise BadInput(f"--confidence is between 0 and 1, not {heard.confidence}")
             out["confidence"] = float(heard.confidence)
         if heard.span is not None:
-            out["span"] = model.clean_label(inputs.prose(heard.span, "the span")) or None
+            span = model.clean_label(inputs.text(heard.span, "the span"))  # its line ends and tabs folded
+            out["span"] = inputs.refuse_controls(span, "the span") or None
         if heard.message is not None:
             message = inputs.text(heard.message, "the message").strip()
             out["message"] = model.refuse_unprintable(message, "the message reference") or None
