@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kgrdf import files, identifiers, privacy, vcs, vocab
+from kgrdf import files, identifiers, privacy, tokenfile, vcs, vocab
 from kgrdf.errors import Refused
 from kgrdf.journal import LOCAL, Patch, Stream, fsync_dir, packed
 
@@ -56,7 +56,7 @@ class Plan:
     record: dict | None = None  # what forgotten.jsonl keeps of a forget
     renames: dict[str, str] = field(default_factory=dict)  # digest of a row -> the row that replaces it
     redacted: set[str] = field(default_factory=set)  # facts (IRIs) whose naming rows alone go or change
-    tokens: list[str] = field(default_factory=list)  # digests of the tokens that go (kgrdf.tokens.drop)
+    tokens: list[str] = field(default_factory=list)  # digests of the tokens that go (kgrdf.tokenfile.drop)
 
     def rewrite(self, quad: str) -> str | None:
         """The row as it stays: itself, its replacement, or None when it goes."""
@@ -224,9 +224,7 @@ def finish(kb, beside=None) -> dict:
     counts["leftovers"] = leftovers
     counts["identifiers"] = _drop_identifiers(kb, plan)
     if plan.tokens:
-        from kgrdf import tokens
-
-        counts["tokens"] = tokens.drop(kb.path, plan.tokens)
+        counts["tokens"] = tokenfile.drop(kb.path, plan.tokens)
     if plan.record is not None and not any(r.get("id") == plan.record["id"] for r in privacy.forgotten(kb)):
         privacy.append_forgotten(kb, {**plan.record, **{k: counts[k] for k in ("records", "placeholders")}})
     kb.rebuild_index(beside=lambda: _restart_history(kb), compacting=beside)  # git waits on the disk
