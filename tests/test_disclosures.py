@@ -290,7 +290,7 @@ def test_the_owners_token_records_any_audience_and_the_api_takes_it_as_json(serv
     status, doc = serving["server"].post("record_disclosure", serving["secrets"]["boss"], body)
     assert status == 200 and doc["by"] == "boss" and doc["audience"] == "channel:eng"
     status, doc = serving["server"].post("record_disclosure", serving["secrets"]["engbot"], {**body, "facts": "f-x"})
-    assert status == 400 and "list of fact ids" in doc["message"]
+    assert status == 400 and doc["message"] == "facts must be a list, not text"  # the kind the tool declares
     status, text = serving["server"].request("/api/told?audience=channel:eng", serving["secrets"]["engbot"])
     assert status == 200 and [d["fact"] for d in json.loads(text)["disclosures"]] == [facts["eng"]]
     # what channel:eng was told is not for a sales token to read
