@@ -22,7 +22,6 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,7 +29,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from generate import generate  # noqa: E402
-from measure import best_of  # noqa: E402
+from measure import best_of, work_folder  # noqa: E402
 
 from kgrdf import queries, vocab  # noqa: E402
 
@@ -59,21 +58,20 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--work", type=Path, default=None)
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="kgrdf-batch-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    print(f"kg batch benchmark in {work}")
-    for size in args.sizes:
-        kb = work / f"kb-{size}"
-        if not kb.exists():
-            generate(kb, size, statuses=["proposed"])
-        first = best_of(1, lambda kb=kb: kg_batch(kb))
-        kg_time = best_of(args.repeat, lambda kb=kb: kg_batch(kb))
-        floor_time = floor(kb, args.repeat)
-        print(
-            f"{size:>7} proposals  kg batch {kg_time:6.2f} s | floor (batch-piles.rq on pyoxigraph) "
-            f"{floor_time:6.2f} s | kg/floor {kg_time / floor_time:4.1f}x | first run {first:6.2f} s",
-            flush=True,
-        )
+    with work_folder(args.work, "kgrdf-batch-bench-") as work:
+        print(f"kg batch benchmark in {work}")
+        for size in args.sizes:
+            kb = work / f"kb-{size}"
+            if not kb.exists():
+                generate(kb, size, statuses=["proposed"])
+            first = best_of(1, lambda kb=kb: kg_batch(kb))
+            kg_time = best_of(args.repeat, lambda kb=kb: kg_batch(kb))
+            floor_time = floor(kb, args.repeat)
+            print(
+                f"{size:>7} proposals  kg batch {kg_time:6.2f} s | floor (batch-piles.rq on pyoxigraph) "
+                f"{floor_time:6.2f} s | kg/floor {kg_time / floor_time:4.1f}x | first run {first:6.2f} s",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -78,21 +77,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--work", type=Path, default=None)
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="kgrdf-degree-"))
-    work.mkdir(parents=True, exist_ok=True)
-    print(
-        f"{'command':<8} {'facts':>6} {'of kb':>6} {'kg':>8} {'kg/fact':>9} {'floor':>8} {'cold floor':>10} {'kg/floor':>8}"
-    )
-    for n in args.degrees:
-        for row in measure_degree(n, work, args.repeat):
-            print(
-                f"{row['command']:<8} {row['degree']:>6} {row['kb']:>6} {row['kg']:7.3f}s "
-                f"{row['kg'] / row['degree'] * 1000:7.3f}ms {row['floor']:7.3f}s {row['cold']:9.3f}s "
-                f"{row['kg'] / row['cold']:7.1f}x",
-                flush=True,
-            )
-    if args.work is None:
-        shutil.rmtree(work, ignore_errors=True)
+    with measure.work_folder(args.work, "kgrdf-degree-") as work:
+        print(
+            f"{'command':<8} {'facts':>6} {'of kb':>6} {'kg':>8} {'kg/fact':>9} {'floor':>8} {'cold floor':>10} {'kg/floor':>8}"
+        )
+        for n in args.degrees:
+            for row in measure_degree(n, work, args.repeat):
+                print(
+                    f"{row['command']:<8} {row['degree']:>6} {row['kb']:>6} {row['kg']:7.3f}s "
+                    f"{row['kg'] / row['degree'] * 1000:7.3f}ms {row['floor']:7.3f}s {row['cold']:9.3f}s "
+                    f"{row['kg'] / row['cold']:7.1f}x",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ import gzip
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,6 +29,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from generate import generate  # noqa: E402
+from measure import work_folder  # noqa: E402
 
 from kgrdf.schema import SCHEMA_GRAPH  # noqa: E402
 
@@ -98,18 +98,17 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--keep", type=Path, metavar="DIR", help="reuse (or leave) DIR/kb-<size>")
     args = parser.parse_args()
-    work = args.keep or Path(tempfile.mkdtemp(prefix="kgrdf-disk-"))
-    work.mkdir(parents=True, exist_ok=True)
     rows = []
-    for size in args.sizes:
-        path = work / f"kb-{size}"
-        if not (args.keep and path.exists()):
-            shutil.rmtree(path, ignore_errors=True)
-            print(f"generating {size} facts in {path} ...", flush=True)
-            generate(path, size)
-        rows.append(measure(path, size, work))
-        if not args.keep:
-            shutil.rmtree(path, ignore_errors=True)
+    with work_folder(args.keep, "kgrdf-disk-") as work:
+        for size in args.sizes:
+            path = work / f"kb-{size}"
+            if not (args.keep and path.exists()):
+                shutil.rmtree(path, ignore_errors=True)
+                print(f"generating {size} facts in {path} ...", flush=True)
+                generate(path, size)
+            rows.append(measure(path, size, work))
+            if not args.keep:
+                shutil.rmtree(path, ignore_errors=True)
     print(
         f"\n== bytes a fact on disk, kg beside the floor; targets: journal <= {TARGETS['journal']}, "
         f"index <= {TARGETS['index']} (! marks a miss)"

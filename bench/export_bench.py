@@ -17,7 +17,6 @@ import argparse
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -65,8 +64,7 @@ def main() -> None:
     parser.add_argument("--kb", type=Path, nargs="+", help="knowledge bases made already (bench/run.py --keep)")
     parser.add_argument("--formats", nargs="+", choices=list(FORMATS), default=list(FORMATS))
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="kgrdf-export-bench-"))
-    try:
+    with measure.work_folder(None, "kgrdf-export-bench-") as work:
         if args.kb:
             for kb in args.kb:
                 measure_kb(kb, work, args.formats)
@@ -76,8 +74,6 @@ def main() -> None:
             generate(kb, size)
             measure_kb(kb, work, args.formats)
             shutil.rmtree(kb)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

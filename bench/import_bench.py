@@ -35,7 +35,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -244,8 +243,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.naive_one:
         return naive(*args.naive_one)
-    work = args.work or Path(tempfile.mkdtemp(prefix="kgrdf-import-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
+    with measure.work_folder(args.work, "kgrdf-import-bench-") as work:
+        measure_all(args, work)
+
+
+def measure_all(args, work: Path) -> None:
     print(f"kg import benchmark in {work}")
     hostile = [(f"{n:>7} copies of one fact", copies, (n, work)) for n in args.copies]
     if args.auto_confirm:

@@ -4,12 +4,32 @@ kg runs without PYTHONDONTWRITEBYTECODE: with it set, every fresh process compil
 again (about 0.3 s), which no installed kg pays.
 """
 
+import contextlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 KG = [sys.executable, "-m", "kgrdf"]
+
+
+@contextlib.contextmanager
+def work_folder(given: Path | None, prefix: str):
+    """The folder a benchmark works in: ``given``, made if missing and left as it is, or else a new
+    temporary folder, removed when the benchmark ends, by an error or Ctrl-C as well (a 100k import
+    leaves 1.6 GB of knowledge bases, N-Quads and stores behind)."""
+    if given is not None:
+        given.mkdir(parents=True, exist_ok=True)
+        yield given
+        return
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def environment() -> dict:

@@ -29,7 +29,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -209,15 +208,12 @@ def main() -> None:
     parser.add_argument("--import", dest="import_facts", type=int, default=1000)
     parser.add_argument("--sync", type=int, default=10_000, help="transactions to sync (0: none)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="kgrdf-remote-bench-"))
     table, synced = [], []
-    try:
+    with measure.work_folder(None, "kgrdf-remote-bench-") as work:
         for size in args.sizes:
             table += measure_size(size, args.repeat, args.import_facts, work)
         if args.sync:
             synced = measure_sync(args.sync, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     if table:
         print("\n| facts | what | on disk | on the server | server / disk |")
         print("|---|---|---|---|---|")

@@ -56,7 +56,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from floor import floor_runner, is_anchored  # noqa: E402
 from generate import generate  # noqa: E402
-from measure import best_of  # noqa: E402
+from measure import best_of, work_folder  # noqa: E402
 
 from kgrdf import clock, queries, vocab  # noqa: E402
 from kgrdf.kb import KnowledgeBase  # noqa: E402
@@ -457,24 +457,23 @@ def main() -> None:
     args = parser.parse_args()
     if args.naive_one:
         return naive_main(*args.naive_one)
-    work = args.keep or args.work or Path(tempfile.mkdtemp(prefix="kgrdf-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
     os.environ.pop("KGRDF_HOME", None)
-    print(f"kgrdf benchmark in {work} (best of {args.repeat}; ratios are measured side by side)")
-    table, answers = [], None
-    for size in args.sizes:
-        rows = measure(
-            size, args.repeat, args.naive_max, args.naive_cap, work, args.keep is not None, args.person, answers
+    with work_folder(args.keep or args.work, "kgrdf-bench-") as work:
+        print(f"kgrdf benchmark in {work} (best of {args.repeat}; ratios are measured side by side)")
+        table, answers = [], None
+        for size in args.sizes:
+            rows = measure(
+                size, args.repeat, args.naive_max, args.naive_cap, work, args.keep is not None, args.person, answers
+            )
+            table += rows
+            if answers is None and not args.same_entity:
+                answers = {row["command"]: row["answer"] for row in rows if row.get("answer") is not None}
+        print(
+            f"\n== summary: cold kg (a fresh process, best of {args.repeat}) beside its floor; targets: "
+            f"the ratio to the smallest size <= {TARGET_RATIO}, "
+            + ", ".join(f"{name} <= {limit} s" for name, limit in TARGET_SECONDS.items())
         )
-        table += rows
-        if answers is None and not args.same_entity:
-            answers = {row["command"]: row["answer"] for row in rows if row.get("answer") is not None}
-    print(
-        f"\n== summary: cold kg (a fresh process, best of {args.repeat}) beside its floor; targets: "
-        f"the ratio to the smallest size <= {TARGET_RATIO}, "
-        + ", ".join(f"{name} <= {limit} s" for name, limit in TARGET_SECONDS.items())
-    )
-    print_table(table)
+        print_table(table)
 
 
 if __name__ == "__main__":

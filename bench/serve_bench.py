@@ -35,7 +35,6 @@ import json
 import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -385,8 +384,8 @@ def main() -> None:
         help="a folder of knowledge bases bench/run.py --keep made (kb-SIZE): each is copied, not generated",
     )
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="kgrdf-serve-bench-"))
-    rows = [measure_size(size, work, args.calls, args.writes, args.made) for size in args.sizes]
+    with measure.work_folder(None, "kgrdf-serve-bench-") as work:
+        rows = [measure_size(size, work, args.calls, args.writes, args.made) for size in args.sizes]
     print_table(rows)
 
 

@@ -22,7 +22,6 @@ The machine is shared and noisy: read the ratios, which hold better than absolut
 import argparse
 import shutil
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -122,8 +121,8 @@ def main() -> None:
     if args.kb:
         rows = [measure_kb(kb, facts_in(kb)) for kb in args.kb]
     else:
-        work = args.work or Path(tempfile.mkdtemp(prefix="kgrdf-validate-"))
-        rows = [measure_size(size, work) for size in args.sizes]
+        with measure.work_folder(args.work, "kgrdf-validate-") as work:
+            rows = [measure_size(size, work) for size in args.sizes]
     print(f"{'facts':>8} | {'kg validate':>11} {'peak MB':>8} | {'floor':>7} {'kg/floor':>8} | {'read':>6} {'view':>6}")
     for row in rows:
         print(
