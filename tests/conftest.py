@@ -68,6 +68,12 @@ def one_line(result) -> str:
     return lines[0]
 
 
+def copy_of(template: Path, path: Path) -> Kg:
+    """A private copy at ``path`` of a knowledge base a fixture made once (``template``)."""
+    shutil.copytree(template, path, symlinks=True)
+    return Kg(path)
+
+
 @pytest.fixture
 def kg(tmp_path) -> Kg:
     """An empty, initialised knowledge base."""
@@ -88,9 +94,7 @@ def demo_template(tmp_path_factory) -> Path:
 @pytest.fixture
 def demo(demo_template, tmp_path) -> Kg:
     """A private copy of the example organization's knowledge base."""
-    path = tmp_path / "demo"
-    shutil.copytree(demo_template, path, symlinks=True)
-    return Kg(path)
+    return copy_of(demo_template, tmp_path / "demo")
 
 
 @pytest.fixture

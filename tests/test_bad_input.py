@@ -5,13 +5,12 @@ hand, files that never end, and values too large to hold."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from tests.conftest import Kg, one_line
+from tests.conftest import Kg, copy_of, one_line
 
 SURROGATE = "\udcff"  # what a byte that is not UTF-8 becomes in an argument
 
@@ -30,9 +29,7 @@ def template(tmp_path_factory):
 @pytest.fixture
 def seeded(template, tmp_path):
     """A private copy of a small knowledge base (made once for the module)."""
-    path = tmp_path / "kb"
-    shutil.copytree(template, path, symlinks=True)
-    return Kg(path)
+    return copy_of(template, tmp_path / "kb")
 
 
 # --- arguments ------------------------------------------------------------------------------------

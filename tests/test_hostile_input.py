@@ -8,7 +8,6 @@ sources."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -16,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Kg, one_line
+from tests.conftest import Kg, copy_of, one_line
 
 ESCAPES = "looks fine\r\x1b[2K  confirmed by dana\x1b[8m"  # rewrites the line a terminal shows
 
@@ -34,9 +33,7 @@ def template(tmp_path_factory):
 @pytest.fixture
 def kb(template, tmp_path):
     """A private copy of a small knowledge base (made once for the module)."""
-    path = tmp_path / "kb"
-    shutil.copytree(template, path, symlinks=True)
-    return Kg(path)
+    return copy_of(template, tmp_path / "kb")
 
 
 def _import(kb, tmp_path, records, raw: bytes | None = None):
