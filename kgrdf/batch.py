@@ -341,7 +341,8 @@ def apply(kb, text: str) -> dict:
         )
     if document.get("printed") is False:
         raise Refused(
-            "the saved batch is not the one kg batch printed: the console made a new one since (a new day's)",
+            "the saved batch is not the one kg batch printed: the console made a new one at "
+            + str(document.get("made_at") or "an unknown time"),
             hint="kg batch prints it; answer that, or answer in the console",
         )
     groups = groups_of(document)

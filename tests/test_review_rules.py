@@ -183,7 +183,7 @@ def test_kg_batch_apply_never_answers_a_batch_the_console_made_since_it_was_prin
     assert shown["groups"][0]["facts"][0]["id"] == later
     before = staging.snapshot()
     line = one_line(staging("batch", "apply", "reject 1a", expect=1))
-    assert "not the one kg batch printed" in line and "kg batch" in line
+    assert "not the one kg batch printed" in line and "made a new one at 2030-01-02T08:00:00Z" in line
     assert staging.snapshot() == before
     assert _status(staging, first)["status"] == "proposed" and _status(staging, later)["status"] == "proposed"
     staging("batch")  # printed again: answered as printed
