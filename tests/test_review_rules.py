@@ -165,6 +165,43 @@ def test_the_console_refuses_confirming_two_values_of_one_thing_at_once(staging)
     assert batch.decide(kb, ids[:1], "confirm")["decided"] == ids[:1]
 
 
+@pytest.mark.parametrize("proposed", ["old-first", "new-first"])
+@pytest.mark.parametrize("answered", ["kg batch apply", "console", "kg confirm"])
+def test_a_planned_change_confirmed_holds_both_values_each_in_its_time(staging, proposed, answered):
+    """'Postgres 14 until March, postgres 16 from March': two values of one thing whose valid
+    times follow each other are no rivals. Confirmed in one answer or one by one, in any order,
+    both stay confirmed and neither closes the other: the old value holds now, the new one from
+    March."""
+    values = {
+        "old": ("postgres 14", "--valid-to", "2031-03-01"),
+        "new": ("postgres 16", "--valid-from", "2031-03-01"),
+    }
+    order = ["old", "new"] if proposed == "old-first" else ["new", "old"]
+    ids = {}
+    for n, which in enumerate(order):
+        value, *times = values[which]
+        ids[which] = _fact(staging, "environment/staging", "status", "--value", value, "--source", f"doc:{n}", *times)
+    if answered == "console":
+        kb = KnowledgeBase.open(staging.path)
+        batch.for_review(kb)
+        assert sorted(batch.decide(kb, [ids[w] for w in order], "confirm")["decided"]) == sorted(ids.values())
+    elif answered == "kg batch apply":
+        staging("batch")
+        assert staging.json("batch", "apply", "confirm all")["confirmed"] == 2
+    else:
+        for which in order:
+            staging("confirm", ids[which])
+    for which in ("old", "new"):
+        fact = _status(staging, ids[which])
+        assert fact["status"] == "confirmed" and not fact.get("superseded_by"), fact
+    assert _status(staging, ids["old"])["valid_to"].startswith("2031-03-01")
+    assert _status(staging, ids["new"])["valid_from"].startswith("2031-03-01")
+    now = staging.json("facts", "environment/staging")["facts"]
+    assert [f["id"] for f in now] == [ids["old"]]
+    then = staging.json("facts", "environment/staging", "--as-of", "2031-06-01")["facts"]
+    assert [f["id"] for f in then] == [ids["new"]]
+
+
 # --- the batch that was printed -----------------------------------------------------------------------
 
 

@@ -84,13 +84,15 @@ class Lifecycle(Staging):
         return ended + [fact_id for fact_id in fact_ids if fact_id not in set(ended)]
 
     def _replaced_by(self, fact: model.Fact) -> tuple[list[model.Fact], list[model.Fact]]:
-        """(the rival values confirming ``fact`` replaces, those it leaves beside it). A value whose
-        valid time ended by now ("it was being built until 2021") replaces none: the value current
-        now stays current, and a rival that shared part of its time is left beside it (kg lint
-        shows the overlap). Any other replaces every rival."""
-        rivals = self._rivals(fact)
+        """(the rival values confirming ``fact`` replaces, those it leaves beside it). A rival whose
+        valid time it does not share is no rival: a planned change ("postgres 14 until March",
+        "postgres 16 from March") holds both, in either order. A value whose valid time ended by
+        now ("it was being built until 2021") replaces none: the value current now stays current,
+        and a rival that shared part of its time is left beside it (kg lint shows the overlap).
+        Any other replaces each rival whose time it shares."""
+        rivals = [other for other in self._rivals(fact) if _overlap(fact, other)]
         if self.ended(fact):
-            return [], [other for other in rivals if _overlap(fact, other)]
+            return [], rivals
         return rivals, []
 
     @staticmethod
