@@ -227,9 +227,6 @@ def today(kb) -> dict:
     cutoff = clock.now() - timedelta(days=days)
     before = vocab.datetime_literal(clock.iso(cutoff))
     expired, document = 0, None
-    with kb.reading() as session:
-        if not session.perspective_exists():  # a typo in --perspective replaces no saved batch, makes no cache
-            raise session.unknown_perspective()
     with kb.reading() as session, _cache(kb, session) as cache:
         due = cache is None or cache.may_be_due(cutoff)
         if not (due and session.rows("proposals-due", limit=1, before=before)):
@@ -254,9 +251,13 @@ def peek(kb) -> dict:
 
 @contextmanager
 def _cache(kb, session):
-    """The cache of what waits (kgrdf.waiting) current with the session's index, None without one."""
+    """The cache of what waits (kgrdf.waiting) current with the session's index, None without one.
+    Every batch is made through it: a perspective that does not exist (a typo in --perspective or
+    in the console's address) is refused here, before a cache is made or a saved batch replaced."""
     from kgrdf import waiting
 
+    if not session.perspective_exists():
+        raise session.unknown_perspective()
     cache = waiting.open_cache(kb.path if kb.backend_kind != "memory" else None, session.backend, kb.perspective)
     try:
         yield cache

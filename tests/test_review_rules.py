@@ -240,6 +240,20 @@ def test_a_perspective_that_does_not_exist_is_refused_and_leaves_the_saved_batch
     assert staging.json("batch", "apply", "confirm all")["confirmed"] == 1
 
 
+@pytest.mark.parametrize("look", ["for_review", "peek"])
+def test_the_console_s_look_at_a_perspective_that_does_not_exist_is_refused_too(staging, look):
+    """The console's review (and an agent's look) make the batch as kg batch does: a perspective
+    that does not exist is refused before a cache is made or the saved batch replaced."""
+    _fact(staging, "environment/staging", "caveat", "--value", "flaky", "--source", "slack:1")
+    staging("batch")
+    files = {p.relative_to(staging.path): p.read_bytes() for p in staging.path.rglob("*") if p.is_file()}
+    with pytest.raises(Exception) as refused:
+        getattr(batch, look)(KnowledgeBase.open(staging.path, perspective="mian"))
+    assert "no perspective 'mian'" in refused.value.message
+    assert {p.relative_to(staging.path): p.read_bytes() for p in staging.path.rglob("*") if p.is_file()} == files
+    assert staging.json("batch", "apply", "confirm all")["confirmed"] == 1
+
+
 # --- the decision's words -------------------------------------------------------------------------------
 
 
