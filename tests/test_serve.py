@@ -687,6 +687,15 @@ def test_the_api_takes_a_write_as_json_and_refuses_what_the_call_does_not_take(s
             served, "/api/propose", token="writer", data=json.dumps({**body, **extra}).encode(), kind="application/json"
         )
         assert status == 400 and says in json.loads(answer)["message"]
+    for route, extra in [  # arguments of the call below the tool, which the tool does not take
+        ("org_add", {"name": "Acme", "org_id": ["x"]}),
+        ("org_add", {"name": "Acme", "org_id": "organization/acme-two"}),
+        ("reject", {"fact": "f-aaaaaa", "quote": "that is wrong", "transcript": "t.jsonl", "reason": 5}),
+    ]:
+        status, answer = _get(
+            served, f"/api/{route}", token="writer", data=json.dumps(extra).encode(), kind="application/json"
+        )
+        assert status == 400 and "unknown argument" in json.loads(answer)["message"], answer
     for data in [b"not json", b"[1, 2]", json.dumps({"subject": "repo/web"}).encode()]:
         status, answer = _get(served, "/api/propose", token="writer", data=data, kind="application/json")
         assert status == 400, answer

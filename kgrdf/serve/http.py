@@ -282,8 +282,9 @@ def _arguments(params: dict, wanted: dict, method) -> dict:
 
 
 async def _body(request, method, schema: dict) -> dict:
-    """A write's JSON body as the method's arguments: an object whose keys it takes, none missing,
-    each of the kind the tool of the same name declares in ``schema`` (its input schema)."""
+    """A write's JSON body as the method's arguments: an object whose keys are the arguments the
+    tool of the same name declares in ``schema`` (its input schema), none missing, each of the kind
+    declared there: the API takes what the MCP tool takes, no more."""
     import inspect
 
     from kgrdf.errors import BadInput
@@ -294,10 +295,10 @@ async def _body(request, method, schema: dict) -> dict:
         raise BadInput("the body is not JSON") from None
     if not isinstance(body, dict):
         raise BadInput("the body must be a JSON object of the call's arguments")
-    params = inspect.signature(method).parameters
-    unknown = sorted(set(body) - set(params) | ({"caller"} & set(body)))
+    takes = list(schema.get("properties", {})) or list(inspect.signature(method).parameters)[1:]
+    unknown = sorted(set(body) - set(takes))
     if unknown:
-        raise BadInput(f"unknown argument {unknown[0]!r}; this route takes " + ", ".join(list(params)[1:]))
+        raise BadInput(f"unknown argument {unknown[0]!r}; this route takes " + ", ".join(takes))
     needed = _missing(method, body)
     if needed:
         raise BadInput(f"{needed} is needed")

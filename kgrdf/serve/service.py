@@ -329,15 +329,15 @@ class Service:
         if not verdict.verified:
             raise Refused(f"not {verb}: {verdict.reason}", hint="quote the user's own words from the session")
 
-    def confirm(self, caller: Caller, fact: str, quote: str, transcript: str, reason=None) -> dict:
+    def confirm(self, caller: Caller, fact: str, quote: str, transcript: str) -> dict:
         if caller.write:
             self._verified(quote, transcript, "confirmed")
-        return self._decide(caller, "confirm", fact, lambda writer: writer.confirm(fact, reason=reason))
+        return self._decide(caller, "confirm", fact, lambda writer: writer.confirm(fact))
 
-    def reject(self, caller: Caller, fact: str, quote: str, transcript: str, reason=None) -> dict:
+    def reject(self, caller: Caller, fact: str, quote: str, transcript: str) -> dict:
         if caller.write:
             self._verified(quote, transcript, "rejected")
-        return self._decide(caller, "reject", fact, lambda writer: writer.reject(fact, reason=reason))
+        return self._decide(caller, "reject", fact, lambda writer: writer.reject(fact))
 
     def _decide(self, caller: Caller, command: str, fact: str, decision) -> dict:
         """A token decides only on a fact its audience may hear: another is no fact to it (NotFound,
@@ -351,11 +351,11 @@ class Service:
 
         return self._write(caller, command, change)
 
-    def org_add(self, caller: Caller, name: str, aliases=(), org_id=None) -> dict:
+    def org_add(self, caller: Caller, name: str, aliases=()) -> dict:
         from kgrdf import model
 
         with self._writing(caller, "org add") as writer:
-            entity, outcome = writer.add_entity(model.organization_id(name, org_id), name, list(aliases or []))
+            entity, outcome = writer.add_entity(model.organization_id(name), name, list(aliases or []))
         return {**entity.as_json(), "outcome": outcome}
 
     def org_set(self, caller: Caller, org: str, key: str, value: str, sources=(), message=None) -> dict:
