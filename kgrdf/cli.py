@@ -1162,13 +1162,17 @@ def forget(
         else ""
     )
     revoked = result.get("tokens", 0)
-    revoked = f", {revoked} token{'s' if revoked != 1 else ''} naming them revoked" if revoked else ""
     if dry_run:
+        names = ", ".join(result.get("token_names", []))
+        revoked = (
+            f", and would revoke {revoked} token{'s' if revoked != 1 else ''} naming them ({names})" if revoked else ""
+        )
         text = (
             f"would forget {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept} and "
             f"{ids} identifier{'s' if ids != 1 else ''}{revoked}"
         )
     else:
+        revoked = f", {revoked} token{'s' if revoked != 1 else ''} naming them revoked" if revoked else ""
         text = (
             f"forgot {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept}, {result['records']} journal "
             f"records ({result['placeholders']} changes are placeholders now), {ids} identifier"

@@ -289,7 +289,8 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         search = Search()
         plan = naming(kb, person, search)
         plan.identifiers = [hashed] if values else []
-        plan.tokens = [t.digest for t in _tokens_naming(kb, person)]
+        naming_them = _tokens_naming(kb, person)
+        plan.tokens = [t.digest for t in naming_them]
         refuse_if_shared(kb, plan, f"forgetting {entity.id}", search.rows)
         plan.record = {
             "id": str(uuid.uuid4()),
@@ -308,7 +309,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             "dry_run": dry_run,
         }
         if dry_run:
-            return result
+            return {**result, "token_names": [t.name for t in naming_them]}  # what the owner would see go
         plan.record["said"] = _said(kb, key, plan.graphs)
         # The shared journal is never rewritten: when the search found no row of it naming them,
         # its files, unchanged since (the lock is held), need not be read again.

@@ -231,7 +231,15 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     assert facts["priya_reports"] in before_priya
 
     dry = kg.json("forget", "person/sam", "--dry-run")
-    assert dry == {"entity": "person/sam", "facts": 5, "redacted": 0, "identifiers": 1, "tokens": 0, "dry_run": True}
+    assert dry == {
+        "entity": "person/sam",
+        "facts": 5,
+        "redacted": 0,
+        "identifiers": 1,
+        "tokens": 0,
+        "dry_run": True,
+        "token_names": [],
+    }
     result = kg.json("forget", "person/sam")
     assert result["facts"] == 5 and result["identifiers"] == 1 and result["remaining"] == []
     assert result["leftovers"] == 4  # the torn tail, the .tmp file, batch.json, cache/

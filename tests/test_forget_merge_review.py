@@ -80,7 +80,11 @@ def test_forget_revokes_the_tokens_that_speak_as_a_person_or_read_for_them_and_k
     kg("tokens", "add", "dm-bot", "--perspective", "main", "--audience", "dm:person/ann,person/quentin")
     kg("tokens", "add", "ann-bot", "--perspective", "main", "--audience", "channel:sales", "--speaker", "Ann Lee")
     dry = kg.json("forget", "person/quentin", "--dry-run")
-    assert dry["tokens"] == 2 and len(kg.json("tokens", "list")["tokens"]) == 3
+    assert dry["tokens"] == 2 and sorted(dry["token_names"]) == ["dm-bot", "q-bot"]
+    said = kg("forget", "person/quentin", "--dry-run").stdout
+    assert "would revoke 2 tokens naming them (" in said and "q-bot" in said and "dm-bot" in said
+    assert "revoked" not in said
+    assert len(kg.json("tokens", "list")["tokens"]) == 3
     done = kg.json("forget", "person/quentin")
     assert done["tokens"] == 2 and done["remaining"] == []
     assert [t["name"] for t in kg.json("tokens", "list")["tokens"]] == ["ann-bot"]
