@@ -303,6 +303,14 @@ def load(kb) -> dict:
     return document
 
 
+def _refuse_unknown_perspective(kb) -> None:
+    """Refuse a perspective that does not exist: answering the saved batch of another perspective
+    is refused with a way out (kg batch --perspective P) that would itself be refused for a typo."""
+    with kb.reading() as session:
+        if not session.perspective_exists():
+            raise session.unknown_perspective()
+
+
 def groups_of(document: dict) -> list[review.Group]:
     """The saved batch's groups, exactly as printed. Raises BadInput when batch.json holds something
     else (edited by hand)."""
@@ -335,6 +343,7 @@ def apply(kb, text: str) -> dict:
     open: deferring is not answering, and the day's batch is still there to answer."""
     document = load(kb)
     if not _of_perspective(kb, document):
+        _refuse_unknown_perspective(kb)
         raise Refused(
             f"the saved batch is of perspective {document.get('perspective', kb.default_perspective)!r}, "
             f"not {kb.perspective!r}",
@@ -396,10 +405,11 @@ def _refuse_rivals(writer, fact_ids: list[str], labels: dict[str, str]) -> None:
     for facts in writer.confirmed_together(undecided):
         named = [labels[f.id] for f in facts]
         predicate = writer.schema.predicate_by_iri(facts[0].predicate)
+        both, other = ("both", "the other") if len(named) == 2 else ("all", "the others")
         raise Refused(
-            f"{', '.join(named[:-1])} and {named[-1]} would both hold {predicate.key} of "
+            f"{', '.join(named[:-1])} and {named[-1]} would {both} hold {predicate.key} of "
             f"{vocab.id_of(facts[0].subject)} at once, and it takes one value: nothing was decided",
-            hint=f'confirm one, and skip or reject the other: e.g. "confirm all except {named[-1]}"',
+            hint=f'confirm one, and skip or reject {other}: e.g. "confirm all except {", ".join(named[1:])}"',
             conflict=True,
         )
 
@@ -458,6 +468,7 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
         raise BadInput('facts is a list of fact ids of the batch, e.g. ["f-3k9x2a"]')
     document = load(kb)
     if not _of_perspective(kb, document):
+        _refuse_unknown_perspective(kb)
         raise Refused("the saved batch is another perspective's", hint="reload the review queue")
     in_batch = [item.id for group in groups_of(document) for item in group.items]
     outside = [f for f in fact_ids if f not in in_batch]

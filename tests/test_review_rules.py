@@ -103,6 +103,21 @@ def test_an_answer_confirming_two_values_of_one_thing_is_refused_whole(staging):
     assert _status(staging, york)["status"] == "proposed"
 
 
+def test_the_refusal_of_three_values_of_one_thing_gives_a_way_out_that_is_taken(staging):
+    """With three values of one thing in one answer, the refusal's example decision leaves out all
+    but one: answered as it says, it is taken, not refused again over the two left."""
+    ids = [
+        _fact(staging, "person/dana", "timezone", "--value", value, "--source", f"slack:{n}")
+        for n, value in enumerate(("Europe/Paris", "America/New_York", "Asia/Tokyo"))
+    ]
+    staging("batch")
+    line = one_line(staging("batch", "apply", "confirm all", expect=1))
+    assert "would all hold timezone of person/dana" in line, line
+    example = line.split('e.g. "')[1].split('"')[0]
+    assert staging.json("batch", "apply", example)["confirmed"] == 1
+    assert sorted(_status(staging, i)["status"] for i in ids) == ["confirmed", "proposed", "proposed"]
+
+
 def test_two_values_of_one_thing_at_different_times_may_be_confirmed_together(staging):
     _fact(
         staging,
@@ -237,6 +252,8 @@ def test_a_perspective_that_does_not_exist_is_refused_and_leaves_the_saved_batch
     assert "no perspective 'mian'" in line and "main" in line
     assert (staging.path / "batch.json").read_text() == saved
     assert sorted(p.relative_to(staging.path) for p in staging.path.rglob("*")) == files  # no cache made for it
+    line = one_line(staging("batch", "apply", "confirm all", "--perspective", "mian", expect=1))
+    assert "no perspective 'mian'" in line and "kg batch --perspective mian" not in line
     assert staging.json("batch", "apply", "confirm all")["confirmed"] == 1
 
 
