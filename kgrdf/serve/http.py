@@ -425,7 +425,8 @@ def app(kb_path: Path, resident=None):
         routes=[
             Route("/sparql", _sparql_endpoint(service), methods=["GET", "POST"]),
             Route("/api/{route}", _api_endpoint(service, mcp), methods=["GET", "POST"]),
-            Route("/mcp", mcp_app),  # the MCP app, which answers the methods of its transport
+            # the MCP app, for the methods of its transport; another is refused here, as on every route
+            Route("/mcp", mcp_app, methods=["GET", "POST", "DELETE"]),
         ],
         middleware=[Middleware(Guard, cache=callers)],
         exception_handlers={404: unserved, 405: unserved, Exception: failing},
