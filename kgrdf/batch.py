@@ -374,7 +374,8 @@ def apply(kb, text: str) -> dict:
     with kb.writing("batch apply") as writer:
         confirmed = [item_id for item_id in labels if decided.get(item_id) == "confirm"]
         _refuse_rivals(writer, confirmed, labels)
-        for item_id in writer.in_confirming_order(confirmed) + [i for i in labels if i not in set(confirmed)]:
+        rest = [item_id for item_id in labels if decided.get(item_id) != "confirm"]
+        for item_id in writer.in_confirming_order(confirmed) + rest:
             decision = decided.get(item_id, "defer")
             if decision != "defer" and not _undecided(writer.fact(item_id)):
                 changed.append(item_id)  # decided or closed elsewhere since the batch was printed

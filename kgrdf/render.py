@@ -5,6 +5,8 @@ import json as jsonlib
 import re
 import sys
 
+from kgrdf.inputs import CONTROLS
+
 _COLOURS = {
     "confirmed": "green",
     "proposed": "yellow",
@@ -32,15 +34,14 @@ def paint(text: str, colour: str) -> str:
 # escape sequence in a stored text would rewrite the line a reader sees. kgrdf refuses them in the
 # free text it keeps (inputs.prose), and shows any a text still holds (written before, or by another replica)
 # escaped, as \x1b.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # (json escapes C0 itself; DEL and C1 it writes as they are)
 _JSON_CONTROLS = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 _JSON_CONTROL = re.compile(r"[\x7f-\x9f]")  # looked for first: translate() walks every character (0.13 s a MB)
 
 
 def visible(text: str) -> str:
-    """``text`` with each control character a terminal would obey (_CONTROLS) escaped, as ``\\x1b``."""
-    return _CONTROLS.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
+    """``text`` with each control character a terminal would obey (inputs.CONTROLS) escaped, as ``\\x1b``."""
+    return CONTROLS.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _visible(value):

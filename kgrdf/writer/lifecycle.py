@@ -80,8 +80,8 @@ class Lifecycle(Staging):
         replaces none), then the rest in their order, each of which closes the ended values it
         replaces, as it would confirmed on a later day. In any other order a value current now,
         confirmed first, would stay beside an ended one confirmed after it, the two overlapping."""
-        ended = [fact_id for fact_id in fact_ids if self.ended(self.fact(fact_id))]
-        return ended + [fact_id for fact_id in fact_ids if fact_id not in set(ended)]
+        ended = {fact_id: None for fact_id in fact_ids if self.ended(self.fact(fact_id))}
+        return list(ended) + [fact_id for fact_id in fact_ids if fact_id not in ended]
 
     def _replaced_by(self, fact: model.Fact) -> tuple[list[model.Fact], list[model.Fact]]:
         """(the rival values confirming ``fact`` replaces, those it leaves beside it). A rival whose
