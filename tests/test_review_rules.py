@@ -21,6 +21,27 @@ def _status(kg: Kg, fact_id: str) -> dict:
     return kg.json("history", fact_id)["fact"]
 
 
+def _confirm_values(staging: Kg, values: dict, order: list[str], answered: str) -> dict:
+    """Propose each of ``values`` (name -> value and its times) of the staging status in ``order``,
+    then confirm them all as ``answered`` says: in kg batch apply, the console, or kg confirm one
+    by one. The ids by name."""
+    ids = {}
+    for n, which in enumerate(order):
+        value, *times = values[which]
+        ids[which] = _fact(staging, "environment/staging", "status", "--value", value, "--source", f"doc:{n}", *times)
+    if answered == "console":
+        kb = KnowledgeBase.open(staging.path)
+        batch.for_review(kb)
+        assert sorted(batch.decide(kb, [ids[w] for w in order], "confirm")["decided"]) == sorted(ids.values())
+    elif answered == "kg batch apply":
+        staging("batch")
+        assert staging.json("batch", "apply", "confirm all")["confirmed"] == 2
+    else:
+        for which in order:
+            staging("confirm", ids[which])
+    return ids
+
+
 @pytest.fixture
 def staging(kg: Kg) -> Kg:
     kg("add-entity", "environment/staging", "-n", "Staging")
@@ -144,17 +165,7 @@ def test_a_past_value_and_the_value_now_confirmed_together_hold_as_on_two_days(s
         "current": ("live",),
     }
     order = ["past", "current"] if proposed == "past-first" else ["current", "past"]
-    ids = {}
-    for n, which in enumerate(order):
-        value, *times = values[which]
-        ids[which] = _fact(staging, "environment/staging", "status", "--value", value, "--source", f"doc:{n}", *times)
-    if answered == "console":
-        kb = KnowledgeBase.open(staging.path)
-        batch.for_review(kb)
-        assert sorted(batch.decide(kb, [ids[w] for w in order], "confirm")["decided"]) == sorted(ids.values())
-    else:
-        staging("batch")
-        assert staging.json("batch", "apply", "confirm all")["confirmed"] == 2
+    ids = _confirm_values(staging, values, order, answered)
     now = staging.json("facts", "environment/staging")["facts"]
     assert [(f["id"], f["status"]) for f in now] == [(ids["current"], "confirmed")]
     assert _status(staging, ids["current"])["valid_from"] > "2026-01-01"
@@ -192,20 +203,7 @@ def test_a_planned_change_confirmed_holds_both_values_each_in_its_time(staging, 
         "new": ("postgres 16", "--valid-from", "2031-03-01"),
     }
     order = ["old", "new"] if proposed == "old-first" else ["new", "old"]
-    ids = {}
-    for n, which in enumerate(order):
-        value, *times = values[which]
-        ids[which] = _fact(staging, "environment/staging", "status", "--value", value, "--source", f"doc:{n}", *times)
-    if answered == "console":
-        kb = KnowledgeBase.open(staging.path)
-        batch.for_review(kb)
-        assert sorted(batch.decide(kb, [ids[w] for w in order], "confirm")["decided"]) == sorted(ids.values())
-    elif answered == "kg batch apply":
-        staging("batch")
-        assert staging.json("batch", "apply", "confirm all")["confirmed"] == 2
-    else:
-        for which in order:
-            staging("confirm", ids[which])
+    ids = _confirm_values(staging, values, order, answered)
     for which in ("old", "new"):
         fact = _status(staging, ids[which])
         assert fact["status"] == "confirmed" and not fact.get("superseded_by"), fact
