@@ -1,6 +1,7 @@
 """Organizations, perspectives and mentions (§9)."""
 
 import json
+import re
 
 # --- kg mentions ----------------------------------------------------------------------------------
 
@@ -804,7 +805,9 @@ def test_confirming_a_batch_of_rival_values_is_refused_whole_and_one_chosen_per_
         rivals = len(subjects) != len(set(subjects))
         if rivals:
             refusal = kg("batch", "apply", "confirm all", expect=1).stderr
-            assert "would both hold purpose" in refusal and "nothing was decided" in refusal
+            said = re.search(r"kg: (.*) would (both|all) hold purpose", refusal)
+            assert said and "nothing was decided" in refusal, refusal
+            assert (said.group(2) == "both") == (len(re.findall(r"\b\d+[a-z]+\b", said.group(1))) == 2), refusal
             for subject in set(subjects):
                 every = kg.json("facts", subject, "--predicate", "purpose", "--all")["facts"]
                 assert [f["status"] for f in every] == ["proposed"] * subjects.count(subject)
