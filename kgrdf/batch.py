@@ -256,8 +256,7 @@ def _cache(kb, session):
     in the console's address) is refused here, before a cache is made or a saved batch replaced."""
     from kgrdf import waiting
 
-    if not session.perspective_exists():
-        raise session.unknown_perspective()
+    _refuse_unknown(session)
     cache = waiting.open_cache(kb.path if kb.backend_kind != "memory" else None, session.backend, kb.perspective)
     try:
         yield cache
@@ -303,12 +302,18 @@ def load(kb) -> dict:
     return document
 
 
+def _refuse_unknown(session) -> None:
+    """Refuse the session's perspective when it does not exist (a typo in --perspective or in the
+    console's address)."""
+    if not session.perspective_exists():
+        raise session.unknown_perspective()
+
+
 def _refuse_unknown_perspective(kb) -> None:
     """Refuse a perspective that does not exist: answering the saved batch of another perspective
     is refused with a way out (kg batch --perspective P) that would itself be refused for a typo."""
     with kb.reading() as session:
-        if not session.perspective_exists():
-            raise session.unknown_perspective()
+        _refuse_unknown(session)
 
 
 def groups_of(document: dict) -> list[review.Group]:
