@@ -119,6 +119,25 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+def _version(shown: bool) -> None:
+    if shown:
+        from kgrdf import __version__
+
+        print(f"kg (kgrdf) {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print kg's version and exit."),
+    ] = False,
+):
+    """kgrdf: the working facts of an organization, with sources, two timelines and review, on RDF."""
+
+
 KbOption = Annotated[
     Path | None,
     typer.Option(

@@ -6,7 +6,10 @@ import ast
 import inspect
 import json
 import re
+import subprocess
+import sys
 import textwrap
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -170,6 +173,12 @@ def test_without_json_a_usage_error_prints_nothing_on_stdout(argv):
 def test_kg_alone_still_shows_its_help():
     result = runner.invoke(app, [])
     assert "Usage: kg" in result.output and "lookup" in result.output
+
+
+def test_kg_version_prints_the_installed_version_and_exits_0():
+    done = subprocess.run([sys.executable, "-m", "kgrdf", "--version"], capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"kg (kgrdf) {version('kgrdf')}\n", "")
+    assert runner.invoke(app, ["--version", "lookup", "x"]).stdout == done.stdout  # it answers before any command
 
 
 # --- what exits 1 without an error is documented --------------------------------------------------------

@@ -5,6 +5,7 @@ Every name and value written here is a marker; a caller for an audience must nev
 markers of what that audience may not hear, nor anything of another perspective."""
 
 import asyncio
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -385,7 +386,7 @@ def _text(result) -> str:
 def test_every_read_tool_and_both_resources_answer_for_sales_without_what_it_may_not_hear(served, transport):
     async def calls(client):
         names = {tool.name for tool in (await client.list_tools()).tools}
-        out = {"tools": names}
+        out = {"tools": names, "server": (client.server_info.name, client.server_info.version)}
         for name, args in TOOL_CALLS:
             result = await client.call_tool(name, args)
             out[f"{name} {args}"] = (result.is_error, _text(result))
@@ -408,6 +409,7 @@ def test_every_read_tool_and_both_resources_answer_for_sales_without_what_it_may
     args = ["--audience", "channel:sales"] if transport == "stdio" else None
     out = _mcp(served, "sales", calls, stdio_args=args)
     assert {name for name, _ in TOOL_CALLS} | {"history"} <= out.pop("tools")
+    assert out.pop("server") == ("kgrdf", importlib.metadata.version("kgrdf"))
     for key, (failed, text) in out.items():
         assert not failed, (key, text)
         shown = json.dumps({k: v for k, v in json.loads(text).items() if k != "text"})  # not the words sent

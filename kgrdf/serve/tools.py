@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from kgrdf import __version__
 from kgrdf.errors import KgError
 from kgrdf.serve.service import Caller, Service
 from kgrdf.session import MAX_HOPS
@@ -81,7 +82,7 @@ def server(service: Service, fixed: Caller | None):
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-    mcp = MCPServer("kgrdf", instructions=INSTRUCTIONS, log_level="WARNING")
+    mcp = MCPServer("kgrdf", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     async def run(ctx, call, *args, **kwargs):
         # rendered in the worker thread that made the document, not on the event loop after it
