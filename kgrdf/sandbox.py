@@ -33,8 +33,10 @@ _NAME = (
 )
 _VARNAME = re.compile(f"[{_NAME}]*")
 _LANGTAG = re.compile(r"[A-Za-z]+(?:-[A-Za-z0-9]+)*")
-# A run of characters that can make one name (a prefixed name, a keyword, a number).
-_RUN = re.compile(f"[{_NAME}\\-.:\\\\%]+")
+# A run of characters that can make one name (a prefixed name, a keyword, a number), with the
+# escapes a prefixed name's local part may hold (PN_LOCAL_ESC: ``ex:a\#b`` is one name, whose "#"
+# starts no comment, and ``ex:a\(`` opens no bracket).
+_RUN = re.compile(f"(?:[{_NAME}\\-.:%]|\\\\[_~.\\-!$&'()*+,;=/?#@%]|\\\\)+")
 _SERVICE = re.compile(r"service", re.IGNORECASE)
 _OPEN, _CLOSE = "([{", ")]}"
 

@@ -51,6 +51,9 @@ def small(small_template, tmp_path):
         f"PREFIX : {PORT9} SELECT * WHERE {{ ?s ?p ?o . SERVICE:x {{}} }}",
         'SELECT * WHERE { ?s ?p "service" . SERVICE ?u {} }  # SERVICE in a comment too',
         f"SELECT * WHERE {{ ?s ?p ?o }}\n# first line clean\nSERVICE {PORT9} {{}}",
+        # an escaped "#" in a prefixed name is part of the name, not a comment hiding the rest of the line
+        f"PREFIX ex: <urn:ex:> SELECT * WHERE {{ OPTIONAL {{ ?s ex:a\\#b ?o }} SERVICE {PORT9} {{ ?s ?p ?o }} }}",
+        f"PREFIX ex: <urn:ex:> SELECT * WHERE {{ ?s ex:a\\#\\( ?o . SERVICE {PORT9} {{}} }}",
     ],
 )
 def test_service_is_refused_before_running(small, query):
@@ -74,6 +77,11 @@ def test_service_is_refused_before_running(small, query):
         ("SELECT ?e WHERE { GRAPH ?g { ?e a <https://kgrdf.org/ns#Service> } } # SERVICE <http://x/> {}", "service/db"),
         ('SELECT $service WHERE { GRAPH ?g { $service ?p ?o FILTER(?o = "x"@service) } }', ""),
         ('SELECT ?e WHERE { GRAPH ?g { ?e a ?t } FILTER(CONTAINS(STR(?e), "/service/")) }', "service/db"),
+        # an escaped character in a prefixed name: the query runs, its "#" no comment
+        (
+            "PREFIX s: <http://www.w3.org/2004/02/skos/core> SELECT ?e WHERE { GRAPH ?g { ?e s:\\#prefLabel ?n } }",
+            "service/db",
+        ),
     ],
 )
 def test_service_as_a_word_in_data_still_runs(small, query, expected):
@@ -172,6 +180,13 @@ def test_deep_nesting_is_refused_with_one_line(small, opener, closer):
         "{": f"SELECT * WHERE {'{' * 5000}{'}' * 5000}",
         "[": f"SELECT * WHERE {{ ?s ?p {'[ ?p ' * 5000}1{']' * 5000} }}",
     }[opener]
+    result = small("sparql", deep, expect=2)
+    assert f"more than {sandbox.MAX_NESTING} deep" in one_line(result)
+
+
+def test_nesting_after_an_escaped_hash_in_a_name_is_counted(small):
+    """``ex:a\\#`` is a name to the engine: what follows on its line is code, and is checked as code."""
+    deep = f"PREFIX ex: <urn:ex:> SELECT * WHERE {{ ?s ex:a\\# ?o . {'{' * 5000}{'}' * 5000} }}"
     result = small("sparql", deep, expect=2)
     assert f"more than {sandbox.MAX_NESTING} deep" in one_line(result)
 
