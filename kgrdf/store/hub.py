@@ -29,6 +29,7 @@ _TEXT = vocab.kg("patchText")
 _TIME = vocab.kg("patchTime")
 _ALTERED = vocab.kg("patchAltered")
 PAGE = 500  # patches read in one query: the LIMIT of hub-patches.rq
+PIECE = 1_000_000  # characters of a patch's text read in one answer: hub-patches.rq's and hub-patch-piece.rq's
 
 
 def patch_node(replica: str, number: int) -> ox.NamedNode:
@@ -95,7 +96,7 @@ class Hub:
             start = out[-1][0] if out else after
             rows = self.server.select(query, {"replica": ox.Literal(replica), "after": ox.Literal(start)})
             for row in rows:
-                number, data = int(row["number"].value), row["text"].value.encode("utf-8")
+                number, data = int(row["number"].value), self._text(row).encode("utf-8")
                 if hashlib.sha256(data).hexdigest() != row["digest"].value:
                     self._mark_altered(replica, number)
                     raise Damaged(
@@ -106,6 +107,15 @@ class Hub:
                 out.append((number, data))
             if len(rows) < PAGE:
                 return out
+
+    def _text(self, row: dict) -> str:
+        """A patch's text: the head hub-patches.rq gave, and the rest in pieces when it is longer."""
+        text, length = [row["head"].value], int(row["length"].value)
+        query = queries.load("hub-patch-piece")
+        for start in range(PIECE + 1, length + 1, PIECE):
+            (piece,) = self.server.select(query, {"patch": row["patch"], "start": ox.Literal(start)})
+            text.append(piece["piece"].value)
+        return "".join(text)
 
     def _mark_altered(self, replica: str, number: int) -> None:
         """Say on the hub that this patch is altered, for the replica that made it to push it again
