@@ -15,7 +15,8 @@ follow fact by fact (the schema, a fact heard before and not now or the other wa
 transaction) makes it whole again. Its own bookkeeping (the journal position it reflects, the
 entities each heard fact names) is in its default graph, which a query never sees. One process at a
 time has a kept store open (a lock beside it); another one meanwhile reads with a store in memory,
-made for that read. kg forget deletes cache/ with all it holds.
+made for that read. kg forget deletes cache/ with all it holds (a resident process then makes its
+sets again), and an export is of what a query sees, without the bookkeeping.
 """
 
 import fcntl
@@ -30,14 +31,14 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgrdf import files, model, queries, vocab
-from kgrdf.errors import KgError, Refused
+from kgrdf.errors import Damaged, KgError, Refused
 from kgrdf.journal import Position
 from kgrdf.store import open_backend
 
 LARGE = 2000  # quads a transaction changes past which the set is made whole again
 KEPT = 4  # audiences whose sets are kept
 BATCH = 100_000  # quads a bulk write of a set made whole takes at once (60 ms a call at 256 facts a call)
-FORMAT = "3"  # what a kept set holds and how: a set of another format is made again
+FORMAT = "4"  # what a kept set holds and how: a set of another format is made again
 _AT = vocab.kg("heardSetAt")  # <index node> _AT "position as JSON": the journal position it reflects
 _NAMES = vocab.kg("heardSetNames")  # <fact> _NAMES <entity>: a heard fact and an entity it names
 _BOOK = ox.DefaultGraph()
@@ -63,12 +64,23 @@ class HeardSet:
         if self.folder is None:
             self.backend = open_backend("memory")
         else:
-            self.backend = open_backend("oxigraph", self.folder, read_only=not writable)
+            try:
+                self.backend = open_backend("oxigraph", self.folder, read_only=not writable)
+            except KgError as exc:  # its message and hint are the index's: this is a cache of its own
+                why = exc.message.removeprefix(f"cannot open the index at {self.folder}: ")
+                raise Damaged(
+                    f"cannot open the kept dataset of an audience at {self.folder}: {why}",
+                    hint="remove the cache/ folder (rm -r cache): it is derived, and made again at the next read",
+                ) from None
         self.store, self.writable = self.backend.store, writable
 
     def _changing(self) -> None:
         if not self.writable:
             self._open(writable=True)
+
+    def quads(self):
+        """Every quad a reader of the set is shown: all but its own bookkeeping (an export)."""
+        return (quad for quad in self.store if quad.graph_name != _BOOK)
 
     def settle(self) -> None:
         """Open a kept store read-only again after a change. A query runs in a forked child, and a
@@ -123,7 +135,7 @@ class HeardSet:
             named |= names
         for subject, quads in _by_subject(backend.quads_in(self.entities)).items():
             if subject in named or _is_self(quads):
-                kept += _described(session, subject, quads)
+                kept += described(session, subject, quads)
         self.store.bulk_extend(kept)
         return self
 
@@ -212,16 +224,18 @@ class HeardSet:
             self.store.remove(quad)
         quads = list(session.backend.quads_in(self.entities, node))
         if quads and (self._named(subject) or _is_self(quads)):
-            self.store.extend(_described(session, subject, quads))
+            self.store.extend(described(session, subject, quads))
 
 
 _ALIASES = {vocab.ALT_LABEL, vocab.WEAK_ALIAS}
 _ALIAS_KEYS = {vocab.kg("aliasKey"), vocab.kg("weakAliasKey")}
 
 
-def _described(session, subject: str, quads: list) -> list:
-    """An entity's description as the audience is shown it: without the names of an organization
-    merged into it that does not exist for it (Session.hidden_names), nor their match keys."""
+def described(session, subject: str, quads: list) -> list:
+    """An entity's description (its quads or triples) as the audience is shown it: without the names
+    of an organization merged into it that does not exist for it (Session.hidden_names), nor their
+    match keys. Every read of descriptions for an audience passes them here: the set it may read,
+    and the Turtle export (RawReads._current_triples)."""
     hidden = session.hidden_names(subject)
     if not hidden:
         return quads
@@ -282,6 +296,9 @@ def held(session, deadline: float | None = None, timeout: float | None = None):
     kept = resident.keep(("heard", session.perspective, session.hearer), KEPT)
     kept.acquire()
     try:
+        if kept.value is not None and _lost(kept.value):  # kg forget deleted cache/ under it: made again
+            _close(kept.value)
+            kept.value = None
         if kept.value is None:
             kept.value = _opened(session) or HeardSet(session)
         current = kept.value
@@ -336,6 +353,20 @@ def _opened(session) -> HeardSet | None:
         return None
     current.lock = fd
     return current
+
+
+def _lost(current: HeardSet) -> bool:
+    """Whether a kept set's folder or lock file was removed since it was opened (kg forget deletes
+    cache/ whole): its store cannot be written again, and another process would lock a new file and
+    open the same folder. A set in memory is never lost."""
+    if current.folder is None:
+        return False
+    try:
+        held = os.fstat(current.lock)
+        there = os.stat(current.folder.parent / f"{current.folder.name}.lock")
+    except (AttributeError, OSError):
+        return True
+    return (held.st_dev, held.st_ino) != (there.st_dev, there.st_ino) or not current.folder.is_dir()
 
 
 def _close(current: HeardSet) -> None:

@@ -832,8 +832,9 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     the hearings it may hear (``hears(audience)``) and nothing of the others: their sources, speakers,
     messages, the update records that added them, the count of them (kg:observations becomes the
     number of hearings shown, kg:observedAt the latest of them); a successor or an origin it may not
-    hear (``hears_fact(iri)``) is left out, and so is an update's reason that names one; a disclosure
-    is shown when it may hear the audience it was told to (``hears(audience)``). Pure.
+    hear (``hears_fact(iri)``) is left out, with the change that recorded it, and so is an update's
+    reason that names one; a disclosure is shown when it may hear the audience it was told to
+    (``hears(audience)``). Pure.
 
     ``triples`` are (subject, predicate, object) terms; a fact with no hearing records (written
     before hearings existed) is one hearing, shown whole."""
@@ -864,6 +865,7 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             change_of[s.value] = o.value
     owner_of = {o.value: s.value for s, p, o in triples if p == _CHANGE}
     hidden |= {c for c, u in owner_of.items() if u in hidden or change_of.get(c) in _HIDDEN_CHANGES}
+    hidden |= {s.value for s, p, o in triples if s.value in change_of and _names_unheard_fact(p, o, hears_fact)}
     times = [o.value for s, p, o in triples if s.value in shown and p == _HEARD_AT]
     latest, first = max(times, default=None), min(times, default=None)
     out = []
@@ -878,12 +880,9 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             o = vocab.datetime_literal(max(first, o.value))  # learned, as far as it may know, when it first heard it
         elif p in (_SUPERSEDED_BY, _MERGED_FROM) and not hears_fact(o.value):
             continue
-        elif p in (_BEFORE, _AFTER, ADDED) and s.value in change_of:
-            if change_of[s.value] == vocab.WAS_DERIVED_FROM.value:
-                kind_ref = o.value.partition(":")
-                if kind_ref[2] not in shown_refs:  # (a set: a record may add thousands)
-                    continue
-            elif isinstance(o, NamedNode) and "/fact/" in o.value and not hears_fact(o.value):
+        elif p in (_BEFORE, _AFTER, ADDED) and change_of.get(s.value) == vocab.WAS_DERIVED_FROM.value:
+            kind_ref = o.value.partition(":")
+            if kind_ref[2] not in shown_refs:  # (a set: a record may add thousands)
                 continue
         elif p == _REASON and any(
             not hears_fact(fact[: fact.rindex("/") + 1] + found) for found in FACT_IDS_IN_TEXT.findall(o.value)
@@ -891,6 +890,15 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             continue
         out.append((s, p, o))
     return out
+
+
+def _names_unheard_fact(p, o, hears_fact) -> bool:
+    """Whether a change's value (kg:before, kg:after, kg:added) is a fact the audience may not hear: a
+    successor, an origin. The change is left out whole, with the link to it: a change with its value
+    taken out still said that there was one."""
+    return (
+        p in (_BEFORE, _AFTER, ADDED) and isinstance(o, NamedNode) and "/fact/" in o.value and not hears_fact(o.value)
+    )
 
 
 MERGED_NAME = kg("mergedName")  # an alias a merged organization went by, which its survivor took

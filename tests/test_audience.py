@@ -639,3 +639,45 @@ def test_a_chain_of_merges_keeps_each_duplicates_names_to_the_audiences_it_exist
     assert not [text for text in sales if "xalias" in text or "Xco" in text]
     assert "Yco" in sales[0]  # the duplicate #sales knew
     assert "xalias" in kg.json("lookup", "Zco", "--audience", "channel:ops")["entity"]["aliases"]
+
+
+def test_no_export_format_tells_an_audience_the_names_of_an_organization_merged_in_that_it_did_not_know(kg):
+    """The Turtle export read the entities' descriptions without the rule the other formats follow:
+    for the public, Alpha's description held the names (and their match keys) of Bravo Secret, an
+    organization merged into it that existed for #sales alone."""
+    kg("org", "init", "Acme")
+    kg("org", "add", "Alpha")
+    kg("org", "add", "Bravo Secret", "--alias", "bravo.io")
+    kg("org", "set", "Alpha", "industry", "retail", "-s", "doc:a1", "--audience", "public")
+    kg("org", "set", "Bravo Secret", "relationship", "target", "-s", "doc:b2", "--audience", "channel:sales")
+    kg("org", "merge", "Alpha", "Bravo Secret")
+    for fmt in ("turtle", "trig", "nquads", "jsonld"):
+        public = kg("export", "--format", fmt, "--audience", "public").stdout
+        assert "retail" in public and "Alpha" in public, fmt
+        assert "bravo" not in public.lower(), fmt
+        assert "heardSet" not in public, fmt  # nor the bookkeeping of the set it is read from
+        assert "bravo.io" in kg("export", "--format", fmt, "--audience", "channel:sales").stdout, fmt
+
+
+def test_a_successor_the_audience_may_not_hear_leaves_no_change_in_the_provenance_it_reads(kg):
+    """kg sparql and kg export for the public showed the record closing a public fact with a change
+    'kg:field kg:supersededBy' and no value: that a successor exists it may not hear. History left it
+    out already, and reads the same."""
+    kg("add-entity", "repo/r1", "--name", "R1")
+    old = kg.json("propose", "repo/r1", "status", "--value", "active", "-s", "pr:p1", "--audience", "public")["id"]
+    kg("confirm", old)
+    kg("supersede", old, "--value", "SECRET", "-s", "slack:s9", "--audience", "channel:sales")
+    query = f'SELECT ?s ?p ?o WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER(CONTAINS(STR(?g), "{old}")) }}'
+    public = [
+        kg("sparql", query, "--audience", "public").stdout,
+        kg("export", "--format", "nquads", "--audience", "public").stdout,
+    ]
+    for text in public:
+        closing = [line for line in text.splitlines() if f"{old}/update/" in line]
+        assert closing and not [line for line in closing if "superseded_by" in line or "supersededBy" in line]
+        assert "retired_at" in text and "valid_to" in text  # the rest of the close is shown
+    closing = kg.json("history", old, "--audience", "public")["history"][-1]
+    assert closing["action"] == "close" and set(closing["changes"]) == {"valid_to", "retired_at"}
+    sales = kg("sparql", query, "--audience", "channel:sales").stdout
+    assert "superseded_by" in sales and "supersededBy" in sales
+    kg("validate")

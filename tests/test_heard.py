@@ -115,3 +115,23 @@ def test_a_commands_kept_set_follows_the_writes_as_a_set_made_afresh_does(kg):
     kg("reject", sales, "--reason", "wrong")
     shown = same()
     assert any("public two" in row[3] for row in shown) and not any("sales one" in row[3] for row in shown)
+
+
+def test_a_tokens_sparql_answers_after_kg_forget_deletes_the_set_kg_serve_kept(served):
+    """kg forget deletes cache/ whole, with the set a running kg serve keeps for a token's audience:
+    the next /sparql for that audience answered 503 "damaged" (its hint said to remove index/), every
+    time, until another audience's query made cache/heard/ again. It is made again, and answers as a
+    fresh read does."""
+    kg, server, secret = served
+    query = "/sparql?" + urllib.parse.urlencode({"query": EVERYTHING})
+    status, body = server.request(query, secret)
+    assert status == 200, body
+    kg("add-entity", "person/zelda", "--name", "Zelda")
+    kg("propose", "person/zelda", "reviews", "-o", "repo/web", "--source", "slack:z", "--audience", "channel:sales")
+    kg("forget", "person/zelda")
+    for _ in range(2):  # made again once, then kept
+        status, body = server.request(query, secret)
+        assert status == 200, body
+        assert _rows(body) == _rows(kg("sparql", EVERYTHING, "--audience", "channel:sales", "--json").stdout)
+    assert not any("zelda" in " ".join(row).lower() for row in _rows(body))
+    assert (kg.path / "cache" / "heard").is_dir()  # kept again, for the next query

@@ -86,7 +86,7 @@ class RawReads(Reading):
             from kgrdf import heard
 
             with heard.held(self) as dataset:
-                ox.serialize(iter(dataset.store), out, formats[fmt], **options)
+                ox.serialize(dataset.quads(), out, formats[fmt], **options)
         else:
             mine = (q for q in self.backend.quads() if self.may_read(q.graph_name.value))
             ox.serialize(mine, out, formats[fmt], **options)
@@ -95,18 +95,27 @@ class RawReads(Reading):
         """The current knowledge as triples, each once, for the Turtle export. The owner's are
         given as the index yields them, and only a digest of each is kept, to drop a triple two
         facts hold: the rows and triples held whole took 2.6 GB at a million facts. An audience's
-        are read whole: the entities its facts name decide which descriptions it may see."""
+        are read whole: the entities its facts name decide which descriptions it may see, and each
+        description is shown as the audience's dataset shows it (heard.described)."""
         from pyoxigraph import Triple
 
         if self._hearer is None:
             return _once(Triple(r["s"], r["p"], r["o"]) for r in self.rows_iter("graph-current", now=now_literal()))
+        from kgrdf import heard
+
         rows = self.rows("graph-current", now=now_literal())
         named = {r["s"].value for r in rows if r["fact"] is not None}
         named |= {r["o"].value for r in rows if r["fact"] is not None and isinstance(r["o"], NamedNode)}
         ours = self.own_organization()
         named |= {ours.iri} if ours else set()
-        rows = [r for r in rows if r["fact"] is not None or r["s"].value in named]
-        return _once(Triple(r["s"], r["p"], r["o"]) for r in rows)
+        triples = [Triple(r["s"], r["p"], r["o"]) for r in rows if r["fact"] is not None]
+        descriptions: dict[str, list] = {}
+        for r in rows:
+            if r["fact"] is None and r["s"].value in named:
+                descriptions.setdefault(r["s"].value, []).append(Triple(r["s"], r["p"], r["o"]))
+        for subject, description in descriptions.items():
+            triples += heard.described(self, subject, description)
+        return _once(iter(triples))
 
 
 def _once(triples: Iterator) -> Iterator:
