@@ -725,3 +725,41 @@ def test_a_write_token_over_stdio_proposes_as_its_command_line_says(served):
     settled(served["kg"].path)
     mine = next(f for f in served["kg"].json("facts", "repo/web")["facts"] if f.get("value") == "mkstdiovalue")
     assert mine["said_by"] == "actor/bot" and "channel:sales" in mine["audiences"]
+
+
+def test_a_name_a_token_writes_with_means_what_its_audience_knows_and_its_refusals_name_nothing_else(tmp_path):
+    """A token of an audience resolves names among the entities it has heard of first; a refusal of a
+    name says nothing of one it has not heard of (no hint, no candidate, no alias)."""
+    kg = Kg(tmp_path / "kb")
+    kg("init")
+    kg("org", "init", "Acme")
+    kg("add-entity", "repo/api", "--name", "Api")
+    kg("add-entity", "repo/seen", "--name", "Mktwin")
+    kg("add-entity", "repo/secret", "--name", "Mktwin")  # the same name, of one only a DM has heard of
+    kg("add-entity", "repo/nightshade", "--name", "Mknightshade")
+    kg("propose", "repo/seen", "depends_on", "--object", "repo/api", "--source", "slack:s1", "--audience", "public")
+    kg("propose", "repo/secret", "caveat", "--value", "x", "--source", "slack:s2", "--audience", "dm:ana,bo")
+    kg("propose", "repo/nightshade", "caveat", "--value", "y", "--source", "slack:s3", "--audience", "dm:ana,bo")
+    kg("org", "add", "Mksecretco", "--alias", "mksecretco.example")
+    kg("org", "set", "Mksecretco", "relationship", "target", "-s", "doc:d1", "--audience", "dm:ana,bo")
+    secret = kg.json("tokens", "add", "pub", "--perspective", "main", "--audience", "public", "--write")["secret"]
+    server = Server(kg.path)
+    try:
+        fact = {"predicate": "caveat", "value": "flaky", "sources": ["slack:w1"]}
+        status, answer = server.post("propose", secret, {"subject": "Mktwin", **fact})
+        assert status == 200 and answer["subject"] == "repo/seen", answer  # not refused as ambiguous
+        settled(kg.path)
+        before = kg.snapshot()
+        status, answer = server.post("propose", secret, {"subject": "Mknight", **fact})
+        assert status == 404 and "mknightshade" not in json.dumps(answer).lower(), answer
+        status, answer = server.post("org_set", secret, {"org": "mksecret", "key": "industry", "value": "retail"})
+        assert status == 404 and "mksecretco" not in json.dumps(answer).lower(), answer
+        settled(kg.path)
+        assert kg.snapshot() == before
+        status, answer = server.post("org_add", secret, {"name": "Mksecretco"})
+        assert status == 200 and answer["outcome"] == "unchanged"
+        assert "mksecretco.example" not in json.dumps(answer), answer  # an alias the call did not say
+        owner = kg.json("lookup", "Mksecretco")["entity"]
+        assert owner["aliases"] == ["mksecretco.example"]
+    finally:
+        server.stop()

@@ -13,10 +13,12 @@ import base64
 import hashlib
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kgrdf.errors import BadInput, Refused, Unreachable
+import pyoxigraph as ox
+
+from kgrdf.errors import BadInput, NotFound, Refused, Unreachable
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -295,11 +297,38 @@ class Service:
         )
 
     def _propose(self, caller: Caller, subject: str, predicate: str, fact: dict, heard, user_words=None) -> dict:
-        return self._write(
-            caller,
-            "propose",
-            lambda writer: writer.propose(subject, predicate, **fact, user_words=user_words, heard=heard),
-        )
+        subject_of = self._named(caller, subject, "subject")
+        object_of = self._named(caller, fact.get("object"), "object")
+
+        def change(writer):
+            named = {**fact, "object": object_of(writer)} if fact.get("object") is not None else fact
+            return writer.propose(subject_of(writer), predicate, **named, user_words=user_words, heard=heard)
+
+        return self._write(caller, "propose", change)
+
+    def _named(self, caller: Caller, text, role: str = "entity"):
+        """What a name a token gives means, as its audience knows the entities: a function of the
+        write's writer that gives the entity's id. One the audience has heard of comes first (another
+        of the same name stays out of it), else one it has not, which it may write about now that it
+        names it. A refusal (a name no entity goes by, or several it knows) is its audience's: its
+        hints and candidates name no entity the audience has not heard of. The owner's token
+        resolves as kg does. (Read before the write: a read takes the lock a write holds.)"""
+        if caller.audience == "owner" or not isinstance(text, str):
+            return lambda writer: text
+        with self.reading(caller) as session:
+            try:
+                known = session.resolve(text, role=role).id
+                return lambda writer: known
+            except NotFound as exc:
+                unheard = exc
+
+        def unknown_to_it(writer):
+            try:
+                return writer.resolve(text, role=role).id
+            except (NotFound, Refused):
+                raise unheard from None
+
+        return unknown_to_it
 
     def propose_from_user(
         self,
@@ -352,26 +381,47 @@ class Service:
         return self._write(caller, command, change)
 
     def org_add(self, caller: Caller, name: str, aliases=()) -> dict:
+        """Add an organization (kg org add). To a token of an audience, one it has not heard of is
+        shown with the names the call gave alone."""
         from kgrdf import model
 
         with self._writing(caller, "org add") as writer:
             entity, outcome = writer.add_entity(model.organization_id(name), name, list(aliases or []))
+        if caller.audience != "owner":
+            with self.reading(caller) as session:
+                heard = session.entity(ox.NamedNode(entity.iri))
+            if heard is None:
+                given = {model.match_key(a) for a in [name, *(aliases or [])] if isinstance(a, str)}
+                entity = replace(
+                    entity,
+                    name=entity.name if model.match_key(entity.name) in given else name,
+                    aliases=[a for a in entity.aliases if model.match_key(a) in given],
+                    weak_aliases=[],
+                )
+            else:
+                entity = heard
         return {**entity.as_json(), "outcome": outcome}
 
     def org_set(self, caller: Caller, org: str, key: str, value: str, sources=(), message=None) -> dict:
-        heard = self._heard(caller, message)
+        heard, named = self._heard(caller, message), self._named(caller, org, "organization")
         return self._write(
             caller,
             "org set",
-            lambda writer: writer.set_attribute(org, key, value, sources=list(sources or []), heard=heard),
+            lambda writer: writer.set_attribute(named(writer), key, value, sources=list(sources or []), heard=heard),
         )
 
     def org_affiliate(self, caller: Caller, org: str, claimed_name: str, role=None, sources=(), message=None) -> dict:
-        heard = self._heard(caller, message)
+        heard, named = self._heard(caller, message), self._named(caller, org, "organization")
         return self._write(
             caller,
             "org affiliate",
-            lambda writer: writer.claim_member(org, claimed_name, role, sources=list(sources or []), heard=heard),
+            lambda writer: writer.claim_member(
+                named(writer),
+                claimed_name,
+                role,
+                sources=list(sources or []),
+                heard=heard,
+            ),
         )
 
     def record_disclosure(self, caller: Caller, message: str, audience: str, facts) -> dict:
