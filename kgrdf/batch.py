@@ -1,11 +1,14 @@
-"""``kg batch`` and ``kg batch apply``: today's review batch from the knowledge base, saved as
-``batch.json`` so that the one-line answer decides exactly what was printed (§8).
+"""``kg batch`` and ``kg batch apply``: today's review batch from the knowledge base, saved for its
+perspective (``batch.json``, ``batch-<perspective>.json``: :func:`path`) so that the one-line answer
+decides exactly what was printed (§8).
 
 The rules (grouping, caps, priority, the decision grammar) are kgrdf.review's, pure; this module
 reads the proposals, saves and loads the batch, and applies a decision through the writer.
 """
 
 import json
+import os
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -276,30 +279,57 @@ def _known(session, anchor_id: str) -> list[str]:
 
 
 def path(kb) -> Path:
-    return kb.path / "batch.json"
+    """Where the perspective's saved batch is: ``batch.json`` for the default perspective (as
+    before there was one a perspective), ``batch-<perspective>.json`` for any other, so that
+    printing or showing one perspective's batch never replaces another's."""
+    if kb.perspective == kb.default_perspective:
+        return kb.path / "batch.json"
+    return kb.path / f"batch-{kb.perspective}.json"
 
 
-def save(kb, document: dict) -> None:
-    """Write batch.json whole (never half a batch)."""
+def save(kb, document: dict, suffix: str = ".tmp") -> None:
+    """Write the perspective's saved batch whole (never half a batch), through a temporary file
+    named by ``suffix``: one of its own for a writer that does not hold the lock (kgrdf.files.replace)."""
     from kgrdf.files import write_json
 
-    write_json(path(kb), document)
+    write_json(path(kb), document, suffix)
 
 
 def load(kb) -> dict:
+    """The perspective's saved batch, still open. Raises Refused when there is none or it was
+    answered, BadInput when the file holds something else."""
+    name = path(kb).name
     try:
         document = json.loads(path(kb).read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if kb.perspective != kb.default_perspective:
+            _refuse_unknown_perspective(kb)  # a typo in --perspective is named as such, not as "no batch"
+            _refuse_left_in_batch_json(kb)
         raise Refused("there is no batch to answer", hint="kg batch prints today's batch and saves it") from None
     except (ValueError, RecursionError):
-        raise BadInput("batch.json does not parse", hint="kg batch prints and saves a new one") from None
+        raise BadInput(f"{name} does not parse", hint="kg batch prints and saves a new one") from None
     except OSError as exc:
-        raise BadInput(f"cannot read batch.json: {exc.strerror}", hint="kg batch prints and saves a new one") from None
+        raise BadInput(f"cannot read {name}: {exc.strerror}", hint="kg batch prints and saves a new one") from None
     if not isinstance(document, dict) or not isinstance(document.get("groups"), list):
-        raise BadInput("batch.json is not a batch kg batch saved", hint="kg batch prints and saves a new one")
+        raise BadInput(f"{name} is not a batch kg batch saved", hint="kg batch prints and saves a new one")
     if document.get("answered_at"):
         raise Refused(f"the saved batch was answered at {document['answered_at']}", hint="kg batch prints the next one")
     return document
+
+
+def _refuse_left_in_batch_json(kb) -> None:
+    """Refuse to answer a perspective's batch that a kgrdf of before saved in ``batch.json`` (one
+    file for every perspective then): it is answered from its own file, which kg batch makes."""
+    try:
+        legacy = json.loads((kb.path / "batch.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return
+    if isinstance(legacy, dict) and legacy.get("perspective") == kb.perspective and not legacy.get("answered_at"):
+        raise Refused(
+            f"perspective {kb.perspective!r}'s saved batch is in batch.json, where an older kgrdf saved it: "
+            "it is not answered from there",
+            hint=f"kg batch --perspective {kb.perspective} prints and saves it again",
+        )
 
 
 def _refuse_unknown(session) -> None:
@@ -316,9 +346,9 @@ def _refuse_unknown_perspective(kb) -> None:
         _refuse_unknown(session)
 
 
-def groups_of(document: dict) -> list[review.Group]:
-    """The saved batch's groups, exactly as printed. Raises BadInput when batch.json holds something
-    else (edited by hand)."""
+def groups_of(document: dict, name: str = "batch.json") -> list[review.Group]:
+    """The saved batch's groups, exactly as printed. Raises BadInput when the file it was read from
+    (``name``) holds something else (edited by hand)."""
     try:
         groups = [
             review.Group(
@@ -337,7 +367,7 @@ def groups_of(document: dict) -> list[review.Group]:
     if groups is None or not all(
         isinstance(g.number, int) and all(isinstance(i.id, str) for i in g.items) for g in groups
     ):
-        raise BadInput("batch.json is not a batch kg batch saved", hint="kg batch prints and saves a new one")
+        raise BadInput(f"{name} is not a batch kg batch saved", hint="kg batch prints and saves a new one")
     return groups
 
 
@@ -360,31 +390,34 @@ def apply(kb, text: str) -> dict:
             + str(document.get("made_at") or "an unknown time"),
             hint="kg batch prints it; answer that, or answer in the console",
         )
-    groups = groups_of(document)
+    groups = groups_of(document, path(kb).name)
     decided = review.parse(text, groups)
+    labels = {item.id: group.label(i) for group in groups for i, item in enumerate(group.items)}
     if not any(decision != "defer" for decision in decided.values()):
-        waiting = sum(len(group.items) for group in groups)
+        with kb.reading() as session:
+            open_ = _to_decide(session, labels)
         return {
             "decision": text,
             "confirmed": 0,
             "rejected": 0,
-            "left_proposed": waiting,
-            "changed_since_printed": [],
+            "left_proposed": len(open_),
+            "changed_since_printed": [item_id for item_id in labels if item_id not in open_],
             "answered": False,
             "note": "nothing was decided: the batch stays open for kg batch apply",
         }
     counts = {"confirm": 0, "reject": 0, "defer": 0}
-    changed = []
-    labels = {item.id: group.label(i) for group in groups for i, item in enumerate(group.items)}
     with kb.writing("batch apply") as writer:
-        confirmed = [item_id for item_id in labels if decided.get(item_id) == "confirm"]
+        # what changed since the batch was printed is read before this answer writes anything: a
+        # value this answer closes (a past value confirmed beside the current one) changed here
+        open_ = _to_decide(writer, labels)
+        changed = [item_id for item_id in labels if item_id not in open_]  # decided or closed elsewhere
+        confirmed = [item_id for item_id in open_ if decided.get(item_id) == "confirm"]
         _refuse_rivals(writer, confirmed, labels)
-        rest = [item_id for item_id in labels if decided.get(item_id) != "confirm"]
+        rest = [item_id for item_id in open_ if decided.get(item_id) != "confirm"]
         for item_id in writer.in_confirming_order(confirmed) + rest:
             decision = decided.get(item_id, "defer")
             if decision != "defer" and not _undecided(writer.fact(item_id)):
-                changed.append(item_id)  # decided or closed elsewhere since the batch was printed
-                continue
+                continue  # closed by this answer's own confirmations
             if decision == "confirm":
                 writer.confirm(item_id, reviewed_by="batch", reason="confirmed in the daily batch")
             elif decision == "reject":
@@ -401,6 +434,19 @@ def apply(kb, text: str) -> dict:
         "changed_since_printed": changed,
         "answered": True,
     }
+
+
+def _to_decide(reader, fact_ids) -> list[str]:
+    """Those of ``fact_ids`` still to decide (_undecided), in their order, as ``reader`` (a session
+    or a write's writer) reads them now; one gone since (forgotten) is not."""
+    found = []
+    for fact_id in fact_ids:
+        try:
+            if _undecided(reader.fact(fact_id, history=False)):
+                found.append(fact_id)
+        except NotFound:
+            pass
+    return found
 
 
 def _refuse_rivals(writer, fact_ids: list[str], labels: dict[str, str]) -> None:
@@ -424,30 +470,50 @@ DECISIONS = ("confirm", "reject", "defer")
 
 
 def for_review(kb) -> dict:
-    """The batch a person answers fact by fact (the console's review queue): the one kg batch saved
-    today while it is still open, else the one kg batch would print now, saved as kg batch saves
-    it (nothing expires and nothing is journaled: a look is not a write). Each fact carries its
-    status now, so one decided elsewhere since shows as such ("closed": a proposal replaced since,
-    by kg supersede or kg org merge, which is no longer to decide)."""
+    """The batch a person answers fact by fact (the console's review queue): the one saved today
+    for the perspective while it still has a fact to decide, else the one kg batch would print now,
+    saved as kg batch saves it (nothing expires and nothing is journaled: a look is not a write).
+    Each fact carries its status now, so one decided elsewhere since shows as such ("closed": a
+    proposal replaced since, by kg supersede or kg org merge, which is no longer to decide)."""
     try:
         document = load(kb)
-        groups_of(document)
+        groups_of(document, path(kb).name)
         if document.get("made_at", "")[:10] != clock.iso(clock.now())[:10] or not _of_perspective(kb, document):
             document = None
     except (Refused, BadInput):
         document = None
-    if document is None:
+    statuses = _statuses(kb, document) if document is not None else {}
+    if "proposed" not in statuses.values():  # nothing left to decide: what waits now may have grown since
         document = {**peek(kb), "perspective": kb.perspective, "printed": False}  # (kg batch apply answers none)
-        save(kb, document)
+        save(kb, document, _own_suffix())
+        statuses = _statuses(kb, document)
+    for group in document["groups"]:
+        for item in group["facts"]:
+            item["status"] = statuses[item["id"]]
+    return document
+
+
+def _statuses(kb, document: dict) -> dict[str, str]:
+    """Each fact of a batch by its status now: "proposed" while it is to decide, "closed" for a
+    proposal closed since, "gone" for one forgotten since."""
+    statuses = {}
     with kb.reading() as session:
         for group in document["groups"]:
             for item in group["facts"]:
                 try:
                     fact = session.fact(item["id"], history=False)
-                    item["status"] = "closed" if fact.status == "proposed" and not _undecided(fact) else fact.status
+                    statuses[item["id"]] = (
+                        "closed" if fact.status == "proposed" and not _undecided(fact) else fact.status
+                    )
                 except NotFound:
-                    item["status"] = "gone"  # forgotten or expired away since the batch was made
-    return document
+                    statuses[item["id"]] = "gone"  # forgotten or expired away since the batch was made
+    return statuses
+
+
+def _own_suffix() -> str:
+    """The temporary file's suffix of a save by the console, which holds no lock then: its threads
+    (a look, a decision, its start's warming) and a kg batch may save at once, each through its own."""
+    return f".{os.getpid()}.{threading.get_ident()}.tmp"
 
 
 def _undecided(fact) -> bool:
@@ -476,7 +542,7 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     if not _of_perspective(kb, document):
         _refuse_unknown_perspective(kb)
         raise Refused("the saved batch is another perspective's", hint="reload the review queue")
-    in_batch = [item.id for group in groups_of(document) for item in group.items]
+    in_batch = [item.id for group in groups_of(document, path(kb).name) for item in group.items]
     outside = [f for f in fact_ids if f not in in_batch]
     if outside:
         raise Refused(f"{outside[0]} is not in the batch being answered", hint="reload the review queue")
@@ -496,9 +562,9 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
             change(fact_id, reviewed_by=reviewer, reason=f"{verb} in the {reviewer}'s review queue")
             done["decided"].append(fact_id)
     with kb.reading() as session:
-        open_ = [f for f in in_batch if _undecided(session.fact(f, history=False))]
+        open_ = _to_decide(session, in_batch)
     if not open_:
         document["answered_at"] = clock.iso(clock.now())
         document["decision"] = f"answered in the {reviewer}"
-        save(kb, document)
+        save(kb, document, _own_suffix())
     return {**done, "answered": not open_}

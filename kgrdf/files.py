@@ -25,6 +25,7 @@ from pathlib import Path
 from kgrdf.errors import BadInput, Damaged
 
 UMASK = 0o077
+BATCHES = ["batch.json", "batch-*.json"]  # each perspective's saved batch (kgrdf.batch.path)
 PRIVATE = [
     "journal/local",
     ".git",
@@ -33,7 +34,7 @@ PRIVATE = [
     "identifiers.jsonl",
     "secret.key",
     "purging.json",
-    "batch.json",
+    *BATCHES,
     "forgotten.jsonl",
     "journal.aside*",
     "secret.key.aside-*",
@@ -212,9 +213,9 @@ def appending(path: Path):
         yield out
 
 
-def write_json(path: Path, data: dict) -> None:
-    """Write a small JSON file whole (see :func:`replace`)."""
-    replace(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+def write_json(path: Path, data: dict, suffix: str = ".tmp") -> None:
+    """Write a small JSON file whole (see :func:`replace`, and its ``suffix``)."""
+    replace(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"), suffix)
 
 
 def write_jsonl(path: Path, records: list[dict]) -> None:

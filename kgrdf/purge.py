@@ -12,8 +12,9 @@ The steps, in order. The first writes ``purging.json`` (what to drop: fact IRIs,
 rows, the rows replacing names, keyed hashes; never a name), and any command that finds it finishes
 the rest, so a deletion cut short at any step is completed by the next command:
 
-1. leftovers are deleted, whatever they hold: torn tails, ``*.tmp`` files, ``batch.json``, journals
-   moved aside (``journal.aside*``), the derived ``cache/``, an old index (``index.old/``);
+1. leftovers are deleted, whatever they hold: torn tails, ``*.tmp`` files, every perspective's saved
+   batch (``batch.json``, ``batch-<perspective>.json``), journals moved aside (``journal.aside*``),
+   the derived ``cache/``, an old index (``index.old/``);
 2. the private journal is rewritten into ``journal/local.new/`` (a patch it leaves as it was is a
    hard link to the same file), fsynced, then swapped in;
 3. the forgotten person's identifiers are removed from ``identifiers.jsonl``, and the tokens named
@@ -318,7 +319,7 @@ def _delete_leftovers(kb) -> int:
     found = [p for p in (kb.path / "journal").rglob("*.torn-*")]
     found += [p for p in kb.path.glob("*.tmp")]
     found += [p for p in (kb.path / "journal").glob("*.tmp")]
-    found += [kb.path / name for name in ("batch.json",) if (kb.path / name).exists()]
+    found += [p for pattern in files.BATCHES for p in kb.path.glob(pattern)]  # every perspective's
     found += [p for p in kb.path.glob("journal.aside*")]
     found += [kb.path / "cache"] if (kb.path / "cache").exists() else []  # derived: names for kg mentions
     found += [kb.path / "index.old"] if (kb.path / "index.old").exists() else []  # a rebuild cut short

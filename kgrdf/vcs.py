@@ -36,6 +36,7 @@ IGNORED = [
     "*.torn-*",
     "*.tmp",
     "batch.json",
+    "batch-*.json",
     "identifiers.jsonl",
     "tokens.json",
     "index.held",

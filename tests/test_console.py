@@ -503,6 +503,40 @@ def test_a_decision_on_a_fact_outside_the_batch_or_a_bad_body_is_refused_in_one_
     assert kb.snapshot() == before
 
 
+def test_bad_input_to_the_console_is_a_400_in_one_line_and_writes_nothing(console, kb):
+    """A body nested past Python's recursion limit, a view the decision's address gets wrong, a
+    number of stars in digits int() does not read: each a 400 in the console's one-line JSON error
+    (each was a 500), and nothing written."""
+    fact = console.json("/review.json")["review"]["groups"][0]["facts"][0]["id"]
+    saved = (kb.path / "batch.json").read_text()
+    before = kb.snapshot()
+    headers = {"Origin": console.url, "Content-Type": "application/json", "X-KG-CSRF": _csrf(console)}
+    deep = b"[" * 100_000 + b"]" * 100_000
+    body = json.dumps({"facts": [fact], "decision": "confirm"}).encode()
+    for path, method, data, says in [
+        ("/review/decide", "POST", deep, "the body is not JSON"),
+        ("/review/decide?hops=3", "POST", body, "hops is 1 or 2"),
+        ("/constellation.json?stars=%C2%B2", "GET", None, "stars is a whole number"),
+        ("/constellation.json?stars=%D9%A3", "GET", None, "stars is a whole number"),
+        ("/constellation.json?stars=" + "9" * 5000, "GET", None, "stars is a number from 1 to"),
+    ]:
+        status, _headers, text = console.request(path, method, data, headers if method == "POST" else None)
+        assert status == 400, (path, text)
+        assert len(text.strip().splitlines()) == 1 and says in json.loads(text)["message"], (path, text)
+    assert kb.snapshot() == before and (kb.path / "batch.json").read_text() == saved
+    assert kb.json("history", fact)["fact"]["status"] == "proposed"
+
+
+def test_an_unknown_page_or_method_is_answered_in_the_console_s_json_error(console):
+    for path in ["/nope", "/nope.json", "/e/x/y.json"]:
+        status, headers, text = console.request(path)
+        assert (status, headers["Content-Type"]) == (404, "application/json"), (path, text)
+        assert json.loads(text)["message"] == f"there is no page {path}"
+    status, headers, text = console.request("/review/decide")
+    assert (status, headers["Allow"], headers["Content-Type"]) == (405, "POST", "application/json")
+    assert json.loads(text)["message"] == "GET is not answered at /review/decide"
+
+
 def test_confirming_in_the_queue_confirms_the_fact_in_one_commit(page, console, kb):
     visit(page, console, "/review", "review")
     shot(page, "review")
@@ -603,3 +637,43 @@ def test_a_console_started_without_its_caches_makes_them_once_and_its_briefing_a
     assert (demo.path / "cache" / "measures.sqlite").exists() and (demo.path / "cache" / "batch-main.sqlite").exists()
     assert home["captured"]["total"] == stats["fact_count"]
     assert home["stats"]["entity_count"] == stats["entity_count"]
+
+
+def test_a_console_started_for_one_perspective_serves_no_other(demo):
+    """kg console --perspective beta sees and writes beta only: a page or a decision for another
+    perspective (?p=main) is refused, naming the one served, and nothing is written."""
+    demo("org", "init", "Beta Org", "--perspective", "beta")
+    fact = demo.json("propose", "repo/api", "caveat", "--value", "mkmainonly", "-s", "slack:m")["id"]
+    demo("batch")  # the main perspective's batch, saved
+    saved = (demo.path / "batch.json").read_text()
+    running = Console(demo.path, "--perspective", "beta")
+    try:
+        home = running.json("/index.json")
+        assert (home["view"]["perspective"], home["perspectives"]) == ("beta", ["beta"])
+        assert running.json("/index.json?p=beta")["view"]["perspective"] == "beta"
+        before = demo.snapshot()
+        for path in ["/index.json?p=main", "/review.json?p=main", "/search.json?q=api&p=main"]:
+            status, _headers, text = running.request(path)
+            assert status == 404 and "serves perspective 'beta' only" in json.loads(text)["message"], text
+        body = {"facts": [fact], "decision": "confirm"}
+        status, _headers, text = _decide_at(running, "/review/decide?p=main", body)
+        assert status == 404 and "serves perspective 'beta' only" in json.loads(text)["message"], text
+    finally:
+        running.stop()
+    assert demo.snapshot() == before and (demo.path / "batch.json").read_text() == saved
+    assert demo.json("history", fact)["fact"]["status"] == "proposed"
+
+
+def test_a_value_of_thousands_of_characters_wraps_inside_the_window(page, console, kb):
+    """A value of 20,000 characters without a space wraps: the page stays as wide as the window (it
+    was 200,000 px wide), on the entity's page and on the Briefing that lists it as new."""
+    kb("add-entity", "repo/mklong", "--name", "mklongvalue")
+    value = "mklong" + "x" * 20_000
+    kb("confirm", kb.json("propose", "repo/mklong", "caveat", "--value", value, "-s", "report:long")["id"])
+    entity_path(page, console, "mklongvalue")
+    assert value in page.inner_text("main")
+    width = page.evaluate("window.innerWidth")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    visit(page, console, "/", "home")
+    assert "mklong" in page.inner_text("#week-new")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width

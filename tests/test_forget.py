@@ -273,6 +273,23 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     assert KnowledgeBase.open(kg.path).view().seq == seq + 1 and later["id"]
 
 
+def test_forget_deletes_the_saved_batch_of_every_perspective_that_names_them(kg):
+    """Each perspective keeps its own saved batch (batch-<perspective>.json beside batch.json): one
+    that names the person goes with the rest, whichever perspective forgets them."""
+    kg("org", "init", "Beta Org", "--perspective", "beta")
+    kg("add-entity", "person/sam", "--name", "Sam Reyes", "--alias", "Sam", "--perspective", "beta")
+    kg("add-entity", "repo/api", "--name", "api", "--perspective", "beta")
+    kg("propose", "person/sam", "reviews", "--object", "repo/api", "-s", "slack:1", "--perspective", "beta")
+    kg("batch", "--perspective", "beta")
+    assert "Sam Reyes" in (kg.path / "batch-beta.json").read_text()
+    kg("batch")  # the main perspective's, naming nobody
+    result = kg.json("forget", "person/sam", "--perspective", "beta")
+    assert result["facts"] == 1 and result["leftovers"] >= 2  # both saved batches, and cache/
+    assert not (kg.path / "batch-beta.json").exists() and not (kg.path / "batch.json").exists()
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, ["person/sam", "Sam Reyes"]) == []
+
+
 def test_a_forget_checks_every_file_while_the_index_compacts_and_names_one_that_still_names_them(
     kg, tmp_path, monkeypatch
 ):

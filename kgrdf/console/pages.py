@@ -89,9 +89,10 @@ class View:
 class Pages:
     """The documents of the console serving the knowledge base at ``path``."""
 
-    def __init__(self, path: Path, keys: Keys | None = None, resident=None):
+    def __init__(self, path: Path, keys: Keys | None = None, resident=None, perspective: str | None = None):
         self.path = Path(path)
         self.keys = keys or Keys()
+        self.perspective = perspective  # the only one served (kg console --perspective), else any
         self.resident = resident  # the index held open between requests (kgrdf.resident), as kg serve holds it
         self._warm = threading.Event()  # clear while warm() runs: the whole-knowledge-base pages wait for it
         self._warm.set()
@@ -113,9 +114,17 @@ class Pages:
     # --- plumbing ------------------------------------------------------------------------------------
 
     def kb(self, view: View):
+        """The knowledge base as the view's perspective sees it. Raises NotFound for another
+        perspective than the one a console started with --perspective serves: it sees that one only."""
         from kgrdf.kb import KnowledgeBase
 
-        return KnowledgeBase.open(self.path, perspective=view.perspective, resident=self.resident)
+        if self.perspective and view.perspective not in (None, self.perspective):
+            raise NotFound(
+                f"this console serves perspective {self.perspective!r} only (kg console --perspective), "
+                f"not {view.perspective!r}",
+                hint=f"kg console --perspective {view.perspective} serves that one",
+            )
+        return KnowledgeBase.open(self.path, perspective=view.perspective or self.perspective, resident=self.resident)
 
     def warming(self) -> None:
         """warm() is about to run (in a thread of its own): the Briefing and the Constellation wait for it."""
@@ -167,6 +176,12 @@ class Pages:
     def key(self, perspective: str, entity_id: str) -> str:
         return self.keys.key(perspective, entity_id)
 
+    def _switcher(self, kb, session) -> list[str]:
+        """The perspectives the page offers to switch to: every one, or the one this console serves."""
+        if self.perspective:
+            return [self.perspective]
+        return self._measure(kb, session, "perspectives", View(), lambda: _perspectives(session))
+
     def _done(self, doc: dict, kb, session, view: View) -> dict:
         types = set(session.schema.types)
         shown = self._keyed(doc, kb.perspective, types)
@@ -185,7 +200,7 @@ class Pages:
         if view.audience:
             kb = self.kb(view)
             with kb.reading() as session:
-                perspectives = self._measure(kb, session, "perspectives", View(), lambda: _perspectives(session))
+                perspectives = self._switcher(kb, session)
                 session.hear_as(view.audience)
                 measures = self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
                 doc = {"page": "home", **measures, "batch": None, "review": None, "perspectives": perspectives}
@@ -196,7 +211,7 @@ class Pages:
         document = batch.for_review(kb)
         with kb.reading() as session:
             measures = self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
-            perspectives = self._measure(kb, session, "perspectives", View(), lambda: _perspectives(session))
+            perspectives = self._switcher(kb, session)
             doc = {
                 "page": "home",
                 **measures,

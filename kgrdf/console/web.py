@@ -13,6 +13,7 @@ Content-Security-Policy of ``'self'``: nothing is loaded from anywhere else.
 import dataclasses
 import hmac
 import json
+import re
 import secrets
 import threading
 from pathlib import Path
@@ -38,6 +39,7 @@ SECURITY_HEADERS = [
 ]
 ASSETS = {"console.js": "text/javascript", "console.css": "text/css"}
 STATIC = Path(__file__).parent / "static"
+DIGITS = re.compile(r"[0-9]+")  # ASCII digits alone: str.isdigit takes "²", which int() refuses
 
 
 class Secrets:
@@ -149,7 +151,7 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
 
     from kgrdf import batch
 
-    pages = Pages(kb_path, Keys(), resident)
+    pages = Pages(kb_path, Keys(), resident, perspective)
     shell = (STATIC / "shell.html").read_text(encoding="utf-8").replace("{{csrf}}", keys.csrf)
     turn = threading.Lock()  # the console's decisions go in one at a time, in order
 
@@ -184,9 +186,13 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
         return pages.fact(view, request.path_params["fact"])
 
     def constellation(request, view):
+        from kgrdf.briefing import MAX_STARS
+
         stars = request.query_params.get("stars", "150")
-        if not stars.isdigit():
-            raise BadInput(f"stars is a whole number, not {stars!r}")
+        if not DIGITS.fullmatch(stars):
+            raise BadInput(f"stars is a whole number, not {stars[:40]!r}")
+        if len(stars.lstrip("0")) > len(str(MAX_STARS)):  # (int() refuses a number of thousands of digits)
+            raise BadInput(f"stars is a number from 1 to {MAX_STARS}")
         return pages.constellation(view, int(stars))
 
     def raw(request, view):
@@ -201,11 +207,14 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
 
         try:
             body = json.loads(await request.body() or b"null")
-        except ValueError:
+        except (ValueError, RecursionError):  # (a body nested past Python's recursion limit)
             return _error(BadInput("the body is not JSON"))
         if not isinstance(body, dict) or set(body) - {"facts", "decision"}:
             return _error(BadInput('the body is {"facts": [FACT_ID, ...], "decision": "confirm|reject|defer"}'))
-        view = view_of(request)
+        try:
+            view = view_of(request)
+        except KgError as exc:
+            return _error(exc)
         if view.audience:
             return _error(BadInput("decisions are the owner's: stop showing as " + view.audience))
 
@@ -220,6 +229,8 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
             return _json(await run_in_threadpool(run))
         except KgError as exc:
             return _error(exc)
+        except Exception as exc:  # an error kgrdf did not expect: one line, as the CLI reports it
+            return _error(Bug.of(exc))
 
     get = ["GET", "HEAD"]
     routes = [
@@ -253,7 +264,23 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
             if resident is not None:
                 resident.stop()
 
-    return Starlette(routes=routes, middleware=[Middleware(Door, port=port, keys=keys)], lifespan=lifespan)
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(Door, port=port, keys=keys)],
+        exception_handlers={404: _no_page, 405: _no_method},
+        lifespan=lifespan,
+    )
+
+
+def _no_page(request, exc):
+    """An address the console has no page at, answered in its JSON error shape."""
+    return _error(NotFound(f"there is no page {request.url.path[:200]}", hint="the pages are linked from /"))
+
+
+def _no_method(request, exc):
+    """A method a page does not answer, as the door answers one (405, its Allow kept)."""
+    allow = (exc.headers or {}).get("Allow", "GET, HEAD")
+    return _plain(405, f"{request.method} is not answered at {request.url.path[:200]}", {"Allow": allow})
 
 
 def _warm(pages: Pages, perspective: str | None) -> None:
