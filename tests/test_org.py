@@ -170,6 +170,18 @@ def test_org_add_resolves_its_names_and_aliases_to_one_organization(kg):
     assert "cannot make an id" in kg("org", "add", "!!!", expect=2).stderr
 
 
+def test_identify_takes_an_id_as_lookup_does_and_a_merged_organizations_id_leads_to_the_one_kept(kg):
+    kg("org", "add", "Texture")
+    kg("org", "add", "Texture Labs")
+    found = kg.json("identify", " organization/texture ")
+    assert [(m["id"], m["matched"]) for m in found["matches"]] == [("organization/texture", "id")]
+    kg("org", "merge", "Texture", "Texture Labs")
+    found = kg.json("identify", "organization/texture-labs")
+    assert [m["id"] for m in found["matches"]] == ["organization/texture"]
+    assert "merged into it" in found["matches"][0]["matched"]
+    assert "no entity is called 'organization/nope'" in kg("identify", "organization/nope", expect=1).stderr
+
+
 # --- audience -------------------------------------------------------------------------------------
 
 

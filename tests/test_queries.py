@@ -285,6 +285,10 @@ def cases(store):
         # Asked of a hub (tests/test_sync.py runs them there): a knowledge base's own dataset holds no hub journal.
         "hub-heads": ({}, lambda rows: rows == []),
         "hub-patches": ({"replica": ox.Literal("r-0123abcd"), "after": ox.Literal(0)}, lambda rows: rows == []),
+        "hub-patch-piece": (
+            {"patch": ox.NamedNode("urn:kgrdf:hub:r-0123abcd:1"), "start": ox.Literal(1000001)},
+            lambda rows: rows == [],
+        ),
         "hub-altered": ({"replica": ox.Literal("r-0123abcd")}, lambda rows: rows == []),
         # The example has no site schema: tests/test_extension.py asks this of knowledge bases that do.
         "schema-usage": ({}, lambda rows: rows == []),

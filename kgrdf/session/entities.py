@@ -89,8 +89,15 @@ class EntityReads(Reading):
         return entity
 
     def identify(self, text: str) -> dict:
-        """Entities named ``text``: by name or strong alias (matches); by weak alias (suggestions).
-        A merged organization's names lead to the one it was merged into."""
+        """Entities named ``text``: by id, which means that entity alone (as resolve reads it); else
+        by name or strong alias (matches); by weak alias (suggestions). A merged organization's id
+        and names lead to the one it was merged into."""
+        entity = self.entity_by_id(text.strip())
+        if entity is not None:
+            kept = self._survivor(entity)
+            how = "id" if kept.iri == entity.iri else f"id of {entity.id}, merged into it"
+            match = {"id": kept.id, "type": kept.type, "name": kept.name, "matched": how, "label": text.strip()}
+            return {"text": text, "matches": [match], "suggestions": []}
         matches, suggestions = {}, {}
         for row in self.values("identify", key=Literal(model.match_key(text)), entities=self.entities_graph):
             if not self.may_see(row["entity"]):
