@@ -483,7 +483,9 @@ def supersede(
     json: JsonOption = False,
 ):
     """Correct a fact: record the new object or value, confirmed, and close the old one (kept in
-    history). Without --object or --value, correct the fact's own valid time or order in place."""
+    history); a new value that begins later (--valid-from after now) leaves the old one true until
+    then. The old one's --order and prevents_rework carry over. Without --object or --value,
+    correct the fact's own valid time or order in place."""
     _write_fact(
         _kb(kb, perspective),
         "supersede",
@@ -583,7 +585,7 @@ def batch(
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
-    """Print today's review batch and save it (batch.json) for kg batch apply.
+    """Print today's review batch and save it (batch.json; batch-PERSPECTIVE.json for another perspective) for kg batch apply.
 
     Proposals are grouped by what they are about (a step under its process, a lesson under what it
     is about, reviews/owns/approves under the area); small groups fold into one per axis; parts of
@@ -1269,7 +1271,15 @@ def facts(
     audience: HearOption = None,
     json: JsonOption = False,
 ):
-    """Facts about a subject: current by default; --as-of and --known-at combine."""
+    """Facts about a subject: current by default; --as-of and --known-at combine (--all, every
+    fact whatever its valid time, takes --known-at alone)."""
+    if all and as_of is not None:
+        from kgrdf.errors import BadInput
+
+        raise BadInput(
+            "--all lists every fact whatever its valid time and does not take --as-of: give one of them "
+            "(--as-of T lists the facts true at T)"
+        )
     when, known = _time(as_of, "--as-of"), _time(known_at, "--known-at")
     with _reading(kb, perspective, audience) as session:
         result = session.facts(subject, predicate=predicate, as_of=when, known_at=known, everything=all)

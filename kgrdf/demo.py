@@ -11,7 +11,8 @@ from kgrdf.resources import example_path
 
 def load(path: Path) -> tuple[KnowledgeBase, str]:
     """Make a knowledge base at ``path`` holding the example organization; return it and the id of
-    the fact a correction superseded (the hotfix process's old entry point)."""
+    the fact a correction replaced (the hotfix process's old entry point: closed, or, at a clock
+    before the correction begins, holding until then)."""
     kb = KnowledgeBase.create(path)
     records = importer.read_records(example_path("fernhill.jsonl"))
     with kb.writing("import") as writer:
@@ -22,7 +23,9 @@ def load(path: Path) -> tuple[KnowledgeBase, str]:
             if record.data.get("status") == "confirmed":
                 writer.confirm(report.fact_ids[record.line], reviewed_by="demo")
     with kb.reading() as session:
-        old = session.facts("process/hotfix", predicate="entry_point")["facts"][0]["id"]
+        # Every fact, not the current ones: the example's entry point holds from 2026-01-15, and the
+        # demo runs at any clock (KGRDF_NOW before then included).
+        old = session.facts("process/hotfix", predicate="entry_point", everything=True)["facts"][0]["id"]
     with kb.writing("supersede") as writer:
         writer.supersede(
             old,

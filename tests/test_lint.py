@@ -220,6 +220,19 @@ def test_proposed_or_closed_values_are_no_contradiction(linked):
     assert findings(linked, "contradiction") == []
 
 
+def test_a_value_that_holds_until_its_later_replacement_begins_is_no_contradiction(linked, monkeypatch):
+    """Corrected on June 1st to 'ship daily' from July 1st: 'ship weekly' holds until then, and the
+    two, each true in its own time, are neither a contradiction nor an overlap, before July or after."""
+    first = fact_id(linked, "process/release", "purpose", "--value", "ship weekly", "--source", "pr:1")
+    linked("confirm", first)
+    linked("supersede", first, "--value", "ship daily", "--valid-from", "2026-07-01")
+    for now, value in (("2026-06-01T10:00:00Z", "ship weekly"), ("2026-07-02T09:00:00Z", "ship daily")):
+        monkeypatch.setenv("KGRDF_NOW", now)
+        purposes = linked.json("facts", "process/release", "--predicate", "purpose")["facts"]
+        assert [f["value"] for f in purposes] == [value], now
+        assert findings(linked, "contradiction") == findings(linked, "overlap") == []
+
+
 # --- orphan --------------------------------------------------------------------------------------
 
 

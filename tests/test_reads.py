@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from .conftest import one_line
+
 
 def test_lookup_shows_current_facts_with_sources_and_backlinks(demo):
     doc = demo.json("lookup", "hotfix")
@@ -160,6 +162,45 @@ def test_rejected_and_expired_do_not_show_unless_all(kg):
     kg("reject", fact["id"])
     assert kg.json("facts", "repo/api")["facts"] == []
     assert [f["status"] for f in kg.json("facts", "repo/api", "--all")["facts"]] == ["rejected"]
+
+
+def test_facts_text_shows_a_valid_time_of_day_and_a_date_alone_at_midnight(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    kg(
+        "propose", "repo/api", "caveat", "--value", "down for the migration", "--source", "pr:1",
+        "--valid-from", "2025-06-01T08:30:00Z", "--valid-to", "2025-06-02T04:30:00Z",
+    )  # fmt: skip
+    kg("propose", "repo/api", "caveat", "--value", "frozen", "--source", "pr:2", "--valid-from", "2025-07-01")
+    text = kg("facts", "repo/api", "--all").stdout
+    assert "down for the migration (from 2025-06-01T08:30:00Z; to 2025-06-02T04:30:00Z)" in text
+    assert "frozen (from 2025-07-01)" in text
+    listed = {f["value"]: f for f in kg.json("facts", "repo/api", "--all")["facts"]}
+    assert listed["down for the migration"]["valid_from"] == "2025-06-01T08:30:00Z"  # as the line says
+
+
+def test_facts_all_with_as_of_is_refused_not_claimed(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("propose", "repo/api", "caveat", "--value", "flaky", "--source", "pr:1", "--valid-from", "2025-06-01")
+    result = kg("facts", "repo/api", "--all", "--as-of", "2020-01-01", expect=2)
+    assert result.stdout == ""
+    line = one_line(result)
+    assert "--all" in line and "does not take --as-of" in line  # and no header claims it was applied
+    assert json.loads(kg("facts", "repo/api", "--all", "--as-of", "2020-01-01", "--json", expect=2).stdout)["error"]
+    assert kg.json("facts", "repo/api", "--as-of", "2020-01-01")["facts"] == []  # each alone is read as asked
+    assert [f["value"] for f in kg.json("facts", "repo/api", "--all")["facts"]] == ["flaky"]
+
+
+def test_the_demo_runs_at_a_clock_before_its_facts_begin(tmp_path, monkeypatch):
+    """The example's hotfix entry point holds from 2026-01-15 and its correction from 2026-10-20: on
+    New Year's Day 2026 the demo shows the old one ending where the correction begins."""
+    from tests.conftest import Kg
+
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T00:00:00Z")
+    shown = Kg(tmp_path / "kb")("demo", "--kb", tmp_path / "kb", kb=False).stdout
+    history = shown.split("$ kg history ")[1].split("$ kg context")[0]
+    assert "Hotfix process starts in #incidents (from 2026-01-15; to 2026-10-20)" in history
+    assert "retime  (ends where f-" in history and "superseded by" not in history
+    assert "Loaded the example organization" in shown
 
 
 def test_search_finds_names_aliases_weak_aliases_and_ids(demo):

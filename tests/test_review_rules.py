@@ -215,6 +215,37 @@ def test_a_planned_change_confirmed_holds_both_values_each_in_its_time(staging, 
     assert [f["id"] for f in then] == [ids["new"]]
 
 
+@pytest.mark.parametrize("answered", ["kg batch apply", "console", "kg confirm"])
+def test_confirming_a_value_that_begins_later_ends_the_current_one_where_it_begins(staging, answered):
+    """'Postgres 16 from March', confirmed while postgres 14 holds with no end: 14 holds until March,
+    not closed today (which would leave nothing true until March). Both stay confirmed, one a time."""
+    old = _fact(staging, "environment/staging", "status", "--value", "postgres 14", "--source", "doc:a")
+    staging("confirm", old)
+    new = _fact(
+        staging,
+        *("environment/staging", "status", "--value", "postgres 16", "--source", "doc:b"),
+        *("--valid-from", "2031-03-01"),
+    )
+    if answered == "console":
+        kb = KnowledgeBase.open(staging.path)
+        batch.for_review(kb)
+        assert batch.decide(kb, [new], "confirm")["decided"] == [new]
+    elif answered == "kg batch apply":
+        staging("batch")
+        assert staging.json("batch", "apply", "confirm all")["confirmed"] == 1
+    else:
+        note = staging.json("confirm", new)["note"]
+        assert note == f"{old} holds until 2031-03-01T00:00:00Z, when {new} begins"
+    held = _status(staging, old)
+    assert held["status"] == "confirmed" and held["valid_to"] == "2031-03-01T00:00:00Z"
+    assert not held.get("superseded_by") and not held.get("retired_at")
+    assert [f["id"] for f in staging.json("facts", "environment/staging")["facts"]] == [old]
+    for day, shown in (("2031-02-28", old), ("2031-03-01", new), ("2031-06-01", new)):
+        assert [f["id"] for f in staging.json("facts", "environment/staging", "--as-of", day)["facts"]] == [shown]
+    findings = json.loads(staging("lint", "--json", expect=1).stdout)["findings"]
+    assert {f["kind"] for f in findings} == {"orphan"}, findings  # (Dana, of no fact): no overlap
+
+
 # --- the batch that was printed -----------------------------------------------------------------------
 
 

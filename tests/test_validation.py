@@ -76,6 +76,78 @@ def test_a_second_current_value_of_a_single_valued_predicate_is_a_warning_not_a_
     assert all("entry_point is single-valued" in f["message"] for f in findings)
 
 
+def test_two_values_of_a_single_valued_predicate_at_different_times_are_no_warning(seeded):
+    """'Old' until the year 999, 'new' from then: they never hold at once, so proposing the second
+    warns of nothing (kg lint reports nothing either); a value that overlaps one of them is warned of."""
+    old = seeded.json(
+        "propose", "staging", "status", "--value", "old", "-s", "report:a", "--valid-from", "0001-01-01",
+        "--valid-to", "0999-01-01",
+    )  # fmt: skip
+    seeded("confirm", old["id"])
+    later = seeded("propose", "staging", "status", "--value", "new", "-s", "report:b", "--valid-from", "0999-01-01")
+    assert later.stderr == ""
+    assert "clean" in seeded("validate").stdout
+    overlapping = seeded(
+        "propose", "staging", "status", "--value", "mid", "-s", "report:c", "--valid-from", "0998-01-01"
+    )
+    assert f"status is single-valued, and {old['id']} holds another current value" in overlapping.stderr
+    assert len(overlapping.stderr.splitlines()) == 2  # with both: old until 999, new from then
+
+
+_TIMED_FACT = """<https://kgrdf.org/kb/main/fact/f-{name}> a kg:Fact ;
+    kg:assertedSubject <https://kgrdf.org/kb/main/process/release> ; kg:assertedPredicate kg:entryPoint ;
+    kg:assertedObject <https://kgrdf.org/kb/main/channel/{name}> ;
+    kg:factStatus kg:Confirmed ; kg:authority kg:Observed ;
+    prov:wasDerivedFrom <https://kgrdf.org/kb/main/fact/f-{name}/source/1> ;
+    kg:recordedAt "2026-11-30T09:00:00Z"^^xsd:dateTime ; {times}
+    dcterms:identifier "f-{name}" .
+<https://kgrdf.org/kb/main/fact/f-{name}/source/1> a kg:Source ; kg:sourceKind kg:PrSource ; kg:sourceRef "pr:1" .
+<https://kgrdf.org/kb/main/channel/{name}> a kg:Channel ; dcterms:identifier "channel/{name}" ; skos:prefLabel "{name}" .
+"""
+
+
+def test_the_single_valued_warning_pairs_only_values_whose_valid_times_overlap_as_pyshacl_does():
+    """Valid time is [from, to), an open start or end unbounded: two values whose times only meet,
+    or one that never holds (an empty time), are no pair; kg's set-based query and pySHACL agree."""
+    import pyoxigraph as ox
+
+    from kgrdf import validation
+
+    times = {
+        "aaaaaa": (None, "2026-03-01"),
+        "bbbbbb": ("2026-03-01", None),  # begins where aaaaaa ends: no overlap
+        "cccccc": ("2026-02-01", "2026-04-01"),  # across both
+        "dddddd": ("2026-05-01", "2026-05-01"),  # never holds
+        "eeeeee": (None, None),  # always
+    }
+    header = Path(__file__).parent / "shapes" / "warn" / "single-valued.ttl"
+    text = "".join(line + "\n" for line in header.read_text().splitlines() if line.startswith("@prefix"))
+    text += '<https://kgrdf.org/kb/main/process/release> a kg:Process ; dcterms:identifier "process/release" ; '
+    text += 'skos:prefLabel "Release" .\n'
+    for name, (start, end) in times.items():
+        said = "".join(
+            f'kg:{field} "{day}T00:00:00Z"^^xsd:dateTime ; '
+            for field, day in (("validFrom", start), ("validTo", end))
+            if day
+        )
+        text += _TIMED_FACT.format(name=name, times=said)
+    quads = [
+        ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph()) for t in ox.parse(text, format=ox.RdfFormat.TURTLE)
+    ]
+    store = validation.view([], quads)
+    found = kg_findings(store)
+    assert found == pyshacl_findings(store)
+    pairs = {
+        (focus.rsplit("/", 1)[1], message.split(", and ")[1].split()[0])
+        for focus, message, severity, _shape in found
+        if severity == "warning"
+    }
+    overlapping = {("f-aaaaaa", "f-cccccc"), ("f-bbbbbb", "f-cccccc"), ("f-aaaaaa", "f-eeeeee")}
+    overlapping |= {("f-bbbbbb", "f-eeeeee"), ("f-cccccc", "f-eeeeee")}
+    assert pairs == overlapping | {(b, a) for a, b in overlapping}
+    assert {f for f in found if f[2] == "violation"} == set()
+
+
 def test_schema_lists_types_and_predicates_with_markers(kg):
     doc = kg.json("schema")
     assert len(doc["types"]) == 16

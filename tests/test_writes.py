@@ -1,9 +1,11 @@
 """Writing through the CLI: each verb, the rules of §6, and refusals that write nothing."""
 
 import json
+import shlex
 
 import pytest
 
+from .conftest import one_line
 from .patchlog import journal_bytes
 
 
@@ -173,6 +175,97 @@ def test_supersede_records_a_confirmed_correction_and_closes_the_old_fact(seeded
     assert [f["value"] for f in after] == ["retired"]
     refused = seeded("supersede", old["id"], "--value", "again", expect=1)
     assert "not current" in refused.stderr
+
+
+def _lint_counts(kg) -> dict:
+    """kg lint --json's counts (it exits 1 on any finding: the seeded entities in no fact are orphans)."""
+    from kgrdf.cli import app
+
+    from .conftest import runner
+
+    result = runner.invoke(app, ["lint", "--json", "--kb", str(kg.path)])
+    assert result.exit_code in (0, 1), result.stderr
+    return json.loads(result.stdout)["counts"]
+
+
+def test_a_replacement_that_begins_later_leaves_the_old_value_true_until_it_begins(seeded, monkeypatch):
+    """Superseded on February 1st by a value from March 1st, the old value holds until March 1st,
+    confirmed and not retired (a planned change, not a closing): no day has no value, none two."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T00:00:00Z")
+    old = propose(
+        seeded, "staging", "status", "--value", "active", "--source", "report:r", "--valid-from", "2025-06-01"
+    )
+    seeded("confirm", old["id"])
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-01T00:00:00Z")
+    shown = seeded("supersede", old["id"], "--value", "deprecated", "--valid-from", "2026-03-01")
+    history = seeded.json("history", old["id"])
+    new_id = next(f["id"] for f in seeded.json("facts", "staging", "--all")["facts"] if f["value"] == "deprecated")
+    assert f"{old['id']} holds until 2026-03-01T00:00:00Z, when {new_id} begins" in shown.stdout
+    assert "closed" not in shown.stdout and shown.stderr == ""
+    held = history["fact"]
+    assert held["status"] == "confirmed" and held["valid_to"] == "2026-03-01T00:00:00Z"
+    assert "superseded_by" not in held and "retired_at" not in held
+    ended = history["history"][-1]
+    assert new_id in ended["reason"] and "begins" in ended["reason"]
+    assert ended["changes"] == {"valid_to": {"before": [], "after": ["2026-03-01T00:00:00Z"]}}
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-02T00:00:00Z")
+
+    def values(*args):
+        return [f["value"] for f in seeded.json("facts", "staging", *args)["facts"]]
+
+    assert values() == values("--as-of", "2026-02-15") == values("--as-of", "2026-02-28T23:59:59Z") == ["active"]
+    assert values("--as-of", "2026-03-01") == values("--as-of", "2026-03-15") == ["deprecated"]
+    assert [f["value"] for f in seeded.json("lookup", "staging")["facts"]] == ["active"]
+    assert _lint_counts(seeded)["contradiction"] == _lint_counts(seeded)["overlap"] == 0
+    assert "clean" in seeded("validate").stdout  # no warning of two values either
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-02T00:00:00Z")
+    assert [f["value"] for f in seeded.json("lookup", "staging")["facts"]] == ["deprecated"]
+    assert _lint_counts(seeded)["contradiction"] == _lint_counts(seeded)["overlap"] == 0
+
+
+def test_a_replacement_that_begins_later_as_json_lists_nothing_closed(seeded, monkeypatch):
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T00:00:00Z")
+    old = propose(seeded, "release", "entry_point", "--object", "channel/ops", "--source", "report:a")
+    seeded("confirm", old["id"])
+    new = seeded.json("supersede", old["id"], "--object", "channel/deploys", "--valid-from", "2026-03-01")
+    assert "closed" not in new  # (nothing was)
+    assert new["note"] == f"{old['id']} holds until 2026-03-01T00:00:00Z, when {new['id']} begins"
+    assert seeded.json("history", old["id"])["fact"]["valid_to"] == "2026-03-01T00:00:00Z"
+
+
+def test_a_correction_carries_the_order_and_prevents_rework_over(seeded):
+    seeded("add-entity", "step/build", "--name", "Build")
+    seeded("add-entity", "step/canary", "--name", "Canary")
+    step = propose(seeded, "release", "has_step", "--object", "step/build", "--order", "2", "--source", "report:r")
+    seeded("confirm", step["id"])
+    moved = seeded.json("supersede", step["id"], "--object", "step/canary")
+    assert (moved["object"], moved["order"]) == ("step/canary", 2)
+    rule = propose(seeded, "release", "rule", "--value", "no deploys on Friday", "--prevents-rework", "-s", "doc:d")
+    seeded("confirm", rule["id"])
+    said = seeded.json("supersede", rule["id"], "--value", "no deploys on Friday or Saturday")
+    assert said["prevents_rework"] is True
+    assert seeded.json("history", said["id"])["fact"]["prevents_rework"] is True
+    # An order the correction gives is the replacement's.
+    again = seeded.json("supersede", moved["id"], "--object", "step/build", "--order", "3")
+    assert again["order"] == 3
+
+
+def test_a_value_whose_correction_was_rejected_is_refused_with_a_way_out_that_works(seeded):
+    old = propose(seeded, "staging", "status", "--value", "v1 (blue)", "--source", "report:r")
+    seeded("confirm", old["id"])
+    new = seeded.json("supersede", old["id"], "--value", "v2")
+    seeded("reject", new["id"])
+    before = seeded.snapshot()
+    line = one_line(seeded("confirm", old["id"], expect=1))
+    assert f"superseded by {new['id']}, which was rejected" in line
+    assert f"confirm {new['id']}" not in line
+    assert seeded.snapshot() == before
+    way_out = line.split("propose it anew: ")[1].split(", then")[0]
+    args = shlex.split(way_out.replace("KIND:REF", "report:r2"))
+    assert args[:2] == ["kg", "propose"]
+    again = seeded.json(*args[1:])
+    seeded("confirm", again["id"])
+    assert [f["value"] for f in seeded.json("facts", "staging")["facts"]] == ["v1 (blue)"]
 
 
 def test_update_records_keep_what_each_field_held_before(seeded):

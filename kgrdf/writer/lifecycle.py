@@ -1,10 +1,12 @@
 """A fact's life after it is proposed: confirmed, rejected, superseded, retimed, closed, expired."""
 
+import shlex
+
 from pyoxigraph import NamedNode
 
 from kgrdf import audience as audiences
 from kgrdf import clock, model, vocab
-from kgrdf.errors import BadInput, Refused
+from kgrdf.errors import BadInput, NotFound, Refused
 from kgrdf.writer.pending import rival_key
 from kgrdf.writer.staging import DEFAULT_REVIEWER, Heard, Outcome, Staging, parse_source
 
@@ -23,18 +25,16 @@ class Lifecycle(Staging):
     def confirm(
         self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None, close_replaced: bool = True
     ) -> Outcome:
-        """Confirm a fact. For a single-valued predicate, close the confirmed value it replaces
-        (unless ``close_replaced`` is off: an automatic confirmation leaves that to a person).
+        """Confirm a fact. For a single-valued predicate, close the confirmed value it replaces, or,
+        when the fact begins after now, end that value where it begins (_replace) (unless
+        ``close_replaced`` is off: an automatic confirmation leaves that to a person).
 
         Confirming a confirmed fact again (a person vouching for it anew) refreshes its
         last_confirmed_at, and closes any value it replaces that an automatic confirmation left open.
         """
         fact = self.fact(fact_id)
         if fact.superseded_by:
-            raise Refused(
-                f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}",
-                hint=f"confirm {vocab.id_of(fact.superseded_by)} instead",
-            )
+            self._refuse_superseded(fact)
         if not fact.current and fact.status == "confirmed":
             raise Refused(f"{fact.id} is closed; only a current fact can be confirmed")
         action = "reconfirm" if fact.status == "confirmed" else "confirm"
@@ -59,16 +59,17 @@ class Lifecycle(Staging):
                 [],
             )
         if close_replaced:
-            closed = [self._close(other, after) for other in rivals]
-            notes = [self._closed_note(old, new) for old, new in zip(rivals, closed, strict=True)]
+            replaced = [self._replace(other, after) for other in rivals]
+            notes = [self._replaced_note(old, new, after) for old, new in zip(rivals, replaced, strict=True)]
             notes += [self._beside_note(after, other) for other in beside]
+            closed = [new for new in replaced if new.superseded_by]
             return Outcome(after, action + "ed", "; ".join(n for n in notes if n) or None, closed)
         note = None
         if rivals:
             ids = ", ".join(r.id for r in rivals)
-            note = (
-                f"{ids} stays current beside it until a person confirms the change (kg confirm {after.id} closes {ids})"
-            )
+            later = after.valid_from and after.valid_from > self.now
+            does = f"ends {ids} where it begins" if later else f"closes {ids}"
+            note = f"{ids} stays current beside it until a person confirms the change (kg confirm {after.id} {does})"
         return Outcome(after, action + "ed", note, [])
 
     def ended(self, fact: model.Fact) -> bool:
@@ -149,11 +150,71 @@ class Lifecycle(Staging):
             and subject.type == "organization"
         )
 
+    def _replace(self, old: model.Fact, replacement: model.Fact, why: str | None = None) -> model.Fact:
+        """``old``, replaced by ``replacement`` (a confirmation or a correction): closed (_close),
+        unless the replacement begins after now and after ``old`` begins. Then ``old`` is true until
+        the replacement begins, and holds until then (_hand_over): closed now, it would leave nothing
+        true between now and then."""
+        start = replacement.valid_from
+        if start and start > self.now and not (old.valid_from and old.valid_from >= start):
+            return self._hand_over(old, replacement, why)
+        return self._close(old, replacement, why)
+
+    def _hand_over(self, old: model.Fact, replacement: model.Fact, why: str | None = None) -> model.Fact:
+        """End ``old``'s valid time where ``replacement``, which begins later, begins (never later
+        than it ended): it stays confirmed and current until then, as the first value of a planned
+        change does ("postgres 14 until March", "postgres 16 from March"), and is not superseded (a
+        superseded fact is retired, and this one is true until then). Its update record says which
+        fact it ends for (kg history)."""
+        if old.valid_to and old.valid_to <= replacement.valid_from:
+            return old  # it ends by then already
+        return self._change(
+            old,
+            {"valid_to": replacement.valid_from},
+            "retime",
+            f"ends where {replacement.id} begins" + (f": {why}" if why else ""),
+        )
+
+    def _replaced_note(self, old: model.Fact, after: model.Fact, replacement: model.Fact) -> str | None:
+        """What replacing ``old`` (``after``, as it is now) by ``replacement`` did, when it is more
+        than closing it now."""
+        if after.superseded_by:
+            return self._closed_note(old, after)
+        if after.valid_to == replacement.valid_from:
+            return f"{old.id} holds until {after.valid_to}, when {replacement.id} begins"
+        return f"{old.id} holds until {after.valid_to}, as it did; {replacement.id} begins at {replacement.valid_from}"
+
+    def _refuse_superseded(self, fact: model.Fact) -> None:
+        """Refuse to confirm a fact a replacement closed, naming the way out: confirm the replacement
+        instead, or, when it was rejected since, propose the closed fact's value anew (a closed fact
+        is not reopened; the new one is proposed, then confirmed)."""
+        successor = vocab.id_of(fact.superseded_by)
+        try:
+            rejected = self.fact(successor, history=False).status == "rejected"
+        except NotFound:
+            rejected = False
+        if not rejected:
+            raise Refused(f"{fact.id} was superseded by {successor}", hint=f"confirm {successor} instead")
+        subject = self.entity(NamedNode(fact.subject))
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        said = (
+            f"--object {vocab.id_of(fact.target.value)}"
+            if fact.is_entity_target
+            else f"--value {shlex.quote(fact.target.value)}"
+        )
+        key = predicate.key if predicate else fact.predicate
+        command = f"kg propose {subject.id if subject else vocab.id_of(fact.subject)} {key} {said}"
+        raise Refused(
+            f"{fact.id} was superseded by {successor}, which was rejected since; {fact.id} stays closed",
+            hint=f"to hold its value again, propose it anew: {command} --source KIND:REF, then kg confirm the new fact",
+        )
+
     def _close(
         self, old: model.Fact, replacement: model.Fact, why: str | None = None, ends: str | None = None
     ) -> model.Fact:
         """Close ``old``, replaced by ``replacement``: retired now, and its valid time ends where the
-        replacement's begins (now, for one that begins later), or at ``ends`` (where a value between
+        replacement's begins (now, for one that begins later: confirming and correcting hand a value
+        to one that begins later instead, see _replace), or at ``ends`` (where a value between
         the two, not held here, began), so that the two never hold at once. It never ends later than
         it did; one whose replacement begins at or before its own start never held: it ends at its
         start (an empty interval)."""
@@ -254,9 +315,11 @@ class Lifecycle(Staging):
         reason: str | None = None,
         audience: str | None = None,
     ) -> Outcome:
-        """Correct a fact: a confirmed replacement with the new object or value closes the old one.
+        """Correct a fact: a confirmed replacement with the new object or value (and the old one's
+        order and prevents_rework, unless ``order`` says another) closes the old one.
         The replacement holds from ``valid_from`` (default: now) and the old value until then (one
-        whose replacement begins at or before its own start never held: see _close); a replacement
+        whose replacement begins at or before its own start never held: see _close; one whose
+        replacement begins after now is not closed, but holds until then: see _replace); a replacement
         whose valid time would overlap another value the subject held is refused. It is heard in
         each audience the old one was heard in (whoever was told the old value may be told the
         correction, and nobody else), unless ``audience`` says where.
@@ -294,7 +357,8 @@ class Lifecycle(Staging):
             authority="user",
             valid_from=valid_from,
             valid_to=valid_to,
-            order=order,
+            order=order if order is not None else old.order,  # a correction changes the object or value only
+            prevents_rework=old.prevents_rework,
             status="confirmed",
             reason=reason,
             retime=True,
@@ -320,10 +384,14 @@ class Lifecycle(Staging):
         # to its replacement (a record only that audience is shown); the record closing the old fact
         # says it too only when everyone who may hear the old fact may hear the correction.
         said = audience is None or all(audiences.may_hear(audiences.parse(audience), a) for a in old.audiences())
-        closed = self._close(old, new, reason if said else None)
+        replaced = self._replace(old, new, reason if said else None)
         self._refuse_overlap(new, ignore={old.iri}, new=outcome.action == "created")
-        note = self._closed_note(old, closed) or f"{old.id} closed at {closed.valid_to}, replaced by {new.id}"
-        return Outcome(new, "superseded", note, [closed])
+        note = self._replaced_note(old, replaced, new)
+        if not replaced.superseded_by:
+            return Outcome(new, "superseded", note, [])
+        return Outcome(
+            new, "superseded", note or f"{old.id} closed at {replaced.valid_to}, replaced by {new.id}", [replaced]
+        )
 
     def retime(
         self,
