@@ -215,7 +215,7 @@ def _say_valid_times(session, groups: list[dict]) -> None:
         row = times.get(fact["id"], {})
         start, end = (row[key].value if row.get(key) else None for key in ("validFrom", "validTo"))
         fact["valid_from"], fact["valid_to"] = start, end
-        when = [f"{word} {at[:10]}" for word, at in (("from", start), ("to", end)) if at]
+        when = [f"{word} {clock.shown(at)}" for word, at in (("from", start), ("to", end)) if at]
         if when:
             fact["sentence"] += f" ({'; '.join(when)})"
 

@@ -81,6 +81,12 @@ _TIME_HEADER = b'H time "'
 _HEAD = 4096  # bytes read at a time from a patch's start: its header is a few lines
 
 
+def shown(time: str) -> str:
+    """A time as a line of text shows it: the date alone at midnight UTC (2025-06-01), else the
+    whole time (2025-06-01T08:30:00Z): a time of day cut off would read as another day."""
+    return time[:10] if time[10:] in ("", "T00:00:00Z") else time
+
+
 def last_recorded(journal) -> str | None:
     """The time of the journal's last transaction (``H time``), or None for an empty journal: the
     header of the last patch of each journal (this replica's and the private one). A patch has one

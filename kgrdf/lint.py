@@ -348,7 +348,7 @@ class _Check:
                             (r["validFrom"] or "") <= now and (not r["validTo"] or now < r["validTo"]) for r in (a, b)
                         )
                     )
-                    shared = overlap(a["validFrom"], a["validTo"], b["validFrom"], b["validTo"])
+                    shared = model.shared_time(a["validFrom"], a["validTo"], b["validFrom"], b["validTo"])
                     if shared is None or both_now:
                         continue
                     out.append(self._overlap_finding(subject, key, a, b, shared))
@@ -490,21 +490,9 @@ class _Check:
 # --- the pure core ----------------------------------------------------------------------------------
 
 
-def overlap(start_a, end_a, start_b, end_b) -> tuple | None:
-    """The instants two valid times share, as (start, end) with None for an open end (a missing
-    start is the beginning of time, a missing end its end), or None when they share none. An empty
-    valid time (it ends where it starts: a value that never held) shares none."""
-    start = max(start_a or "", start_b or "")
-    ends = [end for end in (end_a, end_b) if end]
-    end = min(ends) if ends else None
-    if end is not None and not start < end:
-        return None
-    return (start or None, end)
-
-
 def _span(start, end) -> str:
     """A valid time in words: "from 2026-01-01 to 2026-06-01", "from the beginning on"."""
-    return f"from {start[:10] if start else 'the beginning'}" + (f" to {end[:10]}" if end else " on")
+    return f"from {clock.shown(start) if start else 'the beginning'}" + (f" to {clock.shown(end)}" if end else " on")
 
 
 def _value_key(term: str) -> str:

@@ -110,6 +110,18 @@ def check_order(order) -> int:
     return order
 
 
+def shared_time(start_a, end_a, start_b, end_b) -> tuple | None:
+    """The instants two valid times ([start, end): ISO times, None for an open start or end, the
+    beginning and the end of time) share, as (start, end) with None for an open one; None when they
+    share none. An empty valid time (it ends where it starts: a value that never held) shares none."""
+    start = max(start_a or "", start_b or "")
+    ends = [end for end in (end_a, end_b) if end]
+    end = min(ends) if ends else None
+    if end is not None and not start < end:
+        return None
+    return (start or None, end)
+
+
 def normalize(text: str) -> str:
     """Labels and values compare ignoring case and runs of spaces."""
     return _SPACES.sub(" ", text).strip().casefold()

@@ -5,6 +5,7 @@ import json as jsonlib
 import re
 import sys
 
+from kgrdf import clock
 from kgrdf.inputs import CONTROLS
 
 _COLOURS = {
@@ -108,19 +109,13 @@ def _sources(fact: dict) -> str:
     return shown + (f" and {more} more (--json lists them)" if more > 0 else "")
 
 
-def _moment(time: str) -> str:
-    """A valid time as a line shows it: the date alone at midnight UTC (2025-06-01), else the whole
-    time as --json has it (2025-06-01T08:30:00Z): a time of day cut off would read as another day."""
-    return time[:10] if time[10:] in ("", "T00:00:00Z") else time
-
-
 def fact_line(fact: dict, indent: str = "  ") -> str:
     status = paint(f"[{fact['status']}]", fact["status"])
     when = []
     if fact.get("valid_from"):
-        when.append(f"from {_moment(fact['valid_from'])}")
+        when.append(f"from {clock.shown(fact['valid_from'])}")
     if fact.get("valid_to"):
-        when.append(f"to {_moment(fact['valid_to'])}")
+        when.append(f"to {clock.shown(fact['valid_to'])}")
     if fact.get("superseded_by"):
         when.append(f"superseded by {fact['superseded_by']}")
     if fact.get("conflicting"):

@@ -463,6 +463,29 @@ def test_two_values_of_an_organization_attribute_coexist_newest_first_until_supe
     assert [(f["id"], f.get("conflicting")) for f in facts] == [(newer["id"], None)]
 
 
+def test_values_of_an_attribute_at_different_times_do_not_conflict_and_one_over_both_conflicts_with_each(kg):
+    """kg facts marks values that hold at once, not a planned change: revenue 10M until 2026,
+    12M from 2026, and a third value with no valid time, which holds at once with each."""
+    kg("org", "add", "Texture")
+    before = kg.json(
+        "propose", "Texture", "attribute", "--value", "revenue: 10M", "--valid-to", "2026-01-01", "-s", "report:a"
+    )
+    after = kg.json(
+        "propose", "Texture", "attribute", "--value", "revenue: 12M", "--valid-from", "2026-01-01", "-s", "report:b"
+    )
+    for fact in (before, after):
+        kg("confirm", fact["id"])
+    marks = {f["id"]: f.get("conflicting") for f in kg.json("facts", "Texture", "--all")["facts"]}
+    assert marks == {before["id"]: None, after["id"]: None}
+    always = kg.json("propose", "Texture", "attribute", "--value", "revenue: 11M", "-s", "report:c")
+    kg("confirm", always["id"])
+    marks = {f["id"]: f.get("conflicting") for f in kg.json("facts", "Texture", "--all")["facts"]}
+    assert marks == {before["id"]: [always["id"]], after["id"]: [always["id"]], always["id"]: marks[always["id"]]}
+    assert sorted(marks[always["id"]]) == sorted([before["id"], after["id"]])
+    shown = kg("facts", "Texture", "--all").stdout
+    assert "from 2026-01-01" in shown and "conflicts with" in shown
+
+
 def test_a_value_of_an_attribute_reads_only_its_rivals_whatever_else_the_organization_holds(kg, tmp_path, monkeypatch):
     """Confirming a free-text attribute reads the values it rivals (the same key, confirmed and
     current), not every attribute the organization ever had: a propose beside 2,000 others read all

@@ -176,6 +176,8 @@ def test_facts_text_shows_a_valid_time_of_day_and_a_date_alone_at_midnight(kg):
     assert "frozen (from 2025-07-01)" in text
     listed = {f["value"]: f for f in kg.json("facts", "repo/api", "--all")["facts"]}
     assert listed["down for the migration"]["valid_from"] == "2025-06-01T08:30:00Z"  # as the line says
+    sentences = [f["sentence"] for group in kg.json("batch")["groups"] for f in group["facts"]]
+    assert any(s.endswith("(from 2025-06-01T08:30:00Z; to 2025-06-02T04:30:00Z)") for s in sentences), sentences
 
 
 def test_facts_all_with_as_of_is_refused_not_claimed(kg):

@@ -272,7 +272,8 @@ class FactReads(Reading):
 
     def mark_conflicts(self, facts: list[dict]) -> list[dict]:
         """Two current, confirmed values of a single-valued predicate (or of one key of a free-text
-        attribute) of one subject conflict: each is marked with the others, and they are listed
+        attribute) of one subject whose valid times overlap conflict ("postgres 14 until March" and
+        "postgres 16 from March" do not): each is marked with the others, and they are listed
         together, newest first, where the first of them was (§9: contradictions coexist until a
         person resolves them with kg supersede)."""
         groups: dict[tuple, list[dict]] = {}
@@ -288,11 +289,11 @@ class FactReads(Reading):
             key = model.attribute_key(fact.get("value") or "") if predicate.key == "attribute" else None
             groups.setdefault((fact.get("subject"), predicate.key, key), []).append(fact)
         group_of: dict[int, list[dict]] = {}  # id(fact) -> its conflicting group, newest first
-        for group in groups.values():
-            if len(group) > 1:
+        for values in groups.values():
+            for group in _overlapping(values):
                 group.sort(key=lambda f: f.get("recorded_at") or "", reverse=True)
                 for fact in group:
-                    fact["conflicting"] = [other["id"] for other in group if other is not fact]
+                    fact["conflicting"] = [other["id"] for other in group if other is not fact and _share(fact, other)]
                     group_of[id(fact)] = group
         out, placed = [], set()
         for fact in facts:
@@ -438,3 +439,19 @@ class FactReads(Reading):
         out["journal"] = {"replica": self.kb.replica, "transactions": position.seq}
         out["backend"] = self.backend.name
         return out
+
+
+def _share(a: dict, b: dict) -> bool:
+    """Whether two facts (as shown) are true at a shared instant (model.shared_time)."""
+    return model.shared_time(a.get("valid_from"), a.get("valid_to"), b.get("valid_from"), b.get("valid_to")) is not None
+
+
+def _overlapping(facts: list[dict]) -> list[list[dict]]:
+    """The facts in groups of two or more linked by shared valid time (each shares an instant with
+    another of its group), in their order; a fact that shares none with the others is in none."""
+    groups: list[list[dict]] = []
+    for fact in facts:
+        linked = [group for group in groups if any(_share(fact, other) for other in group)]
+        merged = [fact] + [other for group in linked for other in group]
+        groups = [group for group in groups if not any(group is other for other in linked)] + [merged]
+    return [group for group in groups if len(group) > 1]

@@ -12,11 +12,8 @@ from kgrdf.writer.staging import DEFAULT_REVIEWER, Heard, Outcome, Staging, pars
 
 
 def _overlap(a: model.Fact, b: model.Fact) -> bool:
-    """Whether two facts' valid times share an instant: [valid_from, valid_to), an open start
-    reaching back to the beginning and an open end to the end of time; an empty one shares none."""
-    start = max(a.valid_from or "", b.valid_from or "")
-    ends = [end for end in (a.valid_to, b.valid_to) if end]
-    return not ends or start < min(ends)
+    """Whether two facts' valid times share an instant (model.shared_time)."""
+    return model.shared_time(a.valid_from, a.valid_to, b.valid_from, b.valid_to) is not None
 
 
 class Lifecycle(Staging):
