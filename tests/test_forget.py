@@ -666,6 +666,10 @@ def test_every_text_that_names_a_person_goes_to_the_private_journal_and_forget_t
         "message": _propose(
             kg, "repo/api", "caveat", "--value", "no docs", "-s", "slack:p2", "--message", "from <@u0samchat>"
         ),
+        # a channel named after them: the audience is a text forget reads too
+        "audience": _propose(
+            kg, "repo/api", "caveat", "--value", "no tests", "-s", "slack:p4", "--audience", "channel:samantha-quixley"
+        ),
     }
     shared = {"plain": _propose(kg, "repo/api", "caveat", "--value", "asked Samuel", "-s", "slack:p3")}
     local, replica = _decoded(kg.path, "local"), _decoded(kg.path, "shared")
@@ -677,6 +681,7 @@ def test_every_text_that_names_a_person_goes_to_the_private_journal_and_forget_t
         "thread with sam q",
         "Samantha-Quixley says the build is slow",
         "from <@u0samchat>",
+        "channel:samantha-quixley",
     ]:
         assert text in local and text not in replica, text
     for fact in private.values():

@@ -403,10 +403,15 @@ class Proposals(Staging):
 
     @staticmethod
     def _brought_texts(heards: list[dict], sources, reason) -> list:
-        """The texts a proposal brings that may name a person: each hearing's span and message, a
+        """The texts a proposal brings that may name a person: each hearing's audience (a channel
+        may be named after one: kg forget reads it as it reads every text), span and message, a
         claim's role, the reason, and the sources' refs and quotes."""
         return [
-            *(text for heard in heards for text in (heard["span"], heard["message"], heard.get("claimed_role"))),
+            *(
+                text
+                for heard in heards
+                for text in (heard.get("audience"), heard["span"], heard["message"], heard.get("claimed_role"))
+            ),
             reason,
             *(text for s in sources for text in (s.ref, s.quote)),
         ]
