@@ -5,6 +5,7 @@ codes: 0 done, 1 refused, 2 bad usage or input, 3 damaged or locked. Expected er
 on stderr (and, with --json, one JSON document on stdout); never a traceback.
 """
 
+import io
 import os
 import sys
 from contextlib import contextmanager
@@ -16,13 +17,14 @@ from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from kgrdf import render
-from kgrdf.errors import Bug, KgError, from_os
+from kgrdf.errors import Bug, KgError, Unanswered, from_os
 
 
 class _Commands(TyperGroup):
     """Turns the errors we expect into one line (or one JSON document) and their exit code; an
-    error of the file system is one line naming the file (exit 3), and any other error a bug
-    reported in one line (exit 3), its traceback only with KGRDF_DEBUG=1."""
+    error of the file system is one line naming the file (exit 3), an answer that standard output
+    does not take one line saying so (exit 2; see _Answer), and any other error a bug reported in
+    one line (exit 3), its traceback only with KGRDF_DEBUG=1."""
 
     def make_context(self, info_name, args, parent=None, **extra):
         """The context of kg itself: a usage error in kg's own arguments (kg --bogus) is one line,
@@ -38,33 +40,161 @@ class _Commands(TyperGroup):
         raise typer.Exit(error.exit_code)
 
     def invoke(self, ctx):
+        if ctx.parent is not None:  # a group's command (kg batch apply): kg's own invoke answers
+            return self._invoke(ctx)
+        answer = ctx.meta[_ANSWER] = _Answer.over_stdout()
+        try:
+            return self._invoke(ctx)
+        finally:
+            if answer is not None:
+                answer.close_over_stdout()
+
+    def _invoke(self, ctx):
         # The command's name and what follows it (typer's click keeps the name apart, as _protected_args).
         arguments = [*getattr(ctx, "protected_args", getattr(ctx, "_protected_args", [])), *ctx.args]
         as_json = "--json" in arguments or bool(ctx.params.get("json"))
+        answer = ctx.meta.get(_ANSWER)
         try:
             if ctx.parent is None:
                 _check_arguments(arguments)
-            return super().invoke(ctx)
-        except KgError as exc:
-            error = exc
-        except TyperException as exc:
-            name = arguments[0] if arguments else ""
-            known = bool(name) and not name.startswith("-") and self.get_command(ctx, name) is not None
-            error = _usage_error(exc, f"{ctx.command_path} {name}" if known else ctx.command_path)
-            if error is None:
+                if answer is not None and not {"-h", "--help"} & set(arguments):  # (help: nothing to load)
+                    answer.standing = _standing(arguments)
+            try:
+                done = super().invoke(ctx)
+            except (typer.Exit, typer.Abort):
+                _answered(ctx)  # (lint, validate: an answer, then their exit code)
                 raise
-        except (typer.Exit, typer.Abort, BrokenPipeError):
-            raise  # typer's own exits, and a reader that went away (kg export | head)
-        except OSError as exc:
-            error = from_os(exc)
+            _answered(ctx)
+            return done
+        except (typer.Exit, typer.Abort):
+            raise  # typer's own exits
         except Exception as exc:
-            if os.environ.get("KGRDF_DEBUG"):
-                import traceback
-
-                traceback.print_exc()
-            error = Bug.of(exc)
-        render.error(error, as_json)
+            if answer is not None and answer.failed is not None:
+                error = _unanswered(answer, arguments)  # whatever the failed write led to
+            elif isinstance(exc, BrokenPipeError):
+                raise  # a reader that went away (kg export | head) without the answer: quiet, as ever
+            else:
+                error = _error_of(exc, ctx, arguments)
+                if error is None:
+                    raise
+        if isinstance(error, Unanswered):
+            as_json = False  # the answer's own output failed: never written to again
+        try:
+            render.error(error, as_json)
+            _answered(ctx)
+        except OSError:
+            pass  # the line on stderr is said (or nothing can be); the exit code says the rest
         ctx.exit(error.exit_code)
+
+
+_ANSWER = "kgrdf.answer"  # (in ctx.meta, which every context of one kg command shares)
+
+
+class _Answer(io.FileIO):
+    """Standard output as kg writes its answer to it, which remembers the first write that failed
+    (``failed``: a full disk, /dev/full, a reader that went away) and takes, to drop them, all the
+    writes after: the answer is lost, and saying so again on the output that failed, or at exit as
+    Python's last flush does, would only bury the one line that says so on stderr. ``standing``:
+    the knowledge base's journal position (a transaction number) when the command began, which
+    tells whether a write was made by the time the answer failed (_unanswered)."""
+
+    failed: OSError | None = None
+    standing: int | None = None
+    _before = None
+
+    @classmethod
+    def over_stdout(cls) -> "_Answer | None":
+        """Make sys.stdout write through a new _Answer, buffered as it was; None when sys.stdout is
+        not the process's own (a test's runner, which takes every write)."""
+        before = sys.stdout
+        if before is None or before is not sys.__stdout__:
+            return None
+        try:
+            before.flush()
+            answer = cls(before.fileno(), "wb", closefd=False)
+        except (OSError, ValueError):
+            return None
+        answer._before = before
+        binary = io.BufferedWriter(answer) if isinstance(before.buffer, io.BufferedWriter) else answer
+        sys.stdout = io.TextIOWrapper(
+            binary,
+            encoding=before.encoding,
+            errors=before.errors,
+            line_buffering=before.line_buffering,
+            write_through=before.write_through,
+        )
+        return answer
+
+    def close_over_stdout(self) -> None:
+        """Give sys.stdout back as it was, once what is buffered is written (or dropped)."""
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass  # (kept in failed: the command's answer said so already, or its reader went away)
+        sys.stdout = self._before
+
+    def write(self, data) -> int:
+        if self.failed is not None:
+            return len(data)
+        try:
+            return super().write(data)
+        except OSError as exc:
+            self.failed = exc
+            raise
+
+
+def _answered(ctx) -> None:
+    """Write out what the answer still holds in its buffer (kg's own invoke): a failure is then the
+    command's, not an exception at exit after the command said it was done."""
+    if ctx.parent is None and ctx.meta.get(_ANSWER) is not None:
+        sys.stdout.flush()
+
+
+def _standing(arguments: list[str]) -> int | None:
+    """The transaction that the journal of the knowledge base the arguments name (--kb, else
+    KGRDF_HOME, else the default folder) stands at, as its files reflect it; None where there is none."""
+    from kgrdf.kb import KnowledgeBase, default_home
+
+    folder = None
+    for number, argument in enumerate(arguments):
+        if argument == "--":
+            break
+        if argument == "--kb" and number + 1 < len(arguments):
+            folder = arguments[number + 1]
+        elif argument.startswith("--kb="):
+            folder = argument[len("--kb=") :]
+    try:
+        return KnowledgeBase(Path(folder) if folder else default_home()).view().seq
+    except Exception:  # no knowledge base there (yet): kg init, a wrong --kb, which the command says
+        return None
+
+
+def _unanswered(answer: _Answer, arguments: list[str]) -> KgError:
+    """The error of an answer that standard output did not take, saying whether a write was made:
+    it was if the journal moved on since the command began. A reader that went away from a read
+    (BrokenPipeError) is left quiet, as it always was."""
+    now = _standing(arguments) if answer.standing is not None else None
+    made = now if now is not None and now > answer.standing else None
+    if made is None and isinstance(answer.failed, BrokenPipeError):
+        raise answer.failed
+    return Unanswered.of(answer.failed, made)
+
+
+def _error_of(exc: Exception, ctx, arguments: list[str]) -> KgError | None:
+    """The error a command's exception is for the user (None: typer's own, to raise as it is)."""
+    if isinstance(exc, KgError):
+        return exc
+    if isinstance(exc, TyperException):
+        name = arguments[0] if arguments else ""
+        known = bool(name) and not name.startswith("-") and ctx.command.get_command(ctx, name) is not None
+        return _usage_error(exc, f"{ctx.command_path} {name}" if known else ctx.command_path)
+    if isinstance(exc, OSError):
+        return from_os(exc)
+    if os.environ.get("KGRDF_DEBUG"):
+        import traceback
+
+        traceback.print_exc()
+    return Bug.of(exc)
 
 
 def _usage_error(exc, command_path: str) -> KgError | None:

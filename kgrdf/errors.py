@@ -38,6 +38,25 @@ class BadInput(KgError):
     kind = "bad_input"
 
 
+class Unanswered(BadInput):
+    """The answer could not be written to standard output (a full disk, a device that takes nothing,
+    a reader that went away): exit 2, as for a file to write that cannot be (kg export --output),
+    since the knowledge base is not at fault. Said on stderr alone, never on the output that failed,
+    and, when the command's write was made all the same, so that a program does not make it again."""
+
+    @classmethod
+    def of(cls, exc: OSError, made: int | None = None) -> "Unanswered":
+        """The error for ``exc``, the failed write to standard output; ``made``: the transaction the
+        journal holds since the command began, when it wrote one."""
+        why = f"cannot write the answer to standard output: {exc.strerror or exc}"
+        if made is None:
+            return cls(why, hint="send standard output where it can be written")
+        return cls(
+            f"{why}; the write itself was made: transaction {made} is in the journal",
+            hint="do not make it again; kg status counts the journal's transactions",
+        )
+
+
 class Damaged(KgError):
     """The knowledge base is damaged, missing or locked out (exit 3)."""
 

@@ -133,7 +133,10 @@ class Records:
 
     def __iter__(self):
         if self._items is not None:
-            yield from (_record(n, item) for n, item in enumerate(self._items, start=1))
+            # (an item that did not parse alone is its refusal already: _items_alone)
+            yield from (
+                item if isinstance(item, Record) else _record(n, item) for n, item in enumerate(self._items, start=1)
+            )
             return
         from kgrdf import inputs
 
@@ -161,15 +164,51 @@ def read_records(path: Path) -> Records:
     data = inputs.read(path, "KGRDF_MAX_IMPORT", "the import file")
     if data.lstrip().startswith(b"["):
         try:
-            items = inputs.parse_json(data.decode("utf-8"), unique_keys=True)
+            text = data.decode("utf-8")
+            items = inputs.parse_json(text, unique_keys=True)
         except UnicodeDecodeError:
             raise BadInput(f"{path} is not UTF-8 text") from None
         except ValueError as exc:
-            if not _first_line_parses(data):  # else JSON lines whose first record is a list
+            items = _items_alone(text)  # an array one of whose items gives a key twice
+            if items is None and not _first_line_parses(data):  # else JSON lines whose first record is a list
                 raise BadInput(f"{path}: not JSON: {exc}") from None
-        else:
+        if items is not None:
             return Records(items=items)
     return Records(data=data)
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")  # what JSON allows between its tokens
+
+
+def _items_alone(text: str) -> list | None:
+    """The items of the JSON array ``text``, each parsed on its own, so that one that is no JSON
+    record (it gives a key twice) is a Record refused as malformed, numbered as the array's items
+    are (from 1), as a line of JSON lines is; None when ``text`` is no JSON array at all."""
+    import json
+
+    from kgrdf import inputs
+
+    bounds = json.JSONDecoder()  # (reads a key given twice as json does: only to find where an item ends)
+    items = []
+    at = _SPACE.match(text).end()
+    if text[at : at + 1] != "[":
+        return None
+    at = _SPACE.match(text, at + 1).end()
+    while True:
+        try:
+            _, end = bounds.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            return None
+        try:
+            items.append(inputs.parse_json(text[at:end], unique_keys=True))
+        except ValueError as exc:
+            items.append(Record(len(items) + 1, None, f"not JSON: {exc}"))
+        at = _SPACE.match(text, end).end()
+        if text[at : at + 1] == "]":
+            return items if _SPACE.match(text, at + 1).end() == len(text) else None
+        if text[at : at + 1] != ",":
+            return None
+        at = _SPACE.match(text, at + 1).end()
 
 
 def _first_line_parses(data: bytes) -> bool:

@@ -5,6 +5,7 @@ other error's; what exits 1 without an error is documented; every setting is in 
 import ast
 import inspect
 import json
+import os
 import re
 import subprocess
 import sys
@@ -114,6 +115,80 @@ def test_schema_check_of_a_missing_file_is_exit_2_as_everywhere(tmp_path):
     result = runner.invoke(app, ["schema", "check", str(tmp_path / "missing.json")])
     assert result.exit_code == 2
     assert one_line(result) == f"kg: cannot read the schema file {tmp_path / 'missing.json'}: No such file or directory"
+
+
+# --- an answer that standard output does not take -------------------------------------------------------
+
+
+def _kg_into(argv, stdout, buffered: bool = True) -> subprocess.CompletedProcess:
+    """kg run as a real process whose standard output is ``stdout`` (a file object), Python's own
+    buffering of it on or off (PYTHONUNBUFFERED)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    command = [sys.executable, "-m", "kgrdf", *(str(a) for a in argv)]
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+
+
+def _into_full(argv, buffered: bool = True) -> subprocess.CompletedProcess:
+    with open("/dev/full", "w") as full:  # a device that takes no byte: ENOSPC
+        return _kg_into(argv, full, buffered)
+
+
+def _into_closed_pipe(argv) -> subprocess.CompletedProcess:
+    read, write = os.pipe()
+    os.close(read)  # the reader went away before kg wrote its answer: EPIPE
+    with os.fdopen(write, "w") as pipe:
+        return _kg_into(argv, pipe)
+
+
+NO_ANSWER = "kg: cannot write the answer to standard output: No space left on device"
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize(
+    "argv", [["export"], ["lookup", "webapp"], ["lookup", "webapp", "--json"], ["lint"]], ids=" ".join
+)
+def test_an_answer_that_standard_output_does_not_take_is_one_line_exit_2(base, argv, buffered):
+    """Not a damaged knowledge base (exit 3), nor a traceback, nor an error written again to the
+    output that failed: one line on stderr, exit 2 as for a file to write that cannot be."""
+    before = base.snapshot()
+    done = _into_full([*argv, "--kb", base.path], buffered)
+    assert (done.returncode, done.stderr) == (2, f"{NO_ANSWER} (send standard output where it can be written)\n")
+    assert base.snapshot() == before
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
+def test_a_write_whose_answer_is_lost_says_it_was_made(kg, tmp_path, json_flag, buffered):
+    """A program told the write failed would make it again: the line says it is in the journal."""
+    records = tmp_path / "r.jsonl"
+    records.write_text('{"type": "entity", "id": "repo/zeta", "name": "zeta"}\n', encoding="utf-8")
+    dry = _into_full(["import", records, "--kb", kg.path, *json_flag], buffered)
+    assert (dry.returncode, dry.stderr) == (2, f"{NO_ANSWER} (send standard output where it can be written)\n")
+    kg("lookup", "repo/zeta", expect=1)
+    done = _into_full(["import", records, "--apply", "--kb", kg.path, *json_flag], buffered)
+    seq = kg.json("status")["journal"]["transactions"]
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"{NO_ANSWER}; the write itself was made: transaction {seq} is in the journal "
+        "(do not make it again; kg status counts the journal's transactions)\n",
+    )
+    assert kg.json("lookup", "repo/zeta")["entity"]["name"] == "zeta"
+
+
+def test_a_reader_that_went_away_is_quiet_for_a_read_and_named_for_a_write_made(kg, tmp_path):
+    records = tmp_path / "r.jsonl"
+    records.write_text('{"type": "entity", "id": "repo/zeta", "name": "zeta"}\n', encoding="utf-8")
+    read = _into_closed_pipe(["export", "--kb", kg.path])
+    assert (read.returncode, read.stderr) == (1, "")  # kg export | head: as it always was
+    done = _into_closed_pipe(["import", records, "--apply", "--kb", kg.path, "--json"])
+    seq = kg.json("status")["journal"]["transactions"]
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(
+        f"kg: cannot write the answer to standard output: Broken pipe; the write itself was made: transaction {seq} "
+    )
+    assert kg.json("lookup", "repo/zeta")["entity"]["name"] == "zeta"
 
 
 # --- usage errors under --json --------------------------------------------------------------------------

@@ -134,6 +134,26 @@ def test_a_record_that_is_not_one_is_refused_alone(kg, tmp_path, content, line, 
     assert report["refusals"][0]["line"] == line and message in report["refusals"][0]["message"]
 
 
+def test_an_array_item_that_gives_a_key_twice_is_refused_alone_by_its_number(kg, tmp_path):
+    path = tmp_path / "seed.json"
+    path.write_text(
+        '[{"type": "entity", "id": "repo/k1", "name": "k1"},\n'
+        ' {"type": "entity", "id": "repo/k2", "name": "k2", "name": "k3"},\n'
+        ' {"type": "entity", "id": "repo/k4", "name": "k4", "aliases": ["four"]},\n'
+        ' {"type": "fact", "subject": "repo/k1", "predicate": "caveat", "value": "v",'
+        ' "sources": [{"kind": "doc", "ref": "a", "kind": "pr"}]}]\n',
+        encoding="utf-8",
+    )
+    report = kg.json("import", path, "--apply")
+    assert report["entities"] == {"created": 2} and report["refused"] == {"malformed": 2}
+    assert report["refusals"] == [
+        {"line": 2, "reason": "malformed", "message": "not JSON: the key 'name' is given twice"},
+        {"line": 4, "reason": "malformed", "message": "not JSON: the key 'kind' is given twice"},
+    ]
+    assert kg.json("lookup", "repo/k4")["entity"]["name"] == "k4"
+    kg("lookup", "repo/k2", expect=1)
+
+
 @pytest.mark.parametrize(
     "content,message",
     [
