@@ -25,12 +25,16 @@ holds is found here by what it says (subject, predicate, object or value):
   is closed here, replaced by the fact here that says what its replacement says, once everything
   else is folded; a fact closed here stays closed, as a rejected one stays rejected;
 - an organization merged there into another is merged here when both are here, before the kept
-  one takes the names the merge gave it there.
+  one takes the names the merge gave it there;
+- an entity's name or summary, and a current fact's valid time (a retime: kg supersede F
+  --valid-from, or a value ended where a replacement that begins later begins), that differ there
+  take the latest a person gave them on any replica, by the time of the change, then replica and
+  patch (_Originals): a sync's own patch is no such change, so that none is handed back as newer.
 
 These rules only ever add sources and move a status up (proposed, confirmed, then closed or
-rejected), so replicas that have seen the same patches hold the same current facts whatever order
-they synced in. The patches a sync pulls are folded in one deterministic order: by time, replica and
-number.
+rejected), or take the latest of changes every replica reads alike, so replicas that have seen the
+same patches hold the same current facts, names and valid times whatever order they synced in. The
+patches a sync pulls are folded in one deterministic order: by time, replica and number.
 
 Each perspective this knowledge base holds is folded, each in a write of its own (the knowledge
 base's own first). A fact or entity that is refused (by a shape, by resolution, as of a perspective
@@ -44,7 +48,7 @@ import re
 
 from pyoxigraph import NamedNode
 
-from kgrdf import clock, files, lock, model, privacy, vocab
+from kgrdf import clock, files, lock, model, nquads, privacy, vocab
 from kgrdf.errors import BadInput, Damaged, KgError, NotFound, Refused
 from kgrdf.journal import Position, Stream, fold, name_of, number_of, parse_patch
 
@@ -131,9 +135,12 @@ def status(kb) -> dict:
 def sync(kb, name: str | None = None) -> dict:
     """Push this replica's shared journal to each remote's hub (or the one named), pull the other
     replicas' patches, and fold them into the knowledge base in one write. Raises NotFound for an
-    unknown remote, Refused when there is none, Unreachable when a hub does not answer (what was
-    pulled before it is kept, and folded by the next sync)."""
-    from kgrdf.store.hub import Hub
+    unknown remote, Refused when there is none. A hub that does not answer (or answers with an
+    error) is passed over and the others are synced: then, once what they brought is written,
+    Refused (exit 1) names each remote passed over, why, and the way out, and carries the report
+    (its ``remotes`` say what happened with each); when no remote answered, nothing is written.
+    What was pulled from a hub before it stopped answering is kept, and folded by the next sync."""
+    from kgrdf.store.hub import Hub, HubError
 
     known = remotes(kb)
     if name is not None and name not in known:
@@ -142,35 +149,61 @@ def sync(kb, name: str | None = None) -> dict:
         raise Refused("this knowledge base has no remote to sync with", hint="kg remote add NAME URL adds a hub")
     chosen = {name: known[name]} if name is not None else known
     report = {"remotes": [], "folded": {}, "set_aside": [], "held_back": []}
+    failed = []
+    originals = _Originals(kb)
     with kb.writing("sync") as writer:
         for remote, url in sorted(chosen.items()):
             hub = Hub(url)
             try:
                 pushed = _push(kb, hub)
                 pulled = _pull(kb, hub, report["held_back"])
+            except HubError as exc:  # that hub alone: the others are synced
+                failed.append({"name": remote, "url": url, "error": exc.message, "hint": exc.hint})
+                report["remotes"].append(failed[-1])
+                continue
             finally:
                 hub.close()
             report["remotes"].append({"name": remote, "url": url, "pushed": pushed, "pulled": pulled})
-        folding = _Fold(kb, writer)
+        if len(failed) == len(chosen):
+            raise _passed_over(failed, report, synced=[])
+        folding = _Fold(kb, writer, originals=originals)
         report["folded"], report["set_aside"], marks = folding.run()
         report["transaction"] = writer.seq if writer.has_change else None
     for other in sorted(folding.others):  # each other perspective this knowledge base holds: a write of its own
         held = type(kb)(kb.path, kb.backend_kind, other)
         with held.writing("sync") as writer:
-            counts, aside, _marks = _Fold(held, writer, first=False).run()
+            counts, aside, _marks = _Fold(held, writer, first=False, originals=originals).run()
         report["set_aside"] += aside
         for name, count in counts.items():
             report["folded"][name] = report["folded"].get(name, 0) + count
+    synced = [done for done in report["remotes"] if "error" not in done]
     state = _state(kb)
     now = clock.iso(clock.now())
-    for done in report["remotes"]:
+    for done in synced:
         state["remotes"][done["name"]] = {"synced_at": now, "pushed": done["pushed"], "pulled": done["pulled"]}
     state["folded"].update(marks)
     state["set_aside"] += report["set_aside"]
     with lock.held(kb.path / "lock", exclusive=True):
         files.write_json(kb.path / STATE, state)
-        kb.git_commit(f"kg sync: {', '.join(sorted(chosen))}")
+        kb.git_commit(f"kg sync: {', '.join(done['name'] for done in synced)}")
+    if failed:
+        raise _passed_over(failed, report, synced=[done["name"] for done in synced])
     return report
+
+
+def _passed_over(failed: list[dict], report: dict, synced: list[str]) -> Refused:
+    """The refusal of a sync that passed over the remotes in ``failed`` (each one that did not answer,
+    why, and the way out), carrying the report."""
+    said = "; ".join(
+        f"remote {f['name']}: {f['error']}" + (f" ({f['hint']})" if f["hint"] and len(failed) > 1 else "")
+        for f in failed
+    )
+    if synced:
+        said += f"; synced {', '.join(synced)} and wrote what {'it' if len(synced) == 1 else 'they'} brought"
+    else:
+        said += "; nothing was written"
+    hint = failed[0]["hint"] if len(failed) == 1 else None
+    return Refused(said, hint=hint, **report)
 
 
 def _push(kb, hub) -> int:
@@ -240,7 +273,7 @@ def _pull(kb, hub, held_back: list) -> int:
 class _Fold:
     """The fold of the other replicas' journals into one write (see the module's notes)."""
 
-    def __init__(self, kb, writer, first: bool = True):
+    def __init__(self, kb, writer, first: bool = True, originals: "_Originals | None" = None):
         self.kb = kb
         self.writer = writer
         self.perspective = writer.perspective
@@ -260,9 +293,11 @@ class _Fold:
             "closed": 0,
             "entities": 0,
             "merged": 0,
+            "retimed": 0,
         }
         self.closures: list[tuple] = []  # facts another replica closed: closed here once all the rest is folded
         self.deleted = privacy.forgotten_facts(kb)  # what the facts kg forget deleted said (keyed digests)
+        self.originals = originals if originals is not None else _Originals(kb)
 
     def run(self) -> tuple[dict, list, dict]:
         """Fold every patch past the marks of ``sync.json``; the counts, what was set aside, and the new marks."""
@@ -389,11 +424,37 @@ class _Fold:
             self.counts["merged"] += 1
         if merging:
             ours = self.writer.entity(NamedNode(iri))
+        if theirs.name != ours.name or (theirs.summary or None) != (ours.summary or None):
+            ours = self._rename(ours)
         aliases = [a for a in theirs.aliases if a not in ours.aliases and a != ours.name]
         weak = [a for a in theirs.weak_aliases if a not in ours.weak_aliases]
         if aliases or weak:
             self.writer.add_entity(ours.id, ours.name, aliases, weak)
             self.counts["entities"] += 1
+
+    def _rename(self, ours):
+        """An entity whose name or summary differs there: each takes the latest a person gave it on
+        any replica (by time, then replica and patch), so that every replica ends with the same."""
+        name = self.originals.latest(ours.iri, "name", ours.name)
+        summary = self.originals.latest(ours.iri, "summary", ours.summary)
+        if (name, summary or None) == (ours.name, ours.summary or None):
+            return ours
+        self.writer.add_entity(ours.id, name, [], [], summary if summary != ours.summary else None)
+        self.counts["entities"] += 1
+        return self.writer.entity(NamedNode(ours.iri))
+
+    def _retime(self, ours, theirs) -> None:
+        """A current fact whose valid time differs there: each end takes the latest a person gave
+        it on any replica (kg supersede F --valid-from, or a value ended where its replacement
+        begins), as a name does (see _rename)."""
+        if (theirs.valid_from, theirs.valid_to) == (ours.valid_from, ours.valid_to):
+            return
+        latest = self.originals.times(ours)
+        changes = {end: given for end, given in latest.items() if given is not None and getattr(ours, end) != given}
+        if not changes:
+            return
+        self.writer.retime(ours, **changes, reason="valid time as given on another replica")
+        self.counts["retimed"] += 1
 
     def _fact(self, there, replica: str, number: int, iri: str) -> None:
         from kgrdf.writer import Heard
@@ -453,13 +514,15 @@ class _Fold:
             self.writer.reject(ours.id, reviewed_by=theirs.reviewed_by or "sync", reason=f"rejected on {replica}")
             self.counts["rejected"] += 1
         elif theirs.status == "confirmed" and ours.status == "proposed":
-            self.writer.confirm(
+            ours = self.writer.confirm(
                 ours.id,
                 reviewed_by=theirs.reviewed_by or "sync",
                 reason=f"confirmed on {replica}",
                 close_replaced=False,
-            )
+            ).fact
             self.counts["confirmed"] += 1
+        if ours.current and theirs.current:
+            self._retime(ours, theirs)
 
     def _forgotten(self, theirs) -> bool:
         """Whether kg forget deleted a fact here that says what ``theirs`` says (forgotten.jsonl
@@ -514,3 +577,106 @@ class _Fold:
                 self._aside(*self.origin.get(focus, ("", 0)), focus, finding.message)
             else:
                 raise Refused(f"a pulled entity fails the shapes here: {finding.message}", hint="tell the hub's keeper")
+
+
+_LABELS = {vocab.PREF_LABEL.value: "name", vocab.SUMMARY.value: "summary"}
+_TIMES = {vocab.kg("validFrom").value: "valid_from", vocab.kg("validTo").value: "valid_to"}
+_ENDING = {vocab.kg("supersededBy").value, vocab.kg("retiredAt").value}  # a fact closed, rejected or expired
+_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+_PROVENANCE = "/provenance"
+
+
+class _Originals:
+    """What a person changed on each replica, as opposed to what a sync folded in there: the latest
+    name and summary given to each entity, and the latest valid time given to each fact still current
+    (by what it says), each with its patch's time, replica and number, read from every journal this
+    knowledge base holds (its own two, and each other replica's in ``replicas/``).
+
+    Where two replicas differ, the fold takes the latest change by time, then replica and number, so
+    every replica that has seen the same patches ends with the same, whatever order it synced in. A
+    sync's own patch changes nothing here: it holds what it folded in at a later time, and would hand
+    an older value back as a newer one. Read once a sync, at the first difference met (they are few:
+    a rename, a retime), not at each sync."""
+
+    def __init__(self, kb):
+        self.kb = kb
+        self.labels: dict | None = None  # (entity IRI, "name" | "summary") -> (time, replica, number, value)
+        self.valid: dict = {}  # ((subject, predicate, value key), "valid_from" | "valid_to") -> the same
+
+    def latest(self, iri: str, field: str, held):
+        """The latest ``field`` ("name", "summary") a person gave the entity ``iri``; ``held`` when none did."""
+        self._read()
+        found = self.labels.get((iri, field))
+        return found[3] if found else held
+
+    def times(self, fact) -> dict:
+        """The latest start and end (``valid_from``, ``valid_to``) a person gave a fact that says
+        what ``fact`` says, on any replica, after it was made; an end none changed is left out."""
+        self._read()
+        said = (fact.subject, fact.predicate, fact.value_key())
+        return {end: found[3] for end in _TIMES.values() if (found := self.valid.get((said, end)))}
+
+    def _read(self) -> None:
+        if self.labels is not None:
+            return
+        self.labels, changed, said, ended = {}, {}, {}, set()
+        # (this replica's private journal too: a name that names one of its people stays its own)
+        journals = [(self.kb.replica, self.kb.journal.shared), (self.kb.replica, self.kb.journal.local)]
+        base = self.kb.path / REPLICAS
+        if base.is_dir():
+            journals += [(f.name, Stream(f)) for f in sorted(base.iterdir()) if REPLICA.match(f.name)]
+        for replica, stream in journals:
+            for entry in stream.entries_after(None, 0, None, []):
+                self._patch(replica, entry, changed, said, ended)
+        for (fact, end), found in changed.items():
+            if fact in ended or fact not in said:
+                continue  # (a fact closed since holds the time its closing gave it)
+            _later(self.valid, (said[fact], end), found)
+
+    def _patch(self, replica: str, entry, changed: dict, said: dict, ended: set) -> None:
+        """Note what one patch says: what each fact it makes says, which facts it ends, and (when a
+        person made it, not a sync) the names, summaries and valid times it gives."""
+        patch = entry.patch
+        by_hand = patch.command != "sync"
+        stamp = (patch.time, replica, number_of(entry.name))
+        made, times = set(), {}
+        for line in patch.adds:
+            graph = nquads.graph_of(line)
+            if graph.endswith(_PROVENANCE):
+                predicate = nquads.predicate_of(line)
+                fact = graph[: -len(_PROVENANCE)]
+                if nquads.subject_of(line) != fact:
+                    continue
+                if predicate in _ENDING:
+                    ended.add(fact)
+                elif predicate == _TYPE:
+                    made.add(fact)
+                elif predicate in _TIMES and by_hand:
+                    times[(fact, _TIMES[predicate])] = _value(line)
+            elif privacy.is_entities_graph(graph):
+                field = _LABELS.get(nquads.predicate_of(line)) if by_hand else None
+                if field:
+                    _later(self.labels, (nquads.subject_of(line), field), (*stamp, _value(line)))
+            elif "/fact/" in graph and vocab.FACT_ID_PATTERN.match(graph.rsplit("/", 1)[-1]):
+                subject, predicate, value, datatype, _graph = next(nquads.fields([line]))
+                said[graph] = (subject, predicate, value if datatype is None else model.normalize(value))
+        if not by_hand:
+            return
+        for line in patch.deletes:  # an end taken away and not given again
+            graph = nquads.graph_of(line)
+            field = _TIMES.get(nquads.predicate_of(line)) if graph.endswith(_PROVENANCE) else None
+            if field and nquads.subject_of(line) == graph[: -len(_PROVENANCE)]:
+                times.setdefault((graph[: -len(_PROVENANCE)], field), None)
+        for (fact, end), value in times.items():
+            if fact not in made:  # (a new fact's valid time is what it was proposed with, no change)
+                _later(changed, (fact, end), (*stamp, value))
+
+
+def _value(line: str) -> str:
+    return next(nquads.fields([line]))[2]
+
+
+def _later(latest: dict, key, found: tuple) -> None:
+    """Keep ``found`` under ``key`` when it is later (by time, replica and number) than what is there."""
+    if key not in latest or found[:3] > latest[key][:3]:
+        latest[key] = found

@@ -113,20 +113,60 @@ def test_remotes_are_added_listed_and_removed_and_bad_ones_are_refused_writing_n
     assert "no remote to sync with" in one_line(kg("sync", expect=1))
 
 
-def test_a_hub_that_does_not_answer_is_one_line_and_nothing_is_written(kg):
+def free_port() -> int:
     import socket
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+        return probe.getsockname()[1]
+
+
+def test_a_hub_that_does_not_answer_is_one_line_and_nothing_is_written(kg):
+    """A hub that does not answer was exit 3, "damaged", as a damaged knowledge base is: it is a
+    refusal of the sync (exit 1), and the knowledge base is as it was."""
     kg("add-entity", "repo/api", "--name", "api")
-    kg("remote", "add", "team", f"http://127.0.0.1:{port}")
+    kg("remote", "add", "team", f"http://127.0.0.1:{free_port()}")
     before = kg.snapshot()
-    line = one_line(kg("sync", expect=3))
-    assert "the hub server at" in line and "does not answer" in line
+    line = one_line(kg("sync", expect=1))
+    assert "the hub server at" in line and "does not answer" in line and "nothing was written" in line
     assert "start the hub" in line and "index" not in line  # what to do about a hub, not an index
     assert kg.snapshot() == before
+    assert kg.json("sync", "team", expect=1)["error"] == "refused"
+    assert kg.snapshot() == before
     assert kg.json("remote", "list")["remotes"][0]["synced_at"] is None
+
+
+def test_a_remote_that_does_not_answer_is_passed_over_and_the_others_are_synced(tmp_path, server, clock):
+    """One dead remote stopped kg sync (exit 3, "damaged") before the live ones were synced: each
+    remote that answers is synced and written, and each that does not is named with why and the
+    way out (exit 1), in the one line and, per remote, in the JSON document."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("add-entity", "team/sre", "--name", "SRE")
+    ana("sync")
+    dead = f"http://127.0.0.1:{free_port()}"
+    ben("remote", "add", "dead", dead)  # ("dead" is synced before "team")
+    ben("add-entity", "team/qa", "--name", "QA")
+    line = one_line(ben("sync", expect=1))
+    assert f"remote dead: the hub server at {dead} does not answer" in line and "start the hub" in line
+    assert "synced team and wrote what it brought" in line
+    assert ben.json("lookup", "team/sre")["entity"]["name"] == "SRE"  # pulled and folded in
+    ana("sync")
+    assert ana.json("lookup", "team/qa")["entity"]["name"] == "QA"  # pushed
+    listed = {r["name"]: r["synced_at"] for r in ben.json("remote", "list")["remotes"]}
+    assert listed == {"dead": None, "team": "2026-03-02T09:00:00Z"}
+    ana("add-entity", "team/ops", "--name", "Ops")
+    ana("sync")
+    report = ben.json("sync", expect=1)
+    assert report["error"] == "refused" and report["transaction"] is not None
+    by_name = {r["name"]: r for r in report["remotes"]}
+    assert set(by_name["team"]) == {"name", "url", "pushed", "pulled"} and by_name["team"]["pulled"] == 2
+    assert set(by_name["dead"]) == {"name", "url", "error", "hint"} and "does not answer" in by_name["dead"]["error"]
+    assert ben.json("lookup", "team/ops")["entity"]["name"] == "Ops"
+    # The dead one alone: one line, nothing written.
+    before = ben.snapshot()
+    line = one_line(ben("sync", "dead", expect=1))
+    assert "remote dead: the hub server at" in line and "nothing was written" in line
+    assert ben.snapshot() == before
 
 
 # --- two replicas ---------------------------------------------------------------------------------
@@ -207,6 +247,79 @@ def test_a_value_superseded_twice_between_two_syncs_is_closed_on_every_replica(t
     assert closed["valid_to"] == "2026-03-03T09:00:00Z"  # where its own replacement began
     between = ben.json("facts", "staging", "--as-of", "2026-03-03T12:00:00Z")["facts"]
     assert between == []  # frozen there, a value Ben never held: not active any more
+
+
+def test_a_later_name_or_summary_reaches_every_replica_and_one_id_named_twice_ends_with_one_name(
+    tmp_path, server, clock, monkeypatch
+):
+    """A name or summary given after an entity's first sync never spread: the fold only added
+    aliases to an entity it held. The latest a person gave, by time (then replica), now holds on
+    every replica, whatever order they sync in."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("add-entity", "repo/web", "--name", "Web")
+    ana("sync")
+    ben("sync")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T09:00:00Z")
+    ana("add-entity", "repo/web", "--name", "Web Portal", "--summary", "the public site")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-04T09:00:00Z")
+    ben("add-entity", "repo/api", "--name", "Api Gateway")  # one id made on both, named twice
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-05T09:00:00Z")
+    ana("add-entity", "repo/api", "--name", "API")
+    for kb in (ana, ben, ana, ben):
+        synced = kb("sync")
+        assert "set aside" not in synced.stdout + synced.stderr
+    for kb in (ana, ben):
+        web = kb.json("lookup", "repo/web")["entity"]
+        assert (web["name"], web.get("summary")) == ("Web Portal", "the public site")
+        assert kb.json("lookup", "repo/api")["entity"]["name"] == "API"  # the later of the two
+    # Ben renames it later, Ana gives a new summary later still: each change holds on both.
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-06T09:00:00Z")
+    ben("add-entity", "repo/web", "--name", "Web Site")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-07T09:00:00Z")
+    ana("add-entity", "repo/web", "--name", "Web Portal", "--summary", "the site")  # her name as she holds it
+    for kb in (ben, ana, ben, ana):
+        kb("sync")
+    for kb in (ana, ben):
+        web = kb.json("lookup", "repo/web")["entity"]
+        assert (web["name"], web.get("summary")) == ("Web Site", "the site")
+        assert kb.json("sync")["transaction"] is None  # and it stays so
+
+
+def test_a_value_ended_where_its_replacement_begins_ends_there_on_every_replica(tmp_path, server, clock, monkeypatch):
+    """A value ended by a retime (superseded by one that begins next month: it holds until then,
+    not closed) kept no end on the other replica, and overlapped its replacement; a valid time
+    corrected in place (kg supersede F --valid-from) kept its old time there. Each reaches every
+    replica, the latest correction holding where two replicas corrected one fact."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("add-entity", "environment/staging", "--name", "staging")
+    active = ana.json("propose", "staging", "status", "--value", "active", "-s", "ledger:e1")["id"]
+    ana("confirm", active)
+    uses = ana.json("propose", "release", "uses", "--object", "webapp", "-s", "ledger:u")["id"]
+    ana("sync")
+    ben("sync")
+    ana("supersede", active, "--value", "frozen", "--valid-from", "2026-04-01")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T09:00:00Z")
+    ana("supersede", uses, "--valid-from", "2026-01-15")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-04T09:00:00Z")
+    theirs = ben.json("facts", "release", "--predicate", "uses")["facts"][0]["id"]
+    ben("supersede", theirs, "--valid-from", "2026-01-20")  # later than Ana's: it holds
+    for kb in (ana, ben, ana, ben):
+        synced = kb("sync")
+        assert "set aside" not in synced.stdout + synced.stderr
+    for kb in (ben, ana):
+        held = {f["value"]: f for f in kb.json("facts", "staging", "--all")["facts"]}
+        assert set(held) == {"active", "frozen"} and {f["status"] for f in held.values()} == {"confirmed"}
+        assert held["active"]["valid_to"] == held["frozen"]["valid_from"] == "2026-04-01T00:00:00Z"
+        assert [f["value"] for f in kb.json("facts", "staging", "--as-of", "2026-04-15T00:00:00Z")["facts"]] == [
+            "frozen"
+        ]
+        assert [f["value"] for f in kb.json("facts", "staging", "--as-of", "2026-03-15T00:00:00Z")["facts"]] == [
+            "active"
+        ]
+        assert [f["valid_from"] for f in kb.json("facts", "release", "--predicate", "uses")["facts"]] == [
+            "2026-01-20T00:00:00Z"
+        ]
+        assert kb.json("sync")["transaction"] is None
 
 
 def test_each_perspective_both_replicas_hold_is_folded_and_one_not_held_is_set_aside(tmp_path, server, clock):
@@ -571,9 +684,19 @@ def team_template(tmp_path_factory):
                     "propose", f"process/p{i}", "posts_to", "--object", f"channel/c{i % 10}", "-s", f"doc:{i}"
                 )
                 kb("reject", made["id"])
+            # One entity renamed, and one shared fact's start corrected, on each replica at once:
+            # the same name and start win on all three (a tie in time goes to the replica id).
+            kb("add-entity", "repo/r0", "--name", f"repo zero of {tag_of(r)}", "--summary", f"as {tag_of(r)} says")
+            uses = kb.json("facts", "process/p0", "--predicate", "uses")["facts"]
+            retimed = next(f["id"] for f in uses if f["object"] == "repo/r0")
+            kb("supersede", retimed, "--valid-from", f"2026-01-0{r + 1}")
     finally:
         del os.environ["KGRDF_NOW"]
     return folder
+
+
+def tag_of(r: int) -> str:
+    return f"s{r}"  # (a replica's name in an entity's name would make it a person's: private)
 
 
 def shared_triples(kb: Kg) -> set[tuple]:
@@ -640,6 +763,15 @@ def test_three_replicas_converge_whatever_order_they_sync_in(team_template, tmp_
     assert len([f for f in held[0] if f[1].endswith("#entryPoint") and f[3] == "confirmed"]) == 30
     for kb in team:
         assert kb.json("lint", expect=1)["counts"]["contradiction"] == 10
+    renamed = {(e["name"], e.get("summary")) for e in (kb.json("lookup", "repo/r0")["entity"] for kb in team)}
+    assert len(renamed) == 1, renamed
+    starts = {
+        f["valid_from"]
+        for kb in team
+        for f in kb.json("facts", "process/p0", "--predicate", "uses")["facts"]
+        if f["object"] == "repo/r0"
+    }
+    assert len(starts) == 1, starts
     before = [journal_files(kb) for kb in team]
     for kb in team:
         assert kb.json("sync")["transaction"] is None
