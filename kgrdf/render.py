@@ -380,10 +380,15 @@ def synced(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
     for remote in result["remotes"]:
-        print(f"{remote['name']}: pushed {remote['pushed']} patches, pulled {remote['pulled']}")
+        if "error" in remote:
+            print(paint(f"{remote['name']}: passed over: {remote['error']}", "warn"))
+        else:
+            print(f"{remote['name']}: pushed {remote['pushed']} patches, pulled {remote['pulled']}")
     counts = result["folded"]
     changed = ", ".join(
-        f"{counts[k]} {k}" for k in ("created", "observed", "confirmed", "rejected", "closed") if counts[k]
+        f"{counts[k]} {k}"
+        for k in ("created", "observed", "confirmed", "rejected", "closed", "retimed")
+        if counts.get(k)
     )
     entities = f"{counts['entities']} entities, " if counts["entities"] else ""
     if counts.get("merged"):

@@ -146,9 +146,13 @@ def test_a_remote_that_does_not_answer_is_passed_over_and_the_others_are_synced(
     dead = f"http://127.0.0.1:{free_port()}"
     ben("remote", "add", "dead", dead)  # ("dead" is synced before "team")
     ben("add-entity", "team/qa", "--name", "QA")
-    line = one_line(ben("sync", expect=1))
+    done = ben("sync", expect=1)
+    line = one_line(done)
     assert f"remote dead: the hub server at {dead} does not answer" in line and "start the hub" in line
     assert "synced team and wrote what it brought" in line
+    # what the live one brought is shown as a sync shows it, and the dead one is named there too
+    assert "team: pushed 5 patches, pulled 5" in done.stdout and "dead: passed over" in done.stdout
+    assert "folded in: 1 entities" in done.stdout
     assert ben.json("lookup", "team/sre")["entity"]["name"] == "SRE"  # pulled and folded in
     ana("sync")
     assert ana.json("lookup", "team/qa")["entity"]["name"] == "QA"  # pushed
