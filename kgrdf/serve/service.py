@@ -315,12 +315,16 @@ class Service:
         resolves as kg does. (Read before the write: a read takes the lock a write holds.)"""
         if caller.audience == "owner" or not isinstance(text, str):
             return lambda writer: text
-        with self.reading(caller) as session:
-            try:
-                known = session.resolve(text, role=role).id
-                return lambda writer: known
-            except NotFound as exc:
-                unheard = exc
+        try:
+            with self.reading(caller) as session:
+                try:
+                    known = session.resolve(text, role=role).id
+                    return lambda writer: known
+                except NotFound as exc:
+                    unheard = exc
+        except Unreachable:  # the index server is down: the write resolves on the index that stands in,
+            # and a refusal names nothing (what the audience has heard of cannot be read meanwhile)
+            unheard = NotFound(f"{role} {text.strip()!r} is not known")
 
         def unknown_to_it(writer):
             try:
