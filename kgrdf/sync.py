@@ -198,8 +198,10 @@ def _passed_over(failed: list[dict], report: dict, synced: list[str]) -> Refused
         f"remote {f['name']}: {f['error']}" + (f" ({f['hint']})" if f["hint"] and len(failed) > 1 else "")
         for f in failed
     )
-    if synced:
+    if synced and report.get("transaction") is not None:
         said += f"; synced {', '.join(synced)} and wrote what {'it' if len(synced) == 1 else 'they'} brought"
+    elif synced:
+        said += f"; synced {', '.join(synced)}, which brought nothing new"
     else:
         said += "; nothing was written"
     hint = failed[0]["hint"] if len(failed) == 1 else None

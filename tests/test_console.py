@@ -525,6 +525,8 @@ def test_bad_input_to_the_console_is_a_400_in_one_line_and_writes_nothing(consol
         assert len(text.strip().splitlines()) == 1 and says in json.loads(text)["message"], (path, text)
     assert kb.snapshot() == before and (kb.path / "batch.json").read_text() == saved
     assert kb.json("history", fact)["fact"]["status"] == "proposed"
+    status, _headers, text = console.request("/constellation.json?stars=" + "0" * 5000 + "5")  # five, in many digits
+    assert status == 200, text
 
 
 def test_an_unknown_page_or_method_is_answered_in_the_console_s_json_error(console):

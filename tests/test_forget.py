@@ -716,6 +716,8 @@ def test_a_fact_heard_in_a_private_conversation_with_a_person_is_private_and_for
         kg, "repo/api", "caveat", "--value", "slow on fridays", "-s", "slack:d3", "--audience", "dm:bo,person/qux"
     )
     assert again["id"] == shared["id"] and again["outcome"] == "observed"
+    # private by where it was heard, not personal: what it says names nobody (it may still confirm itself)
+    assert only_dm["sensitivity"] == again["sensitivity"] == "internal"
     assert "qux" not in _decoded(kg.path, "shared") and "person/qux" in _decoded(kg.path, "local")
     assert only_dm["id"] in _decoded(kg.path, "local") and only_dm["id"] not in _decoded(kg.path, "shared")
     done = kg.json("forget", "person/qux")

@@ -741,6 +741,7 @@ def test_a_name_a_token_writes_with_means_what_its_audience_knows_and_its_refusa
     kg("propose", "repo/secret", "caveat", "--value", "x", "--source", "slack:s2", "--audience", "dm:ana,bo")
     kg("propose", "repo/nightshade", "caveat", "--value", "y", "--source", "slack:s3", "--audience", "dm:ana,bo")
     kg("org", "add", "Mksecretco", "--alias", "mksecretco.example")
+    kg("add-entity", "organization/mksecretco", "--name", "Mksecretco", "--summary", "codename mknightjar")
     kg("org", "set", "Mksecretco", "relationship", "target", "-s", "doc:d1", "--audience", "dm:ana,bo")
     secret = kg.json("tokens", "add", "pub", "--perspective", "main", "--audience", "public", "--write")["secret"]
     server = Server(kg.path)
@@ -759,6 +760,9 @@ def test_a_name_a_token_writes_with_means_what_its_audience_knows_and_its_refusa
         status, answer = server.post("org_add", secret, {"name": "Mksecretco"})
         assert status == 200 and answer["outcome"] == "unchanged"
         assert "mksecretco.example" not in json.dumps(answer), answer  # an alias the call did not say
+        assert "mknightjar" not in json.dumps(answer) and set(answer) == {
+            "id", "type", "name", "aliases", "weak_aliases", "outcome"
+        }, answer  # fmt: skip
         owner = kg.json("lookup", "Mksecretco")["entity"]
         assert owner["aliases"] == ["mksecretco.example"]
     finally:

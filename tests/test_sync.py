@@ -166,6 +166,8 @@ def test_a_remote_that_does_not_answer_is_passed_over_and_the_others_are_synced(
     assert set(by_name["team"]) == {"name", "url", "pushed", "pulled"} and by_name["team"]["pulled"] == 2
     assert set(by_name["dead"]) == {"name", "url", "error", "hint"} and "does not answer" in by_name["dead"]["error"]
     assert ben.json("lookup", "team/ops")["entity"]["name"] == "Ops"
+    line = one_line(ben("sync", expect=1))  # nothing new from the live one: no claim that it wrote
+    assert "synced team, which brought nothing new" in line and "wrote" not in line
     # The dead one alone: one line, nothing written.
     before = ben.snapshot()
     line = one_line(ben("sync", "dead", expect=1))

@@ -193,7 +193,7 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
             raise BadInput(f"stars is a whole number, not {stars[:40]!r}")
         if len(stars.lstrip("0")) > len(str(MAX_STARS)):  # (int() refuses a number of thousands of digits)
             raise BadInput(f"stars is a number from 1 to {MAX_STARS}")
-        return pages.constellation(view, int(stars))
+        return pages.constellation(view, int(stars.lstrip("0") or "0"))  # (int() counts leading zeros to its limit)
 
     def raw(request, view):
         params = request.query_params

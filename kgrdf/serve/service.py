@@ -13,7 +13,7 @@ import base64
 import hashlib
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -394,16 +394,17 @@ class Service:
         if caller.audience != "owner":
             with self.reading(caller) as session:
                 heard = session.entity(ox.NamedNode(entity.iri))
-            if heard is None:
+            if heard is None:  # what the call said of it, and nothing the knowledge base holds besides
                 given = {model.match_key(a) for a in [name, *(aliases or [])] if isinstance(a, str)}
-                entity = replace(
-                    entity,
-                    name=entity.name if model.match_key(entity.name) in given else name,
-                    aliases=[a for a in entity.aliases if model.match_key(a) in given],
-                    weak_aliases=[],
-                )
-            else:
-                entity = heard
+                return {
+                    "id": entity.id,
+                    "type": entity.type,
+                    "name": entity.name if model.match_key(entity.name) in given else name,
+                    "aliases": [a for a in entity.aliases if model.match_key(a) in given],
+                    "weak_aliases": [],
+                    "outcome": outcome,
+                }
+            entity = heard
         return {**entity.as_json(), "outcome": outcome}
 
     def org_set(self, caller: Caller, org: str, key: str, value: str, sources=(), message=None) -> dict:

@@ -403,14 +403,15 @@ class Proposals(Staging):
 
     @staticmethod
     def _brought_texts(heards: list[dict], sources, reason) -> list:
-        """The texts a proposal brings that may name a person: each hearing's audience (a channel
-        may be named after one: kg forget reads it as it reads every text), span and message, a
-        claim's role, the reason, and the sources' refs and quotes."""
+        """The texts a proposal brings that may name a person: each hearing's channel or workspace
+        (one may be named after a person: kg forget reads it as it reads every text; a private
+        conversation's audience lists its people, and is private by that alone: privacy), span and
+        message, a claim's role, the reason, and the sources' refs and quotes."""
         return [
             *(
                 text
                 for heard in heards
-                for text in (heard.get("audience"), heard["span"], heard["message"], heard.get("claimed_role"))
+                for text in (_place(heard.get("audience")), heard["span"], heard["message"], heard.get("claimed_role"))
             ),
             reason,
             *(text for s in sources for text in (s.ref, s.quote)),
@@ -484,3 +485,10 @@ class Proposals(Staging):
         if not changes:
             return ""
         return "; " + ", ".join(f"{name} {getattr(fact, name) or 'none'} -> {given}" for name, given in changes.items())
+
+
+def _place(audience: str | None) -> str | None:
+    """The name of the place an audience is (a channel's, a workspace's) as a text that may name a
+    person; None for a private conversation (its people are who it is, not a text) and the rest."""
+    kind, _, name = (audience or "").partition(":")
+    return name if kind in ("channel", "workspace") else None
