@@ -57,8 +57,6 @@ class _Commands(TyperGroup):
         try:
             if ctx.parent is None:
                 _check_arguments(arguments)
-                if answer is not None and not {"-h", "--help"} & set(arguments):  # (help: nothing to load)
-                    answer.standing = _standing(arguments)
             try:
                 done = super().invoke(ctx)
             except (typer.Exit, typer.Abort):
@@ -70,7 +68,7 @@ class _Commands(TyperGroup):
             raise  # typer's own exits
         except Exception as exc:
             if answer is not None and answer.failed is not None:
-                error = _unanswered(answer, arguments)  # whatever the failed write led to
+                error = _unanswered(answer)  # whatever the failed write led to
             elif isinstance(exc, BrokenPipeError):
                 raise  # a reader that went away (kg export | head) without the answer: quiet, as ever
             else:
@@ -94,12 +92,9 @@ class _Answer(io.FileIO):
     """Standard output as kg writes its answer to it, which remembers the first write that failed
     (``failed``: a full disk, /dev/full, a reader that went away) and takes, to drop them, all the
     writes after: the answer is lost, and saying so again on the output that failed, or at exit as
-    Python's last flush does, would only bury the one line that says so on stderr. ``standing``:
-    the knowledge base's journal position (a transaction number) when the command began, which
-    tells whether a write was made by the time the answer failed (_unanswered)."""
+    Python's last flush does, would only bury the one line that says so on stderr."""
 
     failed: OSError | None = None
-    standing: int | None = None
     _before = None
 
     @classmethod
@@ -150,34 +145,16 @@ def _answered(ctx) -> None:
         sys.stdout.flush()
 
 
-def _standing(arguments: list[str]) -> int | None:
-    """The transaction that the journal of the knowledge base the arguments name (--kb, else
-    KGRDF_HOME, else the default folder) stands at, as its files reflect it; None where there is none."""
-    from kgrdf.kb import KnowledgeBase, default_home
+def _unanswered(answer: _Answer) -> KgError:
+    """The error of an answer that standard output did not take, saying what the command made all
+    the same (kgrdf.made): a program told nothing of it would make it again. A reader that went away
+    from a command that made nothing (kg export | head) is left quiet, as it always was."""
+    from kgrdf import made
 
-    folder = None
-    for number, argument in enumerate(arguments):
-        if argument == "--":
-            break
-        if argument == "--kb" and number + 1 < len(arguments):
-            folder = arguments[number + 1]
-        elif argument.startswith("--kb="):
-            folder = argument[len("--kb=") :]
-    try:
-        return KnowledgeBase(Path(folder) if folder else default_home()).view().seq
-    except Exception:  # no knowledge base there (yet): kg init, a wrong --kb, which the command says
-        return None
-
-
-def _unanswered(answer: _Answer, arguments: list[str]) -> KgError:
-    """The error of an answer that standard output did not take, saying whether a write was made:
-    it was if the journal moved on since the command began. A reader that went away from a read
-    (BrokenPipeError) is left quiet, as it always was."""
-    now = _standing(arguments) if answer.standing is not None else None
-    made = now if now is not None and now > answer.standing else None
-    if made is None and isinstance(answer.failed, BrokenPipeError):
+    done = made.notes()
+    if not done and isinstance(answer.failed, BrokenPipeError):
         raise answer.failed
-    return Unanswered.of(answer.failed, made)
+    return Unanswered.of(answer.failed, done)
 
 
 def _error_of(exc: Exception, ctx, arguments: list[str]) -> KgError | None:

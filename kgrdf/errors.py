@@ -45,16 +45,13 @@ class Unanswered(BadInput):
     and, when the command's write was made all the same, so that a program does not make it again."""
 
     @classmethod
-    def of(cls, exc: OSError, made: int | None = None) -> "Unanswered":
-        """The error for ``exc``, the failed write to standard output; ``made``: the transaction the
-        journal holds since the command began, when it wrote one."""
+    def of(cls, exc: OSError, made: list[str] = ()) -> "Unanswered":
+        """The error for ``exc``, the failed write to standard output; ``made``: what the command
+        made all the same (kgrdf.made), each in a few words."""
         why = f"cannot write the answer to standard output: {exc.strerror or exc}"
-        if made is None:
+        if not made:
             return cls(why, hint="send standard output where it can be written")
-        return cls(
-            f"{why}; the write itself was made: transaction {made} is in the journal",
-            hint="do not make it again; kg status counts the journal's transactions",
-        )
+        return cls(f"{why}; the command's write was made all the same: {'; '.join(made)}", hint="do not make it again")
 
 
 class Damaged(KgError):

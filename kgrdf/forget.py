@@ -19,7 +19,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from kgrdf import clock, identifiers, model, privacy, tokens, vocab
+from kgrdf import clock, identifiers, made, model, privacy, tokens, vocab
 from kgrdf.errors import Damaged, Refused
 from kgrdf.journal import unpacked
 from kgrdf.purge import MARKER, Plan, digest, held_rows, journal_pieces, refuse_if_shared, rows_in, shared_rows, start
@@ -316,6 +316,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         unchanged = search.stats if not search.named else {}
         checked: list[list[str]] = []  # every file is checked while the index is rebuilt, beside it
         counts = start(kb, plan, beside=lambda: checked.append(remaining(kb, person, unchanged)))
+        made.note(f"{entity.id} was forgotten")
         left = checked[0]
         if left:
             plural = len(left) != 1

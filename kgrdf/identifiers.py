@@ -8,7 +8,7 @@ query or console page can show them. Only ``kg identifiers list`` does.
 
 from pathlib import Path
 
-from kgrdf import clock, files, inputs, model
+from kgrdf import clock, files, inputs, made, model
 from kgrdf.errors import BadInput, Refused
 
 FILE = "identifiers.jsonl"
@@ -55,6 +55,7 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
             )
     entry = {"entity": entity.id, "kind": kind, "value": value, "added_at": clock.iso(clock.now())}
     write(kb, entries + [entry])
+    made.note(f"the {kind} identifier of {entity.id} was added")
     return entry, "added"
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgrdf import clock, files, purge, vcs, vocab
+from kgrdf import clock, files, made, purge, vcs, vocab
 from kgrdf.errors import BadInput, Damaged, NotFound, Unreachable
 from kgrdf.files import write_json
 from kgrdf.journal import FORMAT, Journal, Position, Transaction
@@ -100,7 +100,7 @@ class KnowledgeBase:
             raise BadInput(f"cannot make a knowledge base at {path}: {exc.strerror}") from None
         import secrets
 
-        made = not path.exists()
+        new_folder = not path.exists()
         try:
             path.mkdir(parents=True, exist_ok=True)
             settings = {"format": FORMAT, "perspective": perspective}
@@ -112,13 +112,14 @@ class KnowledgeBase:
                 vcs.commit(path, "kg init")
             files.tighten(path)
         except OSError as exc:
-            _undo_create(path, made)
+            _undo_create(path, new_folder)
             raise BadInput(
                 f"cannot make a knowledge base at {path}: {exc.strerror}", hint="kg init needs a folder it can write in"
             ) from None
         except BaseException:
-            _undo_create(path, made)
+            _undo_create(path, new_folder)
             raise
+        made.note(f"the knowledge base at {path} was made")
         return cls(path, backend)
 
     @classmethod
@@ -414,6 +415,7 @@ class KnowledgeBase:
                         writer.validate()
                         if not dry_run:
                             self._commit(backend, writer, position, command, down or getattr(backend, "down", None))
+                            made.note(f"transaction {writer.seq} is in the journal")
                 finally:
                     writer.close()
             finally:

@@ -48,7 +48,7 @@ import re
 
 from pyoxigraph import NamedNode
 
-from kgrdf import clock, files, lock, model, nquads, privacy, vocab
+from kgrdf import clock, files, lock, made, model, nquads, privacy, vocab
 from kgrdf.errors import BadInput, Damaged, KgError, NotFound, Refused
 from kgrdf.journal import Position, Stream, fold, name_of, number_of, parse_patch
 
@@ -83,6 +83,7 @@ def add_remote(kb, name: str, url: str) -> dict:
             raise Refused(f"the remote {name} is there already ({known[name]})", hint=f"kg remote remove {name} first")
         files.write_json(kb.path / "format.json", {**settings, "remotes": {**known, name: url}})
         kb.git_commit(f"kg remote add {name}")
+    made.note(f"the remote {name} was added")
     return {"remote": name, "url": url}
 
 
@@ -99,6 +100,7 @@ def remove_remote(kb, name: str) -> dict:
         state["remotes"].pop(name, None)
         files.write_json(kb.path / STATE, state)
         kb.git_commit(f"kg remote remove {name}")
+    made.note(f"the remote {name} was removed")
     return {"remote": name, "url": url}
 
 

@@ -17,7 +17,7 @@ import secrets
 from pathlib import Path
 
 from kgrdf import audience as audience_mod
-from kgrdf import clock, lock, vocab
+from kgrdf import clock, lock, made, vocab
 from kgrdf.errors import BadInput, NotFound, Refused
 from kgrdf.tokenfile import FILE, PREFIX, Token, digest, drop, listed, resolve
 from kgrdf.tokenfile import read as _read
@@ -57,6 +57,7 @@ def add(
         secret = PREFIX + secrets.token_urlsafe(32)
         token = Token(name, perspective, heard_by, bool(write), clock.iso(clock.now()), digest(secret), speaker)
         _write(kb.path, [*tokens, token])
+    made.note(f"the token {name} was made (its secret is shown once: kg tokens revoke {name}, then add it again)")
     return token, secret
 
 
@@ -81,4 +82,5 @@ def revoke(kb_path: Path, name: str) -> Token:
         if gone is None:
             raise NotFound(f"there is no token named {name!r}", hint="kg tokens list shows them")
         _write(kb_path, [t for t in tokens if t is not gone])
+    made.note(f"the token {name} was revoked")
     return gone

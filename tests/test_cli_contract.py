@@ -171,10 +171,25 @@ def test_a_write_whose_answer_is_lost_says_it_was_made(kg, tmp_path, json_flag, 
     seq = kg.json("status")["journal"]["transactions"]
     assert (done.returncode, done.stderr) == (
         2,
-        f"{NO_ANSWER}; the write itself was made: transaction {seq} is in the journal "
-        "(do not make it again; kg status counts the journal's transactions)\n",
+        f"{NO_ANSWER}; the command's write was made all the same: transaction {seq} is in the journal "
+        "(do not make it again)\n",
     )
     assert kg.json("lookup", "repo/zeta")["entity"]["name"] == "zeta"
+
+
+def test_what_a_command_makes_outside_the_journal_is_named_when_its_answer_is_lost(kg, tmp_path):
+    """A token's secret is shown once: a lost answer says the token was made (a retry is refused by
+    its name), and how to get another; a new knowledge base, a remote, likewise. A read made nothing."""
+    done = _into_full(["tokens", "add", "bot1", "--perspective", "main", "--audience", "public", "--kb", kg.path], True)
+    assert done.returncode == 2 and "the token bot1 was made" in done.stderr
+    assert "kg tokens revoke bot1, then add it again" in done.stderr
+    assert [t["name"] for t in kg.json("tokens", "list")["tokens"]] == ["bot1"]
+    done = _into_full(["init", "--kb", tmp_path / "new"], True)
+    assert done.returncode == 2 and f"the knowledge base at {tmp_path / 'new'} was made" in done.stderr
+    done = _into_full(["remote", "add", "team", "http://127.0.0.1:9/", "--kb", kg.path], False)
+    assert done.returncode == 2 and "the remote team was added" in done.stderr
+    done = _into_full(["lookup", "nothing-here", "--kb", kg.path, "--json"], True)
+    assert "was made" not in done.stderr
 
 
 def test_a_reader_that_went_away_is_quiet_for_a_read_and_named_for_a_write_made(kg, tmp_path):
@@ -186,7 +201,8 @@ def test_a_reader_that_went_away_is_quiet_for_a_read_and_named_for_a_write_made(
     seq = kg.json("status")["journal"]["transactions"]
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith(
-        f"kg: cannot write the answer to standard output: Broken pipe; the write itself was made: transaction {seq} "
+        f"kg: cannot write the answer to standard output: Broken pipe; the command's write was made all the same: "
+        f"transaction {seq} "
     )
     assert kg.json("lookup", "repo/zeta")["entity"]["name"] == "zeta"
 
