@@ -18,6 +18,7 @@ import os
 import re
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kgrdf import clock, identifiers, made, model, privacy, tokens, vocab
 from kgrdf.errors import Damaged, Refused
@@ -324,7 +325,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
                 f"{entity.id} was forgotten from what kgrdf keeps, but {len(left)} file"
                 f"{'s' if plural else ''} of the knowledge base still name{'' if plural else 's'} them: "
                 f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}",
-                hint="kgrdf did not write them that way: take the name out of them or remove them",
+                hint=_way_out(left),
             )
         counts["remaining"] = left
     return {**result, **counts}
@@ -353,6 +354,22 @@ def purge_facts(kb, graphs: list[str], what: str) -> dict:
         plan = Plan(graphs=set(graphs))
         refuse_if_shared(kb, plan, what)
         return start(kb, plan)
+
+
+def _way_out(left: list[str]) -> str:
+    """What to do about the files a forget left naming the person: another replica's patches, which
+    kg sync pulled (replicas/), are that replica's words, kept as it wrote them and pulled again while
+    its journal holds them; any other file is not one kgrdf wrote that way."""
+    from kgrdf.sync import REPLICAS
+
+    theirs = [name for name in left if Path(name).parts[:1] == (REPLICAS,)]
+    if not theirs:
+        return "kgrdf did not write them that way: take the name out of them or remove them"
+    said = (
+        "another replica's patch that kg sync pulled names them: it is kept as that replica wrote it, and "
+        "pulled again while that replica's journal holds it; forget them there too (kg forget on that replica)"
+    )
+    return said if len(theirs) == len(left) else said + "; the other files kgrdf did not write that way"
 
 
 def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None = None) -> list[str]:

@@ -212,7 +212,9 @@ def test_a_fact_forget_deleted_is_not_folded_back_from_a_replica_that_holds_it(t
     ana("sync")
     ben("sync")
     assert [f["value"] for f in ben.json("facts", "release")["facts"]] == ["Dana Scully runs deploys"]
-    ben("forget", "person/dscully", expect=3)  # Ana's pulled journal names her: documented, exit 3
+    line = one_line(ben("forget", "person/dscully", expect=3))  # Ana's pulled journal names her: documented, exit 3
+    assert "replicas/" in line and "another replica's patch that kg sync pulled names them" in line
+    assert "kgrdf did not write them" not in line  # (it did, as Ana wrote it)
     assert ben.json("facts", "release")["facts"] == []
     ana("confirm", named)
     ana("propose", "release", "posts_to", "--object", "channel/releases", "-s", "ledger:y")
