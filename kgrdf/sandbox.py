@@ -5,6 +5,9 @@ Three checks, made on the text alone by a small scanner, before any parser sees 
 - size: at most MAX_BYTES of UTF-8;
 - nesting: brackets, braces and parentheses at most MAX_NESTING deep (Oxigraph's parser and
   evaluator recurse, and a query nested a few thousand deep overflows the stack);
+- no update: the first keyword after the prologue (PREFIX and BASE) must not start one (INSERT,
+  DELETE, LOAD ...), which would only be told "does not parse" by a query parser; the knowledge
+  base changes through its commands, never through kg sparql;
 - no ``SERVICE``: it would send requests, with data of the knowledge base in them, to any host.
   pyoxigraph has no switch to turn it off, so the keyword is refused in any spelling (any case,
   ``SERVICE SILENT``, ``SERVICE ?u``, glued to what is around it, as Oxigraph's parser accepts
@@ -38,6 +41,9 @@ _LANGTAG = re.compile(r"[A-Za-z]+(?:-[A-Za-z0-9]+)*")
 # starts no comment, and ``ex:a\(`` opens no bracket).
 _RUN = re.compile(f"(?:[{_NAME}\\-.:%]|\\\\[_~.\\-!$&'()*+,;=/?#@%]|\\\\)+")
 _SERVICE = re.compile(r"service", re.IGNORECASE)
+# The keywords an update (SPARQL 1.1 Update) starts with, and those of a prologue before it
+_UPDATES = {"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH"}
+_PROLOGUE = {"PREFIX", "BASE"}
 _OPEN, _CLOSE = "([{", ")]}"
 
 
@@ -51,6 +57,7 @@ def check(text: str) -> None:
     if size > MAX_BYTES:
         raise BadInput(f"the query is {size:,} bytes; kg sparql runs queries of at most {MAX_BYTES:,} bytes")
     depth, pos, end = 0, 0, len(text)
+    form = _Form()
     while pos < end:
         char = text[pos]
         if char == "#":
@@ -79,9 +86,38 @@ def check(text: str) -> None:
             pos += 1
         elif (run := _RUN.match(text, pos)) is not None:
             _check_run(text, run)
+            form.see(text, run)
             pos = run.end()
         else:
             pos += 1
+
+
+class _Form:
+    """Which form the query takes: its first keyword after the prologue (a prefix's name, the run
+    after PREFIX, skipped), refused when it starts an update."""
+
+    def __init__(self) -> None:
+        self.found, self.prefix_name_next = False, False
+
+    def see(self, text: str, run: re.Match) -> None:
+        if self.found:
+            return
+        if self.prefix_name_next:
+            self.prefix_name_next = False
+            return
+        word = run.group().upper()
+        if word in _PROLOGUE:
+            self.prefix_name_next = word == "PREFIX"
+            return
+        self.found = True
+        if word in _UPDATES:
+            line = text.count("\n", 0, run.start()) + 1
+            raise Refused(
+                f"kg sparql reads, and {word} (line {line}) starts an update: the knowledge base changes through "
+                "its commands alone",
+                hint="kg propose, kg supersede, kg import and the others write, each with its checks; "
+                "kg sparql asks SELECT, ASK, CONSTRUCT or DESCRIBE",
+            )
 
 
 def _check_run(text: str, run: re.Match) -> None:

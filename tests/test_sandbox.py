@@ -65,6 +65,37 @@ def test_service_is_refused_before_running(small, query):
 
 
 @pytest.mark.parametrize(
+    "query, word",
+    [
+        ('INSERT DATA { GRAPH <urn:g> { <urn:a> <urn:b> "c" } }', "INSERT"),
+        ("prefix ex: <urn:ex:>\nbase <urn:b/>\n  delete where { GRAPH ?g { ?s ex:p ?o } }", "DELETE"),
+        ("# a comment first\nWITH <urn:g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }", "WITH"),
+        ("PREFIX : <urn:x:> CLEAR ALL", "CLEAR"),
+        ("DROP SILENT GRAPH <urn:g>", "DROP"),
+        ("load<http://127.0.0.1:9/data.ttl>", "LOAD"),
+    ],
+)
+def test_an_update_is_refused_as_one_by_its_keyword(small, query, word):
+    before = small.snapshot()
+    result = small("sparql", query, expect=1)
+    assert f"{word} (line " in one_line(result) and "starts an update" in one_line(result)
+    assert result.stdout == ""
+    assert small.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT ?insert WHERE { GRAPH ?g { ?insert ?p ?o } } LIMIT 1",
+        "PREFIX delete: <https://kgrdf.org/ns#> SELECT ?s WHERE { GRAPH ?g { ?s a delete:Repo } }",
+        "PREFIX load: <urn:x:> ASK { ?s load:clear ?o }",
+    ],
+)
+def test_update_words_as_names_in_a_query_still_run(small, query):
+    small("sparql", query)
+
+
+@pytest.mark.parametrize(
     "query, expected",
     [
         ('SELECT ?e WHERE { GRAPH ?g { ?e <http://www.w3.org/2004/02/skos/core#prefLabel> "service" } }', "service/db"),

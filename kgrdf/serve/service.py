@@ -179,7 +179,7 @@ class Service:
 
     def sparql(self, caller: Caller, text: str, timeout: float | None = None):
         """A SPARQL query over what the caller may read, and nothing else (the answer as pyoxigraph
-        gives it). An update does not parse as a query: the knowledge base changes by its verbs only."""
+        gives it). An update is refused (the sandbox): the knowledge base changes by its verbs only."""
         from kgrdf import sandbox
 
         limit = sandbox.time_limit(timeout)
