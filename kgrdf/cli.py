@@ -640,7 +640,8 @@ def import_(
 ):
     """Import entities and facts in one transaction, checked as kg add-entity and kg propose check
     them. Refused records are counted by reason (whitelist, schema, unresolved, malformed,
-    forgotten, conflict) and left out; the rest go in. Fields are read strictly: a string where a
+    forgotten, conflict) and left out; the rest go in. A fact may name an entity that a later record
+    makes. Fields are read strictly: a string where a
     list goes is refused; "true"/"false" and digits are read as true, false and numbers. Says how
     many daily batches the proposals take."""
     from kgrdf import importer

@@ -11,7 +11,8 @@ string where a list goes is refused, whatever the field, rather than read letter
 true or false is a JSON boolean or the string "true" or "false"; a whole number is a JSON integer or
 a string of digits; a number a JSON number or a decimal string; null is "not given". A field the
 record kind does not have, a key given twice, a source object with other keys than "kind" and "ref",
-is refused with the record's line and why. "status" may only say "proposed", or "confirmed", which
+is refused with the record's line and why. A fact record may name an entity that a later record
+of the file makes: a fact naming one not known where it stands is staged again after every other. "status" may only say "proposed", or "confirmed", which
 is imported as a proposal (an import confirms nothing by itself) and said so in the report.
 
 An import is one transaction: every record goes through the writer as ``kg add-entity`` and
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kgrdf import batch, clock, review, vocab
-from kgrdf.errors import BadInput, KgError
+from kgrdf.errors import BadInput, KgError, NotFound
 
 # Where a refusal comes from, in the words of §6.
 WHITELIST_SHAPES = {vocab.kg("PeopleWhitelistShape").value, vocab.kg("PersonShape").value}
@@ -394,8 +395,6 @@ def _sources(value, limit: int | None = None) -> list[str]:
 
 
 def _reason(exc: KgError) -> str:
-    from kgrdf.errors import NotFound
-
     if exc.details.get("conflict"):
         return "conflict"  # with what the knowledge base holds: a known fact's times, a name in use
     if isinstance(exc, NotFound) or "ambiguous" in exc.message:
@@ -490,6 +489,7 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
         entities: dict[str, int] = {}  # entity IRI -> the number of the record that made it
         fresh = writer.fork()
         total = len(records)
+        ahead: list[tuple[int, Record]] = []  # facts naming an entity that a later record may make
         for n, record in enumerate(_aliases_ahead(fresh, records)):
             if progress and n % 1000 == 0:
                 progress(n, total)
@@ -503,6 +503,12 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
                 continue
             try:
                 staged = _stage(fresh, record, auto_confirm, report, limit)
+            except NotFound as exc:
+                if record.data.get("type") == "fact" and not exc.details.get("conflict"):
+                    ahead.append((n, record))  # staged again after every other record
+                else:
+                    report.refuse(record.line, _reason(exc), exc.message)
+                continue
             except KgError as exc:
                 report.refuse(record.line, _reason(exc), exc.message)
                 continue
@@ -510,6 +516,13 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
                 entities[vocab.entity_iri(writer.perspective, record.data["id"].strip()).value] = n
             else:
                 made.setdefault(staged[0], []).append(_Made(record.line, staged[1], staged[2], n))
+        for n, record in ahead:
+            try:
+                staged = _stage(fresh, record, auto_confirm, report, limit)
+            except KgError as exc:
+                report.refuse(record.line, _reason(exc), exc.message)
+                continue
+            made.setdefault(staged[0], []).append(_Made(record.line, staged[1], staged[2], n))
         if progress:
             progress(total, total)
             progress.note("checking the shapes ...")

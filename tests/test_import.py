@@ -110,6 +110,36 @@ def test_importing_again_observes_instead_of_duplicating(kg, tmp_path):
     assert kg.json("stats")["fact_count"] == 4
 
 
+@pytest.mark.parametrize("order", ["facts first", "reversed", "interleaved"])
+def test_a_fact_may_name_an_entity_a_later_record_makes(kg, tmp_path, order):
+    records = ENTITIES + GOOD + BAD
+    shuffled = {
+        "facts first": [r for r in records if r["type"] == "fact"] + [r for r in records if r["type"] == "entity"],
+        "reversed": records[::-1],
+        "interleaved": [
+            GOOD[0],
+            ENTITIES[0],
+            GOOD[2],
+            BAD[3],
+            ENTITIES[1],
+            GOOD[3],
+            GOOD[1],
+            ENTITIES[2],
+            *BAD[:3],
+            *BAD[4:],
+        ],
+    }[order]
+    in_order = kg.json("import", records_file(tmp_path / "seed.jsonl", *records))
+    report = kg.json("import", records_file(tmp_path / "shuffled.jsonl", *shuffled), "--apply")
+    for key in ("entities", "facts", "proposals", "refused"):
+        assert report[key] == in_order[key], key
+    unresolved = [r for r in report["refusals"] if r["reason"] == "unresolved"]
+    assert [r["message"] for r in unresolved] == ["subject 'nobody' is not known"]
+    assert unresolved[0]["line"] == shuffled.index(BAD[3]) + 1
+    assert kg.json("stats")["facts"] == {"proposed": 4}
+    kg("validate")
+
+
 def test_a_json_array_is_read_too(kg, tmp_path):
     path = tmp_path / "seed.json"
     path.write_text(json.dumps(ENTITIES + GOOD[:1]), encoding="utf-8")
