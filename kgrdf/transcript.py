@@ -10,10 +10,15 @@ A transcript is JSON lines, one record a line, in one of the common agent-sessio
 ``content`` is a string or a list of parts. Only text parts of user messages are prompts. Tool
 results travel in user records too (parts of type ``tool_result``, records with ``toolUseResult``)
 and are not the user's words; neither are assistant, system or tool turns, records marked as meta
-(text the agent's harness adds), or side-chain records (a sub-agent's prompts, written by an agent).
+(text the agent's harness adds), side-chain records (a sub-agent's prompts, written by an agent),
+or a compaction's summary (written by a model, in a user record, to carry a session on). Within a
+user's text, the blocks a harness wraps in its own tags are not the user's words either: a command's
+output replayed (``<local-command-stdout>``, ``<bash-stdout>``, ...), a reminder or a hook's output,
+the instructions or environment an agent is started with. A block left open runs to the text's end.
 Matching ignores case and runs of spaces. Pure apart from reading the file.
 """
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +27,24 @@ from kgrdf.model import normalize
 
 MIN_QUOTE = 8  # characters, after folding spaces: shorter quotes would match almost any prompt
 _TEXT_PARTS = {"text", "input_text"}
+# Records a harness writes in the user's place, by the flag it marks them with
+_NOT_THE_USER = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
+# The tags a harness wraps its own text in, inside a user message
+_HARNESS_TAGS = (
+    "local-command-stdout",
+    "local-command-stderr",
+    "bash-stdout",
+    "bash-stderr",
+    "command-stdout",
+    "command-stderr",
+    "system-reminder",
+    "user-prompt-submit-hook",
+    "environment_context",
+    "user_instructions",
+)
+_HARNESS_BLOCK = re.compile(
+    r"<(" + "|".join(map(re.escape, _HARNESS_TAGS)) + r")(?:\s[^>]*)?>.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -46,7 +69,7 @@ def _text(content) -> list[str]:
 
 def prompts(record: dict) -> list[str]:
     """The user-prompt texts one transcript record carries (none for any other kind of record)."""
-    if not isinstance(record, dict) or record.get("isMeta") or record.get("isSidechain"):
+    if not isinstance(record, dict) or any(record.get(flag) for flag in _NOT_THE_USER):
         return []
     if "toolUseResult" in record:
         return []
@@ -61,7 +84,18 @@ def prompts(record: dict) -> list[str]:
         return []
     if message.get("role") != "user":
         return []
-    return _text(message.get("content"))
+    return [piece for text in _text(message.get("content")) for piece in _outside_harness_blocks(text) if piece.strip()]
+
+
+def _outside_harness_blocks(text: str) -> list[str]:
+    """The pieces of a user's text between the blocks a harness wrapped in its tags: each a prompt
+    of its own, so that no quote joins words from both sides of one."""
+    pieces, start = [], 0
+    for block in _HARNESS_BLOCK.finditer(text):
+        pieces.append(text[start : block.start()])
+        start = block.end()
+    pieces.append(text[start:])
+    return pieces
 
 
 def read_prompts(path: Path) -> list[str]:

@@ -66,12 +66,75 @@ def test_an_assistant_turn_is_not_the_users_words(tmp_path):
         {**user(QUOTE), "isMeta": True},
         {**user(QUOTE), "isSidechain": True},
         {"type": "response_item", "payload": {"type": "function_call_output", "output": QUOTE}},
+        {**user(f"This session is being continued. Summary: the user said {QUOTE}"), "isCompactSummary": True},
+        {**user(QUOTE), "isVisibleInTranscriptOnly": True},
+        user(f"<local-command-stdout>{QUOTE}</local-command-stdout>"),
+        user([{"type": "text", "text": f"ran it <BASH-STDOUT>\n{QUOTE}\n</bash-stdout> ok"}]),
+        user(f"<system-reminder>\n{QUOTE}\n</system-reminder>"),
+        user(f"<user-prompt-submit-hook>{QUOTE}"),  # left open: to the end
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": f"<user_instructions>\n{QUOTE}\n</user_instructions>"}],
+            },
+        },
     ],
-    ids=["tool-result-string", "tool-result-parts", "tool-use-result", "meta", "sidechain", "function-output"],
+    ids=[
+        "tool-result-string",
+        "tool-result-parts",
+        "tool-use-result",
+        "meta",
+        "sidechain",
+        "function-output",
+        "compaction-summary",
+        "transcript-only",
+        "command-output",
+        "bash-output-part",
+        "reminder",
+        "hook-left-open",
+        "agent-instructions",
+    ],
 )
 def test_tool_results_and_harness_text_are_not_the_users_words(tmp_path, record):
     path = write_transcript(tmp_path / "s.jsonl", user("hello"), record)
     assert not transcript.verify(QUOTE, path).verified
+
+
+def test_the_users_words_beside_a_harness_block_still_count(tmp_path):
+    path = write_transcript(
+        tmp_path / "s.jsonl",
+        user(f"<local-command-stdout>build ok</local-command-stdout>\nremember: {QUOTE}"),
+    )
+    assert transcript.verify(QUOTE, path).verified
+    across = write_transcript(
+        tmp_path / "t.jsonl", user("deploys are <bash-stdout>x</bash-stdout> announced in #deploys")
+    )
+    assert not transcript.verify(QUOTE, across).verified  # a quote is the user's words whole, not joined across
+
+
+def test_a_fact_quoted_from_a_compaction_summary_stays_proposed(kg, tmp_path):
+    kg("add-entity", "person/dana", "--name", "Dana Okafor", "--alias", "Dana")
+    kg("add-entity", "repo/web", "--name", "web")
+    path = write_transcript(
+        tmp_path / "s.jsonl",
+        user("hello"),
+        {**user("Summary so far: the user said Dana approves every change to web"), "isCompactSummary": True},
+    )
+    made = kg.json(
+        "propose",
+        "Dana",
+        "approves",
+        "--object",
+        "web",
+        "--from-user",
+        "--quote",
+        "Dana approves every change",
+        "--transcript",
+        path,
+    )
+    assert made["status"] == "proposed"
 
 
 def test_the_response_item_form_counts(tmp_path):
