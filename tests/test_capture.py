@@ -278,6 +278,16 @@ def test_a_person_fact_is_not_confirmed_by_two_trusted_sources(seeded):
     assert "naming a person" in fact["note"]
 
 
+@pytest.mark.parametrize("spelling", ["Lee Park", "lee park", "Lee"])
+def test_a_value_naming_a_person_added_since_is_not_confirmed_when_heard_again(seeded, spelling):
+    first = propose(seeded, "repo/api", "caveat", "--value", f"{spelling} must sign off first", "-s", "ledger:L1")
+    assert first["status"] == "proposed" and first["sensitivity"] == "internal"  # nobody of that name yet
+    seeded("add-entity", "person/lee", "--name", "Lee Park", "--alias", "Lee")
+    again = propose(seeded, "repo/api", "caveat", "--value", f"{spelling} must sign off first", "-s", "report:R1")
+    assert again["id"] == first["id"] and again["status"] == "proposed", again
+    assert again["sensitivity"] == "personal" and "naming a person" in again["note"]
+
+
 def test_a_profile_source_confirms_a_title_or_timezone_but_not_other_person_facts(seeded):
     assert propose(seeded, "person/dana", "title", "--value", "Lead", "-s", "profile:hr")["status"] == "confirmed"
     assert (

@@ -421,8 +421,12 @@ class Proposals(Staging):
         """{"sensitivity": "personal"} when a fact not yet personal is heard again with a text
         naming a person (a source, a message, the words, a claim's role, the reason), else {}: a fact
         naming a person is one whichever of its hearings names them, and the auto-confirm rules and
-        the routing to the private journal read it so."""
-        if fact.sensitivity == "personal" or not self._names_a_person(self._brought_texts(heards, sources, reason)):
+        the routing to the private journal read it so. Its own value is read again too: a person
+        added since it was made may be named in it."""
+        if fact.sensitivity == "personal":
+            return {}
+        own = [fact.target.value] if isinstance(fact.target, Literal) else []
+        if not self._names_a_person(own + self._brought_texts(heards, sources, reason)):
             return {}
         return {"sensitivity": "personal"}
 
