@@ -9,7 +9,9 @@ First its names are checked (below), then the extension is converted to RDF, the
 the core ontology plus the extension is computed (owlrl), and the closure is validated against
 ``shapes/schema.ttl``: no extension can add a predicate about a person, directly or through a
 subclass or subproperty chain. A refused extension never stops the knowledge base: it keeps
-working on the core schema.
+working on the core schema. A subproperty of a high-risk or single-valued core predicate is one
+too: saying it says its parent (a site ``lifecycle`` under ``status`` is never confirmed by sources
+alone, and holds one value at a time).
 
 **Names.** Each name becomes an IRI, ``site:NAME`` (https://kgrdf.org/ns/site#NAME), and a key that
 commands take: a type's is the first part of an entity id (``contract/acme``), a predicate's is what
@@ -51,6 +53,7 @@ from kgrdf.errors import BadInput
 SITE = "https://kgrdf.org/ns/site#"
 AXES = {"People": "People", "Process": "ProcessAxis", "Product": "ProductAxis", "Organizations": "Organizations"}
 MAX_NAME = 64
+QUADS_FORMAT = "2"  # of to_quads: 2, a subproperty takes its parent's high risk and single value
 TYPE_FIELDS = ("name", "axis", "label", "subclass_of")
 PREDICATE_FIELDS = ("name", "axis", "object", "sentence", "label", "domain", "range", "single_valued", "subproperty_of")
 _PREDICATE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
@@ -351,14 +354,18 @@ def to_quads(data: dict, core) -> list:
             quads.append(Quad(node, vocab.kg("sentence"), Literal(entry["sentence"]), graph))
         if entry["object"] == "value":
             quads.append(Quad(node, vocab.kg("valueType"), vocab.XSD_STRING, graph))
-        if entry.get("single_valued"):
+        parents = [core.predicates[parent] for parent in _names(entry.get("subproperty_of"))]
+        # What it says, its parents say too: a value of theirs is one of its own, so their bounds are its own
+        if entry.get("single_valued") or any(parent.single_valued for parent in parents):
             quads.append(Quad(node, rdf_type, vocab.kg("SingleValuedPredicate"), graph))
+        if any(parent.high_risk for parent in parents):
+            quads.append(Quad(node, rdf_type, vocab.kg("HighRiskPredicate"), graph))
         for name in _names(entry.get("domain")):
             quads.append(Quad(node, vocab.kg("domainIncludes"), type_iri(name), graph))
         for name in _names(entry.get("range")):
             quads.append(Quad(node, vocab.kg("rangeIncludes"), type_iri(name), graph))
-        for parent in _names(entry.get("subproperty_of")):
-            quads.append(Quad(node, vocab.term("rdfs:subPropertyOf"), NamedNode(core.predicates[parent].iri), graph))
+        for parent in parents:
+            quads.append(Quad(node, vocab.term("rdfs:subPropertyOf"), NamedNode(parent.iri), graph))
     return quads
 
 

@@ -124,7 +124,10 @@ def digest(kb_path=None) -> str:
     schema graph when it changes. Every read asks for it, so schema.json alone is read each time."""
     h = _ontology_hash().copy()
     if kb_path is not None and (kb_path / "schema.json").is_file():
-        h.update(b"schema.json\0" + (kb_path / "schema.json").read_bytes())
+        from kgrdf import extension
+
+        # (and how it is read: an index holding what an older kg made of the same file reloads it)
+        h.update(f"schema.json {extension.QUADS_FORMAT}\0".encode() + (kb_path / "schema.json").read_bytes())
     return h.hexdigest()
 
 

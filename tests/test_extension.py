@@ -34,6 +34,37 @@ def test_an_accepted_extension_adds_a_predicate_about_a_team_that_propose_can_us
     assert "on_call_for is not about a repo" in refused.stderr
 
 
+def test_a_subproperty_of_a_high_risk_or_single_valued_predicate_is_one_too(seeded):
+    lifecycle = {**_predicate("lifecycle", axis="Product", domain=["environment"]), "subproperty_of": "status"}
+    guarded = {
+        **ON_CALL,
+        "name": "guarded_by",
+        "domain": ["process"],
+        "range": ["system"],
+        "subproperty_of": "gated_by",
+    }
+    write(seeded, {"predicates": [lifecycle, guarded]})
+    marks = {p["key"]: p for p in seeded.json("schema")["predicates"]}
+    assert marks["lifecycle"]["high_risk"] and marks["lifecycle"]["single_valued"]
+    assert marks["guarded_by"]["high_risk"] and not marks["guarded_by"]["single_valued"]
+    seeded("add-entity", "environment/qa", "--name", "qa")
+    seeded("add-entity", "process/ship", "--name", "ship")
+    seeded("add-entity", "system/gatekeeper", "--name", "gatekeeper")
+    two = ("-s", "ledger:L1", "-s", "report:R1")  # two trusted kinds: enough for a low-risk fact
+    for args in (
+        ("environment/qa", "lifecycle", "--value", "retired"),
+        ("process/ship", "guarded_by", "--object", "gatekeeper"),
+    ):
+        fact = seeded.json("propose", *args, *two)
+        assert fact["status"] == "proposed" and "high-risk" in fact["note"], fact
+    first = seeded.json("propose", "environment/qa", "lifecycle", "--value", "retired", *two)["id"]
+    other = seeded.json("propose", "environment/qa", "lifecycle", "--value", "active", *two)["id"]
+    seeded("confirm", first)
+    seeded("confirm", other)  # one value at a time: confirming the other closes the first
+    current = seeded.json("facts", "environment/qa")["facts"]
+    assert [f["id"] for f in current if f["predicate"] == "lifecycle"] == [other]
+
+
 def test_the_schema_every_command_reads_follows_schema_json_past_its_cache(seeded):
     core = seeded.json("schema")["predicates"]
     cache = seeded.path / "cache" / "schema.json"
