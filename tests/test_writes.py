@@ -177,6 +177,29 @@ def test_supersede_records_a_confirmed_correction_and_closes_the_old_fact(seeded
     assert "not current" in refused.stderr
 
 
+@pytest.mark.parametrize("held_from", [None, "2025-02-01"])
+def test_superseding_onto_a_value_held_beside_it_ends_the_old_one_and_leaves_the_other_as_it_was(
+    seeded, monkeypatch, held_from
+):
+    monkeypatch.setenv("KGRDF_NOW", "2025-03-01T00:00:00Z")
+    two = ("-s", "ledger:L1", "-s", "report:R1")  # confirmed at once: uses holds several values
+    since = ("--valid-from", held_from) if held_from else ()
+    kept = seeded.json("propose", "release", "uses", "--object", "repo/api", *two, *since)
+    old = seeded.json(
+        "propose", "release", "uses", "--object", "webapp", *two, *(("--valid-from", "2025-02-15") if held_from else ())
+    )
+    assert kept["status"] == old["status"] == "confirmed"
+    monkeypatch.setenv("KGRDF_NOW", "2025-06-01T00:00:00Z")
+    new = seeded.json("supersede", old["id"], "--object", "repo/api")
+    assert new["id"] == kept["id"] and new["closed"] == [{"id": old["id"], "superseded_by": kept["id"]}]
+    after = seeded.json("history", kept["id"])
+    assert after["fact"].get("valid_from") == (f"{held_from}T00:00:00Z" if held_from else None)
+    assert all(h["action"] != "retime" for h in after["history"])
+    assert seeded.json("history", old["id"])["fact"]["valid_to"] == "2025-06-01T00:00:00Z"  # it held until now
+    between = seeded.json("facts", "release", "--as-of", "2025-04-01")["facts"]
+    assert sorted(f["object"] for f in between) == ["repo/api", "repo/web-app"]
+
+
 def _lint_counts(kg) -> dict:
     """kg lint --json's counts (it exits 1 on any finding: the seeded entities in no fact are orphans)."""
     from kgrdf.cli import app

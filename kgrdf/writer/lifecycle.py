@@ -373,15 +373,25 @@ class Lifecycle(Staging):
                 f"the replacement value was rejected before ({new.id})",
                 hint=f"confirm {new.id} first if it is right after all",
             )
+        # A value of a predicate that holds several at once, confirmed and held already beside the old
+        # one: its own valid time is left as it was (the old one alone ends, now), not rewritten.
+        beside = (
+            outcome.action == "observed"
+            and new.status == "confirmed"
+            and valid_from is None
+            and not (predicate and predicate.single_valued)
+            and (new.valid_from is None or new.valid_from <= self.now)
+        )
         if new.status != "confirmed":
             new = self.confirm(new.id, close_replaced=False, reason=f"supersedes {old.id}").fact
-        if new.valid_from is None:  # a value held already, from no time in particular: from now on
+        if new.valid_from is None and not beside:  # a value held already, from no time in particular: from now on
             new = self._change(new, {"valid_from": self.now}, "retime", f"replaces {old.id} from now on")
         # The reason is heard where the correction is: it stays with the hearing the correction added
         # to its replacement (a record only that audience is shown); the record closing the old fact
         # says it too only when everyone who may hear the old fact may hear the correction.
         said = audience is None or all(audiences.may_hear(audiences.parse(audience), a) for a in old.audiences())
-        replaced = self._replace(old, new, reason if said else None)
+        why = reason if said else None
+        replaced = self._close(old, new, why, ends=self.now) if beside else self._replace(old, new, why)
         self._refuse_overlap(new, ignore={old.iri}, new=outcome.action == "created")
         note = self._replaced_note(old, replaced, new)
         if not replaced.superseded_by:
