@@ -310,7 +310,11 @@ def load(kb) -> dict:
         raise BadInput(f"{name} does not parse", hint="kg batch prints and saves a new one") from None
     except OSError as exc:
         raise BadInput(f"cannot read {name}: {exc.strerror}", hint="kg batch prints and saves a new one") from None
-    if not isinstance(document, dict) or not isinstance(document.get("groups"), list):
+    if (
+        not isinstance(document, dict)
+        or not isinstance(document.get("groups"), list)
+        or not all(isinstance(document.get(key, ""), str) for key in ("made_at", "perspective"))
+    ):
         raise BadInput(f"{name} is not a batch kg batch saved", hint="kg batch prints and saves a new one")
     if document.get("answered_at"):
         raise Refused(f"the saved batch was answered at {document['answered_at']}", hint="kg batch prints the next one")
@@ -348,27 +352,48 @@ def _refuse_unknown_perspective(kb) -> None:
 
 def groups_of(document: dict, name: str = "batch.json") -> list[review.Group]:
     """The saved batch's groups, exactly as printed. Raises BadInput when the file it was read from
-    (``name``) holds something else (edited by hand)."""
-    try:
-        groups = [
-            review.Group(
-                g["number"],
-                g["title"],
-                g.get("anchor"),
-                [
-                    review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="", sentence=f["sentence"])
-                    for f in g["facts"]
-                ],
-            )
-            for g in document["groups"]
+    (``name``) holds anything kg batch does not save (edited by hand): a group that is not an
+    object, numbered out of turn or holding no fact or more than a batch letters, a fact without
+    an id or one that is twice in the batch, a valid time that is not a time's text."""
+    groups, seen = [], set()
+    for number, group in enumerate(document["groups"], start=1):
+        facts = group.get("facts") if isinstance(group, dict) else None
+        if (
+            not isinstance(facts, list)
+            or not 1 <= len(facts) <= len(review.LETTERS)
+            or type(group.get("number")) is not int
+            or group["number"] != number
+            or not isinstance(group.get("title"), str)
+            or not isinstance(group.get("anchor"), str | None)
+            or not all(_printed_fact(fact) for fact in facts)
+            or seen.intersection(fact["id"] for fact in facts)
+            or len({fact["id"] for fact in facts}) != len(facts)
+        ):
+            raise BadInput(f"{name} is not a batch kg batch saved", hint="kg batch prints and saves a new one")
+        seen.update(fact["id"] for fact in facts)
+        items = [
+            review.Item(id=f["id"], subject="", anchor="", anchor_name="", axis="", sentence=f["sentence"])
+            for f in facts
         ]
-    except (KeyError, TypeError, AttributeError):
-        groups = None
-    if groups is None or not all(
-        isinstance(g.number, int) and all(isinstance(i.id, str) for i in g.items) for g in groups
-    ):
-        raise BadInput(f"{name} is not a batch kg batch saved", hint="kg batch prints and saves a new one")
+        groups.append(review.Group(number, group["title"], group.get("anchor"), items))
     return groups
+
+
+def _printed_fact(fact) -> bool:
+    """Whether ``fact`` is a fact as a saved batch holds it: an id, its sentence, and its valid time
+    as printed (text or null; a batch an older kgrdf saved has none)."""
+    return (
+        isinstance(fact, dict)
+        and isinstance(fact.get("id"), str)
+        and fact["id"] != ""
+        and isinstance(fact.get("sentence"), str)
+        and all(isinstance(fact.get(key), str | None) for key in ("valid_from", "valid_to"))
+    )
+
+
+def _printed(document: dict) -> dict[str, dict]:
+    """Each fact of a saved batch (checked by :func:`groups_of`) as it was printed, by its id."""
+    return {fact["id"]: fact for group in document["groups"] for fact in group["facts"]}
 
 
 def apply(kb, text: str) -> dict:
@@ -391,11 +416,12 @@ def apply(kb, text: str) -> dict:
             hint="kg batch prints it; answer that, or answer in the console",
         )
     groups = groups_of(document, path(kb).name)
+    printed = _printed(document)
     decided = review.parse(text, groups)
     labels = {item.id: group.label(i) for group in groups for i, item in enumerate(group.items)}
     if not any(decision != "defer" for decision in decided.values()):
         with kb.reading() as session:
-            open_ = _to_decide(session, labels)
+            open_ = _to_decide(session, labels, printed)
         return {
             "decision": text,
             "confirmed": 0,
@@ -409,10 +435,10 @@ def apply(kb, text: str) -> dict:
     with kb.writing("batch apply") as writer:
         # what changed since the batch was printed is read before this answer writes anything: a
         # value this answer closes (a past value confirmed beside the current one) changed here
-        open_ = _to_decide(writer, labels)
+        open_ = _to_decide(writer, labels, printed)
         changed = [item_id for item_id in labels if item_id not in open_]  # decided or closed elsewhere
         confirmed = [item_id for item_id in open_ if decided.get(item_id) == "confirm"]
-        _refuse_rivals(writer, confirmed, labels)
+        _refuse_rivals(writer, confirmed, labels, printed)
         rest = [item_id for item_id in open_ if decided.get(item_id) != "confirm"]
         for item_id in writer.in_confirming_order(confirmed) + rest:
             decision = decided.get(item_id, "defer")
@@ -436,24 +462,25 @@ def apply(kb, text: str) -> dict:
     }
 
 
-def _to_decide(reader, fact_ids) -> list[str]:
-    """Those of ``fact_ids`` still to decide (_undecided), in their order, as ``reader`` (a session
-    or a write's writer) reads them now; one gone since (forgotten) is not."""
+def _to_decide(reader, fact_ids, printed: dict[str, dict]) -> list[str]:
+    """Those of ``fact_ids`` still to decide (_undecided) as ``printed`` shows them, in their order,
+    as ``reader`` (a session or a write's writer) reads them now; one gone since (forgotten) is not."""
     found = []
     for fact_id in fact_ids:
         try:
-            if _undecided(reader.fact(fact_id, history=False)):
+            if _undecided(reader.fact(fact_id, history=False), printed.get(fact_id)):
                 found.append(fact_id)
         except NotFound:
             pass
     return found
 
 
-def _refuse_rivals(writer, fact_ids: list[str], labels: dict[str, str]) -> None:
+def _refuse_rivals(writer, fact_ids: list[str], labels: dict[str, str], printed: dict[str, dict]) -> None:
     """Refuse a decision that confirms two values of a subject where it takes one at a time (each
     would close the other, and the order of the letters would choose), naming them by ``labels``.
-    Those decided elsewhere since the batch was printed are left out: they are not confirmed."""
-    undecided = [fact_id for fact_id in fact_ids if _undecided(writer.fact(fact_id))]
+    Those decided elsewhere or changed since the batch was printed (``printed``) are left out:
+    they are not confirmed."""
+    undecided = [fact_id for fact_id in fact_ids if _undecided(writer.fact(fact_id), printed.get(fact_id))]
     for facts in writer.confirmed_together(undecided):
         named = [labels[f.id] for f in facts]
         predicate = writer.schema.predicate_by_iri(facts[0].predicate)
@@ -474,7 +501,8 @@ def for_review(kb) -> dict:
     for the perspective while it still has a fact to decide, else the one kg batch would print now,
     saved as kg batch saves it (nothing expires and nothing is journaled: a look is not a write).
     Each fact carries its status now, so one decided elsewhere since shows as such ("closed": a
-    proposal replaced since, by kg supersede or kg org merge, which is no longer to decide)."""
+    proposal replaced since, by kg supersede or kg org merge, which is no longer to decide;
+    "changed": one whose valid time was corrected since it was shown)."""
     try:
         document = load(kb)
         groups_of(document, path(kb).name)
@@ -495,16 +523,18 @@ def for_review(kb) -> dict:
 
 def _statuses(kb, document: dict) -> dict[str, str]:
     """Each fact of a batch by its status now: "proposed" while it is to decide, "closed" for a
-    proposal closed since, "gone" for one forgotten since."""
+    proposal closed since, "changed" for one whose valid time was corrected since it was shown (the
+    next batch shows it as it is now), "gone" for one forgotten since."""
     statuses = {}
     with kb.reading() as session:
         for group in document["groups"]:
             for item in group["facts"]:
                 try:
                     fact = session.fact(item["id"], history=False)
-                    statuses[item["id"]] = (
-                        "closed" if fact.status == "proposed" and not _undecided(fact) else fact.status
-                    )
+                    if fact.status != "proposed" or _undecided(fact, item):
+                        statuses[item["id"]] = fact.status
+                    else:
+                        statuses[item["id"]] = "changed" if _undecided(fact) else "closed"
                 except NotFound:
                     statuses[item["id"]] = "gone"  # forgotten or expired away since the batch was made
     return statuses
@@ -516,10 +546,17 @@ def _own_suffix() -> str:
     return f".{os.getpid()}.{threading.get_ident()}.tmp"
 
 
-def _undecided(fact) -> bool:
+def _undecided(fact, printed: dict | None = None) -> bool:
     """Whether a fact of a saved batch is still to decide: proposed, and not closed since the batch
-    was printed (kg supersede and kg org merge close a proposal they replace; it stays proposed)."""
-    return fact.status == "proposed" and not fact.superseded_by
+    was printed (kg supersede and kg org merge close a proposal they replace; it stays proposed).
+    With ``printed`` (the fact as the batch saved it), its valid time must also be the one printed:
+    a proposal retimed since (kg supersede F --valid-from) is not what the answer was given for.
+    (A value never changes in place: a new one is a new fact, and closes this one.)"""
+    if fact.status != "proposed" or fact.superseded_by:
+        return False
+    return printed is None or all(
+        key not in printed or printed[key] == getattr(fact, key) for key in ("valid_from", "valid_to")
+    )
 
 
 def _of_perspective(kb, document: dict) -> bool:
@@ -543,6 +580,7 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
         _refuse_unknown_perspective(kb)
         raise Refused("the saved batch is another perspective's", hint="reload the review queue")
     in_batch = [item.id for group in groups_of(document, path(kb).name) for item in group.items]
+    printed = _printed(document)
     outside = [f for f in fact_ids if f not in in_batch]
     if outside:
         raise Refused(f"{outside[0]} is not in the batch being answered", hint="reload the review queue")
@@ -552,17 +590,17 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     verb = "confirmed" if decision == "confirm" else "rejected"
     with kb.writing(f"review {decision}") as writer:
         if decision == "confirm":
-            _refuse_rivals(writer, fact_ids, {fact_id: fact_id for fact_id in fact_ids})
+            _refuse_rivals(writer, fact_ids, {fact_id: fact_id for fact_id in fact_ids}, printed)
             fact_ids = writer.in_confirming_order(list(fact_ids))
         for fact_id in fact_ids:
-            if not _undecided(writer.fact(fact_id)):
+            if not _undecided(writer.fact(fact_id), printed[fact_id]):
                 done["changed_since_printed"].append(fact_id)
                 continue
             change = writer.confirm if decision == "confirm" else writer.reject
             change(fact_id, reviewed_by=reviewer, reason=f"{verb} in the {reviewer}'s review queue")
             done["decided"].append(fact_id)
     with kb.reading() as session:
-        open_ = _to_decide(session, in_batch)
+        open_ = _to_decide(session, in_batch, printed)
     if not open_:
         document["answered_at"] = clock.iso(clock.now())
         document["decision"] = f"answered in the {reviewer}"

@@ -1236,8 +1236,8 @@ def expire(
     json: JsonOption = False,
 ):
     """Expire proposals not observed again for 30 days (KGRDF_PROPOSAL_DAYS; kept, with status
-    expired; proposing one again revives it) and delete facts naming a person not observed again
-    for 365 days (KGRDF_RETENTION_DAYS) as kg forget deletes: from the data, the private journal
+    expired; proposing one again revives it) and delete facts naming a person not observed or
+    confirmed again for 365 days (KGRDF_RETENTION_DAYS) as kg forget deletes: from the data, the private journal
     (their changes become placeholders) and the git history (restarted). Says how many, never whom."""
     from kgrdf import forget, settings
 

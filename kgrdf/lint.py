@@ -52,9 +52,10 @@ Findings come in the order of KINDS, then by the ids they name. The kinds:
   not refused: a name may rightly mix scripts (words of two languages), and only a person can tell
   a spoof from a spelling. (Invisible and direction-changing characters are refused on writing.)
   Fix: ``kg add-entity`` with the name in one script.
-- ``retention``: a fact naming a person not observed again for KGRDF_RETENTION_DAYS, whatever its
-  status: what ``kg expire`` deletes. Such a finding names ids only, never a name or a value, and
-  no other finding shows the fact (it is left out of stale facts and contradictions).
+- ``retention``: a fact naming a person not observed or confirmed again for KGRDF_RETENTION_DAYS,
+  whatever its status: what ``kg expire`` deletes (a person's confirmation renews it, as it keeps a
+  fact from being stale). Such a finding names ids only, never a name or a value, and no other
+  finding shows the fact (it is left out of stale facts and contradictions).
 
 "Current" is what ``kg lookup`` shows: proposed or confirmed, not retired, true now.
 """
@@ -478,7 +479,7 @@ class _Check:
         return [
             _finding(
                 "retention",
-                f"{fact_id} names a person and was not observed again for {days} days",
+                f"{fact_id} names a person and was not observed or confirmed again for {days} days",
                 ids,
                 [fact_id],
                 "kg expire",
@@ -804,7 +805,7 @@ _HEADINGS = {
     "merge_suggestion": "merge suggestions: near-identical names of one type",
     "overlap": "overlaps: two values of a single-valued predicate true at once in the past",
     "look_alike": "look-alikes: names that are not what they look like",
-    "retention": "retention: facts naming a person not observed again for {retention_days} days",
+    "retention": "retention: facts naming a person not observed or confirmed again for {retention_days} days",
 }
 
 

@@ -2,7 +2,7 @@
 with an environment variable.
 
     KGRDF_PROPOSAL_DAYS    30   a proposal not observed again for this long expires
-    KGRDF_RETENTION_DAYS  365   a person fact not observed again for this long is deleted by kg expire
+    KGRDF_RETENTION_DAYS  365   a person fact not observed or confirmed again for this long is deleted by kg expire
     KGRDF_STALE_DAYS      180   lint calls a confirmed fact stale when not observed again for this long
     KGRDF_BATCH_GROUPS     10   groups in one daily batch
     KGRDF_GROUP_FACTS       8   facts in one lettered part of a group (at most 26)

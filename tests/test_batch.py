@@ -257,6 +257,73 @@ def test_apply_without_a_printed_batch_is_refused(many):
     assert "there is no batch to answer" in many("batch", "apply", "confirm all", expect=1).stderr
 
 
+def _one_group(doc):
+    doc["groups"] = [
+        {"number": 1, "title": "x", "anchor": None, "facts": [f for g in doc["groups"] for f in g["facts"]]}
+    ]
+
+
+def _set(where, key, value):
+    def edit(doc):
+        where(doc)[key] = value
+
+    return edit
+
+
+def _fact_twice(doc):
+    doc["groups"][1]["facts"][0] = dict(doc["groups"][0]["facts"][0])
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _one_group,
+        _set(lambda d: d["groups"], 1, "2"),
+        _set(lambda d: d["groups"][0], "facts", {"1a": "f-x"}),
+        _set(lambda d: d["groups"][0], "number", "1"),
+        _set(lambda d: d["groups"][0], "number", True),
+        _set(lambda d: d["groups"][1], "number", 1),
+        _set(lambda d: d["groups"][0], "title", None),
+        _set(lambda d: d["groups"][-1], "facts", []),
+        _fact_twice,
+        _set(lambda d: d["groups"][0]["facts"][0], "id", ""),
+        _set(lambda d: d["groups"][0]["facts"][0], "valid_from", 2026),
+        _set(lambda d: d, "made_at", 20260302),
+    ],
+    ids=[
+        "40-facts-in-one-group",
+        "group-not-an-object",
+        "facts-not-a-list",
+        "number-as-text",
+        "number-true",
+        "two-groups-numbered-1",
+        "title-null",
+        "group-of-no-fact",
+        "a-fact-twice",
+        "empty-id",
+        "valid-time-a-number",
+        "made-at-a-number",
+    ],
+)
+def test_a_batch_json_edited_by_hand_into_any_shape_is_bad_input_and_writes_nothing(many, edit):
+    """A saved batch edited by hand is refused as bad input (exit 2, one line naming the file), and
+    nothing is written, whatever its shape: 27 facts or more in one group crashed as a bug (a fact
+    has no letter past z), and numbers out of turn, a fact twice, a group of no fact were answered;
+    the console's review queue leaves such a file alone and shows a batch of its own."""
+    many("batch")
+    saved = many.path / "batch.json"
+    doc = json.loads(saved.read_text())
+    assert len(doc["groups"]) >= 2 and sum(len(g["facts"]) for g in doc["groups"]) > len(review.LETTERS)
+    edit(doc)
+    saved.write_text(json.dumps(doc))
+    edited, before = saved.read_text(), many.snapshot()
+    line = one_line(many("batch", "apply", "confirm 1a", expect=2))
+    assert line == "kg: batch.json is not a batch kg batch saved (kg batch prints and saves a new one)"
+    assert many.snapshot() == before and saved.read_text() == edited
+    shown = batch_module.for_review(KnowledgeBase.open(many.path))
+    assert shown["groups"] and {f["status"] for g in shown["groups"] for f in g["facts"]} == {"proposed"}
+
+
 def test_proposals_past_30_days_expire_before_the_batch(many, monkeypatch):
     monkeypatch.setenv("KGRDF_NOW", "2099-01-01T00:00:00Z")
     batch = many.json("batch")
@@ -521,3 +588,36 @@ def test_a_value_this_answer_closes_is_not_named_as_changed_elsewhere(kg):
     result = kg.json("batch", "apply", "confirm all")
     assert (result["confirmed"], result["left_proposed"], result["changed_since_printed"]) == (2, 0, [])
     assert kg.json("history", past)["fact"]["superseded_by"] == now
+
+
+def test_a_proposal_retimed_since_the_batch_was_printed_is_left_proposed_and_named(kg, monkeypatch):
+    """kg batch printed "staging is retired (from 2026-01-01)"; kg supersede then moved its start to
+    2027-06-01, in place: "confirm all" confirmed it as it is now, unsaid. It is left proposed and
+    named as changed since the batch was printed (in the console's review too), and the next batch
+    prints it as it is."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-02T09:00:00Z")
+    kg("add-entity", "environment/staging", "--name", "staging")
+    fact = kg.json("propose", "staging", "status", "--value", "retired", "-s", "slack:x", "--valid-from", "2026-01-01")[
+        "id"
+    ]
+    other = kg.json("propose", "staging", "caveat", "--value", "flaky", "-s", "slack:y")["id"]
+    printed = kg("batch").stdout
+    assert "staging is retired (from 2026-01-01)" in printed
+    kg("supersede", fact, "--valid-from", "2027-06-01")
+    shown = batch_module.for_review(KnowledgeBase.open(kg.path))  # the console's review of the same batch
+    assert {f["id"]: f["status"] for g in shown["groups"] for f in g["facts"]} == {fact: "changed", other: "proposed"}
+    console = batch_module.decide(KnowledgeBase.open(kg.path), [fact], "confirm")
+    assert (console["decided"], console["changed_since_printed"]) == ([], [fact])
+    assert kg.json("history", fact)["fact"]["status"] == "proposed"
+    kg("batch")
+    kg("supersede", fact, "--valid-from", "2027-07-01")
+    line = kg("batch", "apply", "confirm all").stdout.strip()
+    assert line == (
+        f"confirmed 1, rejected 0, left 0 proposed; 1 changed since the batch was printed, left as they are: {fact}"
+    )
+    held = kg.json("history", fact)["fact"]
+    assert (held["status"], held["valid_from"]) == ("proposed", "2027-07-01T00:00:00Z")
+    assert kg.json("history", other)["fact"]["status"] == "confirmed"
+    assert "staging is retired (from 2027-07-01)" in kg("batch").stdout
+    assert kg.json("batch", "apply", "confirm all")["confirmed"] == 1
+    assert kg.json("history", fact)["fact"]["status"] == "confirmed"

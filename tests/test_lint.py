@@ -446,6 +446,32 @@ def test_retention_follows_kgrdf_retention_days(kg, monkeypatch):
     assert "KGRDF_RETENTION_DAYS='soon'" in kg("lint", expect=2).stderr
 
 
+def test_retention_a_person_fact_confirmed_again_is_kept_as_long_as_one_observed_again(kg, monkeypatch):
+    """Retention counts a person fact's last observation or confirmation, as stale facts do: a fact
+    heard a year ago and confirmed today was reported past retention and deleted by kg expire the
+    day it was confirmed. It is kept 365 days from its confirmation, and each one renews it."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
+    kg("add-entity", "person/zed", "--name", "Zed Xylo")
+    kg("add-entity", "team/web", "--name", "Web")
+    member = fact_id(kg, "person/zed", "member_of", "--object", "team/web", "--source", "slack:z")
+    monkeypatch.setenv("KGRDF_NOW", "2027-01-20T09:00:00Z")  # 384 days on, never observed again
+    assert [f["facts"] for f in findings(kg, "retention")] == [[member]]
+    kg("confirm", member)
+    assert findings(kg) == []
+    assert kg.json("expire")["deleted"] == 0
+    assert kg.json("history", member)["fact"]["status"] == "confirmed"
+    monkeypatch.setenv("KGRDF_NOW", "2027-12-01T09:00:00Z")
+    kg("confirm", member)  # confirmed again: renewed from today
+    monkeypatch.setenv("KGRDF_NOW", "2028-01-21T09:00:00Z")  # 366 days after the first confirmation
+    assert findings(kg, "retention") == [] and kg.json("expire", "--dry-run")["deleted"] == 0
+    monkeypatch.setenv("KGRDF_NOW", "2028-12-02T09:00:00Z")  # 367 days after the last
+    found = findings(kg, "retention")
+    assert [f["facts"] for f in found] == [[member]]
+    assert found[0]["message"] == f"{member} names a person and was not observed or confirmed again for 365 days"
+    assert kg.json("expire")["deleted"] == 1
+    assert kg.json("facts", "person/zed", "--all")["facts"] == []
+
+
 # --- the example, the read path, the engines ----------------------------------------------------
 
 
