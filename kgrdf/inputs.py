@@ -39,8 +39,9 @@ def shown(value) -> str:
 def text(value, what: str, limit: int | None = None) -> str:
     """``value`` when it is text the knowledge base can hold: a str of valid Unicode (no lone
     surrogate, which is what a byte that is not UTF-8 becomes in an argument) of at most
-    KGRDF_MAX_TEXT characters (``limit``, when the caller read it once for many texts). Raises
-    BadInput naming ``what``."""
+    KGRDF_MAX_TEXT characters (``limit``, when the caller read it once for many texts), in NFC
+    (a name typed with a combining accent is the same name: kgrdf.model.nfc). Raises BadInput
+    naming ``what``."""
     if not isinstance(value, str):
         raise BadInput(f"{what} must be text, not {shown(value)}")
     limit = limit or settings.get("KGRDF_MAX_TEXT")
@@ -53,7 +54,11 @@ def text(value, what: str, limit: int | None = None) -> str:
             f"{what} is not UTF-8 text ({value[exc.start]!r} at character {exc.start + 1})",
             hint="a byte that is not UTF-8 was given; pass the text in UTF-8",
         ) from None
-    return value
+    if value.isascii():
+        return value
+    import unicodedata
+
+    return unicodedata.normalize("NFC", value)
 
 
 def prose(value, what: str, limit: int | None = None) -> str:

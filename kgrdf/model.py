@@ -123,13 +123,23 @@ def shared_time(start_a, end_a, start_b, end_b) -> tuple | None:
 
 
 def normalize(text: str) -> str:
-    """Labels and values compare ignoring case and runs of spaces."""
-    return _SPACES.sub(" ", text).strip().casefold()
+    """Labels and values compare ignoring case, runs of spaces and Unicode form (an accent typed
+    as one character or as a letter and a combining mark: NFC)."""
+    return _SPACES.sub(" ", nfc(text)).strip().casefold()
 
 
 def match_key(text: str) -> str:
-    """The key a label is found by: lower case, runs of spaces folded (SPARQL LCASE agrees)."""
-    return _SPACES.sub(" ", text).strip().lower()
+    """The key a label is found by: NFC, lower case, runs of spaces folded (SPARQL LCASE agrees)."""
+    return _SPACES.sub(" ", nfc(text)).strip().lower()
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC), in which kgrdf keeps and compares every text."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text)
 
 
 def clean_label(text: str) -> str:

@@ -117,6 +117,38 @@ def test_a_rejected_fact_stays_rejected_when_proposed_again(seeded):
     assert seeded.json("lookup", "process/release")["facts"] == []
 
 
+@pytest.mark.parametrize("form", ["NFC", "NFD"])
+def test_a_value_or_name_in_another_unicode_form_is_the_same(seeded, form):
+    import unicodedata
+
+    def typed(text):
+        return unicodedata.normalize(form, text)
+
+    other = "NFD" if form == "NFC" else "NFC"
+    fact = propose(seeded, "release", "caveat", "--value", typed("the café token expires"), "--source", "slack:x")
+    assert seeded.json("reject", fact["id"])["status"] == "rejected"
+    again = seeded.json(
+        "propose",
+        "release",
+        "caveat",
+        "--value",
+        unicodedata.normalize(other, "The CAFÉ token expires"),
+        "-s",
+        "ledger:L1",
+        "-s",
+        "report:R1",
+    )
+    assert again["id"] == fact["id"] and again["status"] == "rejected"
+    seeded("add-entity", "person/zoe", "--name", typed("Zoë Éclair"), "--alias", typed("Zoë"))
+    for name in ("Zoë Éclair", "zoë"):
+        for spelled in (unicodedata.normalize("NFC", name), unicodedata.normalize("NFD", name)):
+            assert seeded.json("identify", spelled)["matches"][0]["id"] == "person/zoe", spelled
+    refused = seeded(
+        "add-entity", "person/zed", "--name", "Zed", "--alias", unicodedata.normalize(other, "Zoë"), expect=1
+    )
+    assert "person/zoe" in one_line(refused)  # one alias, however it was typed
+
+
 def test_confirming_a_single_valued_fact_closes_the_value_it_replaces(seeded):
     old = propose(seeded, "release", "entry_point", "--object", "channel/ops", "--source", "report:a")
     seeded("confirm", old["id"])
