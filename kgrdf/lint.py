@@ -51,7 +51,9 @@ Findings come in the order of KINDS, then by the ids they name. The kinds:
   forms, Cyrillic and Greek letters drawn like Latin ones) though they differ as written. Reported,
   not refused: a name may rightly mix scripts (words of two languages), and only a person can tell
   a spoof from a spelling. (Invisible and direction-changing characters are refused on writing.)
-  Fix: ``kg add-entity`` with the name in one script.
+  Fix: ``kg add-entity`` with the name in one script; for one that looks like another entity's
+  label (which the name in one script would then be too, making it ambiguous), ``alias_of`` when
+  the two are one, else ``distinct_from``: either settles it.
 - ``retention``: a fact naming a person not observed or confirmed again for KGRDF_RETENTION_DAYS,
   whatever its status: what ``kg expire`` deletes (a person's confirmation renews it, as it keeps a
   fact from being stale). Such a finding names ids only, never a name or a value, and no other
@@ -384,11 +386,18 @@ class _Check:
         out = []
         for entity, label, why, other in look_alike_labels(self.entities.values()):
             entities = [entity.id] + ([other.id] if other else [])
-            if label == entity.name:
+            alternatives = []
+            if other is not None:
+                # Written in one script, it would be the other's label: say whether the two are one
+                # (or the name is a spoof) or two, which a current alias_of or distinct_from settles.
+                if self._linked(entity, other):
+                    continue
+                fix, alternatives = self._alias_fix(entity, other), [self._distinct_fix(entity, other)]
+            elif label == entity.name:
                 fix = _command("kg", "add-entity", entity.id, "--name", fold(label, keep_case=True))
             else:
                 fix = _command("kg", "identify", label)
-            out.append(_finding("look_alike", f"{label!r} ({entity.id}) {why}", entities, [], fix))
+            out.append(_finding("look_alike", f"{label!r} ({entity.id}) {why}", entities, [], fix, alternatives))
         return sorted(out, key=lambda f: (f["entities"], f["message"]))
 
     def orphan_ids(self) -> list[str]:

@@ -4,6 +4,7 @@ line, and that nothing was written (the journal, view.json, the git history as t
 
 import json
 import re
+import shlex
 
 import pytest
 
@@ -676,11 +677,19 @@ def test_lint_reports_names_mixing_look_alike_scripts_and_names_that_fold_into_a
     assert set(by_entity) == {("organization/spoof", "organization/acme"), ("repo/payments",)}
     spoof = by_entity[("organization/spoof", "organization/acme")]
     assert "looks like 'Acme', a label of organization/acme" in spoof["message"]
-    assert spoof["fix"] == "kg add-entity organization/spoof --name Acme"
+    # (renamed "Acme", as the name in one script reads, it would make "Acme" name two entities)
+    assert spoof["fix"].startswith("kg propose organization/spoof alias_of --object organization/acme ")
+    assert spoof["alternatives"][0].startswith(
+        "kg propose organization/spoof distinct_from --object organization/acme "
+    )
     assert "U+03BF GREEK SMALL LETTER OMICRON" in by_entity[("repo/payments",)]["message"]
     kg("add-entity", "team/acme", "--name", "ACME team")
     found = [f for f in lint(kg)["findings"] if f["kind"] == "look_alike"]
     assert ["team/wide", "team/acme"] in [f["entities"] for f in found]  # fullwidth, it reads "acme team"
+    kg(*shlex.split(spoof["alternatives"][0])[1:])  # two organizations after all: the finding is settled
+    found = [f for f in lint(kg)["findings"] if f["kind"] == "look_alike"]
+    assert ("organization/spoof", "organization/acme") not in [tuple(f["entities"]) for f in found]
+    assert [m["id"] for m in kg.json("identify", "Acme")["matches"]] == ["organization/acme"]
 
 
 # --- j. a refusal names no fact that does not exist -----------------------------------------------------------
