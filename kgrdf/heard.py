@@ -38,7 +38,7 @@ from kgrdf.store import open_backend
 LARGE = 2000  # quads a transaction changes past which the set is made whole again
 KEPT = 4  # audiences whose sets are kept
 BATCH = 100_000  # quads a bulk write of a set made whole takes at once (60 ms a call at 256 facts a call)
-FORMAT = "4"  # what a kept set holds and how: a set of another format is made again
+FORMAT = "5"  # what a kept set holds and how: a set of another format is made again
 _AT = vocab.kg("heardSetAt")  # <index node> _AT "position as JSON": the journal position it reflects
 _NAMES = vocab.kg("heardSetNames")  # <fact> _NAMES <entity>: a heard fact and an entity it names
 _BOOK = ox.DefaultGraph()
@@ -152,7 +152,7 @@ class HeardSet:
                 names.add(quad.object.value)
         graph = vocab.provenance_graph(node)
         triples = [(q.subject, q.predicate, q.object) for q in backend.quads_in(graph)]
-        shown = model.heard_triples(fact, triples, session.may_hear_in, hears_fact)
+        shown = provenance_shown(fact, triples, session.may_hear_in, hears_fact, session.may_hear_promotion)
         quads += [ox.Quad(s, p, o, graph) for s, p, o in shown]
         quads += [ox.Quad(node, _NAMES, ox.NamedNode(name), _BOOK) for name in names]
         return quads, names
@@ -225,6 +225,24 @@ class HeardSet:
         quads = list(session.backend.quads_in(self.entities, node))
         if quads and (self._named(subject) or _is_self(quads)):
             self.store.extend(described(session, subject, quads))
+
+
+_PROMOTED_TO, _ACTION, _CHANGE = vocab.kg("promotedTo"), vocab.kg("action"), vocab.kg("change")
+
+
+def provenance_shown(fact: str, triples: list[tuple], hears, hears_fact, hears_promotion) -> list[tuple]:
+    """The triples of a heard fact's provenance graph an audience is shown: model.heard_triples's,
+    and of a claim promoted to an actor, the promotion (kg:promotedTo, and the update that recorded
+    it with its changes) only when it may hear the promotion (``hears_promotion(fact)``): the actor
+    exists for an audience only when a fact it may hear names it, and a claim heard in one audience
+    says nothing of what the owner linked it to. Every read of provenance for an audience passes
+    here: the set it may read, and the facts a session reads for it (FactReads). Pure."""
+    shown = model.heard_triples(fact, triples, hears, hears_fact)
+    if not any(s.value == fact and p == _PROMOTED_TO for s, p, o in shown) or hears_promotion(fact):
+        return shown
+    hidden = {s.value for s, p, o in triples if p == _ACTION and o.value == "promote"}
+    hidden |= {o.value for s, p, o in triples if p == _CHANGE and s.value in hidden}
+    return [(s, p, o) for s, p, o in shown if s.value not in hidden and not (s.value == fact and p == _PROMOTED_TO)]
 
 
 _ALIASES = {vocab.ALT_LABEL, vocab.WEAK_ALIAS}

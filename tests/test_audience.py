@@ -681,3 +681,36 @@ def test_a_successor_the_audience_may_not_hear_leaves_no_change_in_the_provenanc
     sales = kg("sparql", query, "--audience", "channel:sales").stdout
     assert "superseded_by" in sales and "supersededBy" in sales
     kg("validate")
+
+
+def test_a_promotion_made_for_the_owner_is_never_told_to_the_audience_of_the_claim(kg):
+    """kg org promote links a claim to an actor for the owner alone: the claim's audience was shown
+    "promoted to person/jim" by the digest, facts, history, kg sparql and every export, an actor
+    that does not exist for it (kg lookup Jim said so)."""
+    kg("org", "init", "Texture")
+    kg("org", "add", "Acme")
+    kg("add-entity", "person/bob", "--name", "Bob Marsh")
+    kg("add-entity", "person/jim", "--name", "Jim Hart", "--alias", "Jim")
+    dm = ("--audience", "dm:bob,carol")
+    said = ("--claimed-name", "Jim", "--role", "IT", "--said-by", "person/bob", "-s", "slack:c1")
+    claim = kg.json("org", "affiliate", "Acme", *said, *dm)["id"]
+    kg("export", "--format", "nquads", *dm)  # the set the audience reads is kept, and follows the promotion
+    link = kg.json("org", "promote", claim, "Jim")["id"]
+    everything = "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }"
+    shown = {
+        "digest": kg("org", "digest", "Acme", *dm).stdout,
+        "facts": kg("facts", "Acme", "--all", *dm, "--json").stdout,
+        "lookup": kg("lookup", "Acme", *dm, "--json").stdout,
+        "history": kg("history", claim, *dm).stdout,
+        "history --json": kg("history", claim, *dm, "--json").stdout,
+        "sparql": kg("sparql", everything, *dm).stdout,
+        "context": kg("context", "--for", "Acme", *dm).stdout,
+        **{fmt: kg("export", "--format", fmt, *dm).stdout for fmt in ("turtle", "trig", "nquads", "jsonld")},
+    }
+    markers = ("person/jim", "Jim Hart", link, "promoted_to", '"promote"')  # (the schema says "promoted to")
+    assert {read: [m for m in markers if m in text] for read, text in shown.items()} == {read: [] for read in shown}
+    assert "Jim, IT" in shown["digest"] and claim in shown["sparql"]  # the claim itself is theirs
+    assert "promote" not in shown["history"]
+    kg("lookup", "Jim", *dm, expect=1)
+    assert "promoted to person/jim" in kg("org", "digest", "Acme").stdout  # the owner's
+    assert kg.json("history", claim)["fact"]["promoted_to"] == "person/jim"

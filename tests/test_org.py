@@ -3,6 +3,8 @@
 import json
 import re
 
+from .conftest import one_line
+
 # --- kg mentions ----------------------------------------------------------------------------------
 
 
@@ -600,6 +602,36 @@ def test_a_merge_takes_what_the_survivor_rejected_or_let_expire_as_kg_propose_ta
     linted = CliRunner().invoke(app, ["lint", "--json", "--kb", str(kg.path)])  # (exit 1: findings)
     found = json.loads(linted.stdout)["findings"]
     assert not [f for f in found if "organization/alder-inc" in f["entities"]]
+    kg("validate")
+
+
+def test_an_organization_merged_into_another_is_changed_no_more_and_its_dm_name_stays_private(kg):
+    """After a merge, kg org add --id (or kg add-entity) renamed the merged organization, and its
+    name, heard in a DM alone, was shown to the public among the kept one's aliases: the names the
+    kept one took were hidden by the duplicate's current name. A change to a merged organization is
+    refused, writing nothing, and the merge records the name it went by."""
+    kg("org", "init", "Texture")
+    kg("org", "add", "Acme Corp", "--alias", "Acme")
+    kg("org", "add", "Project Nightfall Holdings")
+    kg("org", "set", "Acme", "industry", "utilities", "-s", "slack:p", "--audience", "public")
+    kg("org", "set", "Project Nightfall Holdings", "revenue", "9M", "-s", "slack:d", "--audience", "dm:bob,carol")
+    kg("org", "merge", "Acme", "Project Nightfall Holdings")
+    before = kg.snapshot()
+    merged = "organization/project-nightfall-holdings"
+    for change in (
+        ("org", "add", "Renamed", "--id", merged),
+        ("org", "add", "Project Nightfall Holdings", "--alias", "PNH"),
+        ("add-entity", merged, "--name", "Renamed"),
+        ("add-entity", merged, "--name", "Project Nightfall Holdings", "--alias", "PNH"),
+    ):
+        refused = one_line(kg(*change, expect=1))
+        assert f"{merged} was merged into organization/acme-corp" in refused, change
+    assert kg.snapshot() == before
+    assert kg.json("lookup", "Acme", "--audience", "public")["entity"]["aliases"] == ["Acme"]
+    assert "Project Nightfall Holdings" not in kg("lookup", "Acme", "--audience", "public").stdout
+    assert "Project Nightfall Holdings" in kg.json("lookup", "Acme", "--audience", "dm:bob,carol")["entity"]["aliases"]
+    recorded = kg("sparql", "SELECT ?name WHERE { GRAPH ?g { ?org <https://kgrdf.org/ns#mergedName> ?name } }")
+    assert "Project Nightfall Holdings" in recorded.stdout  # a name given it later would not uncover it
     kg("validate")
 
 

@@ -264,6 +264,8 @@ def cases(store):
         "self-organization": (dict(entities=ENTITIES), lambda rows: rows == []),
         # The example merges no organization: tests/test_audience.py asks it on a merge.
         "merged-names": (dict(entities=ENTITIES), lambda rows: rows == []),
+        # The example promotes no claim: tests/test_audience.py asks it of a promotion.
+        "promotion-audiences": (dict(claim=hotfix_entry), lambda rows: rows == []),
         # Every fact naming the hotfix process, closed ones too: its two entry points (one superseded),
         # where it is announced, its rule, and who approves it.
         "entity-facts": (

@@ -51,11 +51,13 @@ class FactReads(Reading):
         return found
 
     def _heard_rows(self, fact: str, rows: list[dict]) -> list[dict]:
-        """fact.rq's rows as the read's audience is shown them (model.heard_triples)."""
+        """fact.rq's rows as the read's audience is shown them (heard.provenance_shown)."""
+        from kgrdf import heard
+
         assertion = [row for row in rows if row["kind"].value == "assertion"]
         kind = next((row["kind"] for row in rows if row["kind"].value != "assertion"), None)
         triples = [(row["s"], row["p"], row["o"]) for row in rows if row["kind"].value != "assertion"]
-        shown = model.heard_triples(fact, triples, self.may_hear_in, self.may_hear)
+        shown = heard.provenance_shown(fact, triples, self.may_hear_in, self.may_hear, self.may_hear_promotion)
         return assertion + [{"kind": kind, "s": s, "p": p, "o": o} for s, p, o in shown]
 
     def describe(self, fact: model.Fact) -> dict:

@@ -160,6 +160,16 @@ class Reading:
             return True
         return self._hearer != UNKNOWN_AUDIENCE and audience.may_hear(heard_in, self._hearer)
 
+    def may_hear_promotion(self, claim: str) -> bool:
+        """Whether the read's audience may hear the promotion of the claim ``claim`` (an IRI) to an
+        actor: one of the hearings kg org promote made (promotion-audiences.rq). None: it may not."""
+        if self._hearer is None:
+            return True
+        if self._hearer == UNKNOWN_AUDIENCE:
+            return False
+        rows = self.backend.select(queries.load("promotion-audiences"), {"claim": NamedNode(claim)})
+        return any(self.may_hear_in(row["audience"].value) for row in rows)
+
     def may_see(self, entity: str) -> bool:
         """Whether the entity ``entity`` (an IRI) exists for the read's audience: a fact it may hear
         names it, or it is the perspective's own organization (entity-audiences.rq; kgrdf.audience

@@ -10,7 +10,8 @@ from kgrdf.writer.staging import Staging
 
 
 class Entities(Staging):
-    """add_entity and what it refuses: an alias another entity goes by, a person forgotten on request."""
+    """add_entity and what it refuses: an alias another entity goes by, a person forgotten on request, an
+    organization merged into another."""
 
     def add_entity(
         self,
@@ -31,6 +32,9 @@ class Entities(Staging):
         already goes by (its name or a strong alias, by match key) is refused with that entity's id,
         since it would make that name ambiguous (unless ``check_aliases`` is off: a merge hands an
         organization's names to the one it is merged into, making nothing more ambiguous).
+
+        An organization merged into another is refused whole: the kept one took its names, and
+        merged-names.rq hides them by what it went by.
 
         Returns (entity, "created" | "updated" | "unchanged").
         """
@@ -61,6 +65,12 @@ class Entities(Staging):
         weak = [model.clean_label(a) for a in weak_aliases if model.clean_label(a)]
         iri = vocab.entity_iri(self.perspective, entity_id)
         old = self.entity(iri)
+        if old is not None and old.merged_into:  # its names are the kept one's: a new one would show them
+            kept = self._survivor(old)
+            raise Refused(
+                f"{entity_id} was merged into {kept.id}: a merged organization is not changed",
+                hint=f"change {kept.id} instead, which holds its names and facts",
+            )
         if old is None and type_key in privacy.PERSON_TYPES and not self.allow_forgotten:
             self._refuse_forgotten(entity_id)
         if old is None:

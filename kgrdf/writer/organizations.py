@@ -192,14 +192,15 @@ class Organizations(Staging):
             merged.weak_aliases,
             check_aliases=False,
         )
-        # Its own aliases: those it took from an organization merged into it before stay that one's.
+        # Its own names, its name with them (a name it is given later never uncovers the one the kept
+        # one took): those it took from an organization merged into it before stay that one's.
         taken = {name for names in self.merges().get(merged.iri, {}).values() for name in names}
         after = replace(
             merged,
             aliases=[],
             weak_aliases=[],
             merged_into=survivor.iri,
-            merged_names=sorted({*merged.aliases, *merged.weak_aliases} - taken),
+            merged_names=sorted({merged.name, *merged.aliases, *merged.weak_aliases} - taken),
         )
         self._replace_entity(merged, after)
         return {
