@@ -874,11 +874,21 @@ def serve(
         str, typer.Option(help="The address to listen on. Anything but loopback sends tokens in clear.")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="The port to listen on.")] = 8765,
+    transcripts: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--transcripts",
+            help="A folder of agent sessions (repeat): a token that may write quotes the user's words from a "
+            "transcript in one of them (propose_from_user, confirm, reject). Without it, no transcript is read.",
+        ),
+    ] = None,
     kb: KbOption = None,
 ):
     """Serve the knowledge base to programs: MCP at /mcp (streamable HTTP), a read-only SPARQL 1.1
     endpoint at /sparql and the --json documents at /api/ROUTE. Every request carries a bearer
-    token (kg tokens add), which alone decides its perspective, audience and right to write."""
+    token (kg tokens add), which alone decides its perspective, audience and right to write. A
+    transcript a token names is read only in a --transcripts folder: a caller naming any file of
+    the machine could read it out, one guessed quote at a time."""
     import uvicorn
 
     from kgrdf.resident import Resident
@@ -890,11 +900,17 @@ def serve(
             f"kg: warning: listening on {host}: tokens cross the network in clear unless a TLS proxy stands in front",
             file=sys.stderr,
         )
+    folders = tuple(transcripts or ())
+    for folder in folders:
+        if not folder.is_dir():
+            from kgrdf.errors import BadInput
+
+            raise BadInput(f"--transcripts {folder} is not a folder")
     _check_free(host, port)
     resident = Resident(base.path)
     resident.listen()
     print(f"kg: serving {base.path} at http://{host}:{port} (/mcp, /sparql, /api); Ctrl-C stops", file=sys.stderr)
-    uvicorn.run(http.app(base.path, resident), host=host, port=port, log_level="warning")
+    uvicorn.run(http.app(base.path, resident, folders), host=host, port=port, log_level="warning")
 
 
 @app.command()

@@ -69,8 +69,9 @@ def served(tmp_path_factory):
             "tokens", "add", name, "--perspective", "main", "--audience", heard, "--write", "--speaker", "Helper Bot"
         )
         secrets[name] = made["secret"]
-    server = Server(kg.path)
-    yield {"kg": kg, "url": server.url, "secrets": secrets, "server": server}
+    sessions = tmp_path_factory.mktemp("sessions")  # the folder of transcripts the server may read
+    server = Server(kg.path, "--transcripts", str(sessions))
+    yield {"kg": kg, "url": server.url, "secrets": secrets, "server": server, "sessions": sessions}
     server.stop()
 
 
@@ -469,8 +470,11 @@ def test_a_lyra_token_over_mcp_sees_lyra_alone(served):
 # --- writes, for a token that may write ----------------------------------------------------------------
 
 
-def _transcript(tmp_path, *prompts) -> str:
-    path = tmp_path / "session.jsonl"
+def _transcript(served, *prompts) -> str:
+    """A session file in the folder of transcripts the server may read."""
+    import uuid
+
+    path = served["sessions"] / f"session-{uuid.uuid4().hex[:8]}.jsonl"
     lines = [{"type": "user", "message": {"role": "user", "content": p}} for p in prompts]
     lines.append({"type": "assistant", "message": {"role": "assistant", "content": "noted: the deploy channel"}})
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
@@ -542,7 +546,7 @@ def test_a_read_only_token_cannot_write_through_any_door(served):
 
 
 def test_the_users_words_confirm_only_when_the_transcript_holds_them(served, tmp_path):
-    transcript = _transcript(tmp_path, "deploys of web are announced in the releases channel, always")
+    transcript = _transcript(served, "deploys of web are announced in the releases channel, always")
 
     async def calls(client):
         said = await client.call_tool(
@@ -572,13 +576,45 @@ def test_the_users_words_confirm_only_when_the_transcript_holds_them(served, tmp
     assert made_up["status"] == "proposed" and "not in any of the 1 user prompts" in made_up["note"]
 
 
+def test_a_transcript_outside_the_served_folders_is_never_read(served, tmp_path):
+    kg = served["kg"]
+    fact = kg.json(
+        "propose", "repo/web", "caveat", "--value", "mkoutside", "--source", "slack:o1", "--audience", "channel:sales"
+    )
+    secret = tmp_path / "private.jsonl"  # the machine's file, with the user's words in it
+    secret.write_text(json.dumps({"role": "user", "content": "the deploy key is QX7-PLUM-42, keep it"}) + "\n")
+    link = served["sessions"] / "link.jsonl"  # in the folder, pointing out of it
+    link.symlink_to(secret)
+    before = _snapshot(served)
+
+    async def calls(client):
+        out = []
+        for path in (
+            str(secret),
+            str(tmp_path / "missing.jsonl"),
+            str(link),
+            str(served["sessions"] / ".." / secret.name),
+        ):
+            for quote in ("the deploy key is QX7", "the deploy key is ZZZ"):
+                result = await client.call_tool("confirm", {"fact": fact["id"], "quote": quote, "transcript": path})
+                out.append((result.is_error, _text(result)))
+        return out
+
+    answers = _mcp(served, "writer", calls)
+    assert all(failed for failed, _ in answers), answers
+    assert len({text for _, text in answers}) == 1  # alike: a right guess, a wrong one, a file or none
+    assert "reads a transcript only in the folders it was given" in answers[0][1]
+    assert _snapshot(served) == before
+    assert kg.json("history", fact["id"])["fact"]["status"] == "proposed"
+
+
 def test_confirm_and_reject_need_the_users_verified_words(served, tmp_path):
     kg = served["kg"]
     sales = ("--audience", "channel:sales")
     fact = kg.json("propose", "repo/web", "caveat", "--value", "mkconfirmme", "--source", "slack:c1", *sales)["id"]
     other = kg.json("propose", "repo/web", "caveat", "--value", "mkrejectme", "--source", "slack:c2", *sales)["id"]
     unheard = kg.json("propose", "repo/web", "caveat", "--value", "mkownersonly", "--source", "slack:c3")["id"]
-    transcript = _transcript(tmp_path, "yes that caveat about web is right, confirm it")
+    transcript = _transcript(served, "yes that caveat about web is right, confirm it")
     before = _snapshot(served)
 
     async def refused(client):

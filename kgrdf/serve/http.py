@@ -382,10 +382,11 @@ def _api_endpoint(service: Service, mcp):
     return endpoint
 
 
-def app(kb_path: Path, resident=None):
+def app(kb_path: Path, resident=None, transcripts: tuple[Path, ...] = ()):
     """The ASGI application serving the knowledge base at ``kb_path``; with ``resident``
     (kgrdf.resident.Resident), its index stays open between requests and its commits follow the
-    answers, and both are finished when the application shuts down."""
+    answers, and both are finished when the application shuts down. A caller's transcript is read
+    only in the folders ``transcripts`` (none: no transcript is read)."""
     import contextlib
 
     from starlette.applications import Starlette
@@ -394,7 +395,7 @@ def app(kb_path: Path, resident=None):
 
     from kgrdf.serve import tools
 
-    service = Service(kb_path, resident)
+    service = Service(kb_path, resident, transcripts)
     callers = Tokens(kb_path)
     mcp = tools.server(service, None)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)

@@ -77,11 +77,14 @@ def _paged(doc: dict, keys: str | tuple[str, ...], limit, cursor, question: str)
 class Service:
     """The knowledge base at ``path``, served: one method a question."""
 
-    def __init__(self, path: Path, resident=None):
+    def __init__(self, path: Path, resident=None, transcripts: tuple[Path, ...] | None = None):
         import threading
 
         self.path = Path(path)
         self.resident = resident  # the index held open between calls (kgrdf.resident), if any
+        # The folders whose files a caller may name as its transcript (kg serve --transcripts); None:
+        # any file, for the one local agent of kg mcp, which runs as the user does.
+        self.transcripts = None if transcripts is None else tuple(Path(t).resolve() for t in transcripts)
         # Writes of this process queue here, in order, rather than each polling the lock file.
         self._turn = resident.turn if resident is not None else threading.Lock()
 
@@ -350,7 +353,7 @@ class Service:
         the transcript (kg propose --from-user), else a proposal that says why."""
         from kgrdf import transcript as transcript_module
 
-        words = transcript_module.user_words(quote, transcript)
+        words = transcript_module.user_words(quote, self._transcript(transcript))
         fact = dict(object=object, value=value, sources=list(sources or []), reason=reason)
         return self._propose(caller, subject, predicate, fact, self._heard(caller), user_words=words)
 
@@ -358,9 +361,28 @@ class Service:
         """A session confirms or rejects only with the user's words, found in its transcript."""
         from kgrdf import transcript as transcript_module
 
-        _source, verdict = transcript_module.user_words(quote, transcript)
+        _source, verdict = transcript_module.user_words(quote, self._transcript(transcript))
         if not verdict.verified:
             raise Refused(f"not {verb}: {verdict.reason}", hint="quote the user's own words from the session")
+
+    def _transcript(self, named):
+        """The transcript a caller names, when this server may read it: in a folder kg serve was
+        given (--transcripts), the file itself, not a link out of it. Refused alike whether or not
+        the file exists, so that no caller learns what lies outside those folders, or opens a file
+        of the machine a quote would then read out one guess at a time."""
+        if self.transcripts is None or not isinstance(named, str) or not named:
+            return named
+        try:
+            real = Path(named).resolve()
+        except (OSError, RuntimeError, ValueError):
+            real = None
+        if real is None or not any(real.is_relative_to(folder) and real != folder for folder in self.transcripts):
+            where = ", ".join(str(folder) for folder in self.transcripts) or "none: kg serve was given no --transcripts"
+            raise Refused(
+                "this server reads a transcript only in the folders it was given (" + where + ")",
+                hint="name a session file in one of them; the owner starts kg serve --transcripts DIR",
+            )
+        return str(real)
 
     def confirm(self, caller: Caller, fact: str, quote: str, transcript: str) -> dict:
         if caller.write:
