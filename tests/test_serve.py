@@ -385,6 +385,32 @@ def _text(result) -> str:
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_an_argument_a_tool_does_not_take_or_of_another_kind_is_refused_in_one_line(served, transport):
+    calls_made = [
+        ("facts", {"subject": "repo/api", "predicat": "caveat"}, "unknown argument 'predicat'"),
+        ("facts", {"subject": "repo/api", "asof": "2000-01-01"}, "unknown argument 'asof'"),
+        (
+            "propose",
+            {**{"subject": "repo/web", "predicate": "caveat", "value": "mkextra"}, "audience": "public"},
+            "unknown argument 'audience'",
+        ),
+        ("lookup", {"entity": "repo/api", "limit": True}, "limit must be a whole number, not true or false"),
+        ("neighbors", {"entity": "repo/api", "hops": "2"}, "hops must be a whole number, not text"),
+        ("lookup", {"limit": 3}, "entity is needed"),
+    ]
+    before = _snapshot(served)
+
+    async def calls(client):
+        return [(await client.call_tool(name, args), says) for name, args, says in calls_made]
+
+    stdio = ["--audience", "channel:sales", "--write"] if transport == "stdio" else None
+    for result, says in _mcp(served, None if stdio else "writer", calls, stdio_args=stdio):
+        text = _text(result)
+        assert result.is_error and says in text and "\n" not in text and "pydantic" not in text, text
+    assert _snapshot(served) == before
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
 def test_every_read_tool_and_both_resources_answer_for_sales_without_what_it_may_not_hear(served, transport):
     async def calls(client):
         names = {tool.name for tool in (await client.list_tools()).tools}
@@ -495,6 +521,27 @@ def test_a_proposal_over_mcp_is_heard_in_the_tokens_audience_and_said_by_its_spe
     shown = served["kg"].json("facts", "repo/web")["facts"]
     mine = next(f for f in shown if f.get("value") == "mkwrittenvalue")
     assert mine["said_by"] == "actor/bot" and "channel:sales" in mine["audiences"]
+
+
+def test_a_token_may_not_say_the_user_said_it_without_their_verified_words(served):
+    kg = served["kg"]
+    known = kg.json("propose", "repo/web", "caveat", "--value", "mkauthority", "-s", "slack:a1", "--audience", "public")
+    before = _snapshot(served)
+    said = {"subject": "repo/web", "predicate": "caveat", "sources": ["user:made-up"], "authority": "user"}
+
+    async def calls(client):
+        out = []
+        for value in ("mkauthority", "mkauthoritynew"):  # heard again, and new
+            result = await client.call_tool("propose", {**said, "value": value})
+            out.append((result.is_error, _text(result)))
+        return out
+
+    for failed, text in _mcp(served, "writer", calls):
+        assert failed and "a token does not say the user said it" in text, text
+    status, doc = served["server"].post("propose", served["secrets"]["boss"], {**said, "value": "mkauthority"})
+    assert status == 409 and "propose_from_user" in doc["hint"], doc
+    assert _snapshot(served) == before
+    assert kg.json("history", known["id"])["fact"]["authority"] == "observed"
 
 
 def test_a_write_answers_a_token_with_what_its_audience_may_hear_of_the_fact(served):
@@ -649,6 +696,10 @@ def test_confirm_and_reject_need_the_users_verified_words(served, tmp_path):
 
     yes, no = _mcp(served, "writer", accepted)
     assert yes["status"] == "confirmed" and no["status"] == "rejected"
+    for decided, quote in ((fact, "that caveat about web is right"), (other, "about web is right")):
+        history = kg.json("history", decided)  # who decided, and the words it was told
+        assert history["fact"]["reviewed_by"] == "token:writer", history["fact"]
+        assert history["history"][-1].get("reason") == f"the user said: {quote}", history["history"][-1]
 
 
 def test_organizations_through_mcp_and_a_bad_write_writes_nothing(served):

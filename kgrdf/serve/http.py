@@ -284,10 +284,11 @@ def _arguments(params: dict, wanted: dict, method) -> dict:
 async def _body(request, method, schema: dict) -> dict:
     """A write's JSON body as the method's arguments: an object whose keys are the arguments the
     tool of the same name declares in ``schema`` (its input schema), none missing, each of the kind
-    declared there: the API takes what the MCP tool takes, no more."""
+    declared there: the API takes what the MCP tool takes, no more (kgrdf.serve.arguments)."""
     import inspect
 
     from kgrdf.errors import BadInput
+    from kgrdf.serve import arguments
 
     try:
         body = json.loads(await request.body() or b"{}")
@@ -295,49 +296,17 @@ async def _body(request, method, schema: dict) -> dict:
         raise BadInput("the body is not JSON") from None
     if not isinstance(body, dict):
         raise BadInput("the body must be a JSON object of the call's arguments")
-    takes = list(schema.get("properties", {})) or list(inspect.signature(method).parameters)[1:]
+    if schema.get("properties"):
+        arguments.check(body, schema)
+        return body
+    takes = list(inspect.signature(method).parameters)[1:]
     unknown = sorted(set(body) - set(takes))
     if unknown:
         raise BadInput(f"unknown argument {unknown[0]!r}; this route takes " + ", ".join(takes))
     needed = _missing(method, body)
     if needed:
         raise BadInput(f"{needed} is needed")
-    for name, value in body.items():
-        _check_kind(name, value, schema.get("properties", {}).get(name, {}))
     return body
-
-
-KINDS = {  # a JSON schema type, and how a message names it
-    "string": (str, "text"),
-    "integer": (int, "a whole number"),
-    "number": ((int, float), "a number"),
-    "boolean": (bool, "true or false"),
-    "array": (list, "a list"),
-    "object": (dict, "an object"),
-    "null": (type(None), "null"),
-}
-
-
-def _check_kind(name: str, value, schema: dict) -> None:
-    """Raise BadInput unless ``value`` is of a kind ``schema`` allows (a JSON type, a list of one, or
-    any of several): what the MCP tool refuses, the API refuses too, rather than a string read as a
-    list of letters or "no" as true."""
-    from kgrdf import inputs
-    from kgrdf.errors import BadInput
-
-    allowed = schema.get("anyOf", [schema])
-    for one in allowed:
-        kind = one.get("type")
-        if kind is None:
-            return  # no type declared: the call checks it
-        python, _words = KINDS[kind]
-        if isinstance(value, python) and not (isinstance(value, bool) and kind in ("integer", "number")):
-            if kind == "array" and "items" in one:
-                for item in value:
-                    _check_kind(f"each of {name}", item, one["items"])
-            return
-    words = " or ".join(KINDS[one["type"]][1] for one in allowed if one.get("type") != "null")
-    raise BadInput(f"{name} must be {words}, not {inputs.shown(value)}")
 
 
 def _missing(method, given: dict) -> str | None:

@@ -34,6 +34,11 @@ class Caller:
     write: bool = False
     speaker: str | None = None  # who the facts it proposes are said by (an actor or a person id)
 
+    @property
+    def reviewer(self) -> str:
+        """Who a decision it makes is recorded as made by (reviewed_by): the token, by its name."""
+        return f"token:{self.name}"
+
     @classmethod
     def of(cls, token) -> "Caller":
         return cls(token.name, token.perspective, token.audience, token.write, token.speaker)
@@ -283,7 +288,14 @@ class Service:
         confidence=None,
         span=None,
     ) -> dict:
-        """Propose a fact (kg propose), heard in the caller's audience and said by its speaker."""
+        """Propose a fact (kg propose), heard in the caller's audience and said by its speaker. The
+        authority "user" is the user's verified words alone (propose_from_user): a program that says
+        so is refused."""
+        if authority == "user":
+            raise Refused(
+                "a token does not say the user said it: the user's words are verified in the session's transcript",
+                hint="propose_from_user with the quote and the transcript; else stakeholder, observed or inferred",
+            )
         fact = dict(
             object=object,
             value=value,
@@ -387,12 +399,18 @@ class Service:
     def confirm(self, caller: Caller, fact: str, quote: str, transcript: str) -> dict:
         if caller.write:
             self._verified(quote, transcript, "confirmed")
-        return self._decide(caller, "confirm", fact, lambda writer: writer.confirm(fact))
+        why = _in_their_words(quote)
+        return self._decide(
+            caller, "confirm", fact, lambda writer: writer.confirm(fact, reviewed_by=caller.reviewer, reason=why)
+        )
 
     def reject(self, caller: Caller, fact: str, quote: str, transcript: str) -> dict:
         if caller.write:
             self._verified(quote, transcript, "rejected")
-        return self._decide(caller, "reject", fact, lambda writer: writer.reject(fact))
+        why = _in_their_words(quote)
+        return self._decide(
+            caller, "reject", fact, lambda writer: writer.reject(fact, reviewed_by=caller.reviewer, reason=why)
+        )
 
     def _decide(self, caller: Caller, command: str, fact: str, decision) -> dict:
         """A token decides only on a fact its audience may hear: another is no fact to it (NotFound,
@@ -467,3 +485,9 @@ class Service:
             raise BadInput('facts is a list of fact ids, e.g. ["f-3k9x2a"]')
         with self._writing(caller, "disclose") as writer:
             return disclosure.record(writer, message, told_to, facts, caller.name, reader=caller.audience)
+
+
+def _in_their_words(quote) -> str | None:
+    """The reason a token's decision keeps: the user's words it was verified with (kg history shows
+    who decided, the token by its name, and why)."""
+    return f"the user said: {quote.strip()}" if isinstance(quote, str) and quote.strip() else None

@@ -82,7 +82,26 @@ def server(service: Service, fixed: Caller | None):
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-    mcp = MCPServer("kgrdf", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    from kgrdf.serve import arguments
+
+    class Checked(MCPServer):
+        """Each call's arguments checked against its tool's schema first (kgrdf.serve.arguments):
+        an argument a tool does not take, or of another kind, is refused in one line, as the API
+        and the CLI refuse it, not left out or coerced."""
+
+        schemas: dict[str, dict] = {}
+
+        async def call_tool(self, name, arguments_given, context=None):
+            if not self.schemas:
+                self.schemas.update({tool.name: tool.input_schema for tool in await self.list_tools()})
+            if name in self.schemas:
+                try:
+                    arguments.check(arguments_given, self.schemas[name])
+                except KgError as exc:
+                    raise ToolError(f"Error executing tool {name}: {exc.message}") from None
+            return await super().call_tool(name, arguments_given, context)
+
+    mcp = Checked("kgrdf", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     async def run(ctx, call, *args, **kwargs):
         # rendered in the worker thread that made the document, not on the event loop after it
