@@ -7,7 +7,9 @@ Oxigraph's own lock lets only one process open the store for writing, so ours is
 import fcntl
 import os
 import signal
+import threading
 import time
+from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,6 +45,10 @@ def held(path: Path, exclusive: bool):
     waits for the readers before it; a reader passes the turnstile on its way in. So readers arriving
     after a waiting writer queue behind it, and a stream of overlapping reads never keeps the lock
     shared for ever: a write waits for the reads already running, each bounded by its time limit.
+    A record lock is the process's, shared by its threads, so within one process (kg serve's
+    requests) the threads pass an in-process turnstile first, one at a time and in the order they
+    came (:class:`_Turnstile`); a thread that holds the lock already takes it shared again without
+    queueing, as it would otherwise wait for a writer that waits for it.
     """
     from kgrdf import files
 
@@ -56,21 +62,94 @@ def held(path: Path, exclusive: bool):
         ) from None
     umask = files.private()
     umask.__enter__()
+    counted = None
     try:
         deadline = time.monotonic() + timeout
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-        _take(lambda flags: fcntl.lockf(fd, mode | flags, 1, 1), deadline, path)
-        try:
+        info = os.fstat(fd)
+        key = (info.st_dev, info.st_ino)
+        mine = _mine()
+        if not exclusive and mine.get(key):
             _take(lambda flags: fcntl.flock(fd, mode | flags), deadline, path)
-        finally:
-            fcntl.lockf(fd, fcntl.LOCK_UN, 1, 1)
+        else:
+            with _turnstile(key).passing(deadline, path):
+                _take(lambda flags: fcntl.lockf(fd, mode | flags, 1, 1), deadline, path)
+                try:
+                    _take(lambda flags: _through_turnstile(fd, mode, flags), deadline, path)
+                finally:
+                    fcntl.lockf(fd, fcntl.LOCK_UN, 1, 1)
+        mine[key] = mine.get(key, 0) + 1
+        counted = key
         if exclusive:
             files.tighten(path.parent)  # every write, a forget included, starts here
         with _CLAIMS.get(path.parent, claim_index)(path.parent, deadline):
             yield
     finally:
+        if counted is not None:
+            mine[counted] -= 1
         umask.__exit__(None, None, None)
         os.close(fd)
+
+
+class _Turnstile:
+    """This process's threads on their way through one lock file's turnstile: one at a time, first
+    come first served. The record lock on byte 1 cannot order them: it is the process's, so a
+    reader thread passes it while a writer thread of the same process holds it (and unlocks it for
+    the whole process on its way out)."""
+
+    def __init__(self):
+        self._cv = threading.Condition(threading.Lock())
+        self._queue: deque = deque()  # the thread passing first, then those waiting in order
+
+    @contextmanager
+    def passing(self, deadline: float, path: Path):
+        """Pass, waiting for the threads that came before until ``deadline``. Raises Damaged then."""
+        me = object()
+        with self._cv:
+            self._queue.append(me)
+            try:
+                while self._queue[0] is not me:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise _locked(path)
+                    self._cv.wait(left)
+            except BaseException:
+                self._queue.remove(me)
+                self._cv.notify_all()
+                raise
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._queue.popleft()
+                self._cv.notify_all()
+
+
+_TURNSTILES: dict = {}  # (device, inode) of a lock file -> its _Turnstile
+_TURNSTILES_MADE = threading.Lock()
+_HOLDING = threading.local()  # .files: (device, inode) -> how many times this thread holds it
+
+
+def _turnstile(key: tuple) -> _Turnstile:
+    with _TURNSTILES_MADE:
+        return _TURNSTILES.setdefault(key, _Turnstile())
+
+
+def _mine() -> dict:
+    if not hasattr(_HOLDING, "files"):
+        _HOLDING.files = {}
+    return _HOLDING.files
+
+
+def _through_turnstile(fd: int, mode: int, flags: int) -> None:
+    """The lock itself (the flock) for one holding the turnstile, which takes byte 1 again first in
+    case it slipped away meanwhile: closing any descriptor of the file lets go of the process's
+    record locks on it, as a thread of this process does when its read ends."""
+    try:
+        fcntl.lockf(fd, mode | fcntl.LOCK_NB, 1, 1)
+    except OSError:
+        pass  # another process is passing the turnstile this moment: taken again at the next try
+    fcntl.flock(fd, mode | flags)
 
 
 # --- the index, which a long-lived process may hold open ------------------------------------------
@@ -143,8 +222,6 @@ def _take(lock, deadline: float, path: Path) -> None:
     that the holder cannot take the lock back before the waiters get a turn; polling would starve
     them. An alarm ends the wait at ``deadline``."""
     import errno
-    import signal
-    import threading
 
     try:
         return lock(fcntl.LOCK_NB)
