@@ -14,7 +14,8 @@ and are not the user's words; neither are assistant, system or tool turns, recor
 or a compaction's summary (written by a model, in a user record, to carry a session on). Within a
 user's text, the blocks a harness wraps in its own tags are not the user's words either: a command's
 output replayed (``<local-command-stdout>``, ``<bash-stdout>``, ...), a reminder or a hook's output,
-the instructions or environment an agent is started with. A block left open runs to the text's end.
+the instructions or environment an agent is started with. A block runs to the last closing tag of
+its name, and one left open to the text's end: output may hold a closing tag of its own.
 Matching ignores case and runs of spaces. Pure apart from reading the file.
 """
 
@@ -42,9 +43,7 @@ _HARNESS_TAGS = (
     "environment_context",
     "user_instructions",
 )
-_HARNESS_BLOCK = re.compile(
-    r"<(" + "|".join(map(re.escape, _HARNESS_TAGS)) + r")(?:\s[^>]*)?>.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE
-)
+_HARNESS_OPEN = re.compile(r"<(" + "|".join(map(re.escape, _HARNESS_TAGS)) + r")(?:\s[^>]*)?>", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -89,11 +88,15 @@ def prompts(record: dict) -> list[str]:
 
 def _outside_harness_blocks(text: str) -> list[str]:
     """The pieces of a user's text between the blocks a harness wrapped in its tags: each a prompt
-    of its own, so that no quote joins words from both sides of one."""
+    of its own, so that no quote joins words from both sides of one. A block runs to the last
+    closing tag of its name (to the text's end without one): what it wraps is a command's output,
+    which anyone may have written, a closing tag and words after it included."""
     pieces, start = [], 0
-    for block in _HARNESS_BLOCK.finditer(text):
+    while (block := _HARNESS_OPEN.search(text, start)) is not None:
         pieces.append(text[start : block.start()])
-        start = block.end()
+        closing = re.compile(rf"</{re.escape(block.group(1))}\s*>", re.IGNORECASE)
+        ends = [match.end() for match in closing.finditer(text, block.end())]
+        start = ends[-1] if ends else len(text)
     pieces.append(text[start:])
     return pieces
 

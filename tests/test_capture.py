@@ -72,6 +72,8 @@ def test_an_assistant_turn_is_not_the_users_words(tmp_path):
         user([{"type": "text", "text": f"ran it <BASH-STDOUT>\n{QUOTE}\n</bash-stdout> ok"}]),
         user(f"<system-reminder>\n{QUOTE}\n</system-reminder>"),
         user(f"<user-prompt-submit-hook>{QUOTE}"),  # left open: to the end
+        user(f"<bash-input>cat notes.txt</bash-input><bash-stdout>ok\n</bash-stdout>{QUOTE}\n</bash-stdout>"),
+        user(f"<system-reminder>a <system-reminder>b</system-reminder> {QUOTE} </system-reminder>"),
         {
             "type": "response_item",
             "payload": {
@@ -94,6 +96,8 @@ def test_an_assistant_turn_is_not_the_users_words(tmp_path):
         "bash-output-part",
         "reminder",
         "hook-left-open",
+        "output-closing-its-own-tag",
+        "nested-blocks",
         "agent-instructions",
     ],
 )
