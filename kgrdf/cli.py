@@ -1358,10 +1358,10 @@ def mentions(
     """The known names and aliases a message mentions (whole words, any case; the longest name wins
     where names overlap): the cheap, deterministic step before any extraction. Weak aliases are not
     mentions."""
-    if text == "-":
-        from kgrdf import inputs
+    from kgrdf import inputs
 
-        text = inputs.standard_input("the message")
+    # (as kg serve's mentions takes it: bounded, and in NFC, in which names are kept and offsets counted)
+    text = inputs.standard_input("the message") if text == "-" else inputs.text(text, "the message")
     with _kb(kb, perspective).reading() as session:
         found = session.mentions(text)
     render.mentions(json, text, found)
@@ -1893,10 +1893,10 @@ def context(
 
     if (target is None) == (message is None):
         raise BadInput("give one of --for ENTITY|TOPIC and --message TEXT")
-    if message == "-":
+    if message is not None:
         from kgrdf import inputs
 
-        message = inputs.standard_input("the message")
+        message = inputs.standard_input("the message") if message == "-" else inputs.text(message, "the message")
     budget = budget if budget is not None else settings.get("KGRDF_CONTEXT_BUDGET")
     if record is not None:
         from kgrdf import disclosure

@@ -143,7 +143,8 @@ def nfc(text: str) -> str:
 
 
 def clean_label(text: str) -> str:
-    return _SPACES.sub(" ", text).strip()
+    """A label as it is kept: NFC, runs of spaces folded."""
+    return _SPACES.sub(" ", nfc(text)).strip()
 
 
 @dataclass(frozen=True)

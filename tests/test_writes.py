@@ -140,9 +140,13 @@ def test_a_value_or_name_in_another_unicode_form_is_the_same(seeded, form):
     )
     assert again["id"] == fact["id"] and again["status"] == "rejected"
     seeded("add-entity", "person/zoe", "--name", typed("Zoë Éclair"), "--alias", typed("Zoë"))
+    entity = seeded.json("lookup", "person/zoe")["entity"]
+    assert (entity["name"], entity["aliases"]) == ("Zoë Éclair", ["Zoë"])  # kept in NFC, however typed
     for name in ("Zoë Éclair", "zoë"):
         for spelled in (unicodedata.normalize("NFC", name), unicodedata.normalize("NFD", name)):
             assert seeded.json("identify", spelled)["matches"][0]["id"] == "person/zoe", spelled
+            assert "person/zoe" in [e["id"] for e in seeded.json("search", spelled)["results"]], spelled
+            assert seeded.json("mentions", f"ask {spelled} first")["mentions"][0]["entities"][0]["id"] == "person/zoe"
     refused = seeded(
         "add-entity", "person/zed", "--name", "Zed", "--alias", unicodedata.normalize(other, "Zoë"), expect=1
     )
