@@ -68,6 +68,8 @@ FILE_TAKERS = {
     ("kg export", "--output"): ["export", "--output", "{}"],
 }
 WRITTEN = {("kg export", "--output")}
+# Each place a command takes a folder it reads (kg serve --transcripts): the arguments, {} its path.
+FOLDER_TAKERS = {("kg serve", "--transcripts"): ["serve", "--port", "9", "--transcripts", "{}"]}
 CASES = [
     (key, what)
     for key in sorted(FILE_TAKERS)
@@ -86,7 +88,19 @@ def test_every_parameter_that_takes_a_file_is_in_the_table():
     }
     found = {f for f in found if f[1] != "--kb"}
     found.add(("kg sparql", "query"))  # QUERY_OR_FILE: a query's text, or the path of a .rq file
-    assert found == {key[:2] for key in FILE_TAKERS}
+    assert found == {key[:2] for key in FILE_TAKERS} | set(FOLDER_TAKERS)
+
+
+@pytest.mark.parametrize("key", sorted(FOLDER_TAKERS), ids=lambda key: " ".join(key).removeprefix("kg "))
+@pytest.mark.parametrize("what", ["missing", "a file"])
+def test_a_folder_that_is_none_is_exit_2_and_one_line_naming_it(base, tmp_path, key, what):
+    path = tmp_path / "missing"
+    if what == "a file":
+        path.write_text("{}")
+    before = base.snapshot()
+    result = base(*_argv([*FOLDER_TAKERS[key], "--kb", "{kb}"], path, base.path), expect=2)
+    assert str(path) in one_line(result) and "is not a folder" in one_line(result)
+    assert base.snapshot() == before
 
 
 def _argv(words, path, kb):
