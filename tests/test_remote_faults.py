@@ -371,7 +371,7 @@ def test_a_token_writing_through_kg_serve_while_the_index_server_is_down_is_answ
     kg("add-entity", "repo/api", "--name", "api")
     elsewhere = kg.json("propose", "api", "status", "--value", "heard elsewhere", "--source", "pr:1")
     secret = kg.json("tokens", "add", "bot", "--perspective", "main", "--audience", "channel:ops", "--write")["secret"]
-    served = Server(kg.path)
+    served = Server(kg.path, "--transcripts", str(tmp_path))  # the folder of the session below
     try:
         server.kill()
         before = _journal_bytes(kg.path)
