@@ -19,6 +19,9 @@ For each size it generates a knowledge base (bench/generate.py), makes a token t
   on the same index (native: what the engine alone takes); and the single-entity query for a token
   of channel:sales, whose dataset the server makes whole at its first query and then follows write
   by write (its first query, the next ones, and the first after each of ten writes);
+- the same dataset kept by the CLI (`kg sparql --audience channel:sales`, in a fresh process, after
+  the server stops): made whole, kept, and followed after an import of IMPORTED facts (a third of
+  them heard in channel:sales), which is to cost the import, not the knowledge base;
 - `lookup` and `context` as pyoxigraph alone runs their named queries in this process (native, the
   floor of bench/run.py), and `kg lookup` and `kg sparql` in a fresh process (the cold CLI);
 - four clients making --writes proposals each at once through `POST /api/propose`: the throughput,
@@ -265,6 +268,31 @@ def cold_times(path: Path) -> dict:
     }
 
 
+IMPORTED = 600  # facts of the import a kept dataset follows (kept_times)
+
+
+def kept_times(path: Path, work: Path) -> dict:
+    """``kg sparql --audience channel:sales`` in a fresh process: its dataset made whole (none kept),
+    kept (the next query), and followed after an import of IMPORTED facts on the entity."""
+    shutil.rmtree(path / "cache" / "heard", ignore_errors=True)
+    ask = ["sparql", QUERIES["one entity"], "--audience", "channel:sales", "--timeout", "600", "--kb", str(path)]
+    whole = measure.run(ask)[0]
+    kept = quantiles([measure.run(ask)[0] for _ in range(3)])
+    seed = work / "kept-import.jsonl"
+    with open(seed, "w", encoding="utf-8") as out:
+        for n in range(IMPORTED):
+            audience = ("channel:sales", "public", "channel:eng")[n % 3]
+            record = {"type": "fact", "subject": ENTITY, "predicate": "caveat", "value": f"bench kept {n}"}
+            out.write(json.dumps({**record, "sources": [f"slack:k{n}"], "audience": audience}) + "\n")
+    measure.run(["import", str(seed), "--apply", "--kb", str(path)])
+    followed = measure.run(ask)[0]
+    return {
+        "kg sparql sales, made whole": (whole, whole),
+        "kg sparql sales, kept": kept,
+        f"kg sparql sales, after {IMPORTED} imported": (followed, followed),
+    }
+
+
 def write_load(server: Server, secret: str, writes: int) -> dict:
     """CLIENTS clients making ``writes`` proposals each at once."""
     times, failures = [], []
@@ -340,6 +368,7 @@ def measure_size(size: int, work: Path, calls: int, writes: int, made: Path | No
     finally:
         server.stop()
     row["load"]["all landed"] = landed(path, writes)
+    row.update(kept_times(path, work))
     shutil.rmtree(path, ignore_errors=True)
     return row
 
@@ -351,6 +380,7 @@ def print_table(rows: list[dict]) -> None:
     names += ["http floor", "mcp floor", "cold kg lookup", "cold kg sparql"]
     names += [f"{door} {q}" for q in QUERIES for door in ("/sparql", "native")]
     names += [f"/sparql one entity, sales{when}" for when in (", first", "", ", after a write")]
+    names += ["kg sparql sales, made whole", "kg sparql sales, kept", f"kg sparql sales, after {IMPORTED} imported"]
     for row in rows:
         print(f"-- {row['size']} facts")
         for name in names:
@@ -363,6 +393,8 @@ def print_table(rows: list[dict]) -> None:
                 extra = f"   MCP:native {p50 / row['native ' + name.split()[0]][0]:.1f}"
             elif name.startswith("/api"):
                 extra = f"   /api:native {p50 / row['native ' + name.split()[1]][0]:.1f}"
+            if name.startswith("kg sparql sales, after"):
+                extra = f"   after:made whole {p50 / row['kg sparql sales, made whole'][0]:.2f}"
             print(f"   {name:<22} {p50 * 1000:9.1f} {p95 * 1000:9.1f}{extra}")
     print(f"\n== {CLIENTS} clients writing at once (POST /api/propose)")
     for row in rows:

@@ -4,9 +4,7 @@ from pyoxigraph import NamedNode
 
 from kgrdf import clock, model, vocab
 from kgrdf.errors import BadInput
-from kgrdf.session.reading import MAX_HOPS, Reading, no_fact, now_literal
-
-HEARD_AT_ONCE = 500  # facts a query of facts_heard reads: a query's text stays under 50 KB
+from kgrdf.session.reading import HEARD_AT_ONCE, MAX_HOPS, Reading, no_fact, now_literal
 
 
 class FactReads(Reading):

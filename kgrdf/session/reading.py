@@ -22,6 +22,7 @@ def now_literal(moment=None) -> Literal:
 
 
 UNKNOWN_AUDIENCE = "?"  # an audience that did not parse: it may hear nothing
+HEARD_AT_ONCE = 500  # facts whose hearings one query reads (may_hear_many): its text stays under 50 KB
 
 
 class Reading:
@@ -99,14 +100,16 @@ class Reading:
     def _rows_for_hearer(self, name: str, query, bindings: dict) -> list[dict]:
         fact = bindings.get("fact")
         if "fact" in query.params and isinstance(fact, (list, tuple)):
-            heard = [one for one in fact if self.may_hear(one.value)]
+            hearable = self.may_hear_many(one.value for one in fact)
+            heard = [one for one in fact if one.value in hearable]
             return self.backend.select(query, {**bindings, "fact": heard}) if heard else []
         if "fact" in query.params:
             return self.backend.select(query, bindings) if fact is not None and self.may_hear(fact.value) else []
         rows = self.backend.select(query, bindings)
         if rows and "fact" not in rows[0]:
             raise Refused(f"{name}.rq cannot be asked for an audience: its rows do not name their facts")
-        return [row for row in rows if row["fact"] is None or self.may_hear(row["fact"].value)]
+        hearable = self.may_hear_many(row["fact"].value for row in rows if row["fact"] is not None)
+        return [row for row in rows if row["fact"] is None or row["fact"].value in hearable]
 
     # --- the audience a read is for ------------------------------------------------------------------
 
@@ -151,6 +154,26 @@ class Reading:
             heard_in = [row["audience"].value if row.get("audience") is not None else None for row in rows]
             self._hearable[fact] = audience.may_hear_any(heard_in, self._hearer)
         return self._hearable[fact]
+
+    def may_hear_many(self, facts) -> set[str]:
+        """Of the facts ``facts`` (IRIs), those the read's audience may hear, as may_hear decides:
+        the hearings of those not yet asked read HEARD_AT_ONCE facts a query, not one a fact."""
+        from kgrdf import audience
+
+        facts = list(facts)
+        if self._hearer is None:
+            return set(facts)
+        asked = [fact for fact in dict.fromkeys(facts) if fact not in self._hearable]
+        for start in range(0, len(asked), HEARD_AT_ONCE):
+            heard_in: dict[str, list] = {fact: [] for fact in asked[start : start + HEARD_AT_ONCE]}
+            if self._hearer != UNKNOWN_AUDIENCE:
+                given = {"fact": [NamedNode(fact) for fact in heard_in]}
+                for row in self.backend.select(queries.load("fact-audience"), given):
+                    said = row.get("audience")
+                    heard_in[row["fact"].value].append(said.value if said is not None else None)
+            for fact, said in heard_in.items():
+                self._hearable[fact] = audience.may_hear_any(said, self._hearer)
+        return {fact for fact in facts if self._hearable[fact]}
 
     def may_hear_in(self, heard_in: str | None) -> bool:
         """Whether the read's audience may hear what was heard in ``heard_in`` (an audience)."""
