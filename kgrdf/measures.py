@@ -1,5 +1,5 @@
-"""Each fact's times, status, successor, sensitivity, last observation and triple, and each of its
-hearings' audience, kept beside the index: a derived cache of briefing-facts.rq and
+"""Each fact's times, status, successor, sensitivity, last observation and confirmation and triple,
+and each of its hearings' audience, kept beside the index: a derived cache of briefing-facts.rq and
 briefing-hearings.rq, from which the Briefing and the Constellation (kgrdf.briefing) are summed up,
 for the owner or for an audience (the facts it may hear, kgrdf.audience deciding on the hearings'
 audiences as it does for every read), and kg lint's contradictions found, leaving out the facts
@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from kgrdf import files, nquads, queries, vocab
 
-FORMAT = "4"  # the tables below: a cache of another format is made again
+FORMAT = "5"  # the tables below: a cache of another format is made again
 NAME = "measures.sqlite"
 _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Measures._hear)
     "facts_recorded": "(perspective, is_fact, recorded)",
@@ -42,7 +42,7 @@ _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Me
 _SCHEMA = """
 CREATE TABLE facts (fact TEXT PRIMARY KEY, perspective TEXT, is_fact INTEGER, status TEXT, recorded REAL,
     retired REAL, valid_from REAL, valid_to REAL, successor TEXT, subject TEXT, predicate TEXT, object TEXT,
-    datatype TEXT, closed REAL, sensitivity TEXT, observed REAL, heard_in TEXT);
+    datatype TEXT, closed REAL, sensitivity TEXT, observed REAL, heard_in TEXT, confirmed REAL);
 CREATE TABLE heard (fact TEXT, hearing TEXT, audience TEXT, PRIMARY KEY (fact, hearing));
 CREATE INDEX heard_audience ON heard (audience);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
@@ -58,8 +58,9 @@ _COLUMNS = {  # a record about a fact -> the column that keeps its object
     vocab.kg("supersededBy").value: "successor",
     vocab.kg("sensitivity").value: "sensitivity",
     vocab.kg("observedAt").value: "observed",
+    vocab.kg("lastConfirmedAt").value: "confirmed",
 }
-_TIMES = {"recorded", "retired", "valid_from", "valid_to", "observed"}
+_TIMES = {"recorded", "retired", "valid_from", "valid_to", "observed", "confirmed"}
 _REPEATED = {"perspective", "status", "sensitivity", "recorded", "observed"}  # the same in most rows of a write
 _TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _FACT_CLASS = vocab.kg("Fact").value
@@ -73,7 +74,7 @@ _MINE = "is_fact = 1 AND perspective = :perspective"  # what {mine} stands for i
 _MINE_BY_PREDICATE = "is_fact = 1 AND +perspective = :perspective"
 _KEPT = (
     "fact, perspective, is_fact, status, recorded, retired, valid_from, valid_to, successor, subject, predicate, "
-    "object, datatype, closed, sensitivity, observed, heard_in"
+    "object, datatype, closed, sensitivity, observed, confirmed, heard_in"
 )
 _CURRENT = "retired IS NULL AND (valid_from IS NULL OR valid_from <= :now) AND (valid_to IS NULL OR valid_to > :now)"
 PERSONAL = vocab.kg("Personal").value
@@ -179,6 +180,7 @@ def _rows(backend) -> list[tuple]:
                 closings.get(row["fact"].value),
                 sensitivity.value if sensitivity is not None else None,
                 _epoch(row.get("observedAt")),
+                _epoch(row.get("lastConfirmedAt")),
             )
         )
     return out
@@ -208,7 +210,7 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
         for fact, hearing, audience in hearings:
             heard.setdefault(fact, []).append((hearing, audience))
         rows = [(*row, _heard_key(row[0], heard.get(row[0], []))) for row in _rows(backend)]
-        db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 17)})", rows)
+        db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 18)})", rows)
         db.executemany("INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", hearings)
         db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("at", _stamp(backend))])
         db.execute("COMMIT")
@@ -431,14 +433,17 @@ class Measures:
             **self._linked(predicates, valid_at, known_at),
         )
 
-    # A fact past retention, as lint-retention.rq reads it: of sensitivity personal, and not
-    # observed again since :retained (never observed: not since). IS, not =: a fact that says no
-    # sensitivity is not past retention, and NOT of it holds.
-    _PAST_RETENTION = "sensitivity IS :personal AND (observed IS NULL OR observed < :retained)"
+    # A fact past retention, as lint-retention.rq reads it: of sensitivity personal, and neither
+    # observed nor confirmed again since :retained (never: not since). IS, not =: a fact that says
+    # no sensitivity is not past retention, and NOT of it holds.
+    _PAST_RETENTION = (
+        "sensitivity IS :personal AND (observed IS NULL OR observed < :retained) "
+        "AND (confirmed IS NULL OR confirmed < :retained)"
+    )
 
     def past_retention(self, retained) -> list[str]:
-        """The facts (IRIs) past retention at ``retained`` (the cut-off: a person fact not observed
-        again since), whatever their status, in order: kg lint's retention findings' facts."""
+        """The facts (IRIs) past retention at ``retained`` (the cut-off: a person fact neither observed
+        nor confirmed since), whatever their status, in order: kg lint's retention findings' facts."""
         return [
             fact
             for (fact,) in self._select(
@@ -738,7 +743,7 @@ def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines, 
         db.executemany("UPDATE facts SET heard_in = ? WHERE fact = ?", [(key, fact) for fact, key in heard_in.items()])
         db.executemany(
             "DELETE FROM facts WHERE fact = ? AND COALESCE(perspective, is_fact, status, recorded, retired, "
-            "valid_from, valid_to, successor, subject, closed, sensitivity, observed) IS NULL",
+            "valid_from, valid_to, successor, subject, closed, sensitivity, observed, confirmed) IS NULL",
             [(fact,) for fact in changed],
         )
         db.execute("UPDATE meta SET value = ? WHERE name = 'at'", (f"{after.seq}:{after.digest}",))

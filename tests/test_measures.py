@@ -166,6 +166,30 @@ def test_the_briefing_leaves_out_facts_past_retention_from_contradictions_as_kg_
     assert _kept(kg.path)[1] == _made(kg.path)
 
 
+def test_a_confirmation_renews_a_fact_for_the_briefings_contradictions_as_it_does_for_kg_lint(kg, monkeypatch):
+    """A person fact confirmed again within retention, though last observed before it, is not past
+    retention (lint-retention.rq), so kg lint lists its contradiction. The measures kept the last
+    observation alone, and the Briefing left the fact out as past retention, and the contradiction
+    with it."""
+
+    def linted(kind: str) -> list[list[str]]:
+        result = runner.invoke(app, ["lint", "--json", "--kb", str(kg.path)])
+        assert result.exit_code in (0, 1), result.stderr  # 1: there are findings
+        return [f["facts"] for f in json.loads(result.stdout)["findings"] if f["kind"] == kind]
+
+    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:00:00Z")
+    kg("add-entity", "person/dana", "--name", "Dana Okafor")
+    lisbon = kg.json("propose", "person/dana", "timezone", "--value", "Europe/Lisbon", "-s", "profile:dir/a")["id"]
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-03T09:00:00Z")  # 367 days on: past retention
+    assert [f[0] for f in linted("retention")] == [lisbon]
+    kg("confirm", lisbon)  # confirmed again, not observed again: renewed
+    assert linted("retention") == []
+    paris = kg.json("propose", "person/dana", "timezone", "--value", "Europe/Paris", "-s", "profile:dir/b")["id"]
+    assert linted("contradiction") == [[paris, lisbon]]
+    assert _briefed(kg.path) == {"count": 1, "facts": [[paris, lisbon]], "past": []}
+    assert _kept(kg.path)[1] == _made(kg.path)
+
+
 def _id(iri: str) -> str:
     from kgrdf import vocab
 
