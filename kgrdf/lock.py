@@ -53,6 +53,7 @@ def held(path: Path, exclusive: bool):
     from kgrdf import files
 
     timeout = wait_seconds()
+    queued, _HOLDING.queued = getattr(_HOLDING, "queued", None), None  # (Turn: the wait began there)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError as exc:
@@ -64,7 +65,7 @@ def held(path: Path, exclusive: bool):
     umask.__enter__()
     counted = None
     try:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout if queued is None else queued
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         info = os.fstat(fd)
         key = (info.st_dev, info.st_ino)
@@ -125,9 +126,31 @@ class _Turnstile:
                 self._cv.notify_all()
 
 
+class Turn:
+    """A process's own queue of writers for the lock file ``path`` (kg serve's writes and commits):
+    one at a time, first come first served. A writer's KGRDF_LOCK_TIMEOUT counts from when it joins
+    the queue, and the lock it takes next (:func:`held`) waits only what is left of it: a write
+    queued behind others is refused as locked once that time is up, not after each writer before it
+    has waited its own."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._turnstile = _Turnstile()
+
+    @contextmanager
+    def taken(self):
+        deadline = time.monotonic() + wait_seconds()
+        with self._turnstile.passing(deadline, self.path):
+            _HOLDING.queued = deadline
+            try:
+                yield
+            finally:
+                _HOLDING.queued = None
+
+
 _TURNSTILES: dict = {}  # (device, inode) of a lock file -> its _Turnstile
 _TURNSTILES_MADE = threading.Lock()
-_HOLDING = threading.local()  # .files: (device, inode) -> how many times this thread holds it
+_HOLDING = threading.local()  # .files: (device, inode) -> how many times this thread holds it; .queued: Turn's deadline
 
 
 def _turnstile(key: tuple) -> _Turnstile:

@@ -50,7 +50,7 @@ class Resident:
         self._memo: dict = {}  # what remember() computed, by key
         self._kept: dict = {}  # what keep() holds, by key, the most recently asked last
         self._owed: list[str] = []  # the commit messages of the writes not yet committed
-        self.turn = threading.Lock()  # this process's writes and commits, one at a time, in order
+        self.turn = lock.Turn(self.path / "lock")  # this process's writes and commits, one at a time, in order
         self._stopping = False
         self._committer = threading.Thread(target=self._commit_loop, daemon=True, name="kgrdf-commits")
         self._committer.start()
@@ -210,7 +210,7 @@ class Resident:
         """Commit the writes owed, in one commit, under the knowledge base's lock."""
         from kgrdf import vcs
 
-        with self.turn, lock.held(self.path / "lock", exclusive=True):
+        with self.turn.taken(), lock.held(self.path / "lock", exclusive=True):
             with self._cv:
                 owed, self._owed = self._owed, []
             if not owed:

@@ -122,6 +122,49 @@ def test_a_thread_waiting_its_turn_gives_up_at_its_timeout_and_the_writer_before
     assert done[1:] == [("write", "held")]
 
 
+def test_a_write_queued_behind_another_in_kg_serve_is_refused_once_its_own_timeout_is_up(kg, monkeypatch):
+    """kg serve queues its own writes: a write behind another, both waiting for the lock a command
+    holds, was refused only once the one before it had waited its whole KGRDF_LOCK_TIMEOUT and it
+    then its own (twice the timeout). Its timeout counts from when it joined the queue."""
+    import subprocess
+    import sys
+
+    from kgrdf.serve.service import Caller, Service
+
+    kg("add-entity", "repo/api", "--name", "Api")
+    monkeypatch.setenv("KGRDF_LOCK_TIMEOUT", "3")
+    hold = "import sys, time\nfrom pathlib import Path\nfrom kgrdf import lock\n"
+    hold += "with lock.held(Path(sys.argv[1]), exclusive=True):\n    print('held', flush=True)\n    time.sleep(9)\n"
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(kg.path / "lock")], stdout=subprocess.PIPE, text=True)
+    service, caller = Service(kg.path), Caller("writer", "main", "owner", write=True)
+    done = {}
+
+    def write(n: int) -> None:
+        asked = time.monotonic()
+        try:
+            service.propose(caller, "repo/api", "caveat", value=f"queued {n}", sources=["slack:q"])
+            done[n] = ("written", time.monotonic() - asked)
+        except Damaged as exc:
+            done[n] = (exc.message, time.monotonic() - asked)
+
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        writers = [threading.Thread(target=write, args=(n,)) for n in (1, 2)]
+        for writer in writers:
+            writer.start()
+            time.sleep(0.3)
+        for writer in writers:
+            writer.join()
+    finally:
+        holder.kill()
+        holder.wait()
+    for n in (1, 2):
+        message, waited = done[n]
+        assert message.startswith("the knowledge base is locked by another kg command"), message
+        assert 2.5 < waited < 3 + 1.2, f"write {n} was refused after {waited:.1f} s"
+    assert "queued" not in " ".join(str(f.get("value")) for f in kg.json("facts", "repo/api")["facts"])
+
+
 @pytest.mark.slow
 def test_overlapping_sparql_reads_through_kg_serve_never_keep_its_write_out(demo, monkeypatch):
     """The reviewer's case, shortened: queries that run to their 2 s limit start every second, and a

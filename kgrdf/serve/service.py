@@ -83,7 +83,7 @@ class Service:
     """The knowledge base at ``path``, served: one method a question."""
 
     def __init__(self, path: Path, resident=None, transcripts: tuple[Path, ...] | None = None):
-        import threading
+        from kgrdf import lock
 
         self.path = Path(path)
         self.resident = resident  # the index held open between calls (kgrdf.resident), if any
@@ -91,7 +91,7 @@ class Service:
         # any file, for the one local agent of kg mcp, which runs as the user does.
         self.transcripts = None if transcripts is None else tuple(Path(t).resolve() for t in transcripts)
         # Writes of this process queue here, in order, rather than each polling the lock file.
-        self._turn = resident.turn if resident is not None else threading.Lock()
+        self._turn = resident.turn if resident is not None else lock.Turn(self.path / "lock")
 
     def _kb(self, caller: Caller):
         from kgrdf.kb import KnowledgeBase
@@ -212,7 +212,7 @@ class Service:
             raise Refused(
                 f"the token {caller.name} reads only", hint="kg tokens add NAME ... --write makes one that writes"
             )
-        with self._turn, self._kb(caller).writing(command) as writer:
+        with self._turn.taken(), self._kb(caller).writing(command) as writer:
             yield writer
 
     def _write(self, caller: Caller, command: str, change) -> dict:
