@@ -86,6 +86,7 @@ class _Commands(TyperGroup):
 
 
 _ANSWER = "kgrdf.answer"  # (in ctx.meta, which every context of one kg command shares)
+FORGET_SHOWN = 20  # facts a dry run of kg forget lists (--json lists them all)
 
 
 class _Answer(io.FileIO):
@@ -1286,7 +1287,13 @@ def forget(
     person: Annotated[
         str, typer.Argument(metavar="PERSON", help="The person or actor: person/ID (or a name or alias).")
     ],
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would be deleted; change nothing.")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="List what would be deleted, each fact about them or only naming them; change nothing.",
+        ),
+    ] = False,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
@@ -1316,6 +1323,12 @@ def forget(
             f"would forget {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept} and "
             f"{ids} identifier{'s' if ids != 1 else ''}{revoked}"
         )
+        text += "".join(
+            f"\n  {one['id']}  {'about them' if one['why'] == 'about' else 'names them'}: {one['sentence'] or '?'}"
+            for one in result["going"][:FORGET_SHOWN]
+        )
+        if len(result["going"]) > FORGET_SHOWN:
+            text += f"\n  ... and {len(result['going']) - FORGET_SHOWN} more (--json lists them all)"
     else:
         revoked = f", {revoked} token{'s' if revoked != 1 else ''} naming them revoked" if revoked else ""
         text = (

@@ -309,8 +309,9 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             "tokens": len(plan.tokens),
             "dry_run": dry_run,
         }
-        if dry_run:
-            return {**result, "token_names": [t.name for t in naming_them]}  # what the owner would see go
+        if dry_run:  # what the owner would see go: each fact, and whether it is about them or only names them
+            going = _going(kb, person, sorted(plan.graphs))
+            return {**result, "token_names": [t.name for t in naming_them], "going": going}
         plan.record["said"] = _said(kb, key, plan.graphs)
         # The shared journal is never rewritten: when the search found no row of it naming them,
         # its files, unchanged since (the lock is held), need not be read again.
@@ -329,6 +330,37 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             )
         counts["remaining"] = left
     return {**result, **counts}
+
+
+def _going(kb, person: Target, graphs: list[str]) -> list[dict]:
+    """The facts a forget would delete, as the index holds them: each one's id, sentence and status,
+    and whether it is ``about`` the person (its subject or object) or only ``names`` them (in its
+    value, a source, a speaker or a message: a one-word name is found in other words too, such as
+    "mark the ticket done" for Mark), so that a dry run shows what goes beside them."""
+    from kgrdf.errors import NotFound
+    from kgrdf.session import Session
+
+    out = []
+    with kb.up_to_date() as backend:
+        session = Session(kb, backend)
+        for graph in graphs:
+            fact_id = vocab.id_of(graph)
+            try:
+                fact = session.fact(fact_id, history=False)
+            except NotFound:  # in the journal, not in the index (a record the index folds away)
+                out.append({"id": fact_id, "sentence": None, "status": None, "why": "names"})
+                continue
+            about = person.iri in (fact.subject, fact.target.value if fact.is_entity_target else None)
+            shown = session.describe(fact)
+            out.append(
+                {
+                    "id": fact_id,
+                    "sentence": shown["sentence"],
+                    "status": fact.status,
+                    "why": "about" if about else "names",
+                }
+            )
+    return sorted(out, key=lambda one: (one["why"] != "about", one["id"]))
 
 
 def _said(kb, key, graphs) -> list[str]:

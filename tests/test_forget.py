@@ -217,6 +217,29 @@ def test_routing_finds_the_people_a_text_names_through_a_cache_every_write_keeps
 # --- forget ---------------------------------------------------------------------------------------
 
 
+def test_a_dry_run_lists_each_fact_a_forget_deletes_and_whether_it_is_about_them_or_only_names_them(kg):
+    """A one-word name is found in other words too: forgetting Mark deletes "mark the ticket done",
+    which is not about Mark. The dry run said "2 facts" alone; it now lists each fact, what it says
+    and why it goes, so that the owner sees what goes beside the person before it is gone."""
+    kg("add-entity", "person/mark", "--name", "Mark")
+    kg("add-entity", "repo/api", "--name", "Api")
+    about = kg.json("propose", "person/mark", "reviews", "--object", "repo/api", "-s", "slack:a")["id"]
+    names = kg.json("propose", "repo/api", "caveat", "--value", "mark the ticket done first", "-s", "slack:b")["id"]
+    kept = kg.json("propose", "repo/api", "caveat", "--value", "deploys need two reviewers", "-s", "slack:c")["id"]
+    before = kg.snapshot()
+    dry = kg.json("forget", "Mark", "--dry-run")
+    assert dry["facts"] == 2
+    assert [(one["id"], one["why"], one["status"]) for one in dry["going"]] == [
+        (about, "about", "proposed"),
+        (names, "names", "proposed"),
+    ]
+    assert dry["going"][1]["sentence"] == "Api comes with a caveat: mark the ticket done first"
+    said = kg("forget", "person/mark", "--dry-run").stdout
+    assert f"{names}  names them: Api comes with a caveat: mark the ticket done first" in said
+    assert f"{about}  about them: " in said and kept not in said
+    assert kg.snapshot() == before  # nothing changed
+
+
 def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path):
     facts = _people(kg, tmp_path)
     kg("propose", "repo/api", "caveat", "--value", "a write cut short", "-s", "pr:1")
@@ -231,6 +254,8 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     assert facts["priya_reports"] in before_priya
 
     dry = kg.json("forget", "person/sam", "--dry-run")
+    going = dry.pop("going")
+    assert len(going) == 5 and facts["priya_reports"] in {one["id"] for one in going}
     assert dry == {
         "entity": "person/sam",
         "facts": 5,
