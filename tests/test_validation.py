@@ -176,6 +176,11 @@ def test_the_shapes_conform_to_the_shapes_for_shacl():
         (["propose", "Dana", "caveat", "--value", "moody", "--source", "pr:1"], "not on the People whitelist"),
         (["propose", "Dana", "stated_preference", "--value", "tables", "--source", "pr:1"], "stated_* fact"),
         (
+            ["propose", "Dana", "stated_preference", "--value", "tables", "--authority", "stakeholder"]
+            + ["--said-by", "person/dan", "--source", "pr:1"],
+            "a stated_* fact takes only what the person said: this one was said by someone else",
+        ),
+        (
             ["propose", "Dana", "reviews", "--object", "person/dan", "--source", "pr:1"],
             "reviews does not point to a person",
         ),
@@ -570,7 +575,7 @@ def test_the_shipped_shapes_join_their_target_once_a_query():
     from kgrdf import shacl, validation
 
     selects = list(validation.shapes_graph().objects(None, rdflib.URIRef(shacl.SH + "select")))
-    assert len(selects) == 15
+    assert len(selects) == 16
     for select in selects:
         assert shacl.prebound(str(select), "?this a <urn:target> .").count("<urn:target>") == 1, select
 
