@@ -216,7 +216,7 @@ class HeardSet:
         if any((fact in heard_before) != (fact in heard_now) and fact not in made for fact in facts):
             return False  # heard before and not now, or now and not before: others' provenance names it
         self._changing()
-        self.size += len(heard_now) - len(heard_before)
+        self.size = max(0, self.size + len(heard_now) - len(heard_before))  # (a set kept before it counted: 0)
 
         def hears_fact(other: str) -> bool:
             return other in heard_now or (other not in facts and self._heard(other))
