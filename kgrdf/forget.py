@@ -341,24 +341,27 @@ def _going(kb, person: Target, graphs: list[str]) -> list[dict]:
     from kgrdf.session import Session
 
     out = []
+    ids = [vocab.id_of(graph) for graph in graphs]
     with kb.up_to_date() as backend:
         session = Session(kb, backend)
-        for graph in graphs:
-            fact_id = vocab.id_of(graph)
-            try:
-                fact = session.fact(fact_id, history=False)
-            except NotFound:  # in the journal, not in the index (a record the index folds away)
+        try:
+            found = session.facts_heard(ids)  # many a query
+        except NotFound:  # one the index does not hold (a record it folds away): each on its own
+            found = {}
+            for fact_id in ids:
+                try:
+                    found[fact_id] = session.fact(fact_id, history=False)
+                except NotFound:
+                    pass
+        for fact_id in ids:
+            fact = found.get(fact_id)
+            if fact is None:
                 out.append({"id": fact_id, "sentence": None, "status": None, "why": "names"})
                 continue
             about = person.iri in (fact.subject, fact.target.value if fact.is_entity_target else None)
-            shown = session.describe(fact)
+            sentence = session.describe(fact)["sentence"]
             out.append(
-                {
-                    "id": fact_id,
-                    "sentence": shown["sentence"],
-                    "status": fact.status,
-                    "why": "about" if about else "names",
-                }
+                {"id": fact_id, "sentence": sentence, "status": fact.status, "why": "about" if about else "names"}
             )
     return sorted(out, key=lambda one: (one["why"] != "about", one["id"]))
 
