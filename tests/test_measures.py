@@ -125,14 +125,16 @@ def _briefed(path) -> dict:
     return {"count": shown["count"], "facts": [f["facts"] for f in shown["findings"]], "past": past}
 
 
+def _linted(kb_path, kind: str) -> list[list[str]]:
+    """The facts of each of kg lint's findings of ``kind``."""
+    result = runner.invoke(app, ["lint", "--json", "--kb", str(kb_path)])
+    assert result.exit_code in (0, 1), result.stderr  # 1: there are findings
+    return [f["facts"] for f in json.loads(result.stdout)["findings"] if f["kind"] == kind]
+
+
 def test_the_briefing_leaves_out_facts_past_retention_from_contradictions_as_kg_lint_does(kg, monkeypatch):
     """The measures keep each fact's sensitivity and last observation, so the Briefing finds what is
     past retention as kg lint does, after each write that moves it."""
-
-    def linted(kind: str) -> list[list[str]]:
-        result = runner.invoke(app, ["lint", "--json", "--kb", str(kg.path)])
-        assert result.exit_code in (0, 1), result.stderr  # 1: there are findings
-        return [f["facts"] for f in json.loads(result.stdout)["findings"] if f["kind"] == kind]
 
     monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:00:00Z")
     kg("add-entity", "person/dana", "--name", "Dana Okafor")
@@ -144,25 +146,27 @@ def test_the_briefing_leaves_out_facts_past_retention_from_contradictions_as_kg_
         monkeypatch.setenv("KGRDF_NOW", "2025-01-02T09:00:00Z")
     newest_first = list(reversed(zones))
     assert _briefed(kg.path) | {"past": []} == {"count": 1, "facts": [newest_first], "past": []}
-    assert linted("contradiction") == [newest_first]
+    assert _linted(kg.path, "contradiction") == [newest_first]
 
     monkeypatch.setenv("KGRDF_NOW", "2026-01-03T09:00:00Z")  # 366 days on: both past retention
     seen = _briefed(kg.path)
-    assert seen["count"] == 0 and linted("contradiction") == []
-    assert [_id(f) for f in seen["past"]] == sorted(zones) == sorted(f[0] for f in linted("retention"))
+    assert seen["count"] == 0 and _linted(kg.path, "contradiction") == []
+    assert [_id(f) for f in seen["past"]] == sorted(zones) == sorted(f[0] for f in _linted(kg.path, "retention"))
 
     kg("propose", "person/dana", "timezone", "--value", "Europe/Lisbon", "-s", "profile:dir/e")  # observed again
     seen = _briefed(kg.path)
-    assert seen["count"] == 0 and [_id(f) for f in seen["past"]] == [zones[1]] == [f[0] for f in linted("retention")]
+    assert seen["count"] == 0 and [_id(f) for f in seen["past"]] == [zones[1]] == [
+        f[0] for f in _linted(kg.path, "retention")
+    ]
     kg("propose", "person/dana", "timezone", "--value", "Europe/Paris", "-s", "profile:dir/f")
     assert _briefed(kg.path) == {"count": 1, "facts": [newest_first], "past": []}
-    assert linted("contradiction") == [newest_first] and linted("retention") == []
+    assert _linted(kg.path, "contradiction") == [newest_first] and _linted(kg.path, "retention") == []
     assert _kept(kg.path)[1] == _made(kg.path)
 
     monkeypatch.setenv("KGRDF_NOW", "2027-01-05T09:00:00Z")
     kg("expire")  # past retention again: deleted
     assert _briefed(kg.path) == {"count": 0, "facts": [], "past": []}
-    assert linted("contradiction") == [] and linted("retention") == []
+    assert _linted(kg.path, "contradiction") == [] and _linted(kg.path, "retention") == []
     assert _kept(kg.path)[1] == _made(kg.path)
 
 
@@ -172,20 +176,15 @@ def test_a_confirmation_renews_a_fact_for_the_briefings_contradictions_as_it_doe
     observation alone, and the Briefing left the fact out as past retention, and the contradiction
     with it."""
 
-    def linted(kind: str) -> list[list[str]]:
-        result = runner.invoke(app, ["lint", "--json", "--kb", str(kg.path)])
-        assert result.exit_code in (0, 1), result.stderr  # 1: there are findings
-        return [f["facts"] for f in json.loads(result.stdout)["findings"] if f["kind"] == kind]
-
     monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:00:00Z")
     kg("add-entity", "person/dana", "--name", "Dana Okafor")
     lisbon = kg.json("propose", "person/dana", "timezone", "--value", "Europe/Lisbon", "-s", "profile:dir/a")["id"]
     monkeypatch.setenv("KGRDF_NOW", "2026-01-03T09:00:00Z")  # 367 days on: past retention
-    assert [f[0] for f in linted("retention")] == [lisbon]
+    assert [f[0] for f in _linted(kg.path, "retention")] == [lisbon]
     kg("confirm", lisbon)  # confirmed again, not observed again: renewed
-    assert linted("retention") == []
+    assert _linted(kg.path, "retention") == []
     paris = kg.json("propose", "person/dana", "timezone", "--value", "Europe/Paris", "-s", "profile:dir/b")["id"]
-    assert linted("contradiction") == [[paris, lisbon]]
+    assert _linted(kg.path, "contradiction") == [[paris, lisbon]]
     assert _briefed(kg.path) == {"count": 1, "facts": [[paris, lisbon]], "past": []}
     assert _kept(kg.path)[1] == _made(kg.path)
 
