@@ -544,6 +544,38 @@ def test_a_token_may_not_say_the_user_said_it_without_their_verified_words(serve
     assert kg.json("history", known["id"])["fact"]["authority"] == "observed"
 
 
+def test_a_token_may_not_give_the_users_words_as_a_source(served):
+    """A source of kind user is the user's verified words, which the knowledge base records itself
+    (propose_from_user, and the hearing an organization's promotion makes: who may see a promotion
+    follows it). A token gave one as it liked, with any authority: the fact showed the user as its
+    source, and "user:kg org promote CLAIM" made a promotion shown to the token's audience."""
+    kg = served["kg"]
+    known = kg.json(
+        "propose", "repo/web", "caveat", "--value", "mkusersource", "-s", "slack:u1", "--audience", "public"
+    )
+    before = _snapshot(served)
+    calls_made = [
+        ("propose", {"subject": "repo/web", "predicate": "caveat", "value": "mkusersource", "sources": ["User :x"]}),
+        (
+            "propose",
+            {"subject": "repo/web", "predicate": "caveat", "value": "mkusernew", "sources": ["slack:a", "user:b"]},
+        ),
+        ("org_set", {"org": "Acme", "key": "hq", "value": "Lisbon", "sources": ["user:kg org promote f-aaaaaa"]}),
+    ]
+
+    async def calls(client):
+        return [await client.call_tool(name, args) for name, args in calls_made]
+
+    for result in _mcp(served, "writer", calls):
+        text = _text(result)
+        assert result.is_error and "a token does not give the user's words as a source" in text, text
+    body = {"subject": "repo/web", "predicate": "caveat", "value": "mkusernew", "sources": ["user:c"]}
+    status, doc = served["server"].post("propose", served["secrets"]["boss"], body)
+    assert status == 409 and "propose_from_user" in doc["hint"], doc
+    assert _snapshot(served) == before
+    assert [s["kind"] for s in kg.json("history", known["id"])["fact"]["sources"]] == ["slack"]
+
+
 def test_a_write_answers_a_token_with_what_its_audience_may_hear_of_the_fact(served):
     """Proposing again a fact heard in a private conversation: the answer, through MCP and the API,
     shows the token's own hearing alone, never the conversation's source, audience or count."""

@@ -68,6 +68,22 @@ def window(count: int, limit: int | None, cursor: str | None, question: str) -> 
     return start, rest, after
 
 
+def _not_the_users(sources) -> list:
+    """The sources a token gives, none of kind user: the user's own words are a source the knowledge
+    base writes when it has verified them in the session's transcript (propose_from_user), never
+    one a program names. (A user source also marks the hearing an organization's promotion made,
+    which decides who is shown it.)"""
+    given = list(sources or [])
+    for source in given:
+        if isinstance(source, str) and source.partition(":")[0].strip().lower() == "user":
+            raise Refused(
+                f"a token does not give the user's words as a source ({source!r}): the knowledge base records "
+                "them when it finds them in the session's transcript",
+                hint="propose_from_user with the quote and the transcript",
+            )
+    return given
+
+
 def _paged(doc: dict, keys: str | tuple[str, ...], limit, cursor, question: str) -> dict:
     """The document with its list ``keys`` cut to one page, their totals and the next cursor. Lists
     paged together (a lookup's facts and backlinks) show the same places: the next cursor is there
@@ -299,7 +315,7 @@ class Service:
         fact = dict(
             object=object,
             value=value,
-            sources=list(sources or []),
+            sources=_not_the_users(sources),
             authority=authority,
             valid_from=valid_from,
             valid_to=valid_to,
@@ -366,7 +382,7 @@ class Service:
         from kgrdf import transcript as transcript_module
 
         words = transcript_module.user_words(quote, self._transcript(transcript))
-        fact = dict(object=object, value=value, sources=list(sources or []), reason=reason)
+        fact = dict(object=object, value=value, sources=_not_the_users(sources), reason=reason)
         return self._propose(caller, subject, predicate, fact, self._heard(caller), user_words=words)
 
     def _verified(self, quote: str, transcript: str, verb: str) -> None:
@@ -448,14 +464,16 @@ class Service:
         return {**entity.as_json(), "outcome": outcome}
 
     def org_set(self, caller: Caller, org: str, key: str, value: str, sources=(), message=None) -> dict:
+        sources = _not_the_users(sources)
         heard, named = self._heard(caller, message), self._named(caller, org, "organization")
         return self._write(
             caller,
             "org set",
-            lambda writer: writer.set_attribute(named(writer), key, value, sources=list(sources or []), heard=heard),
+            lambda writer: writer.set_attribute(named(writer), key, value, sources=sources, heard=heard),
         )
 
     def org_affiliate(self, caller: Caller, org: str, claimed_name: str, role=None, sources=(), message=None) -> dict:
+        sources = _not_the_users(sources)
         heard, named = self._heard(caller, message), self._named(caller, org, "organization")
         return self._write(
             caller,
@@ -464,7 +482,7 @@ class Service:
                 named(writer),
                 claimed_name,
                 role,
-                sources=list(sources or []),
+                sources=sources,
                 heard=heard,
             ),
         )
