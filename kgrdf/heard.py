@@ -15,8 +15,9 @@ follow fact by fact (the schema, a fact heard before and not now or the other wa
 large beside what it holds) makes it whole again. Its own bookkeeping (the journal position it
 reflects, how many facts it holds, the entities each heard fact names) is in its default graph,
 which a query never sees. One process at a time has a kept store open (a lock beside it); another
-one meanwhile reads with a store in memory, made for that read. kg forget deletes cache/ with all it holds (a resident process then makes its
-sets again), and an export is of what a query sees, without the bookkeeping.
+one meanwhile reads with a store in memory, made for that read. kg forget deletes cache/ with all it
+holds (a resident process then makes its sets again), and an export is of what a query sees, without
+the bookkeeping.
 """
 
 import fcntl
