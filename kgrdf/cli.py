@@ -312,9 +312,18 @@ def _group(name: str, help: str, no_args_is_help: bool = False) -> typer.Typer:
 
 
 def _kb(path: Path | None, perspective: str | None = None, backend: str = "oxigraph"):
+    """The knowledge base at ``path``; on a terminal, it tells each step of a long piece of work on
+    stderr (an index rebuilt, a person forgotten), which would otherwise run for minutes unheard."""
     from kgrdf.kb import KnowledgeBase, default_home
 
-    return KnowledgeBase.open(path or default_home(), backend=backend, perspective=perspective)
+    base = KnowledgeBase.open(path or default_home(), backend=backend, perspective=perspective)
+    if sys.stderr.isatty():
+        base.notice = _tell
+    return base
+
+
+def _tell(text: str) -> None:
+    print(f"kg: {text}", file=sys.stderr, flush=True)
 
 
 @contextmanager

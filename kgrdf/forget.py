@@ -288,6 +288,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         values = [e["value"] for e in entries if e["entity"] == entity.id]
         person = target(entity, values, label_rows, entries, vocab.perspective_base(kb.perspective))
         search = Search()
+        kb.note(f"finding every record that names {entity.id} ...")
         plan = naming(kb, person, search)
         plan.identifiers = [hashed] if values else []
         naming_them = _tokens_naming(kb, person)

@@ -11,7 +11,7 @@ change against an index made in memory from the journal and leaves the server's 
 import itertools
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -70,6 +70,9 @@ class KnowledgeBase:
         self._memory = None  # the in-memory backend keeps its index for the object's life
         self._standby = None  # a write's index made from the journal while the server is down, and its note
         self.resident = None  # a long-lived process's hold on the index (kgrdf.resident), if any
+        # Told a line before each step of a long piece of work (an index rebuilt, a person forgotten),
+        # so that a person at a terminal sees it is under way: set by a face that has one to tell.
+        self.notice: Callable[[str], None] | None = None
 
     # --- making and opening ----------------------------------------------------------------------
 
@@ -867,6 +870,11 @@ class KnowledgeBase:
         finally:
             self.close_index(backend)
 
+    def note(self, text: str) -> None:
+        """Tell ``text``, the step a long piece of work starts now, to whoever is told (notice)."""
+        if self.notice is not None:
+            self.notice(text)
+
     def rebuild_index(self, beside=None, compacting=None) -> None:
         """Make the index again from the journal, in a new folder (a store keeps deleted bytes in its
         files until compaction, and never deletes a string it once held), with view.json at the
@@ -955,19 +963,26 @@ class KnowledgeBase:
             print(
                 f"kg: schema.json is refused ({'; '.join(ext.problems)}); working on the core schema", file=sys.stderr
             )
+
+        def loaded() -> None:
+            if self.backend_kind == "oxigraph":  # (a server's index is not compacted by kgrdf)
+                self.note("compacting the index ...")
+            if handed is not None:
+                handed()
+
+        self.note(f"rebuilding the index from the journal ({target.seq} transactions) ...")
         quads = itertools.chain(
             self._folded(target, deleted),
             model.lines(schema_quads),
             model.lines(_schema_digest_quads(schema.digest(self.path))),
-            _calling(handed),
+            _calling(loaded),
         )
         backend.replace_all(quads, target)
 
 
 def _calling(call) -> Iterator[str]:
-    """No rows: ``call()`` (if any) once it is asked for the first."""
-    if call is not None:
-        call()
+    """No rows: ``call()`` once it is asked for the first."""
+    call()
     yield from ()
 
 

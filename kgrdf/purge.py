@@ -221,6 +221,7 @@ def finish(kb, beside=None) -> dict:
     ``beside()``: as :func:`start` says."""
     plan = Plan.from_json(json.loads((kb.path / MARKER).read_text(encoding="utf-8")))
     leftovers = _delete_leftovers(kb)
+    kb.note("rewriting the private journal without what goes ...")
     counts = _rewrite_private_journal(kb, plan)
     counts["leftovers"] = leftovers
     counts["identifiers"] = _drop_identifiers(kb, plan)

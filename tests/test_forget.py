@@ -1223,3 +1223,74 @@ def test_an_import_routes_a_fact_naming_a_person_it_adds_to_the_private_journal_
     left = {f["value"] for f in kg.json("facts", "repo/web")["facts"]}
     assert left == {"deploys on Fridays"}
     kg("validate")
+
+
+def _at_a_terminal(*argv) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """``kg argv`` with its stderr on a terminal (a pseudo-terminal read beside it), its stdout
+    piped: the finished process, and the lines it told the terminal."""
+    import pty
+
+    master, slave = pty.openpty()
+    told = bytearray()
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # the terminal's other end closed: all is read
+                return
+            if not data:
+                return
+            told.extend(data)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "kgrdf", *[str(a) for a in argv]], stdout=subprocess.PIPE, stderr=slave, timeout=120
+        )
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    return done, told.decode("utf-8").splitlines()
+
+
+def test_a_forget_at_a_terminal_tells_each_step_as_it_starts_and_piped_tells_nothing(kg, tmp_path):
+    """A forget reads the journal, rewrites it and rebuilds the index: minutes at a million facts,
+    each step told as it starts to a person at a terminal, never to a program reading stderr."""
+    _people(kg, tmp_path)
+    twin = Kg(tmp_path / "twin")
+    shutil.copytree(kg.path, twin.path, symlinks=True)
+    transactions = KnowledgeBase.open(kg.path).view().seq
+
+    done, told = _at_a_terminal("forget", "Sam Reyes", "--kb", kg.path)
+    assert done.returncode == 0, told
+    assert told == [
+        "kg: finding every record that names person/sam ...",
+        "kg: rewriting the private journal without what goes ...",
+        f"kg: rebuilding the index from the journal ({transactions} transactions) ...",
+        "kg: compacting the index ...",
+    ]
+    assert done.stdout.decode().startswith("forgot person/sam:")
+
+    piped = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "forget", "Sam Reyes", "--kb", twin.path], capture_output=True, text=True
+    )
+    assert piped.returncode == 0 and piped.stderr == ""
+    assert piped.stdout == done.stdout.decode()
+
+
+def test_an_index_rebuilt_by_any_command_is_told_at_a_terminal(kg, tmp_path):
+    _people(kg, tmp_path)
+    transactions = KnowledgeBase.open(kg.path).view().seq
+    shutil.rmtree(kg.path / "index")
+    done, told = _at_a_terminal("lookup", "Priya", "--kb", kg.path)
+    assert done.returncode == 0, told
+    assert told == [
+        f"kg: rebuilding the index from the journal ({transactions} transactions) ...",
+        "kg: compacting the index ...",
+    ]
+    assert "Priya Natarajan" in done.stdout.decode()
+    done, told = _at_a_terminal("lookup", "Priya", "--kb", kg.path)
+    assert (done.returncode, told) == (0, [])
