@@ -134,6 +134,7 @@ class HeardSet:
         else:
             self.store.clear()
         self.position = None
+        session.kb.note(f"gathering what the audience {session.hearer} may read ...")  # (kept for the next reads)
         kept = list(backend.quads_in(ox.NamedNode(SCHEMA_GRAPH)))
         heard = all_heard(session)
         self.size = len(heard)

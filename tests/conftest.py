@@ -5,6 +5,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -66,6 +68,37 @@ def one_line(result) -> str:
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr + result.stdout
     return lines[0]
+
+
+def at_a_terminal(*argv) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """``kg argv`` with its stderr on a terminal (a pseudo-terminal read beside it), its stdout
+    piped: the finished process, and the lines it told the terminal."""
+    import pty
+
+    master, slave = pty.openpty()
+    told = bytearray()
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # the terminal's other end closed: all is read
+                return
+            if not data:
+                return
+            told.extend(data)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "kgrdf", *[str(a) for a in argv]], stdout=subprocess.PIPE, stderr=slave, timeout=120
+        )
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    return done, told.decode("utf-8").splitlines()
 
 
 def copy_of(template: Path, path: Path) -> Kg:

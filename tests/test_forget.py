@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from kgrdf.kb import KnowledgeBase
 
-from .conftest import Kg, one_line
+from .conftest import Kg, at_a_terminal, one_line
 from .patchlog import check_journals, journal_bytes, patch_bytes
 from .test_durability import KILL_AT, _finish, _git, _spawn
 
@@ -1225,37 +1225,6 @@ def test_an_import_routes_a_fact_naming_a_person_it_adds_to_the_private_journal_
     kg("validate")
 
 
-def _at_a_terminal(*argv) -> tuple[subprocess.CompletedProcess, list[str]]:
-    """``kg argv`` with its stderr on a terminal (a pseudo-terminal read beside it), its stdout
-    piped: the finished process, and the lines it told the terminal."""
-    import pty
-
-    master, slave = pty.openpty()
-    told = bytearray()
-
-    def read() -> None:
-        while True:
-            try:
-                data = os.read(master, 4096)
-            except OSError:  # the terminal's other end closed: all is read
-                return
-            if not data:
-                return
-            told.extend(data)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "kgrdf", *[str(a) for a in argv]], stdout=subprocess.PIPE, stderr=slave, timeout=120
-        )
-    finally:
-        os.close(slave)
-        reader.join(timeout=10)
-        os.close(master)
-    return done, told.decode("utf-8").splitlines()
-
-
 def test_a_forget_at_a_terminal_tells_each_step_as_it_starts_and_piped_tells_nothing(kg, tmp_path):
     """A forget reads the journal, rewrites it and rebuilds the index: minutes at a million facts,
     each step told as it starts to a person at a terminal, never to a program reading stderr."""
@@ -1264,7 +1233,7 @@ def test_a_forget_at_a_terminal_tells_each_step_as_it_starts_and_piped_tells_not
     shutil.copytree(kg.path, twin.path, symlinks=True)
     transactions = KnowledgeBase.open(kg.path).view().seq
 
-    done, told = _at_a_terminal("forget", "Sam Reyes", "--kb", kg.path)
+    done, told = at_a_terminal("forget", "Sam Reyes", "--kb", kg.path)
     assert done.returncode == 0, told
     assert told == [
         "kg: finding every record that names person/sam ...",
@@ -1285,12 +1254,12 @@ def test_an_index_rebuilt_by_any_command_is_told_at_a_terminal(kg, tmp_path):
     _people(kg, tmp_path)
     transactions = KnowledgeBase.open(kg.path).view().seq
     shutil.rmtree(kg.path / "index")
-    done, told = _at_a_terminal("lookup", "Priya", "--kb", kg.path)
+    done, told = at_a_terminal("lookup", "Priya", "--kb", kg.path)
     assert done.returncode == 0, told
     assert told == [
         f"kg: rebuilding the index from the journal ({transactions} transactions) ...",
         "kg: compacting the index ...",
     ]
     assert "Priya Natarajan" in done.stdout.decode()
-    done, told = _at_a_terminal("lookup", "Priya", "--kb", kg.path)
+    done, told = at_a_terminal("lookup", "Priya", "--kb", kg.path)
     assert (done.returncode, told) == (0, [])

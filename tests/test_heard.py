@@ -7,7 +7,7 @@ import urllib.parse
 
 import pytest
 
-from .conftest import Kg
+from .conftest import Kg, at_a_terminal
 from .serving import Server
 
 EVERYTHING = "SELECT ?g ?s ?p ?o WHERE { { GRAPH ?g { ?s ?p ?o } } UNION { ?s ?p ?o } }"
@@ -172,3 +172,25 @@ def test_a_tokens_sparql_answers_after_kg_forget_deletes_the_set_kg_serve_kept(s
         assert _rows(body) == _rows(kg("sparql", EVERYTHING, "--audience", "channel:sales", "--json").stdout)
     assert not any("zelda" in " ".join(row).lower() for row in _rows(body))
     assert (kg.path / "cache" / "heard").is_dir()  # kept again, for the next query
+
+
+def test_gathering_what_an_audience_may_read_is_told_at_a_terminal_once(kg):
+    """The first query of an audience gathers its dataset (24 s at 100k facts) and keeps it: a person
+    at a terminal is told it is under way; the next query, which reads the kept one, tells nothing."""
+    kg("add-entity", "repo/api", "--name", "Api")
+    kg(
+        "propose",
+        "repo/api",
+        "caveat",
+        "--value",
+        "heard in sales",
+        "--source",
+        "slack:a",
+        "--audience",
+        "channel:sales",
+    )
+    query = "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
+    for told_first in (["kg: gathering what the audience channel:sales may read ..."], []):
+        done, told = at_a_terminal("sparql", query, "--audience", "channel:sales", "--kb", kg.path)
+        assert (done.returncode, told) == (0, told_first)
+        assert "heard in sales" in done.stdout.decode()
