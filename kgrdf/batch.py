@@ -260,7 +260,7 @@ def _cache(kb, session):
     from kgrdf import waiting
 
     _refuse_unknown(session)
-    cache = waiting.open_cache(kb.path if kb.backend_kind != "memory" else None, session.backend, kb.perspective)
+    cache = waiting.of(session)
     try:
         yield cache
     finally:

@@ -229,8 +229,7 @@ def expiring(session, now) -> dict:
 
     days = settings.get("KGRDF_PROPOSAL_DAYS")
     cutoff = now - timedelta(days=max(days - WEEK, 0))
-    kb = session.kb
-    cache = waiting.open_cache(kb.path if kb.backend_kind != "memory" else None, session.backend, session.perspective)
+    cache = waiting.of(session)
     try:
         due = cache is None or cache.may_be_due(cutoff)
     finally:

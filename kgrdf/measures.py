@@ -87,7 +87,8 @@ def of(session) -> "Measures":
     facts the read's audience may hear (Session.hear_as; all for the owner's read). Close them."""
     kb = session.kb
     hears = None if session.hearer is None else session.may_hear_in
-    return open_cache(kb.path if kb.backend_kind != "memory" else None, session.backend, session.perspective, hears)
+    path = kb.path if kb.backend_kind != "memory" else None
+    return open_cache(path, session.backend, session.perspective, hears, note=kb.note)
 
 
 def cache_path(kb_path: Path) -> Path:
@@ -227,12 +228,13 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
     return _connect(path)
 
 
-def open_cache(kb_path: Path | None, backend, perspective: str, hears=None) -> "Measures":
+def open_cache(kb_path: Path | None, backend, perspective: str, hears=None, note=None) -> "Measures":
     """The measures of ``perspective`` from the cache current with the index ``backend`` is at, made
     again when it was made for another state; made in memory when there is no folder to keep it in
     (the in-memory backend, a folder that cannot be written in, cache/ a link). With ``hears`` (an
     audience -> whether the read's audience may hear what was heard there), of the facts it may
-    hear alone."""
+    hear alone. ``note`` (KnowledgeBase.note) is told when the cache is made again: seconds at 100k
+    facts."""
     db = None
     if kb_path is not None:
         path = cache_path(kb_path)
@@ -246,6 +248,8 @@ def open_cache(kb_path: Path | None, backend, perspective: str, hears=None) -> "
                         db.close()
                         db = None
                 if db is None:
+                    if note is not None:
+                        note(f"summing up every fact, kept for the next reads in {files.CACHE}/{NAME} ...")
                     db = _make(path, backend)
         except (sqlite3.Error, OSError):
             db = None

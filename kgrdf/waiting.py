@@ -236,10 +236,19 @@ class Cache:
         return found.fetchone() is not None
 
 
-def open_cache(kb_path: Path | None, backend, perspective: str) -> Cache | None:
+def of(session) -> Cache | None:
+    """The cache of the perspective a session reads, current with the index it reads (open_cache)."""
+    kb = session.kb
+    if kb.backend_kind == "memory":
+        return None
+    return open_cache(kb.path, session.backend, session.perspective, note=kb.note)
+
+
+def open_cache(kb_path: Path | None, backend, perspective: str, note=None) -> Cache | None:
     """The cache for the index ``backend`` is at, made again when it was made for another state; None
     without one (the in-memory backend, a folder that cannot be written in, cache/ a link): the
-    batch then reads the index."""
+    batch then reads the index. ``note`` (KnowledgeBase.note) is told when the cache is made again:
+    seconds with 100k proposals waiting."""
     if kb_path is None:
         return None
     path = cache_path(kb_path, perspective)
@@ -256,6 +265,8 @@ def open_cache(kb_path: Path | None, backend, perspective: str) -> Cache | None:
             if any(meta.get(name) != value for name, value in wanted.items()):
                 db.close()
                 db = None
+        if db is None and note is not None:
+            note(f"finding what waits for review, kept for the next batches in {files.CACHE}/{path.name} ...")
         return Cache(db if db is not None else _make(path, backend, perspective))
     except (sqlite3.Error, OSError):
         try:

@@ -12,7 +12,7 @@ import pytest
 from kgrdf import batch
 from kgrdf.kb import KnowledgeBase
 
-from .conftest import Kg
+from .conftest import Kg, at_a_terminal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
@@ -123,3 +123,20 @@ def test_a_large_write_leaves_the_cache_to_be_made_again(kb, tmp_path):
     kb("import", seed, "--apply")
     assert not (kb.path / CACHE).exists()
     assert printed(kb) == from_index(kb.path)
+
+
+def test_a_cache_made_again_is_told_at_a_terminal_and_a_kept_one_is_not(seeded):
+    """The caches of kg batch and kg lint are made again after an index rebuild or a large import:
+    seconds at 100k facts, told to a person at a terminal as they start; read as kept, nothing."""
+    seeded("propose", "repo/api", "caveat", "--value", "flaky on Mondays", "--source", "slack:p1")
+    seeded("propose", "Dana", "member_of", "--object", "team/web", "--source", "slack:p2")
+    for name in ("batch-main.sqlite", "measures.sqlite"):
+        (seeded.path / "cache" / name).unlink(missing_ok=True)  # as an index rebuild leaves them
+    for command, made, exit_code in (
+        ("batch", "kg: finding what waits for review, kept for the next batches in cache/batch-main.sqlite ...", 0),
+        ("lint", "kg: summing up every fact, kept for the next reads in cache/measures.sqlite ...", 1),
+    ):
+        for told_now in ([made], []):
+            done, told = at_a_terminal(command, "--kb", seeded.path)
+            assert (done.returncode, told) == (exit_code, told_now), command
+            assert done.stdout  # the batch, or lint's findings (two entities are called Web): as ever
