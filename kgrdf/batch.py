@@ -230,14 +230,14 @@ def today(kb) -> dict:
     cutoff = clock.now() - timedelta(days=days)
     before = vocab.datetime_literal(clock.iso(cutoff))
     expired, document = 0, None
-    with kb.reading() as session, _cache(kb, session) as cache:
+    with kb.reading() as session, _cache(session) as cache:
         due = cache is None or cache.may_be_due(cutoff)
         if not (due and session.rows("proposals-due", limit=1, before=before)):
             document = make(session, cache)
     if document is None:
         with kb.writing("expire") as writer:
             expired = len(writer.expire_proposals(days))
-        with kb.reading() as session, _cache(kb, session) as cache:
+        with kb.reading() as session, _cache(session) as cache:
             document = make(session, cache)
     document["expired"] = expired
     document["perspective"] = kb.perspective  # (kg batch apply answers it in this perspective alone)
@@ -248,12 +248,12 @@ def today(kb) -> dict:
 def peek(kb) -> dict:
     """Today's batch as kg batch would make it, read only: nothing expires and nothing is saved
     (what an agent may look at; a person answers it)."""
-    with kb.reading() as session, _cache(kb, session) as cache:
+    with kb.reading() as session, _cache(session) as cache:
         return make(session, cache)
 
 
 @contextmanager
-def _cache(kb, session):
+def _cache(session):
     """The cache of what waits (kgrdf.waiting) current with the session's index, None without one.
     Every batch is made through it: a perspective that does not exist (a typo in --perspective or
     in the console's address) is refused here, before a cache is made or a saved batch replaced."""
