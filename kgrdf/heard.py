@@ -45,7 +45,7 @@ FOLLOWED = 100
 KEPT = 4  # audiences whose sets are kept
 BATCH = 100_000  # quads a bulk write of a set made whole takes at once (60 ms a call at 256 facts a call)
 FORMAT = "5"  # what a kept set holds and how: a set of another format is made again
-_AT = vocab.kg("heardSetAt")  # <index node> _AT "position as JSON": the journal position it reflects
+_AT = vocab.kg("heardSetAt")  # <index node> _AT "JSON": the journal position it reflects, and the schema's digest
 _SIZE = vocab.kg("heardSetFacts")  # <index node> _SIZE n: the facts it holds (none said: unknown)
 _NAMES = vocab.kg("heardSetNames")  # <fact> _NAMES <entity>: a heard fact and an entity it names
 _BOOK = ox.DefaultGraph()
@@ -60,9 +60,10 @@ class HeardSet:
         self.folder = folder
         self.backend = None
         self._open(writable=folder is None or not folder.exists())
-        self.position = None
+        self.position = self.schema = None
         for quad in self.store.quads_for_pattern(vocab.INDEX_NODE, _AT, None, _BOOK):
-            self.position = Position.from_dict(json.loads(quad.object.value))
+            at = json.loads(quad.object.value)
+            self.position, self.schema = Position.from_dict(at), at.get("schema")
         self.size = 0
         for quad in self.store.quads_for_pattern(vocab.INDEX_NODE, _SIZE, None, _BOOK):
             self.size = int(quad.object.value)
@@ -107,17 +108,19 @@ class HeardSet:
             self.backend.close()
             self.backend = self.store = None  # dropped: a reference kept elsewhere (a traceback) holds no store
 
-    def record(self, position) -> None:
-        """Record the journal position it reflects now, and how many facts it holds (last, after its
-        change: a set cut short reflects the position before, and following the same transactions
-        again is harmless)."""
+    def record(self, position, schema: str | None) -> None:
+        """Record the journal position it reflects now, with the digest of the schema it holds (a
+        schema.json put in place changes the schema and not the journal), and how many facts it holds
+        (last, after its change: a set cut short reflects the position before, and following the same
+        transactions again is harmless)."""
         self._changing()
         for book in (_AT, _SIZE):
             for quad in list(self.store.quads_for_pattern(vocab.INDEX_NODE, book, None, _BOOK)):
                 self.store.remove(quad)
-        self.store.add(ox.Quad(vocab.INDEX_NODE, _AT, ox.Literal(json.dumps(position.as_dict())), _BOOK))
+        at = json.dumps({**position.as_dict(), "schema": schema})
+        self.store.add(ox.Quad(vocab.INDEX_NODE, _AT, ox.Literal(at), _BOOK))
         self.store.add(ox.Quad(vocab.INDEX_NODE, _SIZE, ox.Literal(str(self.size)), _BOOK))
-        self.position = position
+        self.position, self.schema = position, schema
 
     # --- made whole ----------------------------------------------------------------------------------
 
@@ -346,11 +349,12 @@ def held(session, deadline: float | None = None, timeout: float | None = None):
 
 
 def _current(current: HeardSet, session, position, deadline=None, timeout=None) -> HeardSet:
-    if current.position == position:
+    schema = session.backend.schema_digest()
+    if (current.position, current.schema) == (position, schema):
         return current
-    if current.position is None or not _caught_up(current, session, position):
+    if current.position is None or current.schema != schema or not _caught_up(current, session, position):
         current.fill(session, deadline, timeout)
-    current.record(position)
+    current.record(position, schema)
     current.settle()
     return current
 

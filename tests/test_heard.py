@@ -3,7 +3,9 @@ date with each write: after every kind of write, through either door, a token's 
 the dataset `kg sparql --audience` builds afresh."""
 
 import json
+import shutil
 import urllib.parse
+from pathlib import Path
 
 import pytest
 
@@ -194,3 +196,24 @@ def test_gathering_what_an_audience_may_read_is_told_at_a_terminal_once(kg):
         done, told = at_a_terminal("sparql", query, "--audience", "channel:sales", "--kb", kg.path)
         assert (done.returncode, told) == (0, told_first)
         assert "heard in sales" in done.stdout.decode()
+
+
+def test_a_kept_set_takes_the_schema_put_in_place_since_though_the_journal_did_not_move(kg):
+    """A site's schema.json put in place changes the schema every read takes, and not the journal:
+    an audience's kept set is made again with it, as the owner's reads take it."""
+    from kgrdf.schema import SCHEMA_GRAPH
+
+    kg("add-entity", "repo/api", "--name", "Api")
+    kg("propose", "repo/api", "caveat", "--value", "heard in public", "--source", "slack:a", "--audience", "public")
+    query = f"SELECT ?s ?p ?o WHERE {{ GRAPH <{SCHEMA_GRAPH}> {{ ?s ?p ?o }} }}"
+
+    def schema(*audience) -> set:
+        rows = kg.json("sparql", query, *audience)["results"]["bindings"]
+        return {tuple(row[name]["value"] for name in ("s", "p", "o")) for row in rows}
+
+    core = schema("--audience", "public")
+    assert core == schema()
+    shutil.copy(Path(__file__).resolve().parent.parent / "examples" / "site-schema.json", kg.path / "schema.json")
+    extended = schema()
+    assert len(extended) > len(core)
+    assert schema("--audience", "public") == extended
