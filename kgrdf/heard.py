@@ -12,9 +12,11 @@ cache, in ``cache/heard/`` (one Oxigraph store an audience, at most KEPT of them
 used removed), and brought up to date with the transactions written since it was made, fact by fact
 (:meth:`HeardSet.catch_up`): a read pays the change, not the knowledge base. A change it cannot
 follow fact by fact (the schema, a fact heard before and not now or the other way round, a change
-large beside what it holds) makes it whole again. Its own bookkeeping (the journal position it
-reflects, how many facts it holds, the entities each heard fact names) is in its default graph,
-which a query never sees. One process at a time has a kept store open (a lock beside it); another
+large beside what it holds) makes it whole again. A gathering cut short by a query's time limit keeps
+what it gathered, and the next one at the same journal position and schema goes on from it. Its own
+bookkeeping (the journal position and schema it reflects, how many facts it holds, the entities each
+heard fact names, how far a gathering cut short got) is in its default graph, which a query never
+sees. One process at a time has a kept store open (a lock beside it); another
 one meanwhile reads with a store in memory, made for that read. kg forget deletes cache/ with all it
 holds (a resident process then makes its sets again), and an export is of what a query sees, without
 the bookkeeping.
@@ -48,6 +50,9 @@ FORMAT = "5"  # what a kept set holds and how: a set of another format is made a
 _AT = vocab.kg("heardSetAt")  # <index node> _AT "JSON": the journal position it reflects, and the schema's digest
 _SIZE = vocab.kg("heardSetFacts")  # <index node> _SIZE n: the facts it holds (none said: unknown)
 _NAMES = vocab.kg("heardSetNames")  # <fact> _NAMES <entity>: a heard fact and an entity it names
+# <index node> _GATHERED "JSON": a gathering cut short by its time limit, at a journal position and
+# schema, and how many of the heard facts, in order, it holds; the next one there goes on from them
+_GATHERED = vocab.kg("heardSetGathered")
 _BOOK = ox.DefaultGraph()
 
 
@@ -114,7 +119,7 @@ class HeardSet:
         (last, after its change: a set cut short reflects the position before, and following the same
         transactions again is harmless)."""
         self._changing()
-        for book in (_AT, _SIZE):
+        for book in (_AT, _SIZE, _GATHERED):
             for quad in list(self.store.quads_for_pattern(vocab.INDEX_NODE, book, None, _BOOK)):
                 self.store.remove(quad)
         at = json.dumps({**position.as_dict(), "schema": schema})
@@ -124,31 +129,38 @@ class HeardSet:
 
     # --- made whole ----------------------------------------------------------------------------------
 
-    def fill(self, session, deadline: float | None = None, timeout: float | None = None) -> "HeardSet":
+    def fill(self, session, deadline: float | None = None, timeout: float | None = None, at=None) -> "HeardSet":
         """Read it whole from the session's index. Raises Refused once past ``deadline``
-        (time.monotonic()): a query's time limit counts the gathering."""
+        (time.monotonic()): a query's time limit counts the gathering. A kept set gathered for
+        ``at`` (the journal position and schema digest the index is at) keeps what it gathered then,
+        and the next gathering at the same ``at`` goes on from there: a knowledge base whose
+        gathering takes longer than any limit (minutes at 1M facts) is gathered over several
+        queries, each holding the lock no longer than its limit."""
         from kgrdf.schema import SCHEMA_GRAPH
 
         backend = session.backend
-        if self.folder is not None:  # a store of its own again: clearing one leaves its bytes on disk
-            self.close()
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self._open(writable=True)
-        else:
-            self.store.clear()
         self.position = None
         session.kb.note(f"gathering what the audience {session.hearer} may read ...")  # (kept for the next reads)
-        kept = list(backend.quads_in(ox.NamedNode(SCHEMA_GRAPH)))
         heard = all_heard(session)
+        order = sorted(heard)  # the same order at the same position: a gathering cut short goes on
+        start = self._gathered(at, len(order))
+        if start == 0:
+            self._empty()
+            kept = list(backend.quads_in(ox.NamedNode(SCHEMA_GRAPH)))
+            named = set()
+        else:
+            self._changing()
+            kept = []
+            named = {q.object.value for q in self.store.quads_for_pattern(None, _NAMES, None, _BOOK)}
         self.size = len(heard)
-        named = set()
-        for done, fact in enumerate(heard):  # each graph by its name: the cost follows what it may read
-            if done % 256 == 0 and deadline is not None and time.monotonic() > deadline:
-                raise past_limit(timeout)
+        for done in range(start, len(order)):  # each graph by its name: the cost follows what it may read
+            # (checked once 256 facts are gathered: each gathering gets on, however long the reads before)
+            if done > start and done % 256 == 0 and deadline is not None and time.monotonic() > deadline:
+                raise past_limit(timeout, kept=self._cut_short(kept, at, done))
             if len(kept) >= BATCH:  # in large batches: each call of a store on disk writes files of its own
                 self.store.bulk_extend(kept)
                 kept = []
-            quads, names = self._fact_quads(session, fact, heard.__contains__)
+            quads, names = self._fact_quads(session, order[done], heard.__contains__)
             kept += quads
             named |= names
         for subject, quads in _by_subject(backend.quads_in(self.entities)).items():
@@ -156,6 +168,36 @@ class HeardSet:
                 kept += described(session, subject, quads)
         self.store.bulk_extend(kept)
         return self
+
+    def _cut_short(self, kept: list, at, done: int) -> bool:
+        """Keep what a gathering cut short has gathered, the ``done`` first heard facts, for the next
+        one at ``at``; whether it is kept (a set in memory is not)."""
+        if self.folder is None or at is None:
+            return False
+        self.store.bulk_extend(kept)
+        for quad in list(self.store.quads_for_pattern(vocab.INDEX_NODE, _GATHERED, None, _BOOK)):
+            self.store.remove(quad)
+        self.store.add(ox.Quad(vocab.INDEX_NODE, _GATHERED, ox.Literal(json.dumps([*at, done])), _BOOK))
+        return True
+
+    def _gathered(self, at, facts: int) -> int:
+        """How many of the ``facts`` heard facts, in order, a gathering cut short at ``at`` left in
+        the set; 0 (the set to be emptied) for any other."""
+        if at is None or self.folder is None:
+            return 0
+        for quad in self.store.quads_for_pattern(vocab.INDEX_NODE, _GATHERED, None, _BOOK):
+            *cut_at, done = json.loads(quad.object.value)
+            if cut_at == list(at) and 0 < done <= facts:
+                return done
+        return 0
+
+    def _empty(self) -> None:
+        if self.folder is not None:  # a store of its own again: clearing one leaves its bytes on disk
+            self.close()
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self._open(writable=True)
+        else:
+            self.store.clear()
 
     def _fact_quads(self, session, fact: str, hears_fact) -> tuple[list, set]:
         """The quads of a heard fact as the audience is shown them, with the bookkeeping of the
@@ -353,7 +395,7 @@ def _current(current: HeardSet, session, position, deadline=None, timeout=None) 
     if (current.position, current.schema) == (position, schema):
         return current
     if current.position is None or current.schema != schema or not _caught_up(current, session, position):
-        current.fill(session, deadline, timeout)
+        current.fill(session, deadline, timeout, at=(position.seq, position.digest, schema))
     current.record(position, schema)
     current.settle()
     return current
@@ -431,10 +473,11 @@ def _forget_least_used(folder: Path) -> None:
             os.close(fd)
 
 
-def past_limit(timeout: float) -> Refused:
+def past_limit(timeout: float, kept: bool = False) -> Refused:
     return Refused(
         f"gathering what the audience may read took longer than the query's time limit of {timeout:g} s",
-        hint="give it longer with --timeout (a running kg serve keeps what it gathered: ask again)",
+        hint=("what it gathered is kept: ask again to go on, or give" if kept else "give")
+        + " it longer with --timeout (a running kg serve keeps what it gathered: ask again)",
     )
 
 

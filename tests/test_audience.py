@@ -5,6 +5,7 @@ command prints tells what leaked."""
 
 import itertools
 import json
+import shutil
 from dataclasses import dataclass, field
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from kgrdf import audience, model, vocab
+from kgrdf.cli import app
 
 from .conftest import Kg, one_line, runner
 
@@ -714,3 +716,61 @@ def test_a_promotion_made_for_the_owner_is_never_told_to_the_audience_of_the_cla
     kg("lookup", "Jim", *dm, expect=1)
     assert "promoted to person/jim" in kg("org", "digest", "Acme").stdout  # the owner's
     assert kg.json("history", claim)["fact"]["promoted_to"] == "person/jim"
+
+
+def test_a_gathering_cut_short_by_its_limit_is_kept_and_the_next_query_goes_on_from_it(kg, tmp_path):
+    """A dataset that takes longer to gather than the query's limit (minutes at 1M facts) is gathered
+    over several queries, each holding the lock no longer than its limit; what they gather at last is
+    what one query given the time gathers, and a write in between starts the gathering again."""
+    kg("add-entity", "repo/api", "--name", "api")
+    records = tmp_path / "many.jsonl"
+    lines = (
+        {
+            "type": "fact",
+            "subject": "repo/api",
+            "predicate": "caveat",
+            "value": f"caveat {i}",
+            "sources": [f"slack:p{i}"],
+        }
+        for i in range(1500)
+    )
+    records.write_text("\n".join(json.dumps({**line, "audience": "public"}) for line in lines))
+    kg("import", records, "--apply")
+    every = "SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
+
+    def rows(*options) -> list:
+        found = kg.json("sparql", every, "--audience", "public", *options)["results"]["bindings"]
+        return sorted(tuple(row[name]["value"] for name in ("g", "s", "p", "o")) for row in found)
+
+    def gathered_in_pieces() -> tuple[int, list]:
+        for cut in range(20):
+            argv = ["sparql", "ASK { ?s ?p ?o }", "--audience", "public", "--timeout", "0.1", "--kb", str(kg.path)]
+            result = runner.invoke(app, argv)
+            if result.exit_code == 0:
+                return cut, rows("--timeout", "60")  # read from the set gathered in pieces
+            assert result.exit_code == 1 and result.stdout == "", result.stderr
+            assert "what it gathered is kept: ask again to go on" in result.stderr
+        raise AssertionError("20 queries did not gather it")
+
+    cuts, pieces = gathered_in_pieces()
+    assert cuts >= 2
+    shutil.rmtree(kg.path / "cache" / "heard")
+    assert pieces == rows("--timeout", "60")  # a set gathered at once
+
+    shutil.rmtree(kg.path / "cache" / "heard")
+    kg("sparql", "ASK { ?s ?p ?o }", "--audience", "public", "--timeout", "0.1", expect=1)  # cut short
+    kg(
+        "propose",
+        "repo/api",
+        "caveat",
+        "--value",
+        "written between",
+        "--source",
+        "slack:between",
+        "--audience",
+        "public",
+    )
+    _cuts, after = gathered_in_pieces()
+    assert any(row[3] == "written between" for row in after)
+    shutil.rmtree(kg.path / "cache" / "heard")
+    assert after == rows("--timeout", "60")

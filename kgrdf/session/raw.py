@@ -33,8 +33,8 @@ class RawReads(Reading):
             started = time.monotonic()
             with heard.held(self, deadline=started + timeout, timeout=timeout) as dataset:
                 left = timeout - (time.monotonic() - started)  # gathering it counts in the limit
-                if left <= 0:
-                    raise heard.past_limit(timeout)
+                if left <= 0:  # (gathered whole: a kept set is there for the next query)
+                    raise heard.past_limit(timeout, kept=dataset.folder is not None)
                 return dataset.backend.sparql(text, timeout=left, memory=sandbox.memory_limit(), forked=dataset.release)
         backend = self.backend
         scope = None  # the whole dataset: the knowledge base holds no other perspective
