@@ -20,12 +20,8 @@ def _rows(document: str) -> list[tuple]:
     return sorted(tuple(row.get(name, {}).get("value", "") for name in ("g", "s", "p", "o")) for row in bindings)
 
 
-@pytest.fixture
-def served(tmp_path):
-    kg = Kg(tmp_path / "kb")
-    kg("init")
+def _heard_in_sales(kg) -> None:
     kg("add-entity", "repo/api", "--name", "Api")
-    kg("add-entity", "repo/web", "--name", "Web")
     kg(
         "propose",
         "repo/api",
@@ -37,6 +33,14 @@ def served(tmp_path):
         "--audience",
         "channel:sales",
     )
+
+
+@pytest.fixture
+def served(tmp_path):
+    kg = Kg(tmp_path / "kb")
+    kg("init")
+    _heard_in_sales(kg)
+    kg("add-entity", "repo/web", "--name", "Web")
     kg("propose", "repo/api", "caveat", "--value", "heard in eng", "--source", "slack:b", "--audience", "channel:eng")
     secret = kg.json("tokens", "add", "sales", "--perspective", "main", "--audience", "channel:sales", "--write")
     server = Server(kg.path)
@@ -179,18 +183,7 @@ def test_a_tokens_sparql_answers_after_kg_forget_deletes_the_set_kg_serve_kept(s
 def test_gathering_what_an_audience_may_read_is_told_at_a_terminal_once(kg):
     """The first query of an audience gathers its dataset (24 s at 100k facts) and keeps it: a person
     at a terminal is told it is under way; the next query, which reads the kept one, tells nothing."""
-    kg("add-entity", "repo/api", "--name", "Api")
-    kg(
-        "propose",
-        "repo/api",
-        "caveat",
-        "--value",
-        "heard in sales",
-        "--source",
-        "slack:a",
-        "--audience",
-        "channel:sales",
-    )
+    _heard_in_sales(kg)
     query = "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
     for told_first in (["kg: gathering what the audience channel:sales may read ..."], []):
         done, told = at_a_terminal("sparql", query, "--audience", "channel:sales", "--kb", kg.path)
