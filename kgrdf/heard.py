@@ -16,10 +16,9 @@ large beside what it holds) makes it whole again. A gathering cut short by a que
 what it gathered, and the next one at the same journal position and schema goes on from it. Its own
 bookkeeping (the journal position and schema it reflects, how many facts it holds, the entities each
 heard fact names, how far a gathering cut short got) is in its default graph, which a query never
-sees. One process at a time has a kept store open (a lock beside it); another
-one meanwhile reads with a store in memory, made for that read. kg forget deletes cache/ with all it
-holds (a resident process then makes its sets again), and an export is of what a query sees, without
-the bookkeeping.
+sees. One process at a time has a kept store open (a lock beside it); another one meanwhile reads
+with a store in memory, made for that read. kg forget deletes cache/ with all it holds (a resident
+process then makes its sets again), and an export is of what a query sees, without the bookkeeping.
 """
 
 import fcntl
@@ -119,13 +118,17 @@ class HeardSet:
         (last, after its change: a set cut short reflects the position before, and following the same
         transactions again is harmless)."""
         self._changing()
-        for book in (_AT, _SIZE, _GATHERED):
-            for quad in list(self.store.quads_for_pattern(vocab.INDEX_NODE, book, None, _BOOK)):
-                self.store.remove(quad)
-        at = json.dumps({**position.as_dict(), "schema": schema})
-        self.store.add(ox.Quad(vocab.INDEX_NODE, _AT, ox.Literal(at), _BOOK))
-        self.store.add(ox.Quad(vocab.INDEX_NODE, _SIZE, ox.Literal(str(self.size)), _BOOK))
+        self._book(_GATHERED, None)
+        self._book(_AT, json.dumps({**position.as_dict(), "schema": schema}))
+        self._book(_SIZE, str(self.size))
         self.position, self.schema = position, schema
+
+    def _book(self, what, value: str | None) -> None:
+        """Set the bookkeeping ``what`` of the set to ``value`` (None: take it away)."""
+        for quad in list(self.store.quads_for_pattern(vocab.INDEX_NODE, what, None, _BOOK)):
+            self.store.remove(quad)
+        if value is not None:
+            self.store.add(ox.Quad(vocab.INDEX_NODE, what, ox.Literal(value), _BOOK))
 
     # --- made whole ----------------------------------------------------------------------------------
 
@@ -175,9 +178,7 @@ class HeardSet:
         if self.folder is None or at is None:
             return False
         self.store.bulk_extend(kept)
-        for quad in list(self.store.quads_for_pattern(vocab.INDEX_NODE, _GATHERED, None, _BOOK)):
-            self.store.remove(quad)
-        self.store.add(ox.Quad(vocab.INDEX_NODE, _GATHERED, ox.Literal(json.dumps([*at, done])), _BOOK))
+        self._book(_GATHERED, json.dumps([*at, done]))
         return True
 
     def _gathered(self, at, facts: int) -> int:
