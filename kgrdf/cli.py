@@ -1564,6 +1564,9 @@ def export(
     from kgrdf.errors import BadInput
 
     with _reading(kb, perspective, audience) as session:
+        if output is not None or not sys.stdout.isatty():  # (the terminal sees nothing come: say what runs)
+            what = f"what the audience {audience} may read" if audience else "the knowledge base"
+            session.kb.note(f"exporting {what} as {format} ...")
         if output is None and json:
             data = session.export(format)
         elif output is None:

@@ -13,6 +13,7 @@ import pytest
 from kgrdf import journal as journal_mod
 from kgrdf.kb import KnowledgeBase
 
+from .conftest import at_a_terminal
 from .patchlog import journal_bytes, patch_bytes, patch_files, write_patch
 
 
@@ -108,6 +109,20 @@ def test_an_export_to_standard_output_is_the_export_to_a_file(demo, tmp_path):
     demo("export", "--output", out)
     assert demo("export").stdout == out.read_text(encoding="utf-8")
     assert demo.json("export", "--format", "nquads")["data"] == demo("export", "--format", "nquads").stdout
+
+
+def test_an_export_written_away_from_the_terminal_says_so_there_and_piped_says_nothing(demo, tmp_path):
+    out = tmp_path / "kb.nq"
+    done, told = at_a_terminal("export", "--format", "nquads", "--output", out, "--kb", demo.path)
+    assert done.returncode == 0
+    assert told == ["kg: exporting the knowledge base as nquads ..."]
+    assert done.stdout.decode().startswith(f"wrote {out.stat().st_size} bytes of nquads to ")
+    done, told = at_a_terminal("export", "--audience", "public", "--kb", demo.path)  # stdout piped: not watched
+    assert done.returncode == 0 and done.stdout.startswith(b"@prefix")
+    assert told[0] == "kg: exporting what the audience public may read as trig ..."
+    piped = demo("export", "--format", "nquads", "--output", tmp_path / "again.nq")
+    assert piped.stderr == ""
+    assert (tmp_path / "again.nq").read_bytes() == out.read_bytes()
 
 
 def test_deleting_the_index_loses_nothing(demo):
