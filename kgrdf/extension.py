@@ -11,7 +11,9 @@ the core ontology plus the extension is computed (owlrl), and the closure is val
 subclass or subproperty chain. A refused extension never stops the knowledge base: it keeps
 working on the core schema. A subproperty of a high-risk or single-valued core predicate is one
 too: saying it says its parent (a site ``lifecycle`` under ``status`` is never confirmed by sources
-alone, and holds one value at a time).
+alone, and holds one value at a time). And a value of a subproperty is one of its parent's, so it
+takes what its parent takes: the same kind of object, subjects and objects of its parent's types
+(one that names no domain or range takes its parents' in common), or it is refused.
 
 **Names.** Each name becomes an IRI, ``site:NAME`` (https://kgrdf.org/ns/site#NAME), and a key that
 commands take: a type's is the first part of an entity id (``contract/acme``), a predicate's is what
@@ -53,7 +55,7 @@ from kgrdf.errors import BadInput
 SITE = "https://kgrdf.org/ns/site#"
 AXES = {"People": "People", "Process": "ProcessAxis", "Product": "ProductAxis", "Organizations": "Organizations"}
 MAX_NAME = 64
-QUADS_FORMAT = "2"  # of to_quads: 2, a subproperty takes its parent's high risk and single value
+QUADS_FORMAT = "3"  # of to_quads: 2, a subproperty takes its parent's high risk and single value; 3, its bounds
 TYPE_FIELDS = ("name", "axis", "label", "subclass_of")
 PREDICATE_FIELDS = ("name", "axis", "object", "sentence", "label", "domain", "range", "single_valued", "subproperty_of")
 _PREDICATE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
@@ -360,13 +362,22 @@ def to_quads(data: dict, core) -> list:
             quads.append(Quad(node, rdf_type, vocab.kg("SingleValuedPredicate"), graph))
         if any(parent.high_risk for parent in parents):
             quads.append(Quad(node, rdf_type, vocab.kg("HighRiskPredicate"), graph))
-        for name in _names(entry.get("domain")):
+        # One that names no domain (range) takes its parents' in common: the shapes refuse one wider than theirs
+        domain = _names(entry.get("domain")) or _shared(parent.domain for parent in parents)
+        range_ = _names(entry.get("range")) or _shared(p.range for p in parents if entry["object"] == "entity")
+        for name in domain:
             quads.append(Quad(node, vocab.kg("domainIncludes"), type_iri(name), graph))
-        for name in _names(entry.get("range")):
+        for name in range_:
             quads.append(Quad(node, vocab.kg("rangeIncludes"), type_iri(name), graph))
         for parent in parents:
             quads.append(Quad(node, vocab.term("rdfs:subPropertyOf"), NamedNode(parent.iri), graph))
     return quads
+
+
+def _shared(bounds) -> list[str]:
+    """The types every one of ``bounds`` (type key sets; an empty one bounds nothing) takes, sorted."""
+    given = [set(bound) for bound in bounds if bound]
+    return sorted(set.intersection(*given)) if given else []
 
 
 def problems_of(quads, core_quads) -> list[str]:

@@ -119,6 +119,16 @@ def _ontology_hash():
     return h
 
 
+@cache
+def _extension_shapes_hash() -> bytes:
+    """The digest of shapes/schema.ttl, which judges a schema.json, read once a process."""
+    import hashlib
+
+    from kgrdf.resources import data_dir
+
+    return hashlib.sha256((data_dir("shapes") / "schema.ttl").read_bytes()).digest()
+
+
 def digest(kb_path=None) -> str:
     """A digest of the ontology files and a knowledge base's schema.json: the index reloads its
     schema graph when it changes. Every read asks for it, so schema.json alone is read each time."""
@@ -126,8 +136,10 @@ def digest(kb_path=None) -> str:
     if kb_path is not None and (kb_path / "schema.json").is_file():
         from kgrdf import extension
 
-        # (and how it is read: an index holding what an older kg made of the same file reloads it)
-        h.update(f"schema.json {extension.QUADS_FORMAT}\0".encode() + (kb_path / "schema.json").read_bytes())
+        # (and how it is read and judged: an index holding what an older kg made of the same file, or
+        # accepted by older shapes, reloads it)
+        h.update(f"schema.json {extension.QUADS_FORMAT}\0".encode() + _extension_shapes_hash())
+        h.update((kb_path / "schema.json").read_bytes())
     return h.hexdigest()
 
 

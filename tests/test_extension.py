@@ -40,7 +40,7 @@ def test_a_subproperty_of_a_high_risk_or_single_valued_predicate_is_one_too(seed
         **ON_CALL,
         "name": "guarded_by",
         "domain": ["process"],
-        "range": ["system"],
+        "range": ["gate"],
         "subproperty_of": "gated_by",
     }
     write(seeded, {"predicates": [lifecycle, guarded]})
@@ -49,7 +49,7 @@ def test_a_subproperty_of_a_high_risk_or_single_valued_predicate_is_one_too(seed
     assert marks["guarded_by"]["high_risk"] and not marks["guarded_by"]["single_valued"]
     seeded("add-entity", "environment/qa", "--name", "qa")
     seeded("add-entity", "process/ship", "--name", "ship")
-    seeded("add-entity", "system/gatekeeper", "--name", "gatekeeper")
+    seeded("add-entity", "gate/gatekeeper", "--name", "gatekeeper")
     two = ("-s", "ledger:L1", "-s", "report:R1")  # two trusted kinds: enough for a low-risk fact
     for args in (
         ("environment/qa", "lifecycle", "--value", "retired"),
@@ -63,6 +63,25 @@ def test_a_subproperty_of_a_high_risk_or_single_valued_predicate_is_one_too(seed
     seeded("confirm", other)  # one value at a time: confirming the other closes the first
     current = seeded.json("facts", "environment/qa")["facts"]
     assert [f["id"] for f in current if f["predicate"] == "lifecycle"] == [other]
+
+
+def test_a_subproperty_that_names_no_domain_or_range_takes_its_parents_and_propose_keeps_to_it(seeded):
+    unbounded = {k: v for k, v in ON_CALL.items() if k not in ("domain", "range")}
+    hard = unbounded | {"name": "hard_dep", "axis": "Product", "subproperty_of": "depends_on"}
+    write(seeded, {"predicates": [hard]})
+    doc = seeded.json("schema")
+    assert doc["extension"] == {"accepted": True, "problems": []}
+    marks = {p["key"]: p for p in doc["predicates"]}
+    assert (marks["hard_dep"]["domain"], marks["hard_dep"]["range"]) == (
+        marks["depends_on"]["domain"],
+        marks["depends_on"]["range"],
+    )
+    assert "repo" in marks["hard_dep"]["domain"] and "team" not in marks["hard_dep"]["domain"]
+    seeded.json("propose", "repo/web-app", "hard_dep", "--object", "repo/api", "--source", "ledger:deps")
+    before = seeded.json("status")
+    refused = seeded("propose", "team/web", "hard_dep", "--object", "repo/api", "--source", "ledger:deps", expect=1)
+    assert "hard_dep is not about a team" in refused.stderr
+    assert seeded.json("status") == before
 
 
 def test_the_schema_every_command_reads_follows_schema_json_past_its_cache(seeded):
@@ -98,6 +117,45 @@ def test_the_schema_every_command_reads_follows_schema_json_past_its_cache(seede
         (
             {"predicates": [{**ON_CALL, "name": "code_buddy_of", "domain": ["team"], "subproperty_of": "reviews"}]},
             "subproperty of the People whitelist's reviews",
+        ),
+        (
+            {"predicates": [{**ON_CALL, "name": "mirrors", "domain": ["channel"], "subproperty_of": "depends_on"}]},
+            "mirrors would take a channel as its subject, which its parent depends_on does not",
+        ),
+        (
+            {
+                "predicates": [
+                    {
+                        **ON_CALL,
+                        "name": "backed_by",
+                        "domain": ["repo"],
+                        "range": ["team"],
+                        "subproperty_of": "depends_on",
+                    }
+                ]
+            },
+            "backed_by would take a team as its object, which its parent depends_on does not",
+        ),
+        (
+            {"predicates": [{**ON_CALL, "name": "lead_time", "object": "value", "subproperty_of": "gated_by"}]},
+            "lead_time takes a value, where its parent gated_by takes an entity",
+        ),
+        (
+            {
+                "predicates": [
+                    {**ON_CALL, "name": "phase", "object": "entity", "range": ["gate"], "subproperty_of": "status"}
+                ]
+            },
+            "phase takes an entity, where its parent status takes a value",
+        ),
+        (
+            {
+                "predicates": [
+                    {k: v for k, v in ON_CALL.items() if k not in ("domain", "range")}
+                    | {"name": "odd_pair", "subproperty_of": ["depends_on", "has_step"]}
+                ]
+            },
+            "odd_pair would take subjects of any type, where its parent has_step takes some: give it a domain",
         ),
         ({"predicates": [{**ON_CALL, "name": "owns"}]}, "owns is already a core predicate"),
         ({"predicates": [{**ON_CALL, "name": "no_words", "sentence": ""}]}, "needs a reviewer sentence"),
