@@ -14,9 +14,7 @@ class KgError(Exception):
         self.details = details
 
     def as_json(self) -> dict:
-        out = {"error": self.kind, "message": self.message}
-        if self.hint:
-            out["hint"] = self.hint
+        out = {"error": self.kind, "message": self.message, "hint": self.hint or None}  # (always there: null for none)
         out.update(self.details)
         return out
 

@@ -268,6 +268,23 @@ def test_a_usage_error_has_the_shape_of_a_refusal(base):
     assert set(usage) <= set(refusal) | {"hint"}
 
 
+@pytest.mark.parametrize(
+    "argv, code",
+    [
+        (["sparql", "SELECT * WHERE {"], 2),
+        (["facts", "nobody", "--as-of", "someday"], 2),
+        (["add-entity", "Repo/X", "--name", "x"], 2),
+        (["propose", "webapp", "uses", "--object", "x", "-s", "pr:1", "--valid-from", "2026-02-30"], 2),
+        (["lookup", "nobody-at-all"], 1),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else str(v),
+)
+def test_every_json_error_has_its_three_keys_with_hint_null_where_there_is_none(base, argv, code):
+    doc = json.loads(base(*argv, "--json", expect=code).stdout)
+    assert {"error", "message", "hint"} <= set(doc), doc
+    assert doc["hint"] is None or (isinstance(doc["hint"], str) and doc["hint"]), doc
+
+
 @pytest.mark.parametrize("argv", [["lookup"], ["--bogus"], ["neighbors", "x", "--hops", "many"]], ids=str)
 def test_without_json_a_usage_error_prints_nothing_on_stdout(argv):
     result = runner.invoke(app, argv)
