@@ -53,7 +53,7 @@ def add(
     with lock.held(kb.path / "lock", exclusive=True):
         tokens = _read(kb.path)
         if any(t.name == name for t in tokens):
-            raise BadInput(f"there is a token named {name!r} already", hint=f"kg tokens revoke {name} first")
+            raise Refused(f"there is a token named {name!r} already", hint=f"kg tokens revoke {name} first")
         secret = PREFIX + secrets.token_urlsafe(32)
         token = Token(name, perspective, heard_by, bool(write), clock.iso(clock.now()), digest(secret), speaker)
         _write(kb.path, [*tokens, token])

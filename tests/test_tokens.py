@@ -1,6 +1,7 @@
 """kg tokens: bearer tokens that bind a perspective, an audience and the right to write, kept hashed
 in a 0600 file that neither git, the journal nor the index ever holds."""
 
+import json
 import stat
 import subprocess
 
@@ -56,7 +57,6 @@ def test_a_bad_token_request_says_why_in_one_line_and_writes_nothing(kg):
     kg("tokens", "add", "bot", "--perspective", "main", "--audience", "public")
     before = (kg.path / "tokens.json").read_bytes()
     cases = [
-        (("bot", "--perspective", "main", "--audience", "public"), "already"),
         (("other", "--perspective", "Main!", "--audience", "public"), "lower-case"),
         (("other", "--perspective", "main", "--audience", "chan:x"), "not an audience"),
         (("other", "--perspective", "main", "--audience", "dm:"), "not an audience"),
@@ -65,6 +65,10 @@ def test_a_bad_token_request_says_why_in_one_line_and_writes_nothing(kg):
     ]
     for args, reason in cases:
         assert reason in one_line(kg("tokens", "add", *args, expect=2))
+    taken = json.loads(
+        kg("tokens", "add", "bot", "--perspective", "main", "--audience", "owner", "--json", expect=1).stdout
+    )
+    assert (taken["error"], taken["message"]) == ("refused", "there is a token named 'bot' already")  # a conflict: 1
     assert "no perspective 'mian'; known: main" in one_line(
         kg("tokens", "add", "other", "--perspective", "mian", "--audience", "public", expect=1)
     )
