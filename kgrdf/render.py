@@ -493,7 +493,7 @@ def schema(as_json: bool, schema, extension=None) -> None:
 def import_report(as_json: bool, report: dict, path: str, apply: bool = False) -> None:
     if as_json:
         return emit(report)
-    head = "imported" if report["applied"] else "dry run of"
+    head = "imported" if report["applied"] else "nothing to write from" if apply else "dry run of"
     print(f"{head} {path}: {report['records']} records")
     for what in ("entities", "facts"):
         counts = report[what]

@@ -515,6 +515,11 @@ def test_an_import_whose_every_record_is_refused_says_so_not_to_apply_it(seeded,
     before = seeded.snapshot()
     result = seeded("import", path, "--apply")
     assert "no record of it changes the knowledge base" in result.stdout and "--apply" not in result.stdout
+    assert result.stdout.startswith(f"nothing to write from {path}: 2 records")  # not a dry run: it was applied
+    assert seeded.snapshot() == before
+    path.write_text("", encoding="utf-8")
+    assert seeded("import", path, "--apply").stdout.startswith(f"nothing to write from {path}: 0 records")
+    assert seeded("import", path).stdout.startswith(f"dry run of {path}: 0 records")
     assert seeded.snapshot() == before
 
 
