@@ -43,6 +43,7 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
     entity = session.resolve(entity_text)
     if entity.type not in HOLDERS:
         raise Refused(f"{entity.id} is a {entity.type}: identifiers are kept for people and actors only")
+    _refuse_another_persons_name(session, entity, kind, value)
     entries = read(kb)
     for entry in entries:
         if (entry["entity"], entry["kind"], entry["value"]) == (entity.id, kind, value):
@@ -57,6 +58,21 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
     write(kb, entries + [entry])
     made.note(f"the {kind} identifier of {entity.id} was added")
     return entry, "added"
+
+
+def _refuse_another_persons_name(session, entity, kind: str, value: str) -> None:
+    """Refuse an identifier that is another person's id, name or alias (weak ones too): a person's
+    identifiers are among what kg forget looks for, so forgetting this one would take facts that
+    name the other, and forgetting the other would find it left here, in this one's identifiers."""
+    found = session.identify(value)
+    others = [m for m in found["matches"] + found["suggestions"] if m["type"] in HOLDERS and m["id"] != entity.id]
+    if others:
+        other = others[0]
+        raise Refused(
+            f"the {kind} identifier {value!r} of {entity.id} is the {other['matched']} of {other['id']} "
+            f"({other['name']!r}): a person's identifiers are theirs alone",
+            hint="give the identifier as the chat, tracker or code host shows it",
+        )
 
 
 def listed(kb, session, entity_text: str | None = None) -> list[dict]:

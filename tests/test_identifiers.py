@@ -53,6 +53,24 @@ def test_bad_identifiers_are_refused_and_nothing_is_written(known, args, code, m
 
 
 @pytest.mark.parametrize(
+    "value, matched",
+    [("DANA", "alias"), ("person/dana", "id"), ("  dana   okafor ", "name"), ("Sam Reyes", "name")],
+)
+def test_an_identifier_that_is_another_persons_name_or_id_is_refused_and_forget_finds_nothing_left(
+    known, value, matched
+):
+    before = (known.path / "identifiers.jsonl").read_text()
+    owner, other = ("Dana", "person/sam") if value == "Sam Reyes" else ("Sam", "person/dana")
+    line = known("identifiers", "add", owner, "chat", value, expect=1).stderr
+    assert f"is the {matched} of {other} (" in line and "a person's identifiers are theirs alone" in line
+    assert (known.path / "identifiers.jsonl").read_text() == before
+    if other == "person/dana":  # what the identifier would have broken: a forget that cannot finish
+        known("forget", "person/dana")
+        left = (known.path / "identifiers.jsonl").read_text()
+        assert "dana" not in left.lower() and SECRET in left
+
+
+@pytest.mark.parametrize(
     "command",
     [
         ["export", "--format", "trig"],
