@@ -56,8 +56,90 @@ def check(text: str) -> None:
     size = len(text.encode("utf-8", errors="surrogatepass"))
     if size > MAX_BYTES:
         raise BadInput(f"the query is {size:,} bytes; kg sparql runs queries of at most {MAX_BYTES:,} bytes")
-    depth, pos, end = 0, 0, len(text)
     form = _Form()
+    for kind, token in _code(text):
+        if kind == "run":
+            _check_run(text, token)
+            form.see(text, token)
+
+
+def dataset(text: str) -> tuple[list[str], list[str]] | None:
+    """The graphs a query's own dataset clauses name: (FROM's, FROM NAMED's) as IRIs, prefixed
+    names and relative IRIs resolved as the query's PREFIX and BASE say; None when it has none.
+    A query that names one reads those graphs alone (SPARQL 1.1, 13.2), so the caller narrows the
+    dataset it may read to them, where it would otherwise replace the query's own. Run on a text
+    that passed :func:`check`.
+
+    >>> dataset('PREFIX g: <http://ex/> SELECT * FROM g:one FROM NAMED <http://ex/two> { ?s ?p ?o }')
+    (['http://ex/one'], ['http://ex/two'])
+    """
+    froms, named, spans = _dataset_clauses(text)
+    return (froms, named) if spans else None
+
+
+def without_dataset(text: str) -> str:
+    """The query with its FROM and FROM NAMED clauses blanked out (spaces, so that an error's line
+    and column stay where they were): for a server that would read them past the dataset it is
+    sent (Virtuoso takes a query's FROM NAMED over the protocol's named-graph-uri).
+
+    >>> without_dataset('SELECT * FROM <urn:a> FROM NAMED p:b { ?s ?p ?o }')
+    'SELECT *                             { ?s ?p ?o }'
+    """
+    for start, end in reversed(_dataset_clauses(text)[2]):
+        text = text[:start] + re.sub(r"[^\n\r]", " ", text[start:end]) + text[end:]
+    return text
+
+
+def _dataset_clauses(text: str) -> tuple[list[str], list[str], list[tuple[int, int]]]:
+    """FROM's graphs, FROM NAMED's, and where each clause is in the text (dataset)."""
+    from urllib.parse import urljoin
+
+    prefixes: dict[str, str] = {}
+    froms: list[str] = []
+    named: list[str] = []
+    spans: list[tuple[int, int]] = []
+    base, want, pending, start = "", None, "", 0
+    for kind, token in _code(text):
+        word = token.group() if kind == "run" else _iri_text(token.group())
+        if kind == "iri":
+            iri = urljoin(base, word) if base else word
+            if want == "prefix-iri":
+                prefixes[pending] = iri
+            elif want == "base":
+                base = iri
+            elif want in ("from", "named"):
+                (named if want == "named" else froms).append(iri)
+                spans.append((start, token.end()))
+            want = None
+        elif want == "prefix-name":
+            pending, want = word.partition(":")[0], "prefix-iri"
+        elif want == "from" and word.upper() == "NAMED":
+            want = "named"
+        elif want in ("from", "named") and ":" in word:
+            prefix, _, local = word.partition(":")
+            local = re.sub(r"\\(.)", r"\1", local)
+            (named if want == "named" else froms).append(prefixes.get(prefix, prefix + ":") + local)
+            spans.append((start, token.end()))
+            want = None
+        else:
+            want = {"PREFIX": "prefix-name", "BASE": "base", "FROM": "from"}.get(word.upper())
+            start = token.start()
+    return froms, named, spans
+
+
+def _iri_text(token: str) -> str:
+    """An IRI's text between its brackets, its \\u and \\U escapes read."""
+    body = token[1:-1]
+    if "\\" not in body:
+        return body
+    return re.sub(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})", lambda m: chr(int(m.group(1) or m.group(2), 16)), body)
+
+
+def _code(text: str):
+    """The query's code, as ("iri", match) and ("run", match) tokens in order: comments, strings,
+    variables and language tags skipped, brackets counted. Raises BadInput for brackets nested
+    past MAX_NESTING and for a string left open."""
+    depth, pos, end = 0, 0, len(text)
     while pos < end:
         char = text[pos]
         if char == "#":
@@ -67,6 +149,8 @@ def check(text: str) -> None:
             pos = _skip_string(text, pos)
         elif char == "<":
             match = _IRI.match(text, pos)
+            if match:
+                yield "iri", match
             pos = match.end() if match else pos + 1  # else the operator "<" or "<="
         elif char in "?$":
             pos = _VARNAME.match(text, pos + 1).end()
@@ -85,8 +169,7 @@ def check(text: str) -> None:
             depth = max(depth - 1, 0)
             pos += 1
         elif (run := _RUN.match(text, pos)) is not None:
-            _check_run(text, run)
-            form.see(text, run)
+            yield "run", run
             pos = run.end()
         else:
             pos += 1

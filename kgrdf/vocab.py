@@ -74,6 +74,10 @@ DEFAULT_GRAPH = DefaultGraph()
 # Where the index records the journal position it reflects: the store's default graph, which no
 # fact or entity uses, so that the data and its position change in one atomic update.
 INDEX_NODE = NamedNode("urn:kgrdf:index")
+# A graph nothing is ever written to: a dataset whose default graph or named graphs are to be empty
+# names it alone (an empty list would say "every graph" to a SPARQL server). Not INDEX_NODE, which a
+# server's index uses as its bookkeeping graph.
+NO_GRAPH = NamedNode("urn:kgrdf:no-graph")
 
 
 def perspective_base(perspective: str) -> str:

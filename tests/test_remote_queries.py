@@ -129,3 +129,24 @@ def test_a_users_query_that_is_an_update_is_refused_and_writes_nothing(remote):
     with pytest.raises(BadInput, match="does not parse"):
         remote.sparql(update)
     assert ox.NamedNode(graph) not in remote.graphs()
+
+
+def test_a_users_query_reads_the_graphs_its_from_and_from_named_name_on_the_server(dataset, remote):  # noqa: F811
+    store, _ = dataset
+    fact = next(g for g in remote.graphs() if "/fact/" in g.value and not g.value.endswith("/provenance"))
+    provenance = ox.NamedNode(fact.value + "/provenance")
+    held = sum(1 for _ in store.quads_for_pattern(None, None, None, provenance))
+    assert held > 1
+
+    def count(query: str) -> int:
+        return int(next(iter(remote.sparql(query)))["n"].value)
+
+    assert count(f"SELECT (COUNT(*) AS ?n) FROM <{fact.value}> WHERE {{ ?s ?p ?o }}") == 1
+    assert count(f"SELECT (COUNT(*) AS ?n) FROM <{provenance.value}> WHERE {{ ?s ?p ?o }}") == held
+    assert count(f"SELECT (COUNT(*) AS ?n) FROM NAMED <{fact.value}> WHERE {{ ?s ?p ?o }}") == 0
+    named = (
+        f"SELECT DISTINCT ?g FROM NAMED <{fact.value}> FROM NAMED <urn:kgrdf:index> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}"
+    )
+    assert [row["g"] for row in remote.sparql(named)] == [fact]  # and never the server's bookkeeping graph
+    everything = "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+    assert count(everything) == len(remote.graphs())

@@ -356,3 +356,69 @@ def test_a_stream_of_overlapping_reads_never_starves_a_write(small):
     # turnstile the readers keep the lock shared and the write waits the whole 12 s
     assert landed < 3 + 4, f"the write landed {landed:.1f} s after a read of 3 s began"
     assert "api" in small("lookup", "repo/api").stdout
+
+
+# --- a query's own dataset: FROM and FROM NAMED narrow what it may read, never ignored ----------------------
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("SELECT * WHERE { ?s ?p ?o }", None),
+        ("SELECT * FROM <urn:a> WHERE { ?s ?p ?o }", (["urn:a"], [])),
+        ("select * from named <urn:a> from <urn:b> from NAMED <urn:c> { ?s ?p ?o }", (["urn:b"], ["urn:a", "urn:c"])),
+        (
+            "PREFIX g: <http://ex/g/> PREFIX : <http://ex/> SELECT * FROM g:one FROM NAMED :two {}",
+            (["http://ex/g/one"], ["http://ex/two"]),
+        ),
+        (
+            "BASE <http://ex/kb/> SELECT * FROM <fact/f1> FROM NAMED <../other> {}",
+            (["http://ex/kb/fact/f1"], ["http://ex/other"]),
+        ),
+        ("SELECT * FROM<urn:a>FROM NAMED<urn:b>{}", (["urn:a"], ["urn:b"])),
+        ("PREFIX ex: <urn:x:> SELECT * FROM ex:a\\-b {}", (["urn:x:a-b"], [])),
+        ("SELECT * FROM <urn:\\u0061> {}", (["urn:a"], [])),
+        # the word anywhere but as a keyword names no graph
+        ('SELECT * WHERE { ?from ?p "FROM <urn:a>" } # FROM <urn:b>', None),
+        ("PREFIX from: <urn:f:> SELECT * WHERE { ?s from:named from:x }", None),
+    ],
+)
+def test_the_graphs_a_querys_dataset_clauses_name_are_read_as_the_engine_reads_them(query, expected):
+    assert sandbox.dataset(query) == expected
+    taken_out = sandbox.without_dataset(query)  # (what a server is sent: it may read them past its dataset)
+    assert sandbox.dataset(taken_out) is None and len(taken_out) == len(query)
+    assert (taken_out == query) == (expected is None)
+
+
+FACT_GRAPHS = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } FILTER (CONTAINS(STR(?g), '/fact/')) }"
+
+
+def test_from_and_from_named_narrow_what_a_query_reads_to_the_graphs_it_names(small):
+    small("add-entity", "repo/api", "--name", "api")
+    fact = small.json("propose", "web-app", "depends_on", "--object", "api", "-s", "ledger:a")["id"]
+    graph = f"https://kgrdf.org/kb/main/fact/{fact}"
+
+    def rows(query: str, *more) -> list:
+        return small.json("sparql", query, *more)["results"]["bindings"]
+
+    def count(query: str, *more) -> int:
+        return int(rows(query, *more)[0]["n"]["value"])
+
+    everything = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    schema = count(everything)  # the default graph, without a FROM: the schema's
+    assert schema > 1000
+    assert count(f"SELECT (COUNT(*) AS ?n) FROM <{graph}> WHERE {{ ?s ?p ?o }}") == 1
+    assert count(f"SELECT (COUNT(*) AS ?n) FROM <{graph}> FROM <{graph}/provenance> WHERE {{ ?s ?p ?o }}") > 1
+    assert count(f"SELECT (COUNT(*) AS ?n) FROM NAMED <{graph}> WHERE {{ ?s ?p ?o }}") == 0  # no default graph
+    assert count(f"SELECT (COUNT(*) AS ?n) FROM <{graph}> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}") == 0  # no named
+    named = f"SELECT ?g FROM NAMED <{graph}> FROM NAMED <urn:nowhere> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}"
+    assert [r["g"]["value"] for r in rows(named)] == [graph]
+    # a knowledge base with another perspective: the query still reads what it names, of its own alone
+    small("org", "init", "Other", "--perspective", "p2")
+    other = "https://kgrdf.org/kb/p2/entities"
+    both = f"SELECT DISTINCT ?g FROM NAMED <{graph}> FROM NAMED <{other}> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}"
+    assert [r["g"]["value"] for r in rows(both)] == [graph]
+    assert count(f"SELECT (COUNT(*) AS ?n) FROM <{other}> WHERE {{ ?s ?p ?o }}") == 0
+    assert count(f"SELECT (COUNT(*) AS ?n) FROM <{graph}> WHERE {{ ?s ?p ?o }}") == 1
+    assert count(everything) == schema
+    assert len(rows(FACT_GRAPHS)) == 2  # and without one, every graph of its own, as before

@@ -16,6 +16,38 @@ from kgrdf.journal import Position, Transaction
 from kgrdf.queries import Query
 
 
+def user_dataset(text: str, graphs: list | None) -> tuple[list, list | None]:
+    """The default graph and the named graphs a user's query (kg sparql, /sparql) runs on: the
+    schema graph and ``graphs`` (None: every named graph the store holds, none but the knowledge
+    base's); each may be empty, a list naming one graph that holds nothing ([vocab.NO_GRAPH]).
+    The dataset is the reader's to fix, and a dataset given to an engine replaces the query's own
+    FROM and FROM NAMED, which it would then ignore without a word. So a query that names graphs
+    reads those of them it may read and no other (its FROM NAMED alone leaves it no default graph,
+    its FROM alone no named ones: SPARQL 1.1, 13.2)."""
+    import pyoxigraph as ox
+
+    from kgrdf import sandbox, vocab
+
+    schema = ox.NamedNode(vocab.SCHEMA_GRAPH)
+    asked = sandbox.dataset(text)
+    if asked is None:
+        return ([schema] if graphs is None or schema in graphs else [vocab.NO_GRAPH]), graphs
+    may = None if graphs is None else {g.value for g in graphs}
+
+    def readable(iris: list[str]) -> list:
+        kept = []
+        for iri in dict.fromkeys(iris):
+            if may is None or iri in may:
+                try:
+                    kept.append(ox.NamedNode(iri))
+                except ValueError:  # no IRI (a relative one without a base): the query does not parse
+                    continue
+        return kept
+
+    froms, named = asked
+    return readable(froms) or [vocab.NO_GRAPH], readable(named) or [vocab.NO_GRAPH]
+
+
 class Backend(ABC):
     name: str = "backend"
     persistent: bool = False

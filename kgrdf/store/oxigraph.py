@@ -18,7 +18,7 @@ from kgrdf import nquads, vocab
 from kgrdf.errors import BadInput, Damaged
 from kgrdf.journal import Position, Transaction
 from kgrdf.queries import Query, bind
-from kgrdf.store.base import Backend
+from kgrdf.store.base import Backend, user_dataset
 
 BULK_THRESHOLD = 20_000
 # A store takes about twice the bytes of its rows' text: a bulk load whose text, times this, is at
@@ -73,7 +73,7 @@ class OxigraphBackend(Backend):
         text = bind(query.text, bindings)
         if graphs is None:
             return self.store.query(text)
-        return self.store.query(text, default_graph=[vocab.INDEX_NODE], named_graphs=graphs)
+        return self.store.query(text, default_graph=[vocab.NO_GRAPH], named_graphs=graphs)
 
     def select(
         self, query: Query, bindings: dict | None = None, graphs: list | None = None, limit: int | None = None
@@ -102,14 +102,8 @@ class OxigraphBackend(Backend):
         # The default graph is the schema's (the index's own bookkeeping, in the store's default
         # graph, is never seen); every fact and the entities are named graphs. Without ``graphs``,
         # every named graph: a list of 20k graphs costs Oxigraph 0.2 s a query.
-        schema = ox.NamedNode(vocab.SCHEMA_GRAPH)
-        if graphs is None:
-            options = {"default_graph": [schema]}
-        else:
-            options = {
-                "default_graph": [g for g in graphs if g == schema] or [vocab.INDEX_NODE],
-                "named_graphs": graphs,
-            }
+        default, named = user_dataset(text, graphs)
+        options = {"default_graph": default} if named is None else {"default_graph": default, "named_graphs": named}
         if timeout is None:
             try:
                 return bounded.materialize(self.store.query(text, **options))

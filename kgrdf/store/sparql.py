@@ -22,11 +22,11 @@ from collections.abc import Iterable, Iterator
 
 import pyoxigraph as ox
 
-from kgrdf import nquads, vocab
+from kgrdf import nquads, sandbox, vocab
 from kgrdf.errors import BadInput, Damaged, Refused, Unreachable
 from kgrdf.journal import Position, Transaction
 from kgrdf.queries import Query, bind, term
-from kgrdf.store.base import Backend
+from kgrdf.store.base import Backend, user_dataset
 
 LINES_A_REQUEST = 5_000  # quads in one Update request of an import or a rebuild (about 1 MB of text)
 CONNECT_TIMEOUT = 3.0  # seconds: a server that does not accept a connection by then is down
@@ -138,7 +138,7 @@ class SparqlBackend(Backend):
     # --- reads ---------------------------------------------------------------------------------
 
     def _scope(self, graphs: list | None) -> dict:
-        return {} if graphs is None else {"graphs": graphs, "default": [vocab.INDEX_NODE]}
+        return {} if graphs is None else {"graphs": graphs, "default": [vocab.NO_GRAPH]}
 
     def select(
         self, query: Query, bindings: dict | None = None, graphs: list | None = None, limit: int | None = None
@@ -163,13 +163,9 @@ class SparqlBackend(Backend):
         # As on the embedded store: the schema is the default graph and the data graphs are the
         # named ones; the bookkeeping graph is never among them. The server bounds its own
         # memory; ``memory`` is not ours to enforce there.
-        schema = ox.NamedNode(vocab.SCHEMA_GRAPH)
-        if graphs is None:
-            graphs = self.graphs()
-            default = [schema]
-        else:
-            default = [g for g in graphs if g == schema] or [vocab.INDEX_NODE]
-        form = {"query": text, **_dataset(graphs, default)}
+        default, named = user_dataset(text, self.graphs() if graphs is None else graphs)
+        # (the query's own FROM and FROM NAMED taken out: what they may read is in the dataset sent)
+        form = {"query": sandbox.without_dataset(text), **_dataset(named, default)}
         accept = f"{_RESULTS}, application/n-triples;q=0.9"
         try:
             response = self._post(self.query_url, form, accept=accept, timeout=timeout)
