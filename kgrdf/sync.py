@@ -20,7 +20,8 @@ holds is found here by what it says (subject, predicate, object or value):
 - confirmed there, it is confirmed here (without closing another confirmed value of a
   single-valued predicate: both stay current, and ``kg lint`` reports them for a person to decide);
 - rejected there, it is rejected here, and a rejected fact stays rejected whatever comes later:
-  a rejection on one replica holds on all;
+  a rejection on one replica holds on all; the sources another replica heard it in meanwhile are
+  still added to it, as to a fact closed here (Writer.observe_settled), its status unchanged;
 - closed there, replaced by another fact (a person confirmed a rival value, or superseded it), it
   is closed here, replaced by the fact here that says what its replacement says, once everything
   else is folded; a fact closed here stays closed, as a rejected one stays rejected;
@@ -478,9 +479,16 @@ class _Fold:
             raise Refused(f"the predicate {theirs.predicate} is not in this knowledge base's schema")
         same = self.writer.saying(theirs)
         ours = next((f for f in same if f.current), None) or next((f for f in same if f.status == "rejected"), None)
-        if ours is None and any(f.superseded_by for f in same):
-            return  # closed here, replaced by another value: a closure holds as a rejection does
         why = f"from replica {replica}"
+        heard = [Heard(audience) for audience in sorted({h.audience or "owner" for h in theirs.hearings})] or None
+        closed = sorted((f for f in same if f.superseded_by), key=lambda f: (f.valid_to or "", f.iri))
+        settled = ours if ours is not None and not ours.current else closed[-1] if ours is None and closed else None
+        if settled is not None:  # rejected or closed here: it stays so, with the sources heard there
+            if self._new_sources(theirs, settled):
+                self.writer.observe_settled(settled, self._new_sources(theirs, settled), heard or [Heard()], why)
+                self.counts["observed"] += 1
+            if ours is None:
+                return  # closed here, replaced by another value: a closure holds as a rejection does
         if ours is None and self._forgotten(theirs):
             raise Refused("a fact kg forget deleted here: it is not folded back (forget the person there too)")
         if ours is None or (ours.current and self._new_sources(theirs, ours)):
@@ -508,8 +516,7 @@ class _Fold:
                 prevents_rework=theirs.prevents_rework,
                 reason=why,
                 auto_confirm=False,
-                heard=[Heard(audience) for audience in sorted({h.audience or "owner" for h in theirs.hearings})]
-                or None,
+                heard=heard,
             )
             ours = outcome.fact
             self.origin[ours.iri] = (replica, number)

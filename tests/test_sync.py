@@ -500,6 +500,40 @@ def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_bot
     assert not re.search(r"\bsam\b", dump, re.IGNORECASE)
 
 
+def test_sources_heard_on_one_replica_reach_a_fact_the_other_rejected_or_closed_meanwhile(
+    tmp_path, server, clock, monkeypatch
+):
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    uses = ana.json("propose", "release", "uses", "--object", "webapp", "-s", "slack:one")["id"]
+    ana("confirm", ana.json("propose", "release", "entry_point", "--object", "#deploys", "-s", "slack:two")["id"])
+    ana("sync")
+    ben("sync")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T09:00:00Z")
+    ana("reject", uses)  # meanwhile ana rejects one, and confirms a rival value that closes the other,
+    rival = ana.json("propose", "release", "entry_point", "--object", "#releases", "-s", "ledger:rota")["id"]
+    ana("confirm", rival)
+    ben("propose", "release", "uses", "--object", "webapp", "-s", "memory:three")  # as ben hears them again
+    ben("propose", "release", "entry_point", "--object", "#deploys", "-s", "doc:four")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-04T09:00:00Z")
+    for kb in (ana, ben, ana, ben):
+        kb("sync")
+
+    def held(kb: Kg) -> set[tuple]:
+        return {
+            (f["predicate"], f["object"], f["status"], bool(f.get("superseded_by")))
+            + (frozenset((s["kind"], s["ref"]) for s in f["sources"]),)
+            for f in kb.json("facts", "release", "--all")["facts"]
+        }
+
+    assert held(ana) == held(ben)
+    found = {(p, o): (status, closed, refs) for p, o, status, closed, refs in held(ana)}
+    assert found["uses", "repo/web-app"] == ("rejected", False, {("slack", "one"), ("memory", "three")})
+    assert found["entry_point", "channel/deploys"] == ("confirmed", True, {("slack", "two"), ("doc", "four")})
+    for kb in (ana, ben):
+        assert kb.json("sync")["transaction"] is None  # and syncing again folds nothing more
+        assert kb("validate").exit_code == 0
+
+
 @pytest.mark.slow
 def test_an_import_too_large_for_one_request_reaches_the_other_replica_whole(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
@@ -753,7 +787,9 @@ def test_three_replicas_converge_whatever_order_they_sync_in(team_template, tmp_
     assert [h - {f for f in h if f[:3] not in shared[0]} for h in held[1:]] == [
         held[0] - {f for f in held[0] if f[:3] not in shared[0]}
     ] * 2
-    # A current fact has every replica's sources; a rejected one keeps those it had when it was rejected.
+    # Every shared fact has every replica's sources, a rejected one too (sources heard after it was rejected).
+    every = [{s for s in sources_of(kb) if s[:3] in shared[0]} for kb in team]
+    assert every[0] == every[1] == every[2]
     current = {f[:3] for f in held[0] if f[:3] in shared[0] and f[3] != "rejected"}
     sources = [{s for s in sources_of(kb) if s[:3] in current} for kb in team]
     assert sources[0] == sources[1] == sources[2]

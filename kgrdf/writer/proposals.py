@@ -384,6 +384,17 @@ class Proposals(Staging):
         self.stage_new_fact(fact, model.fact_lines(fact, self.schema) + model.lines(self._record(fact, reason)))
         return Outcome(fact, "created")
 
+    def observe_settled(self, fact: model.Fact, sources, heard: "list[Heard]", reason: str) -> model.Fact:
+        """Record on a rejected or closed fact the sources another replica heard it in since (kg
+        sync), an observation that leaves its status as it is. A proposal records nothing on such a
+        fact; sync only ever adds sources, so that replicas that have seen the same patches hold the
+        same sources of every fact, settled ones too, whatever order they synced in."""
+        heards = [self._heard(h) for h in heard]
+        hearings = self._hearings(fact, heards, sources)
+        changes = {"observed_at": self.now, "observations": fact.observations + len(hearings)}
+        changes.update(self._made_personal(fact, heards, sources, reason))
+        return self._change(fact, changes, "observe", reason, sources, hearings)
+
     def _revive(self, fact: model.Fact, asked: dict, heards: list[dict], sources, reason, why: str) -> Outcome:
         """Bring a rejected or expired fact back as a proposal, heard again: its valid time and order
         as now said (they were not held), one more observation a hearing."""
