@@ -991,7 +991,7 @@ def mcp(
 
     base = _kb(kb, perspective)
     said_by = tokens.speaker_of(base.path, base.perspective, speaker) if speaker else None
-    caller = service.Caller("stdio", base.perspective, audience_module.parse(audience), write, said_by)
+    caller = service.Caller("stdio", base.perspective, audience_module.parse(audience), write, said_by, stdio=True)
     resident = Resident(base.path)
     resident.listen()
     try:

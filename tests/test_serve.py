@@ -617,7 +617,9 @@ def test_a_read_only_token_cannot_write_through_any_door(served):
         return out
 
     for failed, text in _mcp(served, "sales", calls):
-        assert failed and "reads only" in text
+        assert failed and "reads only" in text and "kg tokens add" in text
+    for failed, text in _mcp(served, None, calls, stdio_args=["--audience", "public"]):  # no token to name
+        assert failed and "this kg mcp reads only (its owner starts kg mcp --write for one that writes)" in text
     body = json.dumps({"subject": "repo/web", "predicate": "caveat", "value": "mknever", "sources": ["slack:x"]})
     status, answer = _get(served, "/api/propose", token="sales", data=body.encode(), kind="application/json")
     assert status == 409 and "reads only" in json.loads(answer)["message"]

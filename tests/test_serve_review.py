@@ -174,6 +174,80 @@ def test_a_method_or_path_not_served_is_said_in_json_with_its_status(served, met
         assert {"GET", "POST"} <= {m.strip() for m in answer.headers["Allow"].split(",")}
 
 
+@pytest.mark.parametrize(
+    "method, route, allowed",
+    [("GET", "propose", "POST"), ("GET", "org_add", "POST"), ("POST", "lookup", "GET"), ("POST", "search", "GET")],
+)
+def test_a_read_route_asked_to_write_or_a_write_route_asked_to_read_is_405_with_what_it_takes(
+    served, method, route, allowed
+):
+    before = _snapshot(served)
+    data = json.dumps({"entity": "repo/api"}).encode() if method == "POST" else None
+    status, text = served["server"].request(f"/api/{route}", served["secrets"]["writer"], data, "application/json")
+    assert status == 405, text
+    assert json.loads(text)["message"] == f"/api/{route} does not take {method}; it takes {allowed}"
+    assert _snapshot(served) == before
+
+
+def _cursor(held) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(held.encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        _cursor('{"at": Infinity, "of": "x"}'),
+        _cursor('{"at": 1e400, "of": "x"}'),
+        _cursor('{"at": 2.5, "of": "x"}'),
+        _cursor('{"at": true, "of": "x"}'),
+        _cursor("[" * 3_000 + "]" * 3_000),
+        _cursor('["at", "of"]'),
+    ],
+    ids=["infinity", "huge", "fraction", "boolean", "deep", "list"],
+)
+def test_a_forged_cursor_is_refused_in_one_line_as_one_never_given_out(served, cursor):
+    status, text = served["server"].request(f"/api/search?text=a&cursor={cursor}", served["secrets"]["reader"])
+    assert status == 400 and json.loads(text)["message"] == "the cursor is not one this server gave out", text
+
+
+@pytest.mark.parametrize("deep", ["[" * 100_000 + "]" * 100_000, '{"a":' * 100_000 + "1" + "}" * 100_000])
+def test_a_body_nested_past_what_json_reads_is_bad_input_not_a_bug(served, deep):
+    before = _snapshot(served)
+    status, text = served["server"].request(
+        "/api/propose", served["secrets"]["writer"], deep.encode(), "application/json"
+    )
+    assert status == 400 and json.loads(text)["message"] == "the body is not JSON", text
+    assert _snapshot(served) == before
+
+
+def test_a_reads_text_is_bounded_as_the_cli_bounds_it(served):
+    for route, name in (("search", "text"), ("lookup", "entity"), ("identify", "name"), ("neighbors", "entity")):
+        status, text = served["server"].request(f"/api/{route}?{name}={'a' * 70_000}", served["secrets"]["reader"])
+        assert status == 400, (route, text[:200])
+        assert "is 70000 characters long; the most is 65536" in json.loads(text)["message"] and len(text) < 1000
+
+
+def test_a_sparql_query_that_is_not_utf8_or_has_no_content_type_is_refused_saying_what_to_send(served):
+    import http.client
+
+    secret = served["secrets"]["reader"]
+    status, text = served["server"].request("/sparql", secret, b"ASK { ?s ?p '\xff' }", "application/sparql-query")
+    assert status == 400 and json.loads(text)["message"] == "the query is not UTF-8 text (byte 14)", text
+    connection = http.client.HTTPConnection("127.0.0.1", served["server"].port, timeout=30)
+    try:  # (urllib would send a form's Content-Type of its own)
+        connection.request("POST", "/sparql", body=b"ASK {}", headers={"Authorization": "Bearer " + secret})
+        answer = connection.getresponse()
+        status, text = answer.status, answer.read().decode()
+    finally:
+        connection.close()
+    assert status == 415, text
+    assert json.loads(text)["message"] == (
+        "a query is not sent as a body without a Content-Type: send application/sparql-query or a form"
+    )
+
+
 @pytest.mark.parametrize("tool, argument", [("mentions", "text"), ("context", "message")])
 def test_a_message_longer_than_a_text_field_is_refused_at_once(served, tool, argument):
     """A message is a text field (KGRDF_MAX_TEXT characters, as kg mentions - and kg context

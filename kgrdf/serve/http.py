@@ -201,7 +201,10 @@ def _sparql_endpoint(service: Service):
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             try:
                 if kind == "application/sparql-query":
-                    text = (await request.body()).decode("utf-8", errors="replace")
+                    try:
+                        text = (await request.body()).decode("utf-8")
+                    except UnicodeDecodeError as exc:  # (never read as other text than was sent)
+                        return _error(BadInput(f"the query is not UTF-8 text (byte {exc.start + 1})"))
                 elif kind == "application/x-www-form-urlencoded":
                     form = await request.form()
                     params.update({k: v for k, v in form.items() if isinstance(v, str)})
@@ -209,7 +212,9 @@ def _sparql_endpoint(service: Service):
                 elif kind == "application/sparql-update":
                     params["update"] = "1"
                 else:
-                    return _json({"error": "bad_input", "message": f"a query is not sent as {kind or 'nothing'}"}, 415)
+                    sent = kind or "a body without a Content-Type"
+                    message = f"a query is not sent as {sent}: send application/sparql-query or a form"
+                    return _json({"error": "bad_input", "message": message, "hint": None}, 415)
             except KgError as exc:
                 return _error(exc)
             except HTTPException as exc:  # a form starlette does not parse (a field past 1 MiB)
@@ -292,7 +297,7 @@ async def _body(request, method, schema: dict) -> dict:
 
     try:
         body = json.loads(await request.body() or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested past what the parser can: no call's arguments are)
         raise BadInput("the body is not JSON") from None
     if not isinstance(body, dict):
         raise BadInput("the body must be a JSON object of the call's arguments")
@@ -319,6 +324,12 @@ def _missing(method, given: dict) -> str | None:
     return None
 
 
+def _not_allowed(request, allowed: str):
+    """405, with the methods the path takes (Allow)."""
+    message = f"{request.url.path} does not take {request.method}; it takes {allowed}"
+    return _json({"error": "method_not_allowed", "message": message}, 405, {"Allow": allowed})
+
+
 def _api_endpoint(service: Service, mcp):
     schemas: dict[str, dict] = {}  # each write's tool's input schema, read at the first write
 
@@ -331,6 +342,8 @@ def _api_endpoint(service: Service, mcp):
         route = request.path_params["route"]
         try:
             if request.method == "POST":
+                if route in API:  # a read: it takes GET
+                    return _not_allowed(request, "GET")
                 if route not in WRITES:
                     raise NotFound(f"there is no POST /api/{route}", hint="writes: " + ", ".join(WRITES))
                 method = getattr(service, route)
@@ -338,6 +351,8 @@ def _api_endpoint(service: Service, mcp):
                     schemas.update({tool.name: tool.input_schema for tool in await mcp.list_tools()})
                 args = await _body(request, method, schemas.get(route, {}))
             else:
+                if route in WRITES:  # a write: it takes POST
+                    return _not_allowed(request, "POST")
                 if route not in API:
                     raise NotFound(f"there is no /api/{route}", hint="routes: " + ", ".join(f"/api/{r}" for r in API))
                 name, wanted = API[route]
@@ -385,9 +400,7 @@ def app(kb_path: Path, resident=None, transcripts: tuple[Path, ...] = ()):
         """A path or a method kg serve does not serve, said as every refusal is (405 with Allow)."""
         path = request.url.path
         if exc.status_code == 405:
-            allowed = (exc.headers or {}).get("Allow", "")
-            message = f"{path} does not take {request.method}; it takes {allowed}"
-            return _json({"error": "method_not_allowed", "message": message}, 405, {"Allow": allowed})
+            return _not_allowed(request, (exc.headers or {}).get("Allow", ""))
         message = f"there is no {path}; kg serve answers /mcp, /sparql and /api/ROUTE"
         return _json({"error": "not_found", "message": message}, exc.status_code)
 

@@ -33,6 +33,7 @@ class Caller:
     audience: str
     write: bool = False
     speaker: str | None = None  # who the facts it proposes are said by (an actor or a person id)
+    stdio: bool = False  # fixed by kg mcp's command line, not by a token
 
     @property
     def reviewer(self) -> str:
@@ -56,8 +57,10 @@ def window(count: int, limit: int | None, cursor: str | None, question: str) -> 
     if cursor:
         try:
             held = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii") + b"=="))
-            start, of = int(held["at"]), held["of"]
-        except (ValueError, KeyError, TypeError, UnicodeEncodeError):
+            start, of = held["at"], held["of"]
+            if not isinstance(start, int) or isinstance(start, bool):  # (a cursor given out holds a whole number)
+                raise TypeError(start)
+        except (ValueError, KeyError, TypeError, UnicodeEncodeError, RecursionError):
             raise BadInput("the cursor is not one this server gave out") from None
         if of != asked or start < 0:
             raise BadInput("the cursor belongs to another question: ask again without it")
@@ -66,6 +69,14 @@ def window(count: int, limit: int | None, cursor: str | None, question: str) -> 
     if rest < count:
         after = base64.urlsafe_b64encode(json.dumps({"at": rest, "of": asked}).encode()).decode().rstrip("=")
     return start, rest, after
+
+
+def _bounded(text, what: str) -> str:
+    """A read's text argument, of at most KGRDF_MAX_TEXT characters, as the CLI bounds every
+    argument: BadInput past it (a name a few megabytes long is no name, and a search sends it back)."""
+    from kgrdf import inputs
+
+    return inputs.text(text, what)
 
 
 def _not_the_users(sources) -> list:
@@ -124,6 +135,7 @@ class Service:
     # --- reads ---------------------------------------------------------------------------------------
 
     def lookup(self, caller: Caller, entity: str, limit=None, cursor=None) -> dict:
+        entity = _bounded(entity, "the entity")
         with self.reading(caller) as session:
             # each fact's sources are read for the page alone (an entity of 20k facts: 40 pages)
             doc = session.lookup(entity, sources=False)
@@ -132,11 +144,13 @@ class Service:
         return doc
 
     def search(self, caller: Caller, text: str, limit=None, cursor=None) -> dict:
+        text = _bounded(text, "the search text")  # (sent back in the answer, and read through every name)
         with self.reading(caller) as session:
             hits = session.search(text)
         return _paged({"text": text, "results": hits}, "results", limit, cursor, f"search {text} {caller}")
 
     def identify(self, caller: Caller, name: str) -> dict:
+        name = _bounded(name, "the name")
         with self.reading(caller) as session:
             return session.identify(name)
 
@@ -147,6 +161,7 @@ class Service:
 
         when = clock.parse_optional(as_of, "as_of")
         known = clock.parse_optional(known_at, "known_at")
+        subject = _bounded(subject, "the subject")
         question = f"facts {subject} {predicate} {as_of} {known_at} {caller}"
         with self.reading(caller) as session:
             doc = session.facts(subject, predicate=predicate, as_of=when, known_at=known, sources=False)
@@ -155,6 +170,7 @@ class Service:
         return doc
 
     def neighbors(self, caller: Caller, entity: str, hops: int = 1, limit=None, cursor=None) -> dict:
+        entity = _bounded(entity, "the entity")
         with self.reading(caller) as session:
             doc = session.neighbors(entity, hops)
         return _paged(doc, "nodes", limit, cursor, f"neighbors {entity} {hops} {caller}")
@@ -225,6 +241,8 @@ class Service:
     def _writing(self, caller: Caller, command: str):
         """One write of the caller's perspective, for a token that may write."""
         if not caller.write:
+            if caller.stdio:
+                raise Refused("this kg mcp reads only", hint="its owner starts kg mcp --write for one that writes")
             raise Refused(
                 f"the token {caller.name} reads only", hint="kg tokens add NAME ... --write makes one that writes"
             )
