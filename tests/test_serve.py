@@ -889,3 +889,43 @@ def test_a_name_a_token_writes_with_means_what_its_audience_knows_and_its_refusa
         assert owner["aliases"] == ["mksecretco.example"]
     finally:
         server.stop()
+
+
+def test_a_write_refused_for_an_audience_never_names_a_fact_it_may_not_hear(served):
+    """A token's write refused over a fact heard where its audience does not hear (rejected there,
+    its successor there, the same fact there with another valid time): refused, its reason telling
+    nothing of that fact, its id and times; nothing written."""
+    kg, writer = served["kg"], served["secrets"]["writer"]  # the writer hears channel:sales
+    transcript = _transcript(served, "yes, the caveat mkold about Api is wrong, reject it")
+    kg("add-entity", "repo/mkdb", "--name", "Mkdb")
+    rejected = kg.json(
+        "propose", "repo/api", "depends_on", "--object", "repo/mkdb", "-s", "slack:e1", "--audience", "channel:eng"
+    )["id"]
+    kg("reject", rejected)
+    told = kg.json("propose", "repo/api", "caveat", "--value", "mkold", "-s", "slack:s1", "--audience", "channel:sales")
+    kg("confirm", told["id"])
+    successor = kg.json("supersede", told["id"], "--value", "mknew", "--audience", "channel:eng")["id"]
+    timed = kg.json(
+        "propose", "repo/mkdb", "uses", "--object", "repo/api", "-s", "slack:e2",
+        "--audience", "channel:eng", "--valid-from", "2026-02-01",
+    )["id"]  # fmt: skip
+    before = _snapshot(served)
+    for route, body in [
+        ("propose", {"subject": "repo/api", "predicate": "depends_on", "object": "repo/mkdb", "sources": ["slack:w1"]}),
+        ("reject", {"fact": told["id"], "quote": "the caveat mkold about Api is wrong", "transcript": transcript}),
+        (
+            "propose",
+            {
+                "subject": "repo/mkdb",
+                "predicate": "uses",
+                "object": "repo/api",
+                "sources": ["slack:w2"],
+                "valid_from": "2026-05-01",
+            },
+        ),
+    ]:
+        status, doc = served["server"].post(route, writer, body)
+        assert status == 409 and doc["error"] == "refused", (route, doc)
+        said = json.dumps(doc)
+        assert not any(hidden in said for hidden in (rejected, successor, timed, "2026-02-01")), said
+    assert _snapshot(served) == before

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgrdf.errors import BadInput, NotFound, Refused, Unreachable
+from kgrdf.errors import BadInput, KgError, NotFound, Refused, Unreachable
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -69,6 +69,15 @@ def window(count: int, limit: int | None, cursor: str | None, question: str) -> 
     if rest < count:
         after = base64.urlsafe_b64encode(json.dumps({"at": rest, "of": asked}).encode()).decode().rstrip("=")
     return start, rest, after
+
+
+def _hears(session, fact_id: str) -> bool:
+    """Whether the session's audience may hear the fact ``fact_id`` (it may read it)."""
+    try:
+        session.fact(fact_id, history=False)
+    except NotFound:
+        return False
+    return True
 
 
 def _bounded(text, what: str) -> str:
@@ -253,13 +262,21 @@ class Service:
         """Run one fact-changing library call in a write; the document kg --json prints for it."""
         from kgrdf import render
 
-        with self._writing(caller, command) as writer:
-            outcome = change(writer)
-            shown = writer.describe(outcome.fact)
+        try:
+            with self._writing(caller, command) as writer:
+                outcome = change(writer)
+                shown = writer.describe(outcome.fact)
+        except KgError as exc:  # a refusal's reason may name a fact its audience may not hear
+            raise self._told(caller, exc) from None
         if caller.audience == "owner":
             return render.outcome_doc(outcome, shown, writer.warnings)
         try:
             return self._as_heard(caller, outcome, writer.warnings)
+        except NotFound:  # nothing written: the fact it says is one this audience does not hear (rejected)
+            raise Refused(
+                f"nothing of this {command} was recorded: the knowledge base holds what it says already, "
+                "settled where this token's audience does not hear it"
+            ) from None
         except Unreachable as exc:  # journaled already: the answer says so, and what it can without a read
             return {
                 "id": outcome.fact.id,
@@ -268,29 +285,40 @@ class Service:
                 "audience reads it once the server answers again",
             }
 
+    def _told(self, caller: Caller, exc: KgError) -> KgError:
+        """A write's refusal as the caller's audience is told it: as it is, unless its reason names a
+        fact that audience may not hear (a successor, a fact saying the same with another valid
+        time), when it says only that, with nothing of that fact (its id, its times)."""
+        from kgrdf import model
+
+        named = set(model.FACT_IDS_IN_TEXT.findall(f"{exc.message} {exc.hint or ''}"))
+        if caller.audience == "owner" or not named or isinstance(exc, NotFound):  # (one names what it was given)
+            return exc
+        with self.reading(caller) as session:
+            hidden = [i for i in sorted(named) if not _hears(session, i)]
+        if not hidden:
+            return exc
+        told = type(exc)(
+            "refused: the reason names a fact this token's audience does not hear, so it is not told; "
+            "nothing was written"
+        )
+        return told
+
     def _as_heard(self, caller: Caller, outcome, warnings) -> dict:
         """A write's document as the caller's audience is shown it: the fact with the hearings it may
         hear alone (not another audience's sources, speakers or count), no note when the fact holds
         hearings it may not hear (the note counts them), and no closed fact or warning naming a fact
         it may not hear."""
         from kgrdf import model, render
-        from kgrdf.errors import NotFound
 
         with self.reading(caller) as session:
             fact = session.fact(outcome.fact.id)
             shown = session.describe(fact)
 
-            def heard(fact_id: str) -> bool:
-                try:
-                    session.fact(fact_id, history=False)
-                except NotFound:
-                    return False
-                return True
-
-            kept = [w for w in warnings if all(heard(i) for i in model.FACT_IDS_IN_TEXT.findall(w.message))]
+            kept = [w for w in warnings if all(_hears(session, i) for i in model.FACT_IDS_IN_TEXT.findall(w.message))]
             doc = render.outcome_doc(outcome, shown, kept)
             if "closed" in doc:
-                doc["closed"] = [c for c in doc["closed"] if heard(c["id"])] or None
+                doc["closed"] = [c for c in doc["closed"] if _hears(session, c["id"])] or None
         if doc.get("closed") is None:
             doc.pop("closed", None)
         if len(fact.hearings) < len(outcome.fact.hearings):
