@@ -929,3 +929,30 @@ def test_a_write_refused_for_an_audience_never_names_a_fact_it_may_not_hear(serv
         said = json.dumps(doc)
         assert not any(hidden in said for hidden in (rejected, successor, timed, "2026-02-01")), said
     assert _snapshot(served) == before
+
+
+def test_a_tokens_org_add_never_changes_the_names_of_an_organization_known_already(served):
+    """An organization's names are shown to every audience that knows it: a token of one audience
+    adding an alias (a codename heard there) or another spelling of its name would tell every other
+    audience. The owner changes them; a token's call is unchanged, and says so."""
+    kg, writer = served["kg"], served["secrets"]["writer"]
+    kg("org", "add", "Mkvisible")
+    kg("org", "set", "Mkvisible", "industry", "retail", "-s", "doc:d1", "--audience", "public")
+    before = _snapshot(served)
+    for body in ({"name": "Mkvisible", "aliases": ["mkcodename"]}, {"name": "MKVISIBLE"}):
+        status, answer = served["server"].post("org_add", writer, body)
+        assert status == 200 and answer["outcome"] == "unchanged", answer
+        assert (
+            answer.get("note")
+            == "the names of an organization known already are changed by the owner alone: none added"
+        ), answer
+        assert answer["name"] == "Mkvisible" and "mkcodename" not in json.dumps(answer)
+    assert _snapshot(served) == before
+    status, found = _get(served, "/api/search?text=mkcodename", token="sales")
+    assert status == 200 and json.loads(found)["results"] == []
+    status, answer = served["server"].post("org_add", writer, {"name": "Mkvisible"})
+    assert status == 200 and answer["outcome"] == "unchanged" and "note" not in answer  # nothing asked: no note
+    status, answer = served["server"].post(
+        "org_add", served["secrets"]["boss"], {"name": "Mkvisible", "aliases": ["mkv"]}
+    )
+    assert status == 200 and answer["outcome"] == "updated" and answer["aliases"] == ["mkv"]  # the owner's token may

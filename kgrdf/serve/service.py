@@ -489,10 +489,19 @@ class Service:
     def org_add(self, caller: Caller, name: str, aliases=()) -> dict:
         """Add an organization (kg org add). To a token of an audience, one it has not heard of is
         shown with the names the call gave alone."""
-        from kgrdf import model
+        from kgrdf import model, vocab
 
+        note = None
         with self._writing(caller, "org add") as writer:
-            entity, outcome = writer.add_entity(model.organization_id(name), name, list(aliases or []))
+            org_id = model.organization_id(name)
+            held = writer.entity(vocab.entity_iri(writer.perspective, org_id))
+            if held is None or caller.audience == "owner":
+                entity, outcome = writer.add_entity(org_id, name, list(aliases or []))
+            else:  # its names are shown to every audience that knows it: a token of one does not change them
+                entity, outcome = held, "unchanged"
+                given = {model.clean_label(a) for a in [name, *(aliases or [])] if isinstance(a, str)}
+                if given - {held.name, *held.aliases}:  # (another spelling too: it would rename it)
+                    note = "the names of an organization known already are changed by the owner alone: none added"
         if caller.audience != "owner":
             with self.reading(caller) as session:
                 heard = session.entity(ox.NamedNode(entity.iri))
@@ -505,9 +514,9 @@ class Service:
                     "aliases": [a for a in entity.aliases if model.match_key(a) in given],
                     "weak_aliases": [],
                     "outcome": outcome,
-                }
+                } | ({"note": note} if note else {})
             entity = heard
-        return {**entity.as_json(), "outcome": outcome}
+        return {**entity.as_json(), "outcome": outcome} | ({"note": note} if note else {})
 
     def org_set(self, caller: Caller, org: str, key: str, value: str, sources=(), message=None) -> dict:
         sources = _not_the_users(sources)
