@@ -3,6 +3,8 @@
 import json
 import re
 
+import pytest
+
 from .conftest import one_line
 
 # --- kg mentions ----------------------------------------------------------------------------------
@@ -431,6 +433,30 @@ def test_a_claimed_member_makes_no_actor_and_is_promoted_as_a_separate_step(kg):
     assert (
         "--said-by" in kg("org", "affiliate", "Acme Corp", "--claimed-name", "Ann", "--message", "m1", expect=2).stderr
     )
+
+
+@pytest.mark.parametrize(
+    "key, says",
+    [
+        ("customer_of", "customer_of relates two entities, so it is no attribute"),
+        ("Vendor-Of", "vendor_of relates two entities, so it is no attribute"),
+        ("reve\u200bnue", "U+200B ZERO WIDTH SPACE"),
+        ("rev\u202eenue", "U+202E"),
+        ("", "an attribute key is a word or a few"),
+        ("a: b", "without ':'"),
+    ],
+)
+def test_an_attribute_key_that_is_a_relation_or_hides_a_character_is_refused_and_writes_nothing(kg, key, says):
+    kg("org", "init", "Fernhill Labs")
+    kg("org", "add", "Texture")
+    before = kg.snapshot()
+    line = one_line(kg("org", "set", "Texture", key, "Fernhill Labs", "-s", "slack:p1", expect=2))
+    assert says in line, line
+    assert kg.snapshot() == before
+    if "relates" in says:
+        assert "kg propose organization/texture " in line and "--object ENTITY" in line
+    # a value predicate's name is an attribute still, as it always was
+    kg("org", "set", "Texture", "status", "active", "-s", "slack:p1")
 
 
 # --- contradictions coexist ---------------------------------------------------------------------------

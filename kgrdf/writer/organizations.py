@@ -17,13 +17,19 @@ class Organizations(Staging):
     def set_attribute(self, org: str, key: str, value: str, sources=(), heard: Heard | None = None) -> Outcome:
         """An organization's attribute: a promoted key is its own predicate, any other key a free-text
         ``attribute`` fact written KEY: VALUE. A proposal, like any fact heard."""
-        key = key.strip()
+        key = model.clean_label(inputs.label(key, "the attribute key"))  # (nothing in it hidden: no look-alike keys)
         if not key or ":" in key:
             raise BadInput(f"an attribute key is a word or a few, without ':', not {key!r}")
         entity = self._organization(org)
         normal = key.lower().replace(" ", "_").replace("-", "_")
         if normal in self.PROMOTED:
             return self.propose(entity.id, normal, value=value, sources=sources, heard=heard)
+        predicate = self.schema.predicates.get(normal)
+        if predicate is not None and predicate.takes_entity:  # a relation: text would hide it from kg org relations
+            raise BadInput(
+                f"{normal} relates two entities, so it is no attribute: it is a fact of its own",
+                hint=f"kg propose {entity.id} {normal} --object ENTITY --source KIND:REF",
+            )
         return self.propose(entity.id, "attribute", value=f"{key}: {value.strip()}", sources=sources, heard=heard)
 
     def _organization(self, text: str) -> model.Entity:
