@@ -44,6 +44,26 @@ def test_validate_reports_a_journal_edited_outside_kgrdf_as_damage(demo):
     assert "journal position" in checks and "edited outside kgrdf" in checks
 
 
+def test_a_commit_git_could_not_make_is_no_damage_and_an_edit_outside_kgrdf_beside_it_is(demo):
+    lock = demo.path / ".git" / "index.lock"  # what a git killed mid-commit leaves, for a while
+    lock.touch()
+    made = demo("propose", "hotfix", "caveat", "--value", "needs two approvals", "-s", "doc:a")
+    assert "git did not commit" in made.stderr and "the next command commits it" in made.stderr
+    assert demo.json("validate")["damage"] == []  # kgrdf's own write, owed to git: not "edited outside"
+    ignored = demo.path / ".gitignore"
+    kept = ignored.read_bytes()
+    ignored.write_bytes(kept + b"# edited\n")
+    report = demo.json("validate", expect=3)
+    assert [d["message"] for d in report["damage"] if d["check"] == "edited outside kgrdf"] == [
+        "changed since the last commit: .gitignore"
+    ]
+    ignored.write_bytes(kept)
+    lock.unlink()
+    demo("propose", "hotfix", "caveat", "--value", "needs a ticket", "-s", "doc:b")
+    assert demo.json("validate")["damage"] == []
+    assert not (demo.path / "uncommitted").exists()
+
+
 def test_validate_sets_a_torn_tail_aside_like_any_command_then_reports_clean(demo):
     from .test_storage import next_patch_file
 
