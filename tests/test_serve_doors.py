@@ -262,3 +262,38 @@ def test_the_servers_sparql_follows_every_write_and_outlives_a_query_past_its_li
         assert triples() > after_cli
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_a_query_whose_client_hangs_up_is_stopped_and_holds_no_write_back(kg, monkeypatch):
+    """A /sparql client that gives up (an agent's own timeout) takes its query with it: the read it
+    held ends within a second or so, not at the query's limit, and a write waiting on it lands."""
+    import socket
+    import time
+    import urllib.parse
+
+    kg("add-entity", "repo/api", "--name", "Api")
+    secret = kg.json("tokens", "add", "reader", "--perspective", "main", "--audience", "public")["secret"]
+    runaway = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # (the schema's, 4 times)
+    monkeypatch.setenv("KGRDF_QUERY_TIMEOUT", "60")
+    server = Server(kg.path)
+    try:
+        with pytest.raises((TimeoutError, socket.timeout)):
+            import urllib.request
+
+            asked = urllib.request.Request(
+                server.url + "/sparql?" + urllib.parse.urlencode({"query": runaway}),
+                headers={"Authorization": "Bearer " + secret},
+            )
+            urllib.request.urlopen(asked, timeout=1.5)  # gives up, and closes its connection
+        started = time.monotonic()
+        done = _cli(
+            kg.path, "propose", "repo/api", "caveat", "-v", "after a hang-up", "-s", "slack:h", lock_timeout="40"
+        )
+        waited = time.monotonic() - started
+        assert done.returncode == 0, done.stderr
+        assert waited < 20, waited  # (the query's own limit is 60 s)
+        status, body = server.request("/sparql?" + urllib.parse.urlencode({"query": "ASK { ?s ?p ?o }"}), secret)
+        assert status == 200 and json.loads(body)["boolean"] is True
+    finally:
+        server.stop()

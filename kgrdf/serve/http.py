@@ -9,12 +9,17 @@ refused by the sandbox; an update does not run). An expected error is a JSON doc
 CLI's one-line reason: ``{"error": kind, "message": ..., "hint": ...}``.
 """
 
+import contextvars
 import json
+import threading
 from pathlib import Path
+
+import anyio
 
 from kgrdf import tokens
 from kgrdf.errors import BadInput, Bug, KgError
 from kgrdf.serve.service import Caller, Service
+from kgrdf.store import bounded
 
 STATUS = {"bad_input": 400, "not_found": 404, "refused": 409, "damaged": 503, "bug": 500, "too_large": 413}
 # Bytes of a request body: the MCP transport's own bound (4 MiB), which the guard says first, in JSON,
@@ -228,11 +233,26 @@ def _sparql_endpoint(service: Service):
         if not text:
             return _json({"error": "bad_input", "message": "no query (give query=...)"}, 400)
         accept = request.headers.get("accept")
-        try:
+        gone = threading.Event()
+
+        def answer():
+            bounded.ABANDONED.set(gone)  # (this worker thread's context: the query child is killed once set)
             # pyoxigraph's answers belong to the thread that made them: written out in it too.
-            return await run_in_threadpool(lambda: _answer(service.sparql(caller, text), accept))
-        except KgError as exc:
-            return _error(exc)
+            return _answer(service.sparql(caller, text), accept)
+
+        async def watch() -> None:  # a client that hangs up frees the read, and the writes it holds back
+            while not await request.is_disconnected():
+                await anyio.sleep(bounded.ABANDON_CHECK)
+            gone.set()
+
+        async with anyio.create_task_group() as watching:
+            watching.start_soon(watch)
+            try:
+                return await run_in_threadpool(contextvars.copy_context().run, answer)
+            except KgError as exc:  # (caught here: a task group would wrap it in a group of its own)
+                return _error(exc)
+            finally:
+                watching.cancel_scope.cancel()
 
     return endpoint
 

@@ -30,12 +30,18 @@ import signal
 import struct
 import threading
 import time
+from contextvars import ContextVar
 
 import pyoxigraph as ox
 
 from kgrdf.errors import BadInput, Refused
 
 MAX_ANSWER_BYTES = 256 * 1024 * 1024
+# What says that whoever asked for the query running in this thread is gone (kg serve's client
+# hung up): an Event, checked as the answer is awaited (ABANDON_CHECK), when the child is killed
+# at once, as at its limit, and the read that holds writes back ends. None: no one can go.
+ABANDONED: ContextVar[threading.Event | None] = ContextVar("abandoned", default=None)
+ABANDON_CHECK = 0.25  # seconds
 
 
 def _prctl():
@@ -338,11 +344,14 @@ def _read(fd: int, deadline: float, timeout: float, wanted: int | None = None) -
     """Bytes from the child: ``wanted`` of them, or (None) all until it closes the pipe, fewer when
     it closes it first. Raises Refused when the limit passes or the answer grows too large."""
     chunks, size = [], 0
+    gone = ABANDONED.get()
     while wanted is None or size < wanted:
         left = deadline - time.monotonic()
         if left <= 0:
             raise _past_limit(timeout)
-        ready, _, _ = select.select([fd], [], [], left)
+        if gone is not None and gone.is_set():
+            raise Refused("the query was stopped: whoever asked for it is gone")
+        ready, _, _ = select.select([fd], [], [], left if gone is None else min(left, ABANDON_CHECK))
         if not ready:
             continue
         chunk = os.read(fd, 1 << 20 if wanted is None else min(1 << 20, wanted - size))
