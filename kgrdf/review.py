@@ -262,7 +262,7 @@ def parse(text: str, groups: list[Group]) -> dict[str, str]:
     targets_in_clause = 0
     last_kind = None
     for kind, value, position in _tokens(text):
-        if kind == "sep":
+        if kind == "sep" or value == "and":  # ("and" separates as a comma does: "and and" is ",,")
             if verb is None:
                 raise BadInput(_where(text, position, "confirm, reject, skip or except first"))
             if last_kind == "sep":
@@ -273,9 +273,6 @@ def parse(text: str, groups: list[Group]) -> dict[str, str]:
             if verb is not None and targets_in_clause == 0:
                 raise BadInput(_where(text, position, f"what to {verb_word}: all, a group like 2, or a fact like 2b"))
             verb, verb_word, targets_in_clause = VERBS[value], value, 0
-        elif value == "and":
-            if last_kind in (None, "sep") or verb is None:
-                raise BadInput(_where(text, position, "confirm, reject, skip or except"))
         elif verb is None:
             raise BadInput(_where(text, position, "confirm, reject, skip or except"))
         elif value == "all":

@@ -239,10 +239,25 @@ def test_confirm_all_except_and_reject_do_exactly_what_was_printed(many):
         ("confirm all except", "expected what to except"),
         ("2b", "'2b' (character 1): expected confirm, reject, skip or except"),
         ("confirm 1a,, 1b", "between two separators"),
+        ("confirm 1a and and 1b", "(character 16): expected a verb or a target between two separators"),
+        ("confirm 1a, and 1b", "between two separators"),
+        ("and confirm 1a", "'and confirm' (character 1): expected confirm, reject, skip or except first"),
         ("confirm 1a!", "'!' (character 11)"),
         ("", "the decision is empty"),
     ],
-    ids=["typo", "no-group", "no-letter", "dangling-except", "no-verb", "double-comma", "stray-mark", "empty"],
+    ids=[
+        "typo",
+        "no-group",
+        "no-letter",
+        "dangling-except",
+        "no-verb",
+        "double-comma",
+        "double-and",
+        "comma-and",
+        "leading-and",
+        "stray-mark",
+        "empty",
+    ],
 )
 def test_a_malformed_decision_says_where_and_changes_nothing(many, decision, where):
     many("batch")
