@@ -588,14 +588,48 @@ def test_a_fact_decided_elsewhere_meanwhile_shows_as_such(page, console, kb):
     assert kb.json("history", fact)["fact"]["status"] == "confirmed"
 
 
+def test_a_key_decides_the_fact_in_focus_and_a_stray_one_decides_nothing(page, console, kb):
+    visit(page, console, "/", "home")  # the Briefing holds the queue too
+    assert page.locator(".item:not(.decided)").count() >= 1
+    before = kb.snapshot()
+    page.keyboard.press("r")  # nothing in focus: a stray key
+    page.keyboard.press("c")
+    page.wait_for_timeout(500)
+    assert kb.snapshot() == before and page.locator(".item.selected").count() == 0
+    visit(page, console, "/review", "review")
+    rows = page.locator(".item:not(.decided)")
+    assert rows.count() >= 3
+    aimed = rows.nth(2).get_attribute("data-fact")
+    page.focus(f'.item[data-fact="{aimed}"]')  # as Tab leaves it: focus alone, no click
+    page.keyboard.press("d")
+    page.wait_for_selector(f'.item[data-fact="{aimed}"][data-outcome=deferred]')
+    assert page.locator(".item[data-outcome=deferred]").count() == 1  # that one, and no other
+
+
+def test_a_decision_made_in_the_page_still_says_so_after_going_back_to_it(page, console, kb):
+    visit(page, console, "/review", "review")
+    row = page.locator(".item:not(.decided)").first
+    fact = row.get_attribute("data-fact")
+    row.get_by_role("button", name="reject").click()
+    page.wait_for_selector(f'.item[data-fact="{fact}"][data-outcome=rejected]')
+    row.locator("a").first.click()  # to the fact's page, and back
+    page.wait_for_load_state()
+    page.go_back()
+    page.wait_for_selector(f'.item[data-fact="{fact}"].decided')
+    assert page.get_attribute(f'.item[data-fact="{fact}"]', "data-outcome") == "rejected"
+    assert kb.json("history", fact)["fact"]["status"] == "rejected"
+
+
 def test_the_keyboard_alone_answers_the_batch(page, console, kb):
     visit(page, console, "/review", "review")
     open_rows = page.locator(".item:not(.decided)")
     left = open_rows.count()
     assert left >= 3
+    page.keyboard.press("j")  # the first open fact: none is selected before a key or a click
     page.keyboard.press("j")
     page.keyboard.press("k")  # back to the first open fact
     first = page.get_attribute(".item.selected", "data-fact")
+    assert first == open_rows.first.get_attribute("data-fact")
     page.keyboard.press("r")
     page.wait_for_selector(f'.item[data-fact="{first}"][data-outcome=rejected]')
     for _ in range(left - 1):

@@ -334,6 +334,15 @@ function reviewPage(doc, main) {
 }
 
 const OUTCOME = { confirmed: "confirmed", rejected: "rejected", deferred: "deferred", elsewhere: "decided elsewhere" };
+const DECIDED_HERE = "kg-decided:"; // + a fact id: what this tab decided of it (a page come back to by Back says so)
+
+function decidedHere(id) {
+  try {
+    return sessionStorage.getItem(DECIDED_HERE + id);
+  } catch (error) {
+    return null; // (storage refused: it shows as decided elsewhere, as before)
+  }
+}
 
 function reviewQueue(batch, holder) {
   if (!batch.groups.length) {
@@ -365,7 +374,10 @@ function reviewQueue(batch, holder) {
       const outcome = el("span", { class: "outcome" });
       const row = el(
         "div",
-        { class: "item", tabindex: "0", "data-fact": fact.id, "data-label": fact.label },
+        {
+          class: "item", tabindex: "0", role: "group", "aria-label": fact.label + ": " + fact.sentence,
+          "data-fact": fact.id, "data-label": fact.label,
+        },
         el("span", { class: "label" }, fact.label),
         el("span", { class: "sentence" }, factLink(fact.id, fact.sentence)),
         outcome,
@@ -374,8 +386,9 @@ function reviewQueue(batch, holder) {
         el("button", { class: "defer", onclick: () => decide([fact.id], "defer") }, "defer"),
       );
       const item = { id: fact.id, row, outcome, done: false };
-      if (fact.status && fact.status !== "proposed") mark(item, "elsewhere", fact.status);
+      if (fact.status && fact.status !== "proposed") mark(item, decidedHere(fact.id) || "elsewhere", fact.status);
       row.addEventListener("click", () => select(items.indexOf(item)));
+      row.addEventListener("focus", () => select(items.indexOf(item), false)); // the keys act on the row in focus
       items.push(item);
       put(card, row);
     }
@@ -383,12 +396,12 @@ function reviewQueue(batch, holder) {
   }
   let selected = -1;
 
-  function select(index) {
+  function select(index, focus = true) {
     if (index < 0 || index >= items.length) return;
     if (selected >= 0) items[selected].row.classList.remove("selected");
     selected = index;
     items[index].row.classList.add("selected");
-    items[index].row.focus({ preventScroll: false });
+    if (focus) items[index].row.focus({ preventScroll: false });
   }
 
   function mark(item, how, status) {
@@ -415,7 +428,14 @@ function reviewQueue(batch, holder) {
     for (const item of items) {
       if (!ids.includes(item.id)) continue;
       if (result.changed_since_printed.includes(item.id)) mark(item, "elsewhere");
-      else mark(item, how);
+      else {
+        mark(item, how);
+        try {
+          sessionStorage.setItem(DECIDED_HERE + item.id, how);
+        } catch (error) {
+          // (storage refused: come back to, it shows as decided elsewhere)
+        }
+      }
     }
     if (result.answered) holder.prepend(el("p", { class: "card", id: "review-answered" }, "The batch is answered."));
     const next = items.findIndex((item, index) => index > selected && !item.done);
@@ -425,10 +445,16 @@ function reviewQueue(batch, holder) {
   document.addEventListener("keydown", (event) => {
     if (event.target.closest && event.target.closest("input, select, textarea")) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    const keys = { j: () => select(Math.min(selected + 1, items.length - 1)), k: () => select(Math.max(selected - 1, 0)) };
+    const open = () => items.findIndex((item) => !item.done); // (none selected yet: the first key goes there)
+    const keys = {
+      j: () => select(selected < 0 ? open() : Math.min(selected + 1, items.length - 1)),
+      k: () => select(selected < 0 ? open() : Math.max(selected - 1, 0)),
+    };
     for (const [key, decision] of [["c", "confirm"], ["r", "reject"], ["d", "defer"]]) {
       keys[key] = () => {
-        if (selected >= 0 && !items[selected].done) decide([items[selected].id], decision);
+        // on the fact in focus alone: a key pressed while none is (a stray one on the Briefing) decides nothing
+        const item = items[selected];
+        if (item && !item.done && item.row.contains(document.activeElement)) decide([item.id], decision);
       };
     }
     if (keys[event.key]) {
@@ -436,11 +462,6 @@ function reviewQueue(batch, holder) {
       keys[event.key]();
     }
   });
-  const first = items.findIndex((item) => !item.done);
-  if (first >= 0) {
-    selected = first;
-    items[first].row.classList.add("selected");
-  }
 }
 
 function searchPage(doc, main) {
