@@ -245,6 +245,18 @@ def today(kb) -> dict:
     return document
 
 
+def figures(session) -> dict:
+    """How many proposals wait for review now, and in how many daily batches: the figures kg batch
+    prints above its groups, read without making a batch (the Briefing shows them beside a batch
+    made earlier in the day, which writes since may have made stale)."""
+    with _cache(session) as cache:
+        waiting = _Waiting(session, cache or _Index(session))
+        return {
+            "waiting": sum(pile.facts for pile in waiting.piles),
+            "batches": len(review.layout(waiting.piles, caps())),
+        }
+
+
 def peek(kb) -> dict:
     """Today's batch as kg batch would make it, read only: nothing expires and nothing is saved
     (what an agent may look at; a person answers it)."""
@@ -582,8 +594,8 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     in_batch = [item.id for group in groups_of(document, path(kb).name) for item in group.items]
     printed = _printed(document)
     outside = [f for f in fact_ids if f not in in_batch]
-    if outside:
-        raise Refused(f"{outside[0]} is not in the batch being answered", hint="reload the review queue")
+    if outside:  # (named as no more than a fact id's length, and as text that prints: it may be anything)
+        raise Refused(f"{outside[0][:40]!r} is not in the batch being answered", hint="reload the review queue")
     done = {"decision": decision, "facts": list(fact_ids), "decided": [], "changed_since_printed": []}
     if decision == "defer":
         return {**done, "answered": False}

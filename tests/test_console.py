@@ -529,6 +529,58 @@ def test_bad_input_to_the_console_is_a_400_in_one_line_and_writes_nothing(consol
     assert status == 200, text
 
 
+def test_a_decision_body_too_large_or_naming_no_text_fact_is_a_400_or_409_in_one_short_line(console, kb):
+    console.json("/review.json")
+    before = kb.snapshot()
+    for body, status, says in [
+        ({"facts": ["\ud800"], "decision": "defer"}, 409, "'\\ud800' is not in the batch being answered"),
+        ({"facts": ["a" * 200_000], "decision": "defer"}, 409, "is not in the batch being answered"),
+        ({"facts": ["a" * 300_000], "decision": "defer"}, 400, "a decision is at most 256 KiB"),
+    ]:
+        code, _headers, text = _decide(console, body)
+        assert code == status and says in json.loads(text)["message"], text[:300]
+        assert len(text) < 1000 and len(text.strip().splitlines()) == 1
+    assert kb.snapshot() == before
+
+
+def test_an_entity_a_view_may_not_see_is_not_known_without_naming_it(page, console, kb):
+    path = entity_path(page, console, "Dana Okafor")  # a person: no fact of theirs is heard in #sales
+    for shown in ("channel:sales", "public"):
+        status, _headers, text = console.request(f"{path}.json?as={shown}")
+        assert status == 404, text
+        assert json.loads(text)["message"] == "this entity is not known to this view"
+        assert "dana" not in text.lower() and "person/" not in text
+
+
+@pytest.mark.parametrize("shown", ["garbage", "chanel:sales", "dm:"])
+def test_an_audience_that_is_none_is_refused_not_shown_as_an_empty_knowledge_base(console, shown):
+    status, _headers, text = console.request(f"/index.json?as={shown}")
+    assert status == 400, text
+    doc = json.loads(text)
+    assert "is not an audience" in doc["message"] or "audience" in doc["message"], doc
+    assert doc["hint"] == "show as public, channel:NAME, dm:A,B or owner"
+
+
+def test_a_reason_shows_the_names_of_the_entities_it_names_never_their_ids(console, kb):
+    kb("org", "add", "Mkdupco")
+    kb("org", "add", "Mkdupco Inc")
+    carried = kb.json("propose", "Mkdupco Inc", "industry", "--value", "energy", "-s", "slack:p6")["id"]
+    kb("org", "merge", "Mkdupco", "Mkdupco Inc")
+    kept = next(f["id"] for f in kb.json("facts", "Mkdupco", "--all")["facts"] if f["value"] == "energy")
+    reasons = [e.get("reason") or "" for fid in {carried, kept} for e in console.json(f"/f/{fid}.json")["history"]]
+    assert any("Mkdupco Inc was merged into Mkdupco" in r for r in reasons), reasons
+    assert not any("organization/" in r for r in reasons), reasons
+
+
+def test_the_briefing_s_waiting_figure_is_kg_batch_s_after_a_write(console, kb):
+    console.json("/index.json")  # today's batch, made and saved
+    kb("propose", "repo/api", "caveat", "--value", "mkwaiting one more", "-s", "slack:w9")
+    shown = console.json("/index.json")["batch"]
+    printed = kb.json("batch")
+    assert (shown["waiting"], shown["batches"]) == (printed["waiting"], printed["batches"])
+    assert console.json("/review.json")["review"]["waiting"] == printed["waiting"]
+
+
 def test_an_unknown_page_or_method_is_answered_in_the_console_s_json_error(console):
     for path in ["/nope", "/nope.json", "/e/x/y.json"]:
         status, headers, text = console.request(path)

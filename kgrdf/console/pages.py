@@ -24,6 +24,7 @@ REVIEW_IS_THE_OWNERS = "the review queue is the owner's"  # as kg serve tells an
 PERSON_NOTE = "Work-operational facts only. Delete on request: kg forget person/ID"
 _ENTITY_ID = re.compile(r"^([a-z][a-z0-9_-]*)/\S+\Z")
 _KEY = re.compile(r"^k[a-z2-7]{16}\Z")
+_ID_IN_TEXT = re.compile(r"\b([a-z][a-z0-9_]*)/([a-z0-9][a-z0-9_.-]*[a-z0-9])")
 _UNSCRUBBED = {"sources", "sentence", "value", "reason", "quote", "title", "name", "aliases", "weak_aliases", "states"}
 
 
@@ -68,6 +69,15 @@ class View:
         if hops not in ("1", "2"):
             raise BadInput("hops is 1 or 2")
         audience = (params.get("as") or "").strip()
+        if audience and audience.lower() != "owner":
+            from kgrdf import audience as audiences
+
+            try:
+                audiences.parse(
+                    audience
+                )  # (a read fails closed on one that does not parse: an empty page says nothing)
+            except BadInput as exc:
+                raise BadInput(exc.message, hint="show as public, channel:NAME, dm:A,B or owner") from None
         return cls(
             params.get("p") or None,
             audience if audience and audience.lower() != "owner" else None,  # the owner's read names none
@@ -184,7 +194,7 @@ class Pages:
 
     def _done(self, doc: dict, kb, session, view: View) -> dict:
         types = set(session.schema.types)
-        shown = self._keyed(doc, kb.perspective, types)
+        shown = self._keyed(_reasons_named(doc, session, types), kb.perspective, types)
         axes = {name: kind.axis for name, kind in session.schema.types.items()}
         return {**shown, "view": {**view.as_json(), "perspective": kb.perspective}, "axes": axes}
 
@@ -212,6 +222,7 @@ class Pages:
         with kb.reading() as session:
             measures = self._measure(kb, session, "briefing", view, lambda: briefing.briefing(session))
             perspectives = self._switcher(kb, session)
+            document = self._figures_now(kb, session, view, document)
             doc = {
                 "page": "home",
                 **measures,
@@ -320,7 +331,15 @@ class Pages:
         kb = self.kb(view)
         document = batch.for_review(kb)
         with kb.reading() as session:
+            document = self._figures_now(kb, session, view, document)
             return self._done({"page": "review", "review": document}, kb, session, view)
+
+    def _figures_now(self, kb, session, view: View, document: dict) -> dict:
+        """The batch with what waits now, as kg batch says it: a batch made earlier in the day keeps
+        its facts, but writes since change how many proposals wait (read once a journal position)."""
+        from kgrdf import batch
+
+        return {**document, **self._measure(kb, session, "batch-figures", view, lambda: batch.figures(session))}
 
     def search(self, view: View, text: str) -> dict:
         """The entity ``text`` names (kg identify: a name or strong alias; a weak alias only
@@ -347,7 +366,12 @@ class Pages:
         with self._reading(view) as (kb, session):
             entity_id = self.keys.entity(kb.perspective, key)
             travels = bool(view.as_of or view.known_at)
-            looked = session.lookup(entity_id, sources=not travels)
+            try:
+                looked = session.lookup(entity_id, sources=not travels)
+            except NotFound:  # (shown as an audience, or forgotten since: the console names no one by id)
+                raise NotFound(
+                    "this entity is not known to this view", hint="it may be heard elsewhere, or gone since"
+                ) from None
             entity = looked["entity"]
             facts, backlinks = looked["facts"], looked["backlinks"]
             if travels:  # the current facts give way to those of then (but in an organization's digest)
@@ -481,3 +505,33 @@ def _flow(session, facts: list[dict]) -> dict:
             if f["predicate"] == predicate
         ]
     return doc
+
+
+def _reasons_named(value, session, types: set[str]):
+    """``value`` with each entity id inside a reason's text ("organization/acme-inc was merged into
+    organization/acme", which kgrdf writes) replaced by the entity's name, or by its type alone
+    where the view may not see it: the console shows no id, and a reason is text, not scrubbed."""
+    if isinstance(value, dict):
+        return {
+            k: (
+                _named_ids(v, session, types)
+                if k == "reason" and isinstance(v, str)
+                else _reasons_named(v, session, types)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_reasons_named(v, session, types) for v in value]
+    return value
+
+
+def _named_ids(text: str, session, types: set[str]) -> str:
+    def named(found: re.Match) -> str:
+        if found.group(1) not in types:
+            return found.group()
+        entity = session.entity_by_id(found.group())
+        if entity is None or not session.may_see(entity.iri):
+            return f"another {found.group(1)}"
+        return entity.name
+
+    return _ID_IN_TEXT.sub(named, text)

@@ -127,10 +127,14 @@ def _cookie(header: str, name: str) -> str | None:
     return None
 
 
+MAX_DECISION = 256 * 1024  # bytes of a decision's body: the ids of a batch's 40 facts take 1 KiB
+
+
 def _json(data: dict, status: int = 200):
     from starlette.responses import Response
 
-    return Response(json.dumps(data, ensure_ascii=False) + "\n", status_code=status, media_type="application/json")
+    text = json.dumps(data, ensure_ascii=False) + "\n"  # (a lone surrogate it echoes is written as its JSON escape)
+    return Response(text.encode("utf-8", "backslashreplace"), status_code=status, media_type="application/json")
 
 
 def _error(exc: KgError):
@@ -205,8 +209,15 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
     async def decide(request):
         from starlette.concurrency import run_in_threadpool
 
+        if int(request.headers.get("content-length") or 0) > MAX_DECISION:
+            return _error(BadInput(f"a decision is at most {MAX_DECISION // 1024} KiB"))
+        sent = b""
+        async for chunk in request.stream():  # (one sent in chunks is read no further than the bound)
+            sent += chunk
+            if len(sent) > MAX_DECISION:
+                return _error(BadInput(f"a decision is at most {MAX_DECISION // 1024} KiB"))
         try:
-            body = json.loads(await request.body() or b"null")
+            body = json.loads(sent or b"null")
         except (ValueError, RecursionError):  # (a body nested past Python's recursion limit)
             return _error(BadInput("the body is not JSON"))
         if not isinstance(body, dict) or set(body) - {"facts", "decision"}:

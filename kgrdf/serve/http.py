@@ -61,8 +61,10 @@ class Tokens:
 def _json(data: dict, status: int = 200, headers: dict | None = None):
     from starlette.responses import Response
 
-    body = json.dumps(data, ensure_ascii=False) + "\n"
-    return Response(body, status_code=status, media_type="application/json", headers=headers)
+    body = json.dumps(data, ensure_ascii=False) + "\n"  # (a lone surrogate it echoes is written as its JSON escape)
+    return Response(
+        body.encode("utf-8", "backslashreplace"), status_code=status, media_type="application/json", headers=headers
+    )
 
 
 def _error(exc: KgError):
