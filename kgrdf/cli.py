@@ -319,6 +319,7 @@ def _kb(path: Path | None, perspective: str | None = None, backend: str = "oxigr
     base = KnowledgeBase.open(path or default_home(), backend=backend, perspective=perspective)
     if sys.stderr.isatty():
         base.notice = _tell
+    base.perspective_asked = perspective is not None  # (a typo is refused, not read as an empty perspective)
     return base
 
 

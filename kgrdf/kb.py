@@ -73,6 +73,9 @@ class KnowledgeBase:
         # Told a line before each step of a long piece of work (an index rebuilt, a person forgotten),
         # so that a person at a terminal sees it is under way: set by a face that has one to tell.
         self.notice: Callable[[str], None] | None = None
+        # Whether a read of a perspective that is none (a typo in --perspective) is refused, naming the
+        # known ones, rather than answered empty: set by a face where the perspective was asked for.
+        self.perspective_asked = False
 
     # --- making and opening ----------------------------------------------------------------------
 
@@ -306,6 +309,17 @@ class KnowledgeBase:
             return False
         return backend.position() == (view.seq, view.digest) and backend.schema_digest() == schema.digest(self.path)
 
+    def _session(self, backend):
+        """A read's session; a perspective asked for that is none is refused (once a process)."""
+        from kgrdf.session import Session
+
+        session = Session(self, backend)
+        if self.perspective_asked and self.perspective != self.default_perspective:
+            if not session.perspective_exists():
+                raise session.unknown_perspective()
+            self.perspective_asked = False  # (it exists: a process asks once)
+        return session
+
     @contextmanager
     def reading(self):
         """A read-only :class:`Session` on an index that reflects the whole journal."""
@@ -329,9 +343,7 @@ class KnowledgeBase:
                         (self.path / UNCOMMITTED).exists() and not (self.resident and self.resident.owes_commits())
                     )
                     if self._is_fresh(backend, view) and (attempt or not owed):
-                        from kgrdf.session import Session
-
-                        yield Session(self, backend)
+                        yield self._session(backend)
                         return
                 finally:
                     self.close_index(backend)
@@ -366,9 +378,7 @@ class KnowledgeBase:
                     f"{view.seq}; {then}",
                     file=sys.stderr,
                 )
-                from kgrdf.session import Session
-
-                yield Session(self, backend)
+                yield self._session(backend)
             finally:
                 self.close_index(backend)
 

@@ -571,8 +571,35 @@ def test_a_write_to_an_unknown_perspective_is_refused_naming_the_known_ones(seed
 
 
 def test_a_perspective_from_the_environment_is_checked_as_well(seeded, monkeypatch):
+    before = seeded.snapshot()
     monkeypatch.setenv("KGRDF_PERSPECTIVE", "lyar")
-    assert "no perspective 'lyar'" in refused(seeded, "add-entity", "repo/x", "--name", "x")
+    assert "no perspective 'lyar'" in one_line(seeded("add-entity", "repo/x", "--name", "x", expect=1))
+    assert "no perspective 'lyar'" in one_line(seeded("stats", expect=1))  # a read too: never answered empty
+    monkeypatch.delenv("KGRDF_PERSPECTIVE")
+    assert seeded.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["expire"],
+        ["expire", "--dry-run"],
+        ["lint"],
+        ["validate"],
+        ["stats"],
+        ["search", "web"],
+        ["told", "public"],
+        ["identifiers", "list"],
+        ["facts", "webapp"],
+        ["context", "--for", "webapp"],
+    ],
+    ids=" ".join,
+)
+def test_a_perspective_that_is_none_is_refused_by_reads_and_expire_not_answered_empty(seeded, argv):
+    """A typo in --perspective: kg expire purged nothing and kg lint, kg validate, kg stats answered
+    clean or empty, with exit 0 (a scheduled expire would never have deleted anything)."""
+    line = refused(seeded, *argv, "--perspective", "mian")
+    assert "no perspective 'mian'; known: main" in line
 
 
 def test_kg_org_init_provisions_a_perspective_and_then_it_takes_writes(seeded):

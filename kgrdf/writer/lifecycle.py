@@ -449,6 +449,7 @@ class Lifecycle(Staging):
     def expire_proposals(self, days: int) -> list[model.Fact]:
         """Proposals not observed again for ``days`` days become expired (kept, with their history);
         proposing one again revives it."""
+        self.check_perspective()  # (a typo in --perspective would expire nothing, and say so as a success)
         expired = []
         for row in self.rows("proposals-due", before=self._cutoff(days)):
             fact = self.fact(row["id"].value)
