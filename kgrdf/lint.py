@@ -831,7 +831,7 @@ def text(result: dict) -> str:
             ids = [f["facts"][0] for f in found]
             shown = " ".join(ids[:SHOWN_PER_KIND])
             more = f" and {len(ids) - SHOWN_PER_KIND} more" if len(ids) > SHOWN_PER_KIND else ""
-            lines += [f"  {shown}{more}", f"    fix: {found[0]['fix']}  (deletes them)"]
+            lines += [f"  {shown}{more}", f"    fix: {found[0]['fix']}  # deletes them"]  # (a line to paste as it is)
             continue
         for finding in found[:SHOWN_PER_KIND]:
             lines.append(f"  {finding['message']}")

@@ -186,10 +186,21 @@ _PIECE = re.compile(r"[^\W_]+")  # a word: letters and digits; anything else sep
 _JOINER = "-./@+_"  # inside a token these join pieces: person/sam is not a token of person/sam.lee
 
 
+# Format characters (Unicode Cf: the soft hyphen, zero-width spaces and joiners, direction marks):
+# they show as nothing, so "Quix<U+00AD>ley" reads as Quixley and is compared as it reads. 21 ranges.
+_INVISIBLE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+
+
 def fold(text: str) -> str:
     """Text as it is compared: Unicode compatibility forms folded (fullwidth, ligatures, composed
-    or decomposed accents), then case folded."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    or decomposed accents), then case folded, and without the characters that show as nothing
+    (newlines stay where they are). Text all ASCII, as a journal mostly is, holds none of them."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return folded if folded.isascii() else _INVISIBLE.sub("", folded)
 
 
 def words(text: str) -> tuple[str, ...]:
@@ -214,6 +225,7 @@ class People:
         self._token_pattern = None
         self._keys: set[str] | None = set()  # a word each token holds (None: no cheap test)
         self._name_words: set[tuple[str, ...]] = set()  # the words of each name: any one finds it
+        self._handles: dict[str, set[str]] = {}  # the last part of an id (dana of person/dana) -> people
 
     def __bool__(self) -> bool:
         return bool(self.iris or self._names or self._tokens)
@@ -226,6 +238,9 @@ class People:
             self.add_name(name, iri)
         self.add_token(entity_id, iri, key=(words(entity_id) or ("",))[-1])
         self.add_token(iri, iri, key=(words(entity_id) or ("",))[-1])
+        handle = fold(entity_id.rpartition("/")[2]).strip()
+        if handle:  # a private conversation lists its people by such a handle: dm:jo,dana
+            self._handles.setdefault(handle, set()).add(iri)
         for token in tokens:
             self.add_token(token, iri)
 
@@ -278,6 +293,9 @@ class People:
                 )
             for match in self._token_pattern.finditer(folded):
                 found |= self._tokens[match.group()]
+        if self._handles and folded.startswith("dm:"):  # an audience: its people by name, or by handle
+            for member in folded[3:].split(","):
+                found |= self._handles.get(member.strip(), set())
         return found
 
     def in_term(self, term) -> set[str]:

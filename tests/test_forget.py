@@ -754,6 +754,43 @@ def test_a_fact_heard_in_a_private_conversation_with_a_person_is_private_and_for
     kg("validate")
 
 
+def test_a_conversation_that_lists_a_person_by_their_handle_is_theirs_and_forget_takes_them_from_it(kg):
+    """dm:jo,dora names Dora by the handle her id ends in (person/dora), as the README's example
+    (dm:jo,dora) does: the fact heard there is private, and forget takes her from the hearing, the disclosure
+    told there and the token reading for it, where it left all three whole."""
+    kg("add-entity", "person/dora", "--name", "Dora Okafor")
+    kg("org", "add", "Texture")
+    fact = _propose(kg, "Texture", "industry", "--value", "energy", "-s", "slack:p12", "--audience", "dm:jo,dora")
+    kg("disclose", fact["id"], "--message", "slack:r3", "--audience", "dm:dora", "--by", "sales-bot")
+    kg("tokens", "add", "dbot", "--perspective", "main", "--audience", "dm:dora")
+    assert "dm:dora" not in _decoded(kg.path, "shared")
+    planned = kg.json("forget", "person/dora", "--dry-run")
+    assert planned["tokens"] == 1 and planned["token_names"] == ["dbot"]
+    assert planned["facts"] == 1  # heard in her conversation alone, it is hers to take (as a dm named by her name)
+    kg("forget", "person/dora")
+    assert _files_naming(kg.path, ["dora", "person/dora", "okafor"]) == []
+    assert kg.json("facts", "Texture", "--all")["facts"] == []
+    assert kg.json("tokens", "list")["tokens"] == []
+    kg("validate")
+
+
+@pytest.mark.parametrize("hidden", ["\u00ad", "\u200b", "\u200d", "\u2060", "\ufeff"])
+def test_a_name_with_a_character_that_shows_as_nothing_inside_is_still_the_name(kg, hidden):
+    """'Quix<soft hyphen>ley' reads as Quixley: routed to the private journal, and forgotten."""
+    kg("add-entity", "person/zq", "--name", "Zoe Quixley", "--alias", "Quixbert")
+    kg("add-entity", "process/release", "--name", "Release process")
+    kg("add-entity", "repo/web", "--name", "web")
+    kept = _propose(kg, "repo/web", "caveat", "--value", "Quix and bert are two words", "-s", "doc:k")
+    for value in (f"ask Zoe Qui{hidden}xley", f"ask Quix{hidden}bert", f"ZOE {hidden}QUIXLEY signs off"):
+        made = _propose(kg, "process/release", "caveat", "--value", value, "-s", "doc:a")
+        assert made["sensitivity"] == "personal", value
+    assert "quix" not in _folded(_decoded(kg.path, "shared")).replace("quix and bert", "")
+    kg("forget", "person/zq")
+    assert kg.json("facts", "process/release")["facts"] == []
+    assert [f["id"] for f in kg.json("facts", "repo/web")["facts"]] == [kept["id"]]
+    assert _files_naming(kg.path, ["quixley", "quixbert", "person/zq"]) == []
+
+
 def test_a_forget_that_would_leave_a_trace_does_not_exit_0(kg):
     kg("add-entity", "person/sam", "--name", "Samantha Quixley")
     (kg.path / "notes.txt").write_text("call Samantha\nQuixley\n")  # not kgrdf's: it cannot be rewritten

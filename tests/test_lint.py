@@ -427,6 +427,8 @@ def test_retention_a_person_fact_not_observed_for_365_days_names_ids_only(kg, mo
     # neither the name nor the value shows, in any finding, in either form
     everything = lint_run(kg, "--json").stdout + lint_run(kg).stdout
     assert "Zookeeper" not in everything and "Dana Okafor" not in everything
+    fix = next(line for line in lint_run(kg).stdout.splitlines() if line.strip().startswith("fix: kg expire"))
+    assert fix.strip() == "fix: kg expire  # deletes them"  # the command, pasted as printed, runs in a shell
     assert findings(kg, "stale") == []
     deleted = kg.json("expire", "--dry-run")["deleted"]
     assert deleted == len(found)  # lint reports what kg expire deletes
