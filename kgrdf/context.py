@@ -319,6 +319,26 @@ def candidate(row: dict, entity, kind: str, index: int, packed, anchor: dict | N
     return fact
 
 
+IDENTIFIER_SHOWN = "[an identifier]"
+
+
+def _identifiers_masked(session):
+    """A function that masks in a text every person's identifier (kg identifiers: a chat id, a
+    login) standing whole, as the matcher of people reads one: a pack holds no identifier, even one
+    a person typed into a fact's value or a source."""
+    from kgrdf import identifiers
+
+    values = {entry.get("value") for entry in identifiers.read(session.kb) if isinstance(entry, dict)}
+    values = sorted((v for v in values if isinstance(v, str) and v.strip()), key=len, reverse=True)
+    if not values:
+        return lambda text: text
+    whole = re.compile(
+        r"(?<![^\W_])(?<![^\W_][-./@+_])(?:" + "|".join(map(re.escape, values)) + r")(?![^\W_])(?![-./@+_][^\W_])",
+        re.IGNORECASE,
+    )
+    return lambda text: whole.sub(IDENTIFIER_SHOWN, text) if text else text
+
+
 def _is_anchored(row: dict) -> bool:
     """Whether the other end of a fact belongs to the entity (its step; a lesson about it; a part)."""
     return (row.get("anchoring") == "container" and row["direction"] == "out") or (
@@ -431,9 +451,12 @@ def _packed(session, entities: list, head: dict, budget: int) -> dict:
         facts = own_facts(session, ours, now, {f["id"] for f in facts}) + facts
     ranked = rank(facts)
 
+    masked = _identifiers_masked(session)
+
     def cited(facts: list[dict]) -> Iterator[dict]:
         for fact in facts:  # a source is read only for a fact the budget may keep
-            yield {**fact, "source": short_source(session.sources_heard(fact["iri"]))}
+            source = short_source(session.sources_heard(fact["iri"]))
+            yield {**fact, "sentence": masked(fact["sentence"]), "source": masked(source)}
 
     head = {
         **head,

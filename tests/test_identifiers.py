@@ -93,6 +93,22 @@ def test_no_read_but_the_list_ever_shows_an_identifier(known, command):
     assert SECRET not in result and "sam-reyes-gh" not in result
 
 
+def test_an_identifier_typed_into_a_fact_never_reaches_a_context_pack(known):
+    """A pack holds no identifier (§7): one a person typed into a fact's value, or a source's ref,
+    is masked there as a whole token, in the Markdown and the JSON alike."""
+    typed = known.json("propose", "web-app", "caveat", "--value", f"page {SECRET} on failures", "-s", "ledger:a")
+    known("confirm", typed["id"])
+    cited = known.json("propose", "web-app", "caveat", "--value", "deploys wait for a review", "-s", f"ledger:{SECRET}")
+    known("confirm", cited["id"])
+    for command in (["context", "--for", "web-app"], ["context", "--for", "web-app", "--json"]):
+        shown = _run(known, command)
+        assert SECRET not in shown and SECRET.lower() not in shown.lower(), shown
+        assert "page [an identifier] on failures" in shown
+    pack = known.json("context", "--for", "web-app")
+    assert next(f for f in pack["facts"] if f["id"] == cited["id"])["source"].startswith("ledger:[an identifier]")
+    assert SECRET in known.json("history", typed["id"])["fact"]["value"]  # the fact itself is as it was said
+
+
 def _run(kg, command):
     from typer.testing import CliRunner
 
