@@ -326,16 +326,13 @@ def _identifiers_masked(session):
     """A function that masks in a text every person's identifier (kg identifiers: a chat id, a
     login) standing whole, as the matcher of people reads one: a pack holds no identifier, even one
     a person typed into a fact's value or a source."""
-    from kgrdf import identifiers
+    from kgrdf import identifiers, privacy
 
     values = {entry.get("value") for entry in identifiers.read(session.kb) if isinstance(entry, dict)}
-    values = sorted((v for v in values if isinstance(v, str) and v.strip()), key=len, reverse=True)
+    values = {v for v in values if isinstance(v, str) and v.strip()}
     if not values:
         return lambda text: text
-    whole = re.compile(
-        r"(?<![^\W_])(?<![^\W_][-./@+_])(?:" + "|".join(map(re.escape, values)) + r")(?![^\W_])(?![-./@+_][^\W_])",
-        re.IGNORECASE,
-    )
+    whole = privacy.whole_tokens(values, re.IGNORECASE)
     return lambda text: whole.sub(IDENTIFIER_SHOWN, text) if text else text
 
 

@@ -186,6 +186,14 @@ _PIECE = re.compile(r"[^\W_]+")  # a word: letters and digits; anything else sep
 _JOINER = "-./@+_"  # inside a token these join pieces: person/sam is not a token of person/sam.lee
 
 
+def whole_tokens(tokens, flags: int = 0) -> re.Pattern:
+    """A pattern of ``tokens`` each standing whole: not inside a word, nor joined by ``-./@+_`` to
+    more letters or digits (``person/sam`` is not in ``person/sam.lee``); the longest first."""
+    joiner = re.escape(_JOINER)
+    alternatives = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True))
+    return re.compile(rf"(?<![^\W_])(?<![^\W_][{joiner}])(?:{alternatives})(?![^\W_])(?![{joiner}][^\W_])", flags)
+
+
 # Format characters (Unicode Cf: the soft hyphen, zero-width spaces and joiners, direction marks):
 # they show as nothing, so "Quix<U+00AD>ley" reads as Quixley and is compared as it reads. 21 ranges.
 _INVISIBLE = re.compile(
@@ -286,11 +294,7 @@ class People:
                     found.add(person)
         if self._tokens:
             if self._token_pattern is None:
-                joiner = re.escape(_JOINER)
-                alternatives = "|".join(re.escape(t) for t in sorted(self._tokens, key=len, reverse=True))
-                self._token_pattern = re.compile(
-                    rf"(?<![^\W_])(?<![^\W_][{joiner}])(?:{alternatives})(?![^\W_])(?![{joiner}][^\W_])"
-                )
+                self._token_pattern = whole_tokens(self._tokens)
             for match in self._token_pattern.finditer(folded):
                 found |= self._tokens[match.group()]
         if self._handles and folded.startswith("dm:"):  # an audience: its people by name, or by handle

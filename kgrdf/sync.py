@@ -484,8 +484,8 @@ class _Fold:
         closed = sorted((f for f in same if f.superseded_by), key=lambda f: (f.valid_to or "", f.iri))
         settled = ours if ours is not None and not ours.current else closed[-1] if ours is None and closed else None
         if settled is not None:  # rejected or closed here: it stays so, with the sources heard there
-            if self._new_sources(theirs, settled):
-                self.writer.observe_settled(settled, self._new_sources(theirs, settled), heard or [Heard()], why)
+            if added := self._new_sources(theirs, settled):
+                self.writer.observe_settled(settled, added, heard or [Heard()], why)
                 self.counts["observed"] += 1
             if ours is None:
                 return  # closed here, replaced by another value: a closure holds as a rejection does
