@@ -1339,16 +1339,21 @@ def forget(
         )
         if len(result["going"]) > FORGET_SHOWN:
             text += f"\n  ... and {len(result['going']) - FORGET_SHOWN} more (--json lists them all)"
+        text += "".join(f"\n{forgetting.elsewhere_note(result['entity'], other)}" for other in result["elsewhere"])
     else:
         revoked = f", {revoked} token{'s' if revoked != 1 else ''} naming them revoked" if revoked else ""
         text = (
             f"forgot {result['entity']}: {facts} fact{'s' if facts != 1 else ''}{kept}, {result['records']} journal "
-            f"records ({result['placeholders']} changes are placeholders now), {ids} identifier"
+            f"records ({_placeholders(result['placeholders'])}), {ids} identifier"
             f"{'s' if ids != 1 else ''}{revoked}, {result['leftovers']} leftover"
             f"{'s' if result['leftovers'] != 1 else ''}; the git history was restarted. Adding them again needs "
             f"--allow-forgotten."
         )
     render.out(json, result, text)
+
+
+def _placeholders(n: int) -> str:
+    return f"{n} change is a placeholder now" if n == 1 else f"{n} changes are placeholders now"
 
 
 # --- reading --------------------------------------------------------------------------------------

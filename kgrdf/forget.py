@@ -59,16 +59,47 @@ class Target:
         return self.iri in self.everyone.in_text(text)
 
 
-def target(entity, values: list[str], label_rows=(), entries=(), base: str = "") -> Target:
-    """What names a person: their IRI, id, name, aliases, weak aliases and identifiers' values,
-    judged beside the names of everyone else (``label_rows`` of person-labels.rq, identifier
+def target(entity, values: list[str], label_rows=(), entries=(), base: str = "", former=()) -> Target:
+    """What names a person: their IRI, id, name, aliases, weak aliases and identifiers' values, and
+    the ``former`` names and aliases they went by (:func:`former_names`) that nobody else goes by
+    now, judged beside the names of everyone else (``label_rows`` of person-labels.rq, identifier
     ``entries``)."""
+    everyone = privacy.people_of(label_rows, entries, base)
     names = [entity.name, *entity.aliases, *entity.weak_aliases]
+    names += [name for name in former if not everyone.holders(name) - {entity.iri}]
     own = privacy.People()
     own.add_person(entity.iri, entity.id, names, values)
-    everyone = privacy.people_of(label_rows, entries, base)
     everyone.add_person(entity.iri, entity.id, names, values)
     return Target(entity.iri, own, everyone)
+
+
+_NAMES_OF_ENTITY = frozenset({vocab.PREF_LABEL.value, vocab.ALT_LABEL.value, vocab.WEAK_ALIAS.value})
+
+
+def former_names(kb, iri: str) -> list[str]:
+    """The names, aliases and weak aliases the person ``iri`` went by and was renamed from: a rename
+    deletes the old name's row, and the private journal, where a person's description is kept,
+    holds that deletion. A fact written while they went by the old name may name them by it."""
+    entities_graph = vocab.entities_graph(kb.perspective).value
+    needle = f"D <{iri}> "
+    names: list[str] = []
+    for piece in journal_pieces(kb.journal.local):
+        text, start = piece.text, 0
+        while (start := text.find(needle, start)) >= 0:
+            end = text.find("\n", start)
+            row = text[start : end if end >= 0 else len(text)]
+            at_line_start = start == 0 or text[start - 1] == "\n"
+            start += len(needle)
+            if at_line_start and row.endswith(" ."):
+                quad = _quad(row[2:-2])
+                if (
+                    quad is not None
+                    and quad.predicate.value in _NAMES_OF_ENTITY
+                    and quad.graph_name.value == entities_graph
+                    and quad.object.value not in names
+                ):
+                    names.append(quad.object.value)
+    return names
 
 
 def _quad(row: str):
@@ -119,6 +150,7 @@ class Search:
 
     named: int = 0
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)
+    elsewhere: set[str] = field(default_factory=set)  # the other perspectives whose rows name them
     rows: list[str] = field(default_factory=list)  # its rows the plan may drop (purge.shared_rows)
 
 
@@ -156,7 +188,8 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                     successors.get(successor, set()).discard(replaced)
             for row, quad in named_rows(piece.text, person, piece.lines):
                 graph = quad.graph_name.value
-                if not graph.startswith(base):
+                if not graph.startswith(base):  # another perspective's records are its own to forget
+                    search.elsewhere.add(vocab.perspective_of(graph))
                     continue
                 if shared:
                     search.named += 1
@@ -286,7 +319,8 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         hashed = key.digest(entity.id)  # refuses when keyed records need a key that is not there
         entries = identifiers.read(kb)
         values = [e["value"] for e in entries if e["entity"] == entity.id]
-        person = target(entity, values, label_rows, entries, vocab.perspective_base(kb.perspective))
+        former = former_names(kb, entity.iri)
+        person = target(entity, values, label_rows, entries, vocab.perspective_base(kb.perspective), former)
         search = Search()
         kb.note(f"finding every record that names {entity.id} ...")
         plan = naming(kb, person, search)
@@ -308,6 +342,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             "redacted": len(plan.redacted),
             "identifiers": len(values),
             "tokens": len(plan.tokens),
+            "elsewhere": sorted(search.elsewhere),
             "dry_run": dry_run,
         }
         if dry_run:  # what the owner would see go: each fact, and whether it is about them or only names them
@@ -316,7 +351,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         plan.record["said"] = _said(kb, key, plan.graphs)
         # The shared journal is never rewritten: when the search found no row of it naming them,
         # its files, unchanged since (the lock is held), need not be read again.
-        unchanged = search.stats if not search.named else {}
+        unchanged = search.stats if not search.named and not search.elsewhere else {}
         checked: list[list[str]] = []  # every file is checked while the index is rebuilt, beside it
         counts = start(kb, plan, beside=lambda: checked.append(remaining(kb, person, unchanged)))
         made.note(f"{entity.id} was forgotten")
@@ -327,7 +362,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
                 f"{entity.id} was forgotten from what kgrdf keeps, but {len(left)} file"
                 f"{'s' if plural else ''} of the knowledge base still name{'' if plural else 's'} them: "
                 f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}",
-                hint=_way_out(left),
+                hint=_way_out(left, entity.id, search.elsewhere),
             )
         counts["remaining"] = left
     return {**result, **counts}
@@ -392,12 +427,23 @@ def purge_facts(kb, graphs: list[str], what: str) -> dict:
         return start(kb, plan)
 
 
-def _way_out(left: list[str]) -> str:
-    """What to do about the files a forget left naming the person: another replica's patches, which
-    kg sync pulled (replicas/), are that replica's words, kept as it wrote them and pulled again while
-    its journal holds them; any other file is not one kgrdf wrote that way."""
+def elsewhere_note(entity_id: str, perspective: str) -> str:
+    """What to do about another perspective that names the person: a forget there forgets them there."""
+    return (
+        f"perspective {perspective} names them too, and keeps its records: forget them there as well "
+        f"(kg forget {entity_id} --perspective {perspective})"
+    )
+
+
+def _way_out(left: list[str], entity_id: str, elsewhere: set[str]) -> str:
+    """What to do about the files a forget left naming the person: another perspective's records
+    are forgotten by a forget in it; another replica's patches, which kg sync pulled (replicas/),
+    are that replica's words, kept as it wrote them and pulled again while its journal holds them;
+    any other file is not one kgrdf wrote that way."""
     from kgrdf.sync import REPLICAS
 
+    if elsewhere:
+        return "; ".join(elsewhere_note(entity_id, other) for other in sorted(elsewhere))
     theirs = [name for name in left if Path(name).parts[:1] == (REPLICAS,)]
     if not theirs:
         return "kgrdf did not write them that way: take the name out of them or remove them"
@@ -410,12 +456,12 @@ def _way_out(left: list[str]) -> str:
 
 def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None = None) -> list[str]:
     """The files of the knowledge base folder that still name ``person``, by the matcher
-    that chose what to drop: journal rows of this perspective by their decoded terms, JSON files by
-    their strings, any other file by its text. The index and git are rebuilt from these files.
+    that chose what to drop: journal rows by their decoded terms (another perspective's too: the
+    folder is to hold no trace of them, SPEC 8), JSON files by their strings, any other file by its
+    text. The index and git are rebuilt from these files.
     ``unchanged`` are files already read and found not to name them, with their size and
     modification time then: one that still has both is not read again."""
     unchanged = unchanged or {}
-    base = vocab.perspective_base(kb.perspective)
     found = []
     for root, dirs, files in os.walk(kb.path):
         dirs[:] = sorted(d for d in dirs if not (root == str(kb.path) and d in (".git", "index")))
@@ -438,7 +484,7 @@ def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None =
                 found.append(os.path.relpath(path, kb.path))  # unreadable: not known to be free of them
                 continue
             if name.endswith((".rdfp", ".rdfp.gz")):
-                named = any(quad.graph_name.value.startswith(base) for _row, quad in named_rows(text, person))
+                named = any(True for _found in named_rows(text, person))
             elif root == str(kb.path) and name == tokens.FILE:
                 named = bool(_tokens_naming(kb, person))  # another perspective's tokens are its own, as its rows
             else:

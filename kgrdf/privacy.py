@@ -259,6 +259,11 @@ class People:
         self._names.setdefault(found[0], []).append((found, person))
         self._name_words.add(found)
 
+    def holders(self, name: str) -> set[str]:
+        """The people who go by ``name`` (a name or alias of exactly its words)."""
+        found = words(name)
+        return {person for held, person in self._names.get(found[0], ()) if held == found} if found else set()
+
     def add_token(self, token: str, person: str, key: str | None = None) -> None:
         folded = fold(token).strip()
         if not folded:

@@ -258,6 +258,7 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     assert len(going) == 5 and facts["priya_reports"] in {one["id"] for one in going}
     assert dry == {
         "entity": "person/sam",
+        "elsewhere": [],
         "facts": 5,
         "redacted": 0,
         "identifiers": 1,
@@ -315,6 +316,31 @@ def test_forget_deletes_the_saved_batch_of_every_perspective_that_names_them(kg)
     assert _files_naming(kg.path, ["person/sam", "Sam Reyes"]) == []
 
 
+def test_a_person_another_perspective_knows_too_is_not_said_forgotten_until_forgotten_there(kg):
+    """Forgetting Ada in the main perspective left the beta perspective's records of her (its entity, a
+    fact naming her) and exited 0 saying she was forgotten. The dry run now names the perspective, the
+    forget exits 3 naming it and how to forget her there, and a forget there leaves no file naming her."""
+    kg("org", "init", "Beta Org", "--perspective", "beta")
+    for perspective in ("main", "beta"):
+        kg("add-entity", "person/ada", "--name", "Ada Quistorp", "--alias", "Adq", "--perspective", perspective)
+        kg("add-entity", "repo/api", "--name", "api", "--perspective", perspective)
+    kg("propose", "repo/api", "caveat", "--value", "Adq merges on Fridays", "-s", "pr:3", "--perspective", "beta")
+    kept = _propose(kg, "repo/api", "caveat", "--value", "slow tests", "-s", "pr:4")
+    planned = kg.json("forget", "person/ada", "--dry-run")
+    assert planned["elsewhere"] == ["beta"]
+    assert "kg forget person/ada --perspective beta" in kg("forget", "person/ada", "--dry-run").stdout
+    refused = kg("forget", "person/ada", expect=3)
+    assert refused.stderr.count("\n") == 1 and "kg forget person/ada --perspective beta" in refused.stderr
+    assert "Quistorp" not in refused.stderr and "Adq" not in refused.stderr
+    assert kg.json("lookup", "person/ada", expect=1)["error"] == "not_found"
+    assert kg.json("forget", "person/ada", "--perspective", "beta")["elsewhere"] == []
+    assert kg.json("facts", "repo/api", "--all", "--perspective", "beta")["facts"] == []
+    assert [f["id"] for f in kg.json("facts", "repo/api", "--all")["facts"]] == [kept["id"]]
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, ["person/ada", "Quistorp", "Adq"]) == []
+    kg("validate")
+
+
 def test_a_forget_checks_every_file_while_the_index_compacts_and_names_one_that_still_names_them(
     kg, tmp_path, monkeypatch
 ):
@@ -364,7 +390,7 @@ def test_a_forget_reads_the_shared_journal_once_when_it_names_them_nowhere(kg, t
     """The shared journal (most of a knowledge base: 9 in 10 of its rows) is searched once: its rows
     of the facts the forget drops are found as it is searched, and the last check does not read its
     files again, which the search found free of the person and the lock kept unchanged. The private
-    journal, rewritten, is read by the search and by the check."""
+    journal, rewritten, is read for the names the person went by, by the search and by the check."""
     from kgrdf import forget as forget_mod
     from kgrdf.journal import Stream
 
@@ -388,7 +414,7 @@ def test_a_forget_reads_the_shared_journal_once_when_it_names_them_nowhere(kg, t
     result = kg.json("forget", "person/sam")
     assert result["remaining"] == [] and result["facts"] == 5
     assert reads == {
-        "local": len(KnowledgeBase.open(kg.path).journal.local.files()),
+        "local": 2 * len(KnowledgeBase.open(kg.path).journal.local.files()),
         shared.dir.name: len(shared.files()),
         "checked local": 1,
     }
@@ -789,6 +815,30 @@ def test_a_name_with_a_character_that_shows_as_nothing_inside_is_still_the_name(
     assert kg.json("facts", "process/release")["facts"] == []
     assert [f["id"] for f in kg.json("facts", "repo/web")["facts"]] == [kept["id"]]
     assert _files_naming(kg.path, ["quixley", "quixbert", "person/zq"]) == []
+
+
+def test_a_person_is_forgotten_by_every_name_they_went_by_not_only_the_last(kg):
+    """Renamed twice, Vera is forgotten by her first and second names too: the facts written while
+    she went by them name her, and forget took them out of nothing. A name she left that another
+    person goes by now stays with that person."""
+    kg("add-entity", "person/vera", "--name", "Vera Lindqvist")
+    kg("add-entity", "process/release", "--name", "Release process")
+    kg("add-entity", "repo/web", "--name", "web")
+    first = _propose(kg, "process/release", "caveat", "--value", "Vera Lindqvist signs off", "-s", "doc:a")
+    kg("add-entity", "person/vera", "--name", "Vera Okonkwo-Berg")
+    second = _propose(kg, "repo/web", "caveat", "--value", "ask vera okonkwo berg first", "-s", "doc:b")
+    kg("add-entity", "person/vera", "--name", "Kim Tanaka")  # a name she left, now Kim's:
+    kg("add-entity", "person/vera", "--name", "Vera Holm")
+    kg("add-entity", "person/kim", "--name", "Kim Tanaka")
+    kims = _propose(kg, "repo/web", "caveat", "--value", "Kim Tanaka owns the deploy", "-s", "doc:c")
+    kg("add-entity", "person/vera", "--name", "Vera H.")
+    planned = kg.json("forget", "person/vera", "--dry-run")
+    assert {g["id"] for g in planned["going"]} == {first["id"], second["id"]}
+    kg("forget", "person/vera")
+    assert kg.json("facts", "process/release", "--all")["facts"] == []
+    assert [f["id"] for f in kg.json("facts", "repo/web", "--all")["facts"]] == [kims["id"]]
+    assert _files_naming(kg.path, ["lindqvist", "okonkwo", "okonkwo-berg", "person/vera", "vera"]) == []
+    kg("validate")
 
 
 def test_a_forget_that_would_leave_a_trace_does_not_exit_0(kg):
