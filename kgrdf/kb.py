@@ -705,9 +705,14 @@ class KnowledgeBase:
     def status(self) -> dict:
         """Where the journal ends and where the index stands: its kind, its server, the transaction
         it reflects and how many it is behind; a server that does not answer is reported, not raised,
-        with the transactions written since it was last brought up to date."""
+        with the transactions written since it was last brought up to date. A deletion cut short
+        (kg forget, kg expire) is finished first, as by every command: until then the journal it was
+        rewriting does not match view.json, and would be reported as damaged."""
         from kgrdf import lock, schema
 
+        if (self.path / purge.MARKER).exists():
+            with lock.held(self.path / "lock", exclusive=True):
+                self._finish_purge()
         with lock.held(self.path / "lock", exclusive=False):
             end = viewed = self.view()
             for _tx, after in self.journal.transactions(end, adds=False):

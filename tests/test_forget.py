@@ -578,6 +578,27 @@ def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_pat
     assert os.path.exists(kg.path / ".git") and "kg propose" in _git(kg.path, "log", "--format=%s")
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("target, when, match", FORGET_POINTS, ids=[p[0].rpartition(":")[2] for p in FORGET_POINTS])
+def test_kg_status_after_a_forget_killed_midway_finishes_it_and_never_calls_the_journal_damaged(
+    kg, tmp_path, target, when, match
+):
+    """kg status read the journal the forget was rewriting against view.json, and answered exit 3:
+    "changed after it was written ... move journal/ aside", advice that would have set the journal
+    aside. It finishes the deletion first, as every command does."""
+    _people(kg, tmp_path)
+    proc = _spawn(kg.path, "-c", KILL_AT, target, when, match, "forget", "person/sam")
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    status = kg("status", "--json")
+    assert "finished a deletion cut short" in status.stderr
+    assert json.loads(status.stdout)["index"]["behind"] == 0
+    assert not (kg.path / "purging.json").exists()
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, SAM) == []
+    kg("validate")
+
+
 # --- one matcher: what names a person, for routing and for forget ----------------------------------
 
 
