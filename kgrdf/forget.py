@@ -82,9 +82,14 @@ def former_names(kb, iri: str) -> list[str]:
     holds that deletion. A fact written while they went by the old name may name them by it."""
     entities_graph = vocab.entities_graph(kb.perspective).value
     needle = f"D <{iri}> "
+    found = needle.encode("utf-8")
     names: list[str] = []
-    for piece in journal_pieces(kb.journal.local):
-        text, start = piece.text, 0
+    stream = kb.journal.local
+    for path in stream.files():
+        data = stream.patch_bytes(path)
+        if found not in data:  # most patches: searched as bytes, never decoded
+            continue
+        text, start = data.decode("utf-8", errors="replace"), 0
         while (start := text.find(needle, start)) >= 0:
             end = text.find("\n", start)
             row = text[start : end if end >= 0 else len(text)]
