@@ -183,12 +183,16 @@ class NameIndex:
 # --- what names a person ---------------------------------------------------------------------------
 
 _PIECE = re.compile(r"[^\W_]+")  # a word: letters and digits; anything else separates words
-_JOINER = "-./@+_"  # inside a token these join pieces: person/sam is not a token of person/sam.lee
+# Inside a token these join pieces: person/sam is not a token of person/sam.lee, nor the login sam
+# of jo.sam. A slash is not one: it parts a path's segments, each a token (the chat id U024BE7LH in
+# https://chat.example/team/U024BE7LH, the login of github.com/analima).
+_JOINER = "-.@+_"
 
 
 def whole_tokens(tokens, flags: int = 0) -> re.Pattern:
-    """A pattern of ``tokens`` each standing whole: not inside a word, nor joined by ``-./@+_`` to
-    more letters or digits (``person/sam`` is not in ``person/sam.lee``); the longest first."""
+    """A pattern of ``tokens`` each standing whole: not inside a word, nor joined by ``-.@+_`` to
+    more letters or digits (``person/sam`` is not in ``person/sam.lee``), though it may be a
+    segment of a path; the longest first."""
     joiner = re.escape(_JOINER)
     alternatives = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True))
     return re.compile(rf"(?<![^\W_])(?<![^\W_][{joiner}])(?:{alternatives})(?![^\W_])(?![{joiner}][^\W_])", flags)
@@ -222,8 +226,8 @@ class People:
     A person is named by their entity's IRI as a term (exactly: never as a prefix of another); in a
     text, by a name or alias as whole words in any case, Unicode form and separators ("Samantha
     Quixley" is in ``SAMANTHA-QUIXLEY`` and across a line break; "Sam" is not in "Samuel"); and by
-    a token (their id, their IRI, an identifier's value) standing whole, not joined by ``-./@+_`` to
-    more letters or digits (``person/sam`` is not in ``person/sam.lee``).
+    a token (their id, their IRI, an identifier's value) standing whole, not joined by ``-.@+_`` to
+    more letters or digits (``person/sam`` is not in ``person/sam.lee``), a path's segment included.
     """
 
     def __init__(self):

@@ -1019,7 +1019,7 @@ def _trace(root: Path, first: str, last: str) -> list[str]:
     name = gap.join(re.escape(_folded(w)) for w in f"{first} {last}".split())
     pattern = re.compile(
         rf"(?<![^\W_]){name}(?![^\W_])|(?<![^\W_])sunny{gap}vale(?![^\W_])"
-        r"|person/sam(?![^\W_]|[-./@+_][^\W_])|u0samchat"
+        r"|person/sam(?![^\W_]|[-.@+_][^\W_])|u0samchat"
     )
     found = []
     for path, data in _file_bytes(root):

@@ -125,3 +125,33 @@ def test_a_damaged_identifiers_file_is_reported_with_its_line(known):
     result = known("identifiers", "list", expect=3)
     assert "identifiers.jsonl:3 does not parse" in result.stderr
     json.loads(path.read_text().splitlines()[0])  # the good lines are still there
+
+
+def test_an_identifier_as_a_segment_of_a_path_names_its_person(known):
+    """A chat id at the end of a URL, a login in a code host's address, a path's segment in a source's
+    ref: each names Sam, as the id standing alone does (joined to more letters by a dot or a hyphen,
+    it is another token). They went to the shared journal, were confirmed automatically as naming
+    no one, reached the pack, and were left by kg forget, which exited 0."""
+    from .test_forget import _decoded, _files_naming
+
+    values = [f"https://chat.example/team/{SECRET}", "github.example/sam-reyes-gh/dotfiles", f"{SECRET}/profile"]
+    made = [
+        known.json("propose", "web-app", "caveat", "--value", value, "-s", "ledger:a", "-s", "report:b")
+        for value in values
+    ]
+    made.append(
+        known.json(
+            "propose", "web-app", "caveat", "--value", "pages on call", "-s", f"ledger:crm/{SECRET}", "-s", "report:b"
+        )
+    )
+    for fact in made:
+        assert fact["status"] == "proposed" and fact["sensitivity"] == "personal", fact
+    shared = _decoded(known.path, "shared")
+    assert SECRET not in shared and "sam-reyes-gh" not in shared
+    for fact in made:
+        known("confirm", fact["id"])
+    pack = _run(known, ["context", "--for", "web-app"])
+    assert SECRET not in pack and "github.example/[an identifier]/dotfiles" in pack
+    known("forget", "person/sam")
+    assert _files_naming(known.path, [SECRET, "sam-reyes-gh", "person/sam", "Sam Reyes"]) == []
+    assert not {f["id"] for f in known.json("facts", "web-app", "--all")["facts"]} & {m["id"] for m in made}
