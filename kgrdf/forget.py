@@ -323,13 +323,14 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         key = privacy.key(kb)
         hashed = key.digest(entity.id)  # refuses when keyed records need a key that is not there
         entries = identifiers.read(kb)
-        values = [e["value"] for e in entries if e["entity"] == entity.id]
+        theirs = [e for e in entries if e["entity"] == entity.id and identifiers.belongs(e, kb.perspective)]
+        values = [e["value"] for e in theirs]
         former = former_names(kb, entity.iri)
         person = target(entity, values, label_rows, entries, vocab.perspective_base(kb.perspective), former)
         search = Search()
         kb.note(f"finding every record that names {entity.id} ...")
         plan = naming(kb, person, search)
-        plan.identifiers = [hashed] if values else []
+        plan.identifiers = sorted({key.digest(identifiers.owner(e)) for e in theirs})
         naming_them = _tokens_naming(kb, person)
         plan.tokens = [t.digest for t in naming_them]
         refuse_if_shared(kb, plan, f"forgetting {entity.id}", search.rows)
@@ -492,6 +493,12 @@ def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None =
                 named = any(True for _found in named_rows(text, person))
             elif root == str(kb.path) and name == tokens.FILE:
                 named = bool(_tokens_naming(kb, person))  # another perspective's tokens are its own, as its rows
+            elif root == str(kb.path) and name == identifiers.FILE:  # and so are its people's identifiers
+                try:
+                    here = [e for e in identifiers.read(kb) if identifiers.belongs(e, kb.perspective)]
+                except Damaged:
+                    here = [text]  # unreadable as entries: read whole
+                named = any(person.in_text(piece) for entry in here for piece in _texts(json.dumps(entry)))
             else:
                 named = any(person.in_text(piece) for piece in _texts(text))
             if named:

@@ -1,9 +1,13 @@
 """Identifiers: the chat member ids, tracker accounts and code-host logins of people (§8).
 
 They are needed to route mentions and requests, and they are personal data, so they live apart from
-the facts: in ``identifiers.jsonl`` (one ``{"entity", "kind", "value", "added_at"}`` a line, mode
-0600, never in the git history), never in the index, so no context pack, export, search, SPARQL
-query or console page can show them. Only ``kg identifiers list`` does.
+the facts: in ``identifiers.jsonl`` (one ``{"entity", "perspective", "kind", "value", "added_at"}``
+a line, mode 0600, never in the git history), never in the index, so no context pack, export,
+search, SPARQL query or console page can show them. Only ``kg identifiers list`` does.
+
+An identifier is of one perspective's person, as the person is (§9): listed, matched and forgotten
+there alone. One written before identifiers had a perspective is taken as every perspective's
+person of that id: routing then errs to the private journal, and a forget in any of them takes it.
 """
 
 from pathlib import Path
@@ -23,6 +27,16 @@ def path(kb) -> Path:
 def read(kb) -> list[dict]:
     """Every identifier. Raises Damaged naming the line that does not parse."""
     return files.read_jsonl(path(kb), hint=f"fix or remove that line of {path(kb)}")
+
+
+def belongs(entry: dict, perspective: str) -> bool:
+    """Whether ``entry`` is of ``perspective``'s person (one without a perspective is of every one)."""
+    return entry.get("perspective", perspective) == perspective
+
+
+def owner(entry: dict) -> str:
+    """What a forget's plan hashes to name the entry's person: their id, qualified by the perspective."""
+    return f"{entry['perspective']} {entry['entity']}" if "perspective" in entry else entry["entity"]
 
 
 def write(kb, entries: list[dict]) -> None:
@@ -45,16 +59,23 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
         raise Refused(f"{entity.id} is a {entity.type}: identifiers are kept for people and actors only")
     _refuse_another_persons_name(session, entity, kind, value)
     entries = read(kb)
-    for entry in entries:
+    here = [entry for entry in entries if belongs(entry, session.perspective)]
+    for entry in here:
         if (entry["entity"], entry["kind"], entry["value"]) == (entity.id, kind, value):
             return entry, "unchanged"
-    for entry in entries:
+    for entry in here:
         if (entry["kind"], entry["value"]) == (kind, value):
             raise Refused(
                 f"the {kind} identifier {value!r} belongs to {entry['entity']} already",
                 hint="one identifier names one person",
             )
-    entry = {"entity": entity.id, "kind": kind, "value": value, "added_at": clock.iso(clock.now())}
+    entry = {
+        "entity": entity.id,
+        "perspective": session.perspective,
+        "kind": kind,
+        "value": value,
+        "added_at": clock.iso(clock.now()),
+    }
     write(kb, entries + [entry])
     made.note(f"the {kind} identifier of {entity.id} was added")
     return entry, "added"
@@ -76,7 +97,7 @@ def _refuse_another_persons_name(session, entity, kind: str, value: str) -> None
 
 
 def listed(kb, session, entity_text: str | None = None) -> list[dict]:
-    entries = read(kb)
+    entries = [entry for entry in read(kb) if belongs(entry, session.perspective)]
     if entity_text:
         entity = session.resolve(entity_text)
         entries = [e for e in entries if e["entity"] == entity.id]

@@ -353,14 +353,18 @@ def people_of(rows, entries, base: str) -> People:
 
 def people_from(pairs, entries, base: str) -> People:
     """The matcher of the people of ``pairs`` (entity IRI, match key) and of the identifiers
-    ``entries`` of ``base``'s entities."""
+    ``entries`` of ``base``'s entities (those of its perspective)."""
+    from kgrdf.identifiers import belongs
+
+    perspective = vocab.perspective_of(base)
     people = People()
     named: dict[str, list[str]] = {}
     for entity, key in pairs:
         named.setdefault(entity, []).append(key)
     values: dict[str, list[str]] = {}
     for entry in entries:
-        values.setdefault(base + entry["entity"], []).append(entry["value"])
+        if belongs(entry, perspective):
+            values.setdefault(base + entry["entity"], []).append(entry["value"])
     for iri in set(named) | set(values):
         if iri.startswith(base):
             people.add_person(iri, iri[len(base) :], named.get(iri, ()), values.get(iri, ()))

@@ -53,7 +53,9 @@ class Plan:
 
     graphs: set[str] = field(default_factory=set)  # facts (IRIs) whose every record goes
     lines: set[str] = field(default_factory=set)  # digests of other rows that go (a person's entity rows)
-    identifiers: list[str] = field(default_factory=list)  # keyed hashes of entity ids whose identifiers go
+    identifiers: list[str] = field(
+        default_factory=list
+    )  # keyed hashes of the owners (identifiers.owner) whose identifiers go
     record: dict | None = None  # what forgotten.jsonl keeps of a forget
     renames: dict[str, str] = field(default_factory=dict)  # digest of a row -> the row that replaces it
     redacted: set[str] = field(default_factory=set)  # facts (IRIs) whose naming rows alone go or change
@@ -337,7 +339,7 @@ def _drop_identifiers(kb, plan: Plan) -> int:
         return 0
     key = privacy.key(kb, make=False)
     entries = identifiers.read(kb)
-    kept = [e for e in entries if key.digest(e["entity"]) not in plan.identifiers]
+    kept = [e for e in entries if key.digest(identifiers.owner(e)) not in plan.identifiers]
     if len(kept) != len(entries):
         identifiers.write(kb, kept)
     return len(entries) - len(kept)

@@ -155,3 +155,36 @@ def test_an_identifier_as_a_segment_of_a_path_names_its_person(known):
     known("forget", "person/sam")
     assert _files_naming(known.path, [SECRET, "sam-reyes-gh", "person/sam", "Sam Reyes"]) == []
     assert not {f["id"] for f in known.json("facts", "web-app", "--all")["facts"]} & {m["id"] for m in made}
+
+
+def test_identifiers_are_each_perspectives_own_listed_matched_and_forgotten_there_alone(kg):
+    """Two perspectives that each know a person/rio: each lists only its own identifiers, a text
+    naming the other's routes nowhere private, and forgetting one Rio leaves the other's identifier,
+    where every perspective listed every identifier and a forget took both. One written before
+    identifiers had a perspective is every perspective's: listed in each, taken by a forget in any."""
+    from .test_forget import _decoded
+
+    kg("org", "init", "Beta Org", "--perspective", "beta")
+    kg("add-entity", "person/rio", "--name", "Rio Main")
+    kg("add-entity", "person/rio", "--name", "Rio Beta", "--perspective", "beta")
+    kg("add-entity", "repo/api", "--name", "api", "--perspective", "beta")
+    kg("identifiers", "add", "person/rio", "chat", "UMAINRIO")
+    kg("identifiers", "add", "Rio Beta", "tracker", "rio-beta", "--perspective", "beta")
+    kg("identifiers", "add", "Rio Beta", "chat", "UMAINRIO", "--perspective", "beta")  # the same person, here too
+
+    def listed(*perspective):
+        return sorted((e["kind"], e["value"]) for e in kg.json("identifiers", "list", *perspective)["identifiers"])
+
+    assert listed() == [("chat", "UMAINRIO")]
+    assert listed("--perspective", "beta") == [("chat", "UMAINRIO"), ("tracker", "rio-beta")]
+    fact = kg.json("propose", "repo/api", "caveat", "--value", "ping UMAINRIO", "-s", "pr:1", "--perspective", "beta")
+    assert fact["sensitivity"] == "personal" and "UMAINRIO" not in _decoded(kg.path, "shared")
+    assert kg.json("forget", "person/rio", "--perspective", "beta")["identifiers"] == 2
+    assert listed() == [("chat", "UMAINRIO")]
+    assert listed("--perspective", "beta") == []
+    with (kg.path / "identifiers.jsonl").open("a") as file:  # as kgrdf wrote them before
+        file.write('{"entity": "person/rio", "kind": "code-host", "value": "rio-old", "added_at": "2026-01-01"}\n')
+    kg("add-entity", "person/rio", "--name", "Rio Beta", "--perspective", "beta", "--allow-forgotten")
+    assert listed("--perspective", "beta") == [("code-host", "rio-old")]
+    assert kg.json("forget", "person/rio", "--perspective", "beta")["identifiers"] == 1
+    assert listed() == [("chat", "UMAINRIO")]
