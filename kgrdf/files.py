@@ -223,9 +223,10 @@ def write_jsonl(path: Path, records: list[dict]) -> None:
     replace(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode("utf-8"))
 
 
-def read_jsonl(path: Path, hint: str) -> list[dict]:
-    """The records of a JSON-lines file (none when it is missing), split at "\\n" only. Raises
-    Damaged naming the line that does not parse, with ``hint`` as the way out."""
+def read_jsonl(path: Path, hint: str, text_fields: dict[str, bool] | None = None) -> list[dict]:
+    """The records of a JSON-lines file (none when it is missing), split at "\\n" only, each a JSON
+    object whose ``text_fields`` (name -> whether it must be there) are strings. Raises Damaged
+    naming the line that does not parse or is no such record, with ``hint`` as the way out."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -236,9 +237,15 @@ def read_jsonl(path: Path, hint: str) -> list[dict]:
     for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                record = json.loads(line)
             except ValueError:
                 raise Damaged(f"{path.name}:{number} does not parse", hint=hint) from None
+            if not isinstance(record, dict):
+                raise Damaged(f"{path.name}:{number} is not a JSON object", hint=hint)
+            for name, required in (text_fields or {}).items():
+                if (required or name in record) and not isinstance(record.get(name), str):
+                    raise Damaged(f"{path.name}:{number} has no text {name!r}", hint=hint)
+            out.append(record)
     return out
 
 

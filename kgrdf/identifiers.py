@@ -18,6 +18,7 @@ from kgrdf.errors import BadInput, Refused
 FILE = "identifiers.jsonl"
 KINDS = {"chat": "a chat member id", "tracker": "an issue tracker account", "code-host": "a code-host login"}
 HOLDERS = {"person", "actor"}
+_FIELDS = {"entity": True, "kind": True, "value": True, "perspective": False}  # a line's texts (required?)
 
 
 def path(kb) -> Path:
@@ -26,7 +27,7 @@ def path(kb) -> Path:
 
 def read(kb) -> list[dict]:
     """Every identifier. Raises Damaged naming the line that does not parse."""
-    return files.read_jsonl(path(kb), hint=f"fix or remove that line of {path(kb)}")
+    return files.read_jsonl(path(kb), hint=f"fix or remove that line of {path(kb)}", text_fields=_FIELDS)
 
 
 def belongs(entry: dict, perspective: str) -> bool:

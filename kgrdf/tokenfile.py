@@ -59,12 +59,33 @@ def read(kb_path: Path) -> list[Token]:
     return list(tokens)
 
 
+_TEXTS = ("name", "perspective", "audience", "created", "digest")
+
+
 def _parse(kb_path: Path) -> list[Token]:
     data = files.read_json(kb_path / FILE)
-    try:
-        return [Token(**entry) for entry in data.get("tokens", [])]
-    except TypeError:
-        raise Damaged(f"{FILE} holds an entry that is not a token", hint=f"remove it from {kb_path / FILE}") from None
+    hint = f"remove it from {kb_path / FILE}"
+    entries = data.get("tokens", []) if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise Damaged(f"{FILE} is not a list of tokens", hint=f"restore or remove {kb_path / FILE}")
+    out = []
+    for number, entry in enumerate(entries, start=1):
+        try:
+            token = Token(**entry)
+        except TypeError:
+            raise Damaged(f"{FILE} holds an entry that is not a token (the {_nth(number)})", hint=hint) from None
+        if not (
+            all(isinstance(getattr(token, name), str) for name in _TEXTS)
+            and isinstance(token.write, bool)
+            and isinstance(token.speaker, str | None)
+        ):
+            raise Damaged(f"{FILE} holds a token whose fields are not what kgrdf writes (the {_nth(number)})", hint=hint)
+        out.append(token)
+    return out
+
+
+def _nth(number: int) -> str:
+    return f"{number}{'th' if 10 <= number % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"
 
 
 def write(kb_path: Path, tokens: list[Token]) -> None:

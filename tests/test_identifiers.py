@@ -119,11 +119,33 @@ def _run(kg, command):
     return out.stdout + out.stderr
 
 
-def test_a_damaged_identifiers_file_is_reported_with_its_line(known):
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("{not json", "identifiers.jsonl:3 does not parse"),
+        ("null", "identifiers.jsonl:3 is not a JSON object"),
+        ('{"entity": "person/sam"}', "identifiers.jsonl:3 has no text 'kind'"),
+        ('{"entity": 5, "kind": "chat", "value": "x"}', "identifiers.jsonl:3 has no text 'entity'"),
+        (
+            '{"entity": "person/sam", "kind": "chat", "value": "x", "perspective": 7}',
+            "identifiers.jsonl:3 has no text 'perspective'",
+        ),
+    ],
+)
+def test_a_damaged_identifiers_file_is_reported_with_its_line(known, line, said):
+    """A line that parses but is no identifier was a 'bug in kgrdf' (TypeError, KeyError), or was
+    listed as it was (an entity 5): it is damage, named by its line."""
     path = known.path / "identifiers.jsonl"
-    path.write_text(path.read_text() + "{not json\n")
-    result = known("identifiers", "list", expect=3)
-    assert "identifiers.jsonl:3 does not parse" in result.stderr
+    path.write_text(path.read_text() + line + "\n")
+    before = path.read_bytes()
+    for command in (
+        ["identifiers", "list"],
+        ["identifiers", "add", "Sam", "chat", "U0OTHER"],
+        ["forget", "person/sam"],
+    ):
+        result = known(*command, expect=3)
+        assert said in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    assert path.read_bytes() == before
     json.loads(path.read_text().splitlines()[0])  # the good lines are still there
 
 

@@ -5,6 +5,8 @@ import json
 import stat
 import subprocess
 
+import pytest
+
 from kgrdf import tokens
 
 from .conftest import one_line
@@ -97,3 +99,26 @@ def test_a_knowledge_base_made_before_tokens_learns_to_ignore_them_with_its_next
     assert "tokens.json" not in staged.stdout.split() and "index.held" not in staged.stdout.split()
     tracked = subprocess.run(["git", "ls-files"], cwd=kg.path, capture_output=True, text=True).stdout.split()
     assert "tokens.json" not in tracked
+
+
+@pytest.mark.parametrize(
+    "content, said",
+    [
+        ("[]", "tokens.json is not a list of tokens"),
+        ('{"tokens": 5}', "tokens.json is not a list of tokens"),
+        ('{"tokens": [5]}', "tokens.json holds an entry that is not a token (the 1st)"),
+        (
+            '{"tokens": [{"name": 7, "perspective": "main", "audience": "public", "write": false, '
+            '"created": "2026-01-01", "digest": "00"}]}',
+            "tokens.json holds a token whose fields are not what kgrdf writes (the 1st)",
+        ),
+    ],
+)
+def test_a_tokens_file_of_another_shape_is_damage_named_never_a_bug(kg, content, said):
+    """A tokens.json that parses but is no list of tokens was reported as 'a bug in kgrdf'
+    (AttributeError, TypeError): it is damage, exit 3, saying what is wrong and where."""
+    (kg.path / "tokens.json").write_text(content)
+    for command in (["tokens", "list"], ["tokens", "add", "bot", "--perspective", "main", "--audience", "public"]):
+        error = kg.json(*command, expect=3)
+        assert error["error"] == "damaged" and error["message"] == said, error
+    assert (kg.path / "tokens.json").read_text() == content
