@@ -55,7 +55,7 @@ class _Made(NamedTuple):
 
 @dataclass
 class Record:
-    line: int  # where it is in the file (a JSON array's items count from 1)
+    line: int  # the line of the file it is on (a JSON array's item: the line it starts on)
     data: dict | None
     problem: str | None = None  # why it is no record at all (refused as malformed)
 
@@ -135,9 +135,7 @@ class Records:
     def __iter__(self):
         if self._items is not None:
             # (an item that did not parse alone is its refusal already: _items_alone)
-            yield from (
-                item if isinstance(item, Record) else _record(n, item) for n, item in enumerate(self._items, start=1)
-            )
+            yield from (item if isinstance(item, Record) else _record(line, item) for line, item in self._items)
             return
         from kgrdf import inputs
 
@@ -166,13 +164,15 @@ def read_records(path: Path) -> Records:
     if data.lstrip().startswith(b"["):
         try:
             text = data.decode("utf-8")
-            items = inputs.parse_json(text, unique_keys=True)
         except UnicodeDecodeError:
             raise BadInput(f"{path} is not UTF-8 text") from None
-        except ValueError as exc:
-            items = _items_alone(text)  # an array one of whose items gives a key twice
-            if items is None and not _first_line_parses(data):  # else JSON lines whose first record is a list
+        items = _items_alone(text)
+        if items is None and not _first_line_parses(data):  # else JSON lines whose first record is a list
+            try:
+                inputs.parse_json(text, unique_keys=True)
+            except ValueError as exc:
                 raise BadInput(f"{path}: not JSON: {exc}") from None
+            raise BadInput(f"{path}: not JSON: not an array of records")
         if items is not None:
             return Records(items=items)
     return Records(data=data)
@@ -182,15 +182,16 @@ _SPACE = re.compile(r"[ \t\n\r]*")  # what JSON allows between its tokens
 
 
 def _items_alone(text: str) -> list | None:
-    """The items of the JSON array ``text``, each parsed on its own, so that one that is no JSON
-    record (it gives a key twice) is a Record refused as malformed, numbered as the array's items
-    are (from 1), as a line of JSON lines is; None when ``text`` is no JSON array at all."""
+    """(line, item) of each item of the JSON array ``text``, parsed on its own, so that one that is no
+    JSON record (it gives a key twice) is a Record refused as malformed; an item's line is the one
+    it starts on, as a refusal names it. None when ``text`` is no JSON array at all."""
     import json
 
     from kgrdf import inputs
 
     bounds = json.JSONDecoder()  # (reads a key given twice as json does: only to find where an item ends)
     items = []
+    line, counted = 1, 0  # the line of the text up to counted
     at = _SPACE.match(text).end()
     if text[at : at + 1] != "[":
         return None
@@ -200,10 +201,12 @@ def _items_alone(text: str) -> list | None:
             _, end = bounds.raw_decode(text, at)
         except (ValueError, RecursionError):
             return None
+        line = line + text.count("\n", counted, at)
+        counted = at
         try:
-            items.append(inputs.parse_json(text[at:end], unique_keys=True))
+            items.append((line, inputs.parse_json(text[at:end], unique_keys=True)))
         except ValueError as exc:
-            items.append(Record(len(items) + 1, None, f"not JSON: {exc}"))
+            items.append((line, Record(line, None, f"not JSON: {exc}")))
         at = _SPACE.match(text, end).end()
         if text[at : at + 1] == "]":
             return items if _SPACE.match(text, at + 1).end() == len(text) else None

@@ -79,7 +79,9 @@ def _parse(kb_path: Path) -> list[Token]:
             and isinstance(token.write, bool)
             and isinstance(token.speaker, str | None)
         ):
-            raise Damaged(f"{FILE} holds a token whose fields are not what kgrdf writes (the {_nth(number)})", hint=hint)
+            raise Damaged(
+                f"{FILE} holds a token whose fields are not what kgrdf writes (the {_nth(number)})", hint=hint
+            )
         out.append(token)
     return out
 

@@ -151,10 +151,11 @@ def test_a_json_array_is_read_too(kg, tmp_path):
     [
         ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "fact", broken\n', 2, "not JSON"),
         ('{"type": "entity", "id": "repo/x", "name": "x"}\n{"type": "place", "id": "x"}\n', 2, "a record is an object"),
-        ('[{"type": "entity", "id": "repo/x", "name": "x"}, 1, 2]', 2, "a record is an object"),
+        ('[{"type": "entity", "id": "repo/x", "name": "x"}, 1, 2]', 1, "a record is an object"),
+        ('[\n  {"type": "entity", "id": "repo/x", "name": "x"},\n\n  1,\n  2\n]', 4, "a record is an object"),
         ('{"type": "entity", "id": "repo/x", "name": "x"}\n[1]\n"text"\n', 2, "a record is an object"),
     ],
-    ids=["broken-line", "unknown-type", "not-objects", "lines-not-objects"],
+    ids=["broken-line", "unknown-type", "not-objects", "not-objects-on-their-lines", "lines-not-objects"],
 )
 def test_a_record_that_is_not_one_is_refused_alone(kg, tmp_path, content, line, message):
     path = tmp_path / "seed.jsonl"
@@ -165,12 +166,13 @@ def test_a_record_that_is_not_one_is_refused_alone(kg, tmp_path, content, line, 
     assert report["refusals"][0]["line"] == line and message in report["refusals"][0]["message"]
 
 
-def test_an_array_item_that_gives_a_key_twice_is_refused_alone_by_its_number(kg, tmp_path):
+def test_an_array_item_that_gives_a_key_twice_is_refused_alone_by_its_line(kg, tmp_path):
+    """A refusal names the line the item starts on, as the README says: it named the item's number."""
     path = tmp_path / "seed.json"
     path.write_text(
-        '[{"type": "entity", "id": "repo/k1", "name": "k1"},\n'
-        ' {"type": "entity", "id": "repo/k2", "name": "k2", "name": "k3"},\n'
-        ' {"type": "entity", "id": "repo/k4", "name": "k4", "aliases": ["four"]},\n'
+        '[\n {"type": "entity", "id": "repo/k1", "name": "k1"},\n'
+        ' {"type": "entity", "id": "repo/k2", "name": "k2",\n  "name": "k3"},\n'
+        ' {"type": "entity", "id": "repo/k4", "name": "k4", "aliases": ["four"]},\n\n'
         ' {"type": "fact", "subject": "repo/k1", "predicate": "caveat", "value": "v",'
         ' "sources": [{"kind": "doc", "ref": "a", "kind": "pr"}]}]\n',
         encoding="utf-8",
@@ -178,8 +180,8 @@ def test_an_array_item_that_gives_a_key_twice_is_refused_alone_by_its_number(kg,
     report = kg.json("import", path, "--apply")
     assert report["entities"] == {"created": 2} and report["refused"] == {"malformed": 2}
     assert report["refusals"] == [
-        {"line": 2, "reason": "malformed", "message": "not JSON: the key 'name' is given twice"},
-        {"line": 4, "reason": "malformed", "message": "not JSON: the key 'kind' is given twice"},
+        {"line": 3, "reason": "malformed", "message": "not JSON: the key 'name' is given twice"},
+        {"line": 7, "reason": "malformed", "message": "not JSON: the key 'kind' is given twice"},
     ]
     assert kg.json("lookup", "repo/k4")["entity"]["name"] == "k4"
     kg("lookup", "repo/k2", expect=1)
