@@ -323,7 +323,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         key = privacy.key(kb)
         hashed = key.digest(entity.id)  # refuses when keyed records need a key that is not there
         entries = identifiers.read(kb)
-        theirs = [e for e in entries if e["entity"] == entity.id and identifiers.belongs(e, kb.perspective)]
+        theirs = [e for e in entries if e["entity"] == entity.id and privacy.identifier_is_of(e, kb.perspective)]
         values = [e["value"] for e in theirs]
         former = former_names(kb, entity.iri)
         person = target(entity, values, label_rows, entries, vocab.perspective_base(kb.perspective), former)
@@ -495,7 +495,7 @@ def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None =
                 named = bool(_tokens_naming(kb, person))  # another perspective's tokens are its own, as its rows
             elif root == str(kb.path) and name == identifiers.FILE:  # and so are its people's identifiers
                 try:
-                    here = [e for e in identifiers.read(kb) if identifiers.belongs(e, kb.perspective)]
+                    here = [e for e in identifiers.read(kb) if privacy.identifier_is_of(e, kb.perspective)]
                 except Damaged:
                     here = [text]  # unreadable as entries: read whole
                 named = any(person.in_text(piece) for entry in here for piece in _texts(json.dumps(entry)))

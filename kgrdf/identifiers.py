@@ -12,7 +12,7 @@ person of that id: routing then errs to the private journal, and a forget in any
 
 from pathlib import Path
 
-from kgrdf import clock, files, inputs, made, model
+from kgrdf import clock, files, inputs, made, model, privacy
 from kgrdf.errors import BadInput, Refused
 
 FILE = "identifiers.jsonl"
@@ -28,11 +28,6 @@ def path(kb) -> Path:
 def read(kb) -> list[dict]:
     """Every identifier. Raises Damaged naming the line that does not parse."""
     return files.read_jsonl(path(kb), hint=f"fix or remove that line of {path(kb)}", text_fields=_FIELDS)
-
-
-def belongs(entry: dict, perspective: str) -> bool:
-    """Whether ``entry`` is of ``perspective``'s person (one without a perspective is of every one)."""
-    return entry.get("perspective", perspective) == perspective
 
 
 def owner(entry: dict) -> str:
@@ -60,7 +55,7 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
         raise Refused(f"{entity.id} is a {entity.type}: identifiers are kept for people and actors only")
     _refuse_another_persons_name(session, entity, kind, value)
     entries = read(kb)
-    here = [entry for entry in entries if belongs(entry, session.perspective)]
+    here = [entry for entry in entries if privacy.identifier_is_of(entry, session.perspective)]
     for entry in here:
         if (entry["entity"], entry["kind"], entry["value"]) == (entity.id, kind, value):
             return entry, "unchanged"
@@ -98,7 +93,7 @@ def _refuse_another_persons_name(session, entity, kind: str, value: str) -> None
 
 
 def listed(kb, session, entity_text: str | None = None) -> list[dict]:
-    entries = [entry for entry in read(kb) if belongs(entry, session.perspective)]
+    entries = [entry for entry in read(kb) if privacy.identifier_is_of(entry, session.perspective)]
     if entity_text:
         entity = session.resolve(entity_text)
         entries = [e for e in entries if e["entity"] == entity.id]

@@ -351,11 +351,15 @@ def people_of(rows, entries, base: str) -> People:
     return people_from([(row["entity"].value, row["key"].value) for row in rows], entries, base)
 
 
+def identifier_is_of(entry: dict, perspective: str) -> bool:
+    """Whether the identifier ``entry`` (a line of identifiers.jsonl) is of ``perspective``'s person:
+    one written before identifiers had a perspective is of every perspective's person of its id."""
+    return entry.get("perspective", perspective) == perspective
+
+
 def people_from(pairs, entries, base: str) -> People:
     """The matcher of the people of ``pairs`` (entity IRI, match key) and of the identifiers
     ``entries`` of ``base``'s entities (those of its perspective)."""
-    from kgrdf.identifiers import belongs
-
     perspective = vocab.perspective_of(base)
     people = People()
     named: dict[str, list[str]] = {}
@@ -363,7 +367,7 @@ def people_from(pairs, entries, base: str) -> People:
         named.setdefault(entity, []).append(key)
     values: dict[str, list[str]] = {}
     for entry in entries:
-        if belongs(entry, perspective):
+        if identifier_is_of(entry, perspective):
             values.setdefault(base + entry["entity"], []).append(entry["value"])
     for iri in set(named) | set(values):
         if iri.startswith(base):
