@@ -305,7 +305,8 @@ def test_rejected_superseded_and_closed_facts_never_appear(demo):
 
 
 def test_a_pack_holds_only_facts_and_names(demo):
-    (demo.path / "identifiers.jsonl").write_text('{"entity": "person/sam", "slack": "U0SECRET42"}\n')
+    line = {"entity": "person/sam", "perspective": "main", "kind": "chat", "value": "U0SECRET42"}
+    (demo.path / "identifiers.jsonl").write_text(json.dumps(line) + "\n")
     text = demo("context", "--for", "web-app").stdout
     assert "U0SECRET42" not in text
     assert "customer-facing dashboard" not in text  # the summary is not a fact
