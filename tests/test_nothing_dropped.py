@@ -450,6 +450,60 @@ def test_a_replacement_reaching_over_an_older_closed_value_is_refused(fixed_now,
     assert first in line and second in line
 
 
+def test_a_replacement_reaching_over_a_planned_value_is_refused(fixed_now, seeded):
+    # "building" now, "live" planned from March: both current, one after the other.
+    now = _confirmed(
+        seeded, "environment/staging", "status", "--value", "building", "-s", "report:r", "--valid-from", "2026-01-01"
+    )
+    planned = seeded.json("supersede", now, "--value", "live", "--valid-from", "2027-03-01")["id"]
+    # Another correction of the value now, reaching past March, would hold beside "live".
+    line = refused(seeded, "supersede", now, "--value", "retired", "--valid-from", "2027-06-01")
+    assert planned in line and "takes one value at a time" in line and "kg supersede " + planned in line
+    line = refused(seeded, "supersede", now, "--value", "paused")
+    assert planned in line and "--valid-to 2027-03-01" in line
+    line = refused(seeded, "supersede", now, "--valid-to", "2027-05-01")
+    assert now in line and planned in line
+    # Corrected where it holds, the planned value is replaced, and one value holds at each time.
+    seeded("supersede", planned, "--value", "retired", "--valid-from", "2027-06-01")
+    assert [f["value"] for f in seeded.json("facts", "staging", "--as-of", "2027-07-01")["facts"]] == ["retired"]
+    assert [f["value"] for f in seeded.json("facts", "staging", "--as-of", "2027-04-01")["facts"]] == ["live"]
+    assert lint(seeded)["counts"]["overlap"] == 0
+
+
+def test_a_correction_of_one_of_two_values_held_at_once_already_goes_on(fixed_now, seeded, tmp_path):
+    """Two values an import confirmed side by side are a contradiction kg lint shows: correcting one
+    of them is how a person resolves it, not a new overlap to refuse."""
+    path = records_file(
+        tmp_path / "two.jsonl",
+        *(
+            {
+                "type": "fact",
+                "subject": "process/release",
+                "predicate": "purpose",
+                "value": value,
+                "sources": [f"report:{value}", f"ledger:{value}"],
+                "valid_from": "2026-01-01",
+            }
+            for value in ("ship weekly", "ship daily")
+        ),
+    )
+    seeded.json("import", path, "--apply", "--auto-confirm")
+    facts = {f["value"]: f["id"] for f in seeded.json("facts", "release")["facts"]}
+    assert set(facts) == {"ship weekly", "ship daily"}
+    seeded("supersede", facts["ship weekly"], "--value", "ship on demand")
+    assert {f["value"] for f in seeded.json("facts", "release")["facts"]} == {"ship on demand", "ship daily"}
+
+
+def test_a_source_given_to_a_correction_of_the_valid_time_alone_is_refused_not_dropped(fixed_now, seeded):
+    fact = _confirmed(
+        seeded, "environment/staging", "status", "--value", "live", "-s", "report:r", "--valid-from", "2025-01-01"
+    )
+    line = refused(seeded, "supersede", fact, "--valid-from", "2024-06-01", "-s", "ticket:OPS-42", code=2)
+    assert "--source" in line and "--reason" in line
+    seeded("supersede", fact, "--valid-from", "2024-06-01", "--reason", "started earlier (ticket OPS-42)")
+    assert seeded.json("history", fact)["fact"]["valid_from"] == "2024-06-01T00:00:00Z"
+
+
 def test_lint_reports_values_that_hold_at_once_however_they_came_about(fixed_now, seeded, tmp_path):
     # An import with the auto-confirm rules: two trusted sources of different kinds confirm each,
     # and an automatic confirmation closes nothing.

@@ -260,31 +260,43 @@ class Lifecycle(Staging):
             )
         return None
 
-    def _refuse_overlap(self, fact: model.Fact, ignore=(), new: bool = False) -> None:
+    def _refuse_overlap(self, fact: model.Fact, before: model.Fact, new: bool = False) -> None:
         """Refuse a fact of a single-valued predicate whose valid time would overlap that of another
-        confirmed value held for the same subject: two values true at once. (Two current values
-        are a contradiction already, which stays visible until a person resolves it: kg lint.)
+        confirmed value held for the same subject: two values true at once. ``before`` is what the
+        correction replaces (the fact itself before a retime, the superseded fact): a current value
+        that overlapped it already is a contradiction a person has yet to resolve (kg lint shows
+        it), which a correction of one of the two may carry on, not one it makes; a current value
+        it did not overlap (a planned change, "live from June") is one it would make, and refused.
         Reads the subject's facts of that predicate (one index lookup)."""
         predicate = self.schema.predicate_by_iri(fact.predicate)
         if predicate is None or not predicate.single_valued:
             return
         for other in self._facts_for(fact.subject, fact.predicate):
             if (
-                other.iri == fact.iri
-                or other.iri in ignore
+                other.iri in (fact.iri, before.iri)
                 or other.status != "confirmed"
-                or (other.current and fact.current)
+                or (other.current and fact.current and _overlap(before, other))
                 or other.value_key() == fact.value_key()
                 or not _overlap(fact, other)
             ):
                 continue
             shown = other.target.value if not other.is_entity_target else vocab.id_of(other.target.value)
             which = "the replacement" if new else fact.id
+            held = "holds" if other.current else "held"
+            until = f"to {other.valid_to}" if other.valid_to else "on"
+            if other.valid_from and (fact.valid_from is None or fact.valid_from < other.valid_from):
+                hint = f"give --valid-to {other.valid_from} or earlier"
+            else:
+                hint = (
+                    f"give --valid-from {other.valid_to} or later"
+                    if other.valid_to
+                    else f"correct {other.id}, which holds then, instead: kg supersede {other.id} ..."
+                )
             raise Refused(
                 f"{which} would hold from {fact.valid_from or 'the beginning'} while {other.id} ({shown!r}) "
-                f"held from {other.valid_from or 'the beginning'} to {other.valid_to or 'now'}: "
+                f"{held} from {other.valid_from or 'the beginning'} {until}: "
                 f"{predicate.key} takes one value at a time, so nothing was written",
-                hint=f"give --valid-from {other.valid_to} or later" if other.valid_to else None,
+                hint=hint,
                 conflict=True,
             )
 
@@ -329,6 +341,11 @@ class Lifecycle(Staging):
                 raise BadInput(
                     "--audience says where a new --object or --value is heard; a correction of the valid "
                     "time or order alone changes the fact where it was heard"
+                )
+            if sources:
+                raise BadInput(
+                    "--source says where a new --object or --value comes from; a correction of the valid "
+                    "time or order alone keeps the fact's sources: say why with --reason"
                 )
             return self.retime(old, valid_from=valid_from, valid_to=valid_to, order=order, reason=reason)
         if not old.current:
@@ -392,7 +409,7 @@ class Lifecycle(Staging):
         said = audience is None or all(audiences.may_hear(audiences.parse(audience), a) for a in old.audiences())
         why = reason if said else None
         replaced = self._close(old, new, why, ends=self.now) if beside else self._replace(old, new, why)
-        self._refuse_overlap(new, ignore={old.iri}, new=outcome.action == "created")
+        self._refuse_overlap(new, old, new=outcome.action == "created")
         note = self._replaced_note(old, replaced, new)
         if not replaced.superseded_by:
             return Outcome(new, "superseded", note, [])
@@ -432,7 +449,7 @@ class Lifecycle(Staging):
             raise Refused(f"{fact.id} already says that; nothing to supersede")
         note = self._times_note(fact, changes)  # said before the change: what it held
         after = self._change(fact, changes, "retime", reason or "valid time or order corrected by a person")
-        self._refuse_overlap(after)
+        self._refuse_overlap(after, fact)
         return Outcome(
             after,
             "retimed",
