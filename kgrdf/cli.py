@@ -884,7 +884,7 @@ def serve(
     host: Annotated[
         str, typer.Option(help="The address to listen on. Anything but loopback sends tokens in clear.")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="The port to listen on.")] = 8765,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="The port to listen on; 0 picks a free one.")] = 8765,
     transcripts: Annotated[
         list[Path] | None,
         typer.Option(
@@ -917,16 +917,21 @@ def serve(
             from kgrdf.errors import BadInput
 
             raise BadInput(f"--transcripts {folder} is not a folder")
-    _check_free(host, port)
+    listener = _listening(host, port)
+    port = listener.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
     resident = Resident(base.path)
     resident.listen()
-    print(f"kg: serving {base.path} at http://{host}:{port} (/mcp, /sparql, /api); Ctrl-C stops", file=sys.stderr)
-    uvicorn.run(http.app(base.path, resident, folders), host=host, port=port, log_level="warning")
+    print(f"kg: serving {base.path} at http://{shown}:{port} (/mcp, /sparql, /api); Ctrl-C stops", file=sys.stderr)
+    server = uvicorn.Server(uvicorn.Config(http.app(base.path, resident, folders), log_level="warning"))
+    server.run(sockets=[listener])
 
 
 @app.command()
 def console(
-    port: Annotated[int, typer.Option(help="The loopback port to listen on; 0 picks a free one.")] = 0,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="The loopback port to listen on; 0 picks a free one.")
+    ] = 0,
     no_open: Annotated[bool, typer.Option("--no-open", help="Print the address; do not open a browser.")] = False,
     kb: KbOption = None,
     perspective: PerspectiveOption = None,
@@ -946,8 +951,9 @@ def console(
     web.run(base.path, port, perspective, not no_open, announce)
 
 
-def _check_free(host: str, port: int) -> None:
-    """Refuse, in one line, an address the server could not listen on (before anything starts)."""
+def _listening(host: str, port: int):
+    """A socket bound to the address the server listens on (port 0: a free one), or, in one line,
+    why it cannot be (before anything starts)."""
     import socket
 
     from kgrdf.errors import BadInput
@@ -957,14 +963,16 @@ def _check_free(host: str, port: int) -> None:
     except (socket.gaierror, UnicodeError, OverflowError) as exc:
         raise BadInput(f"--host {host} --port {port} is not an address to listen on ({exc})") from None
     family, kind, proto, _name, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            raise BadInput(
-                f"cannot listen on {host}:{port}: {exc.strerror or exc}", hint="--port chooses another port"
-            ) from None
+    listener = socket.socket(family, kind, proto)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+    except OSError as exc:
+        listener.close()
+        raise BadInput(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}", hint="--port chooses another port"
+        ) from None
+    return listener
 
 
 @app.command()
@@ -991,6 +999,9 @@ def mcp(
     from kgrdf.serve import service, tools
 
     base = _kb(kb, perspective)
+    if base.perspective_asked:
+        with base.reading():  # a typo in --perspective is refused here, not served as an empty perspective
+            pass
     said_by = tokens.speaker_of(base.path, base.perspective, speaker) if speaker else None
     caller = service.Caller("stdio", base.perspective, audience_module.parse(audience), write, said_by, stdio=True)
     resident = Resident(base.path)

@@ -848,6 +848,10 @@ _RECORDED_AT = kg("recordedAt")
 _SUPERSEDED_BY, _MERGED_FROM, _FIELD, _CHANGE = kg("supersededBy"), kg("mergedFrom"), kg("field"), kg("change")
 _REASON, _SOURCE_REF = kg("reason"), kg("sourceRef")
 FACT_IDS_IN_TEXT = re.compile(r"\bf-[a-z0-9]{6}\b")  # the fact ids a text (a reason, a message) names
+# the entity ids a text (a refusal's reason) may name: TYPE/SLUG, as vocab.ID_PATTERN spells them
+ENTITY_IDS_IN_TEXT = re.compile(
+    r"(?<![\w./:-])[a-z][a-z_]*/[a-z0-9][a-z0-9._-]*[a-z0-9]|(?<![\w./:-])[a-z][a-z_]*/[a-z0-9]\b"
+)
 
 
 def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> list[tuple]:

@@ -931,6 +931,38 @@ def test_a_write_refused_for_an_audience_never_names_a_fact_it_may_not_hear(serv
     assert _snapshot(served) == before
 
 
+def test_a_tokens_org_add_refused_for_a_name_taken_says_nothing_of_an_entity_it_does_not_know(served):
+    """repo/hidden is known to dm:ana,bo alone: a refusal naming it (its id, its name) would tell
+    a token of channel:sales that it exists, as lookup and search do not."""
+    writer = served["secrets"]["writer"]
+    before = _snapshot(served)
+    status, answer = served["server"].post("org_add", writer, {"name": "Mkfreshco", "aliases": ["mkhiddenname"]})
+    assert status == 409 and answer["error"] == "refused", answer
+    assert "repo/hidden" not in json.dumps(answer) and "does not know" in answer["message"], answer
+    assert _snapshot(served) == before
+    # The owner's token is told which entity holds the name.
+    status, answer = served["server"].post(
+        "org_add", served["secrets"]["boss"], {"name": "Mkfreshco", "aliases": ["mkhiddenname"]}
+    )
+    assert status == 409 and "repo/hidden" in answer["message"], answer
+
+
+def test_a_tokens_write_of_what_another_audience_heard_is_told_as_new(served):
+    """A token of channel:sales proposing a value heard in a DM alone learns nothing of that hearing:
+    not its count, its sources, nor that the value was known (the outcome says created, as for a
+    guess the knowledge base did not hold); its own second proposal is an observation."""
+    kg, writer = served["kg"], served["secrets"]["writer"]
+    kg("propose", "repo/web", "caveat", "--value", "mkdmguess", "-s", "slack:dm1", "--audience", "dm:ana,bo")
+    body = {"subject": "repo/web", "predicate": "caveat", "value": "mkdmguess", "sources": ["slack:g1"]}
+    status, answer = served["server"].post("propose", writer, body)
+    assert status == 200 and answer["outcome"] == "created" and "note" not in answer, answer
+    assert answer["observations"] == 1 and "dm1" not in json.dumps(answer)
+    status, answer = served["server"].post("propose", writer, {**body, "sources": ["slack:g2"]})
+    assert status == 200 and answer["outcome"] == "observed" and answer["observations"] == 2, answer
+    status, wrong = served["server"].post("propose", writer, {**body, "value": "mkdmnotheard"})
+    assert status == 200 and wrong["outcome"] == "created", wrong
+
+
 def test_a_tokens_org_add_never_changes_the_names_of_an_organization_known_already(served):
     """An organization's names are shown to every audience that knows it: a token of one audience
     adding an alias (a codename heard there) or another spelling of its name would tell every other

@@ -6,6 +6,9 @@ import os
 import subprocess
 import sys
 import threading
+import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -187,16 +190,69 @@ def test_a_holder_that_never_lets_go_makes_a_command_wait_its_time_and_say_so(kg
         (["mcp"], "--audience"),
         (["mcp", "--audience", "owner", "--speaker", "nobody-here"], "not known"),
         (["mcp", "--audience", "owner", "--perspective", "Nope!"], "perspective"),
+        (["mcp", "--audience", "owner", "--perspective", "mian"], "no perspective 'mian'; known: "),
+        (["serve", "--port", "70000"], "70000 is not in the range"),
+        (["serve", "--port", "-1"], "-1 is not in the range"),
+        (["console", "--no-open", "--port", "65536"], "65536 is not in the range"),
     ],
 )
 def test_the_servers_bad_arguments_fail_at_once_in_one_line(kg, args, says):
-    result = kg(*args, expect=1 if "--speaker" in args else 2)
+    result = kg(*args, expect=1 if "--speaker" in args or "mian" in args else 2)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kg: ") and says in lines[0]
 
 
 def test_a_port_in_use_is_refused_in_one_line(kg):
     refused_a_port_in_use(kg, "serve")
+
+
+def test_a_server_on_port_0_says_the_port_it_listens_on(kg):
+    secret = _writer(kg)
+    env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kgrdf", "serve", "--port", "0", "--kb", str(kg.path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        said = server.stderr.readline()
+        port = int(said.split("http://127.0.0.1:")[1].split(" ")[0])
+        assert port != 0, said
+        asked = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/search?text=a", headers={"Authorization": "Bearer " + secret}
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(asked, timeout=30) as answer:
+                    assert answer.status == 200
+                break
+            except ConnectionRefusedError:  # (it binds first, and listens once it has started)
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+            except urllib.error.URLError as exc:
+                assert isinstance(exc.reason, ConnectionRefusedError) and time.monotonic() < deadline, exc
+                time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def test_a_damaged_tokens_file_refuses_each_request_in_one_line_and_no_traceback(kg):
+    secret = _writer(kg)
+    server = Server(kg.path)
+    try:
+        (kg.path / "tokens.json").write_text("{", encoding="utf-8")
+        status, text = server.request("/api/search?text=a", secret)
+        assert status == 503 and json.loads(text)["error"] == "damaged"
+        status, text = server.request("/api/search?text=a", secret)
+        assert status == 503 and "tokens.json does not parse" in json.loads(text)["message"]
+    finally:
+        server.stop()
+    logged = server.process.stderr.read().decode()
+    assert "Traceback" not in logged and "tokens.json does not parse" in logged
 
 
 def test_a_running_server_follows_the_schema_it_is_given_from_the_next_request_on(kg):

@@ -11,6 +11,7 @@ CLI's one-line reason: ``{"error": kind, "message": ..., "hint": ...}``.
 
 import contextvars
 import json
+import sys
 import threading
 from pathlib import Path
 
@@ -127,7 +128,11 @@ class Guard:
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         header = headers.get("authorization")
-        caller = self.cache.caller(header)
+        try:
+            caller = self.cache.caller(header)
+        except KgError as exc:  # tokens.json damaged: every request is refused, in one line here too
+            print(f"kg: {exc.message}", file=sys.stderr)
+            return await _error(exc)(scope, receive, send)
         if caller is None:
             message = (
                 "a bearer token is needed (Authorization: Bearer SECRET; kg tokens add makes one)"

@@ -288,21 +288,26 @@ class Service:
     def _told(self, caller: Caller, exc: KgError) -> KgError:
         """A write's refusal as the caller's audience is told it: as it is, unless its reason names a
         fact that audience may not hear (a successor, a fact saying the same with another valid
-        time), when it says only that, with nothing of that fact (its id, its times)."""
-        from kgrdf import model
+        time) or an entity it does not know (one whose name or alias the call gave too), when it
+        says only that, with nothing of that fact or entity (its id, its times, its names)."""
+        from kgrdf import model, vocab
 
-        named = set(model.FACT_IDS_IN_TEXT.findall(f"{exc.message} {exc.hint or ''}"))
-        if caller.audience == "owner" or not named or isinstance(exc, NotFound):  # (one names what it was given)
+        said = f"{exc.message} {exc.hint or ''}"
+        facts = set(model.FACT_IDS_IN_TEXT.findall(said))
+        entities = set(model.ENTITY_IDS_IN_TEXT.findall(said))
+        if caller.audience == "owner" or not (facts or entities) or isinstance(exc, NotFound):
+            return exc  # (a NotFound names what it was given)
+        with self._kb(caller).reading() as session:
+            held = {e for e in entities if session.entity(vocab.entity_iri(session.perspective, e))}
+            session.hear_as(caller.audience)
+            hidden = [i for i in sorted(facts) if not _hears(session, i)]
+            unknown = [e for e in sorted(held) if session.entity(vocab.entity_iri(session.perspective, e)) is None]
+        if not hidden and not unknown:
             return exc
-        with self.reading(caller) as session:
-            hidden = [i for i in sorted(named) if not _hears(session, i)]
-        if not hidden:
-            return exc
-        told = type(exc)(
-            "refused: the reason names a fact this token's audience does not hear, so it is not told; "
-            "nothing was written"
+        what = (
+            "a fact this token's audience does not hear" if hidden else "an entity this token's audience does not know"
         )
-        return told
+        return type(exc)(f"refused: the reason names {what}, so it is not told; nothing was written")
 
     def _as_heard(self, caller: Caller, outcome, warnings) -> dict:
         """A write's document as the caller's audience is shown it: the fact with the hearings it may
@@ -323,6 +328,8 @@ class Service:
             doc.pop("closed", None)
         if len(fact.hearings) < len(outcome.fact.hearings):
             doc.pop("note", None)
+            if len(fact.hearings) == 1 and outcome.action in ("observed", "revived"):
+                doc["outcome"] = "created"  # its first hearing here: that others heard it before is not told
         return doc
 
     def _heard(self, caller: Caller, message=None, extracted=False, confidence=None, span=None):
@@ -489,19 +496,12 @@ class Service:
     def org_add(self, caller: Caller, name: str, aliases=()) -> dict:
         """Add an organization (kg org add). To a token of an audience, one it has not heard of is
         shown with the names the call gave alone."""
-        from kgrdf import model, vocab
+        from kgrdf import model
 
-        note = None
-        with self._writing(caller, "org add") as writer:
-            org_id = model.organization_id(name)
-            held = writer.entity(vocab.entity_iri(writer.perspective, org_id))
-            if held is None or caller.audience == "owner":
-                entity, outcome = writer.add_entity(org_id, name, list(aliases or []))
-            else:  # its names are shown to every audience that knows it: a token of one does not change them
-                entity, outcome = held, "unchanged"
-                given = {model.clean_label(a) for a in [name, *(aliases or [])] if isinstance(a, str)}
-                if given - {held.name, *held.aliases}:  # (another spelling too: it would rename it)
-                    note = "the names of an organization known already are changed by the owner alone: none added"
+        try:
+            entity, outcome, note = self._org_added(caller, name, aliases)
+        except KgError as exc:  # a name or alias given may be one an entity it does not know goes by
+            raise self._told(caller, exc) from None
         if caller.audience != "owner":
             with self.reading(caller) as session:
                 heard = session.entity(ox.NamedNode(entity.iri))
@@ -517,6 +517,23 @@ class Service:
                 } | ({"note": note} if note else {})
             entity = heard
         return {**entity.as_json(), "outcome": outcome} | ({"note": note} if note else {})
+
+    def _org_added(self, caller: Caller, name: str, aliases) -> tuple:
+        """The write of org_add: (the organization, the outcome, a note or None)."""
+        from kgrdf import model, vocab
+
+        note = None
+        with self._writing(caller, "org add") as writer:
+            org_id = model.organization_id(name)
+            held = writer.entity(vocab.entity_iri(writer.perspective, org_id))
+            if held is None or caller.audience == "owner":
+                entity, outcome = writer.add_entity(org_id, name, list(aliases or []))
+            else:  # its names are shown to every audience that knows it: a token of one does not change them
+                entity, outcome = held, "unchanged"
+                given = {model.clean_label(a) for a in [name, *(aliases or [])] if isinstance(a, str)}
+                if given - {held.name, *held.aliases}:  # (another spelling too: it would rename it)
+                    note = "the names of an organization known already are changed by the owner alone: none added"
+        return entity, outcome, note
 
     def org_set(self, caller: Caller, org: str, key: str, value: str, sources=(), message=None) -> dict:
         sources = _not_the_users(sources)
