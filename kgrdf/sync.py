@@ -480,18 +480,19 @@ class _Fold:
         same = self.writer.saying(theirs)
         ours = next((f for f in same if f.current), None) or next((f for f in same if f.status == "rejected"), None)
         why = f"from replica {replica}"
-        heard = [Heard(audience) for audience in sorted({h.audience or "owner" for h in theirs.hearings})] or None
         closed = sorted((f for f in same if f.superseded_by), key=lambda f: (f.valid_to or "", f.iri))
         settled = ours if ours is not None and not ours.current else closed[-1] if ours is None and closed else None
         if settled is not None:  # rejected or closed here: it stays so, with the sources heard there
-            if added := self._new_sources(theirs, settled):
-                self.writer.observe_settled(settled, added, heard or [Heard()], why)
+            if groups := self._heard_new(theirs, settled):
+                for audience, added in groups:
+                    settled = self.writer.observe_settled(settled, added, [Heard(audience)], why)
                 self.counts["observed"] += 1
             if ours is None:
                 return  # closed here, replaced by another value: a closure holds as a rejection does
         if ours is None and self._forgotten(theirs):
             raise Refused("a fact kg forget deleted here: it is not folded back (forget the person there too)")
-        if ours is None or (ours.current and self._new_sources(theirs, ours)):
+        groups = self._heard_new(theirs, ours)
+        if ours is None or (ours.current and groups):
             target = (
                 {"object": vocab.id_of(theirs.target.value)}
                 if theirs.is_entity_target
@@ -506,21 +507,23 @@ class _Fold:
                     "order": theirs.order,
                 }
             )
-            outcome = self.writer.propose(
-                vocab.id_of(theirs.subject),
-                predicate.key,
-                **target,
-                **times,
-                sources=theirs.sources if ours is None else self._new_sources(theirs, ours),
-                authority=theirs.authority if theirs.authority != "user" else "observed",
-                prevents_rework=theirs.prevents_rework,
-                reason=why,
-                auto_confirm=False,
-                heard=heard,
-            )
+            made = ours is None
+            for audience, sources in groups or [("owner", list(theirs.sources))]:
+                outcome = self.writer.propose(
+                    vocab.id_of(theirs.subject),
+                    predicate.key,
+                    **target,
+                    **times,
+                    sources=sources,
+                    authority=theirs.authority if theirs.authority != "user" else "observed",
+                    prevents_rework=theirs.prevents_rework,
+                    reason=why,
+                    auto_confirm=False,
+                    heard=[Heard(audience)],
+                )
             ours = outcome.fact
             self.origin[ours.iri] = (replica, number)
-            self.counts["created" if outcome.action == "created" else "observed"] += 1
+            self.counts["created" if made else "observed"] += 1
         if theirs.status == "rejected" and ours.status != "rejected":
             self.writer.reject(ours.id, reviewed_by=theirs.reviewed_by or "sync", reason=f"rejected on {replica}")
             self.counts["rejected"] += 1
@@ -572,9 +575,22 @@ class _Fold:
         self.counts["closed"] += 1
 
     @staticmethod
-    def _new_sources(theirs, ours) -> list:
-        held = {(s.kind, s.ref) for s in ours.sources}
-        return [s for s in theirs.sources if (s.kind, s.ref) not in held]
+    def _heard_new(theirs, ours) -> list[tuple[str, list]]:
+        """Each audience ``theirs`` was heard in, with the sources heard there that ``ours`` (None:
+        no fact here yet) does not hold, for those that bring one. A source goes with the hearings
+        that brought it: folded into every hearing, one heard in a channel alone would be shown to
+        every audience the fact was heard in (SPEC §9: aggregation never widens an audience). A
+        source held here already, in whichever hearing, brings no hearing: the fold errs narrow."""
+        held = {(s.kind, s.ref) for s in ours.sources} if ours is not None else set()
+        groups: dict[str, dict] = {}
+        hearings = theirs.hearings or [model.Hearing(None, "owner", tuple(theirs.sources))]
+        for hearing in hearings:
+            sources = hearing.sources or (theirs.sources if len(hearings) == 1 else ())
+            kept = groups.setdefault(hearing.audience or "owner", {})
+            for source in sources:
+                if (source.kind, source.ref) not in held:
+                    kept.setdefault((source.kind, source.ref), source)
+        return [(audience, list(kept.values())) for audience, kept in sorted(groups.items()) if kept]
 
     def _drop_refused(self) -> None:
         """The shapes over what the fold staged: a fact that fails is taken out and set aside; an

@@ -534,6 +534,32 @@ def test_sources_heard_on_one_replica_reach_a_fact_the_other_rejected_or_closed_
         assert kb("validate").exit_code == 0
 
 
+def test_a_source_heard_in_one_audience_stays_in_it_on_every_replica(tmp_path, server, clock):
+    """SPEC §9: aggregation never widens an audience. A fact heard in public with one source and in a
+    channel with another is shown to public with the first alone, on the replica that folds it in
+    as on the one that heard it, and again when each replica adds a hearing of its own."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    for ref, heard in (("slack:mkopen", "public"), ("slack:mkclosed", "channel:board")):
+        ana("propose", "release", "uses", "--object", "webapp", "-s", ref, "--audience", heard)
+    ben("propose", "release", "uses", "--object", "webapp", "-s", "doc:mkbenopen", "--audience", "public")
+    ben("propose", "release", "uses", "--object", "webapp", "-s", "doc:mkbenclosed", "--audience", "channel:ops")
+    for kb in (ana, ben, ana, ben):
+        kb("sync")
+
+    def shown(kb: Kg, audience: str | None = None) -> set[str]:
+        heard = ["--audience", audience] if audience else []
+        (fact,) = kb.json("facts", "release", "--predicate", "uses", *heard)["facts"]
+        return {s["ref"] for s in fact["sources"]}
+
+    for kb in (ana, ben):
+        assert shown(kb, "public") == {"mkopen", "mkbenopen"}
+        assert shown(kb, "channel:board") == {"mkopen", "mkbenopen", "mkclosed"}
+        assert shown(kb, "channel:ops") == {"mkopen", "mkbenopen", "mkbenclosed"}
+        assert shown(kb) == {"mkopen", "mkclosed", "mkbenopen", "mkbenclosed"}
+        exported = kb("export", "--audience", "public", "--format", "nquads").stdout
+        assert "mkopen" in exported and "mkclosed" not in exported and "mkbenclosed" not in exported
+
+
 @pytest.mark.slow
 def test_an_import_too_large_for_one_request_reaches_the_other_replica_whole(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
