@@ -854,7 +854,9 @@ def tokens_list(kb: KbOption = None, json: JsonOption = False):
     """The tokens, by name, with what each may do (never their secrets)."""
     from kgrdf import tokens
 
-    found = [t.as_json() for t in tokens.listed(_kb(kb, None).path)]
+    base = _kb(kb, None)
+    base.finish_deletion()  # (a forget cut short revokes the tokens of whom it forgets)
+    found = [t.as_json() for t in tokens.listed(base.path)]
     render.out(
         json,
         {"tokens": found},

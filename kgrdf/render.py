@@ -340,6 +340,7 @@ def status(as_json: bool, result: dict) -> None:
         print(paint(f"index: {index['problem']}", "error"))
         if index["behind"]:
             print(f"index: {index['behind']} behind the journal: the next command that reaches the server catches up")
+        _sync_state(result.get("sync"))
         return
     if index["transaction"] is None:
         state = "empty: the next command builds it from the journal"

@@ -890,3 +890,29 @@ def _triples(path: Path, fmt: str) -> set:
     if fmt == "nquads":
         return set(path.read_text(encoding="utf-8").splitlines())
     return set(rdflib.Graph().parse(path, format="turtle"))
+
+
+def _damaged_index(kg, how: str) -> None:
+    index = kg.path / "index"
+    if how == "current":  # a rebuild cut short: the folder is there, its CURRENT file is not the store's
+        (index / "CURRENT").write_text("junk\n")
+        return
+    for table in index.glob("*.sst"):  # a block near each table's end overwritten: "block checksum mismatch"
+        with open(table, "r+b") as opened:
+            opened.seek(max(0, table.stat().st_size - 200))
+            opened.write(random.Random(7).randbytes(40))
+
+
+@pytest.mark.parametrize("how", ["current", "table"])
+@pytest.mark.parametrize("command", [["status"], ["propose", "repo/api", "caveat", "-v", "again", "-s", "slack:2"]])
+def test_an_index_that_does_not_open_is_made_again_by_the_next_command_status_and_writes_too(kg, how, command):
+    """README: an index that does not open is made again by the next command, a read included. A
+    table failing its checksum is no index another process holds (its message says 'block')."""
+    kg("add-entity", "repo/api", "--name", "Api")
+    kg("propose", "repo/api", "caveat", "--value", "first", "-s", "slack:1")
+    _damaged_index(kg, how)
+    result = kg(*command)
+    assert "rebuilding it from the journal" in result.stderr
+    status = kg.json("status")
+    assert status["index"]["behind"] == 0 and status["index"]["transaction"] == status["journal"]["transactions"]
+    assert "first" in {f["value"] for f in kg.json("facts", "repo/api")["facts"]}

@@ -578,6 +578,21 @@ def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_pat
     assert os.path.exists(kg.path / ".git") and "kg propose" in _git(kg.path, "log", "--format=%s")
 
 
+def test_kg_tokens_list_after_a_forget_killed_midway_finishes_it_and_shows_no_token_of_theirs(kg, tmp_path):
+    """A token reading for a conversation of the person is revoked by the forget: kg tokens list,
+    which reads tokens.json alone, finishes a forget cut short first, as every command does."""
+    _people(kg, tmp_path)
+    kg("tokens", "add", "sambot", "--perspective", "main", "--audience", "dm:sam,owner")
+    kg("tokens", "add", "ops", "--perspective", "main", "--audience", "owner")
+    proc = _spawn(kg.path, "-c", KILL_AT, *FORGET_POINTS[0], "forget", "person/sam")
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    listed = kg("tokens", "list", "--json")
+    assert "finished a deletion cut short" in listed.stderr
+    assert [t["name"] for t in json.loads(listed.stdout)["tokens"]] == ["ops"]
+    assert not (kg.path / "purging.json").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("target, when, match", FORGET_POINTS, ids=[p[0].rpartition(":")[2] for p in FORGET_POINTS])
 def test_kg_status_after_a_forget_killed_midway_finishes_it_and_never_calls_the_journal_damaged(

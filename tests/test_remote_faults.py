@@ -41,6 +41,23 @@ def test_while_the_server_is_down_reads_exit_3_and_status_says_so(remote_kg, ser
     assert remote_kg.json("status")["index"]["behind"] == 0
 
 
+def test_while_the_index_server_is_down_status_still_names_each_remote(remote_kg, server, tmp_path):
+    """README: kg status shows each remote's last sync, and anything set aside, whatever the index."""
+    from .sparqlserver import OxigraphServer
+
+    hub = OxigraphServer(tmp_path / "hub")
+    hub.start()
+    try:
+        remote_kg("remote", "add", "team", hub.url)
+        remote_kg("add-entity", "repo/api", "--name", "api")
+        remote_kg("sync")
+        server.kill()
+        shown = remote_kg("status").stdout
+        assert "does not answer" in shown and f"remote team: {hub.url}: last synced" in shown
+    finally:
+        hub.stop()
+
+
 def _import_file(path, repos: int = 300, links: int = 10):
     with open(path, "w") as out:
         for i in range(repos):
