@@ -936,6 +936,8 @@ class KnowledgeBase:
         from concurrent.futures import ThreadPoolExecutor
 
         old = self.path / OLD_INDEX
+        if self.resident is not None:  # (kg serve finishing a forget cut short: it holds the index replaced)
+            self.resident.drop_held()
         if self.index_path.exists():
             shutil.rmtree(old, ignore_errors=True)
             os.replace(self.index_path, old)

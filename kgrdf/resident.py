@@ -137,6 +137,14 @@ class Resident:
                 self.backend.close()
                 self.backend = None
 
+    def drop_held(self) -> None:
+        """Close the held index, which is about to be replaced (a rebuild in this process: a forget
+        cut short, finished by a request); the next use opens the new one."""
+        with self._cv:
+            if self.backend is not None:
+                self.backend.close()
+                self.backend = None
+
     def let_go(self) -> None:
         """Another process asked for the index: close it once no request of ours uses it."""
         with self._cv:

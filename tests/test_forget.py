@@ -593,6 +593,33 @@ def test_kg_tokens_list_after_a_forget_killed_midway_finishes_it_and_shows_no_to
     assert not (kg.path / "purging.json").exists()
 
 
+def test_kg_serve_after_a_forget_killed_midway_finishes_it_and_answers(kg, tmp_path):
+    """A server started on a folder with a forget cut short finishes it at its first request, as
+    every command does, and answers: its index is the one the forget made, not the one it replaced
+    (every request failed, with the old index's files gone under it)."""
+    from .serving import Server
+
+    facts = _people(kg, tmp_path)
+    secret = kg.json("tokens", "add", "ops", "--perspective", "main", "--audience", "owner")["secret"]
+    proc = _spawn(kg.path, "-c", KILL_AT, *FORGET_POINTS[0], "forget", "person/sam")
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    server = Server(kg.path)
+    try:
+        for _ in range(2):
+            status, text = server.request("/api/facts?subject=person/priya", secret)
+            assert status == 200, text
+            assert {f["id"] for f in json.loads(text)["facts"]} == {facts["priya_member"]}
+        status, text = server.request("/api/search?text=Sammy", secret)
+        assert status == 200 and json.loads(text)["results"] == [], text
+    finally:
+        server.stop()
+    assert "Traceback" not in server.process.stderr.read().decode()
+    assert not (kg.path / "purging.json").exists()
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, SAM) == []
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("target, when, match", FORGET_POINTS, ids=[p[0].rpartition(":")[2] for p in FORGET_POINTS])
 def test_kg_status_after_a_forget_killed_midway_finishes_it_and_never_calls_the_journal_damaged(
