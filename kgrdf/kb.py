@@ -52,6 +52,17 @@ def default_home() -> Path:
     return Path(base) / "kgrdf"
 
 
+def _unparsed(tx, exc: SyntaxError) -> Damaged:
+    """A journal transaction holding a line that is not N-Quads, as damage (exit 3), said in one line."""
+    from kgrdf import journal as journal_mod
+
+    return Damaged(
+        f"the journal's transaction {tx.seq} ({tx.command}, {tx.time}) holds a line that is not N-Quads: "
+        f"{' '.join(str(exc).split())}",
+        hint=journal_mod.WAY_OUT,
+    )
+
+
 class KnowledgeBase:
     """A knowledge base folder. Open one with :meth:`open`, make one with :meth:`create`."""
 
@@ -874,7 +885,10 @@ class KnowledgeBase:
         elif target != view:
             for tx, after in journal.transactions(view):
                 if tx.seq > index_at[0]:
-                    backend.apply(tx, after)
+                    try:
+                        backend.apply(tx, after)
+                    except SyntaxError as exc:  # (the store's word for a line that is not N-Quads)
+                        raise _unparsed(tx, exc) from None
         if target != view:
             self._write_view(target)
         owed_here = self.resident is not None and self.resident.owes_commits()  # committed behind its answers
@@ -1025,7 +1039,16 @@ class KnowledgeBase:
             model.lines(_schema_digest_quads(schema.digest(self.path))),
             _calling(loaded),
         )
-        backend.replace_all(quads, target)
+        try:
+            backend.replace_all(quads, target)
+        except SyntaxError as exc:  # (the store's word for a line that is not N-Quads)
+            raise Damaged(
+                f"the journal holds a line that is not N-Quads, so no index can be made from it: "
+                f"{' '.join(str(exc).split())}",
+                hint=f"git -C {self.path} status shows journal files changed outside kgrdf: restore them "
+                "(git checkout -- journal/) or move a file kgrdf did not write aside; moving journal/ aside "
+                "would start again from an empty index",
+            ) from None
 
 
 def _calling(call) -> Iterator[str]:

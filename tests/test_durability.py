@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -26,6 +27,7 @@ from kgrdf.journal import Position
 from kgrdf.kb import KnowledgeBase
 from kgrdf.store.oxigraph import OxigraphBackend
 
+from .conftest import one_line
 from .patchlog import check_journals, patch_bytes, patch_files, write_patch
 
 SEED = int(os.environ.get("KGRDF_FAULT_SEED") or 20261130)
@@ -916,3 +918,38 @@ def test_an_index_that_does_not_open_is_made_again_by_the_next_command_status_an
     status = kg.json("status")
     assert status["index"]["behind"] == 0 and status["index"]["transaction"] == status["journal"]["transactions"]
     assert "first" in {f["value"] for f in kg.json("facts", "repo/api")["facts"]}
+
+
+def _patch_after_the_last(kg, row: str) -> None:
+    """A whole patch after the shared journal's last, as kgrdf would chain it, holding ``row``."""
+    replica = json.loads((kg.path / "replica.json").read_text())["replica"]
+    last = patch_files(kg.path / "journal" / replica)[-1]
+    number = int(last.name.split(".")[0]) + 1
+    prev = json.loads((kg.path / "view.json").read_text())["shared_id"]
+    data = (
+        "H id <urn:uuid:11111111-1111-1111-1111-111111111111> .\n"
+        f"H prev <{prev}> .\n"
+        'H time "2026-12-05T23:30:00Z" .\nH command "propose" .\nTX .\n'
+        f"A {row} .\nTC .\n"
+    ).encode()
+    write_patch(last.with_name(f"{number:010d}.rdfp" + (".gz" if last.name.endswith(".gz") else "")), data)
+
+
+@pytest.mark.parametrize("index", ["kept", "removed"])
+def test_a_journal_row_that_is_not_n_quads_is_damage_in_one_line_never_a_bug(kg, index):
+    """A patch kgrdf did not write, whose row does not parse: reads go on from the index as it was
+    (or, with no index to read, say so and how to restore the journal); never 'a bug in kgrdf'."""
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("propose", "repo/api", "caveat", "--value", "one", "-s", "doc:a")
+    base = "https://kgrdf.org/kb/main/"
+    _patch_after_the_last(kg, f'<{base}repo/api> <https://kgrdf.org/ns#caveat> "unterminated <{base}fact/f-zzzzzz>')
+    if index == "removed":
+        shutil.rmtree(kg.path / "index")
+        line = one_line(kg("lookup", "api", expect=3))
+        assert "not N-Quads" in line and "git checkout -- journal/" in line and "bug" not in line
+        return
+    read = kg("lookup", "api")
+    assert "not N-Quads" in read.stderr and "bug" not in read.stderr and "Traceback" not in read.stderr
+    assert "one" in read.stdout
+    line = one_line(kg("propose", "repo/api", "caveat", "--value", "two", "-s", "doc:b", expect=3))
+    assert "not N-Quads" in line and "bug" not in line
