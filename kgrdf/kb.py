@@ -169,6 +169,11 @@ class KnowledgeBase:
                 raise NotFound(
                     f"{path} is a file, not a knowledge base folder", hint="--kb names the folder kg init made"
                 )
+            if (path / "journal").is_dir() or (path / "replica.json").is_file():
+                restore = f"git -C {path} checkout -- format.json" if (path / ".git").is_dir() else "restore it"
+                raise Damaged(
+                    f"{path} holds a knowledge base's journal but no format.json", hint=f"{restore} (kg init made it)"
+                )
             raise NotFound(f"no knowledge base at {path}", hint=f"kg init --kb {path} makes one (or set KGRDF_HOME)")
         kb = cls(path, backend, perspective)
         if kb.format > FORMAT:

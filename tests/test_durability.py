@@ -953,3 +953,12 @@ def test_a_journal_row_that_is_not_n_quads_is_damage_in_one_line_never_a_bug(kg,
     assert "one" in read.stdout
     line = one_line(kg("propose", "repo/api", "caveat", "--value", "two", "-s", "doc:b", expect=3))
     assert "not N-Quads" in line and "bug" not in line
+
+
+def test_a_folder_that_lost_its_format_file_is_damage_with_the_way_back_not_an_invitation_to_init(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    (kg.path / "format.json").unlink()
+    line = one_line(kg("lookup", "api", expect=3))
+    assert "no format.json" in line and "git -C" in line and "checkout -- format.json" in line
+    subprocess.run(["git", "-C", str(kg.path), "checkout", "--", "format.json"], check=True)
+    assert kg.json("lookup", "api")["entity"]["id"] == "repo/api"
