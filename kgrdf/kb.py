@@ -694,11 +694,19 @@ class KnowledgeBase:
             endpoints(url)  # BadInput for a URL that is no http(s) address
         with lock.held(self.path / "lock", exclusive=True):
             self._finish_purge()
-            old = self._open_for_writing()
             try:
-                target = self._recover(old)
-            finally:
-                self.close_index(old)
+                old = self._open_for_writing()
+                try:
+                    target = self._recover(old)
+                finally:
+                    self.close_index(old)
+            except Unreachable as exc:
+                if url is not None or self.backend_kind != "sparql":
+                    raise
+                # Back to disk from a server that is gone: the journal alone makes the index.
+                print(f"kg: {exc.message}; the index on disk is made from the journal alone", file=sys.stderr)
+                target, _deleted = self._check_journal()
+                self._write_view(target)
             moved = KnowledgeBase(self.path, "oxigraph", self.perspective)
             moved.index_url = url
             moved.backend_kind = "sparql" if url else "oxigraph"

@@ -470,6 +470,43 @@ def test_a_replacement_reaching_over_a_planned_value_is_refused(fixed_now, seede
     assert lint(seeded)["counts"]["overlap"] == 0
 
 
+@pytest.mark.parametrize("ended", [None, "2027-09-01"])
+def test_rejecting_a_planned_value_gives_the_value_it_ended_its_end_back(fixed_now, seeded, ended):
+    """Confirming "retired from June" ended "live" in June; rejected, it never follows "live",
+    which holds on as it did: with no end, or to the end it had."""
+    until = ["--valid-to", ended] if ended else []
+    live = _confirmed(
+        seeded,
+        "environment/staging",
+        "status",
+        "--value",
+        "live",
+        "-s",
+        "report:r",
+        "--valid-from",
+        "2026-01-01",
+        *until,
+    )
+    planned = propose(
+        seeded, "environment/staging", "status", "--value", "retired", "-s", "report:q", "--valid-from", "2027-06-01"
+    )["id"]
+    seeded("confirm", planned)
+    assert seeded.json("history", live)["fact"]["valid_to"] == "2027-06-01T00:00:00Z"
+    said = seeded("reject", planned).stdout
+    assert f"{live} holds on" in said
+    held = seeded.json("history", live)
+    assert held["fact"].get("valid_to") == (f"{ended}T00:00:00Z" if ended else None)
+    assert [f["id"] for f in seeded.json("facts", "staging", "--as-of", "2027-07-01")["facts"]] == [live]
+    # An end a person gave it since stays: rejecting the value it was first ended for leaves it.
+    other = propose(
+        seeded, "environment/staging", "status", "--value", "paused", "-s", "report:p", "--valid-from", "2027-06-01"
+    )["id"]
+    seeded("confirm", other)
+    seeded("supersede", live, "--valid-to", "2027-05-01")
+    seeded("reject", other)
+    assert seeded.json("history", live)["fact"]["valid_to"] == "2027-05-01T00:00:00Z"
+
+
 def test_a_correction_of_one_of_two_values_held_at_once_already_goes_on(fixed_now, seeded, tmp_path):
     """Two values an import confirmed side by side are a contradiction kg lint shows: correcting one
     of them is how a person resolves it, not a new overlap to refuse."""

@@ -58,6 +58,22 @@ def test_while_the_index_server_is_down_status_still_names_each_remote(remote_kg
         hub.stop()
 
 
+def test_an_index_server_gone_for_good_is_left_for_an_index_on_disk_made_from_the_journal(remote_kg, server):
+    """README: kg index move disk brings the index back; the index is derived. A server that will
+    never answer again does not hold the knowledge base hostage."""
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    server.kill()
+    remote_kg("add-entity", "repo/web", "--name", "web")  # written while it is down: in the journal
+    moved = remote_kg("index", "move", "disk")
+    assert "does not answer" in moved.stderr and "made from the journal alone" in moved.stderr
+    status = remote_kg.json("status")
+    assert status["index"]["url"] is None and status["index"]["behind"] == 0
+    assert status["index"]["transaction"] == status["journal"]["transactions"] == 2
+    assert {e["id"] for e in remote_kg.json("search", "a")["results"]} >= {"repo/api"}
+    assert remote_kg.json("lookup", "web")["entity"]["id"] == "repo/web"
+    remote_kg("validate")
+
+
 def _import_file(path, repos: int = 300, links: int = 10):
     with open(path, "w") as out:
         for i in range(repos):

@@ -322,6 +322,8 @@ class Service:
 
             kept = [w for w in warnings if all(_hears(session, i) for i in model.FACT_IDS_IN_TEXT.findall(w.message))]
             doc = render.outcome_doc(outcome, shown, kept)
+            if not all(_hears(session, i) for i in model.FACT_IDS_IN_TEXT.findall(doc.get("note") or "")):
+                doc.pop("note")  # (it names a fact this audience does not hear: another value it ended, say)
             if "closed" in doc:
                 doc["closed"] = [c for c in doc["closed"] if _hears(session, c["id"])] or None
         if doc.get("closed") is None:

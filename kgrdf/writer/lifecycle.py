@@ -306,10 +306,40 @@ class Lifecycle(Staging):
             return Outcome(fact, "unchanged", f"{fact.id} is rejected already")
         if fact.superseded_by:
             raise Refused(f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}; it is closed already")
+        handed = self._handed_to(fact) if fact.status == "confirmed" else []
         after = self._change(
             fact, {"status": "rejected", "retired_at": self.now, "reviewed_by": reviewed_by}, "reject", reason
         )
-        return Outcome(after, "rejected")
+        notes = []
+        for other, end in handed:
+            self._change(
+                other, {"valid_to": end}, "retime", f"holds on as before: {fact.id}, which it ended for, was rejected"
+            )
+            notes.append(
+                f"{other.id} holds on "
+                + (f"until {end}" if end else "with no end")
+                + f", as it did before {fact.id} was confirmed"
+            )
+        return Outcome(after, "rejected", "; ".join(notes) or None)
+
+    def _handed_to(self, fact: model.Fact) -> list[tuple[model.Fact, str | None]]:
+        """The values confirming ``fact`` ended where it begins (_hand_over), each with the end it
+        had before: rejected, ``fact`` was never the value that follows them, and they hold on as
+        they did. One retimed since by a person keeps the end the person gave it."""
+        found = []
+        for other in self._rivals(fact):
+            if not fact.valid_from or other.valid_to != fact.valid_from:
+                continue
+            last = next((u for u in reversed(other.updates) if "valid_to" in u.changes), None)
+            if (
+                last is None
+                or last.action != "retime"
+                or not (last.reason or "").startswith(f"ends where {fact.id} begins")
+            ):
+                continue
+            before = last.changes["valid_to"][0]
+            found.append((other, str(before[0]) if before else None))
+        return found
 
     def supersede(
         self,
