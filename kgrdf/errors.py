@@ -1,5 +1,9 @@
 """The errors a user can meet, each with its exit code (§7): 1 refused, 2 bad input, 3 damaged."""
 
+# What the system says, lower-cased, when a disk has no room for a write (ENOSPC, EFBIG, EDQUOT): the
+# folder is whole, and a command goes on once there is room; nothing is to be made again.
+NO_ROOM = "no space left on device|file too large|disk quota exceeded"
+
 
 class KgError(Exception):
     """An expected error: a one-line reason and, where there is one, the way out."""

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kgrdf import clock, files, made, purge, vcs, vocab
-from kgrdf.errors import BadInput, Damaged, NotFound, Unreachable
+from kgrdf.errors import NO_ROOM, BadInput, Damaged, NotFound, Unreachable
 from kgrdf.files import write_json
 from kgrdf.journal import FORMAT, Journal, Position, Transaction
 from kgrdf.vcs import UNCOMMITTED
@@ -302,8 +302,9 @@ class KnowledgeBase:
         try:
             return self.open_index(read_only=False)
         except Damaged as exc:
-            # (another process holding it: "While lock file: index/LOCK"; not "block checksum mismatch")
-            if self.backend_kind in ("memory", "sparql") or re.search(r"\block\b", exc.message.lower()):
+            # (another process holding it: "While lock file: index/LOCK"; not "block checksum mismatch";
+            # nor an index whole on a disk that is full, or a file size limit: kept, not made again)
+            if self.backend_kind in ("memory", "sparql") or re.search(r"\block\b|" + NO_ROOM, exc.message.lower()):
                 raise
         import shutil
 
@@ -674,6 +675,13 @@ class KnowledgeBase:
             print(
                 f"kg: {exc.message}; transaction {tx.seq} is in the journal, and the index catches up with "
                 f"it when the server answers again (kg status)",
+                file=sys.stderr,
+            )
+            return False
+        except OSError as exc:  # the disk full, a file size limit: the journal holds the write already
+            print(
+                f"kg: the index could not take transaction {tx.seq} ({' '.join(str(exc).split())}); it is in "
+                "the journal, and the next command brings the index up to it once the disk has room (kg status)",
                 file=sys.stderr,
             )
             return False

@@ -962,3 +962,52 @@ def test_a_folder_that_lost_its_format_file_is_damage_with_the_way_back_not_an_i
     assert "no format.json" in line and "git -C" in line and "checkout -- format.json" in line
     subprocess.run(["git", "-C", str(kg.path), "checkout", "--", "format.json"], check=True)
     assert kg.json("lookup", "api")["entity"]["id"] == "repo/api"
+
+
+def _kg_with_files_up_to(kg, size: int, *args, env=None) -> subprocess.CompletedProcess:
+    """``kg ARGS`` in a process that may write no file larger than ``size`` bytes (ulimit -f): a disk
+    without room for what it writes, as the store meets it (EFBIG, as ENOSPC)."""
+    import resource
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    environment = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"} | (env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "kgrdf", *args, "--kb", str(kg.path)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limited,
+        env=environment,
+    )
+
+
+def test_a_write_the_index_has_no_room_for_is_acknowledged_from_the_journal_and_caught_up_later(kg, monkeypatch):
+    """The journal holds the write (54 KB gzipped) before the index takes it (90 KB of text, past
+    the limit): said as what it is, exit 0, and the next command brings the index up to it; the
+    same proposal again is an observation of it, not a second fact."""
+    monkeypatch.setenv("KGRDF_MAX_TEXT", "200000")
+    kg("add-entity", "repo/api", "--name", "api")
+    value = random.Random(3).randbytes(45_000).hex()
+    made = _kg_with_files_up_to(
+        kg, 80 * 1024, "propose", "repo/api", "caveat", "--value", value, "-s", "doc:a", "--json"
+    )
+    assert made.returncode == 0, made.stderr
+    assert "could not take transaction 2" in made.stderr and "it is in the journal" in made.stderr
+    fact = json.loads(made.stdout)["id"]
+    assert kg.json("status")["index"]["behind"] == 1
+    assert [f["id"] for f in kg.json("facts", "repo/api")["facts"]] == [fact]
+    assert kg.json("status")["index"]["behind"] == 0  # (the read caught up)
+    again = kg.json("propose", "repo/api", "caveat", "--value", value, "-s", "doc:b")
+    assert again["id"] == fact and again["observations"] == 2
+
+
+def test_an_index_on_a_disk_without_room_to_open_it_is_kept_not_made_again(kg):
+    kg("add-entity", "repo/api", "--name", "api")
+    before = sorted(p.name for p in (kg.path / "index").iterdir())
+    refused = _kg_with_files_up_to(kg, 20 * 1024, "propose", "repo/api", "caveat", "--value", "x", "-s", "doc:a")
+    assert refused.returncode == 3 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "no room" in refused.stderr and "rebuilding" not in refused.stderr and "rm -r index" not in refused.stderr
+    after = {p.name for p in (kg.path / "index").iterdir()}
+    assert {n for n in before if n.endswith(".sst")} <= after  # the same store, not one made again
+    assert kg.json("status")["index"]["transaction"] == 1

@@ -8,6 +8,7 @@ transaction twice leaves the same quads.
 
 import itertools
 import os
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgrdf import nquads, vocab
-from kgrdf.errors import BadInput, Damaged
+from kgrdf.errors import NO_ROOM, BadInput, Damaged
 from kgrdf.journal import Position, Transaction
 from kgrdf.queries import Query, bind
 from kgrdf.store.base import Backend, user_dataset
@@ -62,6 +63,12 @@ class OxigraphBackend(Backend):
             else:
                 self.store = ox.Store(str(path))
         except OSError as exc:
+            if re.search(NO_ROOM, str(exc).lower()):  # whole, on a disk with no room to open it
+                raise Damaged(
+                    f"cannot open the index at {path}: {' '.join(str(exc).split())}",
+                    hint="the disk has no room (or a file size limit is set): free some, and the next command "
+                    "goes on; the index is whole as it is",
+                ) from None
             raise Damaged(
                 f"cannot open the index at {path}: {exc}",
                 hint="remove the index/ folder; the next command rebuilds it from the journal",
