@@ -587,6 +587,28 @@ def test_a_merge_keeps_both_provenance_chains_and_the_merged_id_resolves_to_the_
     assert "one organization already" in kg("org", "merge", "Texture", "texturehq.com", expect=1).stderr
 
 
+def test_what_the_knowledge_base_held_before_a_merge_is_read_back_the_same_after_it(kg, monkeypatch):
+    """SPEC §3: --known-at T says what the knowledge base held at T. A merge carries the duplicate's
+    facts over as new ones, recorded at the merge: asked of a time before it, the knowledge base held
+    them about the duplicate, whose name now leads to the organization kept; asked after, the
+    carried copies alone."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-02T09:00:00Z")
+    kg("org", "add", "Mkkeep")
+    kg("org", "add", "Mkdup Inc")
+    fact = kg.json("org", "set", "Mkdup Inc", "industry", "energy", "-s", "slack:p6")["id"]
+    before = kg.json("facts", "Mkdup Inc", "--known-at", "2026-03-03")["facts"]
+    assert [(f["id"], f["status"]) for f in before] == [(fact, "proposed")]
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-05T09:00:00Z")
+    carried = kg.json("org", "merge", "Mkkeep", "Mkdup Inc")["moved"]
+    for name in ("Mkdup Inc", "Mkkeep"):
+        held = kg.json("facts", name, "--known-at", "2026-03-03")["facts"]
+        assert [(f["id"], f["subject"], f["status"]) for f in held] == [(fact, "organization/mkdup-inc", "proposed")], (
+            name
+        )
+    for asked in (["--known-at", "2026-03-06"], ["--known-at", "2026-03-06", "--as-of", "2026-03-03"], []):
+        assert [f["id"] for f in kg.json("facts", "Mkkeep", *asked)["facts"]] == carried, asked
+
+
 def test_a_merge_takes_what_the_survivor_rejected_or_let_expire_as_kg_propose_takes_it(kg, monkeypatch):
     """A proposal moved onto a triple the survivor holds as rejected leaves it rejected and is
     closed into it (a merge got around a rejection: the triple twice, rejected and proposed); one

@@ -342,6 +342,8 @@ class FactReads(Reading):
             bindings["knownAt"] = now_literal(known_at or now)
             rows = self.values("facts", **bindings)
         facts = self._group(rows, entity)
+        if known_at and not everything:
+            facts += self._merged_facts_held(entity, bindings, facts)
         if known_at:
             facts = self._as_held(facts, clock.iso(known_at), clock.iso(as_of or known_at), everything)
         elif sources:
@@ -352,6 +354,22 @@ class FactReads(Reading):
         if known_at:
             out["known_at"] = clock.iso(known_at)
         return out
+
+    def _merged_facts_held(self, entity: model.Entity, bindings: dict, shown: list[dict]) -> list[dict]:
+        """The facts of each organization merged into ``entity`` that the knowledge base held at
+        ``bindings``' knownAt, each about the one it was about then. A merge carries a duplicate's
+        facts over as new ones, recorded when it was made: asked what it held before then, the
+        knowledge base held them about the duplicate, whose name now leads here. One whose carried
+        copy is shown as well (asked after the merge, of a valid time before it) is left out."""
+        found = []
+        ids = {fact["id"] for fact in shown}
+        for merged in sorted(self.merges().get(entity.iri, ())):
+            duplicate = self.named_entity(NamedNode(merged))
+            if duplicate is None:
+                continue
+            rows = self.values("facts", **{**bindings, "subject": NamedNode(merged)})
+            found += [f for f in self._group(rows, duplicate) if f.get("superseded_by") not in ids]
+        return found
 
     def neighbors(self, text: str, hops: int = 1) -> dict:
         """Entities within ``hops`` current facts of an entity, breadth first, and the facts between."""
