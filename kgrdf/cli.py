@@ -1751,10 +1751,10 @@ def sync(
     rejected everywhere. Two confirmed values of a single-valued predicate from two replicas both
     stay, and kg lint reports them for a person to decide; once a person decides on one replica
     (kg confirm, kg supersede), the value closed there is closed here too. What is refused here (by
-    the shapes, as another perspective's) is set aside and listed, never dropped: kg status shows
-    it. An entity's name or summary, and a current fact's valid time, take the latest a person gave
-    them on any replica. A remote that does not answer is passed over (exit 1, naming it) and the
-    others are synced. Syncing again changes nothing until someone writes.
+    the shapes, as another perspective's) is set aside and listed, never dropped, and tried again
+    at each sync until it folds: kg status shows it. An entity's name or summary, and a current
+    fact's valid time, take the latest a person gave them on any replica. A remote that does not
+    answer is passed over (exit 1, naming it) and the others are synced. Syncing again changes nothing until someone writes.
 
     Example: kg remote add team http://10.0.0.1:7878, then kg sync (or kg sync team)."""
     from kgrdf import sync as syncing

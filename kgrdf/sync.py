@@ -41,7 +41,8 @@ Each perspective this knowledge base holds is folded, each in a write of its own
 base's own first). A fact or entity that is refused (by a shape, by resolution, as of a perspective
 this knowledge base does not hold) is set aside:
 its patch stays in ``replicas/``, the refusal is recorded in ``sync.json`` and shown by ``kg sync``
-and ``kg status``; nothing is dropped silently. A fact the other replica let expire is not folded.
+and ``kg status``; nothing is dropped silently. Each sync tries it again, and once its cause is gone
+it is folded and leaves the list. A fact the other replica let expire is not folded.
 """
 
 import itertools
@@ -176,6 +177,9 @@ def sync(kb, name: str | None = None) -> dict:
         held = type(kb)(kb.path, kb.backend_kind, other)
         with held.writing("sync") as writer:
             counts, aside, _marks = _Fold(held, writer, first=False, originals=originals).run()
+            # (a sync that folded into another perspective alone wrote too, and says so)
+            if report["transaction"] is None and writer.has_change:
+                report["transaction"] = writer.seq
         report["set_aside"] += aside
         for name, count in counts.items():
             report["folded"][name] = report["folded"].get(name, 0) + count
@@ -185,7 +189,9 @@ def sync(kb, name: str | None = None) -> dict:
     for done in synced:
         state["remotes"][done["name"]] = {"synced_at": now, "pushed": done["pushed"], "pulled": done["pulled"]}
     state["folded"].update(marks)
-    state["set_aside"] += report["set_aside"]
+    # What was tried again and folded leaves the list; what was set aside again is in this report.
+    kept = [item for item in state["set_aside"] if (item["replica"], item["patch"], item["id"]) not in folding.retried]
+    state["set_aside"] = kept + report["set_aside"]
     with lock.held(kb.path / "lock", exclusive=True):
         files.write_json(kb.path / STATE, state)
         kb.git_commit(f"kg sync: {', '.join(done['name'] for done in synced)}")
@@ -289,6 +295,7 @@ class _Fold:
         self.held: set[str] | None = None
         self.others: set[str] = set()
         self.set_aside: list[dict] = []
+        self.retried: set[tuple] = set()  # (replica, patch, id) of what an earlier sync set aside, tried again
         self.origin: dict[str, tuple[str, int]] = {}  # a fact this fold made or observed -> the patch it came from
         self.counts = {
             "created": 0,
@@ -305,8 +312,15 @@ class _Fold:
         self.originals = originals if originals is not None else _Originals(kb)
 
     def run(self) -> tuple[dict, list, dict]:
-        """Fold every patch past the marks of ``sync.json``; the counts, what was set aside, and the new marks."""
-        folded = _state(self.kb)["folded"]
+        """Fold every patch past the marks of ``sync.json``, and again what an earlier sync set aside
+        (its cause may be gone: a perspective held since, a shape or schema changed); the counts, what
+        was set aside, and the new marks. The marks move past what is set aside, so it is tried again
+        here, item by item, rather than by folding its patch again."""
+        state = _state(self.kb)
+        folded = state["folded"]
+        waiting: dict[str, dict[int, set]] = {}  # replica -> patch number -> the ids set aside from it
+        for item in state["set_aside"]:
+            waiting.setdefault(item["replica"], {}).setdefault(item["patch"], set()).add(item["id"])
         marks, items, views = {}, {}, {}
         base = self.kb.path / REPLICAS
         for folder in sorted(base.iterdir()) if base.is_dir() else []:
@@ -321,19 +335,26 @@ class _Fold:
                     hint=f"remove {REPLICAS}/{replica}/ (this knowledge base's copy of that replica's journal): "
                     "the next kg sync pulls it again from the hub",
                 ) from None
-            done = folded.get(replica, 0)
-            if len(entries) <= done:
+            done, again = folded.get(replica, 0), waiting.get(replica, {})
+            if len(entries) <= done and not again:
                 continue
             views[replica] = entries
-            marks[replica] = len(entries)
-            for entry in entries[done:]:
+            if len(entries) > done:
+                marks[replica] = len(entries)
+            for at, entry in enumerate(entries):
                 number = number_of(entry.name)
+                if at < done and number not in again:
+                    continue
                 for line in itertools.chain(entry.patch.deletes, entry.patch.adds):
                     graph = privacy.graph_of(line)
                     if privacy.is_entities_graph(graph):
                         key = (0, line[1 : line.index(">")])
                     else:
                         key = (1, privacy.fact_of(graph))
+                    if at < done:  # a patch folded before: only what was set aside from it
+                        if vocab.id_of(key[1]) not in again[number]:
+                            continue
+                        self.retried.add((replica, number, vocab.id_of(key[1])))
                     items.setdefault((replica, key), (key[0], entry.patch.time, replica, number, key[1]))
         sessions = {replica: self._session(entries) for replica, entries in views.items()}
         self.writer.expect_aliases(  # looked up in the index a block at a time, not a query an alias

@@ -671,6 +671,27 @@ def test_what_another_perspective_holds_is_set_aside_and_reported_never_dropped(
     assert "a fact of a perspective this knowledge base does not hold (main)" in ops("remote", "list").stdout
 
 
+def test_what_was_set_aside_is_folded_once_its_cause_is_gone_and_leaves_the_list(tmp_path, server, clock):
+    """Set aside as of a perspective Ben did not hold, Ana's entity and fact were never folded once
+    he held it: the sync said there was nothing new, and kg status counted them set aside for good."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("org", "init", "Ops Co", "--perspective", "ops")
+    ana("add-entity", "repo/o1", "--name", "o1", "--perspective", "ops")
+    ana("add-entity", "repo/o2", "--name", "o2", "--perspective", "ops")
+    ana("propose", "repo/o1", "depends_on", "--object", "repo/o2", "-s", "ledger:1", "--perspective", "ops")
+    ana("sync")
+    assert ben.json("sync")["set_aside"]
+    assert "set aside by kg sync" in ben("status").stdout
+    ben("org", "init", "Ops Co", "--perspective", "ops")
+    synced = ben("sync")
+    assert "folded in: 2 entities, facts 1 created" in synced.stdout and "set aside" not in synced.stdout
+    assert ben.json("lookup", "repo/o1", "--perspective", "ops")["entity"]["name"] == "o1"
+    assert len(ben.json("facts", "repo/o1", "--perspective", "ops")["facts"]) == 1
+    assert "set aside" not in ben("status").stdout + ben("remote", "list").stdout
+    assert "nothing new" in ben("sync").stdout  # folded once
+    assert len(ben.json("facts", "repo/o1", "--perspective", "ops")["facts"]) == 1
+
+
 def test_a_sync_through_virtuoso(tmp_path, virtuoso_server, clock):
     empty(virtuoso_server.url)  # the session's Virtuoso serves other tests as an index
     ana, ben = replica(tmp_path, "ana", virtuoso_server.url), replica(tmp_path, "ben", virtuoso_server.url)
