@@ -45,6 +45,7 @@ and ``kg status``; nothing is dropped silently. Each sync tries it again, and on
 it is folded and leaves the list. A fact the other replica let expire is not folded.
 """
 
+import hashlib
 import itertools
 import re
 
@@ -59,6 +60,10 @@ REPLICA = re.compile(r"r-[0-9a-f]{8}\Z")  # a replica's id, as kg init mints it:
 REPLICAS = "replicas"  # the other replicas' journals, as pulled from the hubs
 STATE = "sync.json"  # each remote's last sync, how far each replica's journal is folded, what was set aside
 PUSH_AT_ONCE = 1000  # patches read from the journal and pushed at a time
+COPIED = (
+    "another knowledge base has this one's replica id (a copied folder); give the copy a new journal "
+    "(mv journal journal.aside there: its next write starts one, as a new replica)"
+)
 
 
 # --- remotes ---------------------------------------------------------------------------------------
@@ -219,15 +224,27 @@ def _passed_over(failed: list[dict], report: dict, synced: list[str]) -> Refused
 
 def _push(kb, hub) -> int:
     """Push the patches of this replica's shared journal the hub does not hold; the number pushed.
-    Only whole patches, up to where view.json says the journal ends."""
+    Only whole patches, up to where view.json says the journal ends. Raises Refused when the hub's
+    patches of this replica are not this journal's: another knowledge base pushed as this replica
+    (a copied folder), and this one's next patches would not follow the hub's."""
     on_hub = hub.heads().get(kb.replica, 0)
     last = number_of(kb.view().shared)
     if on_hub > last:
         raise Refused(
             f"the hub at {hub.url} holds {on_hub} patches of replica {kb.replica}, and this knowledge base {last}",
-            hint="another knowledge base has this one's replica id (a copied folder); give the copy a new journal",
+            hint=COPIED,
         )
     stream = kb.journal.shared
+    if on_hub:  # (each patch names the one before it: the last alike, all before it are alike)
+        path = stream.path_of(on_hub)
+        patch, data, _size = stream.read(path) if path is not None else (None, b"", 0)
+        if patch is None:
+            raise Damaged(f"journal/{kb.replica}/{name_of(on_hub)} is not a whole patch")
+        if hashlib.sha256(data).hexdigest() not in hub.digests(kb.replica, on_hub):
+            raise Refused(
+                f"the hub at {hub.url} holds another patch {on_hub} of replica {kb.replica} than this knowledge base",
+                hint=COPIED,
+            )
     restored = []  # patches of ours another replica found altered on the hub: put back as we hold them
     for number in hub.altered(kb.replica):
         path = stream.path_of(number) if number <= last else None
@@ -250,7 +267,8 @@ def _push(kb, hub) -> int:
 def _pull(kb, hub, held_back: list) -> int:
     """Pull the other replicas' patches this knowledge base lacks into ``replicas/<replica>/``; the
     number pulled. Each must follow the one before it (its number, its ``prev``). A replica with a
-    patch altered on the hub is held back, named in ``held_back``, and the others are pulled."""
+    patch altered on the hub, or one that does not follow, is held back from there on (the patches
+    before it are kept), named in ``held_back``, and the others are pulled."""
     count = 0
     for replica, last in sorted(hub.heads().items()):
         if replica == kb.replica or not REPLICA.match(replica):
@@ -275,7 +293,10 @@ def _pull(kb, hub, held_back: list) -> int:
             where = f"the hub's patch {number} of replica {replica}"
             patch = parse_patch(data, where)
             if patch is None or number != have + 1 or patch.prev != prev or patch.seq is not None:
-                raise Damaged(f"{where} does not follow patch {have} of that journal", hint="tell the hub's keeper")
+                # (two knowledge bases that pushed as one replica, a copied folder, break its journal)
+                said = f"{where} does not follow patch {have} of that journal (tell the hub's keeper)"
+                held_back.append({"replica": replica, "reason": said})
+                break
             stream.write_bytes(number, data)
             have, prev, count = number, patch.id, count + 1
     return count

@@ -292,6 +292,7 @@ def cases(store):
             lambda rows: rows == [],
         ),
         "hub-altered": ({"replica": ox.Literal("r-0123abcd")}, lambda rows: rows == []),
+        "hub-digest": ({"patch": ox.NamedNode("urn:kgrdf:hub:r-0123abcd:1")}, lambda rows: rows == []),
         # The example has no site schema: tests/test_extension.py asks this of knowledge bases that do.
         "schema-usage": ({}, lambda rows: rows == []),
         # The Briefing's rows: every fact of the example, one of them replaced by another.

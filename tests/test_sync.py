@@ -432,6 +432,57 @@ def test_a_patch_altered_on_the_hub_holds_back_its_replica_alone_until_it_pushes
     assert "SRX" not in "".join(o for _g, _s, _p, o in hub_quads(server.url))
 
 
+def test_a_copied_folder_is_refused_its_push_and_a_journal_broken_on_the_hub_holds_back_its_replica_alone(
+    tmp_path, server, clock
+):
+    """A copy of Ana's folder that wrote and synced said "pushed 0 patches" (exit 0): its change was
+    never shared, since the hub held as many of Ana's patches as it did. Its next patch then followed
+    its own, not Ana's, and every other replica's sync failed from then on (exit 3), folding nothing
+    from anyone."""
+    from kgrdf.journal import parse_patch
+    from kgrdf.kb import KnowledgeBase
+    from kgrdf.store.hub import Hub
+
+    ana, ben, carl = (replica(tmp_path, name, server.url) for name in ("ana", "ben", "carl"))
+    for kb in (ana, ben, carl):
+        kb("sync")
+    copy = Kg(tmp_path / "ana-copy")
+    shutil.copytree(ana.path, copy.path, symlinks=True)
+    ana("add-entity", "team/sre", "--name", "SRE")
+    ana("sync")
+    copy("add-entity", "team/qa", "--name", "QA")
+    held = hub_quads(server.url)
+    refused = one_line(copy("sync", expect=1))
+    assert "a copied folder" in refused and "give the copy a new journal" in refused
+    assert sorted(hub_quads(server.url)) == sorted(held)
+    # A hub that took the copy's next patch all the same (pushed by a kgrdf that did not check):
+    copy("add-entity", "team/ops", "--name", "Ops")
+    copied = KnowledgeBase.open(copy.path)
+    stream = copied.journal.shared
+    hub = Hub(server.url)
+    try:
+        number = hub.heads()[copied.replica] + 1
+        data = stream.read(stream.path_of(number))[1]
+        patch = parse_patch(data, "the copy's patch")
+        hub.push(copied.replica, [(number, data, patch.deletes, patch.adds, patch.time)])
+    finally:
+        hub.close()
+    carl("add-entity", "team/db", "--name", "DB")
+    carl("sync")
+    synced = ben("sync")
+    assert f"held back: replica {copied.replica}" in synced.stdout and "does not follow" in synced.stdout
+    assert ben.json("lookup", "team/db")["entity"]["name"] == "DB"  # Carl's patches are folded
+    assert ben.json("lookup", "team/sre")["entity"]["name"] == "SRE"  # and Ana's before the break
+    ben("lookup", "team/ops", expect=1)
+    assert [item["replica"] for item in ben.json("sync")["held_back"]] == [copied.replica]
+    # The way out the refusal gave: the copy's changes reach the others as a new replica's.
+    (copy.path / "journal").rename(copy.path / "journal.aside")
+    copy("add-entity", "team/web", "--name", "Web")
+    copy("sync")
+    ben("sync")
+    assert [ben.json("lookup", name)["entity"]["name"] for name in ("qa", "ops", "web")] == ["QA", "Ops", "Web"]
+
+
 def test_two_replicas_share_one_fact_observed_twice_and_a_rejection_holds_on_both(tmp_path, server, clock):
     ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
     # What names a person, and what was heard in a DM, stays on its machine.

@@ -81,6 +81,12 @@ class Hub:
         rows = self._select(queries.load("hub-heads"))
         return {row["replica"].value: int(row["last"].value) for row in rows}
 
+    def digests(self, replica: str, number: int) -> set[str]:
+        """The SHA-256 each record of patch ``number`` of ``replica`` on the hub was pushed with (one,
+        unless two knowledge bases pushed that patch as theirs)."""
+        rows = self._select(queries.load("hub-digest"), {"patch": patch_node(replica, number)})
+        return {row["digest"].value for row in rows}
+
     def push(self, replica: str, patches: list[tuple[int, bytes, list[str], list[str], str]]) -> None:
         """Push patches of ``replica``'s shared journal, in order: (number, bytes, deletes, adds,
         time) each. Patches go a few to a request, each request whole, in the journal's order; a patch
