@@ -401,6 +401,12 @@ class Entry:
         return chain(digest, _Unpacking(self.name, self.raw, self.name))
 
 
+def is_patch_name(name: str) -> bool:
+    """Whether ``name`` (``folder/0000000012.rdfp.gz``) is where a journal keeps a patch."""
+    folder, _, file = name.partition("/")
+    return bool(_FOLDER.match(folder) and _FILE.match(file))
+
+
 def number_of(name: str | None) -> int:
     """The number of a patch file named ``folder/0000000012.rdfp.gz`` (0 for none)."""
     return int(name.rsplit("/", 1)[-1][:10]) if name else 0

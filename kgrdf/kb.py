@@ -429,13 +429,7 @@ class KnowledgeBase:
                     down = exc
                 else:
                     backend = self._with_stand_in(backend, position)
-                if not (self.path / UNCOMMITTED).exists() and vcs.changed(self.path, "journal"):
-                    from kgrdf.journal import WAY_OUT
-
-                    raise Damaged(
-                        "the journal was changed outside kgrdf since the last commit (git diff journal shows how)",
-                        hint=WAY_OUT,
-                    )
+                self._check_since_commit()
                 from kgrdf import privacy
                 from kgrdf.writer import Writer
 
@@ -914,8 +908,42 @@ class KnowledgeBase:
             self._write_view(target)
         owed_here = self.resident is not None and self.resident.owes_commits()  # committed behind its answers
         if target != view or ((self.path / UNCOMMITTED).exists() and not owed_here):
+            self._check_since_commit()
             self.git_commit(f"kg: finish a write cut short (transaction {target.seq})")
         return target
+
+    def _check_since_commit(self) -> None:
+        """Raise Damaged when a journal patch was damaged since the last commit, before a write
+        appends to the journal or a write cut short is committed: the commit would keep the damage
+        in the history, and each write after it would stand on a journal no index can be rebuilt
+        from. The journal is append-only, so a patch git holds never changes; a patch written since
+        (by a write whose commit was cut short) is read, as it is not in git to compare with. Only
+        those files are read, as git lists them from its record of each file's size and time; when
+        git cannot list them (no history, or one that git fails to read), every patch is read."""
+        from kgrdf import journal as journal_mod
+
+        changes = vcs.changed_files(self.path, "journal", "replica.json")
+        if changes is None:
+            self._check_journal()
+            return
+        journal = self.journal
+        streams = {f"journal/{self.replica}/": journal.shared, f"journal/{journal_mod.LOCAL}/": journal.local}
+        # A new journal started since the last commit (the old one moved aside) replaces the files git holds.
+        started = any(name == "replica.json" for _status, name in changes)
+        for status, name in changes:
+            prefix = next((prefix for prefix in streams if name.startswith(prefix)), None)
+            if prefix is None or not journal_mod.is_patch_name(name[len(prefix) :]):
+                continue
+            stream, path = streams[prefix], self.path / name
+            if status[0] not in "?A":
+                if started:
+                    continue
+                raise Damaged(
+                    f"the journal was changed outside kgrdf since the last commit: {name}",
+                    hint=f"restore it from git (git -C {self.path} checkout HEAD -- journal/), or {journal_mod.WAY_OUT}",
+                )
+            if path.is_file() and path != stream.last() and stream.read(path)[0] is None:
+                raise Damaged(f"{name} is not a whole patch and others follow it", hint=journal_mod.WAY_OUT)
 
     def finish_deletion(self) -> None:
         """Finish a deletion cut short (kg forget, kg expire), as every command does before it reads

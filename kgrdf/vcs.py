@@ -159,11 +159,18 @@ def commit(path: Path, message: str) -> bool:
     return True
 
 
-def changed(path: Path, name: str) -> bool:
-    """Whether the tracked file or folder ``name`` differs from the last commit."""
+def changed_files(path: Path, *names: str) -> list[tuple[str, str]] | None:
+    """The files under ``names`` that differ from the last commit, each with git's two-letter status
+    (``??`` for a file git has never held, ``A`` first for one added since the last commit); None when
+    git cannot say, having no history here or failing to read it."""
     if not (path / ".git").exists():
-        return False
-    return _git(path, "diff", "--quiet", "HEAD", "--", name, check=False).returncode == 1
+        return None
+    found = _git(
+        path, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--", *names, check=False
+    )
+    if found.returncode != 0:
+        return None
+    return [(entry[:2], entry[3:]) for entry in found.stdout.split("\0") if entry]
 
 
 def housekeeping_due(path: Path) -> bool:

@@ -820,6 +820,41 @@ def test_a_journal_damaged_inside_refuses_writes_with_the_way_out_and_reads_go_o
     assert kg.json("stats")["fact_count"] == len(ids)
 
 
+def _folder_bytes(kb_path: Path) -> dict:
+    return {p.relative_to(kb_path): p.read_bytes() for p in (kb_path / "journal").rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("git", ["as it was", "not yet committed", "its index garbage", "gone"])
+def test_a_patch_damaged_before_a_write_cut_short_is_finished_refuses_the_write_and_commits_nothing(kg, git):
+    """A write killed before its git commit leaves ``uncommitted``; the next write finishes it by
+    committing the journal. A patch damaged meanwhile, before the journal's end, is found first,
+    whether git holds it, holds it not yet, or cannot say: the write is refused as damage, naming
+    the file, and nothing is written or committed."""
+    kg("add-entity", "repo/api", "--name", "api")
+    for value in ("one", "two", "three"):
+        kg("propose", "repo/api", "caveat", "--value", value, "-s", "doc:a")
+    replica = KnowledgeBase.open(kg.path).replica
+    if git == "not yet committed":  # the last two writes' commits were cut short
+        _git(kg.path, "reset", "-q", "HEAD~2")
+    damaged = patch_files(kg.path / "journal" / replica)[2]  # the second propose's, the third's after it
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    (kg.path / "uncommitted").touch()
+    if git == "its index garbage":
+        (kg.path / ".git" / "index").write_text("garbage\n")
+    elif git == "gone":
+        shutil.rmtree(kg.path / ".git")
+    journal, view = _folder_bytes(kg.path), (kg.path / "view.json").read_bytes()
+    log = _git(kg.path, "log", "--format=%s") if git != "gone" else None
+
+    line = one_line(kg("propose", "repo/api", "caveat", "--value", "four", "-s", "doc:a", expect=3))
+    assert str(damaged.relative_to(kg.path)) in line and "bug" not in line
+    assert _folder_bytes(kg.path) == journal and (kg.path / "view.json").read_bytes() == view
+    if log is not None:
+        assert _git(kg.path, "log", "--format=%s") == log
+    assert {f["value"] for f in kg.json("facts", "repo/api")["facts"]} == {"one", "two", "three"}  # reads go on
+    kg("propose", "repo/api", "caveat", "--value", "four", "-s", "doc:a", expect=3)  # and writes go on refusing
+
+
 @pytest.mark.parametrize(
     "target, when, match",
     [
