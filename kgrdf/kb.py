@@ -63,6 +63,11 @@ def _unparsed(tx, exc: SyntaxError) -> Damaged:
     )
 
 
+class HistoryDamaged(Damaged):
+    """The git history does not read, while the journal, the truth, is whole: the history can start
+    again from it. Moving the journal aside, the way out of a damaged journal, would not mend it."""
+
+
 class KnowledgeBase:
     """A knowledge base folder. Open one with :meth:`open`, make one with :meth:`create`."""
 
@@ -392,11 +397,12 @@ class KnowledgeBase:
                     then = f"writes refuse until you {damage.hint}"
                 else:
                     then = "the next write starts a new journal from it as a new replica"
-                print(
-                    f"kg: the journal is damaged ({damage.message}); reading the index as of transaction "
-                    f"{view.seq}; {then}",
-                    file=sys.stderr,
+                told = (
+                    damage.message
+                    if isinstance(damage, HistoryDamaged)
+                    else f"the journal is damaged ({damage.message})"
                 )
+                print(f"kg: {told}; reading the index as of transaction {view.seq}; {then}", file=sys.stderr)
                 yield self._session(backend)
             finally:
                 self.close_index(backend)
@@ -922,7 +928,15 @@ class KnowledgeBase:
         git cannot list them (no history, or one that git fails to read), every patch is read."""
         from kgrdf import journal as journal_mod
 
-        changes = vcs.changed_files(self.path, "journal", "replica.json")
+        try:
+            changes = vcs.changed_files(self.path, "journal", "replica.json")
+        except vcs.Unreadable as exc:
+            self._check_journal()  # (damage of the journal is said first: its way out differs)
+            raise HistoryDamaged(
+                f"the git history in .git does not read (git: {exc}); the journal is whole",
+                hint=f"move the history aside (mv {self.path / '.git'} {self.path / '.git.aside'}): the next write "
+                "starts it again from the knowledge base as it is",
+            ) from None
         if changes is None:
             self._check_journal()
             return

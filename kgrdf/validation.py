@@ -606,17 +606,21 @@ def _alive(pid: int) -> bool:
 
 
 def _files_checks(kb) -> list[dict]:
-    """Files edited outside kgrdf since the last commit, and kgrdf's own JSON files that do not parse."""
+    """Files edited outside kgrdf since the last commit, a git history that git fails to read, and
+    kgrdf's own JSON files that do not parse."""
     import subprocess
 
     from kgrdf.errors import Damaged
 
     problems = []
     if (kb.path / ".git").exists():
-        status = subprocess.run(
+        done = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"], cwd=kb.path, capture_output=True, text=True
-        ).stdout.split("\n")
-        edited = [line[3:] for line in status if line.strip()]
+        )
+        if done.returncode != 0:  # a history git fails to read: writes refuse until it is moved aside
+            said = (done.stderr.strip().splitlines() or [f"git status exited {done.returncode}"])[0]
+            problems.append({"check": "git history", "message": f"the git history in .git does not read (git: {said})"})
+        edited = [line[3:] for line in done.stdout.split("\n") if line.strip()]
         if (kb.path / vcs.UNCOMMITTED).exists():  # a write whose commit git refused (busy): the next one makes it
             edited = [name for name in edited if name != "view.json" and not name.startswith("journal/")]
         if edited:

@@ -43,6 +43,7 @@ IGNORED = [
     UNCOMMITTED,
     "purging.json",
     "journal.aside*",
+    ".git.aside*",
     "cache/",
 ]
 STALE_LOCK_SECONDS = 30
@@ -55,6 +56,10 @@ _GIT_LOCKS = ["index.lock", "HEAD.lock", "config.lock"]
 class Busy(Exception):
     """git could not commit now: a lock held by a git command that runs, or was cut short less than
     30 s ago. The journal holds the change; the next command commits it."""
+
+
+class Unreadable(Exception):
+    """git fails to read the history in .git (a damaged HEAD or index): git's own word for it."""
 
 
 def _git(path: Path, *args: str, check: bool = True):
@@ -138,9 +143,14 @@ def remove_stale_locks(path: Path) -> None:
 
 
 def commit(path: Path, message: str) -> bool:
-    """Commit what changed among the tracked files. Returns False when there was nothing to commit."""
+    """Commit what changed among the tracked files. Returns False when there was nothing to commit.
+    A history moved aside (the way out of one git fails to read) starts again here, from the files
+    as they are: the caller has checked the journal whole."""
     if not (path / ".git").exists():
-        return False
+        if not available():
+            return False
+        init(path)
+        print("kg: the git history starts again here, from the knowledge base as it is", file=sys.stderr)
     remove_stale_locks(path)
     import subprocess
 
@@ -162,14 +172,16 @@ def commit(path: Path, message: str) -> bool:
 def changed_files(path: Path, *names: str) -> list[tuple[str, str]] | None:
     """The files under ``names`` that differ from the last commit, each with git's two-letter status
     (``??`` for a file git has never held, ``A`` first for one added since the last commit); None when
-    git cannot say, having no history here or failing to read it."""
-    if not (path / ".git").exists():
+    there is no history here to compare with. Raises Unreadable when git fails to read the history:
+    that is damage of its own, not a change of the files."""
+    if not (path / ".git").exists() or not available():
         return None
     found = _git(
         path, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--", *names, check=False
     )
     if found.returncode != 0:
-        return None
+        reason = found.stderr.strip().splitlines()
+        raise Unreadable(reason[0] if reason else f"git status exited {found.returncode}")
     return [(entry[:2], entry[3:]) for entry in found.stdout.split("\0") if entry]
 
 

@@ -855,6 +855,35 @@ def test_a_patch_damaged_before_a_write_cut_short_is_finished_refuses_the_write_
     kg("propose", "repo/api", "caveat", "--value", "four", "-s", "doc:a", expect=3)  # and writes go on refusing
 
 
+def test_a_git_history_that_does_not_read_is_said_so_and_its_way_out_starts_it_again_from_the_whole_journal(kg):
+    """A damaged .git/HEAD is the history's damage, not the journal's: the write is refused saying
+    so, never with advice to move a whole journal aside, and the way out it gives (the history moved
+    aside) starts the history again with the next write, the facts and the replica as they were."""
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("propose", "repo/api", "caveat", "--value", "one", "-s", "doc:a")
+    replica = KnowledgeBase.open(kg.path).replica
+    (kg.path / ".git" / "HEAD").write_text("garbage\n")
+    journal, view = _folder_bytes(kg.path), (kg.path / "view.json").read_bytes()
+
+    line = one_line(kg("propose", "repo/api", "caveat", "--value", "two", "-s", "doc:b", expect=3))
+    assert "git history" in line and "journal is whole" in line
+    assert "journal aside" not in line and "mv journal" not in line
+    assert _folder_bytes(kg.path) == journal and (kg.path / "view.json").read_bytes() == view
+    report = kg.json("validate", expect=3)
+    assert [d["check"] for d in report["damage"]] == ["git history"]
+
+    move = line[line.index("mv ") : line.index(")", line.index("mv "))].split()
+    subprocess.run(move, check=True)
+    made = kg("propose", "repo/api", "caveat", "--value", "two", "-s", "doc:b")
+    assert "git did not commit" not in made.stderr
+    assert KnowledgeBase.open(kg.path).replica == replica
+    assert {f["value"] for f in kg.json("facts", "repo/api")["facts"]} == {"one", "two"}
+    assert _git(kg.path, "status", "--porcelain") == ""
+    kg("propose", "repo/api", "caveat", "--value", "three", "-s", "doc:c")
+    assert _git(kg.path, "log", "--format=%s").splitlines()[0].startswith("kg propose")
+    assert kg.json("validate")["damage"] == []
+
+
 @pytest.mark.parametrize(
     "target, when, match",
     [
