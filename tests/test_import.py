@@ -900,7 +900,8 @@ def test_an_index_left_in_many_files_by_small_loads_is_compacted_by_kg_validate_
 
 def test_kg_index_compact_refuses_an_index_that_does_not_open_and_says_the_way_out(kg, tmp_path):
     """A damaged table file: kg index compact exits 3 with the store's own word and the way out, and
-    kg validate reports it as it did before it compacted first."""
+    rewrites nothing; the next command that reads (kg validate here) makes the index again from the
+    journal, as the README says of an index that does not open."""
     kg("import", records_file(tmp_path / "some.jsonl", *_repos(20), *_caveats(0, 40)), "--apply")
     table = max((kg.path / "index").glob("*.sst"), key=lambda p: p.stat().st_size)
     data = bytearray(table.read_bytes())
@@ -909,8 +910,9 @@ def test_kg_index_compact_refuses_an_index_that_does_not_open_and_says_the_way_o
     table.write_bytes(bytes(data))
     refused = kg("index", "compact", expect=3)
     assert "cannot open the index" in refused.stderr and "rebuilds it from the journal" in refused.stderr
-    assert "cannot open the index" in kg.json("validate", expect=3)["message"]
     assert table.read_bytes() == bytes(data)  # nothing rewritten
+    checked = kg("validate")
+    assert "rebuilding it from the journal" in checked.stderr and "clean" in checked.stdout
 
 
 def test_a_write_of_a_fact_heard_again_and_again_is_journaled_beside_its_compaction_and_new_facts_beside_their_load(
