@@ -84,6 +84,11 @@ class Bug(KgError):
         )
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line: a store's errors can span several."""
+    return " ".join(str(exc).split())
+
+
 def from_os(exc: OSError) -> KgError:
     """An error of the file system (a folder that refuses new files, a disk that is full) as one line
     naming the file (exit 3): the knowledge base cannot be used as it stands."""

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kgrdf import clock, files, made, purge, vcs, vocab
-from kgrdf.errors import NO_ROOM, BadInput, Damaged, NotFound, Unreachable
+from kgrdf.errors import NO_ROOM, BadInput, Damaged, NotFound, Unreachable, one_line
 from kgrdf.files import write_json
 from kgrdf.journal import FORMAT, Journal, Position, Transaction
 from kgrdf.vcs import UNCOMMITTED
@@ -58,7 +58,7 @@ def _unparsed(tx, exc: SyntaxError) -> Damaged:
 
     return Damaged(
         f"the journal's transaction {tx.seq} ({tx.command}, {tx.time}) holds a line that is not N-Quads: "
-        f"{' '.join(str(exc).split())}",
+        f"{one_line(exc)}",
         hint=journal_mod.WAY_OUT,
     )
 
@@ -680,7 +680,7 @@ class KnowledgeBase:
             return False
         except OSError as exc:  # the disk full, a file size limit: the journal holds the write already
             print(
-                f"kg: the index could not take transaction {tx.seq} ({' '.join(str(exc).split())}); it is in "
+                f"kg: the index could not take transaction {tx.seq} ({one_line(exc)}); it is in "
                 "the journal, and the next command brings the index up to it once the disk has room (kg status)",
                 file=sys.stderr,
             )
@@ -1106,8 +1106,7 @@ class KnowledgeBase:
             backend.replace_all(quads, target)
         except SyntaxError as exc:  # (the store's word for a line that is not N-Quads)
             raise Damaged(
-                f"the journal holds a line that is not N-Quads, so no index can be made from it: "
-                f"{' '.join(str(exc).split())}",
+                f"the journal holds a line that is not N-Quads, so no index can be made from it: {one_line(exc)}",
                 hint=f"git -C {self.path} status shows journal files changed outside kgrdf: restore them "
                 "(git checkout -- journal/) or move a file kgrdf did not write aside; moving journal/ aside "
                 "would start again from an empty index",

@@ -848,10 +848,21 @@ _RECORDED_AT = kg("recordedAt")
 _SUPERSEDED_BY, _MERGED_FROM, _FIELD, _CHANGE = kg("supersededBy"), kg("mergedFrom"), kg("field"), kg("change")
 _REASON, _SOURCE_REF = kg("reason"), kg("sourceRef")
 FACT_IDS_IN_TEXT = re.compile(r"\bf-[a-z0-9]{6}\b")  # the fact ids a text (a reason, a message) names
-# the entity ids a text (a refusal's reason) may name: TYPE/SLUG, as vocab.ID_PATTERN spells them
-ENTITY_IDS_IN_TEXT = re.compile(
-    r"(?<![\w./:-])[a-z][a-z_]*/[a-z0-9][a-z0-9._-]*[a-z0-9]|(?<![\w./:-])[a-z][a-z_]*/[a-z0-9]\b"
-)
+# what may be an entity id in a text (a refusal's reason): TYPE/SLUG, as vocab.ID_PATTERN spells them;
+# a sentence's full stop may follow one, so entity_ids_in reads each as found and less each of its
+# trailing dots, dashes and underscores in turn
+ENTITY_IDS_IN_TEXT = re.compile(r"(?<![\w./:-])[a-z][a-z_]*/[a-z0-9][a-z0-9._-]*")
+
+
+def entity_ids_in(text: str) -> set[str]:
+    """Every entity id ``text`` may name (a superset: the caller keeps those it holds)."""
+    found = set()
+    for each in ENTITY_IDS_IN_TEXT.findall(text):
+        found.add(each)
+        while each[-1] in "._-":
+            each = each[:-1]
+            found.add(each)
+    return found
 
 
 def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> list[tuple]:

@@ -15,6 +15,8 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from .conftest import Kg
 from .serving import Server, settled
@@ -989,3 +991,19 @@ def test_a_tokens_org_add_never_changes_the_names_of_an_organization_known_alrea
         "org_add", served["secrets"]["boss"], {"name": "Mkvisible", "aliases": ["mkv"]}
     )
     assert status == 200 and answer["outcome"] == "updated" and answer["aliases"] == ["mkv"]  # the owner's token may
+
+
+@given(
+    kind=st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True),
+    slug=st.from_regex(r"[a-z0-9][a-z0-9._-]{0,12}", fullmatch=True),
+    before=st.sampled_from(["", "the entity ", "(", "named ", "'"]),
+    after=st.sampled_from(["", ".", ", ", ")", "; and more", "'", " goes by it"]),
+)
+def test_every_entity_id_a_refusal_names_is_found_to_be_hidden(kind, slug, before, after):
+    """An id that ends in a dot or a dash (vocab.ID_PATTERN allows one) is found as it is, a full stop
+    after an id found without it: a refusal naming either must not slip past the audience's check."""
+    from kgrdf import model, vocab
+
+    entity = f"{kind}/{slug}"
+    assert vocab.ID_PATTERN.match(entity)
+    assert entity in model.entity_ids_in(f"refused: {before}{entity}{after}")

@@ -294,7 +294,7 @@ class Service:
 
         said = f"{exc.message} {exc.hint or ''}"
         facts = set(model.FACT_IDS_IN_TEXT.findall(said))
-        entities = set(model.ENTITY_IDS_IN_TEXT.findall(said))
+        entities = model.entity_ids_in(said)
         if caller.audience == "owner" or not (facts or entities) or isinstance(exc, NotFound):
             return exc  # (a NotFound names what it was given)
         with self._kb(caller).reading() as session:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgrdf import nquads, vocab
-from kgrdf.errors import NO_ROOM, BadInput, Damaged
+from kgrdf.errors import NO_ROOM, BadInput, Damaged, one_line
 from kgrdf.journal import Position, Transaction
 from kgrdf.queries import Query, bind
 from kgrdf.store.base import Backend, user_dataset
@@ -65,7 +65,7 @@ class OxigraphBackend(Backend):
         except OSError as exc:
             if re.search(NO_ROOM, str(exc).lower()):  # whole, on a disk with no room to open it
                 raise Damaged(
-                    f"cannot open the index at {path}: {' '.join(str(exc).split())}",
+                    f"cannot open the index at {path}: {one_line(exc)}",
                     hint="the disk has no room (or a file size limit is set): free some, and the next command "
                     "goes on; the index is whole as it is",
                 ) from None
