@@ -932,10 +932,12 @@ class KnowledgeBase:
             changes = vcs.changed_files(self.path, "journal", "replica.json")
         except vcs.Unreadable as exc:
             self._check_journal()  # (damage of the journal is said first: its way out differs)
+            if ".git/index" in str(exc):  # git's list of staged files alone: the history itself is whole
+                hint = f"make git's index again from the last commit (rm {self.path / '.git' / 'index'} && git -C {self.path} reset -q)"
+            else:
+                hint = f"move the history aside (mv {self.path / '.git'} {self.path / '.git.aside'}): the next write starts it again from the knowledge base as it is"
             raise HistoryDamaged(
-                f"the git history in .git does not read (git: {exc}); the journal is whole",
-                hint=f"move the history aside (mv {self.path / '.git'} {self.path / '.git.aside'}): the next write "
-                "starts it again from the knowledge base as it is",
+                f"the git history in .git does not read (git: {exc}); the journal is whole", hint=hint
             ) from None
         if changes is None:
             self._check_journal()

@@ -884,6 +884,31 @@ def test_a_git_history_that_does_not_read_is_said_so_and_its_way_out_starts_it_a
     assert kg.json("validate")["damage"] == []
 
 
+def test_a_damaged_git_index_is_made_again_from_the_last_commit_and_the_history_is_kept(kg):
+    """Garbage in .git/index (git's list of staged files, not the history) is the history's damage as
+    a damaged HEAD is, but its way out keeps every commit: git's index made again from the last one.
+    Following it, the next write is committed on top of the history as it was."""
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("propose", "repo/api", "caveat", "--value", "one", "-s", "doc:a")
+    before = _git(kg.path, "log", "--format=%H").splitlines()
+    (kg.path / ".git" / "index").write_bytes(b"not an index\n")
+    journal = _folder_bytes(kg.path)
+
+    line = one_line(kg("propose", "repo/api", "caveat", "--value", "two", "-s", "doc:b", expect=3))
+    assert "git history" in line and ".git/index" in line
+    assert "mv " not in line and "journal aside" not in line
+    assert _folder_bytes(kg.path) == journal
+
+    way_out = line[line.index("(rm ") + 1 : line.index(")", line.index("(rm "))]
+    subprocess.run(way_out, shell=True, check=True)
+    kg("propose", "repo/api", "caveat", "--value", "two", "-s", "doc:b")
+    after = _git(kg.path, "log", "--format=%H").splitlines()
+    assert after[1:] == before  # one commit more, on the history as it was
+    assert _git(kg.path, "status", "--porcelain") == ""
+    assert {f["value"] for f in kg.json("facts", "repo/api")["facts"]} == {"one", "two"}
+    assert kg.json("validate")["damage"] == []
+
+
 @pytest.mark.parametrize(
     "target, when, match",
     [
