@@ -361,6 +361,8 @@ def _sync_state(sync: dict | None) -> None:
     aside = (sync or {}).get("set_aside", [])
     if aside:
         print(paint(f"set aside by kg sync: {len(aside)} (kg remote list shows them)", "warn"))
+    for item in (sync or {}).get("held_back", []):
+        print(paint(f"held back at the last sync: replica {item['replica']}: {item['reason']}", "warn"))
 
 
 @_on_screen
@@ -374,6 +376,8 @@ def remotes(as_json: bool, result: dict) -> None:
         print(f"{remote['name']}  {remote['url']}  {when}")
     for item in result["set_aside"]:
         print(f"  set aside: {item['id']} of replica {item['replica']} (patch {item['patch']}): {item['reason']}")
+    for item in result.get("held_back", []):
+        print(f"  held back: replica {item['replica']}: {item['reason']}")
 
 
 @_on_screen

@@ -122,11 +122,13 @@ def _state(kb) -> dict:
         "remotes": dict(state.get("remotes", {})),
         "folded": dict(state.get("folded", {})),
         "set_aside": list(state.get("set_aside", [])),
+        "held_back": list(state.get("held_back", [])),
     }
 
 
 def status(kb) -> dict:
-    """Each remote with its URL and last sync, and what was set aside (for kg status and kg remote list)."""
+    """Each remote with its URL and last sync, what was set aside, and each replica held back at the
+    last sync (for kg status and kg remote list)."""
     state = _state(kb)
     return {
         "remotes": [
@@ -135,6 +137,7 @@ def status(kb) -> dict:
         ],
         "replicas": state["folded"],
         "set_aside": state["set_aside"],
+        "held_back": state["held_back"],
     }
 
 
@@ -197,6 +200,11 @@ def sync(kb, name: str | None = None) -> dict:
     # What was tried again and folded leaves the list; what was set aside again is in this report.
     kept = [item for item in state["set_aside"] if (item["replica"], item["patch"], item["id"]) not in folding.retried]
     state["set_aside"] = kept + report["set_aside"]
+    # A replica held back stays so until a sync pulls it whole; one whose hub was passed over is kept.
+    now_held = {item["replica"] for item in report["held_back"]}
+    state["held_back"] = report["held_back"] + (
+        [item for item in state["held_back"] if item["replica"] not in now_held] if failed else []
+    )
     with lock.held(kb.path / "lock", exclusive=True):
         files.write_json(kb.path / STATE, state)
         kb.git_commit(f"kg sync: {', '.join(done['name'] for done in synced)}")

@@ -426,8 +426,15 @@ def test_a_patch_altered_on_the_hub_holds_back_its_replica_alone_until_it_pushes
     assert "held back: replica" in synced.stdout and "altered" in synced.stdout
     assert ben.json("lookup", "team/qa")["entity"]["name"] == "QA"
     ben("lookup", "team/sre", expect=1)
+    # kg status and kg remote list say so until a sync pulls the replica whole
+    from kgrdf.kb import KnowledgeBase
+
+    held = KnowledgeBase.open(ana.path).replica
+    assert f"held back at the last sync: replica {held}" in ben("status").stdout
+    assert [item["replica"] for item in ben.json("remote", "list")["held_back"]] == [held]
     ana("sync")  # Ana puts her patch back as she holds it
     assert "held back" not in ben("sync").stdout
+    assert "held back" not in ben("status").stdout and ben.json("remote", "list")["held_back"] == []
     assert ben.json("lookup", "team/sre")["entity"]["name"] == "SRE"
     assert "SRX" not in "".join(o for _g, _s, _p, o in hub_quads(server.url))
 
