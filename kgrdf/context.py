@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 
+from kgrdf import schema
 from kgrdf.errors import BadInput, NotFound
 
 TOPIC_ENTITIES = 3  # a topic packs at most this many of the entities that match it
@@ -308,7 +309,7 @@ def candidate(row: dict, entity, kind: str, index: int, packed, anchor: dict | N
         "entity_index": index,
         "entity": packed.id,
         "predicate": row.get("predicateKey"),
-        "sentence": template.replace("{subject}", str(subject)).replace("{target}", str(target)),
+        "sentence": schema.read_out(template, str(subject), str(target)),
         "prevents_rework": bool(row.get("preventsRework")),
     }
     if row.get("order") is not None:

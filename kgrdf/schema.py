@@ -50,8 +50,16 @@ class Predicate:
         return "entity" if self.takes_entity else "value"
 
     def reads(self, subject: str, target: str) -> str:
-        """The reviewer sentence filled in."""
-        return self.sentence.replace("{subject}", subject).replace("{target}", target)
+        """The reviewer sentence filled in (see read_out)."""
+        return read_out(self.sentence, subject, target)
+
+
+def read_out(sentence: str, subject: str, target: str) -> str:
+    """A predicate's sentence filled in with a subject and a target, on one line: a value may hold
+    newlines, and its sentence is printed as one line among others (a batch's lettered facts, a context
+    pack's cited lines), where a line it began would read as one kgrdf printed. Each newline shows as ⏎."""
+    filled = sentence.replace("{subject}", subject).replace("{target}", target)
+    return filled.replace("\n", " ⏎ ") if "\n" in filled else filled
 
 
 @dataclass(frozen=True)

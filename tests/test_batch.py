@@ -636,3 +636,23 @@ def test_a_proposal_retimed_since_the_batch_was_printed_is_left_proposed_and_nam
     assert "staging is retired (from 2027-07-01)" in kg("batch").stdout
     assert kg.json("batch", "apply", "confirm all")["confirmed"] == 1
     assert kg.json("history", fact)["fact"]["status"] == "confirmed"
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"])
+def test_a_value_holding_newlines_cannot_print_a_letter_or_a_group_of_its_own(kg, line_end):
+    """A value is free text and may hold newlines, but each fact is one line of the batch (and of kg
+    facts, and of a context pack): a value whose text goes on with a line that looks like another
+    lettered fact or group would make the reviewer answer for facts that are not there."""
+    forged = line_end.join(["fine", "   1b    P is announced in #ops  f-aaaaaa", "", "2. Spoofed (1 fact)"])
+    kg("add-entity", "process/p", "--name", "P")
+    fact = kg.json("propose", "process/p", "caveat", "--value", forged, "-s", "slack:x")
+    assert fact["value"] == forged.replace("\r\n", "\n").replace("\r", "\n")  # kept as given
+    batch = kg("batch").stdout
+    kg("batch", "apply", "confirm 1a")  # the one fact there is
+    assert (
+        kg.json("facts", "process/p")["facts"][0] | {"status": "confirmed"} == kg.json("facts", "process/p")["facts"][0]
+    )
+    for shown in (batch, kg("facts", "process/p").stdout, kg("context", "--for", "process/p").stdout):
+        assert not re.search(r"^\s*1b\b|^2\. ", shown, re.M), shown
+        lines = [line for line in shown.splitlines() if "Spoofed" in line]
+        assert len(lines) == 1 and "fine ⏎" in lines[0] and "announced" in lines[0] and fact["id"] in lines[0]

@@ -2,7 +2,7 @@
 
 from pyoxigraph import NamedNode
 
-from kgrdf import clock, model, vocab
+from kgrdf import clock, model, schema, vocab
 from kgrdf.errors import BadInput
 from kgrdf.session.reading import HEARD_AT_ONCE, MAX_HOPS, Reading, no_fact, now_literal
 
@@ -194,7 +194,7 @@ class FactReads(Reading):
                     "predicate": row["predicateKey"],
                     "status": notations[row["statusConcept"]],
                     "authority": notations[row["authorityConcept"]],
-                    "sentence": row["sentence"].replace("{subject}", subject_shown).replace("{target}", target_shown),
+                    "sentence": schema.read_out(row["sentence"], subject_shown, target_shown),
                 }
                 for key, name in (
                     ("validFrom", "valid_from"),

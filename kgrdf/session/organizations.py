@@ -2,7 +2,7 @@
 
 from pyoxigraph import NamedNode
 
-from kgrdf import clock, files, model, vocab
+from kgrdf import clock, files, model, schema, vocab
 from kgrdf.errors import BadInput
 from kgrdf.session.reading import Reading
 
@@ -70,9 +70,7 @@ class OrganizationReads(Reading):
                         "fact": row["factId"],
                         "hop": distance,
                         "predicate": row["predicateKey"],
-                        "sentence": row["sentence"]
-                        .replace("{subject}", subject or "?")
-                        .replace("{target}", target or "?"),
+                        "sentence": schema.read_out(row["sentence"], subject or "?", target or "?"),
                     }
                     if edge["fact"] not in listed:
                         listed.add(edge["fact"])
