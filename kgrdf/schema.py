@@ -93,7 +93,8 @@ class Schema:
         if found is None:
             close = [k for k in self.predicates if key.lower() in k or k in key.lower()]
             hint = f"did you mean {', '.join(close)}?" if close else "kg schema lists the predicates"
-            raise Refused(f"unknown predicate {key!r}: it is not in the schema", hint=hint)
+            shown = key if len(key) <= 80 else f"{key[:80]}…"  # (a predicate's name is short: say what began it)
+            raise Refused(f"unknown predicate {shown!r}: it is not in the schema", hint=hint)
         return found
 
     def predicate_by_iri(self, iri: str) -> Predicate | None:

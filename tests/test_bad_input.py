@@ -84,6 +84,32 @@ def test_a_value_longer_than_the_text_limit_is_refused(seeded, monkeypatch):
     assert seeded.snapshot() == before
 
 
+LONG = "x" * 70_000
+
+
+@pytest.mark.parametrize(
+    "argv, code, says",
+    [
+        (["lookup", LONG], 2, "the most is 65536"),
+        (["facts", LONG], 2, "the most is 65536"),
+        (["neighbors", LONG], 2, "the most is 65536"),
+        (["identify", LONG], 2, "the most is 65536"),
+        (["search", LONG], 2, "the most is 65536"),
+        (["context", "--for", LONG], 2, "the most is 65536"),
+        (["propose", LONG, "caveat", "--value", "x", "-s", "slack:p1"], 2, "the most is 65536"),
+        (["facts", "webapp", "-p", LONG], 1, "unknown predicate 'xxx"),
+    ],
+    ids=["lookup", "facts", "neighbors", "identify", "search", "context", "propose subject", "predicate"],
+)
+def test_a_name_longer_than_the_text_limit_is_refused_in_one_short_line(seeded, argv, code, says):
+    """A name or a text to look for longer than KGRDF_MAX_TEXT is bad input (exit 2), as a value is:
+    no entity can hold it. The line says how long it is, not what it is (70 KB on one line)."""
+    before = seeded.snapshot()
+    result = seeded(*argv, expect=code)
+    assert says in one_line(result) and len(result.stdout + result.stderr) < 400
+    assert seeded.snapshot() == before
+
+
 @pytest.mark.parametrize(
     "argv",
     [

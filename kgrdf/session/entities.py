@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from pyoxigraph import Literal, NamedNode
 
-from kgrdf import model, vocab
+from kgrdf import inputs, model, vocab
 from kgrdf.errors import BadInput, NotFound, Refused
 from kgrdf.session.reading import Reading
 
@@ -92,6 +92,7 @@ class EntityReads(Reading):
         """Entities named ``text``: by id, which means that entity alone (as resolve reads it); else
         by name or strong alias (matches); by weak alias (suggestions). A merged organization's id
         and names lead to the one it was merged into."""
+        text = inputs.text(text, "the name")  # (a name no entity can hold is refused, not looked for)
         entity = self.entity_by_id(text.strip())
         if entity is not None:
             kept = self._survivor(entity)
@@ -134,6 +135,7 @@ class EntityReads(Reading):
         Raises NotFound for an unknown name (with weak-alias suggestions) and Refused for an
         ambiguous one (with the candidates).
         """
+        text = inputs.text(text, f"the {role}")
         if not model.match_key(text):
             raise BadInput(f"the {role} is empty: give an entity id, name or alias")
         entity = self.entity_by_id(text.strip())
@@ -174,7 +176,7 @@ class EntityReads(Reading):
     def search(self, text: str) -> list[dict]:
         """Entities whose id, name, alias or weak alias contains ``text``, ignoring case.
         Exact matches first."""
-        needle = model.match_key(text)
+        needle = model.match_key(inputs.text(text, "the text searched for"))
         if not needle:
             raise BadInput("search needs some text")
         found: dict[str, dict] = {}
