@@ -752,6 +752,26 @@ def test_a_console_started_for_one_perspective_serves_no_other(demo):
     assert demo.json("history", fact)["fact"]["status"] == "proposed"
 
 
+def test_a_perspective_that_is_not_there_is_refused_by_every_page_not_shown_empty(demo):
+    """?p=TYPO is refused with the perspectives there are, as kg --perspective TYPO is, by every
+    page: the Constellation, Raw data and search answered for an empty perspective."""
+    running = Console(demo.path)
+    try:
+        for path in [
+            "/index.json?p=nope",
+            "/constellation.json?p=nope",
+            "/raw.json?p=nope",
+            "/search.json?q=api&p=nope",
+            "/review.json?p=nope",
+        ]:
+            status, _headers, text = running.request(path)
+            said = json.loads(text)
+            assert status >= 400 and "no perspective 'nope'" in said["message"] and "main" in said["message"], text
+        assert running.json("/constellation.json?p=main")["entities"] > 0
+    finally:
+        running.stop()
+
+
 def test_a_value_of_thousands_of_characters_wraps_inside_the_window(page, console, kb):
     """A value of 20,000 characters without a space wraps: the page stays as wide as the window (it
     was 200,000 px wide), on the entity's page and on the Briefing that lists it as new."""

@@ -134,7 +134,9 @@ class Pages:
                 f"not {view.perspective!r}",
                 hint=f"kg console --perspective {view.perspective} serves that one",
             )
-        return KnowledgeBase.open(self.path, perspective=view.perspective or self.perspective, resident=self.resident)
+        opened = KnowledgeBase.open(self.path, perspective=view.perspective or self.perspective, resident=self.resident)
+        opened.perspective_asked = view.perspective is not None  # a typo is refused, as by the CLI, on every page
+        return opened
 
     def warming(self) -> None:
         """warm() is about to run (in a thread of its own): the Briefing and the Constellation wait for it."""
