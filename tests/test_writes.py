@@ -382,6 +382,15 @@ def test_update_records_keep_what_each_field_held_before(seeded):
             1,
             "authority inferred may not name a person",
         ),
+        *(
+            (["repo/api", "caveat", "--value", *said, "--authority", "inferred"], 1, "may not name a person")
+            for said in (  # (SPEC §4: a text naming a person makes the fact personal, SPEC §3)
+                ("ask Dana Okafor first", "--source", "pr:1"),
+                ("ask first", "--source", "pr:1", "--reason", "dana said so"),
+                ("ask first", "--source", "doc:notes-of-dana-okafor"),
+                ("ask first", "--source", "doc:1", "--audience", "channel:dana"),
+            )
+        ),
         (["repo/api", "member_of", "--object", "team/web", "--source", "pr:1"], 1, "member_of is not about a repo"),
         (
             ["process/release", "posts_to", "--object", "repo/api", "--source", "pr:1"],
@@ -510,3 +519,22 @@ def test_an_entity_given_an_alias_a_record_costs_each_record_its_own_alias(kg, t
     entity = kg.json("lookup", "api")["entity"]
     assert len(entity["aliases"]) == n and len(entity["weak_aliases"]) == n
     assert "the index matches the journal" in kg("validate").stdout
+
+
+def test_an_inferred_fact_observed_with_a_source_naming_a_person_is_observed_no_longer_inferred(seeded):
+    """An inference seen since with a source that names a person names a person: kept as inferred,
+    it would break the rule that an inferred fact never names one (SPEC §4), so its authority
+    becomes what was seen; a second inference naming the person is refused, writing nothing."""
+    made = seeded.json("propose", "repo/api", "caveat", "--value", "slow", "-s", "doc:1", "--authority", "inferred")
+    before = seeded.snapshot()
+    assert "may not name a person" in one_line(
+        seeded(
+            "propose", "repo/api", "caveat", "--value", "slow", "-s", "doc:dana", "--authority", "inferred", expect=1
+        )
+    )
+    assert seeded.snapshot() == before
+    seeded("propose", "repo/api", "caveat", "--value", "slow", "-s", "doc:notes-of-dana")
+    after = seeded.json("history", made["id"])["fact"]
+    assert (after["authority"], after["sensitivity"]) == ("observed", "personal")
+    report = seeded.json("validate")
+    assert report["damage"] == [] and not [f for f in report["findings"] if "inferred" in f["message"]]

@@ -306,8 +306,8 @@ class Proposals(Staging):
             times = self._retimed(fact, asked, allowed=retime)
             times_note = self._times_note(fact, times)  # said before the change: what it held
             if authority == "inferred" and (
-                subject_entity.type in privacy.PERSON_TYPES
-                or (isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)
+                fact.sensitivity == "personal"
+                or self._names_person(subject_entity, target, target_term, heards, sources, reason)
             ):
                 raise Refused(
                     f"{fact.id} names a person, and a fact with authority inferred may not name a person: "
@@ -318,6 +318,8 @@ class Proposals(Staging):
             changes.update(self._made_personal(fact, heards, sources, reason))
             if authority == "user" and any(s.kind == "user" for s in sources):
                 changes["authority"] = "user"  # the user's own words now back it
+            elif fact.authority == "inferred" and authority != "inferred":  # seen now, no longer only inferred
+                changes["authority"] = authority if authority == "stakeholder" else "observed"
             if prevents_rework and not fact.prevents_rework:
                 changes["prevents_rework"] = True
             after = self._change(fact, changes, "observe", reason, sources, hearings)
@@ -347,14 +349,13 @@ class Proposals(Staging):
         if expired:
             return self._revive(expired[0], asked, heards, sources, reason, "had expired: proposed again")
 
-        names_person = (
-            subject_entity.type in privacy.PERSON_TYPES
-            or (isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES)
-            or self._names_a_person(
-                [target_term.value if isinstance(target_term, Literal) else None]
-                + self._brought_texts(heards, sources, reason)
+        names_person = self._names_person(subject_entity, target, target_term, heards, sources, reason)
+        if names_person and authority == "inferred":
+            raise Refused(
+                "a fact with authority inferred may not name a person, and this one does"
+                + ("" if self._is_about_person(subject_entity, target) else " in its words, a source or its reason"),
+                hint="an inference about a person is not kept: give what was observed (--authority observed) and its source",
             )
-        )
         start = start or default_start
         if start and end and start > end:
             raise BadInput(f"--valid-to {end} is before {start}, when it would begin")
@@ -411,6 +412,21 @@ class Proposals(Staging):
         }
         after = self._change(fact, changes, "revive", reason, sources, hearings)
         return Outcome(after, "revived", f"{fact.id} {why}" + times_note)
+
+    @staticmethod
+    def _is_about_person(subject_entity: model.Entity, target) -> bool:
+        """Whether a fact's subject or its object is a person or an actor."""
+        return subject_entity.type in privacy.PERSON_TYPES or (
+            isinstance(target, model.Entity) and target.type in privacy.PERSON_TYPES
+        )
+
+    def _names_person(self, subject_entity, target, target_term, heards, sources, reason) -> bool:
+        """Whether a proposal names a person: its subject or object is one, or its value or a text it
+        brings names one (SPEC §3: such a fact is personal)."""
+        return self._is_about_person(subject_entity, target) or self._names_a_person(
+            [target_term.value if isinstance(target_term, Literal) else None]
+            + self._brought_texts(heards, sources, reason)
+        )
 
     @staticmethod
     def _brought_texts(heards: list[dict], sources, reason) -> list:
