@@ -400,6 +400,8 @@ def _sources(value, limit: int | None = None) -> list[str]:
 def _reason(exc: KgError) -> str:
     if exc.details.get("conflict"):
         return "conflict"  # with what the knowledge base holds: a known fact's times, a name in use
+    if exc.details.get("whitelist"):
+        return "whitelist"  # (as the People whitelist's shapes are, when the writer refuses first)
     if isinstance(exc, NotFound) or "ambiguous" in exc.message:
         return "unresolved"
     if isinstance(exc, BadInput):

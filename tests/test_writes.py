@@ -538,3 +538,20 @@ def test_an_inferred_fact_observed_with_a_source_naming_a_person_is_observed_no_
     assert (after["authority"], after["sensitivity"]) == ("observed", "personal")
     report = seeded.json("validate")
     assert report["damage"] == [] and not [f for f in report["findings"] if "inferred" in f["message"]]
+    # and an import says so as the whitelist's refusal, as for a person as subject or object
+    records = seeded.path.parent / "inferred.jsonl"
+    records.write_text(
+        json.dumps(
+            {
+                "type": "fact",
+                "subject": "repo/api",
+                "predicate": "caveat",
+                "value": "fragile",
+                "authority": "inferred",
+                "reason": "Dana Okafor thinks so",
+                "sources": ["doc:2"],
+            }
+        )
+        + "\n"
+    )
+    assert [r["reason"] for r in seeded.json("import", records, "--apply")["refusals"]] == ["whitelist"]

@@ -311,7 +311,8 @@ class Proposals(Staging):
             ):
                 raise Refused(
                     f"{fact.id} names a person, and a fact with authority inferred may not name a person: "
-                    "an inference about a person is not observed either"
+                    "an inference about a person is not observed either",
+                    whitelist=True,
                 )
             hearings = self._hearings(fact, heards, sources)
             changes = {"observed_at": self.now, "observations": fact.observations + len(hearings), **times}
@@ -355,6 +356,7 @@ class Proposals(Staging):
                 "a fact with authority inferred may not name a person, and this one does"
                 + ("" if self._is_about_person(subject_entity, target) else " in its words, a source or its reason"),
                 hint="an inference about a person is not kept: give what was observed (--authority observed) and its source",
+                whitelist=True,
             )
         start = start or default_start
         if start and end and start > end:
