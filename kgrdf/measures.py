@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from kgrdf import files, nquads, queries, vocab
 
-FORMAT = "5"  # the tables below: a cache of another format is made again
+FORMAT = "6"  # the tables below: a cache of another format is made again
 NAME = "measures.sqlite"
 _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Measures._hear)
     "facts_recorded": "(perspective, is_fact, recorded)",
@@ -43,7 +43,7 @@ _SCHEMA = """
 CREATE TABLE facts (fact TEXT PRIMARY KEY, perspective TEXT, is_fact INTEGER, status TEXT, recorded REAL,
     retired REAL, valid_from REAL, valid_to REAL, successor TEXT, subject TEXT, predicate TEXT, object TEXT,
     datatype TEXT, closed REAL, sensitivity TEXT, observed REAL, heard_in TEXT, confirmed REAL);
-CREATE TABLE heard (fact TEXT, hearing TEXT, audience TEXT, PRIMARY KEY (fact, hearing));
+CREATE TABLE heard (fact TEXT, hearing TEXT, audience TEXT, heard_at REAL, PRIMARY KEY (fact, hearing));
 CREATE INDEX heard_audience ON heard (audience);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
 """ + "".join(f"CREATE INDEX {name} ON facts {columns};\n" for name, columns in _INDEXES.items())
@@ -65,8 +65,8 @@ _REPEATED = {"perspective", "status", "sensitivity", "recorded", "observed"}  # 
 _TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _FACT_CLASS = vocab.kg("Fact").value
 _FIELD, _VALID_TO = vocab.kg("field").value, vocab.kg("validTo").value
-_AUDIENCE = vocab.kg("audience").value
-_READ = {*_COLUMNS, _AUDIENCE}  # the predicates of the records after_write reads (see _read)
+_AUDIENCE, _HEARD_AT = vocab.kg("audience").value, vocab.kg("heardAt").value
+_READ = {*_COLUMNS, _AUDIENCE, _HEARD_AT}  # the predicates of the records after_write reads (see _read)
 _FACT_TYPE_OBJECT, _VALID_TO_OBJECT = f" <{_FACT_CLASS}> ", f" <{_VALID_TO}> "
 _MINE = "is_fact = 1 AND perspective = :perspective"  # what {mine} stands for in a query of Measures
 # The same, read through the index of a few predicates: the unary + keeps SQLite from reading every
@@ -141,15 +141,16 @@ def _heard_in(graph: str, node: str) -> str | None:
     return fact if node == fact or node.startswith(fact + "/hearing/") else None
 
 
-def _hearings(backend) -> list[tuple[str, str, str]]:
-    """(fact, hearing, audience) of every hearing of every fact (briefing-hearings.rq); the hearing
-    is the fact itself for one written before hearings existed."""
+def _hearings(backend) -> list[tuple[str, str, str, float | None]]:
+    """(fact, hearing, audience, when it was heard) of every hearing of every fact
+    (briefing-hearings.rq); the hearing is the fact itself for one written before hearings existed,
+    and its time then the fact's own (None here)."""
     out = []
     for row in backend.select(queries.load("briefing-hearings"), {}):
         graph, node = getattr(row.get("graph"), "value", ""), getattr(row.get("node"), "value", "")
         fact = _heard_in(graph, node)
         if fact is not None and row.get("audience") is not None:
-            out.append((fact, node, row["audience"].value))
+            out.append((fact, node, row["audience"].value, _epoch(row.get("heardAt"))))
     return out
 
 
@@ -208,11 +209,11 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
         db.execute("BEGIN")
         hearings = _hearings(backend)
         heard: dict[str, list[tuple[str, str]]] = {}
-        for fact, hearing, audience in hearings:
+        for fact, hearing, audience, _when in hearings:
             heard.setdefault(fact, []).append((hearing, audience))
         rows = [(*row, _heard_key(row[0], heard.get(row[0], []))) for row in _rows(backend)]
         db.executemany(f"INSERT INTO facts ({_KEPT}) VALUES ({', '.join('?' * 18)})", rows)
-        db.executemany("INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", hearings)
+        db.executemany("INSERT OR REPLACE INTO heard VALUES (?, ?, ?, ?)", hearings)
         db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("at", _stamp(backend))])
         db.execute("COMMIT")
         if temporary is None:
@@ -284,6 +285,16 @@ class Measures:
             "INSERT INTO temp.facts SELECT * FROM main.facts WHERE perspective = ? "
             "AND heard_in IN (SELECT value FROM json_each(?))",
             (self.perspective, json.dumps(allowed)),
+        )
+        # A fact exists for the audience from the first hearing it may hear, not from when it was
+        # recorded: heard first in a private conversation, it was not known in public until then, and
+        # the Briefing's days and the Constellation's known-at read it from then on.
+        audiences = [a for (a,) in self.db.execute("SELECT DISTINCT audience FROM main.heard") if hears(a)]
+        self.db.execute(
+            "UPDATE temp.facts SET recorded = COALESCE((SELECT MIN(COALESCE(h.heard_at, facts.recorded)) "
+            "FROM main.heard h WHERE h.fact = facts.fact AND h.audience IN (SELECT value FROM json_each(?))), recorded) "
+            "WHERE EXISTS (SELECT 1 FROM main.heard h WHERE h.fact = facts.fact AND h.heard_at > facts.recorded)",
+            (json.dumps(audiences),),
         )
         self.db.execute(f"CREATE INDEX temp.facts_subject ON facts {_INDEXES['facts_subject']}")
 
@@ -533,10 +544,10 @@ class Measures:
         return self._select(f"SELECT {_KEPT} FROM facts WHERE {{mine}} ORDER BY fact")
 
     def hearings(self) -> list[tuple]:
-        """(fact, hearing, audience) of every hearing of the perspective's facts, in order (what the
-        tests compare)."""
+        """(fact, hearing, audience, heard_at) of every hearing of the perspective's facts, in order
+        (what the tests compare)."""
         return self._select(
-            "SELECT fact, hearing, audience FROM heard WHERE fact IN (SELECT fact FROM facts WHERE {mine}) "
+            "SELECT fact, hearing, audience, heard_at FROM heard WHERE fact IN (SELECT fact FROM facts WHERE {mine}) "
             "ORDER BY fact, hearing"
         )
 
@@ -571,8 +582,8 @@ def _read(line: str) -> bool:
 def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
     """What a write's rows change, in one pass over them, deletes first:
     - fact IRI -> column -> its new value (None: deleted);
-    - (fact, hearing) -> the audience it was heard in now (None: deleted), from the records of a
-      hearing's audience (:func:`_heard_in`);
+    - (fact, hearing) -> (the audience it was heard in now, when) (None: deleted), from the records
+      of a hearing's audience and time (:func:`_heard_in`);
     - the facts whose update records change the end of their valid time.
 
     Whether an IRI is a fact's is asked once an IRI, not once a quad: an import's quads name each
@@ -588,6 +599,7 @@ def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
 
     changed: dict[str, dict[str, object]] = {}
     heard: dict[tuple[str, str], str | None] = {}
+    heard_at: dict[tuple[str, str], float] = {}
     closed: set[str] = set()
     is_fact: dict[str, bool] = {}
     for lines, gone in ((delete_lines, True), (add_lines, False)):
@@ -615,6 +627,11 @@ def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
                 if fact is not None:
                     heard[(fact, subject)] = None if gone else one(value)
                 continue
+            if predicate == _HEARD_AT:
+                fact = _heard_in(graph_iri, subject)
+                if fact is not None and not gone:
+                    heard_at[(fact, subject)] = waiting.epoch_of(value, datatype)
+                continue
             column = _COLUMNS.get(predicate)
             if column is None and predicate != _TYPE:
                 continue
@@ -635,6 +652,7 @@ def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
             if column in _REPEATED:
                 value = one(value)
             changed.setdefault(fact, {})[column] = value
+    heard = {key: None if audience is None else (audience, heard_at.get(key)) for key, audience in heard.items()}
     return changed, heard, closed
 
 
@@ -728,8 +746,10 @@ def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines, 
         db.executemany(
             "DELETE FROM heard WHERE fact = ? AND hearing = ?", [key for key, to in heard.items() if to is None]
         )
-        db.executemany(
-            "INSERT OR REPLACE INTO heard VALUES (?, ?, ?)", [(*key, to) for key, to in heard.items() if to is not None]
+        db.executemany(  # (a hearing's time is written with its audience, and never changes)
+            "INSERT INTO heard VALUES (?, ?, ?, ?) ON CONFLICT (fact, hearing) DO UPDATE SET "
+            "audience = excluded.audience, heard_at = COALESCE(excluded.heard_at, heard.heard_at)",
+            [(*key, *to) for key, to in heard.items() if to is not None],
         )
         heard_in = _heard_keys(db, set(changed) | {fact for fact, _hearing in heard})
         # each fact's row written once, with its audiences: one statement for each set of columns

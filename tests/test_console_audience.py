@@ -182,3 +182,39 @@ def test_the_review_queue_is_the_owner_s_and_an_unknown_audience_is_told_nothing
     nothing = pages_as(pages, "somewhere:else")
     assert nothing["briefing"]["stats"]["fact_count"] == 0 == nothing["briefing"]["captured"]["total"]
     assert nothing["constellation"]["nodes"] == [] and nothing["raw repos"]["entities"] == []
+
+
+def test_shown_as_an_audience_a_fact_exists_from_the_first_hearing_it_may_hear(kg, monkeypatch):
+    """Heard first in a private conversation and in public two days later, a fact is not in public's
+    Constellation known at the day between, and public's Briefing counts it captured on the day public
+    heard it, as kg facts --known-at answers: the day it was recorded would tell public that the
+    knowledge base held it earlier, from a hearing public may not know of. The owner's pages keep the
+    day it was recorded; a write after the pages were first read keeps the cache's hearing times."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-23T09:00:00Z")
+    kg("add-entity", "service/billing", "--name", "Billing")
+    kg("add-entity", "environment/prod", "--name", "Prod")
+    kg("add-entity", "repo/other", "--name", "Other")
+    fact = kg.json("propose", "Billing", "lives_in", "--object", "Prod", "-s", "doc:a", "--audience", "dm:dana,jo")
+    pages = Pages(kg.path)
+    pages.home(View(None, "public"))  # the cache is made now, and kept by the writes that follow
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-25T09:00:00Z")
+    kg("propose", "Billing", "lives_in", "--object", "Prod", "-s", "doc:b", "--audience", "public")
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-26T09:00:00Z")
+    assert kg.json("facts", "Billing", "--audience", "public", "--known-at", "2026-02-24")["facts"] == []
+
+    def edges(audience, known_at):
+        doc = Pages(kg.path).constellation(View(None, audience, known_at=known_at))
+        return len(doc["edges"])
+
+    def captured(audience):
+        days = Pages(kg.path).home(View(None, audience))["captured"]["days"]
+        return {day["day"]: day["captured"] for day in days if day["captured"]}
+
+    assert (edges("public", "2026-02-24"), edges("public", "2026-02-25T10:00:00Z")) == (0, 1)
+    assert captured("public") == {"2026-02-25": 1}
+    assert (edges(None, "2026-02-24"), captured(None)) == (1, {"2026-02-23": 1})
+    assert edges("dm:dana,jo", "2026-02-24") == 1
+    assert kg.json("facts", "Billing", "--audience", "public")["facts"][0]["id"] == fact["id"]
+    (kg.path / "cache" / "measures.sqlite").unlink()  # and a cache made again from the index says the same
+    assert captured("public") == {"2026-02-25": 1}
+    assert (edges("public", "2026-02-24"), edges(None, "2026-02-24")) == (0, 1)

@@ -42,7 +42,7 @@ def test_an_import_keeps_the_briefing_cache_as_one_made_from_the_index(demo, tmp
     at, kept = _kept(demo.path)
     view = KnowledgeBase.open(demo.path).view()
     assert at == f"{view.seq}:{view.digest}"  # kept by the import, not made again
-    audiences = {row[2] for row in kept if len(row) == 3 and row[0].endswith(held)}
+    audiences = {row[2] for row in kept if len(row) == 4 and row[0].endswith(held)}
     assert audiences == {"owner", "public", "dm:ana,bo"}
     assert kept == _made(demo.path)
 

@@ -276,5 +276,5 @@ def test_a_write_that_closes_many_facts_reads_every_closing_once_and_keeps_what_
     assert len(asked) == 1 and "fact" in asked[0]
     monkeypatch.undo()
     at, kept = _kept(kg.path)
-    assert len([row for row in kept if len(row) > 3 and row[0].endswith(one)]) == 1
+    assert len([row for row in kept if len(row) > 4 and row[0].endswith(one)]) == 1
     assert kept == _made(kg.path)
