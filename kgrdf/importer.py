@@ -506,6 +506,12 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
             if record.problem:
                 report.refuse(record.line, "malformed", record.problem)
                 continue
+            if ahead and record.data.get("type") == "fact":
+                # Once a fact waits for a later entity, every fact after it waits too: the facts are
+                # staged in the file's order, so that a fact's first record is the one that makes it
+                # (its valid time, order and reason), as when the entity comes first.
+                ahead.append((n, record))
+                continue
             try:
                 staged = _stage(fresh, record, auto_confirm, report, limit)
             except NotFound as exc:
@@ -521,7 +527,9 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
                 entities[vocab.entity_iri(writer.perspective, record.data["id"].strip()).value] = n
             else:
                 made.setdefault(staged[0], []).append(_Made(record.line, staged[1], staged[2], n))
-        for n, record in ahead:
+        for done, (n, record) in enumerate(ahead):
+            if done and done % CHUNK == 0 and len(ahead) > fresh.BULK:
+                fresh.check_chunk()
             try:
                 staged = _stage(fresh, record, auto_confirm, report, limit)
             except KgError as exc:

@@ -140,6 +140,34 @@ def test_a_fact_may_name_an_entity_a_later_record_makes(kg, tmp_path, order):
     kg("validate")
 
 
+@pytest.mark.parametrize("entity_at", [0, 1, 2, 3, 4])
+def test_a_fact_s_first_record_makes_it_wherever_the_entity_s_record_comes(kg, tmp_path, entity_at):
+    """Two records of one fact, the first with a valid time, its reason and an order: the first
+    makes the fact and the second observes it, in the file's order, whether the entity they name
+    is made before them, between them or after them. A fact that waited for a later record's
+    entity was staged after every other record, so the second record made the fact, and the first
+    was refused as a clash with it: its valid time, order and source were lost."""
+    service = {"type": "entity", "id": "service/billing", "name": "billing"}
+    step = {"type": "entity", "id": "step/deploy", "name": "deploy"}
+    facts = [
+        {"subject": "service/billing", "predicate": "status", "value": "live", "valid_from": "2025-01-01"},
+        {"subject": "process/release", "predicate": "has_step", "object": "step/deploy", "order": 2},
+        {"subject": "service/billing", "predicate": "status", "value": "live"},
+        {"subject": "process/release", "predicate": "has_step", "object": "step/deploy"},
+    ]
+    facts = [{"type": "fact", "sources": [f"doc:r{n}"], "reason": f"record {n}", **f} for n, f in enumerate(facts)]
+    kg("add-entity", "process/release", "--name", "Release")
+    records = facts[:entity_at] + [service, step] + facts[entity_at:]
+    report = kg.json("import", records_file(tmp_path / "seed.jsonl", *records), "--apply")
+    assert (report["facts"], report["refused_total"]) == ({"created": 2, "observed": 2}, 0)
+    status = kg.json("facts", "billing")["facts"][0]
+    assert status["valid_from"].startswith("2025-01-01")
+    assert [s["ref"] for s in status["sources"]] == ["r0", "r2"]
+    assert kg.json("history", status["id"])["history"][0]["reason"] == "record 0"
+    [step_fact] = kg.json("facts", "release", "-p", "has_step")["facts"]
+    assert step_fact["order"] == 2
+
+
 def test_a_json_array_is_read_too(kg, tmp_path):
     path = tmp_path / "seed.json"
     path.write_text(json.dumps(ENTITIES + GOOD[:1]), encoding="utf-8")
