@@ -772,6 +772,9 @@ class KnowledgeBase:
             try:
                 backend = self.open_index(read_only=True)
                 at = backend.position() if backend is not None else None
+                if at is not None and at[0] == LOADING.seq:  # a large write's load cut short: made again
+                    index["opens"] = False
+                    at = None
                 index["transaction"] = at[0] if at else None
                 on_chain = at is not None and at[0] <= end.seq
                 index["behind"] = end.seq - at[0] if on_chain else end.seq

@@ -1009,6 +1009,25 @@ def test_an_index_that_does_not_open_is_made_again_by_the_next_command_status_an
     assert "first" in {f["value"] for f in kg.json("facts", "repo/api")["facts"]}
 
 
+def test_kg_status_after_a_load_cut_short_makes_the_index_again_and_counts_true(kg):
+    """A large write killed while its index loaded leaves the index marked as loading (a position
+    no transaction has): kg status said "at transaction -1, 2 behind the journal" of a journal of
+    one. It makes the index again, as a read would (README), and then says where it stands."""
+    from kgrdf.kb import LOADING
+
+    kg("add-entity", "repo/api", "--name", "Api")
+    kg("propose", "repo/api", "caveat", "--value", "first", "-s", "slack:1")
+    index = OxigraphBackend(kg.path / "index")
+    try:
+        index.set_position(LOADING)  # as _commit_beside_index leaves it when killed in the load
+    finally:
+        index.close()
+    status = kg.json("status")
+    assert status["index"]["transaction"] == status["journal"]["transactions"] and status["index"]["behind"] == 0
+    assert "transaction -1" not in kg("status").stdout and "up to date" in kg("status").stdout
+    assert "first" in {f["value"] for f in kg.json("facts", "repo/api")["facts"]}
+
+
 def _patch_after_the_last(kg, row: str) -> None:
     """A whole patch after the shared journal's last, as kgrdf would chain it, holding ``row``."""
     replica = json.loads((kg.path / "replica.json").read_text())["replica"]
