@@ -16,6 +16,7 @@ U+2028, U+0085 and other separators a JSON string may hold unescaped.
 """
 
 import errno
+import glob
 import json
 import os
 import stat
@@ -184,6 +185,7 @@ def written_whole(path: Path, outside: Path | None = None):
             yield Counted(out)
         return
     target = Path(os.path.realpath(path))
+    _drop_parts_left(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
     out = open(tmp, "xb")  # (a file left at that name is never written through)
     try:
@@ -195,6 +197,21 @@ def written_whole(path: Path, outside: Path | None = None):
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _drop_parts_left(target: Path) -> None:
+    """Remove what a write of ``target`` killed before its end left beside it (``.NAME.PID.part``):
+    the part of a process that no longer runs. One that runs is writing it still."""
+    for part in target.parent.glob(f".{glob.escape(target.name)}.*.part"):
+        pid = part.name[len(target.name) + 2 : -len(".part")]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            part.unlink(missing_ok=True)
+        except OSError:
+            continue  # (another user's process: running)
 
 
 @contextmanager
