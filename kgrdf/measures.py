@@ -145,13 +145,17 @@ def _hearings(backend) -> list[tuple[str, str, str, float | None]]:
     """(fact, hearing, audience, when it was heard) of every hearing of every fact
     (briefing-hearings.rq); the hearing is the fact itself for one written before hearings existed,
     and its time then the fact's own (None here)."""
-    out = []
+    said, times = [], {}
     for row in backend.select(queries.load("briefing-hearings"), {}):
         graph, node = getattr(row.get("graph"), "value", ""), getattr(row.get("node"), "value", "")
         fact = _heard_in(graph, node)
-        if fact is not None and row.get("audience") is not None:
-            out.append((fact, node, row["audience"].value, _epoch(row.get("heardAt"))))
-    return out
+        if fact is None:
+            continue
+        if row.get("audience") is not None:
+            said.append((fact, node, row["audience"].value))
+        elif row.get("heardAt") is not None:
+            times[node] = _epoch(row["heardAt"])
+    return [(fact, node, audience, times.get(node)) for fact, node, audience in said]
 
 
 def _rows(backend) -> list[tuple]:

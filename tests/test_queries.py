@@ -309,9 +309,10 @@ def cases(store):
         # Each fact of the example heard once, by the owner; a hearing's own node, never the fact.
         "briefing-hearings": (
             {},
-            lambda rows: (
-                len(rows) == 35
-                and {r["audience"] for r in rows} == {"owner"}
+            lambda rows: (  # each hearing's audience, and its time, in a row each
+                len([r for r in rows if r.get("audience")]) == 35
+                and {r.get("audience") for r in rows} == {"owner", None}
+                and {r["node"] for r in rows if r.get("heardAt")} == {r["node"] for r in rows if r.get("audience")}
                 and all(r["graph"] == r["node"].split("/hearing/")[0] + "/provenance" for r in rows)
             ),
         ),
