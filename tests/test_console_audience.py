@@ -218,3 +218,20 @@ def test_shown_as_an_audience_a_fact_exists_from_the_first_hearing_it_may_hear(k
     (kg.path / "cache" / "measures.sqlite").unlink()  # and a cache made again from the index says the same
     assert captured("public") == {"2026-02-25": 1}
     assert (edges("public", "2026-02-24"), edges(None, "2026-02-24")) == (0, 1)
+
+
+def test_an_entity_page_known_at_a_time_lists_the_facts_replaced_by_then_alone(kg, monkeypatch):
+    """Travelling in known time, the entity page listed as replaced a fact that was replaced only
+    later (its list was read as of now); it lists what had been replaced by then."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-01T09:00:00Z")
+    kg("add-entity", "repo/a", "--name", "A")
+    first = kg.json("propose", "repo/a", "caveat", "--value", "one", "-s", "doc:a")["id"]
+    kg("confirm", first)
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T09:00:00Z")
+    kg("supersede", first, "--value", "two", "-s", "doc:b")
+    pages = Pages(kg.path)
+    key = pages.key("main", "repo/a")
+    then = pages.entity(View(None, None, known_at="2026-02-15"), key)
+    assert then["superseded"] == []
+    assert [f["value"] for group in then["groups"] for f in group["facts"]] == ["one"]
+    assert [f["id"] for f in pages.entity(View(None, None), key)["superseded"]] == [first]

@@ -388,7 +388,9 @@ class Pages:
                 entity.pop("summary", None)
             # every fact ever, for the replaced ones: a replacement is named as the audience may hear
             # it (with_sources), which is read for those alone, not for an entity's thousands
-            everything = session.facts(entity_id, everything=True, sources=False)["facts"]
+            # (as held then, when the view travels in known time: a fact replaced since was not yet)
+            held_then = {"known_at": clock.parse_optional(view.known_at, "known at")} if view.known_at else {}
+            everything = session.facts(entity_id, everything=True, sources=False, **held_then)["facts"]
             by_id = {f["id"]: f for f in everything}
             superseded = []
             for fact in session.with_sources([f for f in everything if f.get("superseded_by")]):
