@@ -368,6 +368,7 @@ class Pages:
         with self._reading(view) as (kb, session):
             entity_id = self.keys.entity(kb.perspective, key)
             travels = bool(view.as_of or view.known_at)
+            known = clock.parse_optional(view.known_at, "known at")
             try:
                 looked = session.lookup(entity_id, sources=not travels)
             except NotFound:  # (shown as an audience, or forgotten since: the console names no one by id)
@@ -379,7 +380,6 @@ class Pages:
             if travels:  # the current facts give way to those of then (but in an organization's digest)
                 session.with_sources(backlinks + (facts if entity["type"] == "organization" else []))
                 when = clock.parse_optional(view.as_of, "as of")
-                known = clock.parse_optional(view.known_at, "known at")
                 facts = session.facts(entity_id, as_of=when, known_at=known)["facts"]
             person = entity["type"] == "person"
             if person:
@@ -389,8 +389,7 @@ class Pages:
             # every fact ever, for the replaced ones: a replacement is named as the audience may hear
             # it (with_sources), which is read for those alone, not for an entity's thousands
             # (as held then, when the view travels in known time: a fact replaced since was not yet)
-            held_then = {"known_at": clock.parse_optional(view.known_at, "known at")} if view.known_at else {}
-            everything = session.facts(entity_id, everything=True, sources=False, **held_then)["facts"]
+            everything = session.facts(entity_id, everything=True, sources=False, known_at=known)["facts"]
             by_id = {f["id"]: f for f in everything}
             superseded = []
             for fact in session.with_sources([f for f in everything if f.get("superseded_by")]):
