@@ -297,6 +297,53 @@ def test_kg_alone_still_shows_its_help():
     assert "Usage: kg" in result.output and "lookup" in result.output
 
 
+def _kg_process(*argv, whole: bool = False) -> subprocess.CompletedProcess:
+    """``kg argv`` as a user runs it, in a process of its own; ``whole``: through every command's
+    parser, as kg did before it built only the one asked for."""
+    run = "from kgrdf.cli import app as run" if whole else "from kgrdf.cli import main as run"
+    code = f"import sys; sys.argv[0] = 'kg'; {run}; run()"
+    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+
+
+def _seen(done: subprocess.CompletedProcess) -> tuple:
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_each_command_run_as_kg_is_the_command_the_whole_of_kg_has():
+    """kg builds only the parser of the command it is asked for (the rest cost a third of a cold
+    read): each command's help, run so, is the one the whole of kg shows, groups included."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = sorted(typer.main.get_command(app).commands)
+    asked = [[name, "-h"] for name in names] + [["-h"], []]
+    with ThreadPoolExecutor(4) as pool:
+        alone = list(pool.map(lambda argv: _kg_process(*argv), asked))
+        whole = list(pool.map(lambda argv: _kg_process(*argv, whole=True), asked))
+    for argv, one, every in zip(asked, alone, whole, strict=True):
+        assert _seen(one) == _seen(every), argv
+        named = [word for word in argv if not word.startswith("-")]
+        assert (one.stdout or one.stderr).startswith(" ".join(["Usage: kg", *named, "[OPTIONS]"])), argv
+    assert all(f"  {name} " in alone[-2].stdout for name in names)  # kg -h lists every command
+
+
+@pytest.mark.parametrize(
+    "argv, told",
+    [
+        (["lokup", "x"], "No such command 'lokup'. Did you mean 'lookup'?"),
+        (["batch", "aply"], "No such command 'aply'. Did you mean 'apply'?"),
+        (["--json", "lookup", "x"], "No such option: --json"),
+        (["identifiers", "--json"], "No such option: --json"),
+        (["--version", "org"], "kg (kgrdf)"),
+        (["-h", "lookup"], "  propose "),
+        (["index", "-h"], "  compact "),
+    ],
+)
+def test_kg_run_as_a_command_refuses_and_suggests_as_the_whole_of_kg_does(argv, told):
+    done = _kg_process(*argv)
+    assert _seen(done) == _seen(_kg_process(*argv, whole=True))
+    assert told in done.stdout + done.stderr
+
+
 def test_kg_version_prints_the_installed_version_and_exits_0():
     done = subprocess.run([sys.executable, "-m", "kgrdf", "--version"], capture_output=True, text=True)
     assert (done.returncode, done.stdout, done.stderr) == (0, f"kg (kgrdf) {version('kgrdf')}\n", "")
