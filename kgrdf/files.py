@@ -26,6 +26,7 @@ from pathlib import Path
 from kgrdf.errors import BadInput, Damaged
 
 UMASK = 0o077
+PURGING = "purging.json"  # present while a deletion runs (kgrdf.purge); never tracked
 BATCHES = ["batch.json", "batch-*.json"]  # each perspective's saved batch (kgrdf.batch.path)
 PRIVATE = [
     "journal/local",
@@ -34,7 +35,7 @@ PRIVATE = [
     "cache",
     "identifiers.jsonl",
     "secret.key",
-    "purging.json",
+    PURGING,
     *BATCHES,
     "forgotten.jsonl",
     "journal.aside*",

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgrdf import clock, files, made, purge, vcs, vocab
+from kgrdf import clock, files, made, vcs, vocab
 from kgrdf.errors import NO_ROOM, BadInput, Damaged, NotFound, Unreachable, one_line
 from kgrdf.files import write_json
 from kgrdf.journal import FORMAT, Journal, Position, Transaction
@@ -363,7 +363,7 @@ class KnowledgeBase:
                             self._rebuild(backend, view)  # a private index: the shared lock suffices
                     # A write cut short before its git commit is committed first (once: when git
                     # is busy, the read goes on and a later command commits it).
-                    owed = (self.path / purge.MARKER).exists() or (
+                    owed = (self.path / files.PURGING).exists() or (
                         (self.path / UNCOMMITTED).exists() and not (self.resident and self.resident.owes_commits())
                     )
                     if self._is_fresh(backend, view) and (attempt or not owed):
@@ -969,14 +969,16 @@ class KnowledgeBase:
         or writes: for a command that reads a file of the folder alone (kg tokens list)."""
         from kgrdf import lock
 
-        if (self.path / purge.MARKER).exists():
+        if (self.path / files.PURGING).exists():
             with lock.held(self.path / "lock", exclusive=True):
                 self._finish_purge()
 
     def _finish_purge(self) -> None:
         """A deletion cut short (``purging.json`` is there) is finished before anything else runs.
         The caller holds the exclusive lock and no open index."""
-        if (self.path / purge.MARKER).exists():
+        if (self.path / files.PURGING).exists():
+            from kgrdf import purge  # (its rules and theirs are no read's: a read imports none of them)
+
             counts = purge.finish(self)
             print(
                 f"kg: finished a deletion cut short ({counts['records']} journal records dropped); the git "

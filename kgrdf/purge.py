@@ -40,7 +40,7 @@ from kgrdf import files, identifiers, privacy, tokenfile, vcs, vocab
 from kgrdf.errors import Refused
 from kgrdf.journal import LOCAL, Patch, Stream, fsync_dir, packed
 
-MARKER = "purging.json"  # present while a deletion runs; never tracked
+MARKER = files.PURGING
 
 
 def digest(line: str) -> str:
