@@ -221,7 +221,27 @@ def test_verified_words_bring_back_a_rejected_fact(seeded, tmp_path):
     back = seeded.json(
         "propose", "release", "posts_to", "--object", "#deploys", "--from-user", "--quote", QUOTE, "--transcript", path
     )
-    assert (back["id"], back["status"]) == (fact["id"], "confirmed")
+    assert (back["id"], back["status"], back["authority"]) == (fact["id"], "confirmed", "user")
+    assert seeded.json("facts", "release")["facts"][0]["authority"] == "user"
+
+
+def test_verified_words_bring_back_an_expired_fact_as_the_users(seeded, tmp_path, monkeypatch):
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
+    fact = seeded.json("propose", "release", "posts_to", "--object", "#deploys", "-s", "slack:p1")
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-15T09:00:00Z")
+    assert seeded.json("expire")["expired"] == 1
+    path = write_transcript(tmp_path / "s.jsonl", user(QUOTE))
+    back = seeded.json(
+        "propose", "release", "posts_to", "--object", "#deploys", "--from-user", "--quote", QUOTE, "--transcript", path
+    )
+    assert (back["id"], back["outcome"], back["status"], back["authority"]) == (
+        fact["id"],
+        "revived",
+        "confirmed",
+        "user",
+    )
+    revive = [e for e in seeded.json("history", fact["id"])["history"] if e["action"] == "revive"]
+    assert [e["changes"]["authority"] for e in revive] == [{"before": ["observed"], "after": ["user"]}]
 
 
 # --- the auto-confirm rules ---------------------------------------------------------------------------

@@ -317,10 +317,7 @@ class Proposals(Staging):
             hearings = self._hearings(fact, heards, sources)
             changes = {"observed_at": self.now, "observations": fact.observations + len(hearings), **times}
             changes.update(self._made_personal(fact, heards, sources, reason))
-            if authority == "user" and any(s.kind == "user" for s in sources):
-                changes["authority"] = "user"  # the user's own words now back it
-            elif fact.authority == "inferred" and authority != "inferred":  # seen now, no longer only inferred
-                changes["authority"] = authority if authority == "stakeholder" else "observed"
+            changes.update(self._authority_heard(fact, authority, sources))
             if prevents_rework and not fact.prevents_rework:
                 changes["prevents_rework"] = True
             after = self._change(fact, changes, "observe", reason, sources, hearings)
@@ -336,6 +333,7 @@ class Proposals(Staging):
                 asked,
                 heards,
                 sources,
+                authority,
                 reason or "the user's verified words bring it back",
                 "had been rejected: the user's own words bring it back",
             )
@@ -348,7 +346,7 @@ class Proposals(Staging):
             )
         expired = [f for f in same if f.status == "expired"]
         if expired:
-            return self._revive(expired[0], asked, heards, sources, reason, "had expired: proposed again")
+            return self._revive(expired[0], asked, heards, sources, authority, reason, "had expired: proposed again")
 
         names_person = self._names_person(subject_entity, target, target_term, heards, sources, reason)
         if names_person and authority == "inferred":
@@ -398,9 +396,12 @@ class Proposals(Staging):
         changes.update(self._made_personal(fact, heards, sources, reason))
         return self._change(fact, changes, "observe", reason, sources, hearings)
 
-    def _revive(self, fact: model.Fact, asked: dict, heards: list[dict], sources, reason, why: str) -> Outcome:
+    def _revive(
+        self, fact: model.Fact, asked: dict, heards: list[dict], sources, authority: str, reason, why: str
+    ) -> Outcome:
         """Bring a rejected or expired fact back as a proposal, heard again: its valid time and order
-        as now said (they were not held), one more observation a hearing."""
+        as now said (they were not held), one more observation a hearing, and the authority the
+        hearing brings, as a fact observed again takes it."""
         times = self._retimed(fact, asked, allowed=True)
         times_note = self._times_note(fact, times)  # said before the change: what it held
         hearings = self._hearings(fact, heards, sources)
@@ -411,9 +412,21 @@ class Proposals(Staging):
             "observations": fact.observations + len(hearings),
             **times,
             **self._made_personal(fact, heards, sources, reason),
+            **self._authority_heard(fact, authority, sources),
         }
         after = self._change(fact, changes, "revive", reason, sources, hearings)
         return Outcome(after, "revived", f"{fact.id} {why}" + times_note)
+
+    @staticmethod
+    def _authority_heard(fact: model.Fact, authority: str, sources) -> dict:
+        """{"authority": ...} when hearing a known fact again raises its authority, else {}: the
+        user's own words (a source of kind user) make it the user's; a fact only inferred, heard
+        now, is observed (or a stakeholder's)."""
+        if authority == "user" and any(s.kind == "user" for s in sources):
+            return {"authority": "user"}
+        if fact.authority == "inferred" and authority != "inferred":  # seen now, no longer only inferred
+            return {"authority": authority if authority == "stakeholder" else "observed"}
+        return {}
 
     @staticmethod
     def _is_about_person(subject_entity: model.Entity, target) -> bool:
