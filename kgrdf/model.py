@@ -566,7 +566,7 @@ def _term(value, kind: str, schema, name: str = ""):
     if kind == "boolean":
         return vocab.boolean(value)
     if kind == "decimal":
-        return Literal(f"{float(value):.6f}".rstrip("0").rstrip("."), datatype=vocab.XSD_DECIMAL)
+        return vocab.decimal(value)
     if kind == "iri":
         return NamedNode(value)
     return Literal(str(value))

@@ -139,6 +139,13 @@ def integer(value: int) -> Literal:
     return Literal(str(int(value)), datatype=XSD_INTEGER)
 
 
+def decimal(value: float) -> Literal:
+    """A number to six places as xsd:decimal, in the one form Oxigraph keeps it in (the index and a
+    rebuild of it from the journal must agree): no trailing zeros, and zero never "-0"."""
+    text = f"{float(value):.6f}".rstrip("0").rstrip(".")
+    return Literal("0" if text == "-0" else text, datatype=XSD_DECIMAL)
+
+
 def boolean(value: bool) -> Literal:
     return Literal("true" if value else "false", datatype=XSD_BOOLEAN)
 

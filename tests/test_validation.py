@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from .patchlog import patch_bytes, patch_files, write_patch
@@ -85,6 +86,31 @@ def test_validate_reports_a_torn_tail_the_store_checks_find(demo):
     write_patch(next_patch_file(demo.path), b"H id <urn:uuid:t> .\nTX .\n")
     checks = {d["check"] for d in validation.check_store(KnowledgeBase.open(demo.path))}
     assert "torn tail" in checks
+
+
+@pytest.mark.parametrize("confidence", ["-0.0", "-0", "0.0000001", "0.99999999", "0.1234567"])
+def test_a_confidence_written_in_another_form_of_its_number_leaves_the_index_equal_to_a_rebuild(seeded, confidence):
+    """A decimal is journaled in the one form Oxigraph keeps it in: -0.0 was journaled "-0", the
+    index kept "0", and kg validate called the knowledge base damaged for good."""
+    spanned = seeded.json(
+        *("propose", "release", "caveat", "--value", "flaky on mondays", "-s", "slack:m1"),
+        *("--extracted", "--span", "flaky on mondays", "--confidence", confidence),
+    )["id"]
+    assert seeded("validate").exit_code == 0
+    hearings = seeded.json("history", spanned)["fact"]["hearings"]
+    assert [h["confidence"] for h in hearings] == [round(abs(float(confidence)), 6)]
+
+
+@given(st.floats(min_value=-1e9, max_value=1e9, allow_nan=False))
+def test_a_decimal_reads_back_from_oxigraph_as_it_was_written(number):
+    import pyoxigraph as ox
+
+    from kgrdf import vocab
+
+    literal = vocab.decimal(number)
+    store = ox.Store()
+    store.add(ox.Quad(ox.NamedNode("https://e.org/s"), ox.NamedNode("https://e.org/p"), literal))
+    assert [quad.object for quad in store] == [literal]
 
 
 def test_a_second_current_value_of_a_single_valued_predicate_is_a_warning_not_a_refusal(seeded):
