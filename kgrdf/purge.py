@@ -324,6 +324,7 @@ def _delete_leftovers(kb) -> int:
     found += [p for p in (kb.path / "journal").glob("*.tmp")]
     found += [p for pattern in files.BATCHES for p in kb.path.glob(pattern)]  # every perspective's
     found += [p for p in kb.path.glob("journal.aside*")]
+    found += [p for p in kb.path.glob(".git.aside*")]  # a history moved aside holds every record
     found += [kb.path / "cache"] if (kb.path / "cache").exists() else []  # derived: names for kg mentions
     found += [kb.path / "index.old"] if (kb.path / "index.old").exists() else []  # a rebuild cut short
     for path in found:

@@ -1223,6 +1223,22 @@ def test_a_new_journal_started_from_the_index_routes_by_the_same_matcher(kg, tmp
     kg("validate")
 
 
+def test_forget_deletes_a_git_history_moved_aside_which_holds_every_record(kg):
+    """The way out of a history git cannot read (README: mv .git .git.aside) keeps the old commits,
+    and with them the person's records: forget takes it away, and its last check agrees."""
+    kg("add-entity", "person/quinn", "--name", "Quinn Albrecht", "--alias", "Quinn")
+    kg("add-entity", "repo/api", "--name", "api")
+    _propose(kg, "Quinn", "reviews", "--object", "api", "-s", "slack:p1")
+    (kg.path / ".git" / "HEAD").write_text("garbage\n")
+    kg("add-entity", "repo/web", "--name", "web", expect=3)
+    (kg.path / ".git").rename(kg.path / ".git.aside")
+    kg("add-entity", "repo/web", "--name", "web")
+    result = kg.json("forget", "person/quinn")
+    assert result["remaining"] == [] and not (kg.path / ".git.aside").exists()
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, ["Quinn Albrecht", "Quinn", "person/quinn"]) == []
+
+
 def test_a_reason_naming_a_person_makes_the_change_private(kg):
     kg("add-entity", "person/sam", "--name", "Samantha Quixley")
     kg("add-entity", "process/release", "--name", "Release process")
