@@ -934,6 +934,22 @@ def test_a_write_refused_for_an_audience_never_names_a_fact_it_may_not_hear(serv
     assert _snapshot(served) == before
 
 
+def test_a_tokens_write_refused_by_the_shapes_says_nothing_of_an_entity_it_does_not_know(served):
+    """The SHACL findings a refusal carries name the fact's subject and object: of an entity the
+    token's audience does not know (repo/hidden, heard in dm:ana,bo alone), they would tell its
+    id and its type."""
+    writer = served["secrets"]["writer"]
+    before = _snapshot(served)
+    body = {"subject": "mkhiddenname", "predicate": "timezone", "value": "UTC", "sources": ["slack:w9"]}
+    status, answer = served["server"].post("propose", writer, body)
+    assert status == 409 and answer["error"] == "refused", answer
+    said = json.dumps(answer)
+    assert "repo/hidden" not in said and "a repo" not in said and "does not know" in answer["message"], answer
+    assert _snapshot(served) == before
+    status, answer = served["server"].post("propose", served["secrets"]["boss"], body)  # the owner is told
+    assert status == 409 and answer["findings"][0]["fact"]["subject"] == "repo/hidden", answer
+
+
 def test_a_tokens_org_add_refused_for_a_name_taken_says_nothing_of_an_entity_it_does_not_know(served):
     """repo/hidden is known to dm:ana,bo alone: a refusal naming it (its id, its name) would tell
     a token of channel:sales that it exists, as lookup and search do not."""

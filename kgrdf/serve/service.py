@@ -290,9 +290,12 @@ class Service:
         fact that audience may not hear (a successor, a fact saying the same with another valid
         time) or an entity it does not know (one whose name or alias the call gave too), when it
         says only that, with nothing of that fact or entity (its id, its times, its names)."""
+        import json
+
         from kgrdf import model, vocab
 
-        said = f"{exc.message} {exc.hint or ''}"
+        # (what the refusal carries beside its reason, the SHACL findings on the fact refused, is told too)
+        said = f"{exc.message} {exc.hint or ''} {json.dumps(exc.details, default=str, ensure_ascii=False)}"
         facts = set(model.FACT_IDS_IN_TEXT.findall(said))
         entities = model.entity_ids_in(said)
         if caller.audience == "owner" or not (facts or entities) or isinstance(exc, NotFound):
