@@ -886,8 +886,13 @@ def test_a_name_a_token_writes_with_means_what_its_audience_knows_and_its_refusa
         assert status == 200 and answer["outcome"] == "unchanged"
         assert "mksecretco.example" not in json.dumps(answer), answer  # an alias the call did not say
         assert "mknightjar" not in json.dumps(answer) and set(answer) == {
-            "id", "type", "name", "aliases", "weak_aliases", "outcome"
+            "id", "type", "name", "aliases", "weak_aliases", "outcome", "note"
         }, answer  # fmt: skip
+        # Nor which of the names a call gives are its own: each guess is answered alike.
+        for guesses in (["mksecretco.example", "mkwrong"], ["mkwrong"]):
+            status, answer = server.post("org_add", secret, {"name": "mksecretco", "aliases": guesses})
+            assert status == 200 and (answer["name"], answer["aliases"]) == ("mksecretco", []), answer
+            assert answer["note"].endswith("none added"), answer
         owner = kg.json("lookup", "Mksecretco")["entity"]
         assert owner["aliases"] == ["mksecretco.example"]
     finally:

@@ -22,6 +22,7 @@ from kgrdf.errors import BadInput, KgError, NotFound, Refused, Unreachable
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
+_NAMES_KEPT = "the names of an organization known already are changed by the owner alone: none added"
 
 
 @dataclass(frozen=True)
@@ -510,16 +511,17 @@ class Service:
         if caller.audience != "owner":
             with self.reading(caller) as session:
                 heard = session.entity(ox.NamedNode(entity.iri))
-            if heard is None:  # what the call said of it, and nothing the knowledge base holds besides
-                given = {model.match_key(a) for a in [name, *(aliases or [])] if isinstance(a, str)}
+            if heard is None:  # the name the call gave, and nothing the knowledge base holds: not even
+                # which of the names given are its own (a token could otherwise try guesses at them)
                 return {
                     "id": entity.id,
                     "type": entity.type,
-                    "name": entity.name if model.match_key(entity.name) in given else name,
-                    "aliases": [a for a in entity.aliases if model.match_key(a) in given],
+                    "name": model.clean_label(name),
+                    "aliases": [],
                     "weak_aliases": [],
                     "outcome": outcome,
-                } | ({"note": note} if note else {})
+                    "note": _NAMES_KEPT,
+                }
             entity = heard
         return {**entity.as_json(), "outcome": outcome} | ({"note": note} if note else {})
 
@@ -537,7 +539,7 @@ class Service:
                 entity, outcome = held, "unchanged"
                 given = {model.clean_label(a) for a in [name, *(aliases or [])] if isinstance(a, str)}
                 if given - {held.name, *held.aliases}:  # (another spelling too: it would rename it)
-                    note = "the names of an organization known already are changed by the owner alone: none added"
+                    note = _NAMES_KEPT
         return entity, outcome, note
 
     def org_set(self, caller: Caller, org: str, key: str, value: str, sources=(), message=None) -> dict:
