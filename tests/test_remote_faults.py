@@ -429,3 +429,43 @@ def test_a_token_writing_through_kg_serve_while_the_index_server_is_down_is_answ
     statuses = {f["id"]: f["status"] for f in kg.json("facts", "api")["facts"]}
     assert statuses[elsewhere["id"]] == "proposed"  # the fact heard elsewhere, untouched
     assert "clean" in kg("validate").stdout
+
+
+def test_a_tokens_write_while_the_index_server_is_down_tells_what_it_would_with_the_server_up(
+    tmp_path, remote_kg, server
+):
+    """Down or up, a token is told nothing of a fact its audience does not hear: a write that meets a
+    fact the owner rejected is refused as settled elsewhere, with no id and nothing written (the
+    answer said it was in the journal, with the rejected fact's id); one that meets a fact only the
+    owner heard was created, as far as the token is told."""
+    from .serving import Server
+
+    kg = remote_kg
+    kg("add-entity", "repo/api", "--name", "api")
+    rejected = kg.json("propose", "api", "caveat", "--value", "owner secret thing", "--source", "doc:z")["id"]
+    kg("reject", rejected)
+    heard = kg.json("propose", "api", "caveat", "--value", "owner only so far", "--source", "doc:y")["id"]
+    kg("add-entity", "repo/web", "--name", "web")
+    timed = kg.json("propose", "web", "uses", "--object", "api", "-s", "doc:t", "--valid-from", "2026-02-01")["id"]
+    secret = kg.json("tokens", "add", "bot", "--perspective", "main", "--audience", "channel:ops", "--write")["secret"]
+    served = Server(kg.path)
+    try:
+        server.kill()
+        before = _journal_bytes(kg.path)
+        body = {"subject": "repo/api", "predicate": "caveat", "value": "owner secret thing", "sources": ["slack:q"]}
+        status, doc = served.post("propose", secret, body)
+        assert (status, doc["error"]) == (409, "refused") and rejected not in json.dumps(doc), doc
+        assert "settled where this token's audience does not hear it" in doc["message"]
+        assert _journal_bytes(kg.path) == before
+        dated = {"subject": "repo/web", "predicate": "uses", "object": "repo/api", "sources": ["slack:w2"]}
+        status, doc = served.post("propose", secret, {**dated, "valid_from": "2026-05-01"})
+        assert (status, doc["error"]) == (409, "refused") and timed not in json.dumps(doc), doc  # not a 503
+        assert _journal_bytes(kg.path) == before
+        body["value"] = "owner only so far"
+        status, doc = served.post("propose", secret, body)
+        assert status == 200 and (doc["id"], doc["outcome"]) == (heard, "created"), doc
+        assert "in the journal" in doc["note"]
+        server.start()
+        assert [f["id"] for f in kg.json("facts", "api", "--audience", "channel:ops")["facts"]] == [heard]
+    finally:
+        served.stop()

@@ -274,17 +274,9 @@ class Service:
         try:
             return self._as_heard(caller, outcome, writer.warnings)
         except NotFound:  # nothing written: the fact it says is one this audience does not hear (rejected)
-            raise Refused(
-                f"nothing of this {command} was recorded: the knowledge base holds what it says already, "
-                "settled where this token's audience does not hear it"
-            ) from None
+            raise _settled_unheard(command) from None
         except Unreachable as exc:  # journaled already: the answer says so, and what it can without a read
-            return {
-                "id": outcome.fact.id,
-                "outcome": outcome.action,
-                "note": f"{exc.message}; the write is in the journal, and the fact is shown as this token's "
-                "audience reads it once the server answers again",
-            }
+            return _unread(caller, command, outcome, exc)
 
     def _told(self, caller: Caller, exc: KgError) -> KgError:
         """A write's refusal as the caller's audience is told it: as it is, unless its reason names a
@@ -301,11 +293,17 @@ class Service:
         entities = model.entity_ids_in(said)
         if caller.audience == "owner" or not (facts or entities) or isinstance(exc, NotFound):
             return exc  # (a NotFound names what it was given)
-        with self._kb(caller).reading() as session:
-            held = {e for e in entities if session.entity(vocab.entity_iri(session.perspective, e))}
-            session.hear_as(caller.audience)
-            hidden = [i for i in sorted(facts) if not _hears(session, i)]
-            unknown = [e for e in sorted(held) if session.entity(vocab.entity_iri(session.perspective, e)) is None]
+        try:
+            with self._kb(caller).reading() as session:
+                held = {e for e in entities if session.entity(vocab.entity_iri(session.perspective, e))}
+                session.hear_as(caller.audience)
+                hidden = [i for i in sorted(facts) if not _hears(session, i)]
+                unknown = [e for e in sorted(held) if session.entity(vocab.entity_iri(session.perspective, e)) is None]
+        except Unreachable:  # what the audience may hear is not known: nothing named is told
+            return type(exc)(
+                "refused: the reason names a fact or an entity, and what this token's audience may hear "
+                "cannot be read while the index server does not answer; nothing was written"
+            )
         if not hidden and not unknown:
             return exc
         what = (
@@ -588,3 +586,37 @@ def _in_their_words(quote) -> str | None:
     """The reason a token's decision keeps: the user's words it was verified with (kg history shows
     who decided, the token by its name, and why)."""
     return f"the user said: {quote.strip()}" if isinstance(quote, str) and quote.strip() else None
+
+
+def _settled_unheard(command: str) -> Refused:
+    return Refused(
+        f"nothing of this {command} was recorded: the knowledge base holds what it says already, "
+        "settled where this token's audience does not hear it"
+    )
+
+
+def _unread(caller: Caller, command: str, outcome, exc: Unreachable) -> dict:
+    """A write's document for an audience's token while the index server does not answer: what the
+    write itself knows of the fact, its hearings, tells what the token may be shown, as a read would
+    (Service._as_heard): a fact it hears none of is refused as settled elsewhere, and one it hears
+    once only, heard before elsewhere, was created as far as it is told."""
+    from kgrdf import audience
+
+    heard = [h for h in outcome.fact.hearings if audience.may_hear(h.audience, caller.audience)]
+    if not heard:
+        raise _settled_unheard(command)
+    action = outcome.action
+    if action in ("observed", "revived") and len(heard) == 1 < len(outcome.fact.hearings):
+        action = "created"  # its first hearing here: that others heard it before is not told
+    written = outcome.action not in ("rejected", "unchanged")
+    return {
+        "id": outcome.fact.id,
+        "outcome": action,
+        "note": f"{exc.message}; "
+        + (
+            "the write is in the journal, and the fact is shown as this token's audience reads it once the "
+            "server answers again"
+            if written
+            else "nothing was written"
+        ),
+    }
