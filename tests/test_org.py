@@ -29,12 +29,19 @@ def test_where_names_overlap_the_longest_wins_and_a_shared_name_is_ambiguous(dem
     demo("add-entity", "team/ops", "--name", "Texture", "--alias", "Ops")  # a second entity called Texture
     found = demo.json("mentions", "Texture HQ Systems and texturehq.com; texture alone.")["mentions"]
     assert [(m["text"], [e["id"] for e in m["entities"]]) for m in found] == [
-        ("Texture HQ", ["organization/texture"]),  # leftmost, longest: "HQ Systems" overlaps it
+        ("Texture HQ", ["organization/texture"]),  # as long as "HQ Systems", which overlaps it, and first
         ("texturehq.com", ["organization/texture"]),
         ("texture", ["organization/texture", "team/ops"]),
     ]
     shown = demo("mentions", "texture alone").stdout
     assert "ambiguous: organization/texture (Texture), team/ops (Texture)" in shown
+    # The longest wins wherever the names start: "api gateway" over the alias "the api" before it.
+    demo("add-entity", "service/gateway", "--name", "API Gateway")
+    found = demo.json("mentions", "so the api gateway is down, and the api too")["mentions"]
+    assert [(m["text"], [e["id"] for e in m["entities"]]) for m in found] == [
+        ("api gateway", ["service/gateway"]),
+        ("the api", ["repo/api"]),
+    ]
 
 
 def test_mentions_of_a_message_that_names_nothing(demo):

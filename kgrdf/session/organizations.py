@@ -121,8 +121,8 @@ class OrganizationReads(Reading):
         return index, names
 
     def mentions(self, text: str) -> list[dict]:
-        """The known names and strong aliases ``text`` mentions, whole words, any case: at each place
-        the longest name wins and overlapping shorter ones are dropped; a name two entities share is
+        """The known names and strong aliases ``text`` mentions, whole words, any case: where names
+        overlap the longest wins, wherever each starts (of two as long, the first); a name two entities share is
         one mention with both (ambiguous). In the order of the text, with character offsets."""
         index, names = self._names()
         spans: dict[tuple[int, int], dict[str, dict]] = {}
@@ -142,17 +142,20 @@ class OrganizationReads(Reading):
                     "matched": how,
                     "label": label,
                 }
-        out, taken_to = [], -1
-        for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
-            if start < taken_to:
-                continue  # inside or across a longer mention that starts earlier
-            taken_to = end
-            out.append(
-                {
-                    "start": start,
-                    "end": end,
-                    "text": text[start:end],
-                    "entities": sorted(spans[(start, end)].values(), key=lambda e: e["id"]),
-                }
-            )
-        return out
+        from bisect import bisect, insort
+
+        taken: list[tuple[int, int]] = []  # apart from each other, in the order of the text
+        for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):  # the longest first
+            at = bisect(taken, (start, end))
+            if (at and taken[at - 1][1] > start) or (at < len(taken) and taken[at][0] < end):
+                continue  # it overlaps a longer one (or one as long that starts earlier)
+            insort(taken, (start, end))
+        return [
+            {
+                "start": start,
+                "end": end,
+                "text": text[start:end],
+                "entities": sorted(spans[(start, end)].values(), key=lambda e: e["id"]),
+            }
+            for start, end in sorted(taken)
+        ]
