@@ -1282,6 +1282,99 @@ def test_a_replacement_named_only_by_its_reason_stays_with_the_fact_it_closed(kg
     assert _files_naming(kg.path, ["Dana Okafor", "person/okafor"]) == []
 
 
+def test_a_name_is_a_whole_word_with_its_combining_marks(kg):
+    """Python's \\w leaves out vowel signs: अमित (Amit) was found in अमिताभ (Amitabh), a fact naming
+    Amitabh was private for Amit, and forgetting Amit deleted it."""
+    kg("add-entity", "person/amit", "--name", "अमित")
+    kg("add-entity", "process/hotfix", "--name", "Hotfix")
+    kg("add-entity", "channel/deploys", "--name", "#deploys")
+    other = _propose(kg, "hotfix", "posts_to", "--object", "#deploys", "-s", "slack:x", "--reason", "अमिताभ ने बताया")
+    own = _propose(kg, "hotfix", "caveat", "--value", "slow", "-s", "slack:y", "--reason", "अमित ने बताया")["id"]
+    going = {f["id"] for f in kg.json("forget", "person/amit", "--dry-run")["going"]}
+    assert going == {own}
+    assert "अमिताभ ने बताया" in _decoded(kg.path, "shared")
+    kg("forget", "person/amit")
+    assert kg.json("history", other["id"])["fact"]["status"] == "proposed"
+    kg("history", own, expect=1)
+
+
+def test_a_name_with_a_dotted_capital_i_is_the_same_name_in_every_case(kg):
+    """İ folds to i and a combining dot: "İlker" was one word and "ILKER" another, so a fact naming
+    ILKER DEMIR went to the shared journal and stayed there after he was forgotten."""
+    kg("add-entity", "person/ilker", "--name", "İlker Demir")
+    kg("add-entity", "process/hotfix", "--name", "Hotfix")
+    facts = [
+        _propose(kg, "hotfix", "caveat", "--value", f"v{n}", "-s", f"slack:{n}", "--reason", f"{name} said so")["id"]
+        for n, name in enumerate(["İlker Demir", "ILKER DEMIR", "ilker demir", "Ilker Demir"])
+    ]
+    assert "said so" not in _decoded(kg.path, "shared")
+    import sqlite3
+
+    db = sqlite3.connect(kg.path / "cache" / "people-main.sqlite")  # a cache of the words read before
+    with db:
+        db.execute("UPDATE meta SET value = '1' WHERE name = 'format'")
+        db.execute("DELETE FROM words")
+    db.close()
+    facts.append(
+        _propose(kg, "hotfix", "caveat", "--value", "v9", "-s", "slack:9", "--reason", "İLKER DEMİR too")["id"]
+    )
+    assert "too" not in _decoded(kg.path, "shared")
+    assert {f["id"] for f in kg.json("forget", "person/ilker", "--dry-run")["going"]} == set(facts)
+    assert kg.json("forget", "person/ilker")["remaining"] == []
+    assert "ilker" not in _folded(_decoded(kg.path)).replace("i\u0307", "i")
+    for fact in facts:
+        kg("history", fact, expect=1)
+
+
+def test_the_marks_a_word_takes_in_are_the_combining_marks_of_this_pythons_unicode():
+    import sys
+
+    from kgrdf import privacy
+
+    marks = re.compile(f"[{privacy._MARKS}]")
+    differ = [
+        hex(code)
+        for code in range(sys.maxunicode + 1)
+        if bool(marks.match(chr(code))) != unicodedata.category(chr(code)).startswith("M")
+    ]
+    assert differ == [], f"privacy._MARKS is not Unicode {unicodedata.unidata_version}'s marks: {differ[:10]}"
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzéßİअमतभकलन"
+_MARK_LETTERS = "\u093f\u093e\u0301"  # two vowel signs and a combining acute: never a word's first letter
+_WORD = st.builds(
+    lambda first, rest: first + rest,
+    st.sampled_from(_LETTERS),
+    st.text(alphabet=_LETTERS + _MARK_LETTERS, max_size=6),
+)
+
+
+@given(
+    st.lists(_WORD, min_size=1, max_size=3),
+    st.sampled_from([str, str.upper, str.lower, str.title]),
+    st.sampled_from(["", "said ", "(", "— "]),
+    st.sampled_from(["", " said", ".", ", then"]),
+    st.sampled_from(["x", "\u093f", "क"]),
+)
+def test_a_name_is_found_in_any_case_as_whole_words_and_never_inside_a_longer_word(words, case, before, after, more):
+    """Both matchers (People: routing and forget; NameIndex: kg mentions) find a name written in
+    any case between anything that is not a word, and neither finds it with a letter or a mark
+    more at its end."""
+    from kgrdf import privacy
+
+    name = " ".join(words)
+    people = privacy.People()
+    people.add_name(name, "p")
+    index = privacy.NameIndex()
+    index.add(name, "p")
+    text = before + case(name) + after
+    assert people.in_text(text) == {"p"}, text
+    assert [value for _start, _end, value in index.find(text)] == ["p"], text
+    longer = before + case(name) + more + after
+    assert people.in_text(longer) == set(), longer
+    assert index.find(longer) == [], longer
+
+
 def test_the_word_that_finds_a_name_in_a_journal_is_its_rarest_there():
     """Any word of a name finds the rows that may hold it; the search takes the rarest in the text,
     not a word every person's IRI holds, and still one for each name and token."""

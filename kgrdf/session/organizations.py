@@ -92,7 +92,7 @@ class OrganizationReads(Reading):
 
         at = self.backend.position()
         path = self.kb.path / "cache" / f"names-{self.perspective}.json"
-        key = f"{at[0]}:{at[1]}" if at else ""
+        key = f"{NameIndex.FORMAT}:{at[0]}:{at[1]}" if at else ""
         if path.parent.is_symlink():
             key = ""  # never read names from, or write them to, where a link points (a write refuses it)
         try:
