@@ -389,6 +389,9 @@ def test_update_records_keep_what_each_field_held_before(seeded):
                 ("ask first", "--source", "pr:1", "--reason", "dana said so"),
                 ("ask first", "--source", "doc:notes-of-dana-okafor"),
                 ("ask first", "--source", "doc:1", "--audience", "channel:dana"),
+                ("ask first", "--source", "doc:1", "--audience", "dm:dana"),  # a conversation of people
+                ("ask first", "--source", "doc:1", "--audience", "dm:jo,sam"),
+                ("ask first", "--source", "doc:1", "--said-by", "Dana", "--message", "slack:1"),  # said by one
             )
         ),
         (["repo/api", "member_of", "--object", "team/web", "--source", "pr:1"], 1, "member_of is not about a repo"),
@@ -532,6 +535,22 @@ def test_an_inferred_fact_observed_with_a_source_naming_a_person_is_observed_no_
             "propose", "repo/api", "caveat", "--value", "slow", "-s", "doc:dana", "--authority", "inferred", expect=1
         )
     )
+    assert seeded.snapshot() == before
+    for heard in (["--audience", "dm:jo,sam"], ["--said-by", "Dana", "--message", "slack:7"]):
+        again = seeded(
+            "propose",
+            "repo/api",
+            "caveat",
+            "--value",
+            "slow",
+            "-s",
+            "doc:2",
+            "--authority",
+            "inferred",
+            *heard,
+            expect=1,
+        )
+        assert "may not name a person" in one_line(again)
     assert seeded.snapshot() == before
     seeded("propose", "repo/api", "caveat", "--value", "slow", "-s", "doc:notes-of-dana")
     after = seeded.json("history", made["id"])["fact"]

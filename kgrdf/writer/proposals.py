@@ -307,6 +307,7 @@ class Proposals(Staging):
             times_note = self._times_note(fact, times)  # said before the change: what it held
             if authority == "inferred" and (
                 fact.sensitivity == "personal"
+                or _heard_from_people(heards)
                 or self._names_person(subject_entity, target, target_term, heards, sources, reason)
             ):
                 raise Refused(
@@ -349,10 +350,16 @@ class Proposals(Staging):
             return self._revive(expired[0], asked, heards, sources, authority, reason, "had expired: proposed again")
 
         names_person = self._names_person(subject_entity, target, target_term, heards, sources, reason)
-        if names_person and authority == "inferred":
+        if authority == "inferred" and (names_person or _heard_from_people(heards)):
             raise Refused(
                 "a fact with authority inferred may not name a person, and this one does"
-                + ("" if self._is_about_person(subject_entity, target) else " in its words, a source or its reason"),
+                + (
+                    ""
+                    if self._is_about_person(subject_entity, target)
+                    else " in its words, a source or its reason"
+                    if names_person
+                    else ": it was said by one, or heard in a private conversation"
+                ),
                 hint="an inference about a person is not kept: give what was observed (--authority observed) and its source",
                 whitelist=True,
             )
@@ -531,6 +538,12 @@ class Proposals(Staging):
         if not changes:
             return ""
         return "; " + ", ".join(f"{name} {getattr(fact, name) or 'none'} -> {given}" for name, given in changes.items())
+
+
+def _heard_from_people(heards: list[dict]) -> bool:
+    """Whether a hearing names people by who it is: a speaker (--said-by), or a private
+    conversation, whose audience lists its people. An inference may name no one (SPEC §4)."""
+    return any(h["said_by"] is not None or (h["audience"] or "").startswith("dm:") for h in heards)
 
 
 def _place(audience: str | None) -> str | None:
