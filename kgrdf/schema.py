@@ -27,6 +27,11 @@ class EntityType:
     comment: str | None = None
 
 
+def key_of(predicate: str) -> str:
+    """A predicate's key, or the last part of an IRI the schema does not hold."""
+    return predicate.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
 @dataclass(frozen=True)
 class Predicate:
     key: str
@@ -54,10 +59,14 @@ class Predicate:
         return read_out(self.sentence, subject, target)
 
 
-def read_out(sentence: str, subject: str, target: str) -> str:
+def read_out(sentence: str | None, subject: str, target: str, predicate: str | None = None) -> str:
     """A predicate's sentence filled in with a subject and a target, on one line: a value may hold
     newlines, and its sentence is printed as one line among others (a batch's lettered facts, a context
-    pack's cited lines), where a line it began would read as one kgrdf printed. Each newline shows as ⏎."""
+    pack's cited lines), where a line it began would read as one kgrdf printed. Each newline shows as ⏎.
+    A fact whose predicate the schema no longer has (a site extension taken away or refused) has no
+    sentence: it reads as its subject, [the predicate] and its target."""
+    if sentence is None:
+        sentence = f"{{subject}} [{key_of(predicate) if predicate else 'a predicate not in the schema'}] {{target}}"
     filled = sentence.replace("{subject}", subject).replace("{target}", target)
     return filled.replace("\n", " ⏎ ") if "\n" in filled else filled
 

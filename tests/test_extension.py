@@ -182,6 +182,37 @@ def test_a_refused_extension_never_stops_the_knowledge_base(seeded):
     assert "unknown predicate 'mentors'" in unknown.stderr
 
 
+@pytest.mark.parametrize("then", ["removed", "refused", "without it"])
+def test_facts_of_a_predicate_the_schema_no_longer_has_are_read_and_reported_not_a_crash(seeded, then):
+    """SPEC §4: a bad extension is refused and the knowledge base keeps working on the core schema.
+    A fact of a site predicate the schema then lost crashed every read that showed it (exit 3)."""
+    write(seeded, {"predicates": [ON_CALL]})
+    fact = seeded.json("propose", "team/web", "on_call_for", "--object", "repo/web-app", "--source", "ledger:rota")
+    if then == "removed":
+        (seeded.path / "schema.json").unlink()
+    elif then == "refused":
+        write(seeded, {"predicates": [ON_CALL, {**ON_CALL, "name": "mentors", "domain": ["person"]}]})
+    else:
+        write(seeded, {"predicates": [{**ON_CALL, "name": "backs_up"}]})
+    shown = "Web team [on_call_for] web-app"
+    assert f"{fact['id']} [proposed] {shown}" in seeded("lookup", "repo/web-app").stdout
+    assert [(f["predicate"], f["sentence"]) for f in seeded.json("facts", "team/web")["facts"]] == [
+        ("on_call_for", shown)
+    ]
+    assert seeded.json("history", fact["id"])["fact"]["sentence"] == shown
+    links = seeded.json("neighbors", "team/web")["edges"]
+    assert [(e["fact"], e["predicate"]) for e in links] == [(fact["id"], "on_call_for")]
+    report = seeded("validate", expect=1)  # reported, as violations are: the knowledge base is not damaged
+    assert f"{fact['id']}: the predicate https://kgrdf.org/ns/site#on_call_for is not in the schema" in report.stdout
+
+
+def test_an_extension_copied_in_as_the_readme_says_is_no_damage_to_validate(seeded):
+    write(seeded, {"predicates": [ON_CALL]})
+    seeded("add-entity", "repo/x", "--name", "X")  # (the write commits schema.json)
+    write(seeded, {"predicates": [ON_CALL, {**ON_CALL, "name": "backs_up"}]})  # checked, then copied in
+    assert "clean" in seeded("validate").stdout
+
+
 def test_a_malformed_schema_json_is_reported_not_fatal(seeded, tmp_path):
     path = tmp_path / "schema.json"
     path.write_text("{not json")

@@ -66,7 +66,7 @@ class FactReads(Reading):
             "id": fact.id,
             "subject": subject.id if subject else vocab.id_of(fact.subject),
             "subject_name": subject.name if subject else None,
-            "predicate": predicate.key if predicate else fact.predicate,
+            "predicate": predicate.key if predicate else schema.key_of(fact.predicate),
         }
         if fact.is_entity_target:
             target = self.entity(fact.target)
@@ -103,8 +103,9 @@ class FactReads(Reading):
             {"kind": s.kind, "ref": s.ref, **({"quote": s.quote} if s.quote else {})} for s in fact.sources
         ]
         out.update(self._heard_of(fact))
-        if predicate:
-            out["sentence"] = predicate.reads(out["subject_name"] or out["subject"], shown)
+        out["sentence"] = schema.read_out(
+            predicate.sentence if predicate else None, out["subject_name"] or out["subject"], shown, fact.predicate
+        )
         return out
 
     def _named_in_hearing(self, iri: str) -> model.Entity | None:
@@ -191,10 +192,10 @@ class FactReads(Reading):
                 fact = {
                     "id": row["id"],
                     **ends,
-                    "predicate": row["predicateKey"],
+                    "predicate": row["predicateKey"] or schema.key_of(row["predicate"]),
                     "status": notations[row["statusConcept"]],
                     "authority": notations[row["authorityConcept"]],
-                    "sentence": schema.read_out(row["sentence"], subject_shown, target_shown),
+                    "sentence": schema.read_out(row["sentence"], subject_shown, target_shown, row["predicate"]),
                 }
                 for key, name in (
                     ("validFrom", "valid_from"),
@@ -392,7 +393,7 @@ class FactReads(Reading):
                             {
                                 "fact": row["id"],
                                 "from": src,
-                                "predicate": row["predicateKey"],
+                                "predicate": row["predicateKey"] or schema.key_of(row["predicate"]),
                                 "to": dst,
                                 "status": row["status"],
                             }
