@@ -1816,7 +1816,7 @@ def schema(
     if (base.path / "schema.json").is_file():
         from kgrdf import extension as extension_module
 
-        ext = extension_module.check_file(base.path / "schema.json")
+        ext = extension_module.check_file(base.path / "schema.json", cache=base.path / "cache")
         extension = {"accepted": ext.accepted, "problems": ext.problems}
     if format == "turtle":
         import pyoxigraph as ox

@@ -479,9 +479,11 @@ def read(path: Path) -> bytes:
     return inputs.read(path, "KGRDF_MAX_IMPORT", "the schema file")
 
 
-def check(raw: bytes, label: str, path: Path | None = None, kb=None) -> Extension:
+def check(raw: bytes, label: str, path: Path | None = None, kb=None, cache: Path | None = None) -> Extension:
     """Check a schema file's bytes; never raises for their content (the problems say why). With
-    ``kb``, as that knowledge base's next schema.json: it must also keep what the data uses."""
+    ``kb``, as that knowledge base's next schema.json: it must also keep what the data uses. With
+    ``cache`` (a knowledge base's cache folder), the verdict of the OWL RL closure is kept there for
+    the same bytes (see _closure_problems)."""
     import hashlib
 
     from kgrdf import inputs, schema
@@ -500,17 +502,47 @@ def check(raw: bytes, label: str, path: Path | None = None, kb=None) -> Extensio
     ext.predicates = {entry["name"]: entry["object"] for entry in data.get("predicates", [])}
     ext.quads = to_quads(data, core)
     if ext.quads:
-        ext.problems = problems_of(ext.quads, schema.quads())
+        ext.problems = _closure_problems(ext, raw, cache)
     if kb is not None:
         ext.problems += usage_problems(ext, usage(kb))
     return ext
 
 
-def check_file(path: Path) -> Extension:
+def check_file(path: Path, cache: Path | None = None) -> Extension:
     """Read and check a knowledge base's schema.json; never raises for its content or for a file
     that cannot be read (the problems say why: the knowledge base then works on the core schema)."""
     try:
         raw = read(path)
     except BadInput as exc:
         return Extension(path, problems=[exc.message])
-    return check(raw, Path(path).name, path)
+    return check(raw, Path(path).name, path, cache=cache)
+
+
+def _closure_problems(ext: Extension, raw: bytes, cache: Path | None) -> list[str]:
+    """problems_of the extension, kept in ``cache``/extension.json for the schema digest of these
+    bytes (the core ontology, the shapes and how a file is read included): the closure takes
+    seconds a predicate (47 s for ten), and kg schema, like every index that loads the schema,
+    asked for it again each time. Derived, like the index: never in git, deleted by kg forget."""
+    import json
+    import os
+
+    from kgrdf import files, schema
+
+    if cache is None or cache.is_symlink():
+        return problems_of(ext.quads, schema.quads())
+    key, kept = schema.digest_of(raw), cache / "extension.json"
+    try:
+        held = json.loads(kept.read_text(encoding="utf-8"))
+        if held["digest"] == key and isinstance(held["problems"], list):
+            return [str(problem) for problem in held["problems"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    problems = problems_of(ext.quads, schema.quads())
+    try:
+        cache.mkdir(exist_ok=True)
+        files.replace(
+            kept, json.dumps({"digest": key, "problems": problems}).encode("utf-8"), suffix=f".{os.getpid()}.tmp"
+        )
+    except OSError:
+        pass  # a folder that takes no file: judged again next time
+    return problems

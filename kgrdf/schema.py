@@ -150,14 +150,20 @@ def _extension_shapes_hash() -> bytes:
 def digest(kb_path=None) -> str:
     """A digest of the ontology files and a knowledge base's schema.json: the index reloads its
     schema graph when it changes. Every read asks for it, so schema.json alone is read each time."""
+    path = kb_path / "schema.json" if kb_path is not None else None
+    return digest_of(path.read_bytes() if path is not None and path.is_file() else None)
+
+
+def digest_of(raw: bytes | None) -> str:
+    """:func:`digest` of the bytes of a schema.json (None: there is none)."""
     h = _ontology_hash().copy()
-    if kb_path is not None and (kb_path / "schema.json").is_file():
+    if raw is not None:
         from kgrdf import extension
 
         # (and how it is read and judged: an index holding what an older kg made of the same file, or
         # accepted by older shapes, reloads it)
         h.update(f"schema.json {extension.QUADS_FORMAT}\0".encode() + _extension_shapes_hash())
-        h.update((kb_path / "schema.json").read_bytes())
+        h.update(raw)
     return h.hexdigest()
 
 
@@ -170,7 +176,7 @@ def effective_quads(kb_path) -> tuple[list, object]:
         return core_quads, None
     from kgrdf import extension
 
-    ext = extension.check_file(path)
+    ext = extension.check_file(path, cache=kb_path / "cache")
     return (core_quads + ext.quads if ext.accepted else core_quads), ext
 
 

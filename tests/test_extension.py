@@ -213,6 +213,27 @@ def test_an_extension_copied_in_as_the_readme_says_is_no_damage_to_validate(seed
     assert "clean" in seeded("validate").stdout
 
 
+def test_the_closure_of_one_schema_json_is_judged_once_and_again_when_it_changes(seeded, monkeypatch):
+    """OWL RL over the core ontology takes seconds a predicate: kg schema ran it on every call (47 s
+    with ten predicates), and so did each index that loaded the schema."""
+    from kgrdf import extension
+
+    judged = []
+    judge = extension.problems_of
+    monkeypatch.setattr(extension, "problems_of", lambda *args: judged.append(1) or judge(*args))
+    write(seeded, {"predicates": [ON_CALL]})
+    for _ in range(3):
+        assert seeded.json("schema")["extension"] == {"accepted": True, "problems": []}
+    seeded("lookup", "team/web")
+    assert len(judged) == 1
+    write(seeded, {"predicates": [ON_CALL, {**ON_CALL, "name": "mentors", "domain": ["person"]}]})
+    assert seeded.json("schema")["extension"]["accepted"] is False
+    assert "mentors" not in {p["key"] for p in seeded.json("schema")["predicates"]}
+    assert len(judged) == 2
+    (seeded.path / "cache" / "extension.json").write_text("{not json")  # a damaged verdict is judged again
+    assert seeded.json("schema")["extension"]["accepted"] is False and len(judged) == 3
+
+
 def test_a_malformed_schema_json_is_reported_not_fatal(seeded, tmp_path):
     path = tmp_path / "schema.json"
     path.write_text("{not json")
