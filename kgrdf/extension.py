@@ -223,6 +223,9 @@ def _field_problems(entry: dict, kind: str, number: int) -> list[str]:
             problems.append(f'{what}: "object" must be "entity" or "value", not {_shown(entry.get("object"))}')
         if "single_valued" in entry and not isinstance(entry["single_valued"], bool):
             problems.append(f'{what}: "single_valued" must be true or false, not {_shown(entry["single_valued"])}')
+        sentence = entry.get("sentence")
+        if sentence is None or (isinstance(sentence, str) and not sentence.strip()):  # (each named, not once for all)
+            problems.append(f'{what} needs a reviewer sentence ("sentence": "{{subject}} ... {{target}}")')
     for key in ("label", "sentence"):
         if entry.get(key) is not None and key in allowed:
             named = f'{what}: "{key}"'

@@ -158,7 +158,14 @@ def test_the_schema_every_command_reads_follows_schema_json_past_its_cache(seede
             "odd_pair would take subjects of any type, where its parent has_step takes some: give it a domain",
         ),
         ({"predicates": [{**ON_CALL, "name": "owns"}]}, "owns is already a core predicate"),
-        ({"predicates": [{**ON_CALL, "name": "no_words", "sentence": ""}]}, "needs a reviewer sentence"),
+        (
+            {"predicates": [{**ON_CALL, "name": "no_words", "sentence": ""}]},
+            "the predicate no_words needs a reviewer sentence",
+        ),
+        (
+            {"predicates": [{**ON_CALL, "name": "blank_words", "sentence": "   "}]},
+            "the predicate blank_words needs a reviewer sentence",
+        ),
     ],
 )
 def test_an_extension_about_a_person_or_clashing_with_the_core_is_refused(seeded, tmp_path, data, reason):
