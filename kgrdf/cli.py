@@ -1352,6 +1352,7 @@ def forget(
         )
         if len(result["going"]) > FORGET_SHOWN:
             text += f"\n  ... and {len(result['going']) - FORGET_SHOWN} more (--json lists them all)"
+        text += _others_named(result["others"], "would go")
         text += "".join(f"\n{forgetting.elsewhere_note(result['entity'], other)}" for other in result["elsewhere"])
     else:
         revoked = f", {revoked} token{'s' if revoked != 1 else ''} naming them revoked" if revoked else ""
@@ -1362,7 +1363,22 @@ def forget(
             f"{'s' if result['leftovers'] != 1 else ''}; the git history was restarted. Adding them again needs "
             f"--allow-forgotten."
         )
+        text += _others_named(result["others"], "went")
     render.out(json, result, text)
+
+
+def _others_named(others: list[str], went: str) -> str:
+    """The other entities a forget changes: a name of theirs naming the person becomes their id, an
+    alias or summary naming them goes."""
+    if not others:
+        return ""
+    shown = ", ".join(others[:FORGET_SHOWN]) + (
+        f" and {len(others) - FORGET_SHOWN} more" if len(others) > FORGET_SHOWN else ""
+    )
+    return (
+        f"\n  {len(others)} other entit{'ies' if len(others) != 1 else 'y'} named them in a name, alias or summary, "
+        f"which {went} (a name becomes the entity's id): {shown}"
+    )
 
 
 def _placeholders(n: int) -> str:

@@ -157,6 +157,7 @@ class Search:
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)
     elsewhere: set[str] = field(default_factory=set)  # the other perspectives whose rows name them
     rows: list[str] = field(default_factory=list)  # its rows the plan may drop (purge.shared_rows)
+    others: set[str] = field(default_factory=set)  # other entities whose name, alias or summary names them
 
 
 def naming(kb, person: Target, search: Search | None = None) -> Plan:
@@ -204,10 +205,13 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                     plan.graphs.add(privacy.fact_of(graph))
                     naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
                 elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
+                    search.others.add(vocab.id_of(quad.subject.value))
                     plan.renames[digest(row)] = str(
                         Quad(quad.subject, quad.predicate, Literal(vocab.id_of(quad.subject.value)), quad.graph_name)
                     )
                 else:
+                    if quad.subject.value != person.iri:
+                        search.others.add(vocab.id_of(quad.subject.value))
                     plan.lines.add(digest(row))
             if shared:
                 held += held_rows(piece.lines, known, plan)
@@ -349,6 +353,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             "identifiers": len(values),
             "tokens": len(plan.tokens),
             "elsewhere": sorted(search.elsewhere),
+            "others": sorted(search.others),  # their names, aliases or summary that name them go
             "dry_run": dry_run,
         }
         if dry_run:  # what the owner would see go: each fact, and whether it is about them or only names them

@@ -259,6 +259,7 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     assert dry == {
         "entity": "person/sam",
         "elsewhere": [],
+        "others": [],
         "facts": 5,
         "redacted": 0,
         "identifiers": 1,
@@ -1237,6 +1238,24 @@ def test_forget_deletes_a_git_history_moved_aside_which_holds_every_record(kg):
     assert result["remaining"] == [] and not (kg.path / ".git.aside").exists()
     _unpack_git(kg.path)
     assert _files_naming(kg.path, ["Quinn Albrecht", "Quinn", "person/quinn"]) == []
+
+
+def test_forget_says_before_and_after_which_other_entities_lose_a_name_naming_them(kg):
+    """A weak alias as common as "deploy" takes other entities' names, aliases and summaries with
+    it: the dry run and the forget said nothing of them (0 facts)."""
+    kg("add-entity", "person/max", "--name", "Max Held", "--alias", "Max", "--weak-alias", "deploy")
+    kg("add-entity", "process/deploy", "--name", "Deploy process", "--alias", "deploy-flow")
+    kg("add-entity", "repo/api", "--name", "api", "--summary", "what we deploy")
+    kg("add-entity", "repo/web", "--name", "web", "--summary", "the site")
+    before = kg.snapshot()
+    dry = kg.json("forget", "person/max", "--dry-run")
+    assert (dry["facts"], dry["others"]) == (0, ["process/deploy", "repo/api"])
+    assert "2 other entities named them" in kg("forget", "person/max", "--dry-run").stdout
+    assert kg.snapshot() == before
+    done = kg("forget", "person/max")
+    assert "which went (a name becomes the entity's id): process/deploy, repo/api" in done.stdout
+    assert kg.json("lookup", "process/deploy")["entity"]["name"] == "process/deploy"
+    assert kg.json("lookup", "repo/web")["entity"]["summary"] == "the site"
 
 
 def test_a_reason_naming_a_person_makes_the_change_private(kg):
