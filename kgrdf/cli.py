@@ -1353,7 +1353,10 @@ def forget(
         if len(result["going"]) > FORGET_SHOWN:
             text += f"\n  ... and {len(result['going']) - FORGET_SHOWN} more (--json lists them all)"
         text += _others_named(result["others"], "would go")
-        text += "".join(f"\n{forgetting.elsewhere_note(result['entity'], other)}" for other in result["elsewhere"])
+        text += "".join(
+            f"\n{forgetting.elsewhere_note(result['entity'], other, other not in result['elsewhere_in_text_only'])}"
+            for other in result["elsewhere"]
+        )
     else:
         revoked = f", {revoked} token{'s' if revoked != 1 else ''} naming them revoked" if revoked else ""
         text = (

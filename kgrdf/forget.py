@@ -158,6 +158,7 @@ class Search:
     elsewhere: set[str] = field(default_factory=set)  # the other perspectives whose rows name them
     rows: list[str] = field(default_factory=list)  # its rows the plan may drop (purge.shared_rows)
     others: set[str] = field(default_factory=set)  # other entities whose name, alias or summary names them
+    held_by: set[str] = field(default_factory=set)  # the perspectives of elsewhere where the person is an entity
 
 
 def naming(kb, person: Target, search: Search | None = None) -> Plan:
@@ -195,7 +196,10 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
             for row, quad in named_rows(piece.text, person, piece.lines):
                 graph = quad.graph_name.value
                 if not graph.startswith(base):  # another perspective's records are its own to forget
-                    search.elsewhere.add(vocab.perspective_of(graph))
+                    other = vocab.perspective_of(graph)
+                    search.elsewhere.add(other)
+                    if quad.subject.value == vocab.entity_iri(other, vocab.id_of(person.iri)).value:
+                        search.held_by.add(other)  # (else it names them in text alone: it knows no such person)
                     continue
                 if shared:
                     search.named += 1
@@ -353,6 +357,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             "identifiers": len(values),
             "tokens": len(plan.tokens),
             "elsewhere": sorted(search.elsewhere),
+            "elsewhere_in_text_only": sorted(search.elsewhere - search.held_by),
             "others": sorted(search.others),  # their names, aliases or summary that name them go
             "dry_run": dry_run,
         }
@@ -373,7 +378,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
                 f"{entity.id} was forgotten from what kgrdf keeps, but {len(left)} file"
                 f"{'s' if plural else ''} of the knowledge base still name{'' if plural else 's'} them: "
                 f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}",
-                hint=_way_out(left, entity.id, search.elsewhere),
+                hint=_way_out(left, entity.id, search.elsewhere, search.held_by),
             )
         counts["remaining"] = left
     return {**result, **counts}
@@ -438,15 +443,22 @@ def purge_facts(kb, graphs: list[str], what: str) -> dict:
         return start(kb, plan)
 
 
-def elsewhere_note(entity_id: str, perspective: str) -> str:
-    """What to do about another perspective that names the person: a forget there forgets them there."""
+def elsewhere_note(entity_id: str, perspective: str, held: bool = True) -> str:
+    """What to do about another perspective that names the person: a forget there forgets them there,
+    when they are a person there; one that names them in text alone knows no one to forget."""
+    if not held:
+        return (
+            f"perspective {perspective} names them in text alone, where it knows no {entity_id}: no forget "
+            "there finds them, and its records of that text went to the journal that may be shared, which "
+            "kgrdf never rewrites (other replicas may hold copies of it)"
+        )
     return (
         f"perspective {perspective} names them too, and keeps its records: forget them there as well "
         f"(kg forget {entity_id} --perspective {perspective})"
     )
 
 
-def _way_out(left: list[str], entity_id: str, elsewhere: set[str]) -> str:
+def _way_out(left: list[str], entity_id: str, elsewhere: set[str], held_by: set[str] = frozenset()) -> str:
     """What to do about the files a forget left naming the person: another perspective's records
     are forgotten by a forget in it; another replica's patches, which kg sync pulled (replicas/),
     are that replica's words, kept as it wrote them and pulled again while its journal holds them;
@@ -454,7 +466,7 @@ def _way_out(left: list[str], entity_id: str, elsewhere: set[str]) -> str:
     from kgrdf.sync import REPLICAS
 
     if elsewhere:
-        return "; ".join(elsewhere_note(entity_id, other) for other in sorted(elsewhere))
+        return "; ".join(elsewhere_note(entity_id, other, other in held_by) for other in sorted(elsewhere))
     theirs = [name for name in left if Path(name).parts[:1] == (REPLICAS,)]
     if not theirs:
         return "kgrdf did not write them that way: take the name out of them or remove them"

@@ -259,6 +259,7 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
     assert dry == {
         "entity": "person/sam",
         "elsewhere": [],
+        "elsewhere_in_text_only": [],
         "others": [],
         "facts": 5,
         "redacted": 0,
@@ -315,6 +316,21 @@ def test_forget_deletes_the_saved_batch_of_every_perspective_that_names_them(kg)
     assert not (kg.path / "batch-beta.json").exists() and not (kg.path / "batch.json").exists()
     _unpack_git(kg.path)
     assert _files_naming(kg.path, ["person/sam", "Sam Reyes"]) == []
+
+
+def test_a_perspective_naming_the_person_in_text_alone_is_not_told_to_forget_them_there(kg):
+    """Beta knows no person/nina: its fact naming her went to the journal that may be shared. The
+    forget said to forget her in beta, which answered 'not known'."""
+    kg("org", "init", "Beta Org", "--perspective", "beta")
+    kg("add-entity", "person/nina", "--name", "Nina Okoro", "--alias", "Nina")
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("add-entity", "repo/api", "--name", "api", "--perspective", "beta")
+    kg("propose", "repo/api", "caveat", "--value", "Nina Okoro owns auth", "-s", "doc:z", "--perspective", "beta")
+    planned = kg.json("forget", "person/nina", "--dry-run")
+    assert (planned["elsewhere"], planned["elsewhere_in_text_only"]) == (["beta"], ["beta"])
+    refused = kg("forget", "person/nina", expect=3)
+    assert "--perspective beta" not in refused.stderr and "knows no person/nina" in refused.stderr
+    kg("forget", "person/nina", "--perspective", "beta", expect=1)  # (what it said to do, and would not do)
 
 
 def test_a_person_another_perspective_knows_too_is_not_said_forgotten_until_forgotten_there(kg):
