@@ -40,9 +40,9 @@ class Server:
                     pytest.fail("kg serve did not start: " + self.process.stderr.read().decode())
                 time.sleep(0.2)
 
-    def request(self, path: str, secret: str | None, data=None, kind=None, accept=None) -> tuple[int, str]:
-        """(status, body text) of one request."""
-        request = urllib.request.Request(self.url + path, data=data)
+    def request(self, path: str, secret: str | None, data=None, kind=None, accept=None, method=None) -> tuple[int, str]:
+        """(status, body text) of one request (GET, or POST with ``data``, unless ``method`` says)."""
+        request = urllib.request.Request(self.url + path, data=data, method=method)
         if secret is not None:
             request.add_header("Authorization", "Bearer " + secret)
         if accept:

@@ -427,7 +427,9 @@ def app(kb_path: Path, resident=None, transcripts: tuple[Path, ...] = ()):
         """A path or a method kg serve does not serve, said as every refusal is (405 with Allow)."""
         path = request.url.path
         if exc.status_code == 405:
-            return _not_allowed(request, (exc.headers or {}).get("Allow", ""))
+            route = path.removeprefix("/api/") if path.startswith("/api/") else None
+            own = "POST" if route in WRITES else "GET" if route in API else None  # (not all the path's pattern takes)
+            return _not_allowed(request, own or (exc.headers or {}).get("Allow", ""))
         message = f"there is no {path}; kg serve answers /mcp, /sparql and /api/ROUTE"
         return _json({"error": "not_found", "message": message}, exc.status_code)
 
