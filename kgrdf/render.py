@@ -441,7 +441,10 @@ def validation(as_json: bool, report: dict) -> None:
         colour = "error" if finding["severity"] == "violation" else "proposed"
         print(f"{paint(finding['severity'], colour)} {finding['focus']}: {finding['message']}")
     if report["damage"]:
-        print("the knowledge base is damaged: writes refuse until it is repaired")
+        print(
+            "the knowledge base is damaged (above): writes refuse while its journal or git history is; an "
+            "index that differs is made again from the journal once index/ is deleted"
+        )
     elif not report["findings"]:
         print("clean: every fact and entity conforms, and the index matches the journal")
     else:

@@ -43,6 +43,8 @@ def test_validate_reports_a_journal_edited_outside_kgrdf_as_damage(demo):
     report = demo.json("validate", expect=3)
     checks = {d["check"] for d in report["damage"]}
     assert "journal position" in checks and "edited outside kgrdf" in checks
+    said = demo("validate", expect=3).stdout.splitlines()[-1]
+    assert said.startswith("the knowledge base is damaged (above): writes refuse while its journal or git history is")
 
 
 def test_a_commit_git_could_not_make_is_no_damage_and_an_edit_outside_kgrdf_beside_it_is(demo):
