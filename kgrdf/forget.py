@@ -208,15 +208,18 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                 elif graph != entities_graph:
                     plan.graphs.add(privacy.fact_of(graph))
                     naming_rows.setdefault(privacy.fact_of(graph), []).append((row, quad))
-                elif quad.subject.value != person.iri and quad.predicate.value in privacy.NAME_PROPERTIES:
-                    search.others.add(vocab.id_of(quad.subject.value))
-                    plan.renames[digest(row)] = str(
-                        Quad(quad.subject, quad.predicate, Literal(vocab.id_of(quad.subject.value)), quad.graph_name)
-                    )
-                else:
-                    if quad.subject.value != person.iri:
+                else:  # an entity's row: theirs goes; another's name naming them becomes its id, the rest goes
+                    other = quad.subject.value != person.iri
+                    if other:
                         search.others.add(vocab.id_of(quad.subject.value))
-                    plan.lines.add(digest(row))
+                    if other and quad.predicate.value in privacy.NAME_PROPERTIES:
+                        plan.renames[digest(row)] = str(
+                            Quad(
+                                quad.subject, quad.predicate, Literal(vocab.id_of(quad.subject.value)), quad.graph_name
+                            )
+                        )
+                    else:
+                        plan.lines.add(digest(row))
             if shared:
                 held += held_rows(piece.lines, known, plan)
     # The rows of every fact the plan may yet drop or change, in the shared journal, for what

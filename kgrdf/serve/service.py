@@ -283,8 +283,6 @@ class Service:
         fact that audience may not hear (a successor, a fact saying the same with another valid
         time) or an entity it does not know (one whose name or alias the call gave too), when it
         says only that, with nothing of that fact or entity (its id, its times, its names)."""
-        import json
-
         from kgrdf import model, vocab
 
         # (what the refusal carries beside its reason, the SHACL findings on the fact refused, is told too)
