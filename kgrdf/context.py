@@ -301,15 +301,14 @@ def candidate(row: dict, entity, kind: str, index: int, packed, anchor: dict | N
     (the same entity, or the one ``entity`` is anchored to), in plain words."""
     peer = row.get("peerName") or row.get("peerId") or str(row["peer"])
     subject, target = (peer, entity.name) if row["direction"] == "in" else (entity.name, peer)
-    template = row.get("sentence") or "{subject} " + (row.get("predicateKey") or row["predicate"]) + " {target}"
     fact = {
         "id": row["id"],
         "iri": row["fact"],
         "kind": kind,
         "entity_index": index,
         "entity": packed.id,
-        "predicate": row.get("predicateKey"),
-        "sentence": schema.read_out(template, str(subject), str(target)),
+        "predicate": row.get("predicateKey") or schema.key_of(row["predicate"]),
+        "sentence": schema.read_out(row.get("sentence"), str(subject), str(target), row["predicate"]),
         "prevents_rework": bool(row.get("preventsRework")),
     }
     if row.get("order") is not None:

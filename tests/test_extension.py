@@ -195,6 +195,7 @@ def test_facts_of_a_predicate_the_schema_no_longer_has_are_read_and_reported_not
     A fact of a site predicate the schema then lost crashed every read that showed it (exit 3)."""
     write(seeded, {"predicates": [ON_CALL]})
     fact = seeded.json("propose", "team/web", "on_call_for", "--object", "repo/web-app", "--source", "ledger:rota")
+    seeded("confirm", fact["id"])
     if then == "removed":
         (seeded.path / "schema.json").unlink()
     elif then == "refused":
@@ -202,13 +203,16 @@ def test_facts_of_a_predicate_the_schema_no_longer_has_are_read_and_reported_not
     else:
         write(seeded, {"predicates": [{**ON_CALL, "name": "backs_up"}]})
     shown = "Web team [on_call_for] web-app"
-    assert f"{fact['id']} [proposed] {shown}" in seeded("lookup", "repo/web-app").stdout
+    assert f"{fact['id']} [confirmed] {shown}" in seeded("lookup", "repo/web-app").stdout
     assert [(f["predicate"], f["sentence"]) for f in seeded.json("facts", "team/web")["facts"]] == [
         ("on_call_for", shown)
     ]
     assert seeded.json("history", fact["id"])["fact"]["sentence"] == shown
     links = seeded.json("neighbors", "team/web")["edges"]
     assert [(e["fact"], e["predicate"]) for e in links] == [(fact["id"], "on_call_for")]
+    pack = seeded.json("context", "--for", "repo/web-app")
+    assert [(f["predicate"], f["sentence"]) for f in pack["facts"]] == [("on_call_for", shown)]
+    assert f"- {shown} [{fact['id']} · ledger:rota]" in pack["markdown"]
     report = seeded("validate", expect=1)  # reported, as violations are: the knowledge base is not damaged
     assert f"{fact['id']}: the predicate https://kgrdf.org/ns/site#on_call_for is not in the schema" in report.stdout
 
