@@ -1944,9 +1944,10 @@ def context(
     most specific, cut from the bottom to the token budget (the pack says how many facts it left out).
 
     Tokens are counted by a stated approximation that over-counts real tokenizers: a run of letters is
-    ceil(length/4), each digit, punctuation mark and newline 1, a non-ASCII character its UTF-8 bytes.
-    --json gives the facts, the markdown, the tokens used and the method. Exits 1 when nothing
-    matches, 2 when the budget cannot hold even the pack's title. With --record REF, the pack's facts
+    ceil(length/4), each digit, punctuation mark and newline 1, a run of spaces ceil(length/4), a
+    non-ASCII character its UTF-8 bytes. --json gives the facts, the markdown, the tokens used and the
+    method. Exits 1 when --for matches nothing (a --message that mentions no known name gives a pack
+    that says so), 2 when the budget cannot hold even the pack's title. With --record REF, the pack's facts
     are recorded as told to its audience in the message REF (kg disclosures reads them back), and
     --json adds what was recorded ("recorded").
     """

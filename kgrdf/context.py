@@ -26,23 +26,26 @@ MAX_ANCHORED = 30  # entities anchored to one packed entity whose facts are read
 SOURCE_WIDTH = 40  # a source reference longer than this is shortened in the middle
 
 TOKEN_METHOD = (
-    "kgrdf-approx-1: a run of ASCII letters counts ceil(length/4) tokens (at least 1); a run with a "
-    "non-ASCII letter, and any other non-ASCII character, counts its UTF-8 bytes; each digit, "
-    "punctuation mark and newline counts 1, a run of 2 or more spaces 1, a single space 0. It "
-    "over-counts the BPE tokenizers of current models (cl100k, o200k) on English text, by about 1.5x."
+    "kgrdf-approx-2: a run of ASCII letters counts ceil(length/4) tokens (at least 1); a run with a "
+    "non-ASCII letter, and any other non-ASCII character (a space past ASCII too), counts its UTF-8 "
+    "bytes; each digit, punctuation mark, newline and other ASCII control character counts 1; a run "
+    "of 2 or more spaces and tabs ceil(length/4), a single one 0. It over-counts the BPE tokenizers "
+    "of current models (cl100k, o200k) on English text, by about 1.5x."
 )
 
-_PIECE = re.compile(r"[^\W\d_]+|\d|\n|[ \t]{2,}|\S")
+_PIECE = re.compile(r"[^\W\d_]+|[ \t]+|.", re.DOTALL)
 _ASCII_WORD = re.compile(r"[A-Za-z]+")
-_ASCII_MARK = re.compile(r"[^A-Za-z\s\x80-\U0010ffff]")  # an ASCII digit or punctuation mark: 1 each
+_ASCII_MARK = re.compile(r"[^A-Za-z \t\x80-\U0010ffff]")  # any other ASCII character but a space or tab: 1 each
 _SPACE_RUN = re.compile(r"[ \t]{2,}")
-_WIDE = re.compile(r"[^\x00-\x7f\s]")  # a character past ASCII: its UTF-8 bytes, unless in a word
+_WIDE = re.compile(r"[^\x00-\x7f]")  # a character past ASCII: its UTF-8 bytes, unless in a word
 _WIDE_WORD = re.compile(r"[^\W\x00-\x7f]")  # a letter or digit past ASCII, which makes its run count bytes
 
 
 def count_tokens(text: str) -> int:
     """Tokens in ``text`` by the stated approximation (TOKEN_METHOD): never fewer than a BPE
-    tokenizer counts on English text. Additive over lines: a joining newline counts 1.
+    tokenizer counts on English text. Additive over lines: a joining newline counts 1. No run of
+    characters counts nothing but a single space or tab: a pack of spaces past ASCII (U+00A0,
+    U+3000) or of one long run of spaces is counted, not taken as empty.
 
     >>> count_tokens("Sam reviews web-app [f-3k9x2a]")
     16
@@ -51,8 +54,7 @@ def count_tokens(text: str) -> int:
         return (
             sum((len(word) + 3) // 4 for word in _ASCII_WORD.findall(text))
             + len(_ASCII_MARK.findall(text))
-            + text.count("\n")
-            + len(_SPACE_RUN.findall(text))
+            + sum((len(run) + 3) // 4 for run in _SPACE_RUN.findall(text))
             + sum(len(c.encode("utf-8", "surrogatepass")) for c in _WIDE.findall(text))
         )
     return count_pieces(text)
@@ -63,7 +65,9 @@ def count_pieces(text: str) -> int:
     total = 0
     for match in _PIECE.finditer(text):
         piece = match.group()
-        if piece[0].isalpha():
+        if piece[0] in " \t":
+            total += 0 if len(piece) == 1 else math.ceil(len(piece) / 4)
+        elif piece[0].isalpha():
             total += (
                 max(1, math.ceil(len(piece) / 4)) if piece.isascii() else len(piece.encode("utf-8", "surrogatepass"))
             )
@@ -177,7 +181,9 @@ def _bullet(fact: dict) -> str:
 
 def _footer(pack: dict, shown: int, omitted: int) -> list[str]:
     lines = []
-    if shown == 0 and omitted == 0:
+    if shown == 0 and omitted == 0 and "message" in pack and not pack["entities"]:
+        lines.append("The message mentions no known name or alias: nothing to pack.")
+    elif shown == 0 and omitted == 0:
         lines.append("No confirmed facts yet (kg lookup shows proposed ones).")
     if omitted:
         lines.append(f"_{omitted} more fact{'s' if omitted != 1 else ''} left out to fit {pack['budget']} tokens._")

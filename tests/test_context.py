@@ -26,7 +26,11 @@ from kgrdf.errors import BadInput
         ("café", 5),
         ("a\nb", 3),
         ("- x", 2),
-        ("1.   x", 4),  # a run of spaces counts 1
+        ("1.   x", 4),  # a run of spaces counts ceil(length / 4)
+        ("a" + " " * 20 + "b", 7),  # a long run counts by its length, not 1
+        ("a\u00a0b", 4),  # a space past ASCII counts its UTF-8 bytes, as any non-ASCII character does
+        ("\u3000" * 3, 9),
+        ("a\rb\x0cc", 5),  # an ASCII control character counts 1
     ],
 )
 def test_count_tokens_follows_the_stated_method(text, tokens):
@@ -46,6 +50,17 @@ def test_count_tokens_adds_up_over_lines(lines):
 )
 def test_text_counts_by_kind_as_it_does_piece_by_piece(text):
     assert count_tokens(text) == context.count_pieces(text)
+
+
+@given(
+    st.text(alphabet=st.characters() | st.sampled_from(" \t\u00a0\u3000\u2028\r\x0b"), min_size=1, max_size=60).filter(
+        lambda text: text not in (" ", "\t")
+    )
+)
+def test_no_text_but_one_space_or_tab_counts_nothing(text):
+    """A pack of 20,000 no-break spaces counted 72 tokens for 40 KB, and a run of 20,000 spaces 1."""
+    assert count_tokens(text) >= 1
+    assert count_tokens(text * 8) >= 2 * count_tokens(text)
 
 
 def test_the_method_is_stated_in_help_and_json(demo):
@@ -447,3 +462,12 @@ def test_every_example_pack_is_confirmed_and_current(session, full_packs):
 def test_a_lone_surrogate_is_counted_not_a_crash():
     # JSON may carry one ("\ud800"), and so may a name read back from the index.
     assert count_tokens("\ud800") == 3
+
+
+def test_a_message_that_mentions_no_known_name_gives_a_pack_that_says_so(demo):
+    """It said 'No confirmed facts yet', of a knowledge base full of them; --for a name nothing has exits 1."""
+    pack = demo.json("context", "--message", "the weather is nice today")
+    assert pack["entities"] == [] and pack["facts"] == []
+    assert "The message mentions no known name or alias: nothing to pack." in pack["markdown"]
+    assert "No confirmed facts yet" not in pack["markdown"]
+    assert "nothing is called" in demo("context", "--for", "the weather", expect=1).stderr
