@@ -637,6 +637,40 @@ def test_kg_serve_after_a_forget_killed_midway_finishes_it_and_answers(kg, tmp_p
     assert _files_naming(kg.path, SAM) == []
 
 
+def test_a_token_a_forget_cut_short_revokes_opens_nothing_on_the_request_that_finishes_it(kg, tmp_path):
+    """The request's token was looked up before its call finished the forget that revokes it: it
+    then read, and wrote, as the person's conversation (a 404 naming Sam's alias; a fact heard in
+    dm:sam,owner, which no forget could then find). The call asks again once it holds the folder."""
+    from .serving import Server
+
+    _people(kg, tmp_path)
+    theirs = kg.json("tokens", "add", "sambot", "--perspective", "main", "--audience", "dm:sam,owner", "--write")
+    before = kg.json("facts", "repo/api", "--all")["facts"]
+    for route, body in [
+        ("propose", {"subject": "repo/api", "predicate": "caveat", "value": "slow on mondays", "sources": ["pr:9"]}),
+        ("lookup", None),
+    ]:
+        proc = _spawn(kg.path, "-c", KILL_AT, *FORGET_POINTS[0], "forget", "person/sam")
+        _finish(proc)
+        assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+        server = Server(kg.path)
+        try:
+            if body is None:
+                status, text = server.request("/api/lookup?entity=repo/api", theirs["secret"])
+            else:
+                status, text = server.request(
+                    f"/api/{route}", theirs["secret"], json.dumps(body).encode(), "application/json"
+                )
+            assert status == 401, text
+            assert json.loads(text)["error"] == "unauthorized"
+        finally:
+            server.stop()
+        assert not (kg.path / "purging.json").exists()
+        assert kg.json("facts", "repo/api", "--all")["facts"] == before
+        kg("add-entity", "person/sam", "--name", "Sam Reyes", "--allow-forgotten")  # (back for the next round)
+        theirs = kg.json("tokens", "add", "sambot", "--perspective", "main", "--audience", "dm:sam,owner", "--write")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("target, when, match", FORGET_POINTS, ids=[p[0].rpartition(":")[2] for p in FORGET_POINTS])
 def test_kg_status_after_a_forget_killed_midway_finishes_it_and_never_calls_the_journal_damaged(

@@ -22,7 +22,15 @@ from kgrdf.errors import BadInput, Bug, KgError
 from kgrdf.serve.service import Caller, Service
 from kgrdf.store import bounded
 
-STATUS = {"bad_input": 400, "not_found": 404, "refused": 409, "damaged": 503, "bug": 500, "too_large": 413}
+STATUS = {
+    "bad_input": 400,
+    "not_found": 404,
+    "refused": 409,
+    "damaged": 503,
+    "bug": 500,
+    "too_large": 413,
+    "unauthorized": 401,
+}
 # Bytes of a request body: the MCP transport's own bound (4 MiB), which the guard says first, in JSON,
 # on every route. A query is at most 1 MiB, a text field 64k characters (KGRDF_MAX_TEXT).
 MAX_BODY = 4 * 1024 * 1024

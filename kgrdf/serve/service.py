@@ -13,7 +13,7 @@ import base64
 import hashlib
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -35,6 +35,7 @@ class Caller:
     write: bool = False
     speaker: str | None = None  # who the facts it proposes are said by (an actor or a person id)
     stdio: bool = False  # fixed by kg mcp's command line, not by a token
+    digest: str | None = field(default=None, repr=False)  # its token's, asked again once a call holds the folder
 
     @property
     def reviewer(self) -> str:
@@ -43,7 +44,24 @@ class Caller:
 
     @classmethod
     def of(cls, token) -> "Caller":
-        return cls(token.name, token.perspective, token.audience, token.write, token.speaker)
+        return cls(token.name, token.perspective, token.audience, token.write, token.speaker, digest=token.digest)
+
+
+class Revoked(Refused):
+    """The caller's token was revoked while its call waited (a forget, finished first, revoked it):
+    answered as a request with no known token is."""
+
+    kind = "unauthorized"
+
+
+def _still_held(kb_path: Path, caller: Caller) -> None:
+    """Refuse a call whose token is no longer in tokens.json. The token was looked up when the
+    request came in; a call then waits for the folder behind a forget (or finishes a forget cut
+    short) that revokes it, and would write or read as the person forgotten once it was done."""
+    from kgrdf import tokenfile
+
+    if caller.digest is not None and not any(t.digest == caller.digest for t in tokenfile.read(kb_path)):
+        raise Revoked("the token is not known, or was revoked")
 
 
 def window(count: int, limit: int | None, cursor: str | None, question: str) -> tuple[int, int, str | None]:
@@ -139,6 +157,7 @@ class Service:
     def reading(self, caller: Caller):
         """A read of the caller's perspective, for the caller's audience."""
         with self._kb(caller).reading() as session:
+            _still_held(self.path, caller)
             session.hear_as(caller.audience)
             yield session
 
@@ -257,6 +276,7 @@ class Service:
                 f"the token {caller.name} reads only", hint="kg tokens add NAME ... --write makes one that writes"
             )
         with self._turn.taken(), self._kb(caller).writing(command) as writer:
+            _still_held(self.path, caller)
             yield writer
 
     def _write(self, caller: Caller, command: str, change) -> dict:
