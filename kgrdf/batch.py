@@ -7,14 +7,12 @@ reads the proposals, saves and loads the batch, and applies a decision through t
 """
 
 import json
-import os
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode
 
-from kgrdf import clock, review, settings, vocab
+from kgrdf import clock, files, review, settings, vocab
 from kgrdf.errors import BadInput, NotFound, Refused
 
 KNOWN_SHOWN = 3  # confirmed facts shown beside a group, as what is already known
@@ -525,7 +523,7 @@ def for_review(kb) -> dict:
     statuses = _statuses(kb, document) if document is not None else {}
     if "proposed" not in statuses.values():  # nothing left to decide: what waits now may have grown since
         document = {**peek(kb), "perspective": kb.perspective, "printed": False}  # (kg batch apply answers none)
-        save(kb, document, _own_suffix())
+        save(kb, document, files.own_suffix())  # (the console holds no lock: each thread its own)
         statuses = _statuses(kb, document)
     for group in document["groups"]:
         for item in group["facts"]:
@@ -550,12 +548,6 @@ def _statuses(kb, document: dict) -> dict[str, str]:
                 except NotFound:
                     statuses[item["id"]] = "gone"  # forgotten or expired away since the batch was made
     return statuses
-
-
-def _own_suffix() -> str:
-    """The temporary file's suffix of a save by the console, which holds no lock then: its threads
-    (a look, a decision, its start's warming) and a kg batch may save at once, each through its own."""
-    return f".{os.getpid()}.{threading.get_ident()}.tmp"
 
 
 def _undecided(fact, printed: dict | None = None) -> bool:
@@ -616,5 +608,5 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     if not open_:
         document["answered_at"] = clock.iso(clock.now())
         document["decision"] = f"answered in the {reviewer}"
-        save(kb, document, _own_suffix())
+        save(kb, document, files.own_suffix())  # (the console holds no lock: each thread its own)
     return {**done, "answered": not open_}

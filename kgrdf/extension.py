@@ -527,7 +527,6 @@ def _closure_problems(ext: Extension, raw: bytes, cache: Path | None) -> list[st
     seconds a predicate (47 s for ten), and kg schema, like every index that loads the schema,
     asked for it again each time. Derived, like the index: never in git, deleted by kg forget."""
     import json
-    import os
 
     from kgrdf import files, schema
 
@@ -544,7 +543,7 @@ def _closure_problems(ext: Extension, raw: bytes, cache: Path | None) -> list[st
     try:
         cache.mkdir(exist_ok=True)
         files.replace(
-            kept, json.dumps({"digest": key, "problems": problems}).encode("utf-8"), suffix=f".{os.getpid()}.tmp"
+            kept, json.dumps({"digest": key, "problems": problems}).encode("utf-8"), suffix=files.own_suffix()
         )
     except OSError:
         pass  # a folder that takes no file: judged again next time

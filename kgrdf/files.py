@@ -318,10 +318,19 @@ def write_cache(kb_path: Path, name: str, key: str, data) -> None:
         replace(
             folder / f"{name}.json",
             json.dumps({"key": key, "data": data}, ensure_ascii=False).encode("utf-8"),
-            suffix=f".{os.getpid()}.tmp",
+            suffix=own_suffix(),
         )
     except (OSError, Damaged):
         pass
+
+
+def own_suffix() -> str:
+    """A temporary file's suffix of this process and thread: a server's threads (kg serve, the
+    console) make the same cache at once, each through a file of its own, where a suffix of the
+    process alone had one thread rename another's half-made file into place."""
+    import threading
+
+    return f".{os.getpid()}.{threading.get_ident()}.tmp"
 
 
 def remove_sqlite(path: Path) -> None:

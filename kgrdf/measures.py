@@ -204,7 +204,7 @@ def _heard_key(fact: str, heard: list[tuple[str, str]]) -> str:
 def _make(path: Path | None, backend) -> sqlite3.Connection:
     """The cache made anew from the index: in a file of its own renamed over ``path``, or in memory
     when ``path`` is None."""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp") if path is not None else None
+    temporary = path.with_name(path.name + files.own_suffix()) if path is not None else None
     if temporary is not None:
         temporary.unlink(missing_ok=True)
     db = _connect(temporary if temporary is not None else ":memory:")

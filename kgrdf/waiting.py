@@ -140,7 +140,7 @@ def _insert(db, waiting, anchors, proposed) -> None:
 
 def _make(path: Path, backend, perspective: str):
     """The cache made anew from the index, in a file of its own renamed over ``path``."""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary = path.with_name(path.name + files.own_suffix())
     temporary.unlink(missing_ok=True)
     db = _connect(temporary)
     try:

@@ -140,3 +140,38 @@ def test_a_cache_made_again_is_told_at_a_terminal_and_a_kept_one_is_not(seeded):
             done, told = at_a_terminal(command, "--kb", seeded.path)
             assert (done.returncode, told) == (exit_code, told_now), command
             assert done.stdout  # the batch, or lint's findings (two entities are called Web): as ever
+
+
+def test_threads_that_make_the_cache_at_once_each_get_a_whole_one(kb):
+    """The console's threads (a look, a decision, its warming) make the cache at once: each through
+    a temporary file named by the process alone, so that one renamed another's half-made file into
+    place ('no such table: anchors', a 500 on the review page)."""
+    import threading
+
+    from kgrdf import waiting
+
+    opened = KnowledgeBase.open(kb.path)
+    failures, made = [], []
+    with opened.up_to_date() as backend:
+        path = waiting.cache_path(opened.path, opened.perspective)
+
+        def look():
+            for _ in range(15):
+                path.unlink(missing_ok=True)
+                try:
+                    cache = waiting.open_cache(opened.path, backend, opened.perspective)
+                    made.append(cache is not None)
+                    if cache is not None:
+                        cache.anchors()
+                        cache.piles()
+                        cache.close()
+                except Exception as exc:  # (what the console answered as a bug)
+                    failures.append(repr(exc))
+
+        threads = [threading.Thread(target=look) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+    assert made == [True] * 45

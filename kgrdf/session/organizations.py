@@ -86,7 +86,6 @@ class OrganizationReads(Reading):
         Built once per state of the index and kept in ``cache/`` beside it (derived, like the index;
         never in git; deleted by kg forget): loading it costs a fraction of reading 20k labels."""
         import json
-        import os
 
         from kgrdf.privacy import NameIndex
 
@@ -114,7 +113,7 @@ class OrganizationReads(Reading):
                 files.replace(
                     path,
                     json.dumps({"at": key, "index": index.dump(), "names": names}).encode("utf-8"),
-                    suffix=f".{os.getpid()}.tmp",
+                    suffix=files.own_suffix(),
                 )  # readers share the lock
             except OSError:
                 pass  # a read-only folder: the next read builds it again
