@@ -945,6 +945,9 @@ def console(
     from kgrdf.console import web
 
     base = _kb(kb, perspective)
+    if base.perspective_asked:
+        with base.reading():  # a typo in --perspective is refused here, not served as pages that all refuse
+            pass
 
     def announce(url: str) -> None:
         print(url, flush=True)

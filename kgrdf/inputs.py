@@ -27,6 +27,18 @@ _JSON_TYPES = {
 }
 
 
+def once(pairs) -> dict:
+    """A request's parameters (name, value pairs) as a dict, each given once: one given twice is
+    refused, where taking either would answer a question the asker may not have meant (a page that
+    read the first as its audience, and the server the last)."""
+    out = {}
+    for name, value in pairs:
+        if name in out:
+            raise BadInput(f"the parameter {name!r} is given twice: give it once")
+        out[name] = value
+    return out
+
+
 def shown(value) -> str:
     """A short description of a JSON value for a message: its kind, and the value when it is small
     (never the repr of a big or deeply nested one)."""

@@ -159,6 +159,17 @@ def test_a_wrong_token_or_a_foreign_host_name_is_refused(console):
     assert "loopback address" in json.loads(body)["message"]
 
 
+def test_a_parameter_given_twice_is_refused_not_read_one_way_by_the_page_and_another_by_the_server(console):
+    """/?as=public&as= showed 'public' in the page's box while the server read the last, empty: the
+    owner's review stack and dm-only organizations, with no note that they were the owner's."""
+    for path in ["/index.json?as=public&as=", "/review.json?as=&as=public", "/search.json?q=a&q=b"]:
+        status, _headers, body = console.request(path)
+        assert status == 400, path
+        assert "is given twice" in json.loads(body)["message"]
+    status, _headers, _body = console.request("/index.json?as=public")
+    assert status == 200
+
+
 def test_every_answer_carries_a_content_security_policy_of_self(console):
     for path in ["/", "/index.json", "/static/console.js", "/e/knope.json"]:
         _status, headers, _body = console.request(path)
@@ -187,6 +198,21 @@ def test_kg_console_s_bad_arguments_fail_at_once_in_one_line(kg, args, says):
     result = kg(*args, expect=2)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kg: ") and says in lines[0]
+
+
+def test_a_perspective_the_knowledge_base_does_not_hold_is_refused_before_the_console_starts(kg):
+    """It started, and every page and decision then answered 409 'no perspective'."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "console", "--no-open", "--perspective", "typo", "--kb", str(kg.path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("kg: no perspective 'typo'; known: main")
 
 
 def test_a_port_in_use_is_refused_in_one_line(kg):

@@ -332,6 +332,7 @@ def test_the_api_pages_a_list_with_a_cursor_good_for_its_question_only(served):
         ("/api/lookup?entity=repo/api&perspective=lyra", 400, "unknown parameter 'perspective'"),
         ("/api/lookup?entity=repo/api&audience=owner", 400, "unknown parameter 'audience'"),
         ("/api/lookup?entity=repo/api&cursor=zz", 400, "cursor"),
+        ("/api/lookup?entity=repo/hidden&entity=repo/api", 400, "'entity' is given twice"),
         ("/api/lookup?entity=nothing-here", 404, "not known"),
         ("/api/nowhere", 404, "no /api/nowhere"),
     ],

@@ -153,14 +153,14 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
     from starlette.responses import HTMLResponse, Response
     from starlette.routing import Route
 
-    from kgrdf import batch
+    from kgrdf import batch, inputs
 
     pages = Pages(kb_path, Keys(), resident, perspective)
     shell = (STATIC / "shell.html").read_text(encoding="utf-8").replace("{{csrf}}", keys.csrf)
     turn = threading.Lock()  # the console's decisions go in one at a time, in order
 
     def view_of(request) -> View:
-        found = View.of(dict(request.query_params))
+        found = View.of(inputs.once(request.query_params.multi_items()))
         return found if found.perspective or not perspective else dataclasses.replace(found, perspective=perspective)
 
     def answered(build):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import anyio
 
-from kgrdf import tokens
+from kgrdf import inputs, tokens
 from kgrdf.errors import BadInput, Bug, KgError
 from kgrdf.serve.service import Caller, Service
 from kgrdf.store import bounded
@@ -392,7 +392,7 @@ def _api_endpoint(service: Service, mcp):
                     raise NotFound(f"there is no /api/{route}", hint="routes: " + ", ".join(f"/api/{r}" for r in API))
                 name, wanted = API[route]
                 method = getattr(service, name)
-                args = _arguments(dict(request.query_params), wanted, method)
+                args = _arguments(inputs.once(request.query_params.multi_items()), wanted, method)
             # written out in the worker thread that made the document, not on the event loop after it
             return await run_in_threadpool(lambda: _json(method(caller, **args)))
         except KgError as exc:
