@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgrdf import clock, identifiers, made, model, privacy, tokens, vocab
+from kgrdf import clock, identifiers, made, model, privacy, sync, tokens, vocab
 from kgrdf.errors import Damaged, Refused
 from kgrdf.journal import unpacked
 from kgrdf.purge import MARKER, Plan, digest, held_rows, journal_pieces, refuse_if_shared, rows_in, shared_rows, start
@@ -159,6 +159,7 @@ class Search:
     rows: list[str] = field(default_factory=list)  # its rows the plan may drop (purge.shared_rows)
     others: set[str] = field(default_factory=set)  # other entities whose name, alias or summary names them
     held_by: set[str] = field(default_factory=set)  # the perspectives of elsewhere where the person is an entity
+    labels: set[tuple[str, str]] = field(default_factory=set)  # (entity IRI, text) of other entities' names going
 
 
 def naming(kb, person: Target, search: Search | None = None) -> Plan:
@@ -212,6 +213,8 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                     other = quad.subject.value != person.iri
                     if other:
                         search.others.add(vocab.id_of(quad.subject.value))
+                        if isinstance(quad.object, Literal):
+                            search.labels.add((quad.subject.value, quad.object.value))
                     if other and quad.predicate.value in privacy.NAME_PROPERTIES:
                         plan.renames[digest(row)] = str(
                             Quad(
@@ -368,6 +371,9 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             going = _going(kb, person, sorted(plan.graphs))
             return {**result, "token_names": [t.name for t in naming_them], "going": going}
         plan.record["said"] = _said(kb, key, plan.graphs)
+        labels = search.labels | _labels_of_replicas(kb, person)
+        plan.record["labels"] = sorted({key.digest(privacy.label_key(iri, text)) for iri, text in labels})
+        sync.forget_in_state(kb, person.in_text)  # (before the plan: the history it restarts has none)
         # The shared journal is never rewritten: when the search found no row of it naming them,
         # its files, unchanged since (the lock is held), need not be read again.
         unchanged = search.stats if not search.named and not search.elsewhere else {}
@@ -419,6 +425,32 @@ def _going(kb, person: Target, graphs: list[str]) -> list[dict]:
                 {"id": fact_id, "sentence": sentence, "status": fact.status, "why": "about" if about else "names"}
             )
     return sorted(out, key=lambda one: (one["why"] != "about", one["id"]))
+
+
+def _labels_of_replicas(kb, person: Target) -> set[tuple[str, str]]:
+    """(entity IRI, text) of each name, alias, weak alias or summary that another replica's journal
+    pulled here gives an entity of this perspective, other than the person's own, and names them:
+    kg sync folds none of them back (forgotten.jsonl keeps their keyed digests), whether this
+    knowledge base held them (what forget takes away) or not yet (what sync set aside)."""
+    from pyoxigraph import Literal
+
+    from kgrdf.journal import Stream
+
+    base = kb.path / sync.REPLICAS
+    entities_graph = vocab.entities_graph(kb.perspective).value
+    found = set()
+    for folder in sorted(base.iterdir()) if base.is_dir() else []:
+        if not sync.REPLICA.match(folder.name):
+            continue
+        for piece in journal_pieces(Stream(folder)):
+            for _row, quad in named_rows(piece.text, person, piece.lines):
+                if (
+                    quad.graph_name.value == entities_graph
+                    and quad.subject.value != person.iri
+                    and isinstance(quad.object, Literal)
+                ):
+                    found.add((quad.subject.value, quad.object.value))
+    return found
 
 
 def _said(kb, key, graphs) -> list[str]:
@@ -513,6 +545,8 @@ def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None =
                 named = any(True for _found in named_rows(text, person))
             elif root == str(kb.path) and name == tokens.FILE:
                 named = bool(_tokens_naming(kb, person))  # another perspective's tokens are its own, as its rows
+            elif root == str(kb.path) and name == sync.STATE:  # ids are kept, as in the journals; reasons are not
+                named = _state_names(text, person)
             elif root == str(kb.path) and name == identifiers.FILE:  # and so are its people's identifiers
                 try:
                     here = [e for e in identifiers.read(kb) if privacy.identifier_is_of(e, kb.perspective)]
@@ -524,6 +558,22 @@ def remaining(kb, person: Target, unchanged: dict[str, tuple[int, int]] | None =
             if named:
                 found.append(os.path.relpath(path, kb.path))
     return found
+
+
+def _state_names(text: str, person: Target) -> bool:
+    """Whether sync.json names the person, but for the ids of what it set aside (an entity's id
+    that spells their name is that entity's key, here as in the journals)."""
+    try:
+        state = json.loads(text)
+        items = state["set_aside"]
+        rest = {k: v for k, v in state.items() if k != "set_aside"}
+        texts = [
+            *_texts(json.dumps(rest)),
+            *(piece for item in items for k, v in item.items() if k != "id" for piece in _texts(json.dumps(v))),
+        ]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        texts = list(_texts(text))  # not as kg sync writes it: read whole
+    return any(person.in_text(piece) for piece in texts)
 
 
 def _tokens_naming(kb, person: Target) -> list:

@@ -17,6 +17,7 @@ import re
 import secrets
 import sys
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode
@@ -488,17 +489,53 @@ def forgotten(kb) -> list[dict]:
     return files.read_jsonl(kb.path / FORGOTTEN, hint="restore it from git (git checkout forgotten.jsonl)")
 
 
-def said_key(fact) -> str:
+def said_key(fact, subject: str | None = None, value: str | None = None) -> str:
     """What a fact says (subject, predicate, object or value, as proposing it again finds it): its
-    keyed digest is how forgotten.jsonl remembers a fact forget deleted, never the fact."""
-    return f"{fact.subject} {fact.predicate} {fact.value_key()}"
+    keyed digest is how forgotten.jsonl remembers a fact forget deleted, never the fact. ``subject``
+    and ``value`` ask for the same said of another subject or object (one merged into it since)."""
+    return f"{subject or fact.subject} {fact.predicate} {value or fact.value_key()}"
 
 
-def forgotten_facts(kb) -> "tuple[Key, set[str]] | None":
-    """The key and the digests of what the facts forget deleted say (kg sync does not fold such a
-    fact back from a replica that holds it), or None when no forget kept any."""
-    said = {digest for record in forgotten(kb) for digest in record.get("said", [])}
-    return (key(kb, make=False), said) if said else None
+def label_key(iri: str, text: str) -> str:
+    """A name, alias, weak alias or summary of the entity ``iri``: forgotten.jsonl keeps the keyed
+    digest of each that forget took from another entity (it named the person), never the text."""
+    return f"{iri} named {text}"
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """The keyed digests of what forget deleted that kg sync is not to fold back from a replica
+    that still holds it: what each deleted fact said (said_key), and each name, alias or summary
+    taken from another entity (label_key)."""
+
+    key: "Key"
+    said: frozenset[str]
+    labels: frozenset[str]
+
+    def fact(self, fact, merged=lambda iri: (iri,)) -> bool:
+        """Whether forget deleted a fact that said what ``fact`` says, of its subject or object or
+        of one ``merged(iri)`` gives for them (the organizations merged into it: a merge carries a
+        fact over to the one kept)."""
+        if not self.said:
+            return False
+        values = merged(fact.target.value) if fact.is_entity_target else (fact.value_key(),)
+        return any(
+            self.key.digest(said_key(fact, subject, value)) in self.said
+            for subject in merged(fact.subject)
+            for value in values
+        )
+
+    def label(self, iri: str, text: str | None) -> bool:
+        return bool(text) and bool(self.labels) and self.key.digest(label_key(iri, text)) in self.labels
+
+
+def forgotten_facts(kb) -> "Forgotten | None":
+    """What forget deleted that kg sync does not fold back (:class:`Forgotten`), or None when no
+    forget kept any."""
+    records = forgotten(kb)
+    said = frozenset(digest for record in records for digest in record.get("said", []))
+    labels = frozenset(digest for record in records for digest in record.get("labels", []))
+    return Forgotten(key(kb, make=False), said, labels) if said or labels else None
 
 
 def append_forgotten(kb, record: dict) -> None:

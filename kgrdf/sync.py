@@ -126,6 +126,29 @@ def _state(kb) -> dict:
     }
 
 
+REASON_FORGOTTEN = "its reason named a person since forgotten here"
+
+
+def forget_in_state(kb, names) -> None:
+    """Of what sync.json says was set aside, each reason that ``names`` (a text -> whether it names
+    the person kg forget is forgetting) says only that: the item is tried again at the next sync,
+    as any is, without the name. (Its id stays, as an id in the journals does.)"""
+    path = kb.path / STATE
+    if not path.exists():
+        return
+    state = files.read_json(path)
+    items = state.get("set_aside") if isinstance(state, dict) else None
+    if not isinstance(items, list):
+        return
+    changed = False
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("reason"), str) and names(item["reason"]):
+            item["reason"] = REASON_FORGOTTEN
+            changed = True
+    if changed:
+        files.write_json(path, state)
+
+
 def status(kb) -> dict:
     """Each remote with its URL and last sync, what was set aside, and each replica held back at the
     last sync (for kg status and kg remote list)."""
@@ -162,8 +185,8 @@ def sync(kb, name: str | None = None) -> dict:
     chosen = {name: known[name]} if name is not None else known
     report = {"remotes": [], "folded": {}, "set_aside": [], "held_back": []}
     failed = []
-    originals = _Originals(kb)
     with kb.writing("sync") as writer:
+        originals = _Originals(kb, privacy.forgotten_facts(kb))  # (read under the lock a forget takes)
         for remote, url in sorted(chosen.items()):
             hub = Hub(url)
             try:
@@ -337,8 +360,9 @@ class _Fold:
             "retimed": 0,
         }
         self.closures: list[tuple] = []  # facts another replica closed: closed here once all the rest is folded
-        self.deleted = privacy.forgotten_facts(kb)  # what the facts kg forget deleted said (keyed digests)
-        self.originals = originals if originals is not None else _Originals(kb)
+        # what kg forget deleted here (keyed digests), read once a sync
+        self.deleted = originals.deleted if originals is not None else privacy.forgotten_facts(kb)
+        self.originals = originals if originals is not None else _Originals(kb, self.deleted)
 
     def run(self) -> tuple[dict, list, dict]:
         """Fold every patch past the marks of ``sync.json``, and again what an earlier sync set aside
@@ -467,10 +491,10 @@ class _Fold:
             taken = {name for mine in merging for name in (mine.name, *mine.aliases, *mine.weak_aliases)}
             self.writer.add_entity(
                 theirs.id,
-                theirs.name,
-                [a for a in theirs.aliases if a not in taken],
-                [a for a in theirs.weak_aliases if a not in taken],
-                theirs.summary,
+                (self._kept(iri, [theirs.name]) or [theirs.id])[0],
+                [a for a in self._kept(iri, theirs.aliases) if a not in taken],
+                [a for a in self._kept(iri, theirs.weak_aliases) if a not in taken],
+                next(iter(self._kept(iri, [theirs.summary] if theirs.summary else [])), None),
             )
             self.counts["entities"] += 1
             ours = self.writer.entity(NamedNode(iri))
@@ -481,8 +505,8 @@ class _Fold:
             ours = self.writer.entity(NamedNode(iri))
         if theirs.name != ours.name or (theirs.summary or None) != (ours.summary or None):
             ours = self._rename(ours)
-        aliases = [a for a in theirs.aliases if a not in ours.aliases and a != ours.name]
-        weak = [a for a in theirs.weak_aliases if a not in ours.weak_aliases]
+        aliases = [a for a in self._kept(iri, theirs.aliases) if a not in ours.aliases and a != ours.name]
+        weak = [a for a in self._kept(iri, theirs.weak_aliases) if a not in ours.weak_aliases]
         if aliases or weak:
             self.writer.add_entity(ours.id, ours.name, aliases, weak)
             self.counts["entities"] += 1
@@ -539,7 +563,7 @@ class _Fold:
                 self.counts["observed"] += 1
             if ours is None:
                 return  # closed here, replaced by another value: a closure holds as a rejection does
-        if ours is None and self._forgotten(theirs):
+        if ours is None and self._forgotten(there, theirs):
             raise Refused("a fact kg forget deleted here: it is not folded back (forget the person there too)")
         groups = self._heard_new(theirs, ours)
         if ours is None or (ours.current and groups):
@@ -588,13 +612,31 @@ class _Fold:
         if ours.current and theirs.current:
             self._retime(ours, theirs)
 
-    def _forgotten(self, theirs) -> bool:
+    def _forgotten(self, there, theirs) -> bool:
         """Whether kg forget deleted a fact here that says what ``theirs`` says (forgotten.jsonl
-        keeps the keyed digest of what it said)."""
+        keeps the keyed digest of what it said), of its subject or object or of an organization
+        merged into it there: a merge there carries the fact over to the one kept, as a new fact."""
         if self.deleted is None:
             return False
-        key, said = self.deleted
-        return key.digest(privacy.said_key(theirs)) in said
+        merges = there.merges()
+
+        def merged(iri: str) -> list[str]:
+            found, todo = [iri], [iri]
+            while todo:
+                for one in sorted(merges.get(todo.pop(), ())):
+                    if one not in found:
+                        found.append(one)
+                        todo.append(one)
+            return found
+
+        return self.deleted.fact(theirs, merged)
+
+    def _kept(self, iri: str, labels) -> list[str]:
+        """Of an entity's names there, those kg forget did not take from it here (they named the
+        person forgotten)."""
+        if self.deleted is None:
+            return list(labels)
+        return [label for label in labels if not self.deleted.label(iri, label)]
 
     def _close(self, there, replica: str, theirs) -> None:
         """A fact another replica closed, replaced by another (a person confirmed a rival value, or
@@ -675,8 +717,9 @@ class _Originals:
     an older value back as a newer one. Read once a sync, at the first difference met (they are few:
     a rename, a retime), not at each sync."""
 
-    def __init__(self, kb):
+    def __init__(self, kb, deleted: "privacy.Forgotten | None" = None):
         self.kb = kb
+        self.deleted = deleted  # a name or summary forget took here is none a person gave
         self.labels: dict | None = None  # (entity IRI, "name" | "summary") -> (time, replica, number, value)
         self.valid: dict = {}  # ((subject, predicate, value key), "valid_from" | "valid_to") -> the same
 
@@ -733,7 +776,9 @@ class _Originals:
             elif privacy.is_entities_graph(graph):
                 field = _LABELS.get(nquads.predicate_of(line)) if by_hand else None
                 if field:
-                    _later(self.labels, (nquads.subject_of(line), field), (*stamp, _value(line)))
+                    subject, value = nquads.subject_of(line), _value(line)
+                    if self.deleted is None or not self.deleted.label(subject, value):
+                        _later(self.labels, (subject, field), (*stamp, value))
             elif "/fact/" in graph and vocab.FACT_ID_PATTERN.match(graph.rsplit("/", 1)[-1]):
                 subject, predicate, value, datatype, _graph = next(nquads.fields([line]))
                 said[graph] = (subject, predicate, value if datatype is None else model.normalize(value))

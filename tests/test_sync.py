@@ -230,6 +230,87 @@ def test_a_fact_forget_deleted_is_not_folded_back_from_a_replica_that_holds_it(t
     assert pushed and not [text for text in pushed if "Dana Scully" in text]
 
 
+def _shared_text(kb: Kg) -> str:
+    return "".join(patch_bytes(p).decode() for p in patch_files(kb.path / "journal") if "/local/" not in str(p))
+
+
+def test_a_forgotten_fact_a_merge_carried_to_another_organization_is_not_folded_back(tmp_path, server, clock):
+    """Nia merges the organization a fact naming Lena was about into another: the merge carries the
+    fact over to the one kept, as a new fact. Max, who forgot Lena, folded it back (of a subject his
+    forget had not seen), into his shared journal, and pushed it to the hub."""
+    max_, nia = replica(tmp_path, "max", server.url), replica(tmp_path, "nia", server.url)
+    max_("add-entity", "person/lvoss", "--name", "Lena Voss")
+    nia("org", "add", "Umbra")
+    nia("org", "add", "Umbra Labs")
+    nia("org", "set", "Umbra Labs", "contact", "Lena Voss", "-s", "slack:c1")
+    nia("sync")
+    max_("sync")
+    max_("forget", "person/lvoss", expect=3)  # Nia's pulled journal names her: documented, exit 3
+    nia("org", "merge", "Umbra", "Umbra Labs")
+    nia("sync")
+    synced = max_("sync")
+    assert "kg forget deleted here" in synced.stdout + synced.stderr
+    assert "Lena" not in max_("lookup", "Umbra").stdout
+    assert "Lena Voss" not in _shared_text(max_)
+    assert max_.json("lookup", "Umbra")["entity"]["name"] == "Umbra"  # the merge itself was folded
+
+
+def test_names_forget_took_from_other_entities_are_not_folded_back_when_their_replica_changes_them(
+    tmp_path, server, clock
+):
+    """Max forgets Lena: another entity's summary and alias naming her go, and a name naming her
+    becomes the entity's id. Nia, who never knew her, then gives those entities another alias: Max's
+    fold brought back every name and summary naming Lena, into his shared journal."""
+    max_, nia = replica(tmp_path, "max", server.url), replica(tmp_path, "nia", server.url)
+    max_("add-entity", "person/lvoss", "--name", "Lena Voss")
+    nia("add-entity", "repo/tools", "--name", "tools", "--summary", "the scripts Lena Voss keeps")
+    nia("add-entity", "repo/dash", "--name", "Lena Voss dashboard", "--alias", "dash")
+    nia("add-entity", "repo/misc", "--name", "misc", "--alias", "Lena Voss misc")
+    nia("sync")
+    max_("sync")
+    max_("forget", "person/lvoss", expect=3)
+    assert max_.json("lookup", "repo/dash")["entity"]["name"] == "repo/dash"
+    for entity, name, alias in [
+        ("repo/tools", "tools", "toolbox"),
+        ("repo/dash", "Lena Voss dashboard", "dashboard"),
+        ("repo/misc", "misc", "misc2"),
+    ]:
+        nia("add-entity", entity, "--name", name, "--alias", alias)
+    nia("sync")
+    max_("sync")
+    for entity, alias in [("repo/tools", "toolbox"), ("repo/dash", "dashboard"), ("repo/misc", "misc2")]:
+        shown = max_.json("lookup", entity)["entity"]
+        assert alias in shown["aliases"], shown  # the change itself was folded
+        assert "Lena" not in json.dumps(shown), shown
+    assert max_.json("lookup", "repo/dash")["entity"]["name"] == "repo/dash"
+    assert "Lena Voss" not in _shared_text(max_)
+    nia(
+        "add-entity", "repo/tools", "--name", "tools", "--summary", "the scripts the ops team keeps"
+    )  # a later summary is folded
+    nia("sync")
+    max_("sync")
+    assert max_.json("lookup", "repo/tools")["entity"]["summary"] == "the scripts the ops team keeps"
+
+
+def test_what_sync_set_aside_naming_a_person_forget_leaves_unnamed_and_does_not_fold_in_later(tmp_path, server, clock):
+    """Tom's alias 'Lena Voss' for his repo clashed with Max's person and was set aside, the reason
+    naming her, in sync.json: a forget then left her name there and in the new git history, and
+    said exit 3 'kgrdf did not write them that way'. Once she was forgotten the item folded, and
+    brought her name back as the repo's alias."""
+    max_, tom = replica(tmp_path, "max", server.url), replica(tmp_path, "tom", server.url)
+    max_("add-entity", "person/lvoss", "--name", "Lena Voss")
+    tom("add-entity", "repo/lv", "--name", "lv-repo", "--alias", "Lena Voss")
+    tom("sync")
+    assert "set aside" in max_("sync").stdout
+    line = one_line(max_("forget", "person/lvoss", expect=3))
+    assert "sync.json" not in line and "kgrdf did not write them" not in line
+    assert "Lena" not in (max_.path / "sync.json").read_text()
+    max_("sync")
+    assert max_.json("lookup", "repo/lv")["entity"]["aliases"] == []
+    assert "Lena Voss" not in _shared_text(max_)
+    assert "Lena" not in (max_.path / "sync.json").read_text()
+
+
 def test_a_value_superseded_twice_between_two_syncs_is_closed_on_every_replica(tmp_path, server, clock, monkeypatch):
     """Ana supersedes a shared value twice before Ben syncs: the first replacement is closed there by
     the second. Ben's fold set the closing aside (its replacement not current there) and kept the
