@@ -305,9 +305,9 @@ def save(kb, document: dict, suffix: str = ".tmp") -> None:
     write_json(path(kb), document, suffix)
 
 
-def load(kb) -> dict:
-    """The perspective's saved batch, still open. Raises Refused when there is none or it was
-    answered, BadInput when the file holds something else."""
+def load(kb, answered: bool = False) -> dict:
+    """The perspective's saved batch, still open (or answered too, with ``answered``). Raises
+    Refused when there is none or it was answered, BadInput when the file holds something else."""
     name = path(kb).name
     try:
         document = json.loads(path(kb).read_text(encoding="utf-8"))
@@ -326,7 +326,7 @@ def load(kb) -> dict:
         or not all(isinstance(document.get(key, ""), str) for key in ("made_at", "perspective"))
     ):
         raise BadInput(f"{name} is not a batch kg batch saved", hint="kg batch prints and saves a new one")
-    if document.get("answered_at"):
+    if document.get("answered_at") and not answered:
         raise Refused(f"the saved batch was answered at {document['answered_at']}", hint="kg batch prints the next one")
     return document
 
@@ -574,12 +574,13 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     (one commit), each recording who reviewed it; defer writes nothing. A fact not in the saved
     batch is refused before anything is written; one decided elsewhere since is left as it is and
     named. When no fact of the batch is left proposed, the batch is marked answered, as kg batch
-    apply marks it."""
+    apply marks it. A batch kg batch apply answered meanwhile is still decided fact by fact: a page
+    shows it until it is loaded again, and each fact's state, not the batch's, says what is left."""
     if decision not in DECISIONS:
         raise BadInput(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
     if not isinstance(fact_ids, list) or not fact_ids or not all(isinstance(f, str) for f in fact_ids):
         raise BadInput('facts is a list of fact ids of the batch, e.g. ["f-3k9x2a"]')
-    document = load(kb)
+    document = load(kb, answered=True)
     if not _of_perspective(kb, document):
         _refuse_unknown_perspective(kb)
         raise Refused("the saved batch is another perspective's", hint="reload the review queue")
@@ -605,7 +606,7 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
             done["decided"].append(fact_id)
     with kb.reading() as session:
         open_ = _to_decide(session, in_batch, printed)
-    if not open_:
+    if not open_ and not document.get("answered_at"):
         document["answered_at"] = clock.iso(clock.now())
         document["decision"] = f"answered in the {reviewer}"
         save(kb, document, files.own_suffix())  # (the console holds no lock: each thread its own)

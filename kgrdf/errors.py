@@ -89,6 +89,14 @@ def one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def of(exc: Exception) -> KgError:
+    """Any exception as the error a user is told: a KgError as it is, the file system's as
+    :func:`from_os` (exit 3, naming the file), anything else a Bug."""
+    if isinstance(exc, KgError):
+        return exc
+    return from_os(exc) if isinstance(exc, OSError) else Bug.of(exc)
+
+
 def from_os(exc: OSError) -> KgError:
     """An error of the file system (a folder that refuses new files, a disk that is full) as one line
     naming the file (exit 3): the knowledge base cannot be used as it stands."""

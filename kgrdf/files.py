@@ -15,6 +15,7 @@ JSON-lines files are read by "\\n", as they are written: ``str.splitlines`` woul
 U+2028, U+0085 and other separators a JSON string may hold unescaped.
 """
 
+import contextlib
 import errno
 import glob
 import json
@@ -137,11 +138,16 @@ def replace(path: Path, data: bytes, suffix: str = ".tmp") -> None:
     renamed over it (a link at ``path`` is replaced, not followed). Writers that do not hold the
     lock alone give a suffix of their own, so that one never removes another's temporary file."""
     tmp = path.with_name(path.name + suffix)
-    with create(tmp) as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
+    try:
+        with create(tmp) as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):  # (a folder where the file is to be: nothing left beside it)
+            tmp.unlink()
+        raise
 
 
 class Counted:

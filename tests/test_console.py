@@ -811,3 +811,65 @@ def test_a_value_of_thousands_of_characters_wraps_inside_the_window(page, consol
     visit(page, console, "/", "home")
     assert "mklong" in page.inner_text("#week-new")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def test_a_refused_decision_names_people_by_name_and_its_way_out_in_the_page_s_words(kg):
+    """Confirming two titles of a person at once is refused: the reason the review page showed named
+    person/dana (the console shows no id) and told to type 'confirm all except F'."""
+    kg("add-entity", "person/dana", "--name", "Dana Kim")
+    ids = [kg.json("propose", "Dana Kim", "title", "--value", v, "-s", "slack:" + v)["id"] for v in ("CTO", "VP")]
+    running = Console(kg.path)
+    try:
+        assert {f["id"] for g in running.json("/review.json")["review"]["groups"] for f in g["facts"]} == set(ids)
+        status, _headers, text = _decide(running, {"facts": ids, "decision": "confirm"})
+    finally:
+        running.stop()
+    refusal = json.loads(text)
+    assert status == 409, refusal
+    assert "Dana Kim" in refusal["message"] and "person/dana" not in text
+    assert refusal["hint"] == "confirm one of them, and reject or defer the others"
+    assert [f["status"] for f in kg.json("facts", "person/dana")["facts"]] == ["proposed", "proposed"]
+
+
+def test_a_batch_kg_batch_apply_answered_meanwhile_is_still_decided_fact_by_fact_on_the_open_page(kg):
+    """Every decision of the open page was refused, 'the saved batch was answered at ...', until
+    it was loaded again: the fact decided in the terminal is to show as decided elsewhere, the
+    other is still to decide."""
+    kg("add-entity", "repo/api", "--name", "api")
+    ids = [kg.json("propose", "api", "caveat", "--value", v, "-s", "slack:" + v)["id"] for v in ("slow", "flaky")]
+    running = Console(kg.path)
+    try:
+        shown = running.json("/review.json")
+        assert {f["id"] for g in shown["review"]["groups"] for f in g["facts"]} == set(ids)
+        labels = {f["id"]: f["label"] for g in kg.json("batch")["groups"] for f in g["facts"]}
+        kg("batch", "apply", f"confirm {labels[ids[0]]}")
+        status, _headers, text = _decide(running, {"facts": ids, "decision": "reject"})
+    finally:
+        running.stop()
+    decided = json.loads(text)
+    assert status == 200, decided
+    assert decided["decided"] == [ids[1]] and decided["changed_since_printed"] == [ids[0]]
+    assert {f["id"]: f["status"] for f in kg.json("facts", "repo/api", "--all")["facts"]} == {
+        ids[0]: "confirmed",
+        ids[1]: "rejected",
+    }
+
+
+def test_a_folder_where_the_saved_batch_goes_is_one_line_of_damage_not_a_bug(kg):
+    """A folder at the saved batch's name: the review page answered 500 'this is a bug in kgrdf',
+    and left its temporary file beside it."""
+    from kgrdf import batch
+    from kgrdf.kb import KnowledgeBase
+
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("propose", "api", "caveat", "--value", "slow", "-s", "slack:x")
+    saved = batch.path(KnowledgeBase.open(kg.path))
+    saved.mkdir()
+    running = Console(kg.path)
+    try:
+        status, _headers, text = running.request("/review.json")
+    finally:
+        running.stop()
+    assert status == 503, text
+    assert json.loads(text)["message"].startswith(f"cannot use {saved}")
+    assert sorted(p.name for p in saved.parent.iterdir() if p.name.startswith(saved.name)) == [saved.name]

@@ -194,6 +194,23 @@ class Pages:
             return [self.perspective]
         return self._measure(kb, session, "perspectives", View(), lambda: _perspectives(session))
 
+    def refusal(self, exc, view: View):
+        """A decision's refusal as the review page shows it: each entity id in its reason and hint by
+        the entity's name (the console shows no id), and a conflict's way out in the page's words,
+        not kg batch apply's."""
+        from kgrdf.errors import KgError
+
+        hint = "confirm one of them, and reject or defer the others" if exc.details.get("conflict") else exc.hint
+        try:
+            kb = self.kb(view)
+            with kb.reading() as session:
+                types = set(session.schema.types)
+                message = _named_ids(exc.message, session, types)
+                hint = _named_ids(hint, session, types) if hint else None
+        except KgError:  # no read to name them by: nothing of the reason is shown
+            message, hint = "the decision was refused; nothing was decided", "reload the review queue"
+        return type(exc)(message, hint, **exc.details)
+
     def _done(self, doc: dict, kb, session, view: View) -> dict:
         types = set(session.schema.types)
         shown = self._keyed(_reasons_named(doc, session, types), kb.perspective, types)

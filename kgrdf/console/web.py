@@ -19,8 +19,9 @@ import threading
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
+from kgrdf import errors
 from kgrdf.console.pages import Keys, Pages, View
-from kgrdf.errors import BadInput, Bug, KgError, NotFound
+from kgrdf.errors import BadInput, KgError, NotFound
 
 COOKIE = "kg_console"
 CSRF_HEADER = "x-kg-csrf"
@@ -170,7 +171,7 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
             except KgError as exc:
                 return _error(exc)
             except Exception as exc:  # an error kgrdf did not expect: one line, as the CLI reports it
-                return _error(Bug.of(exc))
+                return _error(errors.of(exc))
 
         return endpoint
 
@@ -239,9 +240,9 @@ def app(kb_path: Path, port: int, keys: Secrets, perspective: str | None = None,
         try:
             return _json(await run_in_threadpool(run))
         except KgError as exc:
-            return _error(exc)
+            return _error(await run_in_threadpool(pages.refusal, exc, view))
         except Exception as exc:  # an error kgrdf did not expect: one line, as the CLI reports it
-            return _error(Bug.of(exc))
+            return _error(errors.of(exc))
 
     get = ["GET", "HEAD"]
     routes = [
@@ -301,7 +302,7 @@ def _warm(pages: Pages, perspective: str | None) -> None:
     try:
         pages.warm(perspective)
     except Exception as exc:  # derived: the first page that needs them makes them again
-        problem = exc.message if isinstance(exc, KgError) else Bug.of(exc).message
+        problem = errors.of(exc).message
         print(f"kg: the console's caches were not made ({problem}); the first Briefing makes them", file=sys.stderr)
 
 

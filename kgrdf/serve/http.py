@@ -17,8 +17,8 @@ from pathlib import Path
 
 import anyio
 
-from kgrdf import inputs, tokens
-from kgrdf.errors import BadInput, Bug, KgError
+from kgrdf import errors, inputs, tokens
+from kgrdf.errors import BadInput, KgError
 from kgrdf.serve.service import Caller, Service
 from kgrdf.store import bounded
 
@@ -429,7 +429,7 @@ def app(kb_path: Path, resident=None, transcripts: tuple[Path, ...] = ()):
                 resident.stop()
 
     def failing(request, exc):
-        return _error(exc if isinstance(exc, KgError) else Bug.of(exc))
+        return _error(errors.of(exc))
 
     def unserved(request, exc):
         """A path or a method kg serve does not serve, said as every refusal is (405 with Allow)."""
