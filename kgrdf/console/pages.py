@@ -201,6 +201,8 @@ class Pages:
         from kgrdf.errors import KgError
 
         hint = "confirm one of them, and reject or defer the others" if exc.details.get("conflict") else exc.hint
+        if not _ID_IN_TEXT.search(f"{exc.message} {hint or ''}"):
+            return type(exc)(exc.message, hint, **exc.details)
         try:
             kb = self.kb(view)
             with kb.reading() as session:
