@@ -821,10 +821,15 @@ class KnowledgeBase:
         write starts a new journal from the current data, as a new replica, so that no fact id
         minted from (replica, sequence) repeats. The sequence goes on from where it was.
 
-        Order, so that a write cut short at any step is finished by the next: a new replica.json;
-        view.json without the old position; the genesis transaction (every quad of the index)
-        appended to the new journal; the index's position; view.json; the commit. Until the journal
-        holds the genesis transaction, the index holds the data and this runs again.
+        Order, so that a write cut short at any step is finished by the next: a new replica.json,
+        which says which index position it starts from; view.json without the old position; the
+        genesis transaction (every quad of the index) appended to the new journal; the index's
+        position; view.json; the commit. Until the journal holds the genesis transaction, the index
+        holds the data and this runs again.
+
+        An empty journal whose view.json was never past transaction 0, beside an index that holds
+        data, is no journal moved aside: the index is another knowledge base's (two pointed at one
+        server), and nothing of it is taken.
         """
         import secrets
 
@@ -839,6 +844,17 @@ class KnowledgeBase:
                 "the journal is gone and the index does not match view.json: there is nothing "
                 "whole to start a new journal from",
                 hint="restore journal/ (mv journal.aside journal)",
+            )
+        started = files.read_json(self.path / "replica.json").get("from_index_at")
+        if not view.seq and started != [at[0], at[1]]:  # (not a start cut short after view.json was reset)
+            where = f"the server at {self.index_url}" if self.index_url else "index/"
+            raise Damaged(
+                f"{where} holds data (at transaction {at[0]}) that this knowledge base's journal never "
+                "had: another knowledge base's index",
+                hint="give each knowledge base its own server or dataset (kg index move URL); "
+                "nothing of the other's was taken"
+                if self.index_url
+                else INDEX_WAY_OUT,
             )
         from kgrdf import identifiers, privacy
         from kgrdf.schema import SCHEMA_GRAPH
@@ -855,7 +871,7 @@ class KnowledgeBase:
         (self.path / UNCOMMITTED).touch()
         old_replica = self.replica
         self.replica = "r-" + secrets.token_hex(4)
-        write_json(self.path / "replica.json", {"replica": self.replica})
+        write_json(self.path / "replica.json", {"replica": self.replica, "from_index_at": [at[0], at[1]]})
         self._write_view(Position())
         tx = Transaction(seq=at[0] + 1, command="new journal", time=clock.iso(clock.now()), adds=quads)
         after = self.journal.append(tx, Position(), private=route)
@@ -1150,7 +1166,8 @@ def _check_index_server(url: str, allow: tuple | None = None) -> None:
     backend = open_backend("sparql", url=url)
     try:
         at = backend.position()
-        if at is not None and at[0] > 0 and at != allow:
+        # (a new knowledge base takes none: one made a moment ago is at transaction 0, and as much another's)
+        if at is not None and (allow is None or at[0] > 0) and at != allow:
             raise Refused(
                 f"the server at {url} holds the index of another knowledge base (at transaction {at[0]})",
                 hint="give each knowledge base its own server or dataset",

@@ -469,3 +469,139 @@ def test_a_tokens_write_while_the_index_server_is_down_tells_what_it_would_with_
         assert [f["id"] for f in kg.json("facts", "api", "--audience", "channel:ops")["facts"]] == [heard]
     finally:
         served.stop()
+
+
+# --- a server that is not a SPARQL server, a proxy before one, one that hangs ----------------------------
+
+
+class _Fake:
+    """An HTTP server on loopback that answers every request with ``answer`` (status, type, body)."""
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        fake = self
+
+        class Answer(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                status, kind, body = fake.answer
+                self.send_response(status)
+                if kind:
+                    self.send_header("Content-Type", kind)
+                if status in (301, 302):
+                    self.send_header("Location", "http://127.0.0.1:9/elsewhere")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST
+
+            def log_message(self, *args):
+                pass
+
+        self.answer = (502, "text/html", b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>")
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake():
+    running = _Fake()
+    yield running
+    running.stop()
+
+
+_RESULTS = "application/sparql-results+json"
+
+
+@pytest.mark.parametrize(
+    "answer, says",
+    [
+        ((302, "text/html", b"moved"), "answered 302"),
+        ((200, "text/html", b"<html>welcome</html>"), "is its URL a SPARQL endpoint?"),
+        ((204, None, b""), "is its URL a SPARQL endpoint?"),
+        ((200, _RESULTS, b'{"head": {}, "boolean": true}'), "a yes or no, not the rows of a SELECT"),
+        (
+            (
+                200,
+                _RESULTS,
+                b'{"head": {"vars": ["seq"]}, "results": {"bindings": [{"seq": '
+                b'{"type": "literal", "value": "many"}}]}}',
+            ),
+            "holds a position that is no number",
+        ),
+    ],
+)
+def test_a_url_that_is_no_sparql_server_is_refused_in_one_line_not_called_a_bug(tmp_path, fake, answer, says):
+    fake.answer = answer
+    kb = Kg(tmp_path / "kb")
+    line = one_line(kb("init", "--index", fake.url, expect=3))
+    assert says in line and "bug" not in line
+    assert not kb.path.exists()
+
+
+def test_a_proxy_that_answers_502_is_a_server_that_does_not_answer(remote_kg, server, fake):
+    """Behind nginx with the server down: status, writes and the way back to disk all exited 3
+    'answered 502', where for a server that does not answer they work."""
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    settings = json.loads((remote_kg.path / "format.json").read_text())
+    assert settings["index"] == server.url
+    (remote_kg.path / "format.json").write_text(json.dumps({**settings, "index": fake.url}))
+    status = remote_kg.json("status")
+    assert status["index"]["reachable"] is False and "502 Bad Gateway" in status["index"]["problem"]
+    assert "does not answer" in one_line(remote_kg("lookup", "api", expect=3))
+    remote_kg("propose", "api", "caveat", "--value", "behind a proxy", "-s", "doc:p1")  # lands in the journal
+    remote_kg("index", "move", "disk")
+    assert [f["value"] for f in remote_kg.json("facts", "api")["facts"]] == ["behind a proxy"]
+
+
+def test_a_value_that_holds_virtuoso_s_blank_node_prefix_reads_back_as_written(remote_kg):
+    """Every answer had '"nodeID://' taken out wherever it stood: such a value read back changed,
+    proposing it again made a second fact, and kg validate called the index damaged for good."""
+    remote_kg("add-entity", "repo/web", "--name", "web")
+    value = 'say "nodeID://legacy-host" aloud; nodeID://x is retired'
+    first = remote_kg.json("propose", "web", "caveat", "--value", value, "-s", "doc:n1")
+    assert [f["value"] for f in remote_kg.json("facts", "web")["facts"]] == [value]
+    again = remote_kg.json("propose", "web", "caveat", "--value", value, "-s", "doc:n2")
+    assert (again["id"], again["outcome"]) == (first["id"], "observed")
+    assert "clean" in remote_kg("validate").stdout
+
+
+def test_a_second_knowledge_base_given_the_server_of_another_takes_nothing_of_it(tmp_path, remote_kg, server):
+    """Two new knowledge bases were given one server (nothing there yet tells them apart); the
+    first write of the second then took the first's data, a person with it, into its own journal,
+    and each rebuilt the server over the other's index from then on."""
+    other = Kg(tmp_path / "other")
+    other("init", "--index", server.url)  # (accepted: the server holds no index yet)
+    remote_kg("add-entity", "person/alice", "--name", "Alice Quarry")
+    line = one_line(other("add-entity", "repo/beta", "--name", "Beta", expect=3))
+    assert "holds data (at transaction 1) that this knowledge base's journal never had" in line
+    assert "its own server or dataset" in line
+    held = b"".join(p.read_bytes() for p in other.path.rglob("*") if p.is_file())
+    assert b"Alice" not in held and b"alice" not in held
+    assert remote_kg.json("lookup", "person/alice")["entity"]["name"] == "Alice Quarry"
+    third = Kg(tmp_path / "third")
+    assert "holds the index of another knowledge base" in one_line(third("init", "--index", server.url, expect=1))
+    assert not third.path.exists()
+
+
+def test_a_server_that_hangs_holds_a_read_no_longer_than_the_check_s_bound(remote_kg, server):
+    """A stopped server held kg sparql --timeout 2 for 300 s, under the lock writers wait on."""
+    import signal
+
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        done = _kg(remote_kg.path, "sparql", "--timeout", "2", "ASK {}")
+        took = time.monotonic() - started
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    assert done.returncode == 3 and "did not answer in time" in done.stderr
+    assert took < 40

@@ -332,7 +332,7 @@ class OxigraphBackend(Backend):
         if self.persistent and not self.read_only:
             try:
                 self.store.flush()
-            except OSError:
+            except (OSError, RuntimeError):  # (RuntimeError: a table failing its checksum, told by what met it)
                 pass
             self._prune_logs()
         self.store = None

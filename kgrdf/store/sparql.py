@@ -31,6 +31,11 @@ from kgrdf.store.base import Backend, user_dataset
 LINES_A_REQUEST = 5_000  # quads in one Update request of an import or a rebuild (about 1 MB of text)
 CONNECT_TIMEOUT = 3.0  # seconds: a server that does not accept a connection by then is down
 READ_TIMEOUT = 300.0  # seconds a named query or an update may take (a rebuild's piece, an import's)
+# seconds the server may take to say where its index stands (a few quads): a server that takes longer
+# does not answer, and a read or a write does not hold the lock that long waiting on it
+CHECK_TIMEOUT = 15.0
+# A proxy's answers when the server behind it is down or late: the server does not answer
+_PROXY_DOWN = {502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
 _RESULTS = "application/sparql-results+json"
 OURS = "https://kgrdf.org/"  # every graph of a knowledge base (its facts, entities and schema) is under it
 BOOKKEEPING = ox.NamedNode("urn:kgrdf:index")  # the graph of the position and the schema's digest
@@ -98,9 +103,13 @@ class SparqlBackend(Backend):
 
     # --- the protocol ----------------------------------------------------------------------------
 
-    def _post(self, endpoint: str, form: dict, accept: str | None = None, timeout: float | None = None):
-        """One request; a server that does not answer raises Unreachable, one that answers with an
-        error raises Damaged with its status and the first line it gave."""
+    def _post(
+        self, endpoint: str, form: dict, accept: str | None = None, timeout: float | None = None, check: bool = False
+    ):
+        """One request; a server that does not answer raises Unreachable (a proxy's 502, 503 or 504
+        before it too), one that answers with an error or a redirect raises Damaged with its status
+        and the first line it gave. ``timeout`` is a user's query's time limit (past it: Refused),
+        or with ``check`` how long the server may take at all (past it: Unreachable)."""
         import httpx2
 
         headers = {"Accept": accept} if accept else {}
@@ -108,7 +117,7 @@ class SparqlBackend(Backend):
             limit = {} if timeout is None else {"timeout": timeout}
             response = self.http.post(endpoint, data=form, headers=headers, **limit)
         except httpx2.TimeoutException as exc:
-            if timeout is not None:
+            if timeout is not None and not check:
                 raise Refused(f"the query ran past its time limit of {timeout:g} s") from None
             raise Unreachable(
                 f"the {self.role} server at {self.url} did not answer in time ({type(exc).__name__})",
@@ -119,13 +128,48 @@ class SparqlBackend(Backend):
                 f"the {self.role} server at {self.url} does not answer ({_reason(exc)})",
                 hint=_HINTS[self.role, "down"],
             ) from None
-        if response.status_code >= 400:
+        if response.status_code in _PROXY_DOWN:
+            raise Unreachable(
+                f"the {self.role} server at {self.url} does not answer (answered {response.status_code} "
+                f"{_PROXY_DOWN[response.status_code]}: a proxy before it finds it down or late)",
+                hint=_HINTS[self.role, "down"],
+            )
+        if not 200 <= response.status_code < 300:  # (a redirect too: a SPARQL endpoint answers where it is asked)
             raise _refusal(self.url, response, self.role)
         return response
 
-    def _select_text(self, text: str, graphs: list | None = None, default: list | None = None) -> ox.QuerySolutions:
-        response = self._post(self.query_url, {"query": text, **_dataset(graphs, default)}, accept=_RESULTS)
-        return _results(response.content)
+    def _select_text(
+        self, text: str, graphs: list | None = None, default: list | None = None, check: bool = False
+    ) -> ox.QuerySolutions:
+        response, answer = self._query_text(text, graphs, default, check)
+        if not isinstance(answer, ox.QuerySolutions):
+            raise self._no_answer(response, "a yes or no, not the rows of a SELECT")
+        return answer
+
+    def _query_text(self, text: str, graphs: list | None = None, default: list | None = None, check: bool = False):
+        """(the response, its answer: rows or a boolean) of a query written out in full."""
+        response = self._post(
+            self.query_url,
+            {"query": text, **_dataset(graphs, default)},
+            accept=_RESULTS,
+            **({"timeout": CHECK_TIMEOUT, "check": True} if check else {}),
+        )
+        return response, self._answer(response)
+
+    def _answer(self, response):
+        """A response's SPARQL JSON results, read (:func:`_results`); what is none raises Damaged."""
+        try:
+            return _results(response.content)
+        except (SyntaxError, ValueError) as exc:
+            raise self._no_answer(response, f"no SPARQL results ({' '.join(str(exc).split())[:120]})") from None
+
+    def _no_answer(self, response, what: str) -> Damaged:
+        kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+        return Damaged(
+            f"the {self.role} server at {self.url} answered {response.status_code} ({kind}) with {what}: "
+            "is its URL a SPARQL endpoint?",
+            hint=_HINTS[self.role, "refused"],
+        )
 
     def solutions(self, text: str) -> ox.QuerySolutions:
         """The answer to a SELECT written out in full (no named query, no parameters)."""
@@ -150,7 +194,7 @@ class SparqlBackend(Backend):
         return [{n: _canonical(row[n]) for n in names} for row in itertools.islice(solutions, limit)]
 
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
-        return _boolean(self._select_text(bind(query.text, bindings), **self._scope(graphs)))
+        return _boolean(self._query_text(bind(query.text, bindings), **self._scope(graphs))[1])
 
     def sparql(self, text: str, graphs: list | None = None, timeout: float | None = None, memory: int | None = None):
         # The text is parsed here first, as a query: a server may take an update through its
@@ -175,7 +219,7 @@ class SparqlBackend(Backend):
             raise
         kind = response.headers.get("content-type", "").split(";")[0].strip()
         if kind in (_RESULTS, "application/json"):
-            answer = _results(response.content)
+            answer = self._answer(response)
             if isinstance(answer, ox.QuerySolutions) and [v.value for v in answer.variables] == [_VIRTUOSO_ASK]:
                 verdict = b"true" if _boolean(answer) else b"false"
                 return ox.parse_query_results(
@@ -209,7 +253,8 @@ class SparqlBackend(Backend):
             self._select_text(
                 f"SELECT ?seq ?digest ?schema WHERE {{ OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_SEQ)} ?seq }} }} "
                 f"OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_DIGEST)} ?digest }} }} "
-                f"OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_SCHEMA)} ?schema }} }} }}"
+                f"OPTIONAL {{ GRAPH {graph} {{ {node} {term(_KG_SCHEMA)} ?schema }} }} }}",
+                check=True,
             )
         )
         row = rows[0] if rows else {}
@@ -217,7 +262,14 @@ class SparqlBackend(Backend):
 
     def position(self) -> tuple[int, str] | None:
         held = self._bookkeeping()
-        return None if held["seq"] is None else (int(held["seq"]), held["digest"] or "")
+        if held["seq"] is None:
+            return None
+        if not held["seq"].isdigit():
+            raise Damaged(
+                f"the {self.role} server at {self.url} holds a position that is no number ({held['seq'][:40]!r})",
+                hint=_HINTS[self.role, "refused"],
+            )
+        return int(held["seq"]), held["digest"] or ""
 
     def schema_quads(self) -> list:
         return list(self.quads_in(ox.NamedNode(vocab.SCHEMA_GRAPH)))
@@ -281,9 +333,23 @@ _VIRTUOSO_ASK = "__ASK_RETVAL"  # Virtuoso answers an ASK in JSON as a row of th
 
 def _results(content: bytes):
     """SPARQL JSON results as pyoxigraph reads them. Virtuoso names blank nodes ``nodeID://b1``,
-    which is no blank node label: the prefix is dropped (a label stays one within the answer)."""
-    if b'"nodeID://' in content:
-        content = content.replace(b'"nodeID://', b'"')
+    which is no blank node label: the prefix is dropped from a blank node's value (a label stays one
+    within the answer), and from nothing else (a literal that holds the same text keeps it)."""
+    if b"nodeID://" in content:
+        import json
+
+        document = json.loads(content)
+        results = document.get("results") if isinstance(document, dict) else None
+        rows = results.get("bindings") if isinstance(results, dict) else None
+        for row in rows if isinstance(rows, list) else []:
+            for value in row.values() if isinstance(row, dict) else []:
+                if (
+                    isinstance(value, dict)
+                    and value.get("type") == "bnode"
+                    and str(value.get("value")).startswith("nodeID://")
+                ):
+                    value["value"] = value["value"][len("nodeID://") :]
+        content = json.dumps(document).encode("utf-8")
     return ox.parse_query_results(content, format=ox.QueryResultsFormat.JSON)
 
 
