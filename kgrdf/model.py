@@ -844,7 +844,7 @@ _HIDDEN_CHANGES = {
     *(iri.value for iri, _ in HEARING_FIELDS.values()),
 }
 _AUDIENCE, _OBSERVATIONS, _OBSERVED_AT, _HEARD_AT = kg("audience"), kg("observations"), kg("observedAt"), kg("heardAt")
-_RECORDED_AT = kg("recordedAt")
+_RECORDED_AT, _LAST_CONFIRMED_AT = kg("recordedAt"), kg("lastConfirmedAt")
 _SUPERSEDED_BY, _MERGED_FROM, _FIELD, _CHANGE = kg("supersededBy"), kg("mergedFrom"), kg("field"), kg("change")
 _REASON, _SOURCE_REF = kg("reason"), kg("sourceRef")
 FACT_IDS_IN_TEXT = re.compile(r"\bf-[a-z0-9]{6}\b")  # the fact ids a text (a reason, a message) names
@@ -897,6 +897,11 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
         if p == ADDED_HEARING:
             added.setdefault(s.value, set()).add(o.value)
     hidden |= {u for u, hs in added.items() if not hs & shown}
+    times = [o.value for s, p, o in triples if s.value in shown and p == _HEARD_AT]
+    latest, first = max(times, default=None), min(times, default=None)
+    narrowed = first is not None and len(shown) < len(heard_in)
+    if narrowed:  # what was done before it first heard the fact is no part of its history
+        hidden |= _done_before(triples, shown)
     change_of = {}  # change node -> its field
     for s, p, o in triples:
         if p == _FIELD:
@@ -904,8 +909,6 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     owner_of = {o.value: s.value for s, p, o in triples if p == _CHANGE}
     hidden |= {c for c, u in owner_of.items() if u in hidden or change_of.get(c) in _HIDDEN_CHANGES}
     hidden |= {s.value for s, p, o in triples if s.value in change_of and _names_unheard_fact(p, o, hears_fact)}
-    times = [o.value for s, p, o in triples if s.value in shown and p == _HEARD_AT]
-    latest, first = max(times, default=None), min(times, default=None)
     out = []
     for s, p, o in triples:
         if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING) and o.value in hidden):
@@ -914,7 +917,7 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             o = vocab.integer(len(shown))
         elif s.value == fact and p == _OBSERVED_AT and latest is not None:
             o = vocab.datetime_literal(latest)
-        elif s.value == fact and p == _RECORDED_AT and first is not None and len(shown) < len(heard_in):
+        elif s.value == fact and p in (_RECORDED_AT, _LAST_CONFIRMED_AT) and narrowed:
             o = vocab.datetime_literal(max(first, o.value))  # learned, as far as it may know, when it first heard it
         elif p in (_SUPERSEDED_BY, _MERGED_FROM) and not hears_fact(o.value):
             continue
@@ -928,6 +931,22 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             continue
         out.append((s, p, o))
     return out
+
+
+def _done_before(triples: list[tuple], shown: set[str]) -> set[str]:
+    """The update records of transactions before the first that recorded a hearing in ``shown``: by
+    transaction, not by time (two transactions may share a second, and a record of the earlier one
+    would pass for one of the hearing's own)."""
+    first = min(_transaction_of(hearing) for hearing in shown)
+    return {
+        s.value for s, p, o in triples if p.value == _P_UPDATE_NUMBER and o.value.isdigit() and int(o.value) < first
+    }
+
+
+def _transaction_of(hearing: str) -> int:
+    """The transaction that recorded a hearing, from its IRI (hearing_iri: ``.../hearing/SEQ.STEP``)."""
+    seq = hearing.rpartition("/hearing/")[2].partition(".")[0]
+    return int(seq) if seq.isdigit() else 0
 
 
 def _names_unheard_fact(p, o, hears_fact) -> bool:

@@ -483,7 +483,7 @@ class _Fold:
         # hold the names it took from them, so the merge comes before its aliases).
         merging = [
             mine
-            for into in sorted(there.merges().get(iri, {}))
+            for into in _merged_into(there, iri)
             for mine in [self.writer.entity(NamedNode(into))]
             if mine is not None and not mine.merged_into
         ]
@@ -618,18 +618,7 @@ class _Fold:
         merged into it there: a merge there carries the fact over to the one kept, as a new fact."""
         if self.deleted is None:
             return False
-        merges = there.merges()
-
-        def merged(iri: str) -> list[str]:
-            found, todo = [iri], [iri]
-            while todo:
-                for one in sorted(merges.get(todo.pop(), ())):
-                    if one not in found:
-                        found.append(one)
-                        todo.append(one)
-            return found
-
-        return self.deleted.fact(theirs, merged)
+        return self.deleted.fact(theirs, lambda iri: [iri, *_merged_into(there, iri)])
 
     def _kept(self, iri: str, labels) -> list[str]:
         """Of an entity's names there, those kg forget did not take from it here (they named the
@@ -705,6 +694,20 @@ _TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _PROVENANCE = "/provenance"
 
 
+def _merged_into(there, iri: str) -> list[str]:
+    """Every organization merged into ``iri`` on the replica ``there`` reads, and each merged into
+    those before (Umbra into Umbra Labs, then Umbra Labs into Umbra Group): a fold that merged only
+    the last would keep Umbra apart, and the kept one's names, Umbra's among them, would clash."""
+    merges = there.merges()
+    found, todo = [], [iri]
+    while todo:
+        for one in sorted(merges.get(todo.pop(), ())):
+            if one not in found and one != iri:
+                found.append(one)
+                todo.append(one)
+    return found
+
+
 class _Originals:
     """What a person changed on each replica, as opposed to what a sync folded in there: the latest
     name and summary given to each entity, and the latest valid time given to each fact still current
@@ -747,15 +750,17 @@ class _Originals:
             journals += [(f.name, Stream(f)) for f in sorted(base.iterdir()) if REPLICA.match(f.name)]
         for replica, stream in journals:
             for entry in stream.entries_after(None, 0, None, []):
-                self._patch(replica, entry, changed, said, ended)
+                self._patch(replica, entry, changed, said, ended, pulled=replica != self.kb.replica)
         for (fact, end), found in changed.items():
             if fact in ended or fact not in said:
                 continue  # (a fact closed since holds the time its closing gave it)
             _later(self.valid, (said[fact], end), found)
 
-    def _patch(self, replica: str, entry, changed: dict, said: dict, ended: set) -> None:
+    def _patch(self, replica: str, entry, changed: dict, said: dict, ended: set, pulled: bool = False) -> None:
         """Note what one patch says: what each fact it makes says, which facts it ends, and (when a
-        person made it, not a sync) the names, summaries and valid times it gives."""
+        person made it, not a sync) the names, summaries and valid times it gives: of a ``pulled``
+        one (another replica's), none that kg forget took here (what a person here gives again, by
+        hand, after the forget, is theirs to give)."""
         patch = entry.patch
         by_hand = patch.command != "sync"
         stamp = (patch.time, replica, number_of(entry.name))
@@ -777,7 +782,7 @@ class _Originals:
                 field = _LABELS.get(nquads.predicate_of(line)) if by_hand else None
                 if field:
                     subject, value = nquads.subject_of(line), _value(line)
-                    if self.deleted is None or not self.deleted.label(subject, value):
+                    if not pulled or self.deleted is None or not self.deleted.label(subject, value):
                         _later(self.labels, (subject, field), (*stamp, value))
             elif "/fact/" in graph and vocab.FACT_ID_PATTERN.match(graph.rsplit("/", 1)[-1]):
                 subject, predicate, value, datatype, _graph = next(nquads.fields([line]))

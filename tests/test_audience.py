@@ -577,6 +577,48 @@ def test_a_successor_the_audience_may_not_hear_leaves_no_trace_in_its_history(kg
     assert kg.json("history", old, "--audience", "channel:ops")["history"][-1]["changes"]["superseded_by"]["after"]
 
 
+def test_what_was_done_before_an_audience_first_heard_a_fact_is_no_part_of_its_history(kg, monkeypatch):
+    """Confirmed on the owner's trusted sources, then heard in #eng: #eng's history showed the
+    confirmation of nine days before it heard the fact, with its reason, and last_confirmed_at then,
+    earlier than the fact's recorded_at as #eng is told it."""
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-01T00:00:00Z")
+    kg("org", "add", "Acme")
+    kg("org", "set", "Acme", "budget", "5M", "-s", "ledger:crm", "-s", "report:board")
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-10T00:00:00Z")
+    kg("org", "set", "Acme", "budget", "5M", "-s", "slack:eng1", "--audience", "channel:eng")
+    fact = kg.json("facts", "Acme")["facts"][0]["id"]
+    told = kg.json("history", fact, "--audience", "channel:eng")
+    assert [(h["at"], h["action"]) for h in told["history"] if h["action"] != "recorded"] == [
+        ("2027-03-10T00:00:00Z", "observe")
+    ]
+    assert told["fact"]["last_confirmed_at"] == told["fact"]["recorded_at"] == "2027-03-10T00:00:00Z"
+    text = kg("history", fact, "--audience", "channel:eng").stdout
+    assert "2027-03-01" not in text and "auto-confirmed" not in text
+    owner = kg.json("history", fact)
+    assert "confirm" in [h["action"] for h in owner["history"]] and owner["fact"]["last_confirmed_at"].startswith(
+        "2027-03-01"
+    )
+
+
+def test_what_was_done_in_the_same_second_before_an_audience_first_heard_a_fact_is_not_shown_either(kg, monkeypatch):
+    """Times are kept to the second: a confirmation whose reason was said in #secret, recorded in the
+    second the public first heard the fact, passed for part of the public's history."""
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-02T09:00:00Z")
+    kg("add-entity", "repo/api", "--name", "api")
+    fact = kg.json(
+        "propose", "api", "caveat", "-v", "slow on mondays", "-s", "slack:c1", "--audience", "channel:secret"
+    )
+    kg("confirm", fact["id"], "--reason", "mksecretwords from the launch review")
+    kg("propose", "api", "caveat", "-v", "slow on mondays", "-s", "slack:c2", "--audience", "public")
+    for shown in (
+        kg("history", fact["id"], "--audience", "public").stdout,
+        kg("sparql", "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }", "--audience", "public").stdout,
+        kg("export", "--audience", "public").stdout,
+    ):
+        assert "mksecretwords" not in shown
+    assert "mksecretwords" in kg("history", fact["id"], "--audience", "channel:secret").stdout
+
+
 def test_an_audience_that_cannot_be_one_and_one_given_to_a_retime_are_refused_writing_nothing(kg):
     kg("add-entity", "repo/api", "--name", "api")
     kg("add-entity", "repo/a", "--name", "a")

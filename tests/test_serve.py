@@ -740,6 +740,31 @@ def test_confirm_and_reject_need_the_users_verified_words(served, tmp_path):
         assert history["history"][-1].get("reason") == f"the user said: {quote}", history["history"][-1]
 
 
+def test_the_users_words_are_kept_only_where_every_audience_of_the_fact_heard_them(served):
+    """Words said in #sales confirmed a fact heard in public too: kg history showed the public the
+    confirmation's reason, the user's words quoted, to any reader of the fact."""
+    kg = served["kg"]
+    fact = kg.json(
+        "propose", "repo/web", "caveat", "--value", "mkwidelyheard", "-s", "slack:w1", "--audience", "public"
+    )
+    kg("propose", "repo/web", "caveat", "--value", "mkwidelyheard", "-s", "slack:w2", "--audience", "channel:sales")
+    quote = "mksecretplan moves web to the new stack, confirm it"
+    transcript = _transcript(served, quote)
+    status, text = _get(
+        served,
+        "/api/confirm",
+        token="writer",
+        data=json.dumps({"fact": fact["id"], "quote": quote, "transcript": transcript}).encode(),
+        kind="application/json",
+    )
+    assert status == 200 and json.loads(text)["status"] == "confirmed", text
+    for audience in ("public", "channel:sales", "owner"):
+        shown = kg("history", fact["id"], "--audience", audience).stdout
+        assert "mksecretplan" not in shown and "the user said so" in shown, (audience, shown)
+    status, text = _get(served, f"/api/history?fact={fact['id']}", token="sales")
+    assert status == 200 and "mksecretplan" not in text
+
+
 def test_organizations_through_mcp_and_a_bad_write_writes_nothing(served):
     async def calls(client):
         added = await client.call_tool("org_add", {"name": "Mkacme Corp", "aliases": ["mkacme.example"]})

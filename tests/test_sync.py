@@ -311,6 +311,51 @@ def test_what_sync_set_aside_naming_a_person_forget_leaves_unnamed_and_does_not_
     assert "Lena" not in (max_.path / "sync.json").read_text()
 
 
+def test_a_summary_given_again_by_hand_after_a_forget_holds_as_the_latest_on_every_replica(
+    tmp_path, server, clock, monkeypatch
+):
+    """Max gives tools, by hand and after forgetting Lena, the summary his forget took: the fold
+    passed over it as forgotten, so Nia's older summary won on Max, his on Nia, for good."""
+    max_, nia = replica(tmp_path, "max", server.url), replica(tmp_path, "nia", server.url)
+    at = lambda hour: monkeypatch.setenv("KGRDF_NOW", f"2026-03-02T{hour:02d}:00:00Z")  # noqa: E731
+    at(9)
+    max_("add-entity", "person/lvoss", "--name", "Lena Voss")
+    nia("add-entity", "repo/tools", "--name", "tools", "--summary", "the scripts Lena Voss keeps")
+    nia("sync")
+    max_("sync")
+    at(10)
+    max_("forget", "person/lvoss", expect=3)
+    at(11)
+    nia("add-entity", "repo/tools", "--name", "tools", "--summary", "ops scripts")
+    at(12)
+    max_("add-entity", "repo/tools", "--name", "tools", "--summary", "the scripts Lena Voss keeps", "--allow-forgotten")
+    at(13)
+    for each in (max_, nia, max_, nia):
+        each("sync")
+    assert {kb.json("lookup", "repo/tools")["entity"]["summary"] for kb in (max_, nia)} == {
+        "the scripts Lena Voss keeps"
+    }
+
+
+def test_organizations_merged_in_a_chain_on_one_replica_are_merged_so_on_another(tmp_path, server, clock):
+    """Umbra merged into Umbra Labs, then Umbra Labs into Umbra Group, pulled in one sync: the fold
+    merged Umbra Labs alone, kept Umbra apart, and set aside every entity of the three at each sync."""
+    max_, nia = replica(tmp_path, "max", server.url), replica(tmp_path, "nia", server.url)
+    for name in ("Umbra", "Umbra Labs", "Umbra Group"):
+        nia("org", "add", name)
+    nia("sync")
+    max_("sync")
+    nia("org", "merge", "Umbra Labs", "Umbra")
+    nia("org", "merge", "Umbra Group", "Umbra Labs")
+    nia("sync")
+    synced = max_("sync")
+    assert "set aside" not in synced.stdout + synced.stderr
+    assert "set aside" not in max_("sync").stdout
+    kept = [kb.json("lookup", "Umbra")["entity"] for kb in (max_, nia)]
+    assert [e["id"] for e in kept] == ["organization/umbra-group"] * 2
+    assert sorted(kept[0]["aliases"]) == sorted(kept[1]["aliases"])
+
+
 def test_a_value_superseded_twice_between_two_syncs_is_closed_on_every_replica(tmp_path, server, clock, monkeypatch):
     """Ana supersedes a shared value twice before Ben syncs: the first replacement is closed there by
     the second. Ben's fold set the closing aside (its replacement not current there) and kept the

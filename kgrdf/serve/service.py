@@ -262,6 +262,7 @@ class Service:
         if caller.audience != "owner":
             raise Refused("the review batch is the owner's: this token reads for " + caller.audience)
         doc = batch.peek(self._kb(caller))
+        _still_held(self.path, caller)  # (revoked while the batch was read: nothing of it is told)
         return _paged(doc, "groups", limit, cursor, f"batch {doc['made_at'][:10]} {caller}")
 
     # --- writes: each one transaction, for a token that may write ------------------------------------
@@ -492,7 +493,11 @@ class Service:
             self._verified(quote, transcript, "confirmed")
         why = _in_their_words(quote)
         return self._decide(
-            caller, "confirm", fact, lambda writer: writer.confirm(fact, reviewed_by=caller.reviewer, reason=why)
+            caller,
+            "confirm",
+            fact,
+            why,
+            lambda writer, why: writer.confirm(fact, reviewed_by=caller.reviewer, reason=why),
         )
 
     def reject(self, caller: Caller, fact: str, quote: str, transcript: str) -> dict:
@@ -500,18 +505,28 @@ class Service:
             self._verified(quote, transcript, "rejected")
         why = _in_their_words(quote)
         return self._decide(
-            caller, "reject", fact, lambda writer: writer.reject(fact, reviewed_by=caller.reviewer, reason=why)
+            caller,
+            "reject",
+            fact,
+            why,
+            lambda writer, why: writer.reject(fact, reviewed_by=caller.reviewer, reason=why),
         )
 
-    def _decide(self, caller: Caller, command: str, fact: str, decision) -> dict:
+    def _decide(self, caller: Caller, command: str, fact: str, why: str | None, decision) -> dict:
         """A token decides only on a fact its audience may hear: another is no fact to it (NotFound,
         as for one that is not there), so neither the answer nor the refusal shows what it holds.
-        Checked in the write, on its index: with the index server down, on the one that stands in."""
+        Checked in the write, on its index: with the index server down, on the one that stands in.
+        The user's words (``why``) are kept as the decision's reason only where every audience that
+        hears the fact may hear words said in the caller's (kg history shows each of them the
+        reason): else the reason says that the user said so, without the words."""
+        from kgrdf import audience
 
         def change(writer):
             if caller.audience != "owner":
                 writer.heard_by(caller.audience, fact)
-            return decision(writer)
+            hearers = [h.audience for h in writer.fact(fact).hearings] or ["owner"]
+            told = all(audience.may_hear(caller.audience, hearer or "owner") for hearer in hearers)
+            return decision(writer, why if told or why is None else _UNQUOTED)
 
         return self._write(caller, command, change)
 
@@ -598,6 +613,12 @@ class Service:
             raise BadInput('facts is a list of fact ids, e.g. ["f-3k9x2a"]')
         with self._writing(caller, "disclose") as writer:
             return disclosure.record(writer, message, told_to, facts, caller.name, reader=caller.audience)
+
+
+_UNQUOTED = (
+    "the user said so, in words verified in the session's transcript and not kept here: "
+    "an audience of this fact did not hear them"
+)
 
 
 def _in_their_words(quote) -> str | None:
