@@ -31,10 +31,15 @@ def once(pairs) -> dict:
     """A request's parameters (name, value pairs) as a dict, each given once: one given twice is
     refused, where taking either would answer a question the asker may not have meant (a page that
     read the first as its audience, and the server the last)."""
+    return _given_once(pairs, "parameter", BadInput)
+
+
+def _given_once(pairs, what: str, error) -> dict:
+    """Name, value pairs as a dict; a name given twice raises ``error``, naming it as a ``what``."""
     out = {}
     for name, value in pairs:
         if name in out:
-            raise BadInput(f"the parameter {name!r} is given twice: give it once")
+            raise error(f"the {what} {name!r} is given twice")
         out[name] = value
     return out
 
@@ -184,12 +189,7 @@ def parse_json(line: str | bytes, unique_keys: bool = False):
 
 
 def _unique(pairs: list) -> dict:
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"the key {key!r} is given twice")
-        out[key] = value
-    return out
+    return _given_once(pairs, "key", ValueError)
 
 
 _UNIQUE_KEYS = json.JSONDecoder(object_pairs_hook=_unique)
