@@ -827,9 +827,9 @@ class KnowledgeBase:
         position; view.json; the commit. Until the journal holds the genesis transaction, the index
         holds the data and this runs again.
 
-        An empty journal whose view.json was never past transaction 0, beside an index that holds
-        data, is no journal moved aside: the index is another knowledge base's (two pointed at one
-        server), and nothing of it is taken.
+        An empty journal whose view.json was never past transaction 0, beside a server's index that
+        holds data, is no journal moved aside: the index is another knowledge base's (two pointed at
+        one server), and nothing of it is taken.
         """
         import secrets
 
@@ -845,16 +845,15 @@ class KnowledgeBase:
                 "whole to start a new journal from",
                 hint="restore journal/ (mv journal.aside journal)",
             )
+        # A server may be given to two knowledge bases; index/ is this folder's own (and, with the
+        # journal moved aside, the one copy of the data: never to be called another's).
         started = files.read_json(self.path / "replica.json").get("from_index_at")
-        if not view.seq and started != [at[0], at[1]]:  # (not a start cut short after view.json was reset)
-            where = f"the server at {self.index_url}" if self.index_url else "index/"
+        if self.backend_kind == "sparql" and not view.seq and started != [at[0], at[1]]:
             raise Damaged(
-                f"{where} holds data (at transaction {at[0]}) that this knowledge base's journal never "
-                "had: another knowledge base's index",
+                f"the server at {self.index_url} holds data (at transaction {at[0]}) that this knowledge "
+                "base's journal never had: another knowledge base's index",
                 hint="give each knowledge base its own server or dataset (kg index move URL); "
-                "nothing of the other's was taken"
-                if self.index_url
-                else INDEX_WAY_OUT,
+                "nothing of the other's was taken",
             )
         from kgrdf import identifiers, privacy
         from kgrdf.schema import SCHEMA_GRAPH

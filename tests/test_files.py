@@ -99,13 +99,15 @@ PLANTS = [
     ("view.json.tmp", ["add-entity", "repo/api", "--name", "api"]),
     ("batch.json.tmp", ["batch"]),
     ("secret.key.tmp", ["add-entity", "repo/api", "--name", "api"]),
-    ("cache/names-main.json.{pid}.tmp", ["mentions", "web-app"]),  # readers' own names, by process
+    ("cache/names-main.json{own}", ["mentions", "web-app"]),  # readers' own names, by process and thread
 ]
 
 
 @pytest.mark.parametrize("name, command", PLANTS)
 def test_a_link_at_a_temporary_path_is_replaced_never_followed(people, tmp_path, name, command):
-    name = name.format(pid=os.getpid())  # the process that runs the test runs the command too
+    from kgrdf import files
+
+    name = name.format(own=files.own_suffix())  # the thread that runs the test runs the command too
     target = tmp_path / "precious.txt"
     target.write_text("precious\n")
     if name == "secret.key.tmp":
