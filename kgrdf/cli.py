@@ -17,7 +17,8 @@ from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from kgrdf import render
-from kgrdf.errors import Bug, KgError, Unanswered, from_os
+from kgrdf.errors import KgError, Unanswered
+from kgrdf.errors import of as errors_of
 
 
 class _Commands(TyperGroup):
@@ -160,19 +161,15 @@ def _unanswered(answer: _Answer) -> KgError:
 
 def _error_of(exc: Exception, ctx, arguments: list[str]) -> KgError | None:
     """The error a command's exception is for the user (None: typer's own, to raise as it is)."""
-    if isinstance(exc, KgError):
-        return exc
     if isinstance(exc, TyperException):
         name = arguments[0] if arguments else ""
         known = bool(name) and not name.startswith("-") and ctx.command.get_command(ctx, name) is not None
         return _usage_error(exc, f"{ctx.command_path} {name}" if known else ctx.command_path)
-    if isinstance(exc, OSError):
-        return from_os(exc)
-    if os.environ.get("KGRDF_DEBUG"):
+    if not isinstance(exc, KgError | OSError) and os.environ.get("KGRDF_DEBUG"):
         import traceback
 
         traceback.print_exc()
-    return Bug.of(exc)
+    return errors_of(exc)
 
 
 def _usage_error(exc, command_path: str) -> KgError | None:
