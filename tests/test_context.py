@@ -52,6 +52,13 @@ def test_text_counts_by_kind_as_it_does_piece_by_piece(text):
     assert count_tokens(text) == context.count_pieces(text)
 
 
+@pytest.mark.parametrize("code", range(128))
+def test_every_ascii_character_counts_by_kind_as_it_does_alone(code):
+    character = chr(code)
+    assert count_tokens(character) == context.count_pieces(character)
+    assert count_tokens(f"x{character}x{character}") == context.count_pieces(f"x{character}x{character}")
+
+
 @given(
     st.text(alphabet=st.characters() | st.sampled_from(" \t\u00a0\u3000\u2028\r\x0b"), min_size=1, max_size=60).filter(
         lambda text: text not in (" ", "\t")
