@@ -9,6 +9,7 @@ go there from the write that makes it private on; a line of a fact this write de
 What names a person is decided by one matcher, :class:`People`, for routing and for ``kg forget``.
 """
 
+import functools
 import hashlib
 import hmac
 import json
@@ -176,7 +177,7 @@ class NameIndex:
         it stands, so offsets are the text's whatever folding does to its length (İ, ß, ligatures)."""
         spans = [
             (m.start(), m.end(), word)
-            for m in _RAW_PIECE.finditer(text)
+            for m in (_PIECE if text.isascii() else _raw_piece()).finditer(text)
             for _start, _end, word in _pieces_at(fold(m.group()))
         ]
         words = [w for _, _, w in spans]
@@ -272,14 +273,28 @@ _MARKS = (
     "\U0001e01b-\U0001e021\U0001e023-\U0001e024\U0001e026-\U0001e02a\U0001e130-\U0001e136\U0001e2ae"
     "\U0001e2ec-\U0001e2ef\U0001e8d0-\U0001e8d6\U0001e944-\U0001e94a\U000e0100-\U000e01ef"
 )
-_WORD_PIECE = re.compile(rf"[^\W_]+(?:[{_MARKS}]+[^\W_]*)*")  # a word: letters, digits and their marks
-_RAW_PIECE = re.compile(rf"[^\W_]+(?:[{_MARKS}{_INVISIBLE.pattern[1:-1]}]+[^\W_]*)*")  # before folding
+
+
+# The two patterns of a word past ASCII are compiled when first used: each takes 2 ms, and most
+# commands that import this module match no text past ASCII.
+@functools.cache
+def _word_piece() -> re.Pattern:
+    """A word: letters, digits and their marks."""
+    return re.compile(rf"[^\W_]+(?:[{_MARKS}]+[^\W_]*)*")
+
+
+@functools.cache
+def _raw_piece() -> re.Pattern:
+    """A word before folding: the characters that show as nothing may stand inside it too."""
+    return re.compile(rf"[^\W_]+(?:[{_MARKS}{_INVISIBLE.pattern[1:-1]}]+[^\W_]*)*")
+
+
 _SENTENCE_ENDS = " \t.,;:!?…'\"’”»)]}"
 
 
 def _pieces_at(folded: str):
     """(start, end, word) of each word of folded text."""
-    for match in (_PIECE if folded.isascii() else _WORD_PIECE).finditer(folded):
+    for match in (_PIECE if folded.isascii() else _word_piece()).finditer(folded):
         yield match.start(), match.end(), match.group()
 
 
