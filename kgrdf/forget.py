@@ -308,7 +308,7 @@ def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, perso
                 if kept and not person.in_text(kept.group(0)):
                     text = kept.group(0) + FORGOTTEN_TEXT  # the successor it names stays named
                 if quad.predicate == _AUDIENCE:  # (still an audience, and never a wider one)
-                    others = [m for m in quad.object.value[3:].split(",") if not person.in_text(m)]
+                    others = [m for m in quad.object.value[3:].split(",") if not person.in_text("dm:" + m)]
                     dm = quad.object.value.startswith("dm:") and others
                     text = "dm:" + ",".join(others) if dm else "owner"
                 plan.renames[digest(row)] = str(Quad(quad.subject, quad.predicate, Literal(text), quad.graph_name))

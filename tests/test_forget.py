@@ -867,10 +867,14 @@ def test_every_text_that_names_a_person_goes_to_the_private_journal_and_forget_t
     kg("validate")
 
 
-def test_a_fact_heard_in_a_private_conversation_with_a_person_is_private_and_forget_takes_that_hearing(kg):
+@pytest.mark.parametrize("conversation", ["dm:bo,person/qux", "dm:bo,qux", "dm:ＱＵＸ,bo"])
+def test_a_fact_heard_in_a_private_conversation_with_a_person_is_private_and_forget_takes_that_hearing(
+    kg, conversation
+):
     """A hearing's audience names its people: a dm with a person sends the fact's lines to the
     private journal, so the shared journal never names them and forget is not refused; a shared
-    fact heard again in that dm keeps its other hearing and loses theirs."""
+    fact heard again in that dm keeps its other hearing and loses theirs, whether the dm lists them
+    by id or by the handle their id ends in (as the README's dm:jo,dana)."""
     kg("add-entity", "person/qux", "--name", "Quinta Xavier")
     kg("add-entity", "repo/api", "--name", "api")
     only_dm = _propose(
@@ -878,7 +882,7 @@ def test_a_fact_heard_in_a_private_conversation_with_a_person_is_private_and_for
     )
     shared = _propose(kg, "repo/api", "caveat", "--value", "slow on fridays", "-s", "slack:d2", "--audience", "public")
     again = _propose(
-        kg, "repo/api", "caveat", "--value", "slow on fridays", "-s", "slack:d3", "--audience", "dm:bo,person/qux"
+        kg, "repo/api", "caveat", "--value", "slow on fridays", "-s", "slack:d3", "--audience", conversation
     )
     assert again["id"] == shared["id"] and again["outcome"] == "observed"
     # private by where it was heard, not personal: what it says names nobody (it may still confirm itself)
