@@ -20,7 +20,9 @@ from pathlib import Path
 from kgrdf import files, nquads, privacy, queries, vocab
 
 KEYS = frozenset(vocab.kg(name).value for name in ("nameKey", "aliasKey", "weakAliasKey"))
-FORMAT = "2"  # 2: words take in their combining marks, and İ folds to i (privacy.words)
+# Of the words kept (privacy.words): 2, words take in their combining marks and İ folds to i; 3, ı
+# folds to i, and all that shows as nothing goes.
+FORMAT = "3"
 _CHUNK = 500  # words asked at once: far under any SQLite's limit of bound values
 _MATCHERS = 4096  # matchers a held index keeps (see Index.hold)
 

@@ -133,7 +133,7 @@ class NameIndex:
     matcher reads them): names are keyed by their first word, so a text is read once whatever the
     number of names (a multi-pattern match)."""
 
-    FORMAT = "2"  # (of what dump gives: a cache of one made before words took in marks is made again)
+    FORMAT = "3"  # of what dump gives: 2, words take in marks; 3, ı is i and all that shows as nothing goes
 
     def __init__(self):
         self._by_first: dict[str, list[tuple[tuple[str, ...], str, str, object]]] = {}
@@ -213,12 +213,16 @@ def whole_tokens(tokens, flags: int = 0) -> re.Pattern:
     return re.compile(rf"(?<![^\W_])(?<![^\W_][{joiner}])(?:{alternatives})(?![^\W_])(?![{joiner}][^\W_])", flags)
 
 
-# Format characters (Unicode Cf: the soft hyphen, zero-width spaces and joiners, direction marks):
-# they show as nothing, so "Quix<U+00AD>ley" reads as Quixley and is compared as it reads. 21 ranges.
+# Characters that show as nothing, so "Quix<U+00AD>ley" reads as Quixley and is compared as it
+# reads: the format characters (Unicode Cf: the soft hyphen, zero-width spaces and joiners,
+# direction marks), 21 ranges, and the rest of Unicode's default ignorable code points, marks and
+# letters that are not Cf (the combining grapheme joiner U+034F, the Khmer inherent vowels, the
+# Mongolian variation selectors, the Hangul fillers, the variation selectors and the tags' plane).
 _INVISIBLE = re.compile(
     "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0000-\U000e0fff]"
 )
 
 
@@ -306,8 +310,8 @@ def fold(text: str) -> str:
         return text.lower()
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     # İ (a capital I with its dot) folds to i and a combining dot, which I and ı do not have: as read,
-    # İlker is Ilker and ilker
-    return _INVISIBLE.sub("", folded.replace("i\u0307", "i"))
+    # İlker is Ilker and ilker. The dotless ı stays ı, and I folds to i: YILDIZ is Yıldız
+    return _INVISIBLE.sub("", folded.replace("i\u0307", "i").replace("ı", "i"))
 
 
 def words(text: str) -> tuple[str, ...]:

@@ -918,7 +918,13 @@ def test_a_conversation_that_lists_a_person_by_their_handle_is_theirs_and_forget
     kg("validate")
 
 
-@pytest.mark.parametrize("hidden", ["\u00ad", "\u200b", "\u200d", "\u2060", "\ufeff"])
+@pytest.mark.parametrize(
+    "hidden",
+    # format characters, and the marks and letters past them that show as nothing: the combining
+    # grapheme joiner, a variation selector, a Khmer inherent vowel, a Mongolian variation
+    # selector, a Hangul filler and a variation selector of the supplement
+    ["\u00ad", "\u200b", "\u200d", "\u2060", "\ufeff", "\u034f", "\ufe0f", "\u17b4", "\u180b", "\u3164", "\U000e0100"],
+)
 def test_a_name_with_a_character_that_shows_as_nothing_inside_is_still_the_name(kg, hidden):
     """'Quix<soft hyphen>ley' reads as Quixley: routed to the private journal, and forgotten."""
     kg("add-entity", "person/zq", "--name", "Zoe Quixley", "--alias", "Quixbert")
@@ -1369,6 +1375,25 @@ def test_a_name_is_a_whole_word_with_its_combining_marks(kg):
     kg("forget", "person/amit")
     assert kg.json("history", other["id"])["fact"]["status"] == "proposed"
     kg("history", own, expect=1)
+
+
+def test_a_name_with_a_dotless_i_is_the_same_name_in_capitals(kg):
+    """YILDIZ is the capitals of Yıldız, and case folding makes it yildiz, never yıldız: a fact
+    naming AYŞE YILDIZ went to the shared journal as naming no one, was found by no kg mentions,
+    and stayed after she was forgotten."""
+    kg("add-entity", "person/ayse", "--name", "Ayşe Yıldız")
+    kg("add-entity", "process/hotfix", "--name", "Hotfix")
+    facts = [
+        _propose(kg, "hotfix", "caveat", "--value", f"ask {name} first", "-s", f"slack:{n}")["id"]
+        for n, name in enumerate(["AYŞE YILDIZ", "Ayşe Yıldız", "ayşe yildiz"])
+    ]
+    assert "first" not in _decoded(kg.path, "shared")
+    found = kg.json("mentions", "AYŞE YILDIZ said so")["mentions"]
+    assert [e["id"] for m in found for e in m["entities"]] == ["person/ayse"]
+    assert {f["id"] for f in kg.json("forget", "person/ayse", "--dry-run")["going"]} == set(facts)
+    kg("forget", "person/ayse")
+    assert kg.json("facts", "process/hotfix")["facts"] == []
+    assert _files_naming(kg.path, ["yıldız", "yildiz", "person/ayse"]) == []
 
 
 def test_a_name_with_a_dotted_capital_i_is_the_same_name_in_every_case(kg):
