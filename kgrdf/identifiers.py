@@ -12,7 +12,7 @@ person of that id: routing then errs to the private journal, and a forget in any
 
 from pathlib import Path
 
-from kgrdf import clock, files, inputs, made, model, privacy
+from kgrdf import clock, files, inputs, made, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 
 FILE = "identifiers.jsonl"
@@ -65,6 +65,7 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
                 f"the {kind} identifier {value!r} belongs to {entry['entity']} already",
                 hint="one identifier names one person",
             )
+    _refuse_what_names_another(session, entity, kind, value)
     entry = {
         "entity": entity.id,
         "perspective": session.perspective,
@@ -89,6 +90,20 @@ def _refuse_another_persons_name(session, entity, kind: str, value: str) -> None
             f"the {kind} identifier {value!r} of {entity.id} is the {other['matched']} of {other['id']} "
             f"({other['name']!r}): a person's identifiers are theirs alone",
             hint="give the identifier as the chat, tracker or code host shows it",
+        )
+
+
+def _refuse_what_names_another(writer, entity, kind: str, value: str) -> None:
+    """Refuse an identifier that names another person as kg forget reads text: their name or alias
+    in another case or Unicode form (ＰＥＰＥ for Pepe), their identifier so (u024be7lh for U024BE7LH),
+    or standing whole inside it. Forgetting that person would find it here, where it is not theirs."""
+    others = sorted(writer.people_named_in(value) - {entity.iri})
+    if others:
+        other = vocab.id_of(others[0])
+        raise Refused(
+            f"the {kind} identifier {value!r} of {entity.id} names {other} as kg forget reads names "
+            "(in any case or Unicode form): a person's identifiers are theirs alone",
+            hint="one identifier names one person; give it as the chat, tracker or code host shows it",
         )
 
 

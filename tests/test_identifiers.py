@@ -71,6 +71,28 @@ def test_an_identifier_that_is_another_persons_name_or_id_is_refused_and_forget_
 
 
 @pytest.mark.parametrize(
+    "owner, value, other",
+    [
+        ("Sam", "ＤＡＮＡ", "person/dana"),  # her alias, in fullwidth letters
+        ("Dana", "SAM-REYES-GH", "person/sam"),  # his identifier, in capitals
+        ("Dana", "ｓａｍ-ｒｅｙｅｓ-ｇｈ", "person/sam"),
+        ("Sam", "dana.okafor", "person/dana"),  # her name, word for word, inside it
+    ],
+)
+def test_an_identifier_that_names_another_person_as_forget_reads_names_is_refused(known, owner, value, other):
+    """kg forget reads names in any case and Unicode form: an identifier another person's name or
+    identifier is in, so read, was taken as this person's, and forgetting the other then exited 3
+    on identifiers.jsonl, which kgrdf had written."""
+    before = (known.path / "identifiers.jsonl").read_text()
+    line = known("identifiers", "add", owner, "chat", value, expect=1).stderr
+    assert f"names {other} as kg forget reads names" in line and "theirs alone" in line
+    assert (known.path / "identifiers.jsonl").read_text() == before
+    assert known.json("identifiers", "add", owner, "tracker", f"{owner.lower()}-tracker")["outcome"] == "added"
+    known("forget", other)
+    assert value.lower() not in (known.path / "identifiers.jsonl").read_text().lower()
+
+
+@pytest.mark.parametrize(
     "command",
     [
         ["export", "--format", "trig"],

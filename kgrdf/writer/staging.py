@@ -326,8 +326,16 @@ class Staging(Session):
         alias, by id, or by an identifier's value. The people the texts' words lead to are read
         from kgrdf.people's cache, not everyone: the cost follows the texts, not the knowledge base."""
         texts = [text for text in texts if text]
-        if not texts:
-            return False
+        return bool(texts) and any(found.in_text(text) for text in texts for found in self._matchers(texts))
+
+    def people_named_in(self, text: str) -> set[str]:
+        """The IRIs of the known people and actors ``text`` names, as routing and kg forget read it
+        (see privacy.People): by name or alias in any case or Unicode form, by id, by identifier."""
+        return {iri for found in self._matchers([text]) for iri in found.in_text(text)} if text else set()
+
+    def _matchers(self, texts: list[str]) -> list[privacy.People]:
+        """The matchers of the people ``texts`` may name: of the index's (read from kgrdf.people's
+        cache by the texts' words) and of this write's."""
         if self._people is None:
             from kgrdf import identifiers, people
 
@@ -336,8 +344,7 @@ class Staging(Session):
         self._person_checks += 1
         if self._person_checks == self.BULK:
             self._people.hold()  # a large write: one read of the cache, not a query a record
-        matchers = [found for found in (self._people.named_in(texts), self._pending_people) if found]
-        return any(found.in_text(text) for text in texts for found in matchers)
+        return [found for found in (self._people.named_in(texts), self._pending_people) if found]
 
     def close(self) -> None:
         """Let go of what the write holds open beside the index (the people's cache), and of the
