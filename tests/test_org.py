@@ -109,9 +109,15 @@ def test_perspectives_lists_each_with_its_counts_and_the_default(kg):
         {"perspective": "lyra", "entities": 3, "facts": 1, "default": False, "current": False},
         {"perspective": "main", "entities": 1, "facts": 0, "default": True, "current": True},
     ]
-    assert "* lyra  3 entities, 1 facts" in kg("perspectives", "--perspective", "lyra").stdout
+    assert "* lyra  3 entities, 1 fact\n" in kg("perspectives", "--perspective", "lyra").stdout
     bad = kg("lookup", "api", "--perspective", "Not Valid", expect=2)
     assert "perspective 'Not Valid' must be lower-case letters, digits, - or _" in bad.stderr
+    for name in ("a" * 64, "-x", "_x"):  # letters it may hold, but too many, or not first
+        bad = kg("lookup", "api", "--perspective", name, expect=2)
+        assert (
+            f"perspective {name!r} must be" in bad.stderr
+            and "(1 to 63 of them, the first a letter or digit)" in bad.stderr
+        )
 
 
 def test_a_fact_reaching_across_perspectives_is_refused_and_nothing_is_written(kg):
@@ -614,6 +620,16 @@ def test_what_the_knowledge_base_held_before_a_merge_is_read_back_the_same_after
         )
     for asked in (["--known-at", "2026-03-06"], ["--known-at", "2026-03-06", "--as-of", "2026-03-03"], []):
         assert [f["id"] for f in kg.json("facts", "Mkkeep", *asked)["facts"]] == carried, asked
+    # merged on again: the kept one into a third, each merge carrying the facts one step on
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-10T09:00:00Z")
+    kg("org", "add", "Mktop")
+    again = kg.json("org", "merge", "Mktop", "Mkkeep")["moved"]
+    for name in ("Mkdup Inc", "Mkkeep", "Mktop"):
+        held = kg.json("facts", name, "--known-at", "2026-03-03")["facts"]
+        assert [(f["id"], f["subject"]) for f in held] == [(fact, "organization/mkdup-inc")], name
+        held = kg.json("facts", name, "--known-at", "2026-03-06")["facts"]
+        assert [(f["id"], f["subject"]) for f in held] == [(carried[0], "organization/mkkeep")], name
+        assert [f["id"] for f in kg.json("facts", name)["facts"]] == again, name
 
 
 def test_a_merge_takes_what_the_survivor_rejected_or_let_expire_as_kg_propose_takes_it(kg, monkeypatch):

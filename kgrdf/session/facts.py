@@ -361,15 +361,23 @@ class FactReads(Reading):
         ``bindings``' knownAt, each about the one it was about then. A merge carries a duplicate's
         facts over as new ones, recorded when it was made: asked what it held before then, the
         knowledge base held them about the duplicate, whose name now leads here. One whose carried
-        copy is shown as well (asked after the merge, of a valid time before it) is left out."""
+        copy is shown as well (asked after the merge, of a valid time before it) is left out. One
+        merged into one merged into ``entity`` is read too, nearest first: each merge carried the
+        facts one step on."""
         found = []
         ids = {fact["id"] for fact in shown}
-        for merged in sorted(self.merges().get(entity.iri, ())):
-            duplicate = self.named_entity(NamedNode(merged))
-            if duplicate is None:
-                continue
-            rows = self.values("facts", **{**bindings, "subject": NamedNode(merged)})
-            found += [f for f in self._group(rows, duplicate) if f.get("superseded_by") not in ids]
+        seen, todo = {entity.iri}, [entity.iri]
+        while todo:
+            for merged in sorted(set(self.merges().get(todo.pop(0), ())) - seen):
+                seen.add(merged)
+                todo.append(merged)
+                duplicate = self.named_entity(NamedNode(merged))
+                if duplicate is None:
+                    continue
+                rows = self.values("facts", **{**bindings, "subject": NamedNode(merged)})
+                held = [f for f in self._group(rows, duplicate) if f.get("superseded_by") not in ids]
+                ids |= {fact["id"] for fact in held}
+                found += held
         return found
 
     def neighbors(self, text: str, hops: int = 1) -> dict:
