@@ -7,6 +7,7 @@ reads the proposals, saves and loads the batch, and applies a decision through t
 """
 
 import json
+import shlex
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -240,6 +241,7 @@ def today(kb) -> dict:
     document["expired"] = expired
     document["perspective"] = kb.perspective  # (kg batch apply answers it in this perspective alone)
     save(kb, document)
+    document["answer_with"] = shlex.join(["kg", "batch", "apply", *kb.perspective_words()])  # (what to paste)
     return document
 
 

@@ -1401,7 +1401,8 @@ def perspectives(kb: KbOption = None, perspective: PerspectiveOption = None, jso
         json,
         {"perspectives": found},
         "\n".join(
-            f"{'*' if p['current'] else ' '} {p['perspective']}  {p['entities']} entities, {p['facts']} facts"
+            f"{'*' if p['current'] else ' '} {p['perspective']}  "
+            f"{render.counted(p['entities'], 'entity', 'entities')}, {render.counted(p['facts'], 'fact')}"
             + ("  (default)" if p["default"] else "")
             for p in found
         ),

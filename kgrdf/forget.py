@@ -322,11 +322,10 @@ def _redact_shared_facts(plan: Plan, naming_rows: dict[str, list], shared, perso
 def forget(kb, text: str, dry_run: bool = False) -> dict:
     """Forget a person or an actor: see the module's description. Returns the counts."""
     from kgrdf import lock
-    from kgrdf.session import Session
 
     with lock.held(kb.path / "lock", exclusive=True):
         with kb.up_to_date() as backend:
-            session = Session(kb, backend)
+            session = kb.session_on(backend)  # (a perspective asked for that is none is refused)
             entity = session.resolve(text)
             label_rows = session.rows("person-labels", entities=vocab.entities_graph(kb.perspective))
         if entity.type not in privacy.PERSON_TYPES:

@@ -13,7 +13,7 @@ import re
 import stat
 from pathlib import Path
 
-from kgrdf import settings
+from kgrdf import settings, vocab
 from kgrdf.errors import BadInput
 
 _JSON_TYPES = {
@@ -277,3 +277,14 @@ def standard_input(what: str) -> str:
         return text(data.removeprefix(BOM).decode("utf-8"), what)
     except UnicodeDecodeError:
         raise BadInput(f"{what} on standard input is not UTF-8 text") from None
+
+
+def perspective(name) -> str:
+    """A perspective's name as given (--perspective, a token's, a new knowledge base's): 1 to 63
+    lower-case letters, digits, - or _, the first a letter or digit. Raises BadInput."""
+    if not isinstance(name, str) or not vocab.PERSPECTIVE_PATTERN.match(name):
+        raise BadInput(
+            f"perspective {name!r} must be lower-case letters, digits, - or _ (1 to 63 of them, the first a "
+            "letter or digit)"
+        )
+    return name

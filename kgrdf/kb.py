@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgrdf import clock, files, made, vcs, vocab
+from kgrdf import clock, files, inputs, made, vcs, vocab
 from kgrdf.errors import NO_ROOM, BadInput, Damaged, NotFound, Unreachable, one_line
 from kgrdf.files import write_json
 from kgrdf.journal import FORMAT, Journal, Position, Transaction
@@ -77,9 +77,7 @@ class KnowledgeBase:
         settings = files.read_json(self.path / "format.json")
         self.format = settings.get("format", FORMAT)
         self.default_perspective = settings.get("perspective", DEFAULT_PERSPECTIVE)
-        if perspective is not None and not vocab.PERSPECTIVE_PATTERN.match(perspective):
-            raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
-        self.perspective = perspective or self.default_perspective
+        self.perspective = self.default_perspective if perspective is None else inputs.perspective(perspective)
         self.index_url = settings.get("index")  # a SPARQL server that holds the index, when not on disk here
         if backend == "oxigraph" and self.index_url:
             self.backend_kind = "sparql"
@@ -93,6 +91,11 @@ class KnowledgeBase:
         # Whether a read of a perspective that is none (a typo in --perspective) is refused, naming the
         # known ones, rather than answered empty: set by a face where the perspective was asked for.
         self.perspective_asked = False
+
+    def perspective_words(self) -> list[str]:
+        """What a command line printed for the user to paste adds to name this perspective: nothing
+        for the default one, else --perspective and its name."""
+        return [] if self.perspective == self.default_perspective else ["--perspective", self.perspective]
 
     # --- making and opening ----------------------------------------------------------------------
 
@@ -108,8 +111,7 @@ class KnowledgeBase:
         path = Path(path)
         if "\x00" in str(path):
             raise BadInput(f"--kb {str(path)!r} holds a NUL character, which no path can")
-        if not vocab.PERSPECTIVE_PATTERN.match(perspective):
-            raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
+        inputs.perspective(perspective)
         if index is not None:
             _check_index_server(index)
         try:
@@ -333,7 +335,7 @@ class KnowledgeBase:
             return False
         return backend.position() == (view.seq, view.digest) and backend.schema_digest() == schema.digest(self.path)
 
-    def _session(self, backend):
+    def session_on(self, backend):
         """A read's session; a perspective asked for that is none is refused (once a process)."""
         from kgrdf.session import Session
 
@@ -367,7 +369,7 @@ class KnowledgeBase:
                         (self.path / UNCOMMITTED).exists() and not (self.resident and self.resident.owes_commits())
                     )
                     if self._is_fresh(backend, view) and (attempt or not owed):
-                        yield self._session(backend)
+                        yield self.session_on(backend)
                         return
                 finally:
                     self.close_index(backend)
@@ -403,7 +405,7 @@ class KnowledgeBase:
                     else f"the journal is damaged ({damage.message})"
                 )
                 print(f"kg: {told}; reading the index as of transaction {view.seq}; {then}", file=sys.stderr)
-                yield self._session(backend)
+                yield self.session_on(backend)
             finally:
                 self.close_index(backend)
 

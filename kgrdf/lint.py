@@ -127,6 +127,7 @@ def lint(
     counts = {kind: 0 for kind in KINDS}
     for finding in findings:
         counts[finding["kind"]] += 1
+    _in_perspective(findings, session)
     return {
         "now": clock.iso(now),
         "settings": {"stale_days": stale_days, "retention_days": retention_days},
@@ -145,9 +146,24 @@ def contradictions(session, now: datetime | None = None, limit: int | None = Non
     retained = now - timedelta(days=settings.get("KGRDF_RETENTION_DAYS"))
     if limit is None:
         groups = check.contradicting(held=held, retained=retained)
-        return {"count": len(groups), "findings": check.contradictions(groups=groups)}
+        return {"count": len(groups), "findings": _in_perspective(check.contradictions(groups=groups), session)}
     count, groups = check.contradicting(held=held, retained=retained, first=limit)
-    return {"count": count, "findings": check.contradictions(limit=limit, groups=groups)}
+    return {"count": count, "findings": _in_perspective(check.contradictions(limit=limit, groups=groups), session)}
+
+
+def _in_perspective(findings: list[dict], session) -> list[dict]:
+    """Each fix and alternative names the session's perspective where it is not the default one:
+    pasted as printed, a command line without it would change the default perspective instead."""
+    words = session.kb.perspective_words()
+    if words:
+        for finding in findings:
+            finding["fix"] = _command_for(finding["fix"], words)
+            finding["alternatives"] = [_command_for(line, words) for line in finding["alternatives"]]
+    return findings
+
+
+def _command_for(line: str, words: list[str]) -> str:
+    return " ".join([line, *map(shlex.quote, words)]) if line.startswith("kg ") else line
 
 
 def _finding(kind: str, message: str, entities, facts, fix: str, alternatives=()) -> dict:
@@ -818,6 +834,15 @@ _HEADINGS = {
 }
 
 
+_PLURALS = {"stale": "stale", "retention": "past retention", "look_alike": "look-alikes"}
+
+
+def _counted(kind: str, number: int) -> str:
+    """ "1 orphan", "3 orphans", "2 stale": a kind of finding counted, as the summary line says it."""
+    one = {"retention": "past retention", "look_alike": "look-alike"}.get(kind, kind.replace("_", " "))
+    return f"{number} {one if number == 1 else _PLURALS.get(kind, one + 's')}"
+
+
 def text(result: dict) -> str:
     """The findings grouped by kind, each with its fix, and a summary line. Retention findings show
     fact ids only, on one line."""
@@ -846,6 +871,6 @@ def text(result: dict) -> str:
             "look-alike or past retention"
         )
     else:
-        parts = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in result["counts"].items() if n)
+        parts = ", ".join(_counted(kind, n) for kind, n in result["counts"].items() if n)
         lines.append(f"{total} finding{'s' if total != 1 else ''}: {parts}")
     return "\n".join(lines)

@@ -100,6 +100,11 @@ def error(exc, as_json: bool) -> None:
 SOURCES_SHOWN = 10  # on a fact's line; --json gives them all
 
 
+def counted(number: int, noun: str, nouns: str | None = None) -> str:
+    """ "1 fact", "2 facts": a number and its noun, plural (``nouns``, else noun + s) but for one."""
+    return f"{number} {noun if number == 1 else nouns or noun + 's'}"
+
+
 def _sources(fact: dict) -> str:
     """A fact's sources on its line: the first few, and how many more (a fact heard in 5,000
     messages is one line, not 5,000 references)."""
@@ -321,7 +326,7 @@ def stats(as_json: bool, result: dict) -> None:
     if as_json:
         return emit(result)
     print(
-        f"{result['entity_count']} entities, {result['fact_count']} facts "
+        f"{counted(result['entity_count'], 'entity', 'entities')}, {counted(result['fact_count'], 'fact')} "
         f"({result['journal']['transactions']} journal transactions, {result['backend']} index)"
     )
     for kind in ("entities", "facts"):
@@ -395,7 +400,7 @@ def synced(as_json: bool, result: dict) -> None:
         for k in ("created", "observed", "confirmed", "rejected", "closed", "retimed")
         if counts.get(k)
     )
-    entities = f"{counts['entities']} entities, " if counts["entities"] else ""
+    entities = f"{counted(counts['entities'], 'entity', 'entities')}, " if counts["entities"] else ""
     if counts.get("merged"):
         entities += f"{counts['merged']} organization{'s' if counts['merged'] != 1 else ''} merged, "
     if result["transaction"] is None:
@@ -573,7 +578,7 @@ def batch(as_json: bool, document: dict) -> None:
             rework = "! " if fact["prevents_rework"] else "  "
             print(f"   {fact['label']:<4}{rework}{fact['sentence']}  {paint(fact['id'], 'dim')}")
     print(
-        '\nAnswer in one line, e.g.  kg batch apply "confirm all except 1b, reject 2a"'
+        f'\nAnswer in one line, e.g.  {document.get("answer_with", "kg batch apply")} "confirm all except 1b, reject 2a"'
         "\n(except and skip leave a fact proposed for a later batch; only reject rejects)"
     )
 

@@ -17,7 +17,7 @@ import secrets
 from pathlib import Path
 
 from kgrdf import audience as audience_mod
-from kgrdf import clock, lock, made, vocab
+from kgrdf import clock, inputs, lock, made
 from kgrdf.errors import BadInput, NotFound, Refused
 from kgrdf.tokenfile import FILE, PREFIX, Token, digest, drop, listed, resolve
 from kgrdf.tokenfile import read as _read
@@ -38,8 +38,7 @@ def add(
     way to name another."""
     if not _NAME.match(name or ""):
         raise BadInput(f"token name {name!r} must be letters, digits, '.', '_' or '-', at most 64")
-    if not vocab.PERSPECTIVE_PATTERN.match(perspective or ""):
-        raise BadInput(f"perspective {perspective!r} must be lower-case letters, digits, - or _")
+    inputs.perspective(perspective)
     with kb.reading() as session:
         known = [p["perspective"] for p in session.perspectives()]
     if perspective not in known:

@@ -89,7 +89,7 @@ def test_findings_exit_1_and_the_text_groups_them_by_kind_with_a_summary(kg):
     lines = result.stdout.splitlines()
     assert lines[0] == "orphans: entities in no current fact (3)"
     assert "merge suggestions: near-identical names of one type (1)" in lines
-    assert lines[-1] == "4 findings: 3 orphan, 1 merge suggestion"
+    assert lines[-1] == "4 findings: 3 orphans, 1 merge suggestion"
     assert "    fix: kg propose PROCESS has_step --object step/canary --source KIND:REF" in lines
 
 
@@ -522,3 +522,33 @@ def test_the_lint_queries_give_the_same_rows_on_oxigraph_and_rdflib(linked, cont
         rows = _oxigraph(store, query, given)
         assert rows, f"{name}.rq gave no rows"
         assert _comparable(rows) == _comparable(_rdflib(graph, query, given)), name
+
+
+def test_a_fix_printed_for_another_perspective_names_it_and_pasted_fixes_the_finding_there(kg):
+    """kg lint --perspective acme printed its fixes without --perspective: pasted as printed, each
+    changed the default perspective (a new entity there), and the finding stayed."""
+    kg("org", "init", "Acme", "--perspective", "acme")
+    kg("add-entity", "repo/a", "--name", "P\u0430yments", "--perspective", "acme")  # a Cyrillic а
+    doc = json.loads(lint_run(kg, "--json", "--perspective", "acme").stdout)
+    (found,) = [f for f in doc["findings"] if f["kind"] == "look_alike"]
+    for line in [found["fix"], *found["alternatives"]]:
+        assert shlex.split(line)[-2:] == ["--perspective", "acme"], line
+    shown = lint_run(kg, "--perspective", "acme").stdout
+    assert f"fix: {found['fix']}" in shown
+    main_before = kg.json("perspectives")["perspectives"]
+    run(kg, found["fix"])
+    assert kg.json("perspectives")["perspectives"][-1] == main_before[-1]  # main: as it was
+    after = json.loads(lint_run(kg, "--json", "--perspective", "acme").stdout)
+    assert [f for f in after["findings"] if f["kind"] == "look_alike"] == []
+    assert all("--perspective" not in f["fix"] for f in findings(kg))  # the default's own: as before
+
+
+def test_the_batch_of_another_perspective_says_how_to_answer_it_there(kg):
+    kg("org", "init", "Acme", "--perspective", "acme")
+    kg("add-entity", "repo/a", "--name", "alpha", "--perspective", "acme")
+    kg("propose", "repo/a", "caveat", "--value", "slow", "-s", "pr:1", "--perspective", "acme")
+    shown = kg("batch", "--perspective", "acme").stdout
+    assert 'kg batch apply --perspective acme "confirm all except 1b, reject 2a"' in shown
+    assert kg.json("batch", "--perspective", "acme")["answer_with"] == "kg batch apply --perspective acme"
+    kg("batch", "apply", "confirm all", "--perspective", "acme")
+    assert kg.json("facts", "repo/a", "--perspective", "acme")["facts"][0]["status"] == "confirmed"

@@ -683,6 +683,8 @@ def test_a_perspective_from_the_environment_is_checked_as_well(seeded, monkeypat
         ["identifiers", "list"],
         ["facts", "webapp"],
         ["context", "--for", "webapp"],
+        ["forget", "person/dana"],  # a person in the wrong perspective is not "not known" (nor forgotten)
+        ["forget", "person/dana", "--dry-run"],
     ],
     ids=" ".join,
 )

@@ -152,7 +152,7 @@ def test_a_remote_that_does_not_answer_is_passed_over_and_the_others_are_synced(
     assert "synced team and wrote what it brought" in line
     # what the live one brought is shown as a sync shows it, and the dead one is named there too
     assert "team: pushed 5 patches, pulled 5" in done.stdout and "dead: passed over" in done.stdout
-    assert "folded in: 1 entities" in done.stdout
+    assert "folded in: 1 entity," in done.stdout
     assert ben.json("lookup", "team/sre")["entity"]["name"] == "SRE"  # pulled and folded in
     ana("sync")
     assert ana.json("lookup", "team/qa")["entity"]["name"] == "QA"  # pushed
