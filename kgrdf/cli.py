@@ -1286,9 +1286,8 @@ def expire(
     with base.writing("expire", dry_run=dry_run) as writer:
         expired = len(writer.expire_proposals(proposal_days))
         due = writer.past_retention(retention_days)
-    deleted = len(due)
-    if due and not dry_run:
-        forget.purge_facts(base, due, f"deleting {deleted} person fact{'s' if deleted != 1 else ''} past retention")
+    # counted in the write; deleted as they stand once the deletion holds the folder (a write may come between)
+    deleted = len(due) if dry_run or not due else forget.purge_past_retention(base, retention_days)
     verb = ("would expire", "would delete") if dry_run else ("expired", "deleted")
     render.out(
         json,
@@ -1301,7 +1300,7 @@ def expire(
         },
         f"{verb[0]} {expired} proposal{'s' if expired != 1 else ''} not observed again for {proposal_days} days; "
         f"{verb[1]} {deleted} person fact{'s' if deleted != 1 else ''} past retention ({retention_days} days)"
-        + ("; the git history was restarted" if due and not dry_run else ""),
+        + ("; the git history was restarted" if deleted and not dry_run else ""),
     )
 
 

@@ -464,17 +464,24 @@ def _said(kb, key, graphs) -> list[str]:
     return sorted({key.digest(privacy.said_key(fact)) for fact in held.values()})
 
 
-def purge_facts(kb, graphs: list[str], what: str) -> dict:
-    """Delete these facts from the data, the private journal and the history (kg expire's
-    retention). The caller holds no lock."""
+def purge_past_retention(kb, days: int) -> int:
+    """Delete the facts naming a person not observed or confirmed again for ``days`` days (kg
+    expire's retention) from the data, the private journal and the history, as they stand once this
+    holds the folder: a fact a write observed again after the caller counted it stays. Returns how
+    many were deleted. The caller holds no lock."""
+    from datetime import timedelta
+
     from kgrdf import lock
 
+    before = vocab.datetime_literal(clock.iso(clock.now() - timedelta(days=days)))
     with lock.held(kb.path / "lock", exclusive=True):
-        with kb.up_to_date():
-            pass  # a deletion or a write cut short is finished first
-        plan = Plan(graphs=set(graphs))
-        refuse_if_shared(kb, plan, what)
-        return start(kb, plan)
+        with kb.up_to_date() as backend:  # (a deletion or a write cut short is finished first)
+            due = {row["fact"].value for row in kb.session_on(backend).rows("lint-retention", before=before)}
+        if due:
+            plan = Plan(graphs=due)
+            refuse_if_shared(kb, plan, f"deleting {len(due)} person fact{'s' if len(due) != 1 else ''} past retention")
+            start(kb, plan)
+    return len(due)
 
 
 def elsewhere_note(entity_id: str, perspective: str, held: bool = True) -> str:

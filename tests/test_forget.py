@@ -497,6 +497,35 @@ def test_expire_deletes_person_facts_past_retention_from_the_journal_and_history
     kg("validate")
 
 
+def test_a_fact_observed_again_after_expire_counted_it_is_not_deleted(tmp_path, monkeypatch):
+    """kg expire counts the facts past retention in its write, lets go of the folder, then deletes
+    them: a write that got in between and observed one again (and said so, exit 0) lost it. The
+    deletion takes them as they stand once it holds the folder."""
+    from kgrdf import forget
+    from kgrdf.kb import KnowledgeBase
+    from tests.conftest import Kg
+
+    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:00:00Z")
+    kg = Kg(tmp_path / "kb")
+    kg("init")
+    kg("add-entity", "person/dana", "--name", "Dana Okafor")
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("add-entity", "repo/web", "--name", "web")
+    again = _propose(kg, "person/dana", "reviews", "--object", "repo/api", "-s", "pr:1")
+    gone = _propose(kg, "person/dana", "reviews", "--object", "repo/web", "-s", "pr:2")
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-02T09:00:00Z")
+    base = KnowledgeBase.open(kg.path)
+    with base.writing("expire") as writer:  # what kg expire counts, holding the folder
+        counted = writer.past_retention(365)
+    assert sorted(iri.rpartition("/")[2] for iri in counted) == sorted(f["id"] for f in (again, gone))
+    observed = _propose(kg, "person/dana", "reviews", "--object", "repo/api", "-s", "pr:3")
+    assert observed["id"] == again["id"]
+    assert forget.purge_past_retention(base, 365) == 1
+    assert [f["id"] for f in kg.json("facts", "person/dana", "--all")["facts"]] == [again["id"]]
+    kg("history", gone["id"], expect=1)
+    kg("validate")
+
+
 # --- the secret key -------------------------------------------------------------------------------
 
 
