@@ -1005,7 +1005,9 @@ def mcp(
         with base.reading():  # a typo in --perspective is refused here, not served as an empty perspective
             pass
     said_by = tokens.speaker_of(base.path, base.perspective, speaker) if speaker else None
-    caller = service.Caller("stdio", base.perspective, audience_module.parse(audience), write, said_by, stdio=True)
+    heard_in = audience_module.parse(audience)
+    named = tokens.people_named(base.path, base.perspective, [heard_in, said_by])
+    caller = service.Caller("stdio", base.perspective, heard_in, write, said_by, stdio=True, people=named)
     resident = Resident(base.path)
     resident.listen()
     try:

@@ -73,6 +73,31 @@ def speaker_of(kb_path: Path, perspective: str, text: str) -> str:
     return said_by.id
 
 
+def people_named(kb_path: Path, perspective: str, texts) -> frozenset[str]:
+    """The ids of the people and actors of ``perspective`` that ``texts`` (an audience, a speaker)
+    name, as kg forget reads them: what a kg mcp started for them reads and writes for, which it
+    stops doing once one of them is forgotten (:func:`any_forgotten`), as their token would be
+    revoked."""
+    from kgrdf import identifiers, privacy, vocab
+    from kgrdf.kb import KnowledgeBase
+
+    base = KnowledgeBase.open(kb_path, perspective=perspective)
+    with base.reading() as session:
+        rows = session.rows("person-labels", entities=vocab.entities_graph(perspective))
+    everyone = privacy.people_of(rows, identifiers.read(base), vocab.perspective_base(perspective))
+    return frozenset(vocab.id_of(iri) for text in texts if text for iri in everyone.in_text(text))
+
+
+def any_forgotten(kb_path: Path, ids) -> bool:
+    """Whether kg forget forgot any of the people ``ids`` (forgotten.jsonl keeps their keyed hashes)."""
+    from kgrdf import privacy
+    from kgrdf.kb import KnowledgeBase
+
+    base = KnowledgeBase.open(kb_path)
+    records = privacy.forgotten(base)
+    return bool(records) and any(privacy.key(base, make=False).is_forgotten(i, records) for i in ids)
+
+
 def revoke(kb_path: Path, name: str) -> Token:
     """Remove the token ``name``: from now on its secret opens nothing."""
     with lock.held(kb_path / "lock", exclusive=True):

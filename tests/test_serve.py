@@ -878,6 +878,36 @@ def test_a_write_token_over_stdio_proposes_as_its_command_line_says(served):
     assert mine["said_by"] == "actor/bot" and "channel:sales" in mine["audiences"]
 
 
+@pytest.mark.parametrize(
+    "start", [["--audience", "dm:jo,quinta"], ["--audience", "public", "--speaker", "Quinta Xavier"]]
+)
+def test_a_kg_mcp_for_a_person_forgotten_since_it_started_answers_nothing_more(tmp_path, start):
+    """forget revokes a token that reads for a person's conversation or speaks as them; a kg mcp
+    started for one has no token, and went on writing dm:jo,quinta into the journal after she was
+    forgotten. It is refused as its token would be, and writes nothing."""
+    from tests.test_forget import _files_naming
+
+    kg = Kg(tmp_path / "kb")
+    kg("init")
+    kg("add-entity", "person/quinta", "--name", "Quinta Xavier")
+    kg("add-entity", "repo/web", "--name", "web")
+    fact = {"subject": "repo/web", "predicate": "caveat", "sources": ["slack:s1"]}
+
+    async def calls(client):
+        before = await client.call_tool("propose", {**fact, "value": "first"})
+        kg("forget", "person/quinta")
+        after = await client.call_tool("propose", {**fact, "value": "second"})
+        read = await client.call_tool("lookup", {"entity": "repo/web"})
+        return before, after, read
+
+    before, after, read = _mcp({"kg": kg}, None, calls, stdio_args=[*start, "--write"])
+    assert not before.is_error
+    for refused in (after, read):
+        assert refused.is_error and "was forgotten: it answers nothing more" in refused.content[0].text
+    assert [f.get("value") for f in kg.json("facts", "repo/web", "--all")["facts"]] in ([], ["first"])
+    assert _files_naming(kg.path, ["quinta", "person/quinta", "xavier"]) == []
+
+
 def test_a_name_a_token_writes_with_means_what_its_audience_knows_and_its_refusals_name_nothing_else(tmp_path):
     """A token of an audience resolves names among the entities it has heard of first; a refusal of a
     name says nothing of one it has not heard of (no hint, no candidate, no alias)."""

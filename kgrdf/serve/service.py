@@ -36,6 +36,7 @@ class Caller:
     speaker: str | None = None  # who the facts it proposes are said by (an actor or a person id)
     stdio: bool = False  # fixed by kg mcp's command line, not by a token
     digest: str | None = field(default=None, repr=False)  # its token's, asked again once a call holds the folder
+    people: frozenset[str] = field(default=frozenset(), repr=False)  # kg mcp's: whom its audience and speaker name
 
     @property
     def reviewer(self) -> str:
@@ -57,11 +58,22 @@ class Revoked(Refused):
 def _still_held(kb_path: Path, caller: Caller) -> None:
     """Refuse a call whose token is no longer in tokens.json. The token was looked up when the
     request came in; a call then waits for the folder behind a forget (or finishes a forget cut
-    short) that revokes it, and would write or read as the person forgotten once it was done."""
+    short) that revokes it, and would write or read as the person forgotten once it was done. A
+    kg mcp, which has no token, is refused as its token would be revoked: once a person its
+    audience or speaker names is forgotten."""
     from kgrdf import tokenfile
 
     if caller.digest is not None and not any(t.digest == caller.digest for t in tokenfile.read(kb_path)):
         raise Revoked("the token is not known, or was revoked")
+    if caller.people:
+        from kgrdf import tokens
+
+        if tokens.any_forgotten(kb_path, caller.people):
+            raise Revoked(
+                "a person this kg mcp reads and writes for (its --audience or --speaker) was forgotten: it "
+                "answers nothing more",
+                hint="its owner starts kg mcp again, for an audience and speaker that name no one forgotten",
+            )
 
 
 def window(count: int, limit: int | None, cursor: str | None, question: str) -> tuple[int, int, str | None]:
