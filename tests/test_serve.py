@@ -783,6 +783,8 @@ def test_organizations_through_mcp_and_a_bad_write_writes_nothing(served):
 
     added, attribute, claim = _mcp(served, "writer", calls)
     assert added["id"] == "organization/mkacme-corp" and added["outcome"] == "created"
+    # new, so the names it was made with are the call's own, and said so (it said none were added)
+    assert added["aliases"] == ["mkacme.example"] and "note" not in added
     assert attribute["status"] == "proposed" and attribute["said_by"] == "actor/bot"
     assert claim["outcome"] == "created"
     before = _snapshot(served)

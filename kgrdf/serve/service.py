@@ -554,6 +554,8 @@ class Service:
         if caller.audience != "owner":
             with self.reading(caller) as session:
                 heard = session.entity(ox.NamedNode(entity.iri))
+            if heard is None and outcome == "created":  # made by this call: its names are the ones it gave
+                return {**entity.as_json(), "outcome": outcome}
             if heard is None:  # the name the call gave, and nothing the knowledge base holds: not even
                 # which of the names given are its own (a token could otherwise try guesses at them)
                 return {
