@@ -202,6 +202,52 @@ def test_the_servers_bad_arguments_fail_at_once_in_one_line(kg, args, says):
     assert len(lines) == 1 and lines[0].startswith("kg: ") and says in lines[0]
 
 
+def test_kg_mcp_answers_each_line_that_is_no_message_and_goes_on(kg):
+    """A line of kg mcp's input that was no JSON-RPC message got no answer at all (the MCP SDK
+    passes over it): a client waited for ever for its request. Each gets an error, with the line's
+    id where it has one to read, and the requests after it are answered."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc":"2.0","id":"lone","method":"tools/call","params":{"name":"search","arguments":{"text":"a\\ud800"}}}',
+        "not json",
+        json.dumps({"jsonrpc": "1.0", "id": 7, "method": "ping"}),
+        "[]",
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kgrdf", "mcp", "--kb", str(kg.path), "--audience", "owner"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    watchdog = threading.Timer(120, server.kill)  # (an answer that never comes fails the test, not hangs it)
+    watchdog.start()
+    try:
+        server.stdin.write("\n".join(lines) + "\n")
+        server.stdin.flush()
+        answers = [json.loads(server.stdout.readline() or "null") for _ in range(6)]  # stdin open meanwhile
+        server.stdin.close()
+        rest, stderr = server.stdout.read(), server.stderr.read()
+        server.wait(timeout=60)
+    finally:
+        watchdog.cancel()
+        server.kill()
+    assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
+        (1, None),
+        ("lone", -32700),  # JSON, but a lone surrogate is no Unicode text
+        (None, -32700),
+        (None, -32600),
+        (None, -32600),
+        (3, None),
+    ], answers
+    assert rest == "" and server.returncode == 0 and "Traceback" not in stderr
+
+
 def test_a_port_in_use_is_refused_in_one_line(kg):
     refused_a_port_in_use(kg, "serve")
 

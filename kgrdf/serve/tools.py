@@ -66,6 +66,34 @@ async def _run(ctx, fixed, failure, call, *args, **kwargs) -> Any:
         raise failure(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
 
 
+def _unread(problem: Exception):
+    """The JSON-RPC error answering a line of kg mcp's input that is no message: not JSON of
+    Unicode text (-32700, a parse error), or JSON that is no request, notification or response
+    (-32600, an invalid request). It answers the line's id where the line has one to read."""
+    import mcp_types as types
+
+    errors = problem.errors() if hasattr(problem, "errors") else []
+    raw = errors[0].get("input") if errors and errors[0].get("type") == "json_invalid" else None
+    said = None
+    if isinstance(raw, str):
+        try:
+            said = json.loads(raw)
+        except ValueError:
+            pass
+    known = said.get("id") if isinstance(said, dict) else None
+    known = known if isinstance(known, str) or (isinstance(known, int) and not isinstance(known, bool)) else None
+    if said is None and raw is not None:
+        error = types.ErrorData(code=types.PARSE_ERROR, message="Parse error: the line is not JSON")
+    elif raw is not None:
+        error = types.ErrorData(code=types.PARSE_ERROR, message="Parse error: the line is not Unicode text")
+    else:
+        error = types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message='Invalid request: the line is no JSON-RPC 2.0 message (one object, "jsonrpc": "2.0")',
+        )
+    return types.JSONRPCError(jsonrpc="2.0", id=known, error=error)
+
+
 def _answer(document: dict):
     """A tool's answer: the document as structured content, and as compact JSON text for a model
     to read (the SDK's own rendering indents it, and validates and copies it twice more: a tenth of
@@ -100,6 +128,29 @@ def server(service: Service, fixed: Caller | None):
                 except KgError as exc:
                     raise ToolError(f"Error executing tool {name}: {exc.message}") from None
             return await super().call_tool(name, arguments_given, context)
+
+        async def run_stdio_async(self) -> None:
+            """As the SDK's, but a line that is no JSON-RPC message is answered (the SDK passed over
+            it, and the client waited for an answer for ever): see :func:`_unread`."""
+            import anyio
+            from mcp.server.stdio import stdio_server
+            from mcp.shared.message import SessionMessage
+
+            async with stdio_server() as (lines, answers):
+                read, received = anyio.create_memory_object_stream(0)
+
+                async def sift():
+                    async with read:
+                        async for item in lines:
+                            if isinstance(item, Exception):
+                                await answers.send(SessionMessage(_unread(item)))
+                            else:
+                                await read.send(item)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(sift)
+                    low = self._lowlevel_server
+                    await low.run(received, answers, low.create_initialization_options())
 
     mcp = Checked("kgrdf", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
