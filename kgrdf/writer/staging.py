@@ -326,7 +326,10 @@ class Staging(Session):
         alias, by id, or by an identifier's value. The people the texts' words lead to are read
         from kgrdf.people's cache, not everyone: the cost follows the texts, not the knowledge base."""
         texts = [text for text in texts if text]
-        return bool(texts) and any(found.in_text(text) for text in texts for found in self._matchers(texts))
+        if not texts:
+            return False
+        matchers = self._matchers(texts)  # (once: it reads the people's cache)
+        return any(found.in_text(text) for text in texts for found in matchers)
 
     def people_named_in(self, text: str) -> set[str]:
         """The IRIs of the known people and actors ``text`` names, as routing and kg forget read it
