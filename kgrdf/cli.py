@@ -1007,7 +1007,10 @@ def mcp(
     said_by = tokens.speaker_of(base.path, base.perspective, speaker) if speaker else None
     heard_in = audience_module.parse(audience)
     named = tokens.people_named(base.path, base.perspective, [heard_in, said_by])
-    caller = service.Caller("stdio", base.perspective, heard_in, write, said_by, stdio=True, people=named)
+    before = tokens.forgets(base.path)
+    caller = service.Caller(
+        "stdio", base.perspective, heard_in, write, said_by, stdio=True, people=named, forgets=before
+    )
     resident = Resident(base.path)
     resident.listen()
     try:

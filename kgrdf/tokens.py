@@ -88,14 +88,34 @@ def people_named(kb_path: Path, perspective: str, texts) -> frozenset[str]:
     return frozenset(vocab.id_of(iri) for text in texts if text for iri in everyone.in_text(text))
 
 
-def any_forgotten(kb_path: Path, ids) -> bool:
-    """Whether kg forget forgot any of the people ``ids`` (forgotten.jsonl keeps their keyed hashes)."""
+def forgets(kb_path: Path) -> frozenset[str]:
+    """The ids of the records kg forget kept so far (forgotten.jsonl): what a kg mcp started now
+    leaves behind it (a person forgotten before, perhaps added again since, is no reason to stop)."""
     from kgrdf import privacy
     from kgrdf.kb import KnowledgeBase
 
+    return frozenset(str(r.get("id")) for r in privacy.forgotten(KnowledgeBase.open(kb_path)))
+
+
+def forgotten_since(kb_path: Path, before: frozenset[str], named, audience: str, perspective: str, session) -> bool:
+    """Whether a forget since the records ``before`` forgot, in ``perspective``, a person that a kg
+    mcp reads and writes for: one its audience and speaker ``named`` when it started, or one a
+    conversation of its audience lists by handle (they may have been added since). A person added
+    again since (``session`` holds them; None: no index at hand) is not forgotten."""
+    from kgrdf import privacy, vocab
+    from kgrdf.kb import KnowledgeBase
+
     base = KnowledgeBase.open(kb_path)
-    records = privacy.forgotten(base)
-    return bool(records) and any(privacy.key(base, make=False).is_forgotten(i, records) for i in ids)
+    new = [r for r in privacy.forgotten(base) if str(r.get("id")) not in before]
+    if not new:
+        return False
+    handles = audience[3:].split(",") if audience.startswith("dm:") else []
+    candidates = set(named) | {f"{kind}/{handle}" for handle in handles for kind in privacy.PERSON_TYPES}
+    key = privacy.key(base, make=False)
+    hit = [c for c in candidates if key.is_forgotten(c, new)]
+    if session is None:
+        return bool(hit)
+    return any(session.named_entity(vocab.entity_iri(perspective, c)) is None for c in hit)
 
 
 def revoke(kb_path: Path, name: str) -> Token:

@@ -910,6 +910,38 @@ def test_a_kg_mcp_for_a_person_forgotten_since_it_started_answers_nothing_more(t
     assert _files_naming(kg.path, ["quinta", "person/quinta", "xavier"]) == []
 
 
+def test_a_kg_mcp_stops_for_its_own_perspectives_person_forgotten_since_it_started_alone(tmp_path):
+    """A forget before it started (the person added again since) and a forget of the same id in
+    another perspective leave it answering; a person its conversation lists by handle, added after
+    it started and then forgotten, stops it."""
+    kg = Kg(tmp_path / "kb")
+    kg("init")
+    kg("org", "init", "Client", "--perspective", "client")
+    for perspective in ("main", "client"):
+        kg("add-entity", "person/quinta", "--name", "Quinta Xavier", "--perspective", perspective)
+    kg("add-entity", "repo/web", "--name", "web")
+    kg("forget", "person/quinta", expect=3)  # (forgotten here; client names them too, and says so)
+    kg("add-entity", "person/quinta", "--name", "Quinta Xavier", "--allow-forgotten")
+    fact = {"subject": "repo/web", "predicate": "caveat", "sources": ["slack:s1"]}
+
+    async def calls(client):
+        said = [await client.call_tool("propose", {**fact, "value": "first"})]
+        kg("forget", "person/quinta", "--perspective", "client", expect=3)  # (main names them too)
+        said.append(await client.call_tool("propose", {**fact, "value": "second"}))
+        kg("add-entity", "person/lee", "--name", "Lee Wu")
+        said.append(await client.call_tool("propose", {**fact, "value": "third"}))
+        kg("forget", "person/lee")
+        said.append(await client.call_tool("propose", {**fact, "value": "fourth"}))
+        return said
+
+    said = _mcp({"kg": kg}, None, calls, stdio_args=["--audience", "dm:jo,quinta,lee", "--write"])
+    assert [r.is_error for r in said] == [False, False, False, True], [r.content[0].text for r in said]
+    assert "was forgotten: it answers nothing more" in said[-1].content[0].text
+    from tests.patchlog import journal_bytes
+
+    assert b"fourth" not in journal_bytes(kg.path / "journal")  # (the three before went with Lee's dm)
+
+
 def test_a_name_a_token_writes_with_means_what_its_audience_knows_and_its_refusals_name_nothing_else(tmp_path):
     """A token of an audience resolves names among the entities it has heard of first; a refusal of a
     name says nothing of one it has not heard of (no hint, no candidate, no alias)."""

@@ -37,6 +37,7 @@ class Caller:
     stdio: bool = False  # fixed by kg mcp's command line, not by a token
     digest: str | None = field(default=None, repr=False)  # its token's, asked again once a call holds the folder
     people: frozenset[str] = field(default=frozenset(), repr=False)  # kg mcp's: whom its audience and speaker name
+    forgets: frozenset[str] = field(default=frozenset(), repr=False)  # kg mcp's: the forget records before it
 
     @property
     def reviewer(self) -> str:
@@ -55,7 +56,7 @@ class Revoked(Refused):
     kind = "unauthorized"
 
 
-def _still_held(kb_path: Path, caller: Caller) -> None:
+def _still_held(kb_path: Path, caller: Caller, session=None) -> None:
     """Refuse a call whose token is no longer in tokens.json. The token was looked up when the
     request came in; a call then waits for the folder behind a forget (or finishes a forget cut
     short) that revokes it, and would write or read as the person forgotten once it was done. A
@@ -65,10 +66,10 @@ def _still_held(kb_path: Path, caller: Caller) -> None:
 
     if caller.digest is not None and not any(t.digest == caller.digest for t in tokenfile.read(kb_path)):
         raise Revoked("the token is not known, or was revoked")
-    if caller.people:
+    if caller.stdio:
         from kgrdf import tokens
 
-        if tokens.any_forgotten(kb_path, caller.people):
+        if tokens.forgotten_since(kb_path, caller.forgets, caller.people, caller.audience, caller.perspective, session):
             raise Revoked(
                 "a person this kg mcp reads and writes for (its --audience or --speaker) was forgotten: it "
                 "answers nothing more",
@@ -169,7 +170,7 @@ class Service:
     def reading(self, caller: Caller):
         """A read of the caller's perspective, for the caller's audience."""
         with self._kb(caller).reading() as session:
-            _still_held(self.path, caller)
+            _still_held(self.path, caller, session)
             session.hear_as(caller.audience)
             yield session
 
@@ -289,7 +290,7 @@ class Service:
                 f"the token {caller.name} reads only", hint="kg tokens add NAME ... --write makes one that writes"
             )
         with self._turn.taken(), self._kb(caller).writing(command) as writer:
-            _still_held(self.path, caller)
+            _still_held(self.path, caller, writer)
             yield writer
 
     def _write(self, caller: Caller, command: str, change) -> dict:
