@@ -343,7 +343,17 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         search = Search()
         kb.note(f"finding every record that names {entity.id} ...")
         plan = naming(kb, person, search)
-        plan.identifiers = sorted({key.digest(identifiers.owner(e)) for e in theirs})
+        # another person's identifier that names them, as the matcher reads it (a login holding a
+        # one-word name of theirs), goes too: no file is to name them (kept, forget would exit 3)
+        others_naming = [
+            e
+            for e in entries
+            if e not in theirs and privacy.identifier_is_of(e, kb.perspective) and person.in_text(e["value"])
+        ]
+        plan.identifiers = sorted(
+            {key.digest(identifiers.owner(e)) for e in theirs}
+            | {key.digest(identifiers.entry_key(e)) for e in others_naming}
+        )
         naming_them = _tokens_naming(kb, person)
         plan.tokens = [t.digest for t in naming_them]
         refuse_if_shared(kb, plan, f"forgetting {entity.id}", search.rows)
@@ -353,13 +363,13 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             "hash_kind": privacy.HMAC,
             "forgotten_at": clock.iso(clock.now())[:10],
             "facts": len(plan.graphs),
-            "identifiers": len(values),
+            "identifiers": len(values) + len(others_naming),
         }
         result = {
             "entity": entity.id,
             "facts": len(plan.graphs),
             "redacted": len(plan.redacted),
-            "identifiers": len(values),
+            "identifiers": len(values) + len(others_naming),
             "tokens": len(plan.tokens),
             "elsewhere": sorted(search.elsewhere),
             "elsewhere_in_text_only": sorted(search.elsewhere - search.held_by),

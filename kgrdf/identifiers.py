@@ -35,6 +35,12 @@ def owner(entry: dict) -> str:
     return f"{entry['perspective']} {entry['entity']}" if "perspective" in entry else entry["entity"]
 
 
+def entry_key(entry: dict) -> str:
+    """What a forget's plan hashes to name one entry (another person's identifier that names the one
+    forgotten): its owner, kind and value."""
+    return f"{owner(entry)} {entry['kind']} {entry['value']}"
+
+
 def write(kb, entries: list[dict]) -> None:
     """Write the file whole, readable by its owner only (0600), never through a link."""
     files.write_jsonl(path(kb), entries)

@@ -340,7 +340,12 @@ def _drop_identifiers(kb, plan: Plan) -> int:
         return 0
     key = privacy.key(kb, make=False)
     entries = identifiers.read(kb)
-    kept = [e for e in entries if key.digest(identifiers.owner(e)) not in plan.identifiers]
+    going = set(plan.identifiers)  # each a person's (their owner) or one entry's (naming them: entry_key)
+    kept = [
+        e
+        for e in entries
+        if key.digest(identifiers.owner(e)) not in going and key.digest(identifiers.entry_key(e)) not in going
+    ]
     if len(kept) != len(entries):
         identifiers.write(kb, kept)
     return len(entries) - len(kept)

@@ -92,6 +92,21 @@ def test_an_identifier_that_names_another_person_as_forget_reads_names_is_refuse
     assert value.lower() not in (known.path / "identifiers.jsonl").read_text().lower()
 
 
+def test_another_persons_identifier_that_a_name_given_later_names_goes_with_the_forget(known):
+    """An identifier added before another person took a name it holds (the login mark-ek, then
+    Mark's alias Mark): forget said it would forget no identifier, then exited 3 on
+    identifiers.jsonl. It takes that one entry, as it takes every identifier naming the person."""
+    known("add-entity", "person/bo", "--name", "Bo Ek")
+    known("identifiers", "add", "person/bo", "tracker", "mark-ek")
+    known("identifiers", "add", "person/bo", "chat", "UBOEK01")
+    known("add-entity", "person/mark", "--name", "Mark Twain", "--alias", "Mark")
+    assert known.json("forget", "person/mark", "--dry-run")["identifiers"] == 1
+    assert known.json("forget", "person/mark")["remaining"] == []
+    left = [(e["entity"], e["value"]) for e in known.json("identifiers", "list")["identifiers"]]
+    assert ("person/bo", "UBOEK01") in left and ("person/bo", "mark-ek") not in left
+    assert ("person/sam", SECRET) in left
+
+
 @pytest.mark.parametrize(
     "command",
     [
