@@ -93,9 +93,12 @@ class KnowledgeBase:
         self.perspective_asked = False
 
     def perspective_words(self) -> list[str]:
-        """What a command line printed for the user to paste adds to name this perspective: nothing
-        for the default one, else --perspective and its name."""
-        return [] if self.perspective == self.default_perspective else ["--perspective", self.perspective]
+        """What a command line printed for the user to paste adds to name this perspective:
+        --perspective and its name, but for the default one where KGRDF_PERSPECTIVE is not set (a
+        line without the flag is read in the perspective the environment names)."""
+        if self.perspective == self.default_perspective and not os.environ.get("KGRDF_PERSPECTIVE"):
+            return []
+        return ["--perspective", self.perspective]
 
     # --- making and opening ----------------------------------------------------------------------
 

@@ -552,3 +552,16 @@ def test_the_batch_of_another_perspective_says_how_to_answer_it_there(kg):
     assert kg.json("batch", "--perspective", "acme")["answer_with"] == "kg batch apply --perspective acme"
     kg("batch", "apply", "confirm all", "--perspective", "acme")
     assert kg.json("facts", "repo/a", "--perspective", "acme")["facts"][0]["status"] == "confirmed"
+
+
+def test_a_fix_printed_for_the_default_perspective_names_it_where_the_environment_names_another(kg, monkeypatch):
+    """With KGRDF_PERSPECTIVE=acme exported, kg batch --perspective main printed kg batch apply
+    without --perspective: pasted in that shell, it answered acme's batch."""
+    kg("org", "init", "Acme", "--perspective", "acme")
+    kg("add-entity", "repo/a", "--name", "alpha")
+    kg("propose", "repo/a", "caveat", "--value", "slow", "-s", "pr:1")
+    kg("add-entity", "repo/b", "--name", "beta")  # in no fact: an orphan, whose fix is a command line
+    monkeypatch.setenv("KGRDF_PERSPECTIVE", "acme")
+    assert kg.json("batch", "--perspective", "main")["answer_with"] == "kg batch apply --perspective main"
+    doc = json.loads(lint_run(kg, "--json", "--perspective", "main").stdout)
+    assert doc["findings"] and all(shlex.split(f["fix"])[-2:] == ["--perspective", "main"] for f in doc["findings"])
