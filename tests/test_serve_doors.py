@@ -214,6 +214,7 @@ def test_kg_mcp_answers_each_line_that_is_no_message_and_goes_on(kg):
         "not json",
         json.dumps({"jsonrpc": "1.0", "id": 7, "method": "ping"}),
         "[]",
+        json.dumps({"jsonrpc": "2.0", "id": 8, "method": 5}),
         json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
     ]
     env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
@@ -230,7 +231,7 @@ def test_kg_mcp_answers_each_line_that_is_no_message_and_goes_on(kg):
     try:
         server.stdin.write("\n".join(lines) + "\n")
         server.stdin.flush()
-        answers = [json.loads(server.stdout.readline() or "null") for _ in range(6)]  # stdin open meanwhile
+        answers = [json.loads(server.stdout.readline() or "null") for _ in range(7)]  # stdin open meanwhile
         server.stdin.close()
         rest, stderr = server.stdout.read(), server.stderr.read()
         server.wait(timeout=60)
@@ -241,8 +242,9 @@ def test_kg_mcp_answers_each_line_that_is_no_message_and_goes_on(kg):
         (1, None),
         ("lone", -32700),  # JSON, but a lone surrogate is no Unicode text
         (None, -32700),
+        (7, -32600),  # its id is read from the line, whatever else is wrong with it
         (None, -32600),
-        (None, -32600),
+        (8, -32600),
         (3, None),
     ], answers
     assert rest == "" and server.returncode == 0 and "Traceback" not in stderr

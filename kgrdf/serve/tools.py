@@ -80,6 +80,8 @@ def _unread(problem: Exception):
             said = json.loads(raw)
         except ValueError:
             pass
+    if said is None and raw is None:  # JSON, but no message: a missing field's error holds the object
+        said = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), None)
     known = said.get("id") if isinstance(said, dict) else None
     known = known if isinstance(known, str) or (isinstance(known, int) and not isinstance(known, bool)) else None
     if said is None and raw is not None:
