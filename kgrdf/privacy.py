@@ -217,12 +217,14 @@ def whole_tokens(tokens, flags: int = 0) -> re.Pattern:
 # reads: the format characters (Unicode Cf: the soft hyphen, zero-width spaces and joiners,
 # direction marks), 21 ranges, and the rest of Unicode's default ignorable code points, marks and
 # letters that are not Cf (the combining grapheme joiner U+034F, the Khmer inherent vowels, the
-# Mongolian variation selectors, the Hangul fillers, the variation selectors and the tags' plane).
+# Mongolian variation selectors, the Hangul fillers, the variation selectors and the tags' plane),
+# and those not assigned yet (U+2065, U+FFF0-FFF8).
 _INVISIBLE = re.compile(
     "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0000-\U000e0fff]"
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2065\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8"
+    "\U000e0000-\U000e0fff]"
 )
 
 
