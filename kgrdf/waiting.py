@@ -159,6 +159,10 @@ def _make(path: Path, backend, perspective: str):
         )
         db.execute("COMMIT")
         db.close()
+        # opened on this file before it takes its name: the name, read again after the rename, may
+        # be another thread's by then, or no file at all (an empty one made there: "no such table")
+        db = _connect(temporary)
+        db.execute("SELECT count(*) FROM meta").fetchall()
         # a rollback journal left by a write cut short belongs to the file replaced, not to this one
         path.with_name(path.name + "-journal").unlink(missing_ok=True)
         os.replace(temporary, path)
@@ -166,7 +170,7 @@ def _make(path: Path, backend, perspective: str):
         db.close()
         temporary.unlink(missing_ok=True)
         raise
-    return _connect(path)
+    return db
 
 
 def kept_value(value: str, datatype: str | None):
