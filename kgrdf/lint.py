@@ -839,8 +839,10 @@ _PLURALS = {"stale": "stale", "retention": "past retention", "look_alike": "look
 
 def _counted(kind: str, number: int) -> str:
     """ "1 orphan", "3 orphans", "2 stale": a kind of finding counted, as the summary line says it."""
+    from kgrdf.render import counted
+
     one = {"retention": "past retention", "look_alike": "look-alike"}.get(kind, kind.replace("_", " "))
-    return f"{number} {one if number == 1 else _PLURALS.get(kind, one + 's')}"
+    return counted(number, one, _PLURALS.get(kind))
 
 
 def text(result: dict) -> str:
