@@ -1290,7 +1290,7 @@ def expire(
     base = _kb(kb, perspective)
     with base.writing("expire", dry_run=dry_run) as writer:
         expired = len(writer.expire_proposals(proposal_days))
-        due = writer.past_retention(retention_days)
+        due = writer.past_retention(retention_days, writer.now)
     # counted in the write; deleted as they stand once the deletion holds the folder (a write may come between)
     deleted = len(due) if dry_run or not due else forget.purge_past_retention(base, retention_days)
     verb = ("would expire", "would delete") if dry_run else ("expired", "deleted")

@@ -479,14 +479,11 @@ def purge_past_retention(kb, days: int) -> int:
     expire's retention) from the data, the private journal and the history, as they stand once this
     holds the folder: a fact a write observed again after the caller counted it stays. Returns how
     many were deleted. The caller holds no lock."""
-    from datetime import timedelta
-
     from kgrdf import lock
 
-    before = vocab.datetime_literal(clock.iso(clock.now() - timedelta(days=days)))
     with lock.held(kb.path / "lock", exclusive=True):
         with kb.up_to_date() as backend:  # (a deletion or a write cut short is finished first)
-            due = {row["fact"].value for row in kb.session_on(backend).rows("lint-retention", before=before)}
+            due = set(kb.session_on(backend).past_retention(days, clock.iso(clock.now())))
         if due:
             plan = Plan(graphs=due)
             refuse_if_shared(kb, plan, f"deleting {len(due)} person fact{'s' if len(due) != 1 else ''} past retention")

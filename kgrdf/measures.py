@@ -223,6 +223,10 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
         if temporary is None:
             return db
         db.close()
+        # opened on this file before it takes its name: the name, read again after the rename, may
+        # be another process's cache by then, made for another state (see waiting._make)
+        db = _connect(temporary)
+        db.execute("SELECT count(*) FROM meta").fetchall()
         path.with_name(path.name + "-journal").unlink(missing_ok=True)
         os.replace(temporary, path)
     except BaseException:
@@ -230,7 +234,7 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
         if temporary is not None:
             temporary.unlink(missing_ok=True)
         raise
-    return _connect(path)
+    return db
 
 
 def open_cache(kb_path: Path | None, backend, perspective: str, hears=None, note=None) -> "Measures":

@@ -516,7 +516,7 @@ def test_a_fact_observed_again_after_expire_counted_it_is_not_deleted(tmp_path, 
     monkeypatch.setenv("KGRDF_NOW", "2026-01-02T09:00:00Z")
     base = KnowledgeBase.open(kg.path)
     with base.writing("expire") as writer:  # what kg expire counts, holding the folder
-        counted = writer.past_retention(365)
+        counted = writer.past_retention(365, writer.now)
     assert sorted(iri.rpartition("/")[2] for iri in counted) == sorted(f["id"] for f in (again, gone))
     observed = _propose(kg, "person/dana", "reviews", "--object", "repo/api", "-s", "pr:3")
     assert observed["id"] == again["id"]

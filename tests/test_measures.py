@@ -278,3 +278,30 @@ def test_a_write_that_closes_many_facts_reads_every_closing_once_and_keeps_what_
     at, kept = _kept(kg.path)
     assert len([row for row in kept if len(row) > 4 and row[0].endswith(one)]) == 1
     assert kept == _made(kg.path)
+
+
+def test_a_cache_made_reads_its_own_rows_when_another_takes_its_name_right_after(demo, monkeypatch):
+    """Two readers may make the cache at once, each in a file of its own renamed over the name: the
+    one made is read, not whichever file holds the name once it was renamed (a cache made for
+    another state, or none)."""
+    demo("stats")
+    measures.drop(demo.path)
+    path = measures.cache_path(demo.path)
+    renamed = measures.os.replace
+
+    def replace_then_another_takes_the_name(source, target):
+        renamed(source, target)
+        other = sqlite3.connect(f"{target}.other")
+        other.executescript("CREATE TABLE meta (name TEXT, value TEXT); INSERT INTO meta VALUES ('at', 'another');")
+        other.close()
+        renamed(f"{target}.other", target)
+
+    monkeypatch.setattr(measures.os, "replace", replace_then_another_takes_the_name)
+    kb = KnowledgeBase.open(demo.path)
+    with kb.reading() as session:
+        held = measures.of(session)
+        try:
+            assert len(held.rows()) == demo.json("stats")["fact_count"]
+        finally:
+            held.close()
+    assert dict(sqlite3.connect(path).execute("SELECT name, value FROM meta"))["at"] == "another"

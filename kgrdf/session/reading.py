@@ -21,6 +21,14 @@ def now_literal(moment=None) -> Literal:
     return vocab.datetime_literal(clock.iso(moment or clock.now()))
 
 
+def days_before(now: str, days: int) -> Literal:
+    """The moment ``days`` days before ``now`` (an ISO time), as the queries of expiry and
+    retention take it (their ``$before``)."""
+    from datetime import timedelta
+
+    return now_literal(clock.parse_time(now) - timedelta(days=days))
+
+
 UNKNOWN_AUDIENCE = "?"  # an audience that did not parse: it may hear nothing
 HEARD_AT_ONCE = 500  # facts whose hearings one query reads (may_hear_many): its text stays under 50 KB
 
@@ -71,6 +79,11 @@ class Reading:
         if self._hearer is None or query.scope == "entities":
             return self.backend.select(query, bindings, limit=limit)
         return self._rows_for_hearer(name, query, bindings)[:limit]
+
+    def past_retention(self, days: int, now: str) -> list[str]:
+        """The facts naming a person not observed or confirmed again in the ``days`` days before
+        ``now``, whatever their status (their IRIs): kg expire deletes them as kg forget deletes."""
+        return [row["fact"].value for row in self.rows("lint-retention", before=days_before(now, days))]
 
     def rows_iter(self, name: str, **bindings) -> Iterator[dict]:
         """The rows of rows(), one at a time, for a reader that keeps none of them (an export): the

@@ -11,7 +11,7 @@ The operations come in groups, as the CLI groups its commands, each a module ove
 - checks: the SHACL shapes on what a write touches;
 - entities: add_entity;
 - proposals: propose, and the id, target, hearings and record of a fact it makes;
-- lifecycle: confirm, reject, supersede, retime, close_for, expire_proposals, past_retention;
+- lifecycle: confirm, reject, supersede, retime, close_for, expire_proposals;
 - organizations: kg org's set_attribute, claim_member, promote_claim, merge_organizations.
 
 A group calls another's operations through ``self`` (a proposal auto-confirms; a correction

@@ -7,6 +7,7 @@ from pyoxigraph import NamedNode
 from kgrdf import audience as audiences
 from kgrdf import clock, model, vocab
 from kgrdf.errors import BadInput, NotFound, Refused
+from kgrdf.session.reading import days_before
 from kgrdf.writer.pending import rival_key
 from kgrdf.writer.staging import DEFAULT_REVIEWER, Heard, Outcome, Staging, parse_source
 
@@ -488,17 +489,12 @@ class Lifecycle(Staging):
 
     # --- expiry and retention -------------------------------------------------------------------------
 
-    def _cutoff(self, days: int):
-        from datetime import timedelta
-
-        return vocab.datetime_literal(clock.iso(clock.parse_time(self.now) - timedelta(days=days)))
-
     def expire_proposals(self, days: int) -> list[model.Fact]:
         """Proposals not observed again for ``days`` days become expired (kept, with their history);
         proposing one again revives it."""
         self.check_perspective()  # (a typo in --perspective would expire nothing, and say so as a success)
         expired = []
-        for row in self.rows("proposals-due", before=self._cutoff(days)):
+        for row in self.rows("proposals-due", before=days_before(self.now, days)):
             fact = self.fact(row["id"].value)
             expired.append(
                 self._change(
@@ -506,8 +502,3 @@ class Lifecycle(Staging):
                 )
             )
         return expired
-
-    def past_retention(self, days: int) -> list[str]:
-        """The facts naming a person that were not observed again for ``days`` days, whatever their
-        status (their IRIs): kg expire deletes them with kgrdf.forget."""
-        return [row["fact"].value for row in self.rows("lint-retention", before=self._cutoff(days))]
