@@ -565,6 +565,9 @@ class _Fold:
                 return  # closed here, replaced by another value: a closure holds as a rejection does
         if ours is None and self._forgotten(there, theirs):
             raise Refused("a fact kg forget deleted here: it is not folded back (forget the person there too)")
+        expired = next((f for f in same if f.status == "expired"), None) if ours is None else None
+        if expired is not None and theirs.status == "proposed" and not self._heard_new(theirs, expired):
+            return  # expired here, and echoed there as it was heard before: nobody observed it again
         groups = self._heard_new(theirs, ours)
         if ours is None or (ours.current and groups):
             target = (

@@ -718,6 +718,30 @@ def test_sources_heard_on_one_replica_reach_a_fact_the_other_rejected_or_closed_
         assert kb("validate").exit_code == 0
 
 
+def test_a_proposal_expired_here_stays_expired_when_another_replica_echoes_it_and_revives_when_heard_there(
+    tmp_path, server, clock, monkeypatch
+):
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    fact = ana.json("propose", "webapp", "purpose", "--value", "serve the shop", "-s", "doc:handbook")["id"]
+    ana("sync")
+    ben("sync")  # ben holds it as ana heard it
+    monkeypatch.setenv("KGRDF_NOW", "2026-04-10T09:00:00Z")
+    assert ana.json("expire")["expired"] == 1
+    for kb in (ben, ana, ben, ana):
+        kb("sync")  # ben's copy goes out at its sync: the same fact, heard as ana heard it
+
+    def status(kb: Kg) -> tuple[str, int]:
+        held = kb.json("history", fact)["fact"]
+        return held["status"], held["observations"]
+
+    assert status(ana) == ("expired", 1)
+    assert ana.json("sync")["transaction"] is None
+    ben("propose", "webapp", "purpose", "--value", "serve the shop", "-s", "slack:later")  # heard there again
+    ben("sync")
+    ana("sync")
+    assert status(ana) == ("proposed", 2)
+
+
 def test_a_source_heard_in_one_audience_stays_in_it_on_every_replica(tmp_path, server, clock):
     """SPEC §9: aggregation never widens an audience. A fact heard in public with one source and in a
     channel with another is shown to public with the first alone, on the replica that folds it in
