@@ -92,14 +92,46 @@ def test_an_identifier_that_names_another_person_as_forget_reads_names_is_refuse
     assert value.lower() not in (known.path / "identifiers.jsonl").read_text().lower()
 
 
-def test_another_persons_identifier_that_a_name_given_later_names_goes_with_the_forget(known):
-    """An identifier added before another person took a name it holds (the login mark-ek, then
-    Mark's alias Mark): forget said it would forget no identifier, then exited 3 on
-    identifiers.jsonl. It takes that one entry, as it takes every identifier naming the person."""
+@pytest.mark.parametrize(
+    "args, how",
+    [
+        (["person/mark", "--name", "Mark Twain", "--alias", "Mark"], "alias 'Mark'"),
+        (["person/mark", "--name", "MARK"], "name 'MARK'"),
+        (["person/mark", "--name", "Mark Twain", "--weak-alias", "ｍａｒｋ"], "weak alias 'ｍａｒｋ'"),
+        (["person/bo", "--name", "Bo Ek", "--alias", "Mark"], None),  # his own identifier names him: his to hold
+    ],
+)
+def test_a_name_another_persons_identifier_holds_is_refused_and_nothing_is_written(known, args, how):
+    """An identifier added before another person took a name it holds (the login mark-ek, then a
+    person named Mark): forgetting Mark would take that login, which is Bo's alone. The name is
+    refused, as kg identifiers add refuses an identifier naming another person."""
     known("add-entity", "person/bo", "--name", "Bo Ek")
     known("identifiers", "add", "person/bo", "tracker", "mark-ek")
+    journal = sorted((p.name, p.read_bytes()) for p in (known.path / "journal").rglob("*") if p.is_file())
+    if how is None:
+        assert known.json("add-entity", *args)["outcome"] == "updated"
+        return
+    line = known("add-entity", *args, expect=1).stderr
+    assert f"the {how} of person/mark is in the tracker identifier 'mark-ek' of person/bo" in line
+    assert sorted((p.name, p.read_bytes()) for p in (known.path / "journal").rglob("*") if p.is_file()) == journal
+    assert known.json("identify", "Mark Twain", expect=1)["matches"] == []
+    record = {"type": "entity", "id": "person/mark", "name": args[2], "aliases": args[4:5] if "--alias" in args else []}
+    records = known.path.parent / "people.jsonl"
+    records.write_text(json.dumps(record) + "\n")
+    report = known.json("import", str(records), "--apply")
+    assert report["refused_total"] == (1 if "--weak-alias" not in args else 0)
+
+
+def test_another_persons_identifier_a_name_held_from_before_names_goes_with_the_forget(known):
+    """An identifiers file written before names were checked against it (Bo's login mark-ek beside
+    Mark's alias Mark): kg forget takes that one entry, as it takes every identifier naming the
+    person, and leaves Bo's others."""
+    known("add-entity", "person/bo", "--name", "Bo Ek")
     known("identifiers", "add", "person/bo", "chat", "UBOEK01")
     known("add-entity", "person/mark", "--name", "Mark Twain", "--alias", "Mark")
+    path = known.path / "identifiers.jsonl"
+    entry = json.loads(path.read_text().splitlines()[-1]) | {"kind": "tracker", "value": "mark-ek"}
+    path.write_text(path.read_text() + json.dumps(entry) + "\n")
     assert known.json("forget", "person/mark", "--dry-run")["identifiers"] == 1
     assert known.json("forget", "person/mark")["remaining"] == []
     left = [(e["entity"], e["value"]) for e in known.json("identifiers", "list")["identifiers"]]

@@ -1,6 +1,7 @@
 """Writes of entities: making one, adding names and aliases, and the checks a name passes."""
 
 from dataclasses import replace
+from functools import cached_property
 
 from pyoxigraph import Literal
 
@@ -116,7 +117,42 @@ class Entities(Staging):
             if new.type in privacy.PERSON_TYPES:
                 self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases, *new.weak_aliases])
                 self._person_added()
+                held_weak = set(old.weak_aliases) if old is not None else set()
+                labels += [("weak alias", a) for a in new.weak_aliases if a not in held_weak]
+                self._refuse_in_identifier(new, labels)
         return new, outcome
+
+    def _refuse_in_identifier(self, person: model.Entity, labels: list[tuple[str, str]]) -> None:
+        """Refuse a person's new name or alias that another person's identifier holds as kg forget
+        reads names (a new person named Bo, where person/ana's code-host login is bo): forgetting
+        this one would take that identifier, which is the other's alone. kg identifiers add refuses
+        the same from the other side. Only the identifiers that hold every word of a label are
+        read through the matcher."""
+        for how, label in labels:
+            wanted = set(privacy.words(label))
+            for entry, held in self._identifier_words:
+                if (
+                    entry["entity"] != person.id
+                    and wanted <= held
+                    and person.iri in self.people_named_in(entry["value"])
+                ):
+                    raise Refused(
+                        f"the {how} {label!r} of {person.id} is in the {entry['kind']} identifier "
+                        f"{entry['value']!r} of {entry['entity']} as kg forget reads names: forgetting "
+                        f"{person.id} would take that identifier, which is {entry['entity']}'s alone",
+                        hint="give a fuller name, one the identifier does not hold (with a family name)",
+                    )
+
+    @cached_property
+    def _identifier_words(self) -> list[tuple[dict, set[str]]]:
+        """The perspective's identifiers, each with its words (as the matcher folds them)."""
+        from kgrdf import identifiers
+
+        return [
+            (entry, set(privacy.words(entry["value"])))
+            for entry in identifiers.read(self.kb)
+            if privacy.identifier_is_of(entry, self.perspective)
+        ]
 
     LABELS_AT_ONCE = 500  # match keys a query of expect_aliases reads
 
