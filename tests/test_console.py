@@ -7,12 +7,14 @@ One console and one browser serve the whole module; the tests that decide facts 
 import json
 import re
 import shutil
+import urllib.error
+import urllib.request
 
 import pytest
 from playwright import sync_api as playwright_api
 
 from .conftest import Kg
-from .consoling import Console, chromium, shot
+from .consoling import Console, _NoRedirect, chromium, shot
 from .serving import refused_a_port_in_use
 
 WAITING = [  # proposals for the review queue, each from one untrusted source: they wait for a person
@@ -157,6 +159,41 @@ def test_a_wrong_token_or_a_foreign_host_name_is_refused(console):
     status, _headers, body = console.request("/index.json", headers={"Host": "evil.example:80"})
     assert status == 403
     assert "loopback address" in json.loads(body)["message"]
+
+
+def test_two_consoles_open_in_one_browser_each_keep_their_own_session(browser, console, kb):
+    """A browser sends a loopback cookie to every port of the host: two consoles' sessions under
+    one name signed each other out (two perspectives open side by side, the first answered 401)."""
+    other = Console(kb.path, "--perspective", "lyra")
+    try:
+        made = browser.new_context()
+        first, second = made.new_page(), made.new_page()
+        for page, opened in ((first, console), (second, other), (first, console), (second, other)):
+            answer = page.goto(opened.address if page.url == "about:blank" else opened.url + "/")
+            page.wait_for_selector("body[data-ready=home]")
+            assert answer.status == 200 and page.url == opened.url + "/"
+        assert "lyra" in second.locator("body").inner_text().lower()
+        assert len(made.cookies()) == 2
+        made.close()
+    finally:
+        other.stop()
+
+
+def test_the_printed_address_opened_by_head_or_with_a_path_of_another_host_stays_on_the_console(console):
+    """A link checker opens an address by HEAD first: it was told the token was wrong. A path
+    beginning "//" made the redirect's Location another host's address."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    for path, method, location in [
+        ("/", "HEAD", "/"),
+        ("//evil.example/", "GET", "/evil.example/"),
+        ("/%2F%2Fevil.example", "GET", "/evil.example"),
+    ]:
+        request = urllib.request.Request(f"{console.url}{path}?token={console.token}", method=method)
+        with pytest.raises(urllib.error.HTTPError) as answer:
+            opener.open(request, timeout=30)
+        assert (answer.value.code, answer.value.headers["location"]) == (303, location), path
+    status, _headers, body = console.request(f"/?token={console.token}", method="POST", cookie=False)
+    assert status == 405 and "opened (GET)" in json.loads(body)["message"]
 
 
 def test_a_parameter_given_twice_is_refused_not_read_one_way_by_the_page_and_another_by_the_server(console):

@@ -23,7 +23,8 @@ from kgrdf import errors
 from kgrdf.console.pages import Keys, Pages, View
 from kgrdf.errors import BadInput, KgError, NotFound
 
-COOKIE = "kg_console"
+COOKIE = "kg_console"  # and the port: a browser sends a loopback cookie to every port of the host,
+# so two consoles open at once (two perspectives, two folders) each keep a session of their own
 CSRF_HEADER = "x-kg-csrf"
 DECIDE = "/review/decide"
 STATUS = {"bad_input": 400, "not_found": 404, "refused": 409, "damaged": 503, "bug": 500}
@@ -70,6 +71,7 @@ class Door:
     def __init__(self, app, port: int, keys: Secrets):
         self.app = app
         self.secrets = keys
+        self.cookie = f"{COOKIE}_{port}"
         self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
         self.origins = {"http://" + host for host in self.hosts}
 
@@ -98,13 +100,19 @@ class Door:
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         token = next((v for k, v in query if k == "token"), None)
         if token is not None:
-            if method != "GET" or not _same(token, self.secrets.token):
+            if method not in ("GET", "HEAD"):
+                return _plain(
+                    405, "the address kg console printed is opened (GET), not sent to", {"Allow": "GET, HEAD"}
+                )
+            if not _same(token, self.secrets.token):
                 return _plain(401, "this is not the token kg console printed at its start")
             rest = urlencode([(k, v) for k, v in query if k != "token"])
-            answer = RedirectResponse(path + ("?" + rest if rest else ""), status_code=303)
-            answer.set_cookie(COOKIE, self.secrets.session, httponly=True, samesite="strict", path="/")
+            # the path alone, on this site: "//host/..." would send the browser to another host
+            here = "/" + path.lstrip("/")
+            answer = RedirectResponse(here + ("?" + rest if rest else ""), status_code=303)
+            answer.set_cookie(self.cookie, self.secrets.session, httponly=True, samesite="strict", path="/")
             return answer
-        if not _same(_cookie(headers.get("cookie", ""), COOKIE), self.secrets.session):
+        if not _same(_cookie(headers.get("cookie", ""), self.cookie), self.secrets.session):
             return _plain(401, "no console session: open the address kg console printed (it holds the token)")
         if path == DECIDE and method == "POST":
             if headers.get("origin") not in self.origins:
