@@ -582,6 +582,7 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
         raise BadInput(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
     if not isinstance(fact_ids, list) or not fact_ids or not all(isinstance(f, str) for f in fact_ids):
         raise BadInput('facts is a list of fact ids of the batch, e.g. ["f-3k9x2a"]')
+    fact_ids = list(dict.fromkeys(fact_ids))  # a fact named twice is decided once, and said once
     document = load(kb, answered=True)
     if not _of_perspective(kb, document):
         _refuse_unknown_perspective(kb)

@@ -42,6 +42,17 @@ def _confirm_values(staging: Kg, values: dict, order: list[str], answered: str) 
     return ids
 
 
+def test_a_fact_named_twice_in_one_decision_is_decided_once_and_never_said_changed_elsewhere(kg: Kg):
+    kg("add-entity", "repo/api", "-n", "api")
+    first = _fact(kg, "repo/api", "caveat", "--value", "cold starts", "-s", "slack:one")
+    second = _fact(kg, "repo/api", "caveat", "--value", "rate limited", "-s", "slack:two")
+    kb = KnowledgeBase.open(kg.path)
+    batch.for_review(kb)
+    done = batch.decide(kb, [first, second, first], "reject")
+    assert (done["facts"], done["decided"], done["changed_since_printed"]) == ([first, second], [first, second], [])
+    assert _status(kg, first)["status"] == _status(kg, second)["status"] == "rejected"
+
+
 @pytest.fixture
 def staging(kg: Kg) -> Kg:
     kg("add-entity", "environment/staging", "-n", "Staging")
