@@ -487,6 +487,15 @@ def purge_past_retention(kb, days: int) -> int:
         if due:
             plan = Plan(graphs=due)
             refuse_if_shared(kb, plan, f"deleting {len(due)} person fact{'s' if len(due) != 1 else ''} past retention")
+            # what each said, keyed (never the fact): kg sync folds none back from a replica that
+            # holds it still, unless observed or confirmed there since (privacy.Forgotten)
+            plan.record = {
+                "id": str(uuid.uuid4()),
+                "hash_kind": privacy.HMAC,
+                "deleted_at": clock.iso(clock.now()),
+                "facts": len(due),
+                "past_retention": _said(kb, privacy.key(kb), due),
+            }
             start(kb, plan)
     return len(due)
 

@@ -18,7 +18,7 @@ import re
 import secrets
 import sys
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode
@@ -532,6 +532,7 @@ class Forgotten:
     key: "Key"
     said: frozenset[str]
     labels: frozenset[str]
+    retired: dict = field(default_factory=dict)  # said digest -> when kg expire deleted it past retention
 
     def fact(self, fact, merged=lambda iri: (iri,)) -> bool:
         """Whether forget deleted a fact that said what ``fact`` says, of its subject or object or
@@ -549,6 +550,22 @@ class Forgotten:
     def label(self, iri: str, text: str | None) -> bool:
         return bool(text) and bool(self.labels) and self.key.digest(label_key(iri, text)) in self.labels
 
+    def past_retention(self, fact, merged=lambda iri: (iri,)) -> bool:
+        """Whether kg expire deleted past retention a fact that said what ``fact`` says (as
+        :meth:`fact` reads it), and ``fact`` was neither observed nor confirmed since: what another
+        replica still holds of it then is what was deleted here, not a new observation of it."""
+        if not self.retired:
+            return False
+        values = merged(fact.target.value) if fact.is_entity_target else (fact.value_key(),)
+        deleted = [
+            self.retired[digest]
+            for subject in merged(fact.subject)
+            for value in values
+            if (digest := self.key.digest(said_key(fact, subject, value))) in self.retired
+        ]
+        renewed = max(fact.observed_at or "", fact.last_confirmed_at or "")
+        return bool(deleted) and renewed <= max(deleted)
+
 
 def forgotten_facts(kb) -> "Forgotten | None":
     """What forget deleted that kg sync does not fold back (:class:`Forgotten`), or None when no
@@ -556,7 +573,11 @@ def forgotten_facts(kb) -> "Forgotten | None":
     records = forgotten(kb)
     said = frozenset(digest for record in records for digest in record.get("said", []))
     labels = frozenset(digest for record in records for digest in record.get("labels", []))
-    return Forgotten(key(kb, make=False), said, labels) if said or labels else None
+    retired: dict[str, str] = {}
+    for record in records:  # (each time an ISO time of UTC, compared as text)
+        for digest in record.get("past_retention", []):
+            retired[digest] = max(retired.get(digest, ""), str(record.get("deleted_at", "")))
+    return Forgotten(key(kb, make=False), said, labels, retired) if said or labels or retired else None
 
 
 def append_forgotten(kb, record: dict) -> None:
@@ -587,8 +608,9 @@ class Key:
         return self.value
 
     def is_forgotten(self, entity_id: str, records: list[dict]) -> bool:
-        keyed = [r["hash"] for r in records if r.get("hash_kind") == HMAC]
-        plain = [r["hash"] for r in records if r.get("hash_kind") != HMAC]
+        # (a record of deletions past retention names no one: it has no hash)
+        keyed = [r["hash"] for r in records if r.get("hash_kind") == HMAC and "hash" in r]
+        plain = [r["hash"] for r in records if r.get("hash_kind") != HMAC and "hash" in r]
         if plain and hashlib.sha256(entity_id.encode("utf-8")).hexdigest() in plain:
             return True
         return bool(keyed) and self.digest(entity_id) in keyed

@@ -565,6 +565,8 @@ class _Fold:
                 return  # closed here, replaced by another value: a closure holds as a rejection does
         if ours is None and self._forgotten(there, theirs):
             raise Refused("a fact kg forget deleted here: it is not folded back (forget the person there too)")
+        if ours is None and self._past_retention(there, theirs):
+            return  # deleted here past retention, and neither observed nor confirmed there since
         expired = next((f for f in same if f.status == "expired"), None) if ours is None else None
         if expired is not None and theirs.status == "proposed" and not self._heard_new(theirs, expired):
             return  # expired here, and echoed there as it was heard before: nobody observed it again
@@ -622,6 +624,13 @@ class _Fold:
         if self.deleted is None:
             return False
         return self.deleted.fact(theirs, lambda iri: [iri, *_merged_into(there, iri)])
+
+    def _past_retention(self, there, theirs) -> bool:
+        """Whether kg expire deleted here past retention a fact that says what ``theirs`` says, and
+        it was neither observed nor confirmed there since (privacy.Forgotten.past_retention)."""
+        if self.deleted is None:
+            return False
+        return self.deleted.past_retention(theirs, lambda iri: [iri, *_merged_into(there, iri)])
 
     def _kept(self, iri: str, labels) -> list[str]:
         """Of an entity's names there, those kg forget did not take from it here (they named the

@@ -742,6 +742,31 @@ def test_a_proposal_expired_here_stays_expired_when_another_replica_echoes_it_an
     assert status(ana) == ("proposed", 2)
 
 
+def test_a_fact_deleted_past_retention_is_folded_back_only_once_observed_again_there(
+    tmp_path, server, clock, monkeypatch
+):
+    """kg expire deletes person facts past retention as kg forget deletes: another replica's change
+    to its copy that is no new observation (a retime) made it here again, with a year's clock."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("add-entity", "person/lima", "--name", "Ana Lima")
+    said = ("propose", "webapp", "purpose", "--value", "ask Ana Lima")
+    fact = ben.json(*said, "-s", "doc:handbook")["id"]
+    ben("sync")
+    ana("sync")
+    assert [f["value"] for f in ana.json("facts", "webapp")["facts"]] == ["ask Ana Lima"]
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-10T09:00:00Z")
+    assert ana.json("expire")["deleted"] == 1
+    ben("supersede", fact, "--valid-from", "2026-01-01")  # a change there, and no observation
+    for kb in (ben, ana, ben, ana):
+        kb("sync")
+    assert ana.json("facts", "webapp", "--all")["facts"] == []
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-11T09:00:00Z")
+    ben(*said, "-s", "slack:again")  # heard there again: a new observation comes here as any does
+    ben("sync")
+    ana("sync")
+    assert [f["value"] for f in ana.json("facts", "webapp", "--all")["facts"]] == ["ask Ana Lima"]
+
+
 def test_a_source_heard_in_one_audience_stays_in_it_on_every_replica(tmp_path, server, clock):
     """SPEC §9: aggregation never widens an audience. A fact heard in public with one source and in a
     channel with another is shown to public with the first alone, on the replica that folds it in
