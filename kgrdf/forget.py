@@ -518,8 +518,8 @@ def elsewhere_note(entity_id: str, perspective: str, held: bool = True) -> str:
 def _way_out(left: list[str], entity_id: str, elsewhere: set[str], held_by: set[str] = frozenset()) -> str:
     """What to do about the files a forget left naming the person: another perspective's records
     are forgotten by a forget in it; another replica's patches, which kg sync pulled (replicas/),
-    are that replica's words, kept as it wrote them and pulled again while its journal holds them;
-    any other file is not one kgrdf wrote that way."""
+    are that replica's words in its shared journal, kept as it wrote them; any other file is not
+    one kgrdf wrote that way."""
     from kgrdf.sync import REPLICAS
 
     if elsewhere:
@@ -527,9 +527,11 @@ def _way_out(left: list[str], entity_id: str, elsewhere: set[str], held_by: set[
     theirs = [name for name in left if Path(name).parts[:1] == (REPLICAS,)]
     if not theirs:
         return "kgrdf did not write them that way: take the name out of them or remove them"
+    # (not "forget them there": a patch pulled is of a shared journal, which kg forget refuses to rewrite)
     said = (
-        "another replica's patch that kg sync pulled names them: it is kept as that replica wrote it, and "
-        "pulled again while that replica's journal holds it; forget them there too (kg forget on that replica)"
+        "another replica's patch that kg sync pulled names them: it is of that replica's shared journal, "
+        "which is never rewritten (the hub and every replica hold it), so its words stay, there and here; "
+        "retract the fact on that replica (kg reject or kg supersede there) so that no read shows it"
     )
     return said if len(theirs) == len(left) else said + "; the other files kgrdf did not write that way"
 

@@ -215,6 +215,7 @@ def test_a_fact_forget_deleted_is_not_folded_back_from_a_replica_that_holds_it(t
     line = one_line(ben("forget", "person/dscully", expect=3))  # Ana's pulled journal names her: documented, exit 3
     assert "replicas/" in line and "another replica's patch that kg sync pulled names them" in line
     assert "kgrdf did not write them" not in line  # (it did, as Ana wrote it)
+    assert "is never rewritten" in line and "kg forget on that replica" not in line  # (Ana's forget is refused)
     assert ben.json("facts", "release")["facts"] == []
     ana("confirm", named)
     ana("propose", "release", "posts_to", "--object", "channel/releases", "-s", "ledger:y")
@@ -228,6 +229,8 @@ def test_a_fact_forget_deleted_is_not_folded_back_from_a_replica_that_holds_it(t
     own = f"urn:kgrdf:hub:{json.loads((ben.path / 'replica.json').read_text())['replica']}:"
     pushed = [o for _g, s, _p, o in hub_quads(server.url) if s.startswith(own)]
     assert pushed and not [text for text in pushed if "Dana Scully" in text]
+    ana("add-entity", "person/dscully", "--name", "Dana Scully")  # what the way out no longer says to do
+    assert "the shared journal" in one_line(ana("forget", "person/dscully", expect=1))
 
 
 def _shared_text(kb: Kg) -> str:
