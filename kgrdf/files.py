@@ -211,14 +211,19 @@ def _drop_parts_left(target: Path) -> None:
     the part of a process that no longer runs. One that runs is writing it still."""
     for part in target.parent.glob(f".{glob.escape(target.name)}.*.part"):
         pid = part.name[len(target.name) + 2 : -len(".part")]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
+        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
             part.unlink(missing_ok=True)
-        except OSError:
-            continue  # (another user's process: running)
+
+
+def alive(pid: int) -> bool:
+    """Whether the process ``pid`` runs (another user's process counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 @contextmanager
@@ -328,6 +333,16 @@ def write_cache(kb_path: Path, name: str, key: str, data) -> None:
         )
     except (OSError, Damaged):
         pass
+
+
+def drop_temporaries_left(path: Path) -> None:
+    """Remove what a making of ``path`` killed before its end left beside it: its file of
+    :func:`own_suffix` (``NAME.PID.THREAD.tmp``, megabytes for a cache) and the rollback journal
+    SQLite keeps beside one, of a process that no longer runs. One that runs is making it still."""
+    for left in path.parent.glob(f"{glob.escape(path.name)}.*.*.tmp*"):
+        pid = left.name[len(path.name) + 1 :].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
+            left.unlink(missing_ok=True)
 
 
 def own_suffix() -> str:

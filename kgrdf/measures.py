@@ -206,6 +206,7 @@ def _make(path: Path | None, backend) -> sqlite3.Connection:
     when ``path`` is None."""
     temporary = path.with_name(path.name + files.own_suffix()) if path is not None else None
     if temporary is not None:
+        files.drop_temporaries_left(path)  # (a reader killed while making it left its file)
         temporary.unlink(missing_ok=True)
     db = _connect(temporary if temporary is not None else ":memory:")
     try:

@@ -549,7 +549,7 @@ class _Spool:
             cache.mkdir(mode=0o700, exist_ok=True)
             for old in cache.glob("validate-*"):
                 pid = old.name.partition("-")[2]
-                if pid.isdigit() and not _alive(int(pid)):
+                if pid.isdigit() and not files.alive(int(pid)):
                     shutil.rmtree(old, ignore_errors=True)
             self.folder = cache / f"validate-{os.getpid()}"
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -591,18 +591,6 @@ class _ChunkFile:
     def __init__(self, path, out):
         self.path = path
         self.extend = lambda lines: out.write("\n".join(lines) + "\n")
-
-
-def _alive(pid: int) -> bool:
-    import os
-
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def _files_checks(kb) -> list[dict]:

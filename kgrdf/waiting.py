@@ -141,6 +141,7 @@ def _insert(db, waiting, anchors, proposed) -> None:
 def _make(path: Path, backend, perspective: str):
     """The cache made anew from the index, in a file of its own renamed over ``path``."""
     temporary = path.with_name(path.name + files.own_suffix())
+    files.drop_temporaries_left(path)  # (a reader killed while making it left its file)
     temporary.unlink(missing_ok=True)
     db = _connect(temporary)
     try:

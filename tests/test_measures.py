@@ -305,3 +305,24 @@ def test_a_cache_made_reads_its_own_rows_when_another_takes_its_name_right_after
         finally:
             held.close()
     assert dict(sqlite3.connect(path).execute("SELECT name, value FROM meta"))["at"] == "another"
+
+
+def test_what_a_reader_killed_while_making_the_cache_left_is_removed_by_the_next_that_makes_it(demo):
+    """A console killed while it summed up every fact left its file of megabytes beside the cache,
+    and nothing but kg forget removed it. A file of a process that runs is its own still."""
+    import subprocess
+    import sys
+
+    demo("stats")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(gone.stdout)
+    path = measures.cache_path(demo.path)
+    left = [path.with_name(f"{path.name}.{dead}.140234.tmp"), path.with_name(f"{path.name}.{dead}.140234.tmp-journal")]
+    running = path.with_name(f"{path.name}.1.7.tmp")  # (process 1 runs)
+    for file in [*left, running]:
+        file.write_bytes(b"x" * 1000)
+    measures.drop(demo.path)
+    kb = KnowledgeBase.open(demo.path)
+    with kb.reading() as session:
+        measures.of(session).close()
+    assert [file.exists() for file in left] == [False, False] and running.exists()
