@@ -90,11 +90,24 @@ def one_line(exc: BaseException) -> str:
 
 
 def of(exc: Exception) -> KgError:
-    """Any exception as the error a user is told: a KgError as it is, the file system's as
-    :func:`from_os` (exit 3, naming the file), anything else a Bug."""
+    """Any exception as the error a user is told: a KgError as it is, the index's own word for a
+    file of it that fails its checksum as damage (exit 3), the file system's as :func:`from_os`
+    (exit 3, naming the file), anything else a Bug."""
     if isinstance(exc, KgError):
         return exc
+    if index_damage(exc):
+        return Damaged(
+            f"the index failed to read its own files ({str(exc).splitlines()[0][:300]}): the next command "
+            "makes it again from the journal",
+            hint="run the command again",
+        )
     return from_os(exc) if isinstance(exc, OSError) else Bug.of(exc)
+
+
+def index_damage(exc: Exception) -> bool:
+    """Whether ``exc`` is the embedded store's word for a file of it that fails its checksum or
+    does not read as written (RocksDB's "Corruption: ...")."""
+    return isinstance(exc, RuntimeError | OSError) and str(exc).startswith("Corruption")
 
 
 def from_os(exc: OSError) -> KgError:

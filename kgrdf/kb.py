@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgrdf import clock, files, inputs, made, vcs, vocab
+from kgrdf import clock, errors, files, inputs, made, vcs, vocab
 from kgrdf.errors import NO_ROOM, BadInput, Damaged, NotFound, Unreachable, one_line
 from kgrdf.files import write_json
 from kgrdf.journal import FORMAT, Journal, Position, Transaction
@@ -352,6 +352,36 @@ class KnowledgeBase:
     @contextmanager
     def reading(self):
         """A read-only :class:`Session` on an index that reflects the whole journal."""
+        with self._damage_marked(), self._reading() as session:
+            yield session
+
+    @contextmanager
+    def _damage_marked(self):
+        """An index file that fails its checksum when a command reads it (the store opened, the
+        damage is in a table it reads later) is marked so, and the command told: the next command
+        makes the index again from the journal, as it does an index that does not open."""
+        try:
+            yield
+        except (RuntimeError, OSError) as exc:
+            if not self.mark_index_damaged(exc):
+                raise
+            raise errors.of(exc) from None
+
+    def mark_index_damaged(self, exc: Exception) -> bool:
+        """Whether ``exc`` is the index's word for a file of it that fails its checksum
+        (errors.index_damage); if so, the index on disk is marked so, and the next command makes
+        it again from the journal."""
+        if self.backend_kind != "oxigraph" or not errors.index_damage(exc):
+            return False
+        from kgrdf.store.oxigraph import mark_damaged
+
+        mark_damaged(self.index_path, exc)
+        if self.resident is not None:
+            self.resident.drop_held()  # a server's next request opens it again, and so makes it again
+        return True
+
+    @contextmanager
+    def _reading(self):
         from kgrdf import lock
 
         lock_path = self.path / "lock"
@@ -418,6 +448,11 @@ class KnowledgeBase:
 
         With ``dry_run`` the change is computed and validated exactly as for real, then dropped.
         """
+        with self._damage_marked(), self._writing(command, dry_run) as writer:
+            yield writer
+
+    @contextmanager
+    def _writing(self, command: str, dry_run: bool):
         from kgrdf import lock
 
         if self.replica is None:
@@ -1011,6 +1046,11 @@ class KnowledgeBase:
         """The index opened for writing, with any deletion or write cut short finished first and the
         index brought up to the journal's end; for a caller that holds the exclusive lock and writes
         outside a transaction (kg forget, retention)."""
+        with self._damage_marked(), self._up_to_date() as backend:
+            yield backend
+
+    @contextmanager
+    def _up_to_date(self):
         self._finish_purge()
         backend = self._open_for_writing()
         try:

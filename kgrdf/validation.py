@@ -407,6 +407,20 @@ def check_store(kb) -> list[dict]:
 def validate_kb(kb, progress=None, shapes: bool = True) -> dict:
     """kg validate, under the shared lock: the store's own checks ("damage": each {"check",
     "message"}) and, on an undamaged store, every fact and entity against the shapes ("findings").
+    A table of the index that fails its checksum as it is read is damage, and is marked so: the
+    next command makes the index again from the journal."""
+    from kgrdf import errors
+
+    try:
+        return _validated(kb, progress, shapes)
+    except (RuntimeError, OSError) as exc:
+        if not kb.mark_index_damaged(exc):
+            raise
+        return {"damage": [{"check": "index reads", "message": errors.of(exc).message}], "findings": []}
+
+
+def _validated(kb, progress, shapes: bool) -> dict:
+    """(validate_kb)
 
     The journal is read twice, never held: a first pass checks every patch and notes what was
     deleted and each fact's subject; the second folds it a transaction at a time into its rebuild,

@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import statistics
@@ -1031,8 +1032,50 @@ def test_a_table_whose_block_fails_its_checksum_after_the_store_opened_is_never_
     )
     said = done.stdout + done.stderr
     assert "bug in kgrdf" not in said
-    assert done.returncode == 0 or (done.returncode == 3 and "rm -r index" in said), said
+    assert done.returncode == 0 or (done.returncode == 3 and re.search(INDEX_WAYS_OUT, said)), said
     assert kg.json("lookup", "process/release")["entity"]["id"] == "process/release"
+
+
+INDEX_WAYS_OUT = r"rm -r index|the next command makes it again from the journal"
+
+
+@pytest.mark.parametrize(
+    "command", [["export", "--format", "nquads"], ["validate"], ["sparql", "SELECT * { ?s ?p ?o }"]]
+)
+def test_a_table_that_fails_its_checksum_when_a_read_meets_it_is_made_again_by_the_next_command(
+    demo_template, tmp_path, command
+):
+    """The store opened, and a read met a damaged block in a table: every read that met it failed
+    as 'a bug in kgrdf' (exit 3), kg status said the index was up to date, and nothing made it
+    again. The read says what happened, and the next command rebuilds the index from the journal.
+    (Each command in a process of its own, as a person runs them.)"""
+    import shutil
+
+    shutil.copytree(demo_template, tmp_path / "kb", symlinks=True)
+    kb = tmp_path / "kb"
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "kgrdf", *args, "--kb", str(kb)], capture_output=True, text=True, timeout=300
+        )
+
+    def named(text: str) -> list[str]:  # (the schema's blank nodes are named anew by each load)
+        return sorted(line for line in text.splitlines() if "_:" not in line)
+
+    whole = run("export", "--format", "nquads").stdout
+    for table in (kb / "index").glob("*.sst"):  # a block inside each table, which an open does not read
+        if table.stat().st_size > 20_000:
+            with open(table, "r+b") as opened:
+                opened.seek(table.stat().st_size // 3)
+                opened.write(b"X" * 16)
+    done = run(*command)
+    said = done.stdout[-2000:] + done.stderr  # (kg validate reports it with its other checks)
+    assert done.returncode == 3 and "bug in kgrdf" not in said, (done.returncode, said)
+    assert "the index failed to read its own files" in said and "next command makes it again" in said
+    again = run("export", "--format", "nquads")
+    assert again.returncode == 0 and "rebuilding it from the journal" in again.stderr, again.stderr
+    assert named(again.stdout) == named(whole)
+    assert run("validate").returncode == 0
 
 
 def test_kg_status_after_a_load_cut_short_makes_the_index_again_and_counts_true(kg):

@@ -432,6 +432,8 @@ def _decode(data: bytes, memory: int | None = None):
     if tag == _TRIPLES:
         return list(ox.parse(body, format=ox.RdfFormat.N_TRIPLES))
     message = body.decode("utf-8", errors="replace").replace("\n", " ")
+    if "Corruption: " in message:  # the index's own files, not the query: damage, told as such by the read
+        raise RuntimeError(message[message.index("Corruption: ") :])
     if tag == _SYNTAX:
         raise BadInput(f"the query does not parse: {message}")
     raise BadInput(f"the query failed: {message}")

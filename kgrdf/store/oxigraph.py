@@ -43,6 +43,18 @@ _KG_DIGEST = vocab.kg("journalDigest")
 _KG_SCHEMA = vocab.kg("schemaDigest")
 
 
+DAMAGED = "kgrdf-damaged"  # in the index's folder: a command met a table failing its checksum
+
+
+def mark_damaged(path: Path, exc: Exception) -> None:
+    """Mark the index at ``path`` as damaged (``exc``, the store's word, kept in the mark): it no
+    longer opens, and the next command makes it again from the journal (KnowledgeBase)."""
+    try:
+        (path / DAMAGED).write_text(str(exc).splitlines()[0][:300] + "\n")
+    except OSError:
+        pass  # (the command is told of the damage all the same)
+
+
 class OxigraphBackend(Backend):
     name = "oxigraph"
     dataset_scoping = True
@@ -55,6 +67,8 @@ class OxigraphBackend(Backend):
         self._spare = None  # (what the store was when it forked, bounded.Spare)
         self._spare_turn = threading.Lock()
         self.name = "oxigraph" if path is not None else "memory"
+        if path is not None and (path / DAMAGED).exists():
+            raise RuntimeError(f"a table of it failed its checksum when read: {(path / DAMAGED).read_text().strip()}")
         try:
             if path is None:
                 self.store = ox.Store()
