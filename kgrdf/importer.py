@@ -196,6 +196,8 @@ def _items_alone(text: str) -> list | None:
     if text[at : at + 1] != "[":
         return None
     at = _SPACE.match(text, at + 1).end()
+    if text[at : at + 1] == "]":  # an empty array: no record
+        return [] if _SPACE.match(text, at + 1).end() == len(text) else None
     while True:
         try:
             _, end = bounds.raw_decode(text, at)

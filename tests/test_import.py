@@ -174,6 +174,15 @@ def test_a_json_array_is_read_too(kg, tmp_path):
     assert kg.json("import", path, "--apply")["facts"] == {"created": 1}
 
 
+@pytest.mark.parametrize("content", ["[]", " [\n ]\n", "\ufeff[ ]"])
+def test_an_empty_json_array_is_no_record(kg, tmp_path, content):
+    """It was read as a JSON line, and so as one record refused as malformed."""
+    path = tmp_path / "seed.json"
+    path.write_text(content, encoding="utf-8")
+    report = kg.json("import", path, "--apply")
+    assert (report["records"], report["refused_total"], report["facts"], report["entities"]) == (0, 0, {}, {})
+
+
 @pytest.mark.parametrize(
     "content,line,message",
     [
