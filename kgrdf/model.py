@@ -558,7 +558,13 @@ def _term(value, kind: str, schema, name: str = ""):
             concept = getattr(schema, group).get(value)
             if concept is not None:
                 return NamedNode(concept.iri)
-        raise ValueError(f"unknown concept {value!r}")
+        from kgrdf.errors import Damaged
+
+        raise Damaged(  # a value no write of kgrdf gives: the knowledge base was changed outside it
+            f"the {name or 'concept'} {value!r} is none the schema has: the knowledge base holds a value "
+            "kgrdf did not write",
+            hint="kg validate names what holds it",
+        )
     if kind == "datetime":
         return vocab.datetime_literal(value)
     if kind == "integer":

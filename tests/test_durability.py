@@ -1188,3 +1188,22 @@ def test_an_index_on_a_disk_without_room_to_open_it_is_kept_not_made_again(kg):
     # the same store, not one made again (its tables may have been compacted meanwhile, in the background)
     assert (kg.path / "index" / "IDENTITY").read_bytes() == identity
     assert kg.json("status")["index"]["transaction"] == 1
+
+
+def test_a_status_no_write_of_kgrdf_gives_is_damage_named_never_a_bug(kg):
+    """A patch written by hand gave a fact the status kg:Bogus: kg confirm of it then failed as 'an
+    unexpected error (ValueError: unknown concept ...); this is a bug in kgrdf'."""
+    import pyoxigraph as ox
+
+    kg("add-entity", "repo/api", "--name", "Api")
+    fact = kg.json("propose", "repo/api", "caveat", "--value", "first", "-s", "slack:1")["id"]
+    index = OxigraphBackend(kg.path / "index")
+    try:
+        status = ox.NamedNode("https://kgrdf.org/ns#factStatus")
+        [held] = [q for q in index.store.quads_for_pattern(None, status, None) if q.subject.value.endswith(fact)]
+        index.store.remove(held)
+        index.store.add(ox.Quad(held.subject, status, ox.NamedNode("https://kgrdf.org/ns#Bogus"), held.graph_name))
+    finally:
+        index.close()
+    said = one_line(kg("confirm", fact, expect=3))
+    assert "'https://kgrdf.org/ns#Bogus' is none the schema has" in said and "bug" not in said
