@@ -120,6 +120,17 @@ def test_a_name_another_persons_identifier_holds_is_refused_and_nothing_is_writt
     records.write_text(json.dumps(record) + "\n")
     report = known.json("import", str(records), "--apply")
     assert report["refused_total"] == (1 if "--weak-alias" not in args else 0)
+    if report["refused_total"]:  # refused alone, and nothing of it written (it was staged before the check)
+        assert known.json("identify", record["name"], expect=1)["matches"] == []
+        known("lookup", "person/mark", expect=1)
+
+
+def test_a_new_persons_id_another_persons_identifier_holds_is_refused(known):
+    known("add-entity", "person/bo", "--name", "Bo Ek")
+    known("identifiers", "add", "person/bo", "tracker", "person/lu")
+    line = known("add-entity", "person/lu", "--name", "Lu Wen", expect=1).stderr
+    assert "the id 'person/lu' of person/lu is in the tracker identifier 'person/lu' of person/bo" in line
+    known("lookup", "person/lu", expect=1)
 
 
 def test_another_persons_identifier_a_name_held_from_before_names_goes_with_the_forget(known):

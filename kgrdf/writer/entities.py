@@ -106,41 +106,53 @@ class Entities(Staging):
             added = [a for a in new.aliases if a not in held]
             for alias in added if check_aliases else ():
                 self._refuse_taken(alias, new)
-            self._replace_entity(old, new)
-            if old is None:
-                self._created.add(iri.value)
             labels = [("alias", a) for a in added]
             if old is None or old.name != new.name:
                 labels.insert(0, ("name", new.name))
+            if new.type in privacy.PERSON_TYPES:  # (refused before anything of it is staged)
+                held_weak = set(old.weak_aliases) if old is not None else set()
+                weak_added = [("weak alias", a) for a in new.weak_aliases if a not in held_weak]
+                self._refuse_in_identifier(new, labels + weak_added, created=old is None)
+            self._replace_entity(old, new)
+            if old is None:
+                self._created.add(iri.value)
             for how, label in labels:
                 self._pending_labels.setdefault(model.match_key(label), {})[(new.iri, how, label)] = None
             if new.type in privacy.PERSON_TYPES:
                 self._pending_people.add_person(new.iri, new.id, [new.name, *new.aliases, *new.weak_aliases])
                 self._person_added()
-                held_weak = set(old.weak_aliases) if old is not None else set()
-                labels += [("weak alias", a) for a in new.weak_aliases if a not in held_weak]
-                self._refuse_in_identifier(new, labels)
         return new, outcome
 
-    def _refuse_in_identifier(self, person: model.Entity, labels: list[tuple[str, str]]) -> None:
-        """Refuse a person's new name or alias that another person's identifier holds as kg forget
-        reads names (a new person named Bo, where person/ana's code-host login is bo): forgetting
-        this one would take that identifier, which is the other's alone. kg identifiers add refuses
-        the same from the other side. Only the identifiers that hold every word of a label are
-        read through the matcher."""
-        for how, label in labels:
-            wanted = set(privacy.words(label))
+    def _refuse_in_identifier(self, person: model.Entity, labels: list[tuple[str, str]], created: bool) -> None:
+        """Refuse a person's new name, alias or id that another person's identifier holds as kg
+        forget reads names (a new person named Bo, where person/ana's code-host login is bo):
+        forgetting this one would take that identifier, which is the other's alone. kg identifiers
+        add refuses the same from the other side. Only the identifiers that hold every word of a
+        label are read through a matcher (of that label alone: where a third person's longer name
+        holds it, forget would not take it, and it is refused all the same)."""
+        if not self._identifier_words:
+            return
+        asked = labels + ([("id", person.id)] if created else [])
+        for how, label in asked:
+            wanted = set(privacy.words(label.rpartition("/")[2] if how == "id" else label))
+            matcher = None
             for entry, held in self._identifier_words:
-                if (
-                    entry["entity"] != person.id
-                    and wanted <= held
-                    and person.iri in self.people_named_in(entry["value"])
-                ):
+                if entry["entity"] == person.id or not wanted <= held:
+                    continue
+                if matcher is None:
+                    matcher = privacy.People()
+                    if how == "id":
+                        matcher.add_person(person.iri, person.id)
+                    else:
+                        matcher.add_name(label, person.iri)
+                if person.iri in matcher.in_text(entry["value"]):
                     raise Refused(
                         f"the {how} {label!r} of {person.id} is in the {entry['kind']} identifier "
                         f"{entry['value']!r} of {entry['entity']} as kg forget reads names: forgetting "
                         f"{person.id} would take that identifier, which is {entry['entity']}'s alone",
-                        hint="give a fuller name, one the identifier does not hold (with a family name)",
+                        hint="give a fuller name, one the identifier does not hold (with a family name)"
+                        if how != "id"
+                        else "give the person another id",
                     )
 
     @cached_property
