@@ -216,10 +216,11 @@ def _drop_parts_left(target: Path) -> None:
 
 
 def alive(pid: int) -> bool:
-    """Whether the process ``pid`` runs (another user's process counts as running)."""
+    """Whether the process ``pid`` runs (another user's process counts as running; a number too
+    large to be a process's, as a file's name may hold, runs nowhere)."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except OSError:
         return True

@@ -1207,3 +1207,16 @@ def test_a_status_no_write_of_kgrdf_gives_is_damage_named_never_a_bug(kg):
         index.close()
     said = one_line(kg("confirm", fact, expect=3))
     assert "'https://kgrdf.org/ns#Bogus' is none the schema has" in said and "bug" not in said
+
+
+@pytest.mark.parametrize("mark", [b"\xff\xfe not text", None], ids=["not-utf8", "a-folder"])
+def test_a_damage_mark_that_does_not_read_still_has_the_index_made_again(kg, mark):
+    """The mark a read leaves on a damaged index (store/oxigraph.py DAMAGED), unreadable: every
+    command failed as a bug in kgrdf, kg status included, and the index was never made again."""
+    from kgrdf.store.oxigraph import DAMAGED
+
+    kg("add-entity", "repo/api", "--name", "Api")
+    marked = kg.path / "index" / DAMAGED
+    marked.mkdir() if mark is None else marked.write_bytes(mark)
+    assert "rebuilding it from the journal" in kg("status").stderr
+    assert not marked.exists() and kg.json("lookup", "repo/api")["entity"]["id"] == "repo/api"

@@ -55,6 +55,16 @@ def mark_damaged(path: Path, exc: Exception) -> None:
         pass  # (the command is told of the damage all the same)
 
 
+def _marked(path: Path) -> str:
+    """What the damage mark of the index at ``path`` says (": ..."), or nothing when it does not read."""
+    try:
+        with open(path / DAMAGED, "rb") as marked:
+            said = marked.read(400).decode("utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return f": {said}" if said else ""
+
+
 class OxigraphBackend(Backend):
     name = "oxigraph"
     dataset_scoping = True
@@ -67,8 +77,8 @@ class OxigraphBackend(Backend):
         self._spare = None  # (what the store was when it forked, bounded.Spare)
         self._spare_turn = threading.Lock()
         self.name = "oxigraph" if path is not None else "memory"
-        if path is not None and (path / DAMAGED).exists():
-            raise RuntimeError(f"a table of it failed its checksum when read: {(path / DAMAGED).read_text().strip()}")
+        if path is not None and os.path.lexists(path / DAMAGED):
+            raise RuntimeError(f"a table of it failed its checksum when read{_marked(path)}")
         try:
             if path is None:
                 self.store = ox.Store()
