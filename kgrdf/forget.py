@@ -465,13 +465,17 @@ def _labels_of_replicas(kb, person: Target) -> set[tuple[str, str]]:
 def _said(kb, key, graphs) -> list[str]:
     """The keyed digests of what each fact in ``graphs`` says (privacy.said_key), as the index holds
     them (the caller holds the lock; the index is at the journal's end)."""
+    return sorted({key.digest(privacy.said_key(fact)) for fact in _held(kb, graphs)})
+
+
+def _held(kb, graphs) -> list:
+    """The facts ``graphs`` are of, as the index holds them."""
     from kgrdf.session import Session
 
     if not graphs:
         return []
     with kb.up_to_date() as backend:
-        held = Session(kb, backend).facts_heard([vocab.id_of(graph) for graph in sorted(graphs)])
-    return sorted({key.digest(privacy.said_key(fact)) for fact in held.values()})
+        return list(Session(kb, backend).facts_heard([vocab.id_of(graph) for graph in sorted(graphs)]).values())
 
 
 def purge_past_retention(kb, days: int) -> int:
@@ -487,14 +491,20 @@ def purge_past_retention(kb, days: int) -> int:
         if due:
             plan = Plan(graphs=due)
             refuse_if_shared(kb, plan, f"deleting {len(due)} person fact{'s' if len(due) != 1 else ''} past retention")
-            # what each said, keyed (never the fact): kg sync folds none back from a replica that
-            # holds it still, unless observed or confirmed there since (privacy.Forgotten)
+            # what each said, keyed (never the fact), and when it was last observed or confirmed: kg
+            # sync folds none back from a replica that holds it still, unless observed or confirmed
+            # there later (privacy.Forgotten)
+            key = privacy.key(kb)
+            renewed: dict[str, str] = {}
+            for fact in _held(kb, due):
+                said = key.digest(privacy.said_key(fact))
+                renewed[said] = max(renewed.get(said, ""), privacy.renewed_at(fact))
             plan.record = {
                 "id": str(uuid.uuid4()),
                 "hash_kind": privacy.HMAC,
                 "deleted_at": clock.iso(clock.now()),
                 "facts": len(due),
-                "past_retention": _said(kb, privacy.key(kb), due),
+                "past_retention": renewed,
             }
             start(kb, plan)
     return len(due)

@@ -532,7 +532,7 @@ class Forgotten:
     key: "Key"
     said: frozenset[str]
     labels: frozenset[str]
-    retired: dict = field(default_factory=dict)  # said digest -> when kg expire deleted it past retention
+    retired: dict = field(default_factory=dict)  # said digest -> when what kg expire deleted was last renewed
 
     def fact(self, fact, merged=lambda iri: (iri,)) -> bool:
         """Whether forget deleted a fact that said what ``fact`` says, of its subject or object or
@@ -552,8 +552,9 @@ class Forgotten:
 
     def past_retention(self, fact, merged=lambda iri: (iri,)) -> bool:
         """Whether kg expire deleted past retention a fact that said what ``fact`` says (as
-        :meth:`fact` reads it), and ``fact`` was neither observed nor confirmed since: what another
-        replica still holds of it then is what was deleted here, not a new observation of it."""
+        :meth:`fact` reads it), and ``fact`` was last observed or confirmed no later than the fact
+        deleted (:func:`renewed_at`): what another replica holds of it then is what was deleted
+        here, not an observation or confirmation the deleted one did not have."""
         if not self.retired:
             return False
         values = merged(fact.target.value) if fact.is_entity_target else (fact.value_key(),)
@@ -563,8 +564,13 @@ class Forgotten:
             for value in values
             if (digest := self.key.digest(said_key(fact, subject, value))) in self.retired
         ]
-        renewed = max(fact.observed_at or "", fact.last_confirmed_at or "")
-        return bool(deleted) and renewed <= max(deleted)
+        return bool(deleted) and renewed_at(fact) <= max(deleted)
+
+
+def renewed_at(fact) -> str:
+    """When a fact was last observed or confirmed (an ISO time of UTC; "" for never): what retention
+    counts from."""
+    return max(fact.observed_at or "", fact.last_confirmed_at or "")
 
 
 def forgotten_facts(kb) -> "Forgotten | None":
@@ -575,8 +581,9 @@ def forgotten_facts(kb) -> "Forgotten | None":
     labels = frozenset(digest for record in records for digest in record.get("labels", []))
     retired: dict[str, str] = {}
     for record in records:  # (each time an ISO time of UTC, compared as text)
-        for digest in record.get("past_retention", []):
-            retired[digest] = max(retired.get(digest, ""), str(record.get("deleted_at", "")))
+        kept = record.get("past_retention")
+        for digest, renewed in kept.items() if isinstance(kept, dict) else ():
+            retired[digest] = max(retired.get(digest, ""), str(renewed))
     return Forgotten(key(kb, make=False), said, labels, retired) if said or labels or retired else None
 
 

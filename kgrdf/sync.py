@@ -568,7 +568,12 @@ class _Fold:
         if ours is None and self._past_retention(there, theirs):
             return  # deleted here past retention, and neither observed nor confirmed there since
         expired = next((f for f in same if f.status == "expired"), None) if ours is None else None
-        if expired is not None and theirs.status == "proposed" and not self._heard_new(theirs, expired):
+        if (
+            expired is not None
+            and theirs.status == "proposed"
+            and not self._heard_new(theirs, expired)
+            and (theirs.observed_at or "") <= (expired.observed_at or "")
+        ):
             return  # expired here, and echoed there as it was heard before: nobody observed it again
         groups = self._heard_new(theirs, ours)
         if ours is None or (ours.current and groups):

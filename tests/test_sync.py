@@ -743,6 +743,14 @@ def test_a_proposal_expired_here_stays_expired_when_another_replica_echoes_it_an
     ben("sync")
     ana("sync")
     assert status(ana) == ("proposed", 2)
+    monkeypatch.setenv("KGRDF_NOW", "2026-05-20T09:00:00Z")
+    for kb in (ana, ben):  # expired on both; then heard again there from the source it had
+        assert kb.json("expire")["expired"] == 1
+    monkeypatch.setenv("KGRDF_NOW", "2026-05-21T09:00:00Z")
+    ben("propose", "webapp", "purpose", "--value", "serve the shop", "-s", "doc:handbook")
+    for kb in (ben, ana, ben, ana):
+        kb("sync")
+    assert [f["status"] for kb in (ana, ben) for f in kb.json("facts", "webapp", "--all")["facts"]] == ["proposed"] * 2
 
 
 def test_a_fact_deleted_past_retention_is_folded_back_only_once_observed_again_there(
@@ -768,6 +776,25 @@ def test_a_fact_deleted_past_retention_is_folded_back_only_once_observed_again_t
     ben("sync")
     ana("sync")
     assert [f["value"] for f in ana.json("facts", "webapp", "--all")["facts"]] == ["ask Ana Lima"]
+
+
+def test_a_fact_confirmed_on_another_replica_before_it_was_deleted_here_past_retention_comes_back(
+    tmp_path, server, clock, monkeypatch
+):
+    """Ben confirmed it within the year; Ana, not synced since, deleted her copy past retention: it
+    stayed out of hers for good, and the replicas differed."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("add-entity", "person/lima", "--name", "Ana Lima")
+    fact = ben.json("propose", "webapp", "purpose", "--value", "ask Ana Lima", "-s", "doc:handbook")["id"]
+    ben("sync")
+    ana("sync")
+    monkeypatch.setenv("KGRDF_NOW", "2027-02-01T09:00:00Z")
+    ben("confirm", fact)
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-10T09:00:00Z")
+    assert ana.json("expire")["deleted"] == 1  # her copy, last observed a year ago
+    for kb in (ben, ana, ben, ana):
+        kb("sync")
+    assert [(f["value"], f["status"]) for f in ana.json("facts", "webapp")["facts"]] == [("ask Ana Lima", "confirmed")]
 
 
 def test_a_source_heard_in_one_audience_stays_in_it_on_every_replica(tmp_path, server, clock):
