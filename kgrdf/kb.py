@@ -375,8 +375,15 @@ class KnowledgeBase:
             return False
         from kgrdf.store.oxigraph import mark_damaged
 
-        mark_damaged(self.index_path, exc)
-        if self.resident is not None:
+        # The store the damaged table is of, as the message names it: the index, or one kept
+        # beside it in cache/ (an audience's dataset, made again as the index is when it is marked)
+        index = Path(os.path.abspath(self.index_path))
+        table = re.search(r" in (\S+)/[^/\s]+\.sst\b", str(exc))
+        folder = Path(os.path.abspath(table.group(1))) if table else index
+        if folder != index and not folder.is_relative_to(os.path.abspath(self.path / files.CACHE)):
+            folder = index
+        mark_damaged(folder, exc)
+        if self.resident is not None and folder == index:
             self.resident.drop_held()  # a server's next request opens it again, and so makes it again
         return True
 

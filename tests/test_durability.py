@@ -1220,3 +1220,32 @@ def test_a_damage_mark_that_does_not_read_still_has_the_index_made_again(kg, mar
     marked.mkdir() if mark is None else marked.write_bytes(mark)
     assert "rebuilding it from the journal" in kg("status").stderr
     assert not marked.exists() and kg.json("lookup", "repo/api")["entity"]["id"] == "repo/api"
+
+
+def test_a_damaged_table_of_an_audiences_kept_dataset_is_made_again_and_leaves_the_index_alone(demo_template, tmp_path):
+    """A table of cache/heard/ (an audience's dataset, kept beside the index) failing its checksum
+    marked the index instead: the index was rebuilt on every command after, and every read for
+    that audience failed on the same table."""
+    import shutil
+
+    from kgrdf.store.oxigraph import DAMAGED
+
+    shutil.copytree(demo_template, tmp_path / "kb", symlinks=True)
+    kb = tmp_path / "kb"
+
+    def export() -> subprocess.CompletedProcess:
+        command = ["export", "--audience", "public", "--format", "nquads", "--kb", str(kb)]
+        return subprocess.run([sys.executable, "-m", "kgrdf", *command], capture_output=True, text=True, timeout=300)
+
+    whole = export().stdout
+    tables = [t for t in (kb / "cache" / "heard").glob("*/*.sst") if t.stat().st_size > 20_000]
+    assert tables
+    for table in tables:
+        with open(table, "r+b") as opened:
+            opened.seek(table.stat().st_size // 3)
+            opened.write(b"X" * 16)
+    done = export()
+    assert done.returncode == 3 and "the index failed to read its own files" in done.stderr, done.stderr
+    assert not (kb / "index" / DAMAGED).exists()
+    again = export()
+    assert again.returncode == 0 and "rebuilding" not in again.stderr and again.stdout == whole

@@ -77,8 +77,11 @@ class OxigraphBackend(Backend):
         self._spare = None  # (what the store was when it forked, bounded.Spare)
         self._spare_turn = threading.Lock()
         self.name = "oxigraph" if path is not None else "memory"
-        if path is not None and os.path.lexists(path / DAMAGED):
-            raise RuntimeError(f"a table of it failed its checksum when read{_marked(path)}")
+        if path is not None and os.path.lexists(path / DAMAGED):  # (made again where it is opened to write)
+            raise Damaged(
+                f"cannot open the index at {path}: a table of it failed its checksum when read{_marked(path)}",
+                hint="remove the index/ folder; the next command rebuilds it from the journal",
+            )
         try:
             if path is None:
                 self.store = ox.Store()
