@@ -114,9 +114,13 @@ def lint(
     check = _Check(session, now)
     retention = check.retention(now - timedelta(days=retention_days), retention_days)
     past_retention = {f["facts"][0] for f in retention}
+    contradictions = check.contradictions(skip=past_retention)
+    # a value that contradicts another is that finding's, whose fix chooses: a stale one's fix (kg
+    # confirm it) pasted first would choose it, and close the newer value it contradicts
+    contradicting = {fact for f in contradictions for fact in f["facts"]}
     findings = (
-        check.stale(now - timedelta(days=stale_days), skip=past_retention)
-        + check.contradictions(skip=past_retention)
+        check.stale(now - timedelta(days=stale_days), skip=past_retention | contradicting)
+        + contradictions
         + check.overlaps(skip=past_retention)
         + check.orphans()
         + check.alias_collisions()

@@ -192,6 +192,21 @@ def test_contradiction_two_current_values_of_a_single_valued_predicate(linked, c
     assert found["alternatives"] == [f"kg confirm {older}"]
 
 
+def test_a_stale_value_that_contradicts_a_newer_one_is_the_contradiction_s_and_no_stale_fix_chooses_it(
+    linked, contradicted, monkeypatch
+):
+    """The older value's stale fix (kg confirm it), printed first and pasted, chose it: the newer
+    value was closed. A value in a contradiction is listed there alone, whose fix keeps the newest."""
+    older, newer = contradicted
+    monkeypatch.setenv("KGRDF_NOW", "2026-12-01T09:00:00Z")  # both past 180 days
+    found = findings(linked)
+    assert [f["kind"] for f in found if set(f["facts"]) & {older, newer}] == ["contradiction"]
+    [contradiction] = [f for f in found if f["kind"] == "contradiction"]
+    run(linked, contradiction["fix"])
+    assert linked.json("history", newer)["fact"]["status"] == "confirmed"
+    assert linked.json("history", older)["fact"]["superseded_by"] == newer
+
+
 @pytest.mark.parametrize("how", ["fix", "alternative", "supersede", "reject"])
 def test_contradiction_is_cleared_by_each_way_of_choosing_a_value(linked, contradicted, how):
     older, newer = contradicted
