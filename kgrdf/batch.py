@@ -239,6 +239,7 @@ def today(kb) -> dict:
         with kb.reading() as session, _cache(session) as cache:
             document = make(session, cache)
     document["expired"] = expired
+    document["expired_after_days"] = days  # (KGRDF_PROPOSAL_DAYS: what the expiry counted)
     document["perspective"] = kb.perspective  # (kg batch apply answers it in this perspective alone)
     save(kb, document)
     document["answer_with"] = shlex.join(["kg", "batch", "apply", *kb.perspective_words()])  # (what to paste)

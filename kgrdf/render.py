@@ -553,7 +553,8 @@ def batch(as_json: bool, document: dict) -> None:
     if as_json:
         return emit(document)
     if document.get("expired"):
-        print(paint(f"{document['expired']} proposals not observed again for 30 days expired", "dim"))
+        days = counted(document.get("expired_after_days", 30), "day")
+        print(paint(f"{counted(document['expired'], 'proposal')} not observed again for {days} expired", "dim"))
     if not document["groups"]:
         print("Nothing waits for review.")
         return

@@ -346,6 +346,18 @@ def test_proposals_past_30_days_expire_before_the_batch(many, monkeypatch):
     assert "Nothing waits for review" in many("batch").stdout
 
 
+@pytest.mark.parametrize("days, said", [("10", "10 days"), ("1", "1 day")])
+def test_the_batch_says_the_days_its_expiry_counted(kg, monkeypatch, days, said):
+    """It said "30 days" and "proposals" whatever KGRDF_PROPOSAL_DAYS and the count were."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
+    kg("add-entity", "repo/a", "--name", "alpha")
+    kg("add-entity", "repo/b", "--name", "beta")
+    kg("propose", "repo/a", "depends_on", "--object", "repo/b", "-s", "doc:x")
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-12T09:00:00Z")
+    monkeypatch.setenv("KGRDF_PROPOSAL_DAYS", days)
+    assert f"1 proposal not observed again for {said} expired" in kg("batch").stdout
+
+
 # --- the grammar, as properties ---------------------------------------------------------------------------
 
 GROUPS = [

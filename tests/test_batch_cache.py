@@ -33,6 +33,7 @@ def printed(kg: Kg) -> dict:
     document = kg.json("batch")
     document.pop("made_at")
     assert document.pop("expired") == 0
+    assert document.pop("expired_after_days") == 30
     assert document.pop("perspective") == "main"  # (saved with it: kg batch apply answers it there alone)
     assert document.pop("answer_with") == "kg batch apply"  # (the line to paste, for the default perspective)
     return document
