@@ -222,11 +222,10 @@ def _say_valid_times(session, groups: list[dict]) -> None:
 def today(kb) -> dict:
     """Expire the proposals not observed again for KGRDF_PROPOSAL_DAYS, then make today's batch and
     save it. The expiry writes only when a proposal is due: most days the batch is a read."""
-    from datetime import timedelta
 
     days = settings.get("KGRDF_PROPOSAL_DAYS")
     caps()  # a setting out of its range is refused before anything expires
-    cutoff = clock.now() - timedelta(days=days)
+    cutoff = clock.days_before(clock.now(), days)
     before = vocab.datetime_literal(clock.iso(cutoff))
     expired, document = 0, None
     with kb.reading() as session, _cache(session) as cache:

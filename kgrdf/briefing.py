@@ -101,7 +101,7 @@ def _time(moment) -> object:
 
 def captured(held, now) -> dict:
     """Facts captured per day over the last DAYS days, and the running total at the end of each."""
-    start = (now - timedelta(days=DAYS - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    start = clock.days_before(now, DAYS - 1).replace(hour=0, minute=0, second=0, microsecond=0)
     counts = held.captured(start, DAYS)
     total = counts.pop("before", 0)
     days = []
@@ -171,7 +171,7 @@ def this_week(session, held, now) -> dict:
     closed by a replacement then, and the supersedes and partially_reversed_by links between
     decisions recorded then (the older decision's stated value -> the newer one's). The SHOWN newest
     of each are described."""
-    since = now - timedelta(days=WEEK)
+    since = clock.days_before(now, WEEK)
     counts = held.change_counts(since)
     new, changes = [], []
     for change, fact_iri, at, successor in held.changes(since, limit=SHOWN):
@@ -228,7 +228,7 @@ def expiring(session, now) -> dict:
     from kgrdf import waiting
 
     days = settings.get("KGRDF_PROPOSAL_DAYS")
-    cutoff = now - timedelta(days=max(days - WEEK, 0))
+    cutoff = clock.days_before(now, max(days - WEEK, 0))
     cache = waiting.of(session)
     try:
         due = cache is None or cache.may_be_due(cutoff)

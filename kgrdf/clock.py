@@ -7,7 +7,7 @@ All times are stored as xsd:dateTime in UTC with second precision.
 import os
 import re
 import zlib
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from kgrdf.errors import BadInput, Refused
 
@@ -135,3 +135,12 @@ def for_write(journal) -> datetime:
             else "set the system clock right, or wait until it passes that time",
         )
     return moment
+
+
+def days_before(moment: datetime, days: int) -> datetime:
+    """``days`` days before ``moment``, or the first moment there is (in year 1) where that would
+    be earlier: a clock set near year 1 counts back to it, never past it (an OverflowError)."""
+    try:
+        return moment - timedelta(days=days)
+    except OverflowError:
+        return datetime.min.replace(tzinfo=moment.tzinfo)

@@ -66,7 +66,7 @@ import functools
 import re
 import shlex
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from urllib.parse import unquote
 
 from kgrdf import clock, model, settings, vocab
@@ -112,14 +112,14 @@ def lint(
     stale_days = stale_days or settings.get("KGRDF_STALE_DAYS")
     retention_days = retention_days or settings.get("KGRDF_RETENTION_DAYS")
     check = _Check(session, now)
-    retention = check.retention(now - timedelta(days=retention_days), retention_days)
+    retention = check.retention(clock.days_before(now, retention_days), retention_days)
     past_retention = {f["facts"][0] for f in retention}
     contradictions = check.contradictions(skip=past_retention)
     # a value that contradicts another is that finding's, whose fix chooses: a stale one's fix (kg
     # confirm it) pasted first would choose it, and close the newer value it contradicts
     contradicting = {fact for f in contradictions for fact in f["facts"]}
     findings = (
-        check.stale(now - timedelta(days=stale_days), skip=past_retention | contradicting)
+        check.stale(clock.days_before(now, stale_days), skip=past_retention | contradicting)
         + contradictions
         + check.overlaps(skip=past_retention)
         + check.orphans()
@@ -147,7 +147,7 @@ def contradictions(session, now: datetime | None = None, limit: int | None = Non
     ``held``: the session's measures (kgrdf.measures) when the caller has them open already."""
     now = now or clock.now()
     check = _Check(session, now)
-    retained = now - timedelta(days=settings.get("KGRDF_RETENTION_DAYS"))
+    retained = clock.days_before(now, settings.get("KGRDF_RETENTION_DAYS"))
     if limit is None:
         groups = check.contradicting(held=held, retained=retained)
         return {"count": len(groups), "findings": _in_perspective(check.contradictions(groups=groups), session)}

@@ -580,3 +580,15 @@ def test_a_fix_printed_for_the_default_perspective_names_it_where_the_environmen
     assert kg.json("batch", "--perspective", "main")["answer_with"] == "kg batch apply --perspective main"
     doc = json.loads(lint_run(kg, "--json", "--perspective", "main").stdout)
     assert doc["findings"] and all(shlex.split(f["fix"])[-2:] == ["--perspective", "main"] for f in doc["findings"])
+
+
+@pytest.mark.parametrize("command", [["lint"], ["batch"], ["expire"], ["org", "digest"]])
+def test_a_clock_near_year_1_counts_back_to_it_and_never_fails(kg, monkeypatch, command):
+    """Times are taken from year 1 on; counting a year back from there was 'a bug in kgrdf' (an
+    OverflowError) in kg lint, kg batch and kg expire."""
+    monkeypatch.setenv("KGRDF_NOW", "0001-03-01T00:00:00Z")
+    kg("add-entity", "repo/a", "--name", "alpha")
+    kg("propose", "repo/a", "caveat", "--value", "cold starts", "-s", "doc:a")
+    result = runner.invoke(app, [*command, "--kb", str(kg.path)])
+    assert result.exit_code in (0, 1), result.stdout + result.stderr
+    assert "bug in kgrdf" not in result.stdout + result.stderr

@@ -17,13 +17,12 @@ class OrganizationReads(Reading):
 
     def quiet_customers(self, days: int) -> dict:
         """Customers not spoken to for ``days`` days (or never): customers-quiet.rq."""
-        from datetime import timedelta
 
         if days < 0:
             raise BadInput(f"--quiet-days is a number of days, not {days}")
         ours = self.own_organization()
         try:
-            cutoff = (clock.now() - timedelta(days=days)).date().isoformat()
+            cutoff = clock.days_before(clock.now(), days).date().isoformat()
         except OverflowError:
             cutoff = "0001-01-01"  # before the calendar: only customers never spoken to
         customers: dict[str, dict] = {}

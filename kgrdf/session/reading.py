@@ -24,9 +24,8 @@ def now_literal(moment=None) -> Literal:
 def days_before(now: str, days: int) -> Literal:
     """The moment ``days`` days before ``now`` (an ISO time), as the queries of expiry and
     retention take it (their ``$before``)."""
-    from datetime import timedelta
 
-    return now_literal(clock.parse_time(now) - timedelta(days=days))
+    return now_literal(clock.days_before(clock.parse_time(now), days))
 
 
 UNKNOWN_AUDIENCE = "?"  # an audience that did not parse: it may hear nothing
