@@ -1652,3 +1652,16 @@ def test_an_index_rebuilt_by_any_command_is_told_at_a_terminal(kg, tmp_path):
     assert "Priya Natarajan" in done.stdout.decode()
     done, told = at_a_terminal("lookup", "Priya", "--kb", kg.path)
     assert (done.returncode, told) == (0, [])
+
+
+def test_a_fact_whose_replacement_was_deleted_past_retention_says_so_and_how_to_hold_its_value_again(kg, monkeypatch):
+    """Confirming it said to confirm its replacement instead, which was no fact any more."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
+    kg("add-entity", "person/dana", "--name", "Dana Okafor")
+    kg("add-entity", "process/release", "--name", "Release process")
+    old = kg.json("propose", "process/release", "purpose", "--value", "ship code", "-s", "ledger:a", "-s", "report:b")
+    kg("supersede", old["id"], "--value", "ship code, ask Dana Okafor first")
+    monkeypatch.setenv("KGRDF_NOW", "2027-01-05T09:00:00Z")
+    assert kg.json("expire")["deleted"] == 1
+    said = one_line(kg("confirm", old["id"], expect=1))
+    assert "which was deleted since" in said and "kg propose process/release purpose --value 'ship code'" in said

@@ -189,9 +189,10 @@ class Lifecycle(Staging):
         successor = vocab.id_of(fact.superseded_by)
         try:
             rejected = self.fact(successor, history=False).status == "rejected"
-        except NotFound:
-            rejected = False
-        if not rejected:
+            gone = False
+        except NotFound:  # deleted since: forgotten on request, or past retention
+            rejected, gone = False, True
+        if not rejected and not gone:
             raise Refused(f"{fact.id} was superseded by {successor}", hint=f"confirm {successor} instead")
         subject = self.entity(NamedNode(fact.subject))
         predicate = self.schema.predicate_by_iri(fact.predicate)
@@ -202,8 +203,9 @@ class Lifecycle(Staging):
         )
         key = predicate.key if predicate else fact.predicate
         command = f"kg propose {subject.id if subject else vocab.id_of(fact.subject)} {key} {said}"
+        why = "which was deleted since (forgotten, or past retention)" if gone else "which was rejected since"
         raise Refused(
-            f"{fact.id} was superseded by {successor}, which was rejected since; {fact.id} stays closed",
+            f"{fact.id} was superseded by {successor}, {why}; {fact.id} stays closed",
             hint=f"to hold its value again, propose it anew: {command} --source KIND:REF, then kg confirm the new fact",
         )
 
