@@ -579,9 +579,21 @@ def batch(as_json: bool, document: dict) -> None:
             rework = "! " if fact["prevents_rework"] else "  "
             print(f"   {fact['label']:<4}{rework}{fact['sentence']}  {paint(fact['id'], 'dim')}")
     print(
-        f'\nAnswer in one line, e.g.  {document.get("answer_with", "kg batch apply")} "confirm all except 1b, reject 2a"'
+        f'\nAnswer in one line, e.g.  {document.get("answer_with", "kg batch apply")} "{_example_answer(groups)}"'
         "\n(except and skip leave a fact proposed for a later batch; only reject rejects)"
     )
+
+
+def _example_answer(groups: list[dict]) -> str:
+    """An answer to this batch, of its own labels (one naming a label it has not is refused):
+    "confirm all except 1b, reject 2a" where it has them."""
+    labels = [[fact["label"] for fact in group["facts"]] for group in groups]
+    every = [label for group in labels for label in group]
+    if len(every) == 1:
+        return f"confirm {every[0]}"
+    rejected = labels[1][0] if len(labels) > 1 else every[-1]
+    kept = next((label for label in every[1:] if label != rejected), None)
+    return f"confirm all except {kept}, reject {rejected}" if kept else f"confirm {every[0]}, reject {rejected}"
 
 
 @_on_screen

@@ -668,3 +668,20 @@ def test_a_value_holding_newlines_cannot_print_a_letter_or_a_group_of_its_own(kg
         assert not re.search(r"^\s*1b\b|^2\. ", shown, re.M), shown
         lines = [line for line in shown.splitlines() if "Spoofed" in line]
         assert len(lines) == 1 and "fine ⏎" in lines[0] and "announced" in lines[0] and fact["id"] in lines[0]
+
+
+@pytest.mark.parametrize("facts", [1, 2, 3])
+def test_the_answer_a_batch_shows_as_an_example_is_one_it_takes(kg, facts):
+    """It showed "confirm all except 1b, reject 2a" whatever the batch held: pasted under a batch of
+    one fact, it was refused (exit 2: 1b is no fact of it)."""
+    import re
+    import shlex
+
+    kg("add-entity", "repo/a", "--name", "alpha")
+    for n in range(facts):
+        kg("propose", "repo/a", "caveat", "--value", f"caveat {n}", "-s", f"doc:{n}")
+    shown = kg("batch").stdout
+    example = re.search(r"e\.g\.  (kg batch apply .*)", shown).group(1)
+    words = shlex.split(example)
+    done = kg.json(*words[1:])
+    assert done["confirmed"] + done["rejected"] >= 1
