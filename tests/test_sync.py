@@ -753,18 +753,25 @@ def test_a_proposal_expired_here_stays_expired_when_another_replica_echoes_it_an
     assert [f["status"] for kb in (ana, ben) for f in kb.json("facts", "webapp", "--all")["facts"]] == ["proposed"] * 2
 
 
+def _named_there(tmp_path, server) -> tuple[Kg, Kg, str]:
+    """Ben's fact naming Ana Lima, whom Ana knows as a person (personal there, shared here), synced
+    to Ana: (ana, ben, Ben's fact id)."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("add-entity", "person/lima", "--name", "Ana Lima")
+    fact = ben.json("propose", "webapp", "purpose", "--value", "ask Ana Lima", "-s", "doc:handbook")["id"]
+    ben("sync")
+    ana("sync")
+    assert [f["value"] for f in ana.json("facts", "webapp")["facts"]] == ["ask Ana Lima"]
+    return ana, ben, fact
+
+
 def test_a_fact_deleted_past_retention_is_folded_back_only_once_observed_again_there(
     tmp_path, server, clock, monkeypatch
 ):
     """kg expire deletes person facts past retention as kg forget deletes: another replica's change
     to its copy that is no new observation (a retime) made it here again, with a year's clock."""
-    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
-    ana("add-entity", "person/lima", "--name", "Ana Lima")
+    ana, ben, fact = _named_there(tmp_path, server)
     said = ("propose", "webapp", "purpose", "--value", "ask Ana Lima")
-    fact = ben.json(*said, "-s", "doc:handbook")["id"]
-    ben("sync")
-    ana("sync")
-    assert [f["value"] for f in ana.json("facts", "webapp")["facts"]] == ["ask Ana Lima"]
     monkeypatch.setenv("KGRDF_NOW", "2027-03-10T09:00:00Z")
     assert ana.json("expire")["deleted"] == 1
     ben("supersede", fact, "--valid-from", "2026-01-01")  # a change there, and no observation
@@ -783,11 +790,7 @@ def test_a_fact_confirmed_on_another_replica_before_it_was_deleted_here_past_ret
 ):
     """Ben confirmed it within the year; Ana, not synced since, deleted her copy past retention: it
     stayed out of hers for good, and the replicas differed."""
-    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
-    ana("add-entity", "person/lima", "--name", "Ana Lima")
-    fact = ben.json("propose", "webapp", "purpose", "--value", "ask Ana Lima", "-s", "doc:handbook")["id"]
-    ben("sync")
-    ana("sync")
+    ana, ben, fact = _named_there(tmp_path, server)
     monkeypatch.setenv("KGRDF_NOW", "2027-02-01T09:00:00Z")
     ben("confirm", fact)
     monkeypatch.setenv("KGRDF_NOW", "2027-03-10T09:00:00Z")
