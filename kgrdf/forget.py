@@ -465,17 +465,13 @@ def _labels_of_replicas(kb, person: Target) -> set[tuple[str, str]]:
 def _said(kb, key, graphs) -> list[str]:
     """The keyed digests of what each fact in ``graphs`` says (privacy.said_key), as the index holds
     them (the caller holds the lock; the index is at the journal's end)."""
-    return sorted({key.digest(privacy.said_key(fact)) for fact in _held(kb, graphs)})
-
-
-def _held(kb, graphs) -> list:
-    """The facts ``graphs`` are of, as the index holds them."""
     from kgrdf.session import Session
 
     if not graphs:
         return []
     with kb.up_to_date() as backend:
-        return list(Session(kb, backend).facts_heard([vocab.id_of(graph) for graph in sorted(graphs)]).values())
+        held = Session(kb, backend).facts_heard([vocab.id_of(graph) for graph in sorted(graphs)])
+    return sorted({key.digest(privacy.said_key(fact)) for fact in held.values()})
 
 
 def purge_past_retention(kb, days: int) -> int:
@@ -487,7 +483,9 @@ def purge_past_retention(kb, days: int) -> int:
 
     with lock.held(kb.path / "lock", exclusive=True):
         with kb.up_to_date() as backend:  # (a deletion or a write cut short is finished first)
-            due = set(kb.session_on(backend).past_retention(days, clock.iso(clock.now())))
+            session = kb.session_on(backend)
+            due = set(session.past_retention(days, clock.iso(clock.now())))
+            held = session.facts_heard([vocab.id_of(graph) for graph in sorted(due)]).values() if due else ()
         if due:
             plan = Plan(graphs=due)
             refuse_if_shared(kb, plan, f"deleting {len(due)} person fact{'s' if len(due) != 1 else ''} past retention")
@@ -496,7 +494,7 @@ def purge_past_retention(kb, days: int) -> int:
             # there later (privacy.Forgotten)
             key = privacy.key(kb)
             renewed: dict[str, str] = {}
-            for fact in _held(kb, due):
+            for fact in held:
                 said = key.digest(privacy.said_key(fact))
                 renewed[said] = max(renewed.get(said, ""), privacy.renewed_at(fact))
             plan.record = {
