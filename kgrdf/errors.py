@@ -68,6 +68,10 @@ class Unreachable(Damaged):
     the index catches up when the server is back."""
 
 
+class Foreign(Damaged):
+    """The index's server holds another knowledge base's index (exit 3): nothing of it is taken."""
+
+
 class Bug(KgError):
     """An error kgrdf did not expect: a bug, reported in one line (exit 3); KGRDF_DEBUG=1 shows the
     traceback."""

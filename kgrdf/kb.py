@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kgrdf import clock, errors, files, inputs, made, vcs, vocab
-from kgrdf.errors import NO_ROOM, BadInput, Damaged, NotFound, Unreachable, one_line
+from kgrdf.errors import NO_ROOM, BadInput, Damaged, Foreign, NotFound, Unreachable, one_line
 from kgrdf.files import write_json
 from kgrdf.journal import FORMAT, Journal, Position, Transaction
 from kgrdf.vcs import UNCOMMITTED
@@ -235,7 +235,9 @@ class KnowledgeBase:
             compacted = None  # the checks below say what is wrong
         with lock.held(self.path / "lock", exclusive=False):
             report = validation.validate_kb(self, progress)
-        return {**report, "compacted": compacted}
+        # (how an index that differs is made again: a folder's by deleting it, a server's by a move onto it)
+        remade_by = f"kg index move {self.index_url}" if self.index_url else "deleting index/"
+        return {**report, "compacted": compacted, "index_remade_by": remade_by}
 
     def compact_index(self, compacting=None) -> dict | None:
         """Merge the index's files into as few as they can be (kg index compact; kg validate does it
@@ -755,18 +757,19 @@ class KnowledgeBase:
                     target = self._recover(old)
                 finally:
                     self.close_index(old)
-            except Unreachable as exc:
-                if url is not None or self.backend_kind != "sparql":
+            except (Unreachable, Foreign) as exc:
+                if self.backend_kind != "sparql":
                     raise
-                # Back to disk from a server that is gone: the journal alone makes the index.
-                print(f"kg: {exc.message}; the index on disk is made from the journal alone", file=sys.stderr)
+                # Off a server that is gone, or holds another's index: the journal alone makes the new one.
+                where = "on disk" if url is None else f"on {url}"
+                print(f"kg: {exc.message}; the index {where} is made from the journal alone", file=sys.stderr)
                 target, _deleted = self._check_journal()
                 self._write_view(target)
             moved = KnowledgeBase(self.path, "oxigraph", self.perspective)
             moved.index_url = url
             moved.backend_kind = "sparql" if url else "oxigraph"
             if url is not None:
-                _check_index_server(url, allow=(target.seq, target.digest))
+                _check_index_server(url, ours=self.holds_position)
             else:
                 shutil.rmtree(self.index_path, ignore_errors=True)
             backend = moved.open_index(read_only=False)
@@ -780,6 +783,8 @@ class KnowledgeBase:
             if url is not None:
                 shutil.rmtree(self.index_path, ignore_errors=True)
             self.git_commit(f"kg index: the index on {url or 'disk'}")
+            if self.backend_kind == "sparql" and self.index_url != url:
+                _leave_server(self.index_url, target)
         self.index_url, self.backend_kind = url, moved.backend_kind
         return {"index": url, "backend": self.backend_kind, "transaction": target.seq}
 
@@ -823,8 +828,11 @@ class KnowledgeBase:
                     index["opens"] = False
                     at = None
                 index["transaction"] = at[0] if at else None
-                on_chain = at is not None and at[0] <= end.seq
+                on_chain = at is not None and at[0] <= end.seq and self.holds_position(at)
                 index["behind"] = end.seq - at[0] if on_chain else end.seq
+                if at is not None and at[0] > 0 and not on_chain and self.backend_kind == "sparql":
+                    foreign = _foreign(self.index_url, at)  # (every command refuses it; nothing catches up)
+                    index.update(foreign=True, behind=None, problem=f"{foreign.message} ({foreign.hint})")
                 index["schema_current"] = backend is not None and backend.schema_digest() == schema.digest(self.path)
             except Unreachable as exc:
                 # view.json holds where the index was last brought: the journal past it is what it owes.
@@ -896,7 +904,7 @@ class KnowledgeBase:
         # journal moved aside, the one copy of the data: never to be called another's).
         started = files.read_json(self.path / "replica.json").get("from_index_at")
         if self.backend_kind == "sparql" and not view.seq and started != [at[0], at[1]]:
-            raise Damaged(
+            raise Foreign(
                 f"the server at {self.index_url} holds data (at transaction {at[0]}) that this knowledge "
                 "base's journal never had: another knowledge base's index",
                 hint="give each knowledge base its own server or dataset (kg index move URL); "
@@ -963,6 +971,14 @@ class KnowledgeBase:
                 )
         index_at = backend.position()
         if (
+            self.backend_kind == "sparql"
+            and index_at is not None
+            and index_at[0] > 0
+            and known.get(index_at[0]) != index_at[1]
+            and not self.holds_position(index_at)
+        ):
+            raise _foreign(self.index_url, index_at)  # (a rebuild would replace it: nothing of it is taken)
+        if (
             index_at is None
             or known.get(index_at[0]) != index_at[1]
             or backend.schema_digest() != schema.digest(self.path)
@@ -982,6 +998,22 @@ class KnowledgeBase:
             self._check_since_commit()
             self.git_commit(f"kg: finish a write cut short (transaction {target.seq})")
         return target
+
+    def holds_position(self, at: tuple) -> bool:
+        """Whether ``at``, an index's recorded position, is one this knowledge base's journal has
+        passed: its own index, however far behind, not another's (one server given to two). The
+        journal is read from its start only for an index behind view.json."""
+        if at[0] <= 0:
+            return at[0] == 0  # (an empty index is anyone's; one whose load was cut short, no one's)
+        view = self.view()
+        if (view.seq, view.digest) == tuple(at):
+            return True
+        if files.read_json(self.path / "replica.json").get("from_index_at") == [at[0], at[1]]:
+            return True  # (the index this journal was started from)
+        for _tx, after in self.journal.transactions(Position(), adds=False):
+            if after.seq >= at[0]:
+                return (after.seq, after.digest) == tuple(at)
+        return False
 
     def _check_since_commit(self) -> None:
         """Raise Damaged when a journal patch was damaged since the last commit, before a write
@@ -1206,10 +1238,10 @@ def _undo_create(path: Path, made: bool) -> None:
             shutil.rmtree(path / name, ignore_errors=True)
 
 
-def _check_index_server(url: str, allow: tuple | None = None) -> None:
+def _check_index_server(url: str, ours=None) -> None:
     """An index server answers and holds no other knowledge base's index (one server, or one dataset
-    of it, serves one knowledge base: a rebuild replaces all of kgrdf's it holds); ``allow`` is the
-    position of this knowledge base's own journal, which the server may hold already."""
+    of it, serves one knowledge base: a rebuild replaces all of kgrdf's it holds); ``ours(at)`` says
+    whether a position is one of this knowledge base's own journal, which the server may hold already."""
     from kgrdf.errors import Refused
     from kgrdf.store import open_backend
     from kgrdf.store.hub import Hub
@@ -1218,7 +1250,7 @@ def _check_index_server(url: str, allow: tuple | None = None) -> None:
     try:
         at = backend.position()
         # (a new knowledge base takes none: one made a moment ago is at transaction 0, and as much another's)
-        if at is not None and (allow is None or at[0] > 0) and at != allow:
+        if at is not None and (ours is None or at[0] > 0) and not (ours is not None and ours(at)):
             raise Refused(
                 f"the server at {url} holds the index of another knowledge base (at transaction {at[0]})",
                 hint="give each knowledge base its own server or dataset",
@@ -1234,6 +1266,39 @@ def _check_index_server(url: str, allow: tuple | None = None) -> None:
             )
     finally:
         hub.close()
+
+
+def _foreign(url: str, at: tuple) -> Foreign:
+    return Foreign(
+        f"the server at {url} holds an index (at transaction {at[0]}) that this knowledge base's "
+        "journal never had: another knowledge base's index",
+        hint="give each knowledge base its own server or dataset (kg index move URL, or kg index move disk); "
+        "nothing of the other's was taken",
+    )
+
+
+def _leave_server(url: str, target: Position) -> None:
+    """Remove this knowledge base's index from the server it moved off, as a folder's is removed: a
+    copy left there would keep what kg forget deletes. One the server no longer holds as this
+    journal's (another's since, or gone) is left, and said."""
+    from kgrdf.store import open_backend
+
+    try:
+        backend = open_backend("sparql", url=url)
+        try:
+            at = backend.position()
+            if at is not None and at != (target.seq, target.digest):
+                print(f"kg: the server at {url} holds another index now: nothing of it was removed", file=sys.stderr)
+                return
+            backend.drop_all()
+        finally:
+            backend.close()
+    except Unreachable as exc:
+        print(
+            f"kg: {exc.message}: this knowledge base's old index is still on it; remove kgrdf's graphs "
+            "there (those under https://kgrdf.org/ and urn:kgrdf:index) once it answers",
+            file=sys.stderr,
+        )
 
 
 def _schema_digest_quads(digest: str):

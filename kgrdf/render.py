@@ -347,6 +347,10 @@ def status(as_json: bool, result: dict) -> None:
             print(f"index: {index['behind']} behind the journal: the next command that reaches the server catches up")
         _sync_state(result.get("sync"))
         return
+    if index.get("foreign"):
+        print(paint(f"index: {index['problem']}", "error"))
+        _sync_state(result.get("sync"))
+        return
     if index["transaction"] is None:
         state = "empty: the next command builds it from the journal"
     elif index["behind"]:
@@ -406,7 +410,8 @@ def synced(as_json: bool, result: dict) -> None:
     if result["transaction"] is None:
         print("nothing new to fold in")
     else:
-        print(f"folded in: {entities}facts {changed or 'none'} (transaction {result['transaction']})")
+        told = f"; {counted(counts['told'], 'disclosure', 'disclosures')}" if counts.get("told") else ""
+        print(f"folded in: {entities}facts {changed or 'none'}{told} (transaction {result['transaction']})")
     for item in result["set_aside"]:
         print(paint(f"set aside: {item['id']} of replica {item['replica']}: {item['reason']}", "warn"))
     for item in result.get("held_back", []):
@@ -448,7 +453,7 @@ def validation(as_json: bool, report: dict) -> None:
     if report["damage"]:
         print(
             "the knowledge base is damaged (above): writes refuse while its journal or git history is; an "
-            "index that differs is made again from the journal once index/ is deleted"
+            f"index that differs is made again from the journal by {report.get('index_remade_by', 'deleting index/')}"
         )
     elif not report["findings"]:
         print("clean: every fact and entity conforms, and the index matches the journal")

@@ -342,3 +342,85 @@ def test_kg_serve_answers_and_writes_through_an_index_on_a_server(remote_kg, ser
         served.stop()
     index = remote_kg.json("status")["index"]
     assert (index["transaction"], index["behind"]) == (2, 0)
+
+
+def _kgrdf_quads(server) -> int:
+    import urllib.parse
+    import urllib.request
+
+    query = 'SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } FILTER (STRSTARTS(STR(?g), "https://kgrdf.org/") || STR(?g) = "urn:kgrdf:index") }'
+    request = urllib.request.Request(
+        server.url + "/query?query=" + urllib.parse.quote(query), headers={"Accept": "application/sparql-results+json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return int(json.loads(answer.read())["results"]["bindings"][0]["n"]["value"])
+
+
+def test_an_index_moved_off_a_server_leaves_nothing_there_for_a_forget_to_miss(kg, server):
+    """kg index move disk left the whole index on the server, where kg forget never looked: the
+    person forgotten stayed readable there by anyone the server answers."""
+    kg("add-entity", "person/sam", "--name", "Sam Reyes", "--alias", "Sammy")
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("index", "move", server.url)
+    assert "Sam Reyes" in _server_dump(server)
+    kg("index", "move", "disk")
+    assert _kgrdf_quads(server) == 0
+    kg("forget", "person/sam")
+    assert "Sam" not in _server_dump(server) and kg.json("lookup", "api")["entity"]["id"] == "repo/api"
+
+
+def test_a_knowledge_base_moves_back_onto_a_server_that_holds_its_own_older_index(kg, server):
+    """A server down when the index moved off it kept the index as it was then; moving back onto it
+    later was refused as "the index of another knowledge base"."""
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("index", "move", server.url)
+    server.kill()
+    moved = kg("index", "move", "disk")
+    assert "old index is still on it" in moved.stderr
+    kg("add-entity", "repo/web", "--name", "web")
+    server.start()  # (its folder kept the index of transaction 1)
+    assert kg.json("index", "move", server.url)["transaction"] == 2
+    assert kg.json("status")["index"]["behind"] == 0 and kg.json("lookup", "web")["entity"]["id"] == "repo/web"
+
+
+def test_a_server_another_knowledge_base_took_since_is_named_so_and_left_alone(tmp_path, remote_kg, server):
+    """The server restarted empty and a second knowledge base took it: kg status called the first's
+    index "1 behind" (an index of the other's), its next read rebuilt the server over the other's
+    index, and the other's over it in turn; kg index move, the way out, was refused."""
+    import shutil
+
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    remote_kg("add-entity", "repo/web", "--name", "web")
+    server.kill()
+    shutil.rmtree(server.folder)
+    server.start()
+    other = Kg(tmp_path / "other")
+    other("init", "--index", server.url)
+    other("add-entity", "repo/beta", "--name", "Beta")
+    status = remote_kg.json("status")["index"]
+    assert status["foreign"] is True and "another knowledge base's index" in status["problem"]
+    assert "another knowledge base's index" in remote_kg("status").stdout
+    line = one_line(remote_kg("lookup", "api", expect=3))
+    assert "that this knowledge base's journal never had" in line and "kg index move disk" in line
+    remote_kg("add-entity", "repo/gamma", "--name", "gamma", expect=3)
+    assert other.json("lookup", "Beta")["entity"]["id"] == "repo/beta"  # nothing of it taken or replaced
+    moved = remote_kg("index", "move", "disk")
+    assert "made from the journal alone" in moved.stderr and "nothing of it was removed" in moved.stderr
+    assert remote_kg.json("stats")["entity_count"] == 2 and "clean" in remote_kg("validate").stdout
+    assert other.json("lookup", "Beta")["entity"]["id"] == "repo/beta"
+
+
+def test_kg_validate_says_how_an_index_on_a_server_that_differs_is_made_again(remote_kg, server):
+    """Its way out said to delete index/, which an index on a server has not."""
+    from kgrdf.store.sparql import SparqlBackend
+
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    backend = SparqlBackend(server.url)
+    try:
+        backend.update('INSERT DATA { GRAPH <https://kgrdf.org/kb/main/f-zzzzzz> { <urn:a> <urn:b> "planted" } }')
+    finally:
+        backend.close()
+    report = remote_kg("validate", expect=3).stdout
+    assert f"made again from the journal by kg index move {server.url}" in report
+    remote_kg("index", "move", server.url)
+    assert "clean" in remote_kg("validate").stdout

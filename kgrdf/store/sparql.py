@@ -307,10 +307,7 @@ class SparqlBackend(Backend):
 
         # Everything of the knowledge base's goes first, the position with it: a rebuild cut short
         # leaves an index with no position, which the next command rebuilds.
-        self.update(
-            f"DROP SILENT GRAPH {term(BOOKKEEPING)} ;\n"
-            f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_OURS_ONLY} }}"
-        )
+        self.drop_all()
         # A blank node is one node within one request only: the lines that hold one (the schema's
         # lists, a few hundred) go together in the last request.
         rest, blank = iter(nquads), []
@@ -322,6 +319,14 @@ class SparqlBackend(Backend):
         if blank:
             self.update(data_block("INSERT DATA", blank))
         self.update(self._position_update(position))
+
+    def drop_all(self) -> None:
+        """Remove every graph of kgrdf's the server holds, the position first (the server's other
+        graphs stay)."""
+        self.update(
+            f"DROP SILENT GRAPH {term(BOOKKEEPING)} ;\n"
+            f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_OURS_ONLY} }}"
+        )
 
     def close(self) -> None:
         self.http.close()
