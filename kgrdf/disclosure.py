@@ -65,22 +65,56 @@ def record(writer, message: str, audience: str, facts, by: str = OWNER, reader: 
                 hint=f"kg history {fact.id} shows where it was heard",
             )
     shown = []
-    taken = {q.subject.value for q in writer.adds if q.predicate == model.DISCLOSED}  # a second record in one write
     for fact in held:
-        told_before = writer.rows("fact-disclosures", fact=NamedNode(fact.iri))
-        if any((row["audience"].value, row["message"].value) == (told_to, message) for row in told_before):
-            # One message told it to that audience once: recording it again (a reply recorded twice,
-            # kg context --record run again) changes nothing.
-            shown.append({"id": fact.id, "sentence": writer.describe(fact).get("sentence"), "recorded_before": True})
-            continue
-        step = 1
-        while model.disclosure_iri(fact.iri, writer.seq, step) in taken:
-            step += 1
-        node = model.disclosure_iri(fact.iri, writer.seq, step)
-        quads = model.disclosure_quads(fact.iri, node, told_to, message, writer.now, by)
-        writer.add_to_provenance(fact, quads, texts=[told_to, message, by], private=told_to.startswith("dm:"))
-        shown.append({"id": fact.id, "sentence": writer.describe(fact).get("sentence")})
+        added = _add(writer, fact, {"audience": told_to, "message": message, "at": writer.now, "by": by})
+        # One message told it to that audience once: recording it again (a reply recorded twice,
+        # kg context --record run again) changes nothing.
+        shown.append(
+            {"id": fact.id, "sentence": writer.describe(fact).get("sentence")}
+            | ({} if added else {"recorded_before": True})
+        )
     return {"message": message, "audience": told_to, "by": by, "at": writer.now, "facts": shown}
+
+
+def _add(writer, fact, told: dict) -> bool:
+    """Add one disclosure ({audience, message, at, by}) of ``fact`` in the write ``writer``, unless
+    that message told it to that audience already (False then). Its records go where the fact's
+    provenance goes, or to the private journal when told in a private conversation."""
+    told_before = {
+        (row["audience"].value, row["message"].value)
+        for row in writer.rows("fact-disclosures", fact=NamedNode(fact.iri))
+    }
+    staged = writer.adds  # (and those of this write: a sync may fold one record from two replicas)
+    taken = {q.subject.value for q in staged if q.predicate == model.DISCLOSED}
+    of_fact = {q.subject.value for q in staged if q.predicate == model.DISCLOSED and q.object.value == fact.iri}
+    said = {(q.subject.value, q.predicate): q.object.value for q in staged if q.subject.value in of_fact}
+    told_before |= {(said.get((node, model.TOLD_TO)), said.get((node, model.TOLD_IN))) for node in of_fact}
+    if (told["audience"], told["message"]) in told_before:
+        return False
+    step = 1
+    while model.disclosure_iri(fact.iri, writer.seq, step) in taken:
+        step += 1
+    node = model.disclosure_iri(fact.iri, writer.seq, step)
+    quads = model.disclosure_quads(fact.iri, node, told["audience"], told["message"], told["at"], told["by"])
+    texts = [told["audience"], told["message"], told["by"]]
+    writer.add_to_provenance(fact, quads, texts=texts, private=told["audience"].startswith("dm:"))
+    return True
+
+
+def fold(writer, fact, there, theirs_iri: str) -> tuple[int, list[str]]:
+    """Fold another replica's disclosures of a fact (kg sync) into ``fact``, this knowledge base's
+    fact that says what it says: each with its audience, message, time and teller, unless recorded
+    here already. ``there`` is a read of that replica's journal. Returns how many were added, and
+    the audiences of those not folded because ``fact`` is heard in none that may hear them here (the
+    caller sets them aside)."""
+    heard_in = [hearing.audience for hearing in fact.hearings]
+    added, unheard = 0, []
+    for told in there.values("fact-disclosures", fact=NamedNode(theirs_iri)):
+        if not audiences.may_hear_any(heard_in, told["audience"]):
+            unheard.append(told["audience"])
+            continue
+        added += _add(writer, fact, told)
+    return added, unheard
 
 
 def told_to(audience: str | None) -> str:

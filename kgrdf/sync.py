@@ -58,6 +58,7 @@ from kgrdf.journal import Position, Stream, fold, name_of, number_of, parse_patc
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")  # (\Z, not $: $ lets a final newline through)
 REPLICA = re.compile(r"r-[0-9a-f]{8}\Z")  # a replica's id, as kg init mints it: also the name of its folder here
 REPLICAS = "replicas"  # the other replicas' journals, as pulled from the hubs
+DISCLOSED_ROW = str(model.DISCLOSED)  # a row of a disclosure (kgrdf.disclosure), as a patch holds it
 STATE = "sync.json"  # each remote's last sync, how far each replica's journal is folded, what was set aside
 PUSH_AT_ONCE = 1000  # patches read from the journal and pushed at a time
 COPIED = (
@@ -349,6 +350,7 @@ class _Fold:
         self.set_aside: list[dict] = []
         self.retried: set[tuple] = set()  # (replica, patch, id) of what an earlier sync set aside, tried again
         self.origin: dict[str, tuple[str, int]] = {}  # a fact this fold made or observed -> the patch it came from
+        self.told: set[tuple[str, str]] = set()  # (replica, fact) whose patches record a disclosure of it
         self.counts = {
             "created": 0,
             "observed": 0,
@@ -358,6 +360,7 @@ class _Fold:
             "entities": 0,
             "merged": 0,
             "retimed": 0,
+            "told": 0,  # disclosures
         }
         self.closures: list[tuple] = []  # facts another replica closed: closed here once all the rest is folded
         # what kg forget deleted here (keyed digests), read once a sync
@@ -409,6 +412,8 @@ class _Fold:
                             continue
                         self.retried.add((replica, number, vocab.id_of(key[1])))
                     items.setdefault((replica, key), (key[0], entry.patch.time, replica, number, key[1]))
+                    if DISCLOSED_ROW in line:
+                        self.told.add((replica, key[1]))
         sessions = {replica: self._session(entries) for replica, entries in views.items()}
         self.writer.expect_aliases(  # looked up in the index a block at a time, not a query an alias
             alias
@@ -562,6 +567,7 @@ class _Fold:
                     settled = self.writer.observe_settled(settled, added, [Heard(audience)], why)
                 self.counts["observed"] += 1
             if ours is None:
+                self._told(there, replica, number, theirs, settled)
                 return  # closed here, replaced by another value: a closure holds as a rejection does
         if ours is None and self._forgotten(there, theirs):
             raise Refused("a fact kg forget deleted here: it is not folded back (forget the person there too)")
@@ -621,6 +627,22 @@ class _Fold:
             self.counts["confirmed"] += 1
         if ours.current and theirs.current:
             self._retime(ours, theirs)
+        self._told(there, replica, number, theirs, ours)
+
+    def _told(self, there, replica: str, number: int, theirs, ours) -> None:
+        """What that replica recorded telling of its fact (kg disclose), recorded of ours too: which
+        replica told an audience a fact is no reason for kg told to answer otherwise here."""
+        from kgrdf import disclosure
+
+        if (replica, theirs.iri) not in self.told:
+            return  # (no patch folded now records one: nothing to read)
+        held = self.writer.fact(ours.id, history=False)  # (as this write holds it now: its hearings folded)
+        added, unheard = disclosure.fold(self.writer, held, there, theirs.iri)
+        self.counts["told"] += added
+        for audience in unheard:
+            self._aside(
+                replica, number, theirs.iri, f"a disclosure to {audience}, which may hear none of its hearings here"
+            )
 
     def _forgotten(self, there, theirs) -> bool:
         """Whether kg forget deleted a fact here that says what ``theirs`` says (forgotten.jsonl

@@ -1161,3 +1161,29 @@ def test_a_damaged_copy_of_another_replicas_journal_is_named_and_its_way_out_wor
     shutil.rmtree(ben.path / "replicas" / folder)
     ben("sync")
     assert ben.json("lookup", "team/qa")["entity"]["name"] == "QA"
+
+
+def test_what_one_replica_told_an_audience_every_replica_says_after_a_sync(tmp_path, server, clock, monkeypatch):
+    """kg sync folded facts, hearings, names and times, and dropped the disclosures: kg told public
+    on the other replica said nothing was told, and the hub held the record all along."""
+    ana, ben = (replica(tmp_path, name, server.url) for name in ("ana", "ben"))
+    said = ana.json("propose", "release", "uses", "--object", "webapp", "-s", "ledger:u", "--audience", "public")["id"]
+    private = ana.json("propose", "release", "posts_to", "--object", "channel/deploys", "-s", "ledger:p")["id"]
+    ana("sync")
+    ben("sync")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-02T10:00:00Z")
+    ana("disclose", said, "--message", "slack:r1", "--audience", "public", "--by", "helpdesk")
+    ana("disclose", private, "--message", "slack:r2", "--audience", "owner")
+    ana("sync")
+    assert "facts none; 2 disclosures" in ben("sync").stdout
+    told = ben.json("told", "public")["disclosures"]
+    assert [(d["sentence"], d["message"], d["at"], d["by"]) for d in told] == [
+        ("Release process uses web-app", "slack:r1", "2026-03-02T10:00:00Z", "helpdesk")
+    ]
+    theirs = next(f["id"] for f in ben.json("facts", "release")["facts"] if f["predicate"] == "posts_to")
+    assert [d["message"] for d in ben.json("disclosures", theirs)["disclosures"]] == ["slack:r2"]
+    for kb in (ben, ana, ben):  # sent back and forth: each record is held once on each replica
+        kb("sync")
+    for kb in (ana, ben):
+        assert [d["message"] for d in kb.json("told", "public")["disclosures"]] == ["slack:r1"]
+        assert "clean" in kb("validate").stdout
