@@ -161,6 +161,11 @@ def read_records(path: Path) -> Records:
     from kgrdf import inputs
 
     data = inputs.read(path, "KGRDF_MAX_IMPORT", "the import file")
+    if _RDF.match(data):  # (each line refused as no JSON, and exit 0, told nothing of why)
+        raise BadInput(
+            f"{path} is RDF (as kg export writes it), not records: kg import reads JSON records, "
+            "one object a line or a JSON array of them (kg import --help)"
+        )
     if data.lstrip().startswith(b"["):
         try:
             text = data.decode("utf-8")
@@ -179,6 +184,12 @@ def read_records(path: Path) -> Records:
 
 
 _SPACE = re.compile(r"[ \t\n\r]*")  # what JSON allows between its tokens
+# RDF where records were asked for: Turtle, TriG, N-Triples or N-Quads by their first statement
+# (a directive, an IRI or a blank node, after any comment lines), JSON-LD by its first key
+_RDF = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?(?:\s*#[^\n]*\n)*\s*(?:@prefix\b|@base\b|PREFIX\s|BASE\s|<|_:|[\[{]\s*\{?\s*\"@(?:context|graph|id)\")",
+    re.IGNORECASE,
+)
 
 
 def _items_alone(text: str) -> list | None:
@@ -389,9 +400,10 @@ def _sources(value, limit: int | None = None) -> list[str]:
                     'a source object is {"kind": ..., "ref": ...}'
                     + (f", without {', '.join(repr(k) for k in extra[:3])}" if extra else "")
                 )
-            out.append(
-                f"{inputs.text(source['kind'], 'a source kind', limit)}:{inputs.text(source['ref'], 'a source ref', limit)}"
-            )
+            kind = inputs.text(source["kind"], "a source kind", limit)
+            if ":" in kind:  # (joined to its ref, the colon would move into the ref: doc: and x read as doc and :x)
+                raise BadInput(f"a source kind holds no ':' (as in doc or slack), not {kind!r}")
+            out.append(f"{kind}:{inputs.text(source['ref'], 'a source ref', limit)}")
         elif isinstance(source, str):
             out.append(inputs.text(source, "a source", limit))
         else:

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from .conftest import one_line
 from .patchlog import journal_bytes, read_log
 
 
@@ -1281,3 +1282,31 @@ def test_an_alias_that_is_no_text_refuses_its_record_alone(kg, tmp_path):
         if not apply:
             assert kg.snapshot() == before
     assert kg.json("lookup", "a two")["entity"]["id"] == "repo/a2"
+
+
+def test_an_empty_summary_given_to_an_entity_without_one_changes_nothing_and_says_so(kg, tmp_path):
+    """The record said "1 updated" beside "nothing written", and kg add-entity "updated": an empty
+    summary was told from none, though neither is kept."""
+    kg("add-entity", "repo/api", "--name", "api")
+    path = records_file(tmp_path / "same.jsonl", {"type": "entity", "id": "repo/api", "name": "api", "summary": ""})
+    assert kg.json("import", path, "--apply")["entities"] == {"unchanged": 1}
+    assert kg("add-entity", "repo/api", "--name", "api", "--summary", "").stdout.startswith("unchanged repo/api")
+    kg("add-entity", "repo/api", "--name", "api", "--summary", "the public API")
+    assert kg("add-entity", "repo/api", "--name", "api", "--summary", "").stdout.startswith("updated repo/api")
+    assert kg.json("lookup", "api")["entity"].get("summary") is None  # an empty summary still takes one away
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nquads", "jsonld", "turtle"])
+def test_an_export_given_to_import_is_named_rdf_in_one_line_and_nothing_is_written(kg, tmp_path, syntax):
+    """Each line was refused as no JSON (the JSON-LD's every object as no record), and the import
+    exited 0, saying nothing of why: kg import reads records, not what kg export writes."""
+    kg("add-entity", "repo/api", "--name", "api")
+    exported = tmp_path / f"kb.{syntax}"
+    kg("export", "-f", syntax, "--output", exported)
+    before = kg.snapshot()
+    line = one_line(kg("import", exported, "--apply", expect=2))
+    assert line == (
+        f"kg: {exported} is RDF (as kg export writes it), not records: kg import reads JSON records, "
+        "one object a line or a JSON array of them (kg import --help)"
+    )
+    assert kg.snapshot() == before

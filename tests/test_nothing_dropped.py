@@ -257,6 +257,8 @@ FACT = {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "
         ({"sources": {"kind": "doc", "ref": "a"}}, "sources must be a list, not an object"),
         ({"sources": [{"kind": "doc", "ref": "a", "quote": "q"}]}, "without 'quote'"),
         ({"sources": [{"kind": "doc"}]}, 'a source object is {"kind": ..., "ref": ...}'),
+        ({"sources": [{"kind": "doc:", "ref": "a"}]}, "a source kind holds no ':' (as in doc or slack), not 'doc:'"),
+        ({"sources": [{"kind": "ledger:x", "ref": "a"}]}, "a source kind holds no ':'"),
         ({"sources": [["doc:a"]]}, "a source is KIND:REF"),
         ({"value": 12}, "value must be text, not a number (12)"),
         ({"value": ["v"]}, "value must be text, not a list"),

@@ -52,7 +52,11 @@ class Entities(Staging):
                 hint="one of " + ", ".join(sorted(self.schema.types)),
             )
         if summary is not None:  # Unicode text of a bounded size (KGRDF_MAX_TEXT), its line ends newlines
-            summary = inputs.newlines(inputs.text(summary, "the summary"))
+            # ("" takes a summary away: kept as none, so that giving it to an entity without one changes nothing)
+            summary = inputs.newlines(inputs.text(summary, "the summary")) or None
+            cleared = summary is None
+        else:
+            cleared = False
         for what, given in (
             [("the name", name or "")]
             + [("the alias", a) for a in aliases]
@@ -92,7 +96,7 @@ class Entities(Staging):
                 name=name or old.name,
                 aliases=sorted(set(old.aliases) | set(aliases)),
                 weak_aliases=sorted(set(old.weak_aliases) | set(weak)),
-                summary=summary if summary is not None else old.summary,
+                summary=summary if summary is not None or cleared else old.summary,
                 is_self=old.is_self or is_self,
             )
             new.aliases = [a for a in new.aliases if a != new.name]
