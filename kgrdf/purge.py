@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kgrdf import files, identifiers, privacy, tokenfile, vcs, vocab
+from kgrdf import files, identifiers, model, privacy, tokenfile, vcs, vocab
 from kgrdf.errors import Refused
 from kgrdf.journal import LOCAL, Patch, Stream, fsync_dir, packed
 
@@ -188,18 +188,25 @@ def refuse_if_shared(kb, plan: Plan, what: str, rows: list[str] | None = None) -
     ``rows`` are the shared journal's rows the plan may drop (:func:`shared_rows`), if found already."""
     if rows is None:
         rows = shared_rows(kb.journal.shared, plan)
-    facts, entities, dropped = set(), set(), 0
+    facts, told, entities, dropped = set(), set(), set(), 0
     for quad in rows:
         if plan.drops(quad):
             dropped += 1
             graph = privacy.graph_of(quad)
             if privacy.is_entities_graph(graph):
                 entities.add(quad[1 : quad.index(">")])
+            elif model.is_disclosure(quad[1 : quad.index(">")]):  # a record of telling the fact, not the fact
+                told.add(vocab.id_of(privacy.fact_of(graph)))
             else:
                 facts.add(vocab.id_of(privacy.fact_of(graph)))
     if dropped:
         held = ", ".join(sorted(facts)[:8]) + (" ..." if len(facts) > 8 else "")
         names = f"{len(facts)} fact{'s' if len(facts) != 1 else ''} ({held})" if facts else ""
+        if told:
+            names += (" and " if names else "") + (
+                f"disclosures of {', '.join(sorted(told)[:8])}{' ...' if len(told) > 8 else ''} (kg disclosures "
+                "shows them: a message, audience or teller naming them)"
+            )
         if entities:
             names += (
                 " and " if names else ""

@@ -328,3 +328,18 @@ def test_one_message_telling_an_audience_a_fact_is_one_disclosure_however_often_
     kg("disclose", told["public"], "--message", "slack:r1", "--audience", "public")
     assert [d["message"] for d in kg.json("disclosures", told["sales"])["disclosures"]] == ["slack:r1", "slack:r2"]
     assert [d["audience"] for d in kg.json("disclosures", told["public"])["disclosures"]] == ["channel:sales", "public"]
+
+
+def test_a_forget_held_back_by_a_disclosure_in_the_shared_journal_names_the_disclosure(kg, monkeypatch):
+    """The refusal said the shared journal held "1 fact (f-...)" naming the person: the fact said
+    nothing of them, its disclosure's message did, and kg reject of the fact, the way out for a fact,
+    changed nothing."""
+    monkeypatch.setenv("KGRDF_NOW", NOW)
+    kg("add-entity", "repo/api", "--name", "api")
+    fact = kg.json("propose", "api", "caveat", "--value", "slow tests", "-s", "ledger:a", "--audience", "public")["id"]
+    kg("disclose", fact, "--message", "slack:thread-with-Quixa-Vell", "--audience", "public")
+    kg("add-entity", *QUIXA[:1], "--name", QUIXA[1])  # known as a person only after the disclosure
+    before = kg.snapshot()
+    line = one_line(kg("forget", "person/quixa", expect=1))
+    assert f"holds 6 records of it: disclosures of {fact} (kg disclosures shows them" in line
+    assert "1 fact" not in line and kg.snapshot() == before
