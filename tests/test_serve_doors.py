@@ -250,6 +250,39 @@ def test_kg_mcp_answers_each_line_that_is_no_message_and_goes_on(kg):
     assert rest == "" and server.returncode == 0 and "Traceback" not in stderr
 
 
+def test_kg_mcp_answers_every_request_read_before_its_input_ends(kg):
+    """A client that writes its requests and closes its end (a script, a pipe) got the answer to
+    initialize alone, and kg mcp exited 0: the SDK cancelled the calls still running when its input
+    ended, a write among them, which was made all the same and never answered."""
+    kg("add-entity", "repo/api", "--name", "api")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+
+    def call(n: int, tool: str, arguments: dict) -> str:
+        return json.dumps(
+            {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        )
+
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2, "search", {"text": "api"}),
+        call(3, "propose", {"subject": "repo/api", "predicate": "caveat", "value": "slow", "sources": ["slack:p"]}),
+        call(4, "lookup", {"entity": "repo/api"}),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "mcp", "--kb", str(kg.path), "--audience", "owner", "--write"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "KGRDF_HOME"},
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(a["id"] for a in answers) == [1, 2, 3, 4] and done.returncode == 0, done.stderr
+    assert all("error" not in a and not a["result"].get("isError") for a in answers), answers
+    assert _values(kg, "repo/api") == {"slow"}
+
+
 def test_a_port_in_use_is_refused_in_one_line(kg):
     refused_a_port_in_use(kg, "serve")
 

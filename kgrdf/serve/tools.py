@@ -66,6 +66,46 @@ async def _run(ctx, fixed, failure, call, *args, **kwargs) -> Any:
         raise failure(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
 
 
+class _Unanswered:
+    """The ids of the requests kg mcp read and has not answered yet; ``none_left`` is set while
+    there are none. A request the client cancels (notifications/cancelled) gets no answer."""
+
+    def __init__(self):
+        import anyio
+
+        self.ids: set = set()
+        self.none_left = anyio.Event()
+        self.none_left.set()
+
+    def read(self, message) -> None:
+        from mcp import types
+
+        message = getattr(message, "root", message)  # (a JSONRPCMessage wraps one in older SDKs)
+
+        if isinstance(message, types.JSONRPCRequest):
+            self.ids.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            self.ids.discard((message.params or {}).get("requestId"))
+        self._changed()
+
+    def answered(self, message) -> None:
+        from mcp import types
+
+        message = getattr(message, "root", message)  # (a JSONRPCMessage wraps one in older SDKs)
+
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self.ids.discard(message.id)
+            self._changed()
+
+    def _changed(self) -> None:
+        import anyio
+
+        if not self.ids:
+            self.none_left.set()
+        elif self.none_left.is_set():  # (an event is never unset: a new one)
+            self.none_left = anyio.Event()
+
+
 def _unread(problem: Exception):
     """The JSON-RPC error answering a line of kg mcp's input that is no message: not JSON of
     Unicode text (-32700, a parse error), or JSON that is no request, notification or response
@@ -133,13 +173,18 @@ def server(service: Service, fixed: Caller | None):
 
         async def run_stdio_async(self) -> None:
             """As the SDK's, but a line that is no JSON-RPC message is answered (the SDK passed over
-            it, and the client waited for an answer for ever): see :func:`_unread`."""
+            it, and the client waited for an answer for ever): see :func:`_unread`; and the input
+            ending (a client that writes its requests and closes) ends kg mcp once every request
+            read is answered: the SDK cancelled those still running, a write among them made and
+            never answered, and exited 0."""
             import anyio
             from mcp.server.stdio import stdio_server
             from mcp.shared.message import SessionMessage
 
             async with stdio_server() as (lines, answers):
                 read, received = anyio.create_memory_object_stream(0)
+                told, answered = anyio.create_memory_object_stream(0)
+                open_ids = _Unanswered()
 
                 async def sift():
                     async with read:
@@ -147,12 +192,23 @@ def server(service: Service, fixed: Caller | None):
                             if isinstance(item, Exception):
                                 await answers.send(SessionMessage(_unread(item)))
                             else:
+                                open_ids.read(item.message)
                                 await read.send(item)
+                        await open_ids.none_left.wait()
+
+                async def answer():
+                    async with answered:
+                        async for item in answered:
+                            await answers.send(item)
+                            open_ids.answered(item.message)
 
                 async with anyio.create_task_group() as group:
                     group.start_soon(sift)
+                    group.start_soon(answer)
                     low = self._lowlevel_server
-                    await low.run(received, answers, low.create_initialization_options())
+                    await low.run(received, told, low.create_initialization_options())
+                    group.cancel_scope.cancel()  # every request answered (the SDK keeps a copy of told open)
+                await answers.aclose()  # (which ends the SDK's writer of the output)
 
     mcp = Checked("kgrdf", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
