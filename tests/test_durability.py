@@ -1249,3 +1249,43 @@ def test_a_damaged_table_of_an_audiences_kept_dataset_is_made_again_and_leaves_t
     assert not (kb / "index" / DAMAGED).exists()
     again = export()
     assert again.returncode == 0 and "rebuilding" not in again.stderr and again.stdout == whole
+
+
+RUNAWAY_READ = """
+import sys
+from pathlib import Path
+import pyoxigraph as ox
+from kgrdf.queries import Query
+from kgrdf.store import oxigraph
+
+path = Path(sys.argv[1])
+store = ox.Store(str(path))
+store.bulk_extend(
+    ox.Quad(ox.NamedNode(f"urn:s{i}"), ox.NamedNode("urn:p"), ox.Literal("v" * 64 + str(i)), ox.NamedNode("urn:g"))
+    for i in range(300_000)
+)
+del store
+oxigraph.RUNAWAY_BYTES = 8 << 20  # (the damaged table's read grows without end; this one, to a few hundred MB)
+backend = oxigraph.OxigraphBackend(path, read_only=True)
+query = Query("sorted", "every row, sorted", "SELECT ?s ?o WHERE { GRAPH ?g { ?s ?p ?o } } ORDER BY DESC(?o) ?s")
+rows = backend.select(query)
+print("answered", len(rows))
+"""
+
+
+def test_a_read_that_takes_memory_without_end_is_stopped_and_the_index_marked_damaged(tmp_path):
+    """A table failing its checksum under a query that sorts: the store collected its error again and
+    again, without end, and kg lookup (or a served process) grew to all the machine's memory until
+    the kernel killed it, or aborted with a Rust backtrace: never exit 3, and nothing marked the
+    index, so the next command did the same. Past its bound, the read is stopped: one line, exit 3,
+    the store marked damaged, which the next command makes again (a sorted read of many rows stands
+    in for the damaged table here, its bound lowered)."""
+    from kgrdf.store.oxigraph import DAMAGED
+
+    done = subprocess.run(
+        [sys.executable, "-c", RUNAWAY_READ, str(tmp_path / "index")], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 3 and "answered" not in done.stdout, (done.returncode, done.stdout, done.stderr)
+    assert done.stderr.startswith("kg: a read of it took more than 8 MB of memory (a table read without end)")
+    assert done.stderr.count("\n") == 1 and "next command makes the index again from the journal" in done.stderr
+    assert (tmp_path / "index" / DAMAGED).exists()

@@ -411,7 +411,8 @@ def _said(err: int) -> bytes:
 def _out_of_memory(memory: int) -> Refused:
     return Refused(
         f"the query needed more than its {memory // (1024 * 1024):,} MB of memory and was stopped",
-        hint="narrow it (an ORDER BY holds every row, whatever the LIMIT) or raise KGRDF_QUERY_MEMORY",
+        hint="narrow it (an ORDER BY holds every row, whatever the LIMIT) or raise KGRDF_QUERY_MEMORY; when a "
+        "narrow query is stopped so too, the index may be damaged (kg validate checks its files)",
     )
 
 

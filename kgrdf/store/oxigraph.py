@@ -9,8 +9,11 @@ transaction twice leaves the same quads.
 import itertools
 import os
 import re
+import sys
 import threading
+import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -65,6 +68,80 @@ def _marked(path: Path) -> str:
     return f": {said}" if said else ""
 
 
+# Memory one read of a store on disk may take beyond what the process held when it began (the peak
+# the whole-base commands are held to at a million facts): past it, the read is a runaway.
+RUNAWAY_BYTES = 4 << 30
+WATCH_EVERY = 0.05  # seconds between two looks at the process's memory while a read runs
+
+
+def _resident_bytes() -> int:
+    """The process's resident memory (0 where /proc does not say it)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class _Runaways:
+    """Ends the process when a read of a store on disk takes more than RUNAWAY_BYTES of memory.
+
+    A table that fails its checksum makes a read raise, and the command marks the index damaged
+    (KnowledgeBase). But a query that sorts (ORDER BY) or groups what it reads collects the store's
+    error again and again without end: 1 GB, then 2, 4, 8 ... until the machine has none left (a
+    served process grew to 24 GB before the kernel killed it). The store works without the
+    interpreter's lock, so a thread of this class watches while reads run; the read itself cannot be
+    stopped, so the process marks the store damaged, says so in one line and exits 3. The next
+    command makes the index again from the journal."""
+
+    def __init__(self):
+        self._turn = threading.Lock()
+        self._reads: dict[int, tuple[Path, int]] = {}  # each read running -> (its store, memory when it began)
+        self._count = itertools.count()
+        self._watcher: threading.Thread | None = None
+
+    @contextmanager
+    def watched(self, path: Path):
+        key = next(self._count)
+        with self._turn:
+            self._reads[key] = (path, _resident_bytes())
+            if self._watcher is None:
+                self._watcher = threading.Thread(target=self._watch, name="kgrdf-runaway-reads", daemon=True)
+                self._watcher.start()
+        try:
+            yield
+        finally:
+            with self._turn:
+                self._reads.pop(key, None)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(WATCH_EVERY)
+            with self._turn:
+                reads = list(self._reads.values())
+            if not reads:
+                continue
+            now = _resident_bytes()
+            for path, before in reads:
+                if now - before > RUNAWAY_BYTES:
+                    self._stop(path)
+
+    @staticmethod
+    def _stop(path: Path) -> None:
+        why = f"a read of it took more than {RUNAWAY_BYTES >> 20:,} MB of memory (a table read without end)"
+        mark_damaged(path, Exception(why))
+        print(
+            f"kg: {why}: the index at {path} is likely damaged, and the read was stopped; the next "
+            "command makes the index again from the journal",
+            file=sys.stderr,
+            flush=True,
+        )
+        os._exit(3)  # (exit code of Damaged: the running read cannot be stopped otherwise)
+
+
+_runaways = _Runaways()
+
+
 class OxigraphBackend(Backend):
     name = "oxigraph"
     dataset_scoping = True
@@ -115,13 +192,25 @@ class OxigraphBackend(Backend):
         return list(itertools.islice(self.select_iter(query, bindings, graphs), limit))
 
     def select_iter(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> Iterator[dict]:
-        solutions = self._run(query, bindings, graphs)
+        if self.path is not None:
+            return self._watched(query, bindings, graphs)
+        return self._rows(self._run(query, bindings, graphs))
+
+    @staticmethod
+    def _rows(solutions) -> Iterator[dict]:
         names = [v.value for v in solutions.variables]
         # a row zipped with the names costs half what reading each by name does
         return (dict(zip(names, row, strict=True)) for row in solutions)
 
+    def _watched(self, query: Query, bindings: dict | None, graphs: list | None) -> Iterator[dict]:
+        with _runaways.watched(self.path):  # (a query that sorts reads all it sorts before it answers)
+            yield from self._rows(self._run(query, bindings, graphs))
+
     def ask(self, query: Query, bindings: dict | None = None, graphs: list | None = None) -> bool:
-        return bool(self._run(query, bindings, graphs))
+        if self.path is None:
+            return bool(self._run(query, bindings, graphs))
+        with _runaways.watched(self.path):
+            return bool(self._run(query, bindings, graphs))
 
     def sparql(
         self,
@@ -140,7 +229,10 @@ class OxigraphBackend(Backend):
         options = {"default_graph": default} if named is None else {"default_graph": default, "named_graphs": named}
         if timeout is None:
             try:
-                return bounded.materialize(self.store.query(text, **options))
+                if self.path is None:
+                    return bounded.materialize(self.store.query(text, **options))
+                with _runaways.watched(self.path):
+                    return bounded.materialize(self.store.query(text, **options))
             except SyntaxError as exc:
                 raise BadInput(f"the query does not parse: {exc}") from None
         for _ in range(2):  # a kept child found gone is forked again once
