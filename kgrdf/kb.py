@@ -12,6 +12,7 @@ import itertools
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +30,7 @@ LOADING = Position(seq=-1, digest="loading")
 LATE_JOURNAL_ROWS = 200  # rows a fact above which a large write's journal is written beside its compaction
 DEFAULT_PERSPECTIVE = "main"
 OLD_INDEX = "index.old"  # the index a rebuild replaces, until it is removed
+OPEN_ELSEWHERE_WAIT = 3.0  # seconds a command waits for another process to let the index go (open_index_alone)
 INDEX_WAY_OUT = "remove the index/ folder (rm -r index); the next command rebuilds it from the journal"
 
 
@@ -251,8 +253,6 @@ class KnowledgeBase:
         Returns {"files_before", "files_after", "seconds"}, or None where there is nothing here to
         compact: an index on a server or in memory, or no index yet. Raises Damaged, with the way
         out, when the store does not open or fails to read its own files."""
-        import time
-
         from kgrdf import lock
 
         if self.backend_kind != "oxigraph" or not self.index_path.exists():
@@ -302,10 +302,24 @@ class KnowledgeBase:
 
         if self.backend_kind == "sparql":
             return open_backend("sparql", url=self.index_url)
-        try:
-            return open_backend("oxigraph", self.index_path, read_only=read_only)
-        except RuntimeError as exc:  # the store's own word for a corrupt folder
-            raise Damaged(f"cannot open the index at {self.index_path}: {exc}", hint=INDEX_WAY_OUT) from None
+        # Under the index's claim (kgrdf.lock) no other kg process has it open. One that does is a
+        # process of kg serve whose index.held was removed, which lets go within a second, or not kg's.
+        waited_until = time.monotonic() + OPEN_ELSEWHERE_WAIT
+        while True:
+            try:
+                return open_backend("oxigraph", self.index_path, read_only=read_only)
+            except RuntimeError as exc:  # the store's own word for a corrupt folder
+                raise Damaged(f"cannot open the index at {self.index_path}: {exc}", hint=INDEX_WAY_OUT) from None
+            except Damaged as exc:
+                if "lock file" not in exc.message.lower():
+                    raise
+                if time.monotonic() > waited_until:
+                    raise Damaged(
+                        f"the index at {self.index_path} is open in another process ({one_line(exc)})",
+                        hint="stop the process that has it open (not a kg command: kg serve, kg mcp and kg console "
+                        "give it up when asked); the index is whole, do not remove it",
+                    ) from None
+                time.sleep(0.1)
 
     def _open_for_writing(self):
         """The index, opened for writing by the holder of the exclusive lock. An index that does not

@@ -35,6 +35,18 @@ COOL_DOWN = 1.0  # seconds after letting the index go before holding it again
 COMMIT_AFTER = 0.2  # seconds a commit waits for more writes to group
 
 
+def _folder(backend) -> tuple | None:
+    """Which folder a store on disk is, by device and inode (None: gone, or no folder)."""
+    try:
+        found = os.stat(backend.path)
+    except (OSError, TypeError):
+        return None
+    return found.st_dev, found.st_ino
+
+
+HELD_LOOK_EVERY = 1.0  # seconds between two looks that index.held is still this process's
+
+
 class Resident:
     """This process's hold on the index of the knowledge base at ``path``, and its git commits."""
 
@@ -43,6 +55,7 @@ class Resident:
         self._cv = threading.Condition()
         self._fd: int | None = None  # the exclusive flock on index.held, while held
         self.backend = None  # the index, open for writing, while held
+        self._opened = None  # the folder it was opened from (_folder), to tell one removed behind it
         self._users = 0  # this process's requests using the held index
         self._wanted = False  # another process asked for the index
         self._rested_until = 0.0
@@ -73,8 +86,26 @@ class Resident:
             while os.read(read, 64):
                 self.let_go()
 
+        def look():
+            while True:
+                time.sleep(HELD_LOOK_EVERY)
+                with self._cv:
+                    if self._fd is not None and not self._still_held():
+                        self._let_go()
+
         threading.Thread(target=watch, daemon=True, name="kgrdf-index-asked").start()
+        threading.Thread(target=look, daemon=True, name="kgrdf-index-held").start()
         signal.signal(lock.WAKE, asked)
+
+    def _still_held(self) -> bool:
+        """Whether index.held is still the file this process holds (under _cv). One removed (it looks
+        like a stale pid file) leaves no way for a command to ask for the index: it would make a new
+        one, hold it, and find the index open here."""
+        try:
+            there, held = os.stat(self.path / lock.HELD), os.fstat(self._fd)
+        except OSError:
+            return False
+        return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
 
     @contextmanager
     def claim(self, folder: Path, deadline: float):
@@ -103,7 +134,9 @@ class Resident:
         """Hold the index's flock (under _cv); False when another process has it, was given it a
         moment ago, or asked for it."""
         if self._fd is not None:
-            return not self._wanted
+            if not self._wanted and not self._still_held():
+                self._let_go()  # (and held again, from a new index.held, once the index is let go)
+            return not self._wanted and self._fd is not None
         if time.monotonic() < self._rested_until:
             return False
         fd = os.open(self.path / lock.HELD, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
@@ -123,8 +156,14 @@ class Resident:
         if not getattr(self._local, "using", False):
             return None
         with self._cv:
+            if self.backend is not None and _folder(self.backend) != self._opened:
+                # index/ removed (or made anew) behind it, as kgrdf's way out for a damaged index says:
+                # the held store is of files no longer there. Let go of it (a request reading it
+                # closes it when done) and open index/ as it is, which the caller brings up to date.
+                self.backend = None
             if self.backend is None:
                 self.backend = opener()
+                self._opened = _folder(self.backend)
             return self.backend
 
     def owns(self, backend) -> bool:
@@ -148,11 +187,14 @@ class Resident:
     def let_go(self) -> None:
         """Another process asked for the index: close it once no request of ours uses it."""
         with self._cv:
-            if self._fd is None:
-                return
-            self._wanted = True
-            if self._users == 0:
-                self._close()
+            self._let_go()
+
+    def _let_go(self) -> None:
+        if self._fd is None:
+            return
+        self._wanted = True
+        if self._users == 0:
+            self._close()
 
     def _close(self) -> None:
         if self.backend is not None:

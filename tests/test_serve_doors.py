@@ -3,6 +3,7 @@ and a server killed in the middle of writes loses nothing it acknowledged."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -281,6 +282,76 @@ def test_kg_mcp_answers_every_request_read_before_its_input_ends(kg):
     assert sorted(a["id"] for a in answers) == [1, 2, 3, 4] and done.returncode == 0, done.stderr
     assert all("error" not in a and not a["result"].get("isError") for a in answers), answers
     assert _values(kg, "repo/api") == {"slow"}
+
+
+def test_a_server_whose_index_folder_is_removed_makes_it_again_and_keeps_answering(kg):
+    """rm -r index, kgrdf's own way out for a damaged index, while kg serve held the index: every
+    read answered 503 "could not be brought up to date" (and its hint, to remove index/ again) until
+    a command ran beside it, and a write went to the store whose files were gone."""
+    kg("add-entity", "repo/api", "--name", "api")
+    secret = _writer(kg)
+    server = Server(kg.path)
+    try:
+        assert server.request("/api/search?text=api", secret)[0] == 200
+        shutil.rmtree(kg.path / "index")
+        status, body = server.request("/api/search?text=api", secret)
+        assert status == 200 and json.loads(body)["results"][0]["id"] == "repo/api", body
+        written = server.post(
+            "propose", secret, {"subject": "api", "predicate": "caveat", "value": "slow", "sources": ["slack:p"]}
+        )
+        assert written[0] == 200 and written[1]["outcome"] == "created"
+        shutil.rmtree(kg.path / "index")
+        status, body = server.request("/api/lookup?entity=api", secret)
+        assert status == 200 and [f["value"] for f in json.loads(body)["facts"]] == ["slow"], body
+    finally:
+        server.stop()
+    assert _values(kg, "repo/api") == {"slow"} and "clean" in kg("validate").stdout
+
+
+def test_a_command_goes_on_when_the_servers_index_held_file_was_removed(kg):
+    """index.held, which holds the server's pid, looks like a stale pid file: removed, a command
+    made a new one, held it, found the index open in the server and exited 3 with the way out for a
+    damaged index (remove index/), which then broke the server's next read."""
+    kg("add-entity", "repo/api", "--name", "api")
+    secret = _writer(kg)
+    server = Server(kg.path)
+    try:
+        assert server.request("/api/search?text=api", secret)[0] == 200
+        (kg.path / "index.held").unlink()
+        done = _cli(kg.path, "propose", "api", "caveat", "--value", "slow", "-s", "slack:p")
+        assert done.returncode == 0, done.stderr
+        status, body = server.request("/api/lookup?entity=api", secret)
+        assert status == 200 and [f["value"] for f in json.loads(body)["facts"]] == ["slow"], body
+        assert _cli(kg.path, "lookup", "api").returncode == 0
+    finally:
+        server.stop()
+
+
+def test_an_index_another_program_holds_open_is_named_so_not_damaged(kg):
+    """A program of the user's own holding the index open for writing: a write said the index did
+    not open, with the way out for a damaged one (remove index/), though it was whole."""
+    kg("add-entity", "repo/api", "--name", "api")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, pyoxigraph; s = pyoxigraph.Store(sys.argv[1]); print(1, flush=True); sys.stdin.read()",
+            str(kg.path / "index"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        holder.stdout.readline()
+        before = kg.snapshot()
+        done = _cli(kg.path, "propose", "api", "caveat", "--value", "slow", "-s", "slack:p")
+    finally:
+        holder.communicate("")
+    assert done.returncode == 3 and "is open in another process" in done.stderr
+    assert "do not remove it" in done.stderr and "rm -r index" not in done.stderr
+    assert kg.snapshot() == before
+    assert _cli(kg.path, "propose", "api", "caveat", "--value", "slow", "-s", "slack:p").returncode == 0
 
 
 def test_a_port_in_use_is_refused_in_one_line(kg):
