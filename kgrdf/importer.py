@@ -88,7 +88,7 @@ class Report:
         """Count the record at ``line`` as refused for ``reason``."""
         self.refused[reason] = self.refused.get(reason, 0) + 1
         if len(self.refusals) < LISTED_REFUSALS:
-            self.refusals.append({"line": line, "reason": reason, "message": message})
+            self.refusals.append({"line": line, "reason": reason, "message": _as_fields(message)})
 
     def notes(self) -> list[str]:
         """What the import did otherwise than a record said, though not refused."""
@@ -409,6 +409,33 @@ def _sources(value, limit: int | None = None) -> list[str]:
         else:
             raise BadInput(f'a source is KIND:REF or {{"kind", "ref"}}, not {inputs.shown(source)}')
     return out
+
+
+# The options kg add-entity and kg propose take, as a record names them: the writer's refusals
+# name the options ("an entity needs a --name"), which an import file has none of.
+_AS_FIELDS = {
+    "--source KIND:REF": '"sources"',
+    "--source": '"sources"',
+    "--name": '"name"',
+    "--object": '"object"',
+    "--value": '"value"',
+    "--valid-from": '"valid_from"',
+    "--valid-to": '"valid_to"',
+    "--order": '"order"',
+    "--confidence": '"confidence"',
+    "--span": '"span"',
+    "--extracted": '"extracted"',
+    "--audience": '"audience"',
+    "--message": '"message"',
+}
+_OPTION = re.compile("|".join(re.escape(option) + r"(?![\w-])" for option in _AS_FIELDS))
+
+
+def _as_fields(message: str) -> str:
+    """A refusal as a record's fields say it; one that gives a kg command to run keeps its options."""
+    if "kg " in message:
+        return message
+    return _OPTION.sub(lambda found: _AS_FIELDS[found.group(0)], message)
 
 
 def _reason(exc: KgError) -> str:

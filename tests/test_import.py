@@ -1310,3 +1310,28 @@ def test_an_export_given_to_import_is_named_rdf_in_one_line_and_nothing_is_writt
         "one object a line or a JSON array of them (kg import --help)"
     )
     assert kg.snapshot() == before
+
+
+def test_an_import_refusal_names_the_record_s_fields_not_the_options_of_a_command(kg, tmp_path):
+    """A record without a name was refused as "an entity needs a --name", one without sources as
+    needing "--source KIND:REF": an import file has no options to give."""
+    kg("add-entity", "repo/api", "--name", "api")
+    path = records_file(
+        tmp_path / "refused.jsonl",
+        {"type": "entity", "id": "repo/web", "name": "  "},
+        {"type": "fact", "subject": "repo/api", "predicate": "caveat", "value": "slow", "sources": []},
+        {
+            "type": "fact",
+            "subject": "repo/api",
+            "predicate": "caveat",
+            "value": "v",
+            "sources": ["doc:a"],
+            "valid_from": "2026-03-01",
+            "valid_to": "2026-02-01",
+        },
+    )
+    said = [r["message"] for r in kg.json("import", path, "--apply")["refusals"]]
+    assert said[0] == 'an entity needs a "name"'
+    assert said[1].startswith('a fact needs at least one "sources" (where it came from)')
+    assert '"valid_from" 2026-03-01T00:00:00Z is after "valid_to" 2026-02-01T00:00:00Z' in said[2]
+    assert not any("--" in message for message in said)
