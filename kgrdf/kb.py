@@ -11,6 +11,7 @@ change against an index made in memory from the journal and leaves the server's 
 import itertools
 import os
 import re
+import secrets
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -765,6 +766,7 @@ class KnowledgeBase:
             endpoints(url)  # BadInput for a URL that is no http(s) address
         with lock.held(self.path / "lock", exclusive=True):
             self._finish_purge()
+            self.clear_indexes_left()  # (one of them may be where it moves to)
             try:
                 old = self._open_for_writing()
                 try:
@@ -787,8 +789,11 @@ class KnowledgeBase:
             else:
                 shutil.rmtree(self.index_path, ignore_errors=True)
             backend = moved.open_index(read_only=False)
+            tag = secrets.token_hex(8)
             try:
                 moved._rebuild(backend, target)
+                if url is not None:
+                    backend.tag(tag)
             finally:
                 moved.close_index(backend)
             settings = files.read_json(self.path / "format.json")
@@ -797,8 +802,8 @@ class KnowledgeBase:
             if url is not None:
                 shutil.rmtree(self.index_path, ignore_errors=True)
             self.git_commit(f"kg index: the index on {url or 'disk'}")
-            if self.backend_kind == "sparql" and self.index_url != url:
-                _leave_server(self.index_url, target)
+            if self.backend_kind == "sparql" and not _leave_server(self.index_url, (target.seq, target.digest), tag):
+                self._note_left(self.index_url, (target.seq, target.digest))
         self.index_url, self.backend_kind = url, moved.backend_kind
         return {"index": url, "backend": self.backend_kind, "transaction": target.seq}
 
@@ -1012,6 +1017,30 @@ class KnowledgeBase:
             self._check_since_commit()
             self.git_commit(f"kg: finish a write cut short (transaction {target.seq})")
         return target
+
+    def _note_left(self, url: str, at: tuple) -> None:
+        settings = files.read_json(self.path / "format.json")
+        left = [entry for entry in settings.get("index_left", []) if entry.get("url") != url]
+        write_json(self.path / "format.json", {**settings, "index_left": [*left, {"url": url, "at": list(at)}]})
+        self.git_commit(f"kg index: the index left on {url}, which did not answer")
+
+    def clear_indexes_left(self) -> None:
+        """Remove this knowledge base's indexes left on servers it moved off while they did not
+        answer (format.json's "index_left": each server and the position it was left at) from those
+        that answer now: kg index move and every deletion (kg forget, kg expire) call it, so that no
+        copy keeps what they delete. A server that holds another position now holds another's index,
+        left alone; one that still does not answer is said. The caller holds the exclusive lock."""
+        settings = files.read_json(self.path / "format.json")
+        left = settings.get("index_left") or []
+        if not left:
+            return
+        kept = [entry for entry in left if not _leave_server(entry["url"], tuple(entry["at"]))]
+        if kept != left:
+            write_json(
+                self.path / "format.json",
+                {**settings, "index_left": kept} if kept else {k: v for k, v in settings.items() if k != "index_left"},
+            )
+            self.git_commit("kg index: the indexes left on servers that answer now are removed")
 
     def holds_position(self, at: tuple) -> bool:
         """Whether ``at``, an index's recorded position, is one this knowledge base's journal has
@@ -1291,28 +1320,34 @@ def _foreign(url: str, at: tuple) -> Foreign:
     )
 
 
-def _leave_server(url: str, target: Position) -> None:
-    """Remove this knowledge base's index from the server it moved off, as a folder's is removed: a
-    copy left there would keep what kg forget deletes. One the server no longer holds as this
-    journal's (another's since, or gone) is left, and said."""
+def _leave_server(url: str, left_at: tuple, tag: str | None = None) -> bool:
+    """Remove this knowledge base's index, left at position ``left_at``, from the server at ``url``,
+    as a folder's is removed: a copy left there would keep what kg forget deletes. Not when the
+    server holds ``tag`` (the one it moved to, under another address), nor when it holds another
+    position now (another's index since: left alone, and said). False when the server does not
+    answer: the index is still there."""
     from kgrdf.store import open_backend
 
     try:
         backend = open_backend("sparql", url=url)
         try:
+            if tag is not None and backend.tagged(tag):
+                return True  # the server moved to, under another address
             at = backend.position()
-            if at is not None and at != (target.seq, target.digest):
+            if at is not None and at != left_at:
                 print(f"kg: the server at {url} holds another index now: nothing of it was removed", file=sys.stderr)
-                return
+                return True
             backend.drop_all()
         finally:
             backend.close()
     except Unreachable as exc:
         print(
-            f"kg: {exc.message}: this knowledge base's old index is still on it; remove kgrdf's graphs "
-            "there (those under https://kgrdf.org/ and urn:kgrdf:index) once it answers",
+            f"kg: {exc.message}: this knowledge base's old index is still on it; the next kg index move, "
+            "kg forget or kg expire that finds it answering removes it",
             file=sys.stderr,
         )
+        return False
+    return True
 
 
 def _schema_digest_quads(digest: str):

@@ -239,6 +239,7 @@ def finish(kb, beside=None) -> dict:
     if plan.record is not None and not any(r.get("id") == plan.record["id"] for r in privacy.forgotten(kb)):
         privacy.append_forgotten(kb, {**plan.record, **{k: counts[k] for k in ("records", "placeholders")}})
     kb.rebuild_index(beside=lambda: _restart_history(kb), compacting=beside)  # git waits on the disk
+    kb.clear_indexes_left()  # (an index left on a server that did not answer keeps what goes)
     (kb.path / MARKER).unlink()
     fsync_dir(kb.path)
     return counts

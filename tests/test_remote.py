@@ -424,3 +424,38 @@ def test_kg_validate_says_how_an_index_on_a_server_that_differs_is_made_again(re
     assert f"made again from the journal by kg index move {server.url}" in report
     remote_kg("index", "move", server.url)
     assert "clean" in remote_kg("validate").stdout
+
+
+def test_moving_the_index_to_its_own_server_under_another_address_keeps_it(remote_kg, server):
+    """127.0.0.1 and localhost are one server: the move built the index there, then removed it as
+    the index of the server it left, and said it was there, at transaction 1."""
+    remote_kg("add-entity", "repo/api", "--name", "api")
+    other_name = server.url.replace("127.0.0.1", "localhost")
+    assert remote_kg.json("index", "move", other_name)["transaction"] == 1
+    status = remote_kg.json("status")["index"]
+    assert (status["url"], status["transaction"], status["behind"]) == (other_name, 1, 0)
+    assert _kgrdf_quads(server) > 0 and "clean" in remote_kg("validate").stdout
+
+
+def test_an_index_left_on_a_server_that_did_not_answer_is_removed_once_it_answers(kg, server):
+    """The server was down when the index moved off it: kg forget left the person there, and the
+    move back was refused as "the index of another knowledge base" (forget rewrote the journal the
+    copy was of)."""
+    kg("add-entity", "person/ana", "--name", "Ana Lima")
+    kg("add-entity", "repo/web", "--name", "web")
+    kg("propose", "Ana Lima", "reviews", "--object", "web", "-s", "pr:1")
+    kg("index", "move", server.url)
+    server.kill()
+    assert "old index is still on it" in kg("index", "move", "disk").stderr
+    assert "old index is still on it" in kg("forget", "person/ana").stderr
+    server.start()
+    assert "Ana" in _server_dump(server)  # (the copy, as it was left)
+    assert kg.json("index", "move", server.url)["transaction"] == kg.json("status")["journal"]["transactions"]
+    assert "Ana" not in _server_dump(server) and kg.json("lookup", "web")["entity"]["id"] == "repo/web"
+    server.kill()
+    kg("index", "move", "disk")  # left there again
+    server.start()
+    assert _kgrdf_quads(server) > 0
+    kg("add-entity", "person/bo", "--name", "Bo Chen")
+    kg("forget", "person/bo")  # the server answers again: the copy left on it goes
+    assert _kgrdf_quads(server) == 0 and "clean" in kg("validate").stdout

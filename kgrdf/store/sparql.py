@@ -38,6 +38,7 @@ CHECK_TIMEOUT = 15.0
 _PROXY_DOWN = {502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
 _RESULTS = "application/sparql-results+json"
 OURS = "https://kgrdf.org/"  # every graph of a knowledge base (its facts, entities and schema) is under it
+_KG_TAG = vocab.kg("movedHere")  # (SparqlBackend.tag)
 BOOKKEEPING = ox.NamedNode("urn:kgrdf:index")  # the graph of the position and the schema's digest
 _KG_SEQ = vocab.kg("journalSeq")
 _KG_DIGEST = vocab.kg("journalDigest")
@@ -319,6 +320,20 @@ class SparqlBackend(Backend):
         if blank:
             self.update(data_block("INSERT DATA", blank))
         self.update(self._position_update(position))
+
+    def tag(self, word: str) -> None:
+        """Leave ``word`` in the bookkeeping graph: kg index move asks the server it moves off whether
+        it holds the word, to tell it from the server it moved to when they are one (two addresses)."""
+        node, graph, tagged = term(vocab.INDEX_NODE), term(BOOKKEEPING), term(_KG_TAG)
+        self.update(
+            f"DELETE WHERE {{ GRAPH {graph} {{ {node} {tagged} ?w }} }} ;\n"
+            f"INSERT DATA {{ GRAPH {graph} {{ {node} {tagged} {term(ox.Literal(word))} }} }}"
+        )
+
+    def tagged(self, word: str) -> bool:
+        node, graph, tagged = term(vocab.INDEX_NODE), term(BOOKKEEPING), term(_KG_TAG)
+        found = self._select_text(f"SELECT ?w WHERE {{ GRAPH {graph} {{ {node} {tagged} ?w }} }}")
+        return any(row["w"].value == word for row in found)
 
     def drop_all(self) -> None:
         """Remove every graph of kgrdf's the server holds, the position first (the server's other
