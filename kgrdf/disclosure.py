@@ -76,20 +76,26 @@ def record(writer, message: str, audience: str, facts, by: str = OWNER, reader: 
     return {"message": message, "audience": told_to, "by": by, "at": writer.now, "facts": shown}
 
 
-def _add(writer, fact, told: dict) -> bool:
+_SAID = ("audience", "message", "at", "by")  # a disclosure's fields, in the order of _TOLD's
+_TOLD = (model.TOLD_TO, model.TOLD_IN, model.TOLD_AT, model.TOLD_BY)
+
+
+def _add(writer, fact, told: dict, whole: bool = False) -> bool:
     """Add one disclosure ({audience, message, at, by}) of ``fact`` in the write ``writer``, unless
-    that message told it to that audience already (False then). Its records go where the fact's
-    provenance goes, or to the private journal when told in a private conversation."""
+    that message told it to that audience already (False then); ``whole``: unless one says all four
+    the same (a fold keeps each replica's record, so that every replica ends with the same ones,
+    whichever it heard first). Its records go where the fact's provenance goes, or to the private
+    journal when told in a private conversation."""
+    fields = _SAID if whole else _SAID[:2]
     told_before = {
-        (row["audience"].value, row["message"].value)
-        for row in writer.rows("fact-disclosures", fact=NamedNode(fact.iri))
+        tuple(row[name].value for name in fields) for row in writer.rows("fact-disclosures", fact=NamedNode(fact.iri))
     }
     staged = writer.adds  # (and those of this write: a sync may fold one record from two replicas)
     taken = {q.subject.value for q in staged if q.predicate == model.DISCLOSED}
     of_fact = {q.subject.value for q in staged if q.predicate == model.DISCLOSED and q.object.value == fact.iri}
     said = {(q.subject.value, q.predicate): q.object.value for q in staged if q.subject.value in of_fact}
-    told_before |= {(said.get((node, model.TOLD_TO)), said.get((node, model.TOLD_IN))) for node in of_fact}
-    if (told["audience"], told["message"]) in told_before:
+    told_before |= {tuple(said.get((node, term)) for term in _TOLD[: len(fields)]) for node in of_fact}
+    if tuple(told[name] for name in fields) in told_before:
         return False
     step = 1
     while model.disclosure_iri(fact.iri, writer.seq, step) in taken:
@@ -113,7 +119,7 @@ def fold(writer, fact, there, theirs_iri: str) -> tuple[int, list[str]]:
         if not audiences.may_hear_any(heard_in, told["audience"]):
             unheard.append(told["audience"])
             continue
-        added += _add(writer, fact, told)
+        added += _add(writer, fact, told, whole=True)
     return added, unheard
 
 

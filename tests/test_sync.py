@@ -1187,3 +1187,29 @@ def test_what_one_replica_told_an_audience_every_replica_says_after_a_sync(tmp_p
     for kb in (ana, ben):
         assert [d["message"] for d in kb.json("told", "public")["disclosures"]] == ["slack:r1"]
         assert "clean" in kb("validate").stdout
+
+
+def test_one_message_recorded_on_two_replicas_by_two_tellers_reads_alike_on_both(tmp_path, server, clock, monkeypatch):
+    """Each replica kept whichever record of (audience, message) it held first: kg disclosures said
+    "by owner" on one and "by bot" on the other, for good, whatever the syncs after."""
+    ana, ben = (replica(tmp_path, name, server.url) for name in ("ana", "ben"))
+    said = ana.json("propose", "release", "uses", "--object", "webapp", "-s", "ledger:u", "--audience", "public")["id"]
+    ana("sync")
+    ben("sync")
+    theirs = next(f["id"] for f in ben.json("facts", "release")["facts"] if f["predicate"] == "uses")
+    ana("disclose", said, "--message", "slack:r2", "--audience", "public")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-02T10:00:00Z")
+    ben("disclose", theirs, "--message", "slack:r2", "--audience", "public", "--by", "bot")
+    for kb in (ana, ben, ana, ben):
+        kb("sync")
+    held = [
+        sorted((d["message"], d["at"], d["by"]) for d in kb.json("told", "public")["disclosures"]) for kb in (ana, ben)
+    ]
+    assert (
+        held[0]
+        == held[1]
+        == [
+            ("slack:r2", "2026-03-02T09:00:00Z", "owner"),
+            ("slack:r2", "2026-03-02T10:00:00Z", "bot"),
+        ]
+    )
