@@ -284,6 +284,45 @@ def test_kg_mcp_answers_every_request_read_before_its_input_ends(kg):
     assert _values(kg, "repo/api") == {"slow"}
 
 
+def test_kg_mcp_answers_each_of_two_requests_a_client_gave_one_id(kg):
+    """Two requests with one id (JSON-RPC asks a client not to, and some do): the first answer
+    counted for both, and kg mcp exited with a write made and never answered."""
+    kg("add-entity", "repo/api", "--name", "api")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    propose = {
+        "name": "propose",
+        "arguments": {"subject": "repo/api", "predicate": "caveat", "value": "slow", "sources": ["slack:p"]},
+    }
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": propose}),
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "mcp", "--kb", str(kg.path), "--audience", "owner", "--write"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "KGRDF_HOME"},
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(a["id"] for a in answers) == [1, 7, 7] and done.returncode == 0, done.stderr
+    assert any("content" in a.get("result", {}) for a in answers if a["id"] == 7)  # the propose's own answer
+    assert _values(kg, "repo/api") == {"slow"}
+
+
+def _removed(folder) -> None:
+    """rm -r FOLDER while a server's store may be writing in it (a file gone meanwhile, or a new one)."""
+    for _ in range(20):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{folder} could not be removed")
+
+
 def test_a_server_whose_index_folder_is_removed_makes_it_again_and_keeps_answering(kg):
     """rm -r index, kgrdf's own way out for a damaged index, while kg serve held the index: every
     read answered 503 "could not be brought up to date" (and its hint, to remove index/ again) until
@@ -293,14 +332,14 @@ def test_a_server_whose_index_folder_is_removed_makes_it_again_and_keeps_answeri
     server = Server(kg.path)
     try:
         assert server.request("/api/search?text=api", secret)[0] == 200
-        shutil.rmtree(kg.path / "index")
+        _removed(kg.path / "index")
         status, body = server.request("/api/search?text=api", secret)
         assert status == 200 and json.loads(body)["results"][0]["id"] == "repo/api", body
         written = server.post(
             "propose", secret, {"subject": "api", "predicate": "caveat", "value": "slow", "sources": ["slack:p"]}
         )
         assert written[0] == 200 and written[1]["outcome"] == "created"
-        shutil.rmtree(kg.path / "index")
+        _removed(kg.path / "index")
         status, body = server.request("/api/lookup?entity=api", secret)
         assert status == 200 and [f["value"] for f in json.loads(body)["facts"]] == ["slow"], body
     finally:

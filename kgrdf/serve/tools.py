@@ -10,6 +10,7 @@ The caller is fixed outside the call: over HTTP by the bearer token of the reque
 """
 
 import json
+from collections import Counter
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -73,7 +74,7 @@ class _Unanswered:
     def __init__(self):
         import anyio
 
-        self.ids: set = set()
+        self.ids: Counter = Counter()  # (a client may give two requests one id: each is answered)
         self.none_left = anyio.Event()
         self.none_left.set()
 
@@ -83,9 +84,9 @@ class _Unanswered:
         message = getattr(message, "root", message)  # (a JSONRPCMessage wraps one in older SDKs)
 
         if isinstance(message, types.JSONRPCRequest):
-            self.ids.add(message.id)
+            self.ids[message.id] += 1
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
-            self.ids.discard((message.params or {}).get("requestId"))
+            self._done((message.params or {}).get("requestId"))
         self._changed()
 
     def answered(self, message) -> None:
@@ -94,8 +95,14 @@ class _Unanswered:
         message = getattr(message, "root", message)  # (a JSONRPCMessage wraps one in older SDKs)
 
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            self.ids.discard(message.id)
+            self._done(message.id)
             self._changed()
+
+    def _done(self, request_id) -> None:
+        if self.ids[request_id] > 1:
+            self.ids[request_id] -= 1
+        else:
+            self.ids.pop(request_id, None)
 
     def _changed(self) -> None:
         import anyio
