@@ -868,6 +868,25 @@ def test_a_refused_decision_names_people_by_name_and_its_way_out_in_the_page_s_w
     assert [f["status"] for f in kg.json("facts", "person/dana")["facts"]] == ["proposed", "proposed"]
 
 
+@pytest.mark.parametrize("short, other", [("person/j", None), ("person/ana_", "person/ana")])
+def test_a_refused_decision_names_by_name_a_person_whose_id_is_short_or_ends_in_punctuation(kg, short, other):
+    """person/j was shown as its id; person/ana_ was read as person/ana, and the refusal named that
+    other person (the ids kg add-entity takes end in a dot, dash or underscore, or are one letter)."""
+    kg("add-entity", short, "--name", "Bea Other")
+    if other:
+        kg("add-entity", other, "--name", "Ana Real")
+    ids = [kg.json("propose", short, "title", "--value", v, "-s", "slack:" + v)["id"] for v in ("CTO", "VP")]
+    running = Console(kg.path)
+    try:
+        running.json("/review.json")
+        status, _headers, text = _decide(running, {"facts": ids, "decision": "confirm"})
+    finally:
+        running.stop()
+    refusal = json.loads(text)
+    assert status == 409 and "title of Bea Other at once" in refusal["message"], refusal
+    assert "Ana Real" not in text and "person/" not in text
+
+
 def test_a_batch_kg_batch_apply_answered_meanwhile_is_still_decided_fact_by_fact_on_the_open_page(kg):
     """Every decision of the open page was refused, 'the saved batch was answered at ...', until
     it was loaded again: the fact decided in the terminal is to show as decided elsewhere, the

@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgrdf import model
 from kgrdf.errors import BadInput, NotFound, Refused
 
 RAW_SHOWN = 200  # entities listed on one Raw data page; a search narrows the rest
@@ -24,7 +25,7 @@ REVIEW_IS_THE_OWNERS = "the review queue is the owner's"  # as kg serve tells an
 PERSON_NOTE = "Work-operational facts only. Delete on request: kg forget person/ID"
 _ENTITY_ID = re.compile(r"^([a-z][a-z0-9_-]*)/\S+\Z")
 _KEY = re.compile(r"^k[a-z2-7]{16}\Z")
-_ID_IN_TEXT = re.compile(r"\b([a-z][a-z0-9_]*)/([a-z0-9][a-z0-9_.-]*[a-z0-9])")
+_ID_IN_TEXT = model.ENTITY_IDS_IN_TEXT  # (person/j, and person/ana_ whole: not person/ana, another)
 _UNSCRUBBED = {"sources", "sentence", "value", "reason", "quote", "title", "name", "aliases", "weak_aliases", "states"}
 
 
@@ -549,11 +550,19 @@ def _reasons_named(value, session, types: set[str]):
 
 def _named_ids(text: str, session, types: set[str]) -> str:
     def named(found: re.Match) -> str:
-        if found.group(1) not in types:
-            return found.group()
-        entity = session.entity_by_id(found.group())
+        said = found.group()
+        kind = said.split("/", 1)[0]
+        if kind not in types:
+            return said
+        held = said  # the longest id held, of the text and the text without its last dots, dashes and underscores
+        while True:
+            entity = session.entity_by_id(held)
+            if entity is not None or held[-1] not in "._-":
+                break
+            held = held[:-1]
+        rest = said[len(held) :] if entity is not None else ""
         if entity is None or not session.may_see(entity.iri):
-            return f"another {found.group(1)}"
-        return entity.name
+            return f"another {kind}" + rest
+        return entity.name + rest
 
     return _ID_IN_TEXT.sub(named, text)
