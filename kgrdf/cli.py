@@ -37,6 +37,12 @@ class _Commands(TyperGroup):
             error = _usage_error(exc, info_name or "kg") if parent is None else None
             if error is None:
                 raise
+        except OSError as exc:  # kg -h, kg --version: their answer not taken (> /dev/full)
+            if parent is not None:
+                raise  # (a group's: kg's own invoke says it, as for any command)
+            _drop_answer()
+            error = Unanswered.of(exc)
+            arguments = []  # (said on stderr alone)
         render.error(error, "--json" in arguments)
         raise typer.Exit(error.exit_code)
 
@@ -62,6 +68,8 @@ class _Commands(TyperGroup):
                 done = super().invoke(ctx)
             except (typer.Exit, typer.Abort):
                 _answered(ctx)  # (lint, validate: an answer, then their exit code)
+                if answer is not None and answer.failed is not None:
+                    raise answer.failed from None  # (kg lookup --help > /dev/full: not taken, exit 2)
                 raise
             _answered(ctx)
             return done
@@ -138,6 +146,35 @@ class _Answer(io.FileIO):
         except OSError as exc:
             self.failed = exc
             raise
+
+
+def _drop_answer() -> None:
+    """Send what standard output still holds nowhere: its last flush, at exit, would fail again."""
+    try:
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, 1)
+        os.close(nowhere)
+    except OSError:
+        pass
+
+
+def _standard_streams() -> None:
+    """A standard stream closed when kg starts (kg >&-) is opened on /dev/null before anything
+    else, so that no file kgrdf opens takes its number (a write meant for it, or for git's output,
+    would land in that file). Standard output so opened takes no write: the answer is not taken, as
+    by a full disk, said on stderr, with what was made all the same. Standard error so opened says
+    nothing: the exit code does."""
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+            os.open(os.devnull, os.O_RDONLY if fd == 1 else os.O_RDWR)  # (takes the lowest number free: fd)
+    if 1 in closed or sys.stdout is None:
+        sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)))
+    if 2 in closed or sys.stderr is None:
+        sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "wb", closefd=False), write_through=True)
 
 
 def _answered(ctx) -> None:
@@ -229,7 +266,12 @@ def _version(shown: bool) -> None:
     if shown:
         from kgrdf import __version__
 
-        print(f"kg (kgrdf) {__version__}")
+        try:
+            print(f"kg (kgrdf) {__version__}", flush=True)
+        except OSError as exc:
+            _drop_answer()
+            render.error(Unanswered.of(exc), False)
+            raise typer.Exit(Unanswered.exit_code) from None
         raise typer.Exit()
 
 
@@ -2018,6 +2060,7 @@ def demo(
 
 def main() -> None:
     """The entry point of ``kg`` and ``python -m kgrdf``."""
+    _standard_streams()
     _only_the_command_asked(sys.argv[1:])
     app()
 

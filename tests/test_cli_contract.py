@@ -191,6 +191,51 @@ def test_a_write_whose_answer_is_lost_says_it_was_made(kg, tmp_path, json_flag, 
     assert kg.json("lookup", "repo/zeta")["entity"]["name"] == "zeta"
 
 
+def _with_closed(fd: int, argv) -> subprocess.CompletedProcess:
+    """kg run with the standard stream ``fd`` closed, as ``kg ... >&-`` (or ``2>&-``) runs it."""
+    command = [sys.executable, "-m", "kgrdf", *(str(a) for a in argv)]
+    return subprocess.run(
+        ["sh", "-c", f'exec "$@" {fd}>&-', "sh", *command],
+        stdout=subprocess.PIPE if fd != 1 else None,
+        stderr=subprocess.PIPE if fd != 2 else None,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
+def test_a_write_to_a_closed_standard_output_says_it_was_made(kg, json_flag):
+    """kg propose ... >&-: the fact was written, then 'a bug in kgrdf' (exit 3), or with --json a
+    traceback and exit 1, and never a word of the write that was made."""
+    kg("add-entity", "repo/api", "--name", "api")
+    done = _with_closed(
+        1, ["propose", "api", "caveat", "--value", "slow", "-s", "slack:1", "--kb", kg.path, *json_flag]
+    )
+    seq = kg.json("status")["journal"]["transactions"]
+    assert (done.returncode, done.stderr) == (
+        2,
+        "kg: cannot write the answer to standard output: Bad file descriptor; the command's write was made "
+        f"all the same: transaction {seq} is in the journal (do not make it again)\n",
+    )
+    assert [f["value"] for f in kg.json("facts", "api")["facts"]] == ["slow"]
+
+
+def test_a_closed_standard_error_keeps_the_exit_code_and_the_output_clean(kg):
+    """kg lookup Nobody 2>&-: its error line went to standard output, as 'a bug in kgrdf' (exit 3)."""
+    done = _with_closed(2, ["lookup", "Nobody", "--kb", kg.path])
+    assert (done.returncode, done.stdout) == (1, "")
+    said = _with_closed(2, ["lookup", "Nobody", "--kb", kg.path, "--json"])
+    assert said.returncode == 1 and json.loads(said.stdout)["error"] == "not_found"
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["-h"], ["--help"], ["lookup", "--help"], ["batch", "--help"]])
+def test_help_and_version_that_standard_output_does_not_take_are_one_line_exit_2(argv):
+    """kg --version and kg -h to a full disk ended in a traceback (exit 1); kg lookup --help exited 0
+    with nothing said."""
+    done = _into_full(argv)
+    assert (done.returncode, done.stderr) == (2, f"{NO_ANSWER} (send standard output where it can be written)\n")
+
+
 def test_what_a_command_makes_outside_the_journal_is_named_when_its_answer_is_lost(kg, tmp_path):
     """A token's secret is shown once: a lost answer says the token was made (a retry is refused by
     its name), and how to get another; a new knowledge base, a remote, likewise. A read made nothing."""
