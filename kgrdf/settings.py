@@ -49,6 +49,7 @@ LIMITS = {
     "KGRDF_RETENTION_DAYS": _CENTURY,
     "KGRDF_STALE_DAYS": _CENTURY,
     **{name: 1 << 40 for name in ("KGRDF_MAX_TEXT", "KGRDF_MAX_LINE", "KGRDF_MAX_IMPORT", "KGRDF_MAX_TRANSCRIPT")},
+    "KGRDF_QUERY_MEMORY": 1 << 30,  # MB: a petabyte (past 2^64 bytes, the system's limit took none)
 }
 
 

@@ -435,6 +435,32 @@ def test_a_lock_timeout_that_is_not_seconds_is_bad_input(seeded, monkeypatch, va
     assert seeded.snapshot() == before
 
 
+def test_a_query_memory_past_what_the_system_can_bound_is_named_as_the_setting(seeded, monkeypatch):
+    """KGRDF_QUERY_MEMORY past 2^64 bytes: every kg sparql failed as a query 'nested or chained this
+    deep', the setting never named (the system's limit overflowed in the query's child)."""
+    monkeypatch.setenv("KGRDF_QUERY_MEMORY", "17592186044415")
+    assert "KGRDF_QUERY_MEMORY='17592186044415' must be between 1 and 1073741824" in one_line(
+        seeded("sparql", "ASK {}", expect=2)
+    )
+    monkeypatch.setenv("KGRDF_QUERY_MEMORY", "1073741824")
+    assert seeded.json("sparql", "ASK {}")["boolean"] is True
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["add-entity", "system/{long}", "--name", "Long"], ["org", "add", "Acme", "--id", "organization/{long}"]],
+)
+def test_an_entity_id_longer_than_a_text_may_be_is_refused_and_nothing_written(seeded, monkeypatch, command):
+    """The entity was made with an id no command could name it by afterwards (each refused it as
+    longer than KGRDF_MAX_TEXT), and kg import refused the same id."""
+    monkeypatch.setenv("KGRDF_MAX_TEXT", "40")
+    before = seeded.snapshot()
+    argv = [a.replace("{long}", "a" * 50) for a in command]
+    line = one_line(seeded(*argv, expect=2))
+    assert "the entity id is" in line and "characters long; the most is 40" in line
+    assert seeded.snapshot() == before
+
+
 def test_a_day_setting_beyond_the_calendar_is_bad_input(seeded, monkeypatch):
     monkeypatch.setenv("KGRDF_PROPOSAL_DAYS", "99999999999")
     before = seeded.snapshot()

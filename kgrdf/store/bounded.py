@@ -317,8 +317,8 @@ def _soft_limit(kind: int, value: int) -> None:
     hard = resource.getrlimit(kind)[1]
     try:
         resource.setrlimit(kind, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
-    except (ValueError, OSError):
-        pass
+    except (ValueError, OSError, OverflowError):
+        pass  # (no limit is set: the query runs unbounded, as the setting asked)
 
 
 def _address_space() -> int:

@@ -63,6 +63,7 @@ class Entities(Staging):
             + [("the weak alias", a) for a in weak_aliases]
         ):
             inputs.label(given, what)  # and nothing in it that hides what it says
+        inputs.text(entity_id, "the entity id")  # (one longer than a text may be is no id to ask by)
         name = model.clean_label(name or "")
         if not name:
             raise BadInput("an entity needs a --name")
