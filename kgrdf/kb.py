@@ -1034,6 +1034,13 @@ class KnowledgeBase:
         left = settings.get("index_left") or []
         if not left:
             return
+        if not isinstance(left, list) or not all(map(_left_entry, left)):
+            print(  # (said, never in the way: a deletion stopped by it would stop every command after it)
+                "kg: format.json's index_left is not a list of servers and positions, as kg index move "
+                'writes it ({"url": URL, "at": [TRANSACTION, DIGEST]}): no index left on a server was removed',
+                file=sys.stderr,
+            )
+            return
         kept = [entry for entry in left if not _leave_server(entry["url"], tuple(entry["at"]))]
         if kept != left:
             write_json(
@@ -1318,6 +1325,22 @@ def _foreign(url: str, at: tuple) -> Foreign:
         hint="give each knowledge base its own server or dataset (kg index move URL, or kg index move disk); "
         "nothing of the other's was taken",
     )
+
+
+def _left_entry(entry) -> bool:
+    """Whether a format.json "index_left" entry is one kg index move writes: a server's address and
+    the position of the index left there."""
+    from kgrdf.store.sparql import endpoints
+
+    at = entry.get("at") if isinstance(entry, dict) else None
+    url = entry.get("url") if isinstance(entry, dict) else None
+    if not (isinstance(url, str) and isinstance(at, list) and len(at) == 2):
+        return False
+    try:
+        endpoints(url)  # (an http(s) address without a user or password, as kg index move took it)
+    except BadInput:
+        return False
+    return isinstance(at[0], int) and not isinstance(at[0], bool) and isinstance(at[1], str)
 
 
 def _leave_server(url: str, left_at: tuple, tag: str | None = None) -> bool:

@@ -459,3 +459,24 @@ def test_an_index_left_on_a_server_that_did_not_answer_is_removed_once_it_answer
     kg("add-entity", "person/bo", "--name", "Bo Chen")
     kg("forget", "person/bo")  # the server answers again: the copy left on it goes
     assert _kgrdf_quads(server) == 0 and "clean" in kg("validate").stdout
+
+
+@pytest.mark.parametrize(
+    "left",
+    [
+        "a server",
+        [{"url": "http://ann:secret@hub.example:7878", "at": [1, "d"]}],
+        [{"url": "http://h:1"}],
+        [{"at": [1, "d"]}],
+    ],
+)
+def test_a_list_of_indexes_left_edited_by_hand_is_said_and_never_stops_a_forget(kg, left):
+    """format.json's record of the indexes left on servers is read by every deletion: one that is
+    not as kg index move writes it is said in one line, and the forget goes on."""
+    kg("add-entity", "person/zed", "--name", "Zed Quist")
+    settings = json.loads((kg.path / "format.json").read_text())
+    (kg.path / "format.json").write_text(json.dumps({**settings, "index_left": left}))
+    done = kg("forget", "person/zed")
+    assert "format.json's index_left is not a list of servers and positions" in done.stderr
+    kg("lookup", "person/zed", expect=1)
+    kg("add-entity", "repo/api", "--name", "api")  # and the next commands go on
