@@ -68,7 +68,7 @@ class _Commands(TyperGroup):
                 done = super().invoke(ctx)
             except (typer.Exit, typer.Abort):
                 _answered(ctx)  # (lint, validate: an answer, then their exit code)
-                if answer is not None and answer.failed is not None:
+                if answer is not None and answer.failed is not None and not ctx.meta.get(_SAID):
                     raise answer.failed from None  # (kg lookup --help > /dev/full: not taken, exit 2)
                 raise
             _answered(ctx)
@@ -86,6 +86,7 @@ class _Commands(TyperGroup):
                     raise
         if isinstance(error, Unanswered):
             as_json = False  # the answer's own output failed: never written to again
+        ctx.meta[_SAID] = True  # (a group's command said it: kg's own invoke says nothing more)
         try:
             render.error(error, as_json)
             _answered(ctx)
@@ -95,6 +96,7 @@ class _Commands(TyperGroup):
 
 
 _ANSWER = "kgrdf.answer"  # (in ctx.meta, which every context of one kg command shares)
+_SAID = "kgrdf.said"  # (in ctx.meta: the command's error was said)
 FORGET_SHOWN = 20  # facts a dry run of kg forget lists (--json lists them all)
 
 
@@ -148,6 +150,12 @@ class _Answer(io.FileIO):
             raise
 
 
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    while isinstance(group, BaseExceptionGroup):
+        group = group.exceptions[0]
+    return group
+
+
 def _drop_answer() -> None:
     """Send what standard output still holds nowhere: its last flush, at exit, would fail again."""
     try:
@@ -171,6 +179,8 @@ def _standard_streams() -> None:
         except OSError:
             closed.append(fd)
             os.open(os.devnull, os.O_RDONLY if fd == 1 else os.O_RDWR)  # (takes the lowest number free: fd)
+    if 0 in closed or sys.stdin is None:  # (reads as empty)
+        sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)))
     if 1 in closed or sys.stdout is None:
         sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)))
     if 2 in closed or sys.stderr is None:
@@ -1057,6 +1067,13 @@ def mcp(
     resident.listen()
     try:
         tools.server(service.Service(base.path, resident), caller).run("stdio")
+    except BaseExceptionGroup as group:  # (the SDK's tasks: its writer of the output failed)
+        lost = group.subgroup(OSError)
+        if lost is None:
+            raise
+        from kgrdf import made
+
+        raise Unanswered.of(_first_leaf(lost), made.notes()) from None
     finally:
         resident.stop()
 
@@ -1335,6 +1352,8 @@ def expire(
         due = writer.past_retention(retention_days, writer.now)
     # counted in the write; deleted as they stand once the deletion holds the folder (a write may come between)
     deleted = len(due) if dry_run or not due else forget.purge_past_retention(base, retention_days)
+    if not dry_run:
+        base.remove_indexes_left()  # (what a deletion before it left on a server that did not answer)
     verb = ("would expire", "would delete") if dry_run else ("expired", "deleted")
     render.out(
         json,

@@ -773,12 +773,15 @@ class KnowledgeBase:
                     target = self._recover(old)
                 finally:
                     self.close_index(old)
+                left_at = (target.seq, target.digest)  # where the index it leaves stands
             except (Unreachable, Foreign) as exc:
                 if self.backend_kind != "sparql":
                     raise
                 # Off a server that is gone, or holds another's index: the journal alone makes the new one.
                 where = "on disk" if url is None else f"on {url}"
                 print(f"kg: {exc.message}; the index {where} is made from the journal alone", file=sys.stderr)
+                last = self.view()  # (where the server was last brought: a write while it is down leaves it so)
+                left_at = (last.seq, last.digest)
                 target, _deleted = self._check_journal()
                 self._write_view(target)
             moved = KnowledgeBase(self.path, "oxigraph", self.perspective)
@@ -802,8 +805,10 @@ class KnowledgeBase:
             if url is not None:
                 shutil.rmtree(self.index_path, ignore_errors=True)
             self.git_commit(f"kg index: the index on {url or 'disk'}")
-            if self.backend_kind == "sparql" and not _leave_server(self.index_url, (target.seq, target.digest), tag):
-                self._note_left(self.index_url, (target.seq, target.digest))
+            if self.backend_kind == "sparql" and not _leave_server(
+                self.index_url, lambda at: at == left_at or self.holds_position(at), tag
+            ):
+                self._note_left(self.index_url, left_at)
         self.index_url, self.backend_kind = url, moved.backend_kind
         return {"index": url, "backend": self.backend_kind, "transaction": target.seq}
 
@@ -1020,9 +1025,19 @@ class KnowledgeBase:
 
     def _note_left(self, url: str, at: tuple) -> None:
         settings = files.read_json(self.path / "format.json")
-        left = [entry for entry in settings.get("index_left", []) if entry.get("url") != url]
+        left = settings.get("index_left")
+        left = [e for e in left if not (isinstance(e, dict) and e.get("url") == url)] if isinstance(left, list) else []
         write_json(self.path / "format.json", {**settings, "index_left": [*left, {"url": url, "at": list(at)}]})
         self.git_commit(f"kg index: the index left on {url}, which did not answer")
+
+    def remove_indexes_left(self) -> None:
+        """clear_indexes_left under the exclusive lock, when format.json names any (kg expire, which
+        deletes nothing on most days)."""
+        from kgrdf import lock
+
+        if files.read_json(self.path / "format.json").get("index_left"):
+            with lock.held(self.path / "lock", exclusive=True):
+                self.clear_indexes_left()
 
     def clear_indexes_left(self) -> None:
         """Remove this knowledge base's indexes left on servers it moved off while they did not
@@ -1041,7 +1056,13 @@ class KnowledgeBase:
                 file=sys.stderr,
             )
             return
-        kept = [entry for entry in left if not _leave_server(entry["url"], tuple(entry["at"]))]
+        kept = [
+            entry
+            for entry in left
+            if not _leave_server(
+                entry["url"], lambda at, entry=entry: at == tuple(entry["at"]) or self.holds_position(at)
+            )
+        ]
         if kept != left:
             write_json(
                 self.path / "format.json",
@@ -1343,12 +1364,12 @@ def _left_entry(entry) -> bool:
     return isinstance(at[0], int) and not isinstance(at[0], bool) and isinstance(at[1], str)
 
 
-def _leave_server(url: str, left_at: tuple, tag: str | None = None) -> bool:
-    """Remove this knowledge base's index, left at position ``left_at``, from the server at ``url``,
-    as a folder's is removed: a copy left there would keep what kg forget deletes. Not when the
-    server holds ``tag`` (the one it moved to, under another address), nor when it holds another
-    position now (another's index since: left alone, and said). False when the server does not
-    answer: the index is still there."""
+def _leave_server(url: str, ours, tag: str | None = None) -> bool:
+    """Remove this knowledge base's index from the server at ``url``, as a folder's is removed: a
+    copy left there would keep what kg forget deletes. Not when the server holds ``tag`` (the one it
+    moved to, under another address), nor when it holds a position not ``ours(at)`` (where it left
+    it, or one of its journal's: another's index since, left alone, and said). False when the
+    server does not answer: the index is still there."""
     from kgrdf.store import open_backend
 
     try:
@@ -1357,7 +1378,7 @@ def _leave_server(url: str, left_at: tuple, tag: str | None = None) -> bool:
             if tag is not None and backend.tagged(tag):
                 return True  # the server moved to, under another address
             at = backend.position()
-            if at is not None and at != left_at:
+            if at is not None and not ours(at):
                 print(f"kg: the server at {url} holds another index now: nothing of it was removed", file=sys.stderr)
                 return True
             backend.drop_all()

@@ -480,3 +480,47 @@ def test_a_list_of_indexes_left_edited_by_hand_is_said_and_never_stops_a_forget(
     assert "format.json's index_left is not a list of servers and positions" in done.stderr
     kg("lookup", "person/zed", expect=1)
     kg("add-entity", "repo/api", "--name", "api")  # and the next commands go on
+
+
+def test_an_index_left_behind_writes_made_while_its_server_was_down_is_removed_by_a_forget(kg, server):
+    """A write made while the server was down leaves it behind the journal: the index left there was
+    recorded at the journal's end, so the forget found it "another index now", kept the person in
+    it, and dropped the record of it for good."""
+    kg("add-entity", "person/ana", "--name", "Ana Lima", "--alias", "Ana")
+    kg("add-entity", "repo/web", "--name", "web")
+    kg("propose", "Ana", "reviews", "--object", "web", "-s", "pr:1")
+    kg("index", "move", server.url)
+    server.kill()
+    kg("add-entity", "repo/api", "--name", "api")  # in the journal; the server stays behind
+    kg("index", "move", "disk")
+    server.start()
+    assert "Ana Lima" in _server_dump(server)
+    done = kg("forget", "person/ana")
+    assert "holds another index" not in done.stderr
+    assert _kgrdf_quads(server) == 0 and "index_left" not in json.loads((kg.path / "format.json").read_text())
+
+
+def test_kg_expire_removes_an_index_left_on_a_server_that_answers_again(kg, server):
+    """Its way out ("the next kg index move, kg forget or kg expire that finds it answering removes
+    it") did nothing for kg expire on a day it deleted nothing."""
+    kg("add-entity", "repo/web", "--name", "web")
+    kg("index", "move", server.url)
+    server.kill()
+    assert "kg expire that finds it answering removes it" in kg("index", "move", "disk").stderr
+    server.start()
+    kg("expire")
+    assert _kgrdf_quads(server) == 0
+
+
+@pytest.mark.parametrize("left", ["a server", 0, [{"url": "http://h:1"}]])
+def test_an_index_left_is_recorded_beside_a_list_edited_by_hand(kg, server, left):
+    """A move off a server that did not answer, beside an index_left edited by hand: the move was made,
+    then 'a bug in kgrdf', and the index left was never recorded."""
+    kg("add-entity", "repo/web", "--name", "web")
+    kg("index", "move", server.url)
+    settings = json.loads((kg.path / "format.json").read_text())
+    (kg.path / "format.json").write_text(json.dumps({**settings, "index_left": left}))
+    server.kill()
+    kg("index", "move", "disk")
+    recorded = json.loads((kg.path / "format.json").read_text())["index_left"]
+    assert [entry["url"] for entry in recorded if isinstance(entry, dict) and "at" in entry] == [server.url]
