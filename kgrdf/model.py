@@ -14,7 +14,7 @@ from functools import cached_property, lru_cache
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kgrdf import nquads, vocab
+from kgrdf import nquads, settings, vocab
 from kgrdf.vocab import kg
 
 # Every field of a fact's metadata: its property and how its value is written.
@@ -1050,12 +1050,19 @@ def organization_id(name: str, given: str | None = None) -> str:
     with nothing to make a slug of."""
     if given:
         return given if given.startswith("organization/") else f"organization/{given}"
+    from kgrdf.errors import BadInput
+
     slug = re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")
     if not slug:
-        from kgrdf.errors import BadInput
-
         raise BadInput(f"cannot make an id from the name {name!r}", hint="give one with --id")
-    return f"organization/{slug}"
+    made = f"organization/{slug}"
+    limit = settings.get("KGRDF_MAX_TEXT")
+    if len(made) > limit:
+        raise BadInput(
+            f"the id made from the name is {len(made)} characters long; the most is {limit}",
+            hint="give a shorter one with --id",
+        )
+    return made
 
 
 def attribute_key(text: str) -> str:

@@ -461,6 +461,16 @@ def test_an_entity_id_longer_than_a_text_may_be_is_refused_and_nothing_written(s
     assert seeded.snapshot() == before
 
 
+def test_an_organization_id_made_from_a_long_name_says_so_and_how_to_give_one(seeded, monkeypatch):
+    """The name was within the bound, and the refusal spoke of an entity id nobody gave."""
+    monkeypatch.setenv("KGRDF_MAX_TEXT", "40")
+    before = seeded.snapshot()
+    line = one_line(seeded("org", "add", "b" * 40, expect=2))
+    assert line == "kg: the id made from the name is 53 characters long; the most is 40 (give a shorter one with --id)"
+    assert seeded.snapshot() == before
+    seeded("org", "add", "b" * 40, "--id", "bees")
+
+
 def test_a_day_setting_beyond_the_calendar_is_bad_input(seeded, monkeypatch):
     monkeypatch.setenv("KGRDF_PROPOSAL_DAYS", "99999999999")
     before = seeded.snapshot()

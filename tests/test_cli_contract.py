@@ -228,6 +228,50 @@ def test_a_closed_standard_error_keeps_the_exit_code_and_the_output_clean(kg):
     assert said.returncode == 1 and json.loads(said.stdout)["error"] == "not_found"
 
 
+def test_a_closed_standard_input_reads_as_empty(kg):
+    """kg mentions - <&-: 'a bug in kgrdf' (sys.stdin was none), exit 3."""
+    command = [sys.executable, "-m", "kgrdf", "mentions", "-", "--kb", str(kg.path)]
+    done = subprocess.run(["sh", "-c", 'exec "$@" <&-', "sh", *command], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "no known name or alias is mentioned\n", "")
+
+
+@pytest.mark.parametrize("argv", [["org", "add", "--help"], ["org", "add", "Foo"], ["batch", "apply", "--help"]])
+def test_a_group_s_command_whose_answer_is_not_taken_says_so_once(kg, argv):
+    """Said twice: by the group's command, then by kg's own invoke."""
+    done = _into_full([*argv, "--kb", kg.path])
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and done.stderr.startswith(NO_ANSWER), done.stderr
+
+
+def test_kg_mcp_whose_answers_are_not_taken_says_so_and_what_it_made(kg):
+    """kg mcp > /dev/full: 'a bug in kgrdf' (the SDK's writer failed in its task group), exit 3,
+    and the organization it made was never mentioned."""
+    hello = {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "org_add", "arguments": {"name": "Zeta Corp"}},
+            }
+        ),
+    ]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "kgrdf", "mcp", "--kb", str(kg.path), "--audience", "owner", "--write"],
+            input="\n".join(lines) + "\n",
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2 and done.stderr.startswith(NO_ANSWER) and done.stderr.count("\n") == 1, done.stderr
+    made = bool(kg.json("search", "Zeta Corp")["results"])
+    assert made == ("the command's write was made all the same" in done.stderr)
+
+
 @pytest.mark.parametrize("argv", [["--version"], ["-h"], ["--help"], ["lookup", "--help"], ["batch", "--help"]])
 def test_help_and_version_that_standard_output_does_not_take_are_one_line_exit_2(argv):
     """kg --version and kg -h to a full disk ended in a traceback (exit 1); kg lookup --help exited 0
