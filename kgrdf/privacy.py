@@ -587,6 +587,12 @@ def forgotten_facts(kb) -> "Forgotten | None":
     return Forgotten(key(kb, make=False), said, labels, retired) if said or labels or retired else None
 
 
+def unmatched_forgets(kb) -> int:
+    """How many forgets forgotten.jsonl holds with no digest of what their facts said (made before
+    kgrdf kept them): kg sync cannot tell a fact they deleted from a new one."""
+    return sum(1 for record in forgotten(kb) if "hash" in record and "said" not in record and "labels" not in record)
+
+
 def append_forgotten(kb, record: dict) -> None:
     with files.appending(kb.path / FORGOTTEN) as out:
         out.write((json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))

@@ -339,7 +339,16 @@ def status(as_json: bool, result: dict) -> None:
         return emit(result)
     index = result["index"]
     print(f"{result['kb']} (perspective {result['perspective']}, replica {result['replica']})")
-    print(f"journal: {result['journal']['transactions']} transactions")
+    if result["journal"].get("gone"):
+        print(
+            paint(
+                f"journal: none here (moved aside?): reads go on from the index, as of transaction "
+                f"{result['journal']['transactions']}; the next write starts a new journal from it",
+                "warn",
+            )
+        )
+    else:
+        print(f"journal: {result['journal']['transactions']} transactions")
     where = f"on {index['url']}" if index["url"] else f"{index['backend']}, on disk"
     if not index["reachable"]:
         print(paint(f"index: {index['problem']}", "error"))
@@ -353,6 +362,8 @@ def status(as_json: bool, result: dict) -> None:
         return
     if index["transaction"] is None:
         state = "empty: the next command builds it from the journal"
+    elif index.get("stale"):
+        state = "of another journal (before a migration, or before a new one): the next read or write makes it again"
     elif index["behind"]:
         state = (
             f"at transaction {index['transaction']}, {index['behind']} behind the journal: the next command catches up"
@@ -416,6 +427,15 @@ def synced(as_json: bool, result: dict) -> None:
         print(paint(f"set aside: {item['id']} of replica {item['replica']}: {item['reason']}", "warn"))
     for item in result.get("held_back", []):
         print(paint(f"held back: replica {item['replica']}: {item['reason']}", "warn"))
+    if result.get("unmatched_forgets"):
+        print(
+            paint(
+                f"forgotten.jsonl holds {counted(result['unmatched_forgets'], 'forget')} made before kgrdf kept "
+                "what each deleted fact said: a fact one deleted that another replica still holds is folded "
+                "back as new; forget the person on every replica",
+                "warn",
+            )
+        )
 
 
 def sparql(as_json: bool, result) -> None:

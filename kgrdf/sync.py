@@ -184,7 +184,7 @@ def sync(kb, name: str | None = None) -> dict:
     if not known:
         raise Refused("this knowledge base has no remote to sync with", hint="kg remote add NAME URL adds a hub")
     chosen = {name: known[name]} if name is not None else known
-    report = {"remotes": [], "folded": {}, "set_aside": [], "held_back": []}
+    report = {"remotes": [], "folded": {}, "set_aside": [], "held_back": [], "unmatched_forgets": 0}
     failed = []
     with kb.writing("sync") as writer:
         originals = _Originals(kb, privacy.forgotten_facts(kb))  # (read under the lock a forget takes)
@@ -204,6 +204,7 @@ def sync(kb, name: str | None = None) -> dict:
             raise _passed_over(failed, report, synced=[])
         folding = _Fold(kb, writer, originals=originals)
         report["folded"], report["set_aside"], marks = folding.run()
+        report["unmatched_forgets"] = privacy.unmatched_forgets(kb)
         report["transaction"] = writer.seq if writer.has_change else None
     for other in sorted(folding.others):  # each other perspective this knowledge base holds: a write of its own
         held = type(kb)(kb.path, kb.backend_kind, other)

@@ -1213,3 +1213,21 @@ def test_one_message_recorded_on_two_replicas_by_two_tellers_reads_alike_on_both
             ("slack:r2", "2026-03-02T10:00:00Z", "bot"),
         ]
     )
+
+
+def test_a_sync_warns_of_forgets_made_before_kgrdf_kept_what_their_facts_said(tmp_path, server, clock):
+    """A forget recorded without the digests of what its facts said (as kgrdf wrote them before it
+    kept those) matches nothing: a fact it deleted that another replica holds was folded back into
+    the shared journal, the person's name with it, and nothing said so."""
+    ana, ben = (replica(tmp_path, name, server.url) for name in ("ana", "ben"))
+    ben("add-entity", "person/dscully", "--name", "Dana Scully")
+    ben("forget", "person/dscully")
+    assert "made before kgrdf kept" not in ben("sync").stdout
+    records = [json.loads(line) for line in (ben.path / "forgotten.jsonl").read_text().splitlines()]
+    (ben.path / "forgotten.jsonl").write_text(
+        "".join(json.dumps({k: v for k, v in r.items() if k not in ("said", "labels")}) + "\n" for r in records)
+    )
+    ana("sync")
+    said = ben("sync").stdout
+    assert "forgotten.jsonl holds 1 forget made before kgrdf kept what each deleted fact said" in said
+    assert ben.json("sync")["unmatched_forgets"] == 1
