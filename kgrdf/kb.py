@@ -841,7 +841,10 @@ class KnowledgeBase:
 
         with lock.held(self.path / "lock", exclusive=False):
             end = viewed = self.view()
-            for _tx, after in self.journal.transactions(end, adds=False):
+            # (moved aside, the way out of a damaged one: reads go on from the index, and the next
+            # write starts a new journal from it)
+            gone = viewed.seq > 0 and self.journal.empty()
+            for _tx, after in () if gone else self.journal.transactions(end, adds=False):
                 end = after
             index = {"backend": self.backend_kind, "url": self.index_url, "reachable": True}
             backend = None
@@ -854,6 +857,8 @@ class KnowledgeBase:
                 index["transaction"] = at[0] if at else None
                 on_chain = at is not None and at[0] <= end.seq and self.holds_position(at)
                 index["behind"] = end.seq - at[0] if on_chain else end.seq
+                if at is not None and not on_chain and self.backend_kind == "oxigraph" and not gone:
+                    index["stale"] = True  # (of the journal before a migration, or before one started again)
                 if at is not None and at[0] > 0 and not on_chain and self.backend_kind == "sparql":
                     foreign = _foreign(self.index_url, at)  # (every command refuses it; nothing catches up)
                     index.update(foreign=True, behind=None, problem=f"{foreign.message} ({foreign.hint})")
@@ -871,7 +876,7 @@ class KnowledgeBase:
             "kb": str(self.path),
             "perspective": self.perspective,
             "replica": self.replica,
-            "journal": {"transactions": end.seq},
+            "journal": {"transactions": end.seq, **({"gone": True} if gone else {})},
             "index": index,
         }
 

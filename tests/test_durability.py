@@ -1289,3 +1289,33 @@ def test_a_read_that_takes_memory_without_end_is_stopped_and_the_index_marked_da
     assert done.stderr.startswith("kg: a read of it took more than 8 MB of memory (a table read without end)")
     assert done.stderr.count("\n") == 1 and "next command makes the index again from the journal" in done.stderr
     assert (tmp_path / "index" / DAMAGED).exists()
+
+
+def test_kg_status_names_an_index_of_another_journal_and_the_next_read_makes_it_again(kg, tmp_path):
+    """An index of another journal at the same transaction (a format 1 folder's, after its
+    migration): kg status called it up to date, or "13 behind: the next command catches up" while
+    itself, the next command, caught nothing up."""
+    other = Kg(tmp_path / "other")
+    other("init")
+    other("add-entity", "repo/web", "--name", "web")
+    kg("add-entity", "repo/api", "--name", "api")
+    shutil.rmtree(kg.path / "index")
+    shutil.copytree(other.path / "index", kg.path / "index")
+    for _ in range(2):
+        assert "of another journal" in kg("status").stdout
+    assert kg.json("status")["index"]["stale"] is True
+    assert kg.json("lookup", "api")["entity"]["id"] == "repo/api"
+    status = kg.json("status")["index"]
+    assert "stale" not in status and status["behind"] == 0
+
+
+def test_kg_status_after_the_journal_is_moved_aside_says_what_comes_next(kg):
+    """mv journal journal.aside is the way out of a damaged journal: kg status then exited 3, telling
+    to move the journal aside."""
+    kg("add-entity", "repo/api", "--name", "api")
+    (kg.path / "journal").rename(kg.path / "journal.aside")
+    shown = kg("status").stdout
+    assert "journal: none here (moved aside?): reads go on from the index, as of transaction 1" in shown
+    assert kg.json("status")["journal"] == {"transactions": 1, "gone": True}
+    kg("add-entity", "repo/web", "--name", "web")
+    assert "gone" not in kg.json("status")["journal"]
