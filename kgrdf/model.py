@@ -1052,11 +1052,13 @@ def organization_id(name: str, given: str | None = None) -> str:
         return given if given.startswith("organization/") else f"organization/{given}"
     from kgrdf.errors import BadInput
 
+    limit = settings.get("KGRDF_MAX_TEXT")
+    if len(name) > limit:  # (the name's own bound is said first, as kg add-entity says it)
+        raise BadInput(f"the name is {len(name)} characters long; the most is {limit}", hint="KGRDF_MAX_TEXT sets it")
     slug = re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")
     if not slug:
         raise BadInput(f"cannot make an id from the name {name!r}", hint="give one with --id")
     made = f"organization/{slug}"
-    limit = settings.get("KGRDF_MAX_TEXT")
     if len(made) > limit:
         raise BadInput(
             f"the id made from the name is {len(made)} characters long; the most is {limit}",
