@@ -207,9 +207,8 @@ def test_kg_mcp_answers_each_line_that_is_no_message_and_goes_on(kg):
     """A line of kg mcp's input that was no JSON-RPC message got no answer at all (the MCP SDK
     passes over it): a client waited for ever for its request. Each gets an error, with the line's
     id where it has one to read, and the requests after it are answered."""
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     lines = [
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         '{"jsonrpc":"2.0","id":"lone","method":"tools/call","params":{"name":"search","arguments":{"text":"a\\ud800"}}}',
         "not json",
@@ -251,25 +250,11 @@ def test_kg_mcp_answers_each_line_that_is_no_message_and_goes_on(kg):
     assert rest == "" and server.returncode == 0 and "Traceback" not in stderr
 
 
-def test_kg_mcp_answers_every_request_read_before_its_input_ends(kg):
-    """A client that writes its requests and closes its end (a script, a pipe) got the answer to
-    initialize alone, and kg mcp exited 0: the SDK cancelled the calls still running when its input
-    ended, a write among them, which was made all the same and never answered."""
-    kg("add-entity", "repo/api", "--name", "api")
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
 
-    def call(n: int, tool: str, arguments: dict) -> str:
-        return json.dumps(
-            {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-        )
 
-    lines = [
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        call(2, "search", {"text": "api"}),
-        call(3, "propose", {"subject": "repo/api", "predicate": "caveat", "value": "slow", "sources": ["slack:p"]}),
-        call(4, "lookup", {"entity": "repo/api"}),
-    ]
+def _mcp_piped(kg, lines: list[str]) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    """kg mcp --write given ``lines`` on a pipe its writer closes at once, and its answers."""
     done = subprocess.run(
         [sys.executable, "-m", "kgrdf", "mcp", "--kb", str(kg.path), "--audience", "owner", "--write"],
         input="\n".join(lines) + "\n",
@@ -278,7 +263,28 @@ def test_kg_mcp_answers_every_request_read_before_its_input_ends(kg):
         timeout=120,
         env={k: v for k, v in os.environ.items() if k != "KGRDF_HOME"},
     )
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    return done, [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_kg_mcp_answers_every_request_read_before_its_input_ends(kg):
+    """A client that writes its requests and closes its end (a script, a pipe) got the answer to
+    initialize alone, and kg mcp exited 0: the SDK cancelled the calls still running when its input
+    ended, a write among them, which was made all the same and never answered."""
+    kg("add-entity", "repo/api", "--name", "api")
+
+    def call(n: int, tool: str, arguments: dict) -> str:
+        return json.dumps(
+            {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        )
+
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2, "search", {"text": "api"}),
+        call(3, "propose", {"subject": "repo/api", "predicate": "caveat", "value": "slow", "sources": ["slack:p"]}),
+        call(4, "lookup", {"entity": "repo/api"}),
+    ]
+    done, answers = _mcp_piped(kg, lines)
     assert sorted(a["id"] for a in answers) == [1, 2, 3, 4] and done.returncode == 0, done.stderr
     assert all("error" not in a and not a["result"].get("isError") for a in answers), answers
     assert _values(kg, "repo/api") == {"slow"}
@@ -288,26 +294,17 @@ def test_kg_mcp_answers_each_of_two_requests_a_client_gave_one_id(kg):
     """Two requests with one id (JSON-RPC asks a client not to, and some do): the first answer
     counted for both, and kg mcp exited with a write made and never answered."""
     kg("add-entity", "repo/api", "--name", "api")
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     propose = {
         "name": "propose",
         "arguments": {"subject": "repo/api", "predicate": "caveat", "value": "slow", "sources": ["slack:p"]},
     }
     lines = [
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": propose}),
         json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "kgrdf", "mcp", "--kb", str(kg.path), "--audience", "owner", "--write"],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={k: v for k, v in os.environ.items() if k != "KGRDF_HOME"},
-    )
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    done, answers = _mcp_piped(kg, lines)
     assert sorted(a["id"] for a in answers) == [1, 7, 7] and done.returncode == 0, done.stderr
     assert any("content" in a.get("result", {}) for a in answers if a["id"] == 7)  # the propose's own answer
     assert _values(kg, "repo/api") == {"slow"}
