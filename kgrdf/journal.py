@@ -81,6 +81,17 @@ WAY_OUT = (
 )
 
 
+def way_out(folder: Path) -> str:
+    """The way out of a journal ``folder`` behind view.json: moved aside already (journal.aside), it
+    is what an index that does not hold the data needs, and goes back."""
+    if (folder.parent / "journal.aside").exists():
+        return (
+            "journal.aside holds the journal, and the index does not hold what it did: move it back "
+            "(mv journal.aside journal, once no journal/ is there)"
+        )
+    return WAY_OUT
+
+
 def new_id() -> str:
     return f"urn:uuid:{uuid.uuid4()}"
 
@@ -612,7 +623,9 @@ class Stream:
             try:
                 found = at.stat().st_size
             except FileNotFoundError:
-                raise Damaged(f"{label}/{name} is missing: the journal is behind view.json", hint=WAY_OUT) from None
+                raise Damaged(
+                    f"{label}/{name} is missing: the journal is behind view.json", hint=way_out(self.dir.parent)
+                ) from None
             if found != size:
                 raise Damaged(
                     f"{label}/{name} has {found} bytes, view.json says {size}: it was changed after it was written",

@@ -863,6 +863,8 @@ class KnowledgeBase:
                     foreign = _foreign(self.index_url, at)  # (every command refuses it; nothing catches up)
                     index.update(foreign=True, behind=None, problem=f"{foreign.message} ({foreign.hint})")
                 index["schema_current"] = backend is not None and backend.schema_digest() == schema.digest(self.path)
+                if gone:  # what reads go on from: an index where view.json says, or nothing
+                    index["holds_the_data"] = at == (viewed.seq, viewed.digest)
             except Unreachable as exc:
                 # view.json holds where the index was last brought: the journal past it is what it owes.
                 index.update(reachable=False, transaction=None, behind=end.seq - viewed.seq, problem=exc.message)

@@ -577,8 +577,8 @@ def forgotten_facts(kb) -> "Forgotten | None":
     """What forget deleted that kg sync does not fold back (:class:`Forgotten`), or None when no
     forget kept any."""
     records = forgotten(kb)
-    said = frozenset(digest for record in records for digest in record.get("said", []))
-    labels = frozenset(digest for record in records for digest in record.get("labels", []))
+    said = frozenset(digest for record in records for digest in _listed(record, "said"))
+    labels = frozenset(digest for record in records for digest in _listed(record, "labels"))
     retired: dict[str, str] = {}
     for record in records:  # (each time an ISO time of UTC, compared as text)
         kept = record.get("past_retention")
@@ -587,10 +587,20 @@ def forgotten_facts(kb) -> "Forgotten | None":
     return Forgotten(key(kb, make=False), said, labels, retired) if said or labels or retired else None
 
 
+def _listed(record: dict, name: str) -> list[str]:
+    """The digests a forgotten.jsonl record lists under ``name`` (none for a field edited to another kind)."""
+    found = record.get(name)
+    return [item for item in found if isinstance(item, str)] if isinstance(found, list) else []
+
+
 def unmatched_forgets(kb) -> int:
     """How many forgets forgotten.jsonl holds with no digest of what their facts said (made before
     kgrdf kept them): kg sync cannot tell a fact they deleted from a new one."""
-    return sum(1 for record in forgotten(kb) if "hash" in record and "said" not in record and "labels" not in record)
+    return sum(
+        1
+        for record in forgotten(kb)
+        if "hash" in record and "said" not in record and "labels" not in record and record.get("facts") != 0
+    )
 
 
 def append_forgotten(kb, record: dict) -> None:

@@ -339,7 +339,9 @@ def status(as_json: bool, result: dict) -> None:
         return emit(result)
     index = result["index"]
     print(f"{result['kb']} (perspective {result['perspective']}, replica {result['replica']})")
-    if result["journal"].get("gone"):
+    if result["journal"].get("gone") and index.get("holds_the_data") is False:
+        print(paint("journal: none here (moved aside?)", "error"))
+    elif result["journal"].get("gone"):
         print(
             paint(
                 f"journal: none here (moved aside?): reads go on from the index, as of transaction "
@@ -358,6 +360,17 @@ def status(as_json: bool, result: dict) -> None:
         return
     if index.get("foreign"):
         print(paint(f"index: {index['problem']}", "error"))
+        _sync_state(result.get("sync"))
+        return
+    if index.get("holds_the_data") is False:  # the journal moved aside, and no index holds what it held
+        print(
+            paint(
+                f"index: {where}: does not hold transaction {result['journal']['transactions']}, nor does any "
+                "journal here: nothing to read from; move the journal back (mv journal.aside journal, once no "
+                "journal/ is there)",
+                "error",
+            )
+        )
         _sync_state(result.get("sync"))
         return
     if index["transaction"] is None:

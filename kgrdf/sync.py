@@ -204,7 +204,8 @@ def sync(kb, name: str | None = None) -> dict:
             raise _passed_over(failed, report, synced=[])
         folding = _Fold(kb, writer, originals=originals)
         report["folded"], report["set_aside"], marks = folding.run()
-        report["unmatched_forgets"] = privacy.unmatched_forgets(kb)
+        if report["folded"].get("created"):  # (said when a fact comes here new: one of those may be it)
+            report["unmatched_forgets"] = privacy.unmatched_forgets(kb)
         report["transaction"] = writer.seq if writer.has_change else None
     for other in sorted(folding.others):  # each other perspective this knowledge base holds: a write of its own
         held = type(kb)(kb.path, kb.backend_kind, other)

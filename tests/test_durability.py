@@ -1319,3 +1319,17 @@ def test_kg_status_after_the_journal_is_moved_aside_says_what_comes_next(kg):
     assert kg.json("status")["journal"] == {"transactions": 1, "gone": True}
     kg("add-entity", "repo/web", "--name", "web")
     assert "gone" not in kg.json("status")["journal"]
+
+
+def test_with_the_journal_moved_aside_and_no_index_status_and_reads_say_to_move_it_back(kg):
+    """kg status said reads go on from the index, which was gone; every read then told to move the
+    journal aside, which it was already."""
+    kg("add-entity", "repo/api", "--name", "api")
+    (kg.path / "journal").rename(kg.path / "journal.aside")
+    shutil.rmtree(kg.path / "index")
+    shown = kg("status").stdout
+    assert "reads go on" not in shown and "move the journal back (mv journal.aside journal" in shown
+    assert kg.json("status")["index"]["holds_the_data"] is False
+    assert "move it back (mv journal.aside journal" in one_line(kg("lookup", "api", expect=3))
+    (kg.path / "journal.aside").rename(kg.path / "journal")
+    assert kg.json("lookup", "api")["entity"]["id"] == "repo/api"
