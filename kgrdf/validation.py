@@ -607,9 +607,6 @@ class _ChunkFile:
         self.extend = lambda lines: out.write("\n".join(lines) + "\n")
 
 
-_WRITTEN_BEFORE_COMMIT = {"view.json", "format.json", "replica.json", "sync.json"}
-
-
 def _files_checks(kb) -> list[dict]:
     """Files edited outside kgrdf since the last commit, a git history that git fails to read, and
     kgrdf's own JSON files that do not parse."""
@@ -627,8 +624,7 @@ def _files_checks(kb) -> list[dict]:
             problems.append({"check": "git history", "message": f"the git history in .git does not read (git: {said})"})
         edited = [line[3:] for line in done.stdout.split("\n") if line.strip()]
         if (kb.path / vcs.UNCOMMITTED).exists():  # a write whose commit git refused (busy): the next one makes it
-            # (what a write, a migration, kg index move or kg sync writes before its commit)
-            edited = [name for name in edited if name not in _WRITTEN_BEFORE_COMMIT and not name.startswith("journal/")]
+            edited = [name for name in edited if name != "view.json" and not name.startswith("journal/")]
         edited = [name for name in edited if name != "schema.json"]  # the site's own, copied in by hand (README)
         if edited:
             problems.append(

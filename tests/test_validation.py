@@ -988,14 +988,3 @@ def test_a_standing_view_holds_the_view_of_the_rows_it_was_given_however_they_ca
         assert triples(store) == triples(validation.view_from_lines(kept, sorted(entities), []))
 
     holds()
-
-
-def test_a_migration_or_move_whose_commit_git_could_not_make_is_no_edit_outside_kgrdf(demo):
-    """format.json written by kgrdf (a migration, kg index move) beside a commit git refused (a git
-    killed mid-commit leaves its lock for 30 s): kg validate called it edited outside kgrdf."""
-    (demo.path / ".git" / "index.lock").touch()
-    settings = json.loads((demo.path / "format.json").read_text())
-    (demo.path / "format.json").write_text(json.dumps({**settings, "index_left": []}))
-    made = demo("propose", "hotfix", "caveat", "--value", "needs two approvals", "-s", "doc:a")
-    assert "git did not commit" in made.stderr
-    assert demo.json("validate")["damage"] == []
