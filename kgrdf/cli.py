@@ -1103,11 +1103,10 @@ def org_init(
 ):
     """Provision the perspective's self organization: exactly one per perspective (a shape refuses
     a second), made by the operator and never from chat; every context pack opens with it."""
-    from kgrdf import model
 
     base = _kb(kb, perspective)
     with base.writing("org init") as writer:
-        entity, outcome = writer.add_entity(model.organization_id(name, org_id), name, alias or [], is_self=True)
+        entity, outcome = writer.add_organization(name, alias or [], org_id, is_self=True)
     render.out(
         json,
         {**entity.as_json(), "outcome": outcome, "perspective": base.perspective},
@@ -1127,10 +1126,8 @@ def org_add(
     """Add an organization we deal with, or add aliases to one. Its attributes are value facts
     (kg propose ORG founded --value 2023; industry, relationship, first_contact_at,
     last_contact_at) and its relations object facts (customer_of, vendor_of, parent_of)."""
-    from kgrdf import model
-
     with _kb(kb, perspective).writing("org add") as writer:
-        entity, outcome = writer.add_entity(model.organization_id(name, org_id), name, alias or [])
+        entity, outcome = writer.add_organization(name, alias or [], org_id)
     render.out(json, {**entity.as_json(), "outcome": outcome}, f"{outcome} {entity.id} ({entity.name})")
 
 

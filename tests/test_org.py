@@ -998,3 +998,15 @@ def test_confirming_a_batch_of_rival_values_is_refused_whole_and_one_chosen_per_
             assert {f["status"] for f in every if f["id"] != item["id"]} <= {"rejected"}
 
     check()
+
+
+def test_an_organization_whose_name_makes_another_s_id_is_refused_not_renamed(kg):
+    """Ωmega makes organization/mega, as Mega does (an id keeps the ASCII letters): kg org add Ωmega
+    said 'updated' and renamed Mega, whose name was gone."""
+    kg("org", "add", "Mega")
+    before = kg.snapshot()
+    line = one_line(kg("org", "add", "Ωmega", expect=1))
+    assert line.startswith("kg: the id made from 'Ωmega', organization/mega, is that of 'Mega' already")
+    assert kg.snapshot() == before and kg.json("lookup", "organization/mega")["entity"]["name"] == "Mega"
+    assert kg.json("org", "add", "Ωmega", "--id", "omega")["id"] == "organization/omega"
+    assert kg.json("org", "add", "MEGA", "--alias", "Mega Corp")["outcome"] == "updated"  # the same name, another case

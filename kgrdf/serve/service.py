@@ -580,7 +580,7 @@ class Service:
             org_id = model.organization_id(name)
             held = writer.entity(vocab.entity_iri(writer.perspective, org_id))
             if held is None or caller.audience == "owner":
-                entity, outcome = writer.add_entity(org_id, name, list(aliases or []))
+                entity, outcome = writer.add_organization(name, list(aliases or []))
             else:  # its names are shown to every audience that knows it: a token of one does not change them
                 entity, outcome = held, "unchanged"
                 given = {model.clean_label(a) for a in [name, *(aliases or [])] if isinstance(a, str)}

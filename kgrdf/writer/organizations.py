@@ -14,6 +14,22 @@ class Organizations(Staging):
 
     PROMOTED = ("founded", "industry", "relationship", "first_contact_at", "last_contact_at")
 
+    def add_organization(self, name: str, aliases=(), org_id: str | None = None, is_self: bool = False):
+        """kg org add (and init): the organization ``name``, its id made from the name unless
+        ``org_id`` is given, made or given ``aliases``; as add_entity returns. A name whose id is
+        that of an organization named otherwise is refused: the letters an id keeps are the same
+        for Ωmega and Mega, and adding to it would rename Mega."""
+        entity_id = model.organization_id(name, org_id)
+        held = self.entity(vocab.entity_iri(self.perspective, entity_id)) if org_id is None else None
+        if held is not None:
+            known = {model.match_key(label) for label in (held.name, *held.aliases)}
+            if model.match_key(model.clean_label(name)) not in known:
+                raise Refused(
+                    f"the id made from {name!r}, {entity_id}, is that of {held.name!r} already",
+                    hint=f"give {name!r} an id of its own (--id), or make it a name of {held.name!r} (--alias)",
+                )
+        return self.add_entity(entity_id, name, list(aliases), is_self=is_self)
+
     def set_attribute(self, org: str, key: str, value: str, sources=(), heard: Heard | None = None) -> Outcome:
         """An organization's attribute: a promoted key is its own predicate, any other key a free-text
         ``attribute`` fact written KEY: VALUE. A proposal, like any fact heard."""
