@@ -543,6 +543,7 @@ def test_a_url_that_is_no_sparql_server_is_refused_in_one_line_not_called_a_bug(
     kb = Kg(tmp_path / "kb")
     line = one_line(kb("init", "--index", fake.url, expect=3))
     assert says in line and "bug" not in line
+    assert "kg status" not in line  # (there is no knowledge base yet for kg status to look at)
     assert not kb.path.exists()
 
 

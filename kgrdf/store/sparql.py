@@ -432,7 +432,7 @@ def _reason(exc) -> str:
 _HINTS = {  # what to do, by what the server is to the knowledge base and how it failed
     ("index", "late"): "check that the server runs (kg status shows how far the index is behind the journal)",
     ("index", "down"): "start the server; the index catches up with the journal when it is back (kg status)",
-    ("index", "refused"): "check the server's log; kg status shows where the index stands",
+    ("index", "refused"): "check the server's log, and that the URL is a SPARQL endpoint that takes updates",
     ("hub", "late"): "check that the hub runs; what was pulled before is kept, and the next kg sync goes on",
     ("hub", "down"): "start the hub, or check its URL (kg remote list); the next kg sync pushes and pulls what is left",
     (
