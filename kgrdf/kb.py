@@ -238,6 +238,8 @@ class KnowledgeBase:
             compacted = None  # the checks below say what is wrong
         with lock.held(self.path / "lock", exclusive=False):
             report = validation.validate_kb(self, progress)
+        if not report["damage"]:
+            return {**report, "compacted": compacted}
         # (how an index that differs is made again: a folder's by deleting it, a server's by a move onto it)
         remade_by = f"kg index move {self.index_url}" if self.index_url else "deleting index/"
         return {**report, "compacted": compacted, "index_remade_by": remade_by}
