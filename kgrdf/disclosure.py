@@ -20,7 +20,7 @@ disclosure naming the person, and keeps the fact when nothing else of it names t
 from pyoxigraph import Literal, NamedNode
 
 from kgrdf import audience as audiences
-from kgrdf import clock, inputs, model, vocab
+from kgrdf import clock, inputs, model, nquads, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.session import no_fact
 
@@ -90,10 +90,14 @@ def _add(writer, fact, told: dict, whole: bool = False) -> bool:
     told_before = {
         tuple(row[name].value for name in fields) for row in writer.rows("fact-disclosures", fact=NamedNode(fact.iri))
     }
-    staged = writer.adds  # (and those of this write: a sync may fold one record from two replicas)
-    taken = {q.subject.value for q in staged if q.predicate == model.DISCLOSED}
-    of_fact = {q.subject.value for q in staged if q.predicate == model.DISCLOSED and q.object.value == fact.iri}
-    said = {(q.subject.value, q.predicate): q.object.value for q in staged if q.subject.value in of_fact}
+    # (and those this write staged: a sync may fold one record from two replicas). Only this fact's
+    # disclosures of this write are parsed, each named after both (model.disclosure_iri).
+    mine = "<" + model.disclosure_iri(fact.iri, writer.seq, 0)[:-1]
+    graph = vocab.provenance_graph(NamedNode(fact.iri)).value
+    staged = list(nquads.quads(writer.add_lines().in_graph(graph), keep=lambda line: line.startswith(mine)))
+    taken = {q.subject.value for q in staged}
+    of_fact = {q.subject.value for q in staged if q.predicate == model.DISCLOSED}
+    said = {(q.subject.value, q.predicate): q.object.value for q in staged}
     told_before |= {tuple(said.get((node, term)) for term in _TOLD[: len(fields)]) for node in of_fact}
     if tuple(told[name] for name in fields) in told_before:
         return False

@@ -129,8 +129,6 @@ class KnowledgeBase:
                 raise Refused(f"{path} is not empty", hint="kg init needs an empty or new folder")
         except OSError as exc:
             raise BadInput(f"cannot make a knowledge base at {path}: {exc.strerror}") from None
-        import secrets
-
         new_folder = not path.exists()
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -807,9 +805,7 @@ class KnowledgeBase:
             if url is not None:
                 shutil.rmtree(self.index_path, ignore_errors=True)
             self.git_commit(f"kg index: the index on {url or 'disk'}")
-            if self.backend_kind == "sparql" and not _leave_server(
-                self.index_url, lambda at: at == left_at or self.holds_position(at), tag
-            ):
+            if self.backend_kind == "sparql" and not _leave_server(self.index_url, self._left_by(left_at), tag):
                 self._note_left(self.index_url, left_at)
         self.index_url, self.backend_kind = url, moved.backend_kind
         return {"index": url, "backend": self.backend_kind, "transaction": target.seq}
@@ -919,8 +915,6 @@ class KnowledgeBase:
         holds data, is no journal moved aside: the index is another knowledge base's (two pointed at
         one server), and nothing of it is taken.
         """
-        import secrets
-
         if not self.journal.empty():
             return
         at = backend.position()
@@ -1065,19 +1059,18 @@ class KnowledgeBase:
                 file=sys.stderr,
             )
             return
-        kept = [
-            entry
-            for entry in left
-            if not _leave_server(
-                entry["url"], lambda at, entry=entry: at == tuple(entry["at"]) or self.holds_position(at)
-            )
-        ]
+        kept = [entry for entry in left if not _leave_server(entry["url"], self._left_by(tuple(entry["at"])))]
         if kept != left:
             write_json(
                 self.path / "format.json",
                 {**settings, "index_left": kept} if kept else {k: v for k, v in settings.items() if k != "index_left"},
             )
             self.git_commit("kg index: the indexes left on servers that answer now are removed")
+
+    def _left_by(self, left_at: tuple):
+        """Whether an index server's position is of the index this knowledge base left there at
+        ``left_at``, or of its journal's chain (:meth:`holds_position`)."""
+        return lambda at: at == left_at or self.holds_position(at)
 
     def holds_position(self, at: tuple) -> bool:
         """Whether ``at``, an index's recorded position, is one this knowledge base's journal has
