@@ -1,5 +1,6 @@
 """kg import: a dry run unless --apply, proposals unless --auto-confirm, refusals by reason (§6)."""
 
+import contextlib
 import json
 import shutil
 import time
@@ -828,21 +829,29 @@ def test_a_bulk_load_as_large_as_the_index_leaves_it_compacted_and_a_small_one_l
 
     monkeypatch.setattr(kb_module, "LARGE", 2_000)  # the large path, loads and all, at a test's size
     monkeypatch.setattr(oxigraph, "LOAD_LINES", 500)  # a bulk load every 500 rows: many files
-    compactions = []  # (the index's files before, after)
+    compactions = []  # (the index's files holding data before, after)
     compact = oxigraph.OxigraphBackend.compact
+    tables = 8  # the store's tables holding data here: its strings, six orders of quads, the graphs
 
-    def files():
-        return len(list((kg.path / "index").glob("*.sst")))
+    def files(larger_than=0):
+        sizes = []
+        for file in (kg.path / "index").glob("*.sst"):
+            with contextlib.suppress(FileNotFoundError):  # (one the store deletes as it is counted)
+                sizes.append(file.stat().st_size)
+        return len([size for size in sizes if size > larger_than])
+
+    def data_files():
+        return files(larger_than=8_000)  # (a table holding almost nothing keeps a file of ~1.3 KB)
 
     def compacting(self):
-        before = files()
+        before = data_files()
         compact(self)
         # (the store deletes the files a compaction replaced in its background: on a busy machine a
         # count taken at once may still see them)
         deadline = time.monotonic() + 10
-        while files() * 2 >= before and time.monotonic() < deadline:
+        while data_files() > tables and time.monotonic() < deadline:
             time.sleep(0.1)
-        compactions.append((before, files()))
+        compactions.append((before, data_files()))
 
     monkeypatch.setattr(oxigraph.OxigraphBackend, "compact", compacting)
 
@@ -850,7 +859,8 @@ def test_a_bulk_load_as_large_as_the_index_leaves_it_compacted_and_a_small_one_l
     compactions.clear()
     kg("import", records_file(tmp_path / "first.jsonl", *_repos(20), *_caveats(0, 1000)), "--apply")
     ((before, after),) = compactions
-    assert before > 25 and after * 2 < before
+    assert before > tables and after <= tables  # each table in one file (how many before varies:
+    # the store merges some in its background as the loads go)
     compactions.clear()
     held = files()
     kg("import", records_file(tmp_path / "second.jsonl", *_caveats(1000, 120)), "--apply")
