@@ -1047,10 +1047,13 @@ def entity_change(old: Entity | None, new: Entity, perspective: str, schema) -> 
 
 def organization_id(name: str, given: str | None = None) -> str:
     """``organization/<slug of the name>``, unless an id is given. Raises BadInput for a name
-    with nothing to make a slug of."""
-    if given:
-        return given if given.startswith("organization/") else f"organization/{given}"
+    with nothing to make a slug of, or an id given empty."""
     from kgrdf.errors import BadInput
+
+    if given is not None:
+        if not given.strip():  # (not taken as no id: the name's would be made without a word)
+            raise BadInput("the id given is empty", hint="give organization/SLUG, or none to make it from the name")
+        return given if given.startswith("organization/") else f"organization/{given}"
 
     limit = settings.get("KGRDF_MAX_TEXT")
     if len(name) > limit:  # (the name's own bound is said first, as kg add-entity says it)

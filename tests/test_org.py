@@ -1010,3 +1010,13 @@ def test_an_organization_whose_name_makes_another_s_id_is_refused_not_renamed(kg
     assert kg.snapshot() == before and kg.json("lookup", "organization/mega")["entity"]["name"] == "Mega"
     assert kg.json("org", "add", "Ωmega", "--id", "omega")["id"] == "organization/omega"
     assert kg.json("org", "add", "MEGA", "--alias", "Mega Corp")["outcome"] == "updated"  # the same name, another case
+
+
+@pytest.mark.parametrize("command", [("org", "add", "Acme"), ("org", "init", "Acme")])
+@pytest.mark.parametrize("given", ["", "   "])
+def test_an_empty_id_is_refused_not_taken_as_none(kg, command, given):
+    """kg org add Acme --id "" made organization/acme from the name, as if no id were given (a
+    script's unset variable): an id given empty is refused, and nothing is written."""
+    before = kg.snapshot()
+    assert one_line(kg(*command, "--id", given, expect=2)).startswith("kg: the id given is empty")
+    assert kg.snapshot() == before
