@@ -104,6 +104,7 @@ def test_facts_known_at_answers_what_we_held_then(tmp_path, monkeypatch):
 def test_facts_known_at_shows_each_fact_as_it_was_held_then(tmp_path, monkeypatch):
     """Not only which facts: each as the knowledge base held it at T (its status, end, successor,
     sources and hearings then), whatever changed it after."""
+    from kgrdf.serve.service import Caller, Service
     from tests.conftest import Kg
 
     kg = Kg(tmp_path / "kb")
@@ -124,7 +125,12 @@ def test_facts_known_at_shows_each_fact_as_it_was_held_then(tmp_path, monkeypatc
     later = kg.json("propose", "team/web", "caveat", "--value", "deploys freeze", "-s", "ledger:c", "-s", "report:c")
 
     def held(at, *audience):
-        return {f["id"]: f for f in kg.json("facts", "team/web", "--known-at", at, *audience)["facts"]}
+        listed = kg.json("facts", "team/web", "--known-at", at, *audience)["facts"]
+        # kg serve's /api/facts and MCP facts (one service) answer as the CLI does (§9b): they listed
+        # the sources, hearings and successor the fact has now
+        caller = Caller("t", "main", audience[-1] if audience else "owner")
+        assert Service(kg.path).facts(caller, "team/web", known_at=at)["facts"] == listed
+        return {f["id"]: f for f in listed}
 
     everything = {f["id"]: f for f in kg.json("facts", "team/web", "--all", "--known-at", "2026-03-05")["facts"]}
     assert {k: f["status"] for k, f in everything.items()} == {kept: "proposed", dropped: "proposed"}

@@ -208,7 +208,8 @@ class Service:
         with self.reading(caller) as session:
             doc = session.facts(subject, predicate=predicate, as_of=when, known_at=known, sources=False)
             doc = _paged(doc, "facts", limit, cursor, question)
-            session.with_sources(doc["facts"])
+            if known is None:  # (held at a time, they were read with the sources held then)
+                session.with_sources(doc["facts"])
         return doc
 
     def neighbors(self, caller: Caller, entity: str, hops: int = 1, limit=None, cursor=None) -> dict:
