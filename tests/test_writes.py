@@ -574,3 +574,20 @@ def test_an_inferred_fact_observed_with_a_source_naming_a_person_is_observed_no_
         + "\n"
     )
     assert [r["reason"] for r in seeded.json("import", records, "--apply")["refusals"]] == ["whitelist"]
+
+
+@pytest.mark.parametrize("heard", [["--said-by", "Dana"], ["--audience", "dm:jo,sam"]], ids=["said", "dm"])
+def test_who_said_a_fact_and_where_it_was_heard_make_its_records_private_not_a_fact_about_them(seeded, heard):
+    """The auto-confirm rules and retention read what a fact names in its own words (README): a
+    fact about a repo said by Dana, or heard in a private conversation, is confirmed by two trusted
+    sources of different kinds and is no person fact, while its records go to the private journal,
+    where kg forget reaches them."""
+    made = seeded.json(
+        "propose", "repo/api", "caveat", "--value", "mkcaveat", "-s", "ledger:1", "-s", "report:1", *heard
+    )
+    assert made["status"] == "confirmed"
+    assert seeded.json("history", made["id"])["fact"]["sensitivity"] == "internal"
+    journals = [folder for folder in (seeded.path / "journal").iterdir() if folder.is_dir()]
+    shared = b"".join(journal_bytes(folder) for folder in journals if folder.name != "local")
+    assert made["id"].encode() in journal_bytes(seeded.path / "journal" / "local")
+    assert made["id"].encode() not in shared
