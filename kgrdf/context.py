@@ -110,12 +110,25 @@ def rank_key(fact: dict) -> tuple:
     )
 
 
-def rank(facts: list[dict]) -> list[dict]:
-    """The facts in pack order (see :func:`rank_key`), each with its ``section``."""
+def rank(facts: list[dict], mark_conflicts=None) -> list[list[dict]]:
+    """The facts in pack order (see :func:`rank_key`), each with its ``section``, in units the
+    budget keeps or cuts whole: a fact alone, or the values that conflict (``mark_conflicts``:
+    FactReads'), marked, newest first, where the first of them is ranked and in its section. An agent
+    is shown both until a person resolves them (§9), never the older alone."""
     ranked = sorted(facts, key=rank_key)
     for fact in ranked:
         fact["section"] = REWORK if fact.get("prevents_rework") and fact["kind"] != "self" else fact["kind"]
-    return ranked
+    if mark_conflicts is not None:
+        ranked = mark_conflicts(ranked)
+    units: list[list[dict]] = []
+    for fact in ranked:
+        conflicting = set(fact.get("conflicting") or ())
+        if units and conflicting & {other["id"] for other in units[-1]}:
+            fact["section"] = units[-1][0]["section"]
+            units[-1].append(fact)
+        else:
+            units.append([fact])
+    return units
 
 
 # --- rendering -------------------------------------------------------------------------------------
@@ -178,7 +191,8 @@ def _heading(pack: dict, fact: dict) -> str:
 
 def _bullet(fact: dict) -> str:
     mark = f"{fact['order']}." if fact["section"] == "steps" and fact.get("order") is not None else "-"
-    return f"{mark} {fact['sentence']} [{fact['id']} · {fact['source']}]"
+    conflict = f" (conflicts with {', '.join(fact['conflicting'])})" if fact.get("conflicting") else ""
+    return f"{mark} {fact['sentence']}{conflict} [{fact['id']} · {fact['source']}]"
 
 
 def _footer(pack: dict, shown: int, omitted: int) -> list[str]:
@@ -218,9 +232,10 @@ def _cost(lines: list[str]) -> int:
     return sum(count_tokens(line) for line in lines) + max(0, len(lines) - 1)
 
 
-def fit(pack: dict, ranked: Iterable[dict], total: int) -> dict:
-    """``pack`` with ``facts`` (the longest prefix of ``ranked`` whose markdown fits
-    ``pack["budget"]``), ``omitted``, ``tokens`` and ``markdown``.
+def fit(pack: dict, ranked: Iterable[list[dict]], total: int) -> dict:
+    """``pack`` with ``facts`` (the facts of the longest prefix of the units ``ranked`` whose
+    markdown fits ``pack["budget"]``: values that conflict are kept or left out together),
+    ``omitted``, ``tokens`` and ``markdown``.
 
     ``ranked`` is consumed only as far as needed (each fact needs its ``source`` once it is
     taken), and holds ``total`` facts. Raises BadInput when the budget cannot hold even the title
@@ -229,21 +244,25 @@ def fit(pack: dict, ranked: Iterable[dict], total: int) -> dict:
     budget = pack["budget"]
     head = _title(pack)
     used = _cost(head)
-    kept: list[dict] = []
+    units: list[list[dict]] = []
+    taken = 0
     section = None
-    for fact in ranked:
-        key = _section_key(fact)
-        added = [""] + [_heading(pack, fact)] if key != section else []
-        added.append(_bullet(fact))
+    for unit in ranked:
+        added = []
+        for fact in unit:
+            key = _section_key(fact)
+            added += ([""] + [_heading(pack, fact)] if key != section else []) + [_bullet(fact)]
+            section = key
         cost = _cost(added) + 1
-        footer = _footer(pack, len(kept) + 1, total - len(kept) - 1)
+        footer = _footer(pack, taken + len(unit), total - taken - len(unit))
         if used + cost + (_cost(footer) + 2 if footer else 0) > budget:
             break
-        kept.append(fact)
+        units.append(unit)
+        taken += len(unit)
         used += cost
-        section = key
     # The footer's count can gain a digit as facts leave: check the whole text and drop more if need be.
     while True:
+        kept = [fact for unit in units for fact in unit]
         omitted = total - len(kept)
         text = "\n".join(_lines(pack, kept, omitted))
         tokens = count_tokens(text)
@@ -257,7 +276,7 @@ def fit(pack: dict, ranked: Iterable[dict], total: int) -> dict:
                 f"a budget of {budget} tokens cannot hold even the pack's title and note, which take {minimum}",
                 hint=f"give --budget {minimum} or more",
             )
-        kept.pop()
+        units.pop()
     public = [
         {
             k: fact[k]
@@ -271,6 +290,7 @@ def fit(pack: dict, ranked: Iterable[dict], total: int) -> dict:
                 "predicate",
                 "order",
                 "prevents_rework",
+                "conflicting",
             )
             if fact.get(k) is not None
         }
@@ -318,6 +338,13 @@ def candidate(row: dict, entity, kind: str, index: int, packed, anchor: dict | N
         "predicate": row.get("predicateKey") or schema.key_of(row["predicate"]),
         "sentence": schema.read_out(row.get("sentence"), str(subject), str(target), row["predicate"]),
         "prevents_rework": bool(row.get("preventsRework")),
+        # what tells values that conflict (FactReads.mark_conflicts): every fact here is confirmed
+        "status": "confirmed",
+        "subject": entity.iri if row["direction"] == "out" else row["peer"],
+        "value": row["peer"],
+        "valid_from": row.get("validFrom"),
+        "valid_to": row.get("validTo"),
+        "recorded_at": row.get("recordedAt"),
     }
     if row.get("order") is not None:
         fact["order"] = row["order"]
@@ -454,14 +481,20 @@ def _packed(session, entities: list, head: dict, budget: int) -> dict:
     ours = session.own_organization()
     if ours is not None and ours.iri not in {e.iri for e in entities}:
         facts = own_facts(session, ours, now, {f["id"] for f in facts}) + facts
-    ranked = rank(facts)
+    ranked = rank(facts, session.mark_conflicts)
 
     masked = _identifiers_masked(session)
 
-    def cited(facts: list[dict]) -> Iterator[dict]:
-        for fact in facts:  # a source is read only for a fact the budget may keep
-            source = short_source(session.sources_heard(fact["iri"]))
-            yield {**fact, "sentence": masked(fact["sentence"]), "source": masked(source)}
+    def cited(units: list[list[dict]]) -> Iterator[list[dict]]:
+        for unit in units:  # a source is read only for a fact the budget may keep
+            yield [
+                {
+                    **fact,
+                    "sentence": masked(fact["sentence"]),
+                    "source": masked(short_source(session.sources_heard(fact["iri"]))),
+                }
+                for fact in unit
+            ]
 
     head = {
         **head,
@@ -473,4 +506,4 @@ def _packed(session, entities: list, head: dict, budget: int) -> dict:
         head["self"] = {"id": ours.id, "name": ours.name}
     if unread:
         head["unread_entities"] = unread
-    return fit(head, cited(ranked), len(ranked))
+    return fit(head, cited(ranked), len(facts))

@@ -101,7 +101,7 @@ def test_rank_puts_rework_first_then_the_thing_itself_then_its_neighbourhood():
         fact("f-rework-link", "links", prevents_rework=True),
         fact("f-around-first", "around", anchor="step/a", anchor_order=1),
     ]
-    ranked = context.rank(facts)
+    ranked = flat(context.rank(facts))
     assert [f["id"] for f in ranked] == [
         "f-rework-link",
         "f-rework-around",
@@ -116,12 +116,14 @@ def test_rank_puts_rework_first_then_the_thing_itself_then_its_neighbourhood():
 
 
 def test_rank_keeps_the_packed_entities_direct_facts_before_any_neighbourhood():
-    ranked = context.rank(
-        [
-            fact("f-b-around", "around", entity_index=0),
-            fact("f-c", "about", entity_index=1),
-            fact("f-a", "links", entity_index=0),
-        ]
+    ranked = flat(
+        context.rank(
+            [
+                fact("f-b-around", "around", entity_index=0),
+                fact("f-c", "about", entity_index=1),
+                fact("f-a", "links", entity_index=0),
+            ]
+        )
     )
     assert [f["id"] for f in ranked] == ["f-a", "f-c", "f-b-around"]
 
@@ -160,6 +162,10 @@ def ranked_facts(n):
     return context.rank(facts)
 
 
+def flat(units):
+    return [fact for unit in units for fact in unit]
+
+
 @given(st.integers(min_value=1, max_value=3000), st.integers(min_value=0, max_value=60))
 def test_fit_never_exceeds_the_budget_and_drops_from_the_bottom(budget, n):
     ranked = ranked_facts(n)
@@ -171,6 +177,7 @@ def test_fit_never_exceeds_the_budget_and_drops_from_the_bottom(budget, n):
         assert context.fit({**HEAD, "budget": minimum}, ranked, len(ranked))["tokens"] <= minimum
         return
     assert pack["tokens"] == count_tokens(pack["markdown"]) <= budget
+    ranked = flat(ranked)
     assert [f["id"] for f in pack["facts"]] == [f["id"] for f in ranked[: len(pack["facts"])]]
     assert pack["omitted"] == n - len(pack["facts"])
     if pack["omitted"]:
@@ -186,9 +193,9 @@ def test_fit_reads_only_as_far_as_it_keeps():
     taken = []
 
     def cited():
-        for f in ranked_facts(50):
-            taken.append(f["id"])
-            yield f
+        for unit in ranked_facts(50):
+            taken.append(unit[0]["id"])
+            yield unit
 
     pack = context.fit({**HEAD, "budget": 200}, cited(), 50)
     assert 0 < len(pack["facts"]) < 50
@@ -478,3 +485,35 @@ def test_a_message_that_mentions_no_known_name_gives_a_pack_that_says_so(demo):
     assert "The message mentions no known name or alias: nothing to pack." in pack["markdown"]
     assert "No confirmed facts yet" not in pack["markdown"]
     assert "nothing is called" in demo("context", "--for", "the weather", expect=1).stderr
+
+
+def test_values_that_conflict_are_packed_marked_newest_first_and_kept_or_cut_together(kg, monkeypatch):
+    """Two confirmed values of a single-valued predicate stay, both shown as conflicting, newest
+    first, until a person resolves them (§9): a pack listed them unmarked, oldest first, and a
+    budget could keep the older alone, which an agent would take for the value. Also for an
+    audience, and through kg mcp's service."""
+    from kgrdf.serve.service import Caller, Service
+
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-05T09:00:00Z")
+    kg("add-entity", "process/ship", "--name", "Ship")
+    heard = ["--audience", "public"]
+    old = kg.json("propose", "process/ship", "purpose", "-v", "mkolder", "-s", "ledger:1", "-s", "report:1", *heard)
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-06T09:00:00Z")
+    new = kg.json("propose", "process/ship", "purpose", "-v", "mknewer", "-s", "ledger:2", "-s", "report:2", *heard)
+    kg("propose", "process/ship", "caveat", "-v", "mkcaveat", "-s", "ledger:3", "-s", "report:3")
+    assert old["status"] == new["status"] == "confirmed"
+    pack = kg.json("context", "--for", "process/ship")
+    conflicting = [(f["id"], f.get("conflicting")) for f in pack["facts"] if f["predicate"] == "purpose"]
+    assert conflicting == [(new["id"], [old["id"]]), (old["id"], [new["id"]])]
+    lines = kg("context", "--for", "process/ship").stdout.splitlines()
+    assert [line for line in lines if "mkolder" in line or "mknewer" in line] == [
+        f"- Ship exists to mknewer (conflicts with {old['id']}) [{new['id']} · ledger:2 +1]",
+        f"- Ship exists to mkolder (conflicts with {new['id']}) [{old['id']} · ledger:1 +1]",
+    ]
+    served = Service(kg.path).context(Caller("t", "main", "owner"), entity="process/ship")
+    assert served["facts"] == pack["facts"]
+    public = kg.json("context", "--for", "process/ship", "--audience", "public")["facts"]
+    assert [(f["id"], f.get("conflicting")) for f in public] == conflicting  # (the caveat is the owner's)
+    for budget in range(60, pack["tokens"] + 1):  # every cut keeps both values or neither
+        kept = {f["id"] for f in kg.json("context", "--for", "process/ship", "--budget", str(budget))["facts"]}
+        assert len(kept & {old["id"], new["id"]}) != 1, budget
