@@ -1899,7 +1899,11 @@ def schema(
         import pyoxigraph as ox
 
         triples = [ox.Triple(q.subject, q.predicate, q.object) for q in quads]
-        sys.stdout.buffer.write(ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=schema_module_prefixes()))
+        data = ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=schema_module_prefixes())
+        if json:  # one JSON document, as kg export --json gives its text
+            render.out(True, {"format": format, "data": data.decode("utf-8")}, "")
+        else:
+            sys.stdout.buffer.write(data)
         return
     render.schema(json, effective, extension)
 

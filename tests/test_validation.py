@@ -203,7 +203,9 @@ def test_schema_lists_types_and_predicates_with_markers(kg):
     assert by_key["entry_point"]["single_valued"] and not by_key["entry_point"]["high_risk"]
     assert by_key["approves"]["high_risk"] and by_key["approves"]["person_ok"]
     assert by_key["caveat"]["object"] == "value" and by_key["reviews"]["object"] == "entity"
-    assert "@prefix kg:" in kg("schema", "--format", "turtle").stdout
+    turtle = kg("schema", "--format", "turtle").stdout
+    assert "@prefix kg:" in turtle
+    assert kg.json("schema", "--format", "turtle") == {"format": "turtle", "data": turtle}  # one document
     assert "unknown schema format" in kg("schema", "--format", "xml", expect=2).stderr
 
 
