@@ -46,14 +46,40 @@ LINKS_REFUSED = ["journal/local", "index", "cache"]  # folders kgrdf writes in
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
+# The fields of the knowledge base's settings files that every command reads, and what each holds:
+# one edited to another shape is said damaged, naming the field, not met as "a bug" where it is read.
+_SHAPES = {
+    "format.json": {"format": (int, "a number"), "perspective": (str, "a name"), "index": ((str, type(None)), "a URL")},
+    "replica.json": {"replica": (str, "a name"), "from_index_at": ((list, type(None)), "a list")},
+}
+_REMOTES = "remotes"  # format.json's: {name: URL}
+
+
 def read_json(path: Path) -> dict:
-    """A JSON file of the knowledge base's own (view.json, format.json, ...): {} when it is not there."""
+    """A JSON file of the knowledge base's own (view.json, format.json, ...): {} when it is not there.
+    Raises Damaged when it does not parse, and when format.json or replica.json is no JSON object
+    or holds a field of another kind than kgrdf writes."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (ValueError, OSError) as exc:
         raise Damaged(f"{path.name} does not parse: {exc}") from None
+    shape = _SHAPES.get(path.name)
+    if shape is None:
+        return data
+    hint = f"restore it from the knowledge base's history: git checkout {path.name}, in its folder"
+    if not isinstance(data, dict):
+        raise Damaged(f"{path.name} is not a JSON object, as kgrdf writes it", hint=hint)
+    for name, (kinds, what) in shape.items():
+        if name in data and (not isinstance(data[name], kinds) or isinstance(data[name], bool)):
+            raise Damaged(f"{path.name}'s {name!r} is not {what}: {json.dumps(data[name])[:60]}", hint=hint)
+    remotes = data.get(_REMOTES) if path.name == "format.json" else None
+    if remotes is not None and not (
+        isinstance(remotes, dict) and all(isinstance(url, str) for url in remotes.values())
+    ):
+        raise Damaged(f"{path.name}'s {_REMOTES!r} is not a set of names and URLs", hint=hint)
+    return data
 
 
 def signature(path: Path) -> tuple | None:

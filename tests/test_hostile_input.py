@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Kg, copy_of, one_line
+from tests.patchlog import journal_bytes
 
 ESCAPES = "looks fine\r\x1b[2K  confirmed by dana\x1b[8m"  # rewrites the line a terminal shows
 
@@ -395,3 +396,29 @@ def test_text_whose_lines_end_in_cr_lf_is_taken_with_newlines(kb, tmp_path):
         *("--extracted", "--span", "needs\r\ncare", "--confidence", "0.8"),
     )["id"]
     assert [h.get("span") for h in kb.json("history", spanned)["fact"]["hearings"]] == ["needs care"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("format.json", "[]", "format.json is not a JSON object"),
+        ("format.json", "null", "format.json is not a JSON object"),
+        ("format.json", '{"format": "3", "perspective": "main"}', "format.json's 'format' is not a number"),
+        ("format.json", '{"format": 3, "perspective": "main", "index": 5}', "format.json's 'index' is not a URL"),
+        ("format.json", '{"format": 3, "perspective": "main", "remotes": "hub"}', "format.json's 'remotes' is not"),
+        ("format.json", '{"format": 3, "perspective": ["main"]}', "format.json's 'perspective' is not a name"),
+        ("replica.json", "[]", "replica.json is not a JSON object"),
+        ("replica.json", '{"replica": 7}', "replica.json's 'replica' is not a name"),
+    ],
+)
+@pytest.mark.parametrize("command", [("stats",), ("status",), ("validate",), ("remote", "list")])
+def test_a_settings_file_edited_to_another_shape_is_named_damaged_not_a_bug(kb, name, text, said, command):
+    """format.json and replica.json edited by hand (format.json keeps the remotes, and is in git)
+    to a JSON value of another shape: every command said "a bug in kgrdf", or read on as if it held
+    nothing. They are named damaged, with the way back, exit 3."""
+    (kb.path / name).write_text(text + "\n")
+    before = (journal_bytes(kb.path / "journal"), (kb.path / name).read_text())  # (kb.snapshot reads stats)
+    done = kb.json(*command, expect=3)
+    assert done["error"] == "damaged" and done["message"].startswith(said), done
+    assert "git checkout" in done["hint"]
+    assert (journal_bytes(kb.path / "journal"), (kb.path / name).read_text()) == before
