@@ -408,6 +408,10 @@ def test_kg_reports_what_pyshacl_reports_on_each_example(path):
         }
     )
     assert kg_findings(store, focus) == reference
+    derived = ox.NamedNode("http://www.w3.org/ns/prov#wasDerivedFrom")
+    for node in focus:  # a write of one node: its queries are given that node (VALUES), each subquery too
+        nodes = {node} | {q.object.value for q in store.quads_for_pattern(ox.NamedNode(node), derived, None)}
+        assert kg_findings(store, [node]) == {f for f in reference if f[0] in nodes}, node
     assert kg_sparql_counts(store) == pyshacl_findings(store, sparql_counts=True)
 
 
@@ -519,6 +523,10 @@ PREBINDING_CASES = {
     "a subquery with a branch of BINDs": "SELECT $this ?n WHERE { { SELECT $this ?n WHERE { { BIND ($this AS ?n) } "
     "UNION { $this ex:p ?n } } } }",
     "a nested group": "SELECT $this ?n WHERE { { { BIND (STR($this) AS ?n) } } }",
+    "a subquery returning $this beside one that does not name it": "SELECT $this ?n WHERE { { SELECT $this ?y "
+    "WHERE { $this ex:p ?y } } { SELECT ?n ?y WHERE { ?n ex:q ?y } } FILTER (?n != $this) }",
+    "a group whose subquery returns $this from a branch of BINDs": "SELECT $this ?n WHERE { { { SELECT $this ?n "
+    "WHERE { { BIND ($this AS ?n) } UNION { $this ex:p ?n } } } ?n ex:q ?z } }",
     "a string and an IRI that look like $this": 'SELECT $this ?n WHERE { $this ex:p ?x BIND ("{ $this }" AS ?n) '
     "FILTER (?x != <http://example.org/$this>) }",
 }
