@@ -362,6 +362,8 @@ class _Check:
             rows.sort(key=lambda r: (r["validFrom"] or "", vocab.id_of(r["fact"])))
             for i, a in enumerate(rows):
                 for b in rows[i + 1 :]:
+                    if a["validTo"] and (b["validFrom"] or "") >= a["validTo"]:
+                        break  # b, and every value after it, begins once a has ended (a history: n, not n²)
                     if _value_key(a["object"]) == _value_key(b["object"]):
                         continue
                     both_now = (

@@ -225,10 +225,16 @@ def outcome_doc(result, shown: dict, warnings=()) -> dict:
     return doc
 
 
+WARNINGS_SHOWN = 5  # a write's warnings on standard error (a value beside a history of a thousand)
+
+
 @_on_screen
 def outcome(as_json: bool, result, shown: dict, warnings=()) -> None:
-    for warning in warnings:
+    for warning in warnings[:WARNINGS_SHOWN]:
         print(f"kg: warning: {visible(warning.message)}", file=sys.stderr)
+    if len(warnings) > WARNINGS_SHOWN:
+        more = len(warnings) - WARNINGS_SHOWN
+        print(f"kg: warning: and {more} more (--json and kg validate list every one)", file=sys.stderr)
     doc = outcome_doc(result, shown, warnings)
     if as_json:
         return emit(doc)

@@ -592,3 +592,37 @@ def test_a_clock_near_year_1_counts_back_to_it_and_never_fails(kg, monkeypatch, 
     result = runner.invoke(app, [*command, "--kb", str(kg.path)])
     assert result.exit_code in (0, 1), result.stdout + result.stderr
     assert "bug in kgrdf" not in result.stdout + result.stderr
+
+
+def test_a_long_history_of_one_value_is_linted_checked_and_warned_of_in_a_few_lines(kg, tmp_path, monkeypatch):
+    """A subject with a history of values of a single-valued predicate, each in its own time (a
+    ledger's): kg lint compared every pair of them, and a write beside them printed a warning for
+    each. Lint finds the one overlap planted among them; a value given no time (so true at every
+    time, beside each of them) is warned of in a few lines, every one listed by --json."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-06-01T09:00:00Z")
+    records = [{"type": "entity", "id": "process/ship", "name": "Ship"}]
+    for day in range(1, 29):
+        records.append(
+            {
+                "type": "fact",
+                "subject": "process/ship",
+                "predicate": "purpose",
+                "value": f"mkpurpose{day}",
+                "valid_from": f"2026-02-{day:02d}",
+                "valid_to": f"2026-02-{day + 1:02d}" if day < 28 else "2026-03-01",
+                "sources": [f"ledger:{day}", f"report:{day}"],
+            }
+        )
+    records.append(dict(records[10], value="mkplanted", valid_to="2026-02-12"))  # over the 10th and 11th's
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    kg("import", str(path), "--apply", "--auto-confirm")
+    overlaps = findings(kg, "overlap")
+    assert sorted(v for f in overlaps for v in f["message"].split("'") if v.startswith("mk")) == sorted(
+        ["mkpurpose10", "mkplanted", "mkplanted", "mkpurpose11"]
+    )
+    done = kg("propose", "process/ship", "purpose", "--value", "mkalways", "-s", "doc:1")
+    warned = [line for line in done.stderr.splitlines() if line.startswith("kg: warning:")]
+    assert len(warned) == 6 and warned[-1].startswith("kg: warning: and 24 more")
+    listed = kg.json("propose", "process/ship", "purpose", "--value", "mkalways", "-s", "doc:2")["warnings"]
+    assert len(listed) == 29  # (observed again: the same pairs)
