@@ -53,7 +53,9 @@ class Unanswered(BadInput):
         why = f"cannot write the answer to standard output: {exc.strerror or exc}"
         if not made:
             return cls(why, hint="send standard output where it can be written")
-        return cls(f"{why}; the command's write was made all the same: {'; '.join(made)}", hint="do not make it again")
+        # (a thing made that gives its own way on, a token whose secret is lost, is not to be left as it is)
+        hint = None if any("kg " in what for what in made) else "do not make it again"
+        return cls(f"{why}; the command's write was made all the same: {'; '.join(made)}", hint=hint)
 
 
 class Damaged(KgError):

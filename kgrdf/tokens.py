@@ -56,7 +56,9 @@ def add(
         secret = PREFIX + secrets.token_urlsafe(32)
         token = Token(name, perspective, heard_by, bool(write), clock.iso(clock.now()), digest(secret), speaker)
         _write(kb.path, [*tokens, token])
-    made.note(f"the token {name} was made (its secret is shown once: kg tokens revoke {name}, then add it again)")
+    made.note(
+        f"the token {name} was made, but its secret, shown once, is lost: kg tokens revoke {name}, then add it again"
+    )
     return token, secret
 
 
