@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode
 
-from kgrdf import clock, files, review, settings, vocab
+from kgrdf import clock, files, made, review, settings, vocab
 from kgrdf.errors import BadInput, NotFound, Refused
 
 KNOWN_SHOWN = 3  # confirmed facts shown beside a group, as what is already known
@@ -241,6 +241,8 @@ def today(kb) -> dict:
     document["expired_after_days"] = days  # (KGRDF_PROPOSAL_DAYS: what the expiry counted)
     document["perspective"] = kb.perspective  # (kg batch apply answers it in this perspective alone)
     save(kb, document)
+    if document.get("groups"):  # (said only if the answer is lost: kg batch apply would answer a batch unseen)
+        made.note("the batch was saved for kg batch apply, which would answer it unseen: kg batch prints it again")
     document["answer_with"] = shlex.join(["kg", "batch", "apply", *kb.perspective_words()])  # (what to paste)
     return document
 

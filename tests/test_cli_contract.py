@@ -286,6 +286,7 @@ def test_what_a_command_makes_outside_the_journal_is_named_when_its_answer_is_lo
     done = _into_full(["tokens", "add", "bot1", "--perspective", "main", "--audience", "public", "--kb", kg.path], True)
     assert done.returncode == 2 and "the token bot1 was made" in done.stderr
     assert "kg tokens revoke bot1, then add it again" in done.stderr
+    assert "do not make it again" not in done.stderr  # (it said both)
     assert [t["name"] for t in kg.json("tokens", "list")["tokens"]] == ["bot1"]
     done = _into_full(["init", "--kb", tmp_path / "new"], True)
     assert done.returncode == 2 and f"the knowledge base at {tmp_path / 'new'} was made" in done.stderr
@@ -293,6 +294,13 @@ def test_what_a_command_makes_outside_the_journal_is_named_when_its_answer_is_lo
     assert done.returncode == 2 and "the remote team was added" in done.stderr
     done = _into_full(["lookup", "nothing-here", "--kb", kg.path, "--json"], True)
     assert "was made" not in done.stderr
+    done = _into_full(["batch", "--kb", kg.path], True)  # nothing waits: no batch to answer
+    assert done.stderr == f"{NO_ANSWER} (send standard output where it can be written)\n"
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("propose", "repo/api", "caveat", "--value", "slow", "-s", "pr:1")
+    done = _into_full(["batch", "--kb", kg.path], True)  # a batch no one saw, saved to be answered
+    assert done.returncode == 2 and "the batch was saved for kg batch apply" in done.stderr
+    assert "kg batch prints it again" in done.stderr and "do not make it again" not in done.stderr
 
 
 def test_a_reader_that_went_away_is_quiet_for_a_read_and_named_for_a_write_made(kg, tmp_path):
