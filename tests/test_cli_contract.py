@@ -590,3 +590,17 @@ def test_a_query_argument_that_is_one_word_and_no_file_is_named_as_a_missing_fil
     line = one_line(base("sparql", path, expect=2))
     assert line.startswith(f"kg: cannot read the query file {path}: No such file or directory")
     assert base("sparql", "ASK{}").stdout.strip() == "true"
+
+
+def test_a_name_not_known_lists_in_candidates_what_its_hint_names(kg):
+    """--json's candidates are what a program reads: a near name named in the hint ("did you mean
+    organization/acme-corp?") was not among them, which were empty."""
+    kg("org", "add", "Acme Corp")
+    kg("add-entity", "repo/web-app", "--name", "web-app", "--weak-alias", "frontend")
+    near = kg.json("org", "set", "Acme", "founded", "2023", "-s", "ledger:x", expect=1)
+    assert near["error"] == "not_found" and "organization/acme-corp" in near["hint"]
+    assert near["candidates"] == ["organization/acme-corp"]
+    weak = kg.json("lookup", "frontend", expect=1)
+    assert "repo/web-app" in weak["hint"] and weak["candidates"] == ["repo/web-app"]
+    none = kg.json("lookup", "zzz-nothing", expect=1)
+    assert none["candidates"] == [] and "kg add-entity" in none["hint"]

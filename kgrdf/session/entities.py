@@ -151,7 +151,7 @@ class EntityReads(Reading):
                 hint="give the id instead",
                 candidates=[m["id"] for m in found["matches"]],
             )
-        hint = None
+        candidates = [s["id"] for s in found["suggestions"]]  # (what the hint names, for a program)
         if found["suggestions"]:
             hint = (
                 "did you mean "
@@ -160,11 +160,12 @@ class EntityReads(Reading):
             )
         else:
             near = self.search(text)[:3]
+            candidates = [n["id"] for n in near]
             if near:
                 hint = "did you mean " + ", ".join(f"{n['id']} ({n['name']!r})" for n in near) + "?"
             else:
                 hint = "kg add-entity makes it; kg search finds names"
-        raise NotFound(f"{role} {text!r} is not known", hint=hint, candidates=[s["id"] for s in found["suggestions"]])
+        raise NotFound(f"{role} {text!r} is not known", hint=hint, candidates=candidates)
 
     _HOW = {
         vocab.PREF_LABEL.value: "name",
