@@ -68,18 +68,24 @@ def read_json(path: Path) -> dict:
     shape = _SHAPES.get(path.name)
     if shape is None:
         return data
-    hint = f"restore it from the knowledge base's history: git checkout {path.name}, in its folder"
     if not isinstance(data, dict):
-        raise Damaged(f"{path.name} is not a JSON object, as kgrdf writes it", hint=hint)
+        raise settings_damaged(path.name, f"{path.name} is not a JSON object, as kgrdf writes it")
     for name, (kinds, what) in shape.items():
         if name in data and (not isinstance(data[name], kinds) or isinstance(data[name], bool)):
-            raise Damaged(f"{path.name}'s {name!r} is not {what}: {json.dumps(data[name])[:60]}", hint=hint)
+            raise settings_damaged(path.name, f"{path.name}'s {name!r} is not {what}: {json.dumps(data[name])[:60]}")
     remotes = data.get(_REMOTES) if path.name == "format.json" else None
     if remotes is not None and not (
         isinstance(remotes, dict) and all(isinstance(url, str) for url in remotes.values())
     ):
-        raise Damaged(f"{path.name}'s {_REMOTES!r} is not a set of names and URLs", hint=hint)
+        raise settings_damaged(path.name, f"{path.name}'s {_REMOTES!r} is not a set of names and URLs")
     return data
+
+
+def settings_damaged(name: str, message: str) -> Damaged:
+    """The error for a settings file of the knowledge base's own (format.json, replica.json) that
+    holds what kgrdf never writes: no command runs on it, so none commits it, and the history holds
+    the file as it was."""
+    return Damaged(message, hint=f"restore it from the knowledge base's history: git checkout {name}, in its folder")
 
 
 def signature(path: Path) -> tuple | None:

@@ -80,11 +80,27 @@ class KnowledgeBase:
         settings = files.read_json(self.path / "format.json")
         self.format = settings.get("format", FORMAT)
         self.default_perspective = settings.get("perspective", DEFAULT_PERSPECTIVE)
+        if self.format < 1:
+            raise files.settings_damaged(
+                "format.json", f"format.json's 'format' is no format of kgrdf's: {self.format}"
+            )
+        if not vocab.PERSPECTIVE_PATTERN.match(self.default_perspective):  # (its IRIs are made from it)
+            raise files.settings_damaged(
+                "format.json", f"format.json's 'perspective' is no perspective's name: {self.default_perspective!r}"
+            )
         self.perspective = self.default_perspective if perspective is None else inputs.perspective(perspective)
         self.index_url = settings.get("index")  # a SPARQL server that holds the index, when not on disk here
         if backend == "oxigraph" and self.index_url:
             self.backend_kind = "sparql"
-        self.replica = files.read_json(self.path / "replica.json").get("replica")
+        replica = files.read_json(self.path / "replica.json")
+        self.replica = replica.get("replica")
+        made_here = replica or (self.path / "replica.json").is_file()
+        if made_here and not vocab.REPLICA_PATTERN.match(
+            self.replica or ""
+        ):  # (a folder of the journal is named by it)
+            raise files.settings_damaged(
+                "replica.json", f"replica.json's 'replica' is no replica's id: {self.replica!r}"
+            )
         self._memory = None  # the in-memory backend keeps its index for the object's life
         self._standby = None  # a write's index made from the journal while the server is down, and its note
         self.resident = None  # a long-lived process's hold on the index (kgrdf.resident), if any

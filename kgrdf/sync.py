@@ -56,7 +56,7 @@ from kgrdf.errors import BadInput, Damaged, KgError, NotFound, Refused
 from kgrdf.journal import Position, Stream, fold, name_of, number_of, parse_patch
 
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")  # (\Z, not $: $ lets a final newline through)
-REPLICA = re.compile(r"r-[0-9a-f]{8}\Z")  # a replica's id, as kg init mints it: also the name of its folder here
+REPLICA = vocab.REPLICA_PATTERN  # a replica's id, as kg init mints it: also the name of its folder here
 REPLICAS = "replicas"  # the other replicas' journals, as pulled from the hubs
 DISCLOSED_ROW = str(model.DISCLOSED)  # a row of a disclosure (kgrdf.disclosure), as a patch holds it
 STATE = "sync.json"  # each remote's last sync, how far each replica's journal is folded, what was set aside

@@ -37,6 +37,7 @@ PREFIXES = {
 ID_PATTERN = re.compile(r"^[a-z][a-z_]*/[a-z0-9][a-z0-9._-]*\Z")
 FACT_ID_PATTERN = re.compile(r"^f-[a-z0-9]{6}\Z")
 PERSPECTIVE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}\Z")
+REPLICA_PATTERN = re.compile(r"r-[0-9a-f]{8}\Z")  # a replica's id, as kg init mints it: also its journal's folder
 
 
 def kg(local: str) -> NamedNode:

@@ -409,9 +409,19 @@ def test_text_whose_lines_end_in_cr_lf_is_taken_with_newlines(kb, tmp_path):
         ("format.json", '{"format": 3, "perspective": ["main"]}', "format.json's 'perspective' is not a name"),
         ("replica.json", "[]", "replica.json is not a JSON object"),
         ("replica.json", '{"replica": 7}', "replica.json's 'replica' is not a name"),
+        # kinds kgrdf writes, but values it never does: a replica's id names its journal's folder, a
+        # perspective's name its IRIs (../../escape wrote the journal outside the knowledge base)
+        ("replica.json", '{"replica": "../../escape"}', "replica.json's 'replica' is no replica's id"),
+        ("replica.json", '{"replica": ""}', "replica.json's 'replica' is no replica's id"),
+        ("replica.json", "{}", "replica.json's 'replica' is no replica's id"),
+        ("format.json", '{"format": 3, "perspective": "Main Thing"}', "format.json's 'perspective' is no perspective"),
+        ("format.json", '{"format": 3, "perspective": ""}', "format.json's 'perspective' is no perspective"),
+        ("format.json", '{"format": 0, "perspective": "main"}', "format.json's 'format' is no format of kgrdf's"),
     ],
 )
-@pytest.mark.parametrize("command", [("stats",), ("status",), ("validate",), ("remote", "list")])
+@pytest.mark.parametrize(
+    "command", [("stats",), ("status",), ("validate",), ("remote", "list"), ("add-entity", "repo/x", "--name", "x")]
+)
 def test_a_settings_file_edited_to_another_shape_is_named_damaged_not_a_bug(kb, name, text, said, command):
     """format.json and replica.json edited by hand (format.json keeps the remotes, and is in git)
     to a JSON value of another shape: every command said "a bug in kgrdf", or read on as if it held
