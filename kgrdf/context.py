@@ -120,11 +120,19 @@ def rank(facts: list[dict], mark_conflicts=None) -> list[list[dict]]:
         fact["section"] = REWORK if fact.get("prevents_rework") and fact["kind"] != "self" else fact["kind"]
     if mark_conflicts is not None:
         ranked = mark_conflicts(ranked)
+    return _units(ranked)
+
+
+def _units(facts: list[dict]) -> list[list[dict]]:
+    """``facts`` (marked, each group of conflicting values together) as units: a fact alone, or a
+    group, in the section of its first fact. (Every fact of a pack is true now, so the values of a
+    group each conflict with every other: the group is the run of facts that names one another.)"""
     units: list[list[dict]] = []
-    for fact in ranked:
+    for fact in facts:
         conflicting = set(fact.get("conflicting") or ())
         if units and conflicting & {other["id"] for other in units[-1]}:
-            fact["section"] = units[-1][0]["section"]
+            if "section" in units[-1][0]:
+                fact["section"] = units[-1][0]["section"]
             units[-1].append(fact)
         else:
             units.append([fact])
@@ -430,7 +438,15 @@ def own_facts(session, ours, now, seen: set[str]) -> list[dict]:
         if r["direction"] == "out" and r["id"] not in seen
     ]
     rows.sort(key=lambda r: (r.get("predicateKey") or "", r["id"]))
-    return [candidate(row, ours, "self", 0, ours) for row in rows[:SELF_FACTS]]
+    # The first SELF_FACTS, but never one of two values that conflict without the other (marked
+    # before the cut: the pack would give the older alone).
+    facts = session.mark_conflicts([candidate(row, ours, "self", 0, ours) for row in rows])
+    kept: list[dict] = []
+    for unit in _units(facts):
+        if len(kept) >= SELF_FACTS:
+            break
+        kept += unit
+    return kept
 
 
 MESSAGE_ENTITIES = 5  # a message's pack is about at most this many of the entities it mentions

@@ -517,3 +517,20 @@ def test_values_that_conflict_are_packed_marked_newest_first_and_kept_or_cut_tog
     for budget in range(60, pack["tokens"] + 1):  # every cut keeps both values or neither
         kept = {f["id"] for f in kg.json("context", "--for", "process/ship", "--budget", str(budget))["facts"]}
         assert len(kept & {old["id"], new["id"]}) != 1, budget
+
+
+def test_the_self_organizations_conflicting_values_open_a_pack_together(kg, monkeypatch):
+    """A pack opens with the first few facts of our own organization: they were cut before the
+    values that conflict were marked, and the cut could keep one of two alone, unmarked."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T00:00:00Z")
+    kg("add-entity", "repo/web-app", "--name", "web-app")
+    kg("org", "init", "Acme")
+    for key in ("a1", "a2", "a3", "a4"):
+        kg("org", "set", "Acme", key, "v", "-s", "ledger:x", "-s", "report:y")
+    old = kg.json("org", "set", "Acme", "founded", "2001", "-s", "ledger:x", "-s", "report:y")["id"]
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T00:05:00Z")
+    new = kg.json("org", "set", "Acme", "founded", "2003", "-s", "ledger:x", "-s", "report:y")["id"]
+    for asked in (("--for", "web-app"), ("--message", "how is web-app?")):
+        facts = kg.json("context", *asked)["facts"]
+        founded = [(f["id"], f.get("conflicting")) for f in facts if f["predicate"] == "founded"]
+        assert founded == [(new, [old]), (old, [new])], asked
