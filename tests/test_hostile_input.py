@@ -432,3 +432,11 @@ def test_a_settings_file_edited_to_another_shape_is_named_damaged_not_a_bug(kb, 
     assert done["error"] == "damaged" and done["message"].startswith(said), done
     assert "git checkout" in done["hint"]
     assert (journal_bytes(kb.path / "journal"), (kb.path / name).read_text()) == before
+
+
+def test_a_remote_edited_to_no_url_is_named_as_the_hubs(kb):
+    """A remote's URL edited in format.json to no http(s) address: kg sync called it 'an index URL'."""
+    settings = json.loads((kb.path / "format.json").read_text())
+    (kb.path / "format.json").write_text(json.dumps({**settings, "remotes": {"team": "notaurl"}}))
+    line = one_line(kb("sync", expect=2))
+    assert line.startswith("kg: a hub's URL 'notaurl' must be an http:// or https:// address"), line

@@ -98,7 +98,7 @@ class SparqlBackend(Backend):
 
         self.url = url
         self.role = role  # what the server is to the knowledge base, as errors name it: its index, or a hub
-        self.query_url, self.update_url = endpoints(url)
+        self.query_url, self.update_url = endpoints(url, what="an index URL" if role == "index" else f"a {role}'s URL")
         self.timeout = timeout
         self.http = httpx2.Client(timeout=httpx2.Timeout(timeout, connect=CONNECT_TIMEOUT))
 
