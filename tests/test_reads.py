@@ -305,3 +305,30 @@ def test_a_fact_heard_in_many_messages_lists_its_first_sources_and_how_many_more
     line = next(x for x in kg("lookup", "repo/api").stdout.splitlines() if "slack:" in x)
     assert line.count("slack:") == 10 and line.rstrip().endswith("and 4 more (--json lists them)")
     assert len(kg.json("lookup", "repo/api")["facts"][0]["sources"]) == 14
+
+
+def test_neighbors_asks_one_query_a_hop_however_many_entities_it_reached(kg, monkeypatch):
+    """A query for each entity of the frontier made a hub of 2,000 links take 3 s at two hops: the
+    frontier is asked at once (500 entities a query), and the answer is the same."""
+    from kgrdf.session.reading import Reading
+
+    kg("add-entity", "repo/hub", "--name", "hub")
+    for i in range(30):
+        kg("add-entity", f"repo/s{i}", "--name", f"s{i}")
+    for i in range(30):
+        kg("propose", f"repo/s{i}", "depends_on", "--object", "repo/hub", "-s", "ledger:a")
+        if i % 3 == 0:
+            kg("propose", f"repo/s{i}", "depends_on", "--object", f"repo/s{(i + 1) % 30}", "-s", "ledger:a")
+    asked = []
+    rows = Reading.rows
+
+    def counted(self, name, **bindings):
+        if name == "neighbors":
+            asked.append(bindings["entity"])
+        return rows(self, name, **bindings)
+
+    monkeypatch.setattr(Reading, "rows", counted)
+    doc = kg.json("neighbors", "repo/hub", "--hops", "2")
+    assert len(asked) == 2  # one a hop
+    assert len(doc["nodes"]) == 31 and len(doc["edges"]) == 40
+    assert [n["distance"] for n in doc["nodes"]] == [0] + [1] * 30

@@ -392,8 +392,15 @@ class FactReads(Reading):
         frontier = [start]
         for distance in range(1, hops + 1):
             next_frontier = []
+            # The facts of the whole frontier, HEARD_AT_ONCE entities a query (a query each made a
+            # hub of 2,000 links take 3 s at two hops); each entity's rows in the query's order.
+            rows_of: dict[str, list[dict]] = {}
+            for at in range(0, len(frontier), HEARD_AT_ONCE):
+                asked = [NamedNode(node.iri) for node in frontier[at : at + HEARD_AT_ONCE]]
+                for row in self.values("neighbors", entity=asked, now=now):
+                    rows_of.setdefault(row["entity"], []).append(row)
             for node in frontier:
-                for row in self.values("neighbors", entity=NamedNode(node.iri), now=now):
+                for row in rows_of.get(node.iri, ()):
                     if row["id"] not in seen_edges:
                         seen_edges.add(row["id"])
                         src, dst = (node.id, row["peerId"]) if row["direction"] == "out" else (row["peerId"], node.id)
