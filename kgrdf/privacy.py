@@ -133,22 +133,22 @@ class _WordTrie:
     """Names as paths of words: the names that begin at a word of a text are found in one walk along
     its next words, however many names share their first words ("the api", "the web app" and a
     thousand more names starting with "the": keyed by the first word alone, each "the" of a text was
-    compared with all of them)."""
+    compared with all of them). Nested dicts with text keys, so that a cache keeps it as JSON."""
 
-    _END = None  # the key of what ends at a node (a word is never None)
+    _END = ""  # the key of what ends at a node (a word is never empty)
 
-    def __init__(self):
-        self._root: dict = {}
+    def __init__(self, root: dict | None = None):
+        self.root: dict = {} if root is None else root
 
     def add(self, words: tuple[str, ...], value) -> None:
-        node = self._root
+        node = self.root
         for word in words:
             node = node.setdefault(word, {})
         node.setdefault(self._END, []).append(value)
 
     def at(self, words: list[str], at: int) -> Iterator[tuple[int, object]]:
         """(length in words, value) of each name that begins at ``words[at]``, shortest first."""
-        node = self._root
+        node = self.root
         for i in range(at, len(words)):
             node = node.get(words[i])
             if node is None:
@@ -159,14 +159,16 @@ class _WordTrie:
 
 class NameIndex:
     """Finds known names in a text, word for word (the words of :func:`words`, as the People
-    matcher reads them): names are keyed by their first word, so a text is read once whatever the
+    matcher reads them): names are paths of words (_WordTrie), so a text is read once whatever the
     number of names (a multi-pattern match)."""
 
-    FORMAT = "3"  # of what dump gives: 2, words take in marks; 3, ı is i and all that shows as nothing goes
+    # of what dump gives: 2, words take in marks; 3, ı is i and all that shows as nothing goes; 4, a
+    # trie (made again from the names by each process that read one, 30 ms for 20k names: kept so)
+    FORMAT = "4"
 
     def __init__(self):
-        self._by_first: dict[str, list[tuple[tuple[str, ...], str, str, object]]] = {}
-        self._trie: _WordTrie | None = None  # made from _by_first at the first find
+        self._trie = _WordTrie()
+        self._added = 0  # each name's place in the order names were added, kept beside it
 
     def add(self, name: str, value) -> None:
         """Index ``name``. A name's signs before its first word (#deploys, @dana) and after its
@@ -177,56 +179,44 @@ class NameIndex:
         if not found:
             return
         lead, trail = folded[: found[0][0]], folded[found[-1][1] :].rstrip(_SENTENCE_ENDS)
-        words = tuple(word for _start, _end, word in found)
-        self._by_first.setdefault(words[0], []).append((words, lead, trail, value))
-        self._trie = None
+        words = [word for _start, _end, word in found]
+        self._trie.add(tuple(words), [self._added, len(words), lead, trail, value])
+        self._added += 1
 
     def __bool__(self) -> bool:
-        return bool(self._by_first)
+        return bool(self._trie.root)
 
     def dump(self) -> dict:
-        return {
-            word: [[list(name), lead, trail, value] for name, lead, trail, value in entries]
-            for word, entries in self._by_first.items()
-        }
+        return {"added": self._added, "trie": self._trie.root}
 
     @classmethod
     def load(cls, data: dict) -> "NameIndex":
+        if not (isinstance(data.get("trie"), dict) and isinstance(data.get("added"), int)):
+            raise ValueError("not a NameIndex's dump")
         index = cls()
-        index._by_first = {
-            word: [
-                (tuple(name), lead, trail, tuple(value) if isinstance(value, list) else value)
-                for name, lead, trail, value in entries
-            ]
-            for word, entries in data.items()
-        }
+        index._trie, index._added = _WordTrie(data["trie"]), data["added"]
         return index
 
     def find(self, text: str) -> list[tuple[int, int, object]]:
-        """Every (start, end, value) of a known name in ``text`` (character offsets), at every word.
-        The text is read in its own characters: each run of them that makes words is folded where
-        it stands, so offsets are the text's whatever folding does to its length (İ, ß, ligatures)."""
+        """Every (start, end, value) of a known name in ``text`` (character offsets), at every word,
+        in the order the names were added. The text is read in its own characters: each run of them
+        that makes words is folded where it stands, so offsets are the text's whatever folding does
+        to its length (İ, ß, ligatures). A value kept as a JSON list is given as a tuple."""
         spans = [
             (m.start(), m.end(), word)
             for m in (_PIECE if text.isascii() else _raw_piece()).finditer(text)
             for _start, _end, word in _pieces_at(fold(m.group()))
         ]
         words = [w for _, _, w in spans]
-        if self._trie is None:
-            self._trie = _WordTrie()
-            for entries in self._by_first.values():
-                for order, entry in enumerate(entries):
-                    self._trie.add(entry[0], (order, entry))
         found = []
         for at in range(len(words)):
-            # (in the order of the names of the word, as they were added)
-            for _order, (name, lead, trail, value) in sorted(v for _n, v in self._trie.at(words, at)):
-                start, end = spans[at][0] - len(lead), spans[at + len(name) - 1][1]
+            for _order, length, lead, trail, value in sorted(entry for _n, entry in self._trie.at(words, at)):
+                start, end = spans[at][0] - len(lead), spans[at + length - 1][1]
                 if lead and (start < 0 or fold(text[start : spans[at][0]]) != lead):
                     continue
                 if trail and fold(text[end : end + len(trail)]) != trail:
                     continue
-                found.append((start, end + len(trail), value))
+                found.append((start, end + len(trail), tuple(value) if isinstance(value, list) else value))
         return found
 
 

@@ -1705,6 +1705,8 @@ def test_both_matchers_find_what_comparing_each_name_at_each_word_finds(names, t
         if text_words[at : at + len(words)] == words
     ]
     assert sorted(index.find(text)) == sorted(expected)
+    kept = privacy.NameIndex.load(json.loads(json.dumps(index.dump())))  # as cache/names-*.json keeps it
+    assert kept.find(text) == index.find(text)
 
 
 def test_a_text_naming_a_person_thousands_of_times_is_read_once():
