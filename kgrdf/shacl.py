@@ -9,6 +9,7 @@ $currentShape and $shapesGraph (see :func:`prebound`). A test checks that this a
 the same findings on every example under tests/shapes/.
 """
 
+import functools
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -310,6 +311,7 @@ class Constraint(NamedTuple):
     severity: str  # "violation" or "warning"
     shape: str  # the node shape's IRI
     sparql: bool  # a SPARQL-based constraint (one result a row), else a core one (one a focus node)
+    wheres: tuple = ()  # where a focus is given to the query (_where_clauses), kept with it in the cache
 
 
 def queries(shapes, split: bool = False) -> list[Constraint]:
@@ -324,12 +326,12 @@ def queries(shapes, split: bool = False) -> list[Constraint]:
         for target in _targets(shapes, shape):
             for prop in shapes.objects(shape, sh.property):
                 out += [
-                    Constraint(q, m, severity, str(shape), False)
+                    Constraint(q, m, severity, str(shape), False, _where_clauses(q))
                     for q, m in _property_queries(shapes, prop, target, split)
                 ]
             for constraint in shapes.objects(shape, sh.sparql):
                 out += [
-                    Constraint(q, m, severity, str(shape), True)
+                    Constraint(q, m, severity, str(shape), True, _where_clauses(q))
                     for q, m in _sparql_queries(shapes, shape, constraint, target)
                 ]
     return out
@@ -338,31 +340,38 @@ def queries(shapes, split: bool = False) -> list[Constraint]:
 FOCUS_BOUND = 5_000  # focus nodes up to which a query is given them (VALUES), rather than filtered after
 
 
-def focused(query: str, focus) -> str:
+def focused(query: str, focus, wheres=None) -> str:
     """``query`` evaluated for the ``focus`` nodes alone (IRIs): ``VALUES ?this`` with them at the
     start of the WHERE clause of the query and of every subquery that returns $this. Every $this
     stands for the node a result is about (pre-binding), so each part may be given the nodes asked
     about; a subquery is evaluated on its own, and would otherwise compute every node's rows (a
     write's check of a value beside a subject's history of 4,000 others took 11 s, its pairs all)."""
-    top, _ = _parse_groups(query[query.index("SELECT") :])
-    offset = query.index("SELECT")
     values = " VALUES ?this { " + " ".join(f"<{node}>" for node in sorted(focus)) + " } "
+    for start in wheres or _where_clauses(query):
+        query = query[:start] + values + query[start:]
+    return query
+
+
+@functools.lru_cache(maxsize=256)
+def _where_clauses(query: str) -> tuple[int, ...]:
+    """Where the WHERE clause of ``query`` and of each of its subqueries that returns $this opens
+    (just past its "{"), last first: parsed as the shapes are compiled (38 queries, 3 ms a write)."""
+    offset = query.index("SELECT")
+    top, _ = _parse_groups(query[offset:])
     starts, todo = [], [top]
     while todo:
         group = todo.pop()
         if group.subquery and group.projects and group.children:
-            starts.append(group.children[0].start)  # its WHERE clause
+            starts.append(offset + group.children[0].start)  # its WHERE clause
         todo += group.children
-    for start in sorted(starts, reverse=True):
-        query = query[: offset + start] + values + query[offset + start :]
-    return query
+    return tuple(sorted(starts, reverse=True))
 
 
 def results(store, constraint: Constraint, focus=None):
     """(finding, row) for each row of the constraint's query (of the ``focus`` nodes only, if given)."""
     query = constraint.query
     if focus is not None and len(focus) <= FOCUS_BOUND and all(_IRI_TEXT.fullmatch(node) for node in focus):
-        query = focused(query, focus)
+        query = focused(query, focus, constraint.wheres)
     solutions = store.query(query)
     names = [v.value for v in solutions.variables]
     for row in solutions:
@@ -405,8 +414,9 @@ def compiled(name: str = "facts.ttl", kb_path=None) -> Compiled:
     if kb_path is not None:
         data = files.read_cache(kb_path, cache_name, key)
         try:
-            return Compiled([Constraint(*c) for c in data["constraints"]], data["ntriples"].encode("utf-8"))
-        except (TypeError, KeyError, AttributeError):
+            constraints = [Constraint(*c[:5], tuple(c[5])) for c in data["constraints"]]  # (JSON has no tuples)
+            return Compiled(constraints, data["ntriples"].encode("utf-8"))
+        except (TypeError, KeyError, AttributeError, IndexError):
             pass  # missing, or not what this translator writes: made again
     shapes = shapes_graph(name)
     made = Compiled(queries(shapes), shapes.serialize(format="nt", encoding="utf-8"))
