@@ -156,6 +156,15 @@ class _WordTrie:
             for value in node.get(self._END, ()):
                 yield i - at + 1, value
 
+    def exactly(self, words: tuple[str, ...]) -> list:
+        """The values of the name of exactly ``words``."""
+        node = self.root
+        for word in words:
+            node = node.get(word)
+            if node is None:
+                return []
+        return node.get(self._END, [])
+
 
 class NameIndex:
     """Finds known names in a text, word for word (the words of :func:`words`, as the People
@@ -358,8 +367,7 @@ class People:
 
     def __init__(self):
         self.iris: dict[str, str] = {}  # entity IRI -> the person
-        self._names: dict[str, list[tuple[tuple[str, ...], str]]] = {}  # first word -> (words, person)
-        self._name_trie = _WordTrie()  # the same names, to find in a text
+        self._name_trie = _WordTrie()  # names and aliases as paths of words -> people
         self._tokens: dict[str, set[str]] = {}  # folded token -> people
         self._token_pattern = None
         self._keys: set[str] | None = set()  # a word each token holds (None: no cheap test)
@@ -367,7 +375,7 @@ class People:
         self._handles: dict[str, set[str]] = {}  # the last part of an id (dana of person/dana) -> people
 
     def __bool__(self) -> bool:
-        return bool(self.iris or self._names or self._tokens)
+        return bool(self.iris or self._name_words or self._tokens)
 
     def add_person(self, iri: str, entity_id: str, names=(), tokens=()) -> None:
         """``iri`` names the person as a term; ``names`` (names, aliases) as words; their id, IRI and
@@ -387,14 +395,13 @@ class People:
         found = words(name)
         if not found:
             return
-        self._names.setdefault(found[0], []).append((found, person))
         self._name_trie.add(found, person)
         self._name_words.add(found)
 
     def holders(self, name: str) -> set[str]:
         """The people who go by ``name`` (a name or alias of exactly its words)."""
         found = words(name)
-        return {person for held, person in self._names.get(found[0], ()) if held == found} if found else set()
+        return set(self._name_trie.exactly(found)) if found else set()
 
     def add_token(self, token: str, person: str, key: str | None = None) -> None:
         folded = fold(token).strip()
@@ -418,7 +425,7 @@ class People:
             return set()
         folded = fold(text)
         found: set[str] = set()
-        if self._names:
+        if self._name_words:
             seen = [word for _start, _end, word in _pieces_at(folded)]
             spans = [
                 (at, at + length, person) for at in range(len(seen)) for length, person in self._name_trie.at(seen, at)
