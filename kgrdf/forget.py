@@ -182,6 +182,7 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
     held: list[str] = []  # the shared journal's rows of those facts, and its entity rows that go
     journal = kb.journal  # (a new Journal each time it is asked for)
     successors: dict[str, set[str]] = {}  # fact IRI -> the facts it replaced, as the journals end
+    renamed: dict[tuple[str, str], dict[str, Quad]] = {}  # (entity, graph) -> its name rows that name them
     for stream in (journal.local, journal.shared):
         shared = stream is journal.shared
         if shared:
@@ -216,15 +217,12 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                         if isinstance(quad.object, Literal):
                             search.labels.add((quad.subject.value, quad.object.value))
                     if other and quad.predicate.value in privacy.NAME_PROPERTIES:
-                        plan.renames[digest(row)] = str(
-                            Quad(
-                                quad.subject, quad.predicate, Literal(vocab.id_of(quad.subject.value)), quad.graph_name
-                            )
-                        )
+                        renamed.setdefault((quad.subject.value, graph), {})[digest(row)] = quad
                     else:
                         plan.lines.add(digest(row))
             if shared:
                 held += held_rows(piece.lines, known, plan)
+    _rename_to_ids(plan, journal, renamed)
     # The rows of every fact the plan may yet drop or change, in the shared journal, for what
     # follows and for refuse_if_shared. When the shared journal named none of its own (a forget
     # that goes ahead: a shared row naming them is refused), they were found as it was read; else
@@ -241,6 +239,37 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
     _drop_disclosures(plan, {fact: nodes for fact, nodes in told.items() if fact not in plan.graphs}, journal)
     search.rows = found  # (each fact the plan now drops or changes was among those read)
     return plan
+
+
+def _rename_to_ids(plan: Plan, journal, renamed: dict) -> None:
+    """Each other entity's name that names the person becomes its id (``renamed``: (entity IRI, its
+    entities graph) -> those name rows by digest). An alias may not repeat the name (the entity
+    shapes): an alias or weak alias that is just the id goes with the name, where the private
+    journal holds it; the shared journal is never rewritten, so where it holds one the name becomes
+    the id and "[forgotten]"."""
+    from pyoxigraph import Literal, NamedNode, Quad
+
+    if not renamed:
+        return
+    as_ids = {
+        str(Quad(NamedNode(iri), kind, Literal(vocab.id_of(iri)), NamedNode(graph))): iri
+        for iri, graph in renamed
+        for kind in (vocab.ALT_LABEL, vocab.WEAK_ALIAS)
+    }
+    shared_alias = set()
+    for stream in (journal.local, journal.shared):
+        for piece in journal_pieces(stream):
+            for row in rows_in(piece.lines, set()):
+                if row in as_ids:
+                    if stream is journal.shared:
+                        shared_alias.add(as_ids[row])
+                    else:
+                        plan.lines.add(digest(row))
+    for (iri, _graph), rows in renamed.items():
+        name = vocab.id_of(iri) + (f" {FORGOTTEN_TEXT}" if iri in shared_alias else "")
+        for key, quad in rows.items():
+            text = name if quad.predicate.value == vocab.PREF_LABEL.value else model.match_key(name)
+            plan.renames[key] = str(Quad(quad.subject, quad.predicate, Literal(text), quad.graph_name))
 
 
 def _drop_disclosures(plan: Plan, told: dict[str, set[str]], journal) -> None:

@@ -1350,6 +1350,23 @@ def test_forget_says_before_and_after_which_other_entities_lose_a_name_naming_th
     assert kg.json("lookup", "repo/web")["entity"]["summary"] == "the site"
 
 
+def test_a_name_that_becomes_the_id_never_repeats_an_alias(kg):
+    """An entity whose alias (or weak alias) is its own id, named after the person: its name became
+    that id, which the alias then repeated, and kg validate failed after a forget that exited 0."""
+    kg("add-entity", "person/zed", "--name", "Zed Quux")
+    kg("add-entity", "process/onboard", "--name", "Zed Quux onboarding", "--alias", "process/onboard", "--alias", "Onb")
+    kg("add-entity", "process/intake", "--name", "Intake of Zed Quux", "--weak-alias", "process/intake")
+    kg("add-entity", "process/plain", "--name", "Zed Quux plain")
+    kg("forget", "person/zed")
+    assert kg("validate").stdout.startswith("clean")  # (a violation exits 1, which fails the call)
+    names = {e: kg.json("lookup", e)["entity"] for e in ("process/onboard", "process/intake", "process/plain")}
+    assert names["process/onboard"]["name"] == "process/onboard [forgotten]"
+    assert sorted(names["process/onboard"]["aliases"]) == ["Onb", "process/onboard"]
+    assert names["process/intake"]["name"] == "process/intake [forgotten]"
+    assert names["process/plain"]["name"] == "process/plain"
+    assert kg.json("lookup", "process/onboard [forgotten]")["entity"]["id"] == "process/onboard"
+
+
 def test_a_reason_naming_a_person_makes_the_change_private(kg):
     kg("add-entity", "person/sam", "--name", "Samantha Quixley")
     kg("add-entity", "process/release", "--name", "Release process")
