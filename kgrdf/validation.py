@@ -399,6 +399,39 @@ class _Chunks:
                 sink.extend(part)
 
 
+# A schema change's findings shown (kg validate lists every one once it is in place).
+BREAKS_SHOWN = 5
+
+
+def check_schema(raw: bytes, label: str, path=None, kb=None):
+    """kg schema check: a schema file's bytes checked (kgrdf.extension.check); with ``kb``, as its
+    next schema.json, which must also leave its data valid: what the data uses kept, and no fact or
+    entity that conforms now made to break a shape (a site predicate's domain or range narrowed, a
+    site type moved under another parent), the shapes run on every perspective's data under the new
+    schema (and under the present one, for what breaks already, when the new one finds anything)."""
+    from kgrdf import extension, schema
+
+    ext = extension.check(raw, label, path, kb=kb)
+    if kb is None or not ext.accepted:
+        return ext
+    with kb.reading() as session:
+        now = session.backend.schema_quads()
+        if set(now) == set(schema.quads() + ext.quads):
+            return ext  # the schema it has: what breaks, breaks already
+        kb.note("checking every fact and entity under the new schema ...")
+        lines = list(_journal_lines(kb))
+        after = _violated(shapes_on_lines(lines, schema.quads() + ext.quads))
+        broken = sorted(after - _violated(shapes_on_lines(lines, now)) if after else ())
+    ext.problems += [f"{vocab.id_of(focus)} would break a shape: {message}" for focus, message in broken[:BREAKS_SHOWN]]
+    if len(broken) > BREAKS_SHOWN:
+        ext.problems.append(f"and {len(broken) - BREAKS_SHOWN} more that kg validate would list once it is in place")
+    return ext
+
+
+def _violated(findings) -> set[tuple[str, str]]:
+    return {(f.focus, f.message) for f in findings if f.severity == "violation"}
+
+
 def check_store(kb) -> list[dict]:
     """The store's own checks: each finding is {"check", "message"}; any of them means damage."""
     return validate_kb(kb, shapes=False)["damage"]

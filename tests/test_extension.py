@@ -506,6 +506,43 @@ def test_check_with_kb_counts_every_perspective(seeded, tmp_path):
     ]
 
 
+def test_check_with_kb_refuses_a_schema_under_which_the_data_breaks_a_shape(seeded, tmp_path):
+    """A site predicate's range narrowed, or a site type moved under another parent, with facts
+    written under the old ones: accepted (exit 0), then kg validate failed once it was in place."""
+    runbook = _type("runbook", subclass_of="process")
+    write(seeded, {"types": [runbook], "predicates": [ON_CALL]})
+    seeded("add-entity", "runbook/deploy", "--name", "Deploy runbook")
+    seeded("add-entity", "step/merge", "--name", "Merge step")
+    step = seeded.json("propose", "runbook/deploy", "has_step", "--object", "step/merge", "-s", "doc:runbook")["id"]
+    on_call = []
+    for n in range(6):
+        seeded("add-entity", f"repo/r{n}", "--name", f"repo {n}")
+        on_call.append(
+            seeded.json("propose", "team/web", "on_call_for", "--object", f"repo/r{n}", "-s", "ledger:x")["id"]
+        )
+    seeded("validate")
+    installed = (seeded.path / "schema.json").read_text()
+    proposed = tmp_path / "next.json"
+
+    def check(data, expect):
+        proposed.write_text(json.dumps(data))
+        return seeded.json("schema", "check", proposed, expect=expect)["problems"]
+
+    assert check({"types": [runbook], "predicates": [{**ON_CALL, "range": ["repo", "service"]}]}, 0) == []
+    moved = {"types": [{**runbook, "subclass_of": "service"}], "predicates": [ON_CALL]}
+    assert check(moved, 1) == [f"{step} would break a shape: has_step is not about a runbook"]
+    narrowed = check({"types": [runbook], "predicates": [{**ON_CALL, "range": ["service"]}]}, 1)
+    assert narrowed == [
+        f"{f} would break a shape: on_call_for does not point to a repo" for f in sorted(on_call)[:5]
+    ] + ["and 1 more that kg validate would list once it is in place"]
+    assert (seeded.path / "schema.json").read_text() == installed  # a check installs nothing
+    # Installed all the same, the schema is the one whose findings kg validate gives: the same file
+    # checked again finds nothing new to break.
+    (seeded.path / "schema.json").write_text(json.dumps(moved))
+    assert seeded.json("validate", expect=1)["findings"][0]["message"] == "has_step is not about a runbook"
+    assert check(moved, 0) == []
+
+
 def test_check_with_kb_of_no_knowledge_base_says_so(tmp_path):
     from typer.testing import CliRunner
 
