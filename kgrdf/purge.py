@@ -360,11 +360,13 @@ def _drop_identifiers(kb, plan: Plan) -> int:
 
 
 def _restart_history(kb) -> None:
-    """Old commits hold the dropped records: the history starts again from the files as they are."""
-    if not (kb.path / ".git").exists() or not vcs.available():
+    """Old commits hold the dropped records: the history starts again from the files as they are
+    (made again where a deletion cut short had removed it)."""
+    if not vcs.available():
         return
-    vcs.stop_housekeeping(kb.path)
-    shutil.rmtree(kb.path / ".git")
+    if (kb.path / ".git").exists():
+        vcs.stop_housekeeping(kb.path)
+        shutil.rmtree(kb.path / ".git")
     vcs.init(kb.path)
     vcs.commit(kb.path, "kg: the history starts again here (records were deleted on request or past retention)")
     (kb.path / "uncommitted").unlink(missing_ok=True)

@@ -590,6 +590,7 @@ FORGET_POINTS = [
     ("kgrdf.purge:_drop_identifiers", "after", ""),  # the identifiers gone
     ("kgrdf.kb:KnowledgeBase.rebuild_index", "before", ""),  # the record kept, the old index
     ("kgrdf.kb:os.replace", "after", "index.old"),  # the old index moved aside, view.json not written
+    ("kgrdf.purge:shutil.rmtree", "after", "/.git'"),  # the old history gone, no new one
     ("kgrdf.vcs:init", "after", ""),  # the old history gone, no commit yet
 ]
 
@@ -605,6 +606,7 @@ FORGET_POINTS = [
         "before the index",
         "old index aside",
         "history removed",
+        "history made again",
     ],
 )
 def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_path, target, when, match):
@@ -619,6 +621,8 @@ def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_pat
     _unpack_git(kg.path)
     assert _files_naming(kg.path, SAM) == []
     assert len((kg.path / "forgotten.jsonl").read_text().splitlines()) == 1
+    # It said the history was restarted: it was, before any write of its own made one.
+    assert "the history starts again here (records were deleted" in _git(kg.path, "log", "--format=%s")
     kg("validate")
     kg("propose", "repo/api", "caveat", "--value", "after", "-s", "pr:3")
     assert os.path.exists(kg.path / ".git") and "kg propose" in _git(kg.path, "log", "--format=%s")
