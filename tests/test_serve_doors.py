@@ -500,6 +500,12 @@ def test_the_servers_sparql_follows_every_write_and_outlives_a_query_past_its_li
         status, body = server.request("/sparql?" + urllib.parse.urlencode({"query": runaway}), secret)
         assert status == 409 and "was stopped" in body, body
         assert triples() == after_cli
+        endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o2 }"
+        status, body = server.request("/sparql?" + urllib.parse.urlencode({"query": endless}), secret)
+        assert status == 409 and "ran past its time limit" in body, body
+        hint = json.loads(body)["hint"]  # a client has no --timeout to give it longer
+        assert "KGRDF_QUERY_TIMEOUT" in hint and "--timeout" not in hint, hint
+        assert triples() == after_cli
         done = _cli(
             kg.path, "propose", "repo/api", "caveat", "-v", "after the stop", "-s", "slack:d", lock_timeout="10"
         )

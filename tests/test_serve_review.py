@@ -259,6 +259,29 @@ def test_a_sparql_query_that_is_not_utf8_or_has_no_content_type_is_refused_sayin
     )
 
 
+def test_a_sparql_request_of_two_queries_is_refused_not_read_as_the_last(served):
+    """The protocol's query is given once: of two, the endpoint answered the last, unsaid."""
+    import urllib.parse
+
+    secret, server = served["secrets"]["reader"], served["server"]
+    ask, select = "ASK { ?s ?p ?o }", "SELECT * WHERE { ?s ?p ?o } LIMIT 1"
+    form = urllib.parse.urlencode([("query", ask), ("query", select)]).encode()
+    for path, body, kind in [
+        ("/sparql?" + urllib.parse.urlencode([("query", ask), ("query", select)]), None, None),
+        ("/sparql", form, "application/x-www-form-urlencoded"),
+        ("/sparql?" + urllib.parse.urlencode({"query": ask}), select.encode(), "application/sparql-query"),
+        (
+            "/sparql?" + urllib.parse.urlencode({"query": ask}),
+            urllib.parse.urlencode({"query": select}).encode(),
+            "application/x-www-form-urlencoded",
+        ),
+    ]:
+        status, text = server.request(path, secret, body, kind) if body else server.request(path, secret)
+        assert status == 400 and json.loads(text)["message"] == "query= is given 2 times: give one query", text
+    status, text = server.request("/sparql?" + urllib.parse.urlencode({"query": ask}), secret)
+    assert status == 200 and "boolean" in text, text
+
+
 @pytest.mark.parametrize("tool, argument", [("mentions", "text"), ("context", "message")])
 def test_a_message_longer_than_a_text_field_is_refused_at_once(served, tool, argument):
     """A message is a text field (KGRDF_MAX_TEXT characters, as kg mentions - and kg context

@@ -217,18 +217,21 @@ def _sparql_endpoint(service: Service):
         caller: Caller = request.scope["state"]["caller"]
         params = dict(request.query_params)
         text = params.get("query")
+        queries = len(request.query_params.getlist("query"))  # (the protocol's: exactly one)
         if request.method == "POST":
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             try:
                 if kind == "application/sparql-query":
                     try:
                         text = (await request.body()).decode("utf-8")
+                        queries += 1
                     except UnicodeDecodeError as exc:  # (never read as other text than was sent)
                         return _error(BadInput(f"the query is not UTF-8 text (byte {exc.start + 1})"))
                 elif kind == "application/x-www-form-urlencoded":
                     form = await request.form()
                     params.update({k: v for k, v in form.items() if isinstance(v, str)})
                     text = params.get("query")
+                    queries += len(form.getlist("query"))
                 elif kind == "application/sparql-update":
                     params["update"] = "1"
                 else:
@@ -244,6 +247,9 @@ def _sparql_endpoint(service: Service):
             return _json({"error": "refused", "message": message}, 403)
         if "default-graph-uri" in params or "named-graph-uri" in params:
             message = "the dataset is the token's to fix: ask without default-graph-uri and named-graph-uri"
+            return _json({"error": "bad_input", "message": message}, 400)
+        if queries > 1:
+            message = f"query= is given {queries} times: give one query"
             return _json({"error": "bad_input", "message": message}, 400)
         if not text:
             return _json({"error": "bad_input", "message": "no query (give query=...)"}, 400)

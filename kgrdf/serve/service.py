@@ -264,10 +264,18 @@ class Service:
         """A SPARQL query over what the caller may read, and nothing else (the answer as pyoxigraph
         gives it). An update is refused (the sandbox): the knowledge base changes by its verbs only."""
         from kgrdf import sandbox
+        from kgrdf.store import bounded
 
         limit = sandbox.time_limit(timeout)
         with self.reading(caller) as session:
-            return session.sparql(text, limit)
+            try:
+                return session.sparql(text, limit)
+            except bounded.PastLimit as exc:  # (a client has no --timeout: the server's owner sets it)
+                raise Refused(
+                    exc.message,
+                    hint="narrow it with a LIMIT or fewer joins; the server gives a query KGRDF_QUERY_TIMEOUT "
+                    "seconds, which its owner sets",
+                ) from None
 
     def batch(self, caller: Caller, limit=None, cursor=None) -> dict:
         """Today's review batch, read only. It is the owner's: an audience's token is refused."""

@@ -333,8 +333,13 @@ def _address_space() -> int:
     return 0
 
 
+class PastLimit(Refused):
+    """A query that ran past its time limit and was stopped. Its hint is the command line's: a face
+    that has no --timeout says its own."""
+
+
 def _past_limit(timeout: float) -> Refused:
-    return Refused(
+    return PastLimit(
         f"the query ran past its time limit of {timeout:g} s and was stopped",
         hint="narrow it with a LIMIT or fewer joins, or give it longer with --timeout",
     )
