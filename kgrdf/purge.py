@@ -220,7 +220,9 @@ def refuse_if_shared(kb, plan: Plan, what: str, rows: list[str] | None = None) -
 
 def start(kb, plan: Plan, beside=None) -> dict:
     """Record the plan and carry it out (the caller holds the exclusive lock, no index open);
-    ``beside()`` runs at the end, while the rebuilt index compacts, every other file as it is left."""
+    ``beside()`` runs at the end, while the rebuilt index compacts, every other file as it is left.
+    Refused, before anything is written, when the git history is kept out of the folder."""
+    _refuse_history_elsewhere(kb)
     files.write_json(kb.path / MARKER, plan.as_json())
     return finish(kb, beside)
 
@@ -359,14 +361,33 @@ def _drop_identifiers(kb, plan: Plan) -> int:
     return len(entries) - len(kept)
 
 
+def _refuse_history_elsewhere(kb) -> None:
+    """A ``.git`` that is a link (or a file pointing to a git folder elsewhere) holds the history out
+    of the folder, where a deletion would leave the old commits, and every record they hold, as they
+    are."""
+    git = kb.path / ".git"
+    if not git.is_symlink() and (git.is_dir() or not git.exists()):
+        return
+    if git.is_symlink():
+        where, hint = f"a link to {os.readlink(git)}", f"rm {git} && mv {os.readlink(git)} {git}"
+    else:
+        where, hint = "a file naming a git folder elsewhere", f"git -C {kb.path} rev-parse --git-dir shows it"
+    raise Refused(
+        f"the git history, {git}, is {where}: a deletion starts the history again in the folder, and "
+        "could not delete the old one kept out of it",
+        hint=f"move the history into the folder first ({hint}), and run this again",
+    )
+
+
 def _restart_history(kb) -> None:
     """Old commits hold the dropped records: the history starts again from the files as they are
-    (made again where a deletion cut short had removed it)."""
-    if not vcs.available():
-        return
+    (made again where a deletion cut short had removed it). Without git, the old history goes all
+    the same, and the next commit, with git, starts the new one."""
     if (kb.path / ".git").exists():
         vcs.stop_housekeeping(kb.path)
         shutil.rmtree(kb.path / ".git")
+    if not vcs.available():
+        return
     vcs.init(kb.path)
     vcs.commit(kb.path, "kg: the history starts again here (records were deleted on request or past retention)")
     (kb.path / "uncommitted").unlink(missing_ok=True)

@@ -628,6 +628,40 @@ def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_pat
     assert os.path.exists(kg.path / ".git") and "kg propose" in _git(kg.path, "log", "--format=%s")
 
 
+def test_a_forget_where_git_is_missing_leaves_no_old_history_and_the_next_commit_starts_one(kg, tmp_path, monkeypatch):
+    """Without git on the PATH, a forget said the history was restarted and left every old commit
+    naming the person; following the advice kg gave once git was back restored their records."""
+    _people(kg, tmp_path)
+    path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    kg("forget", "person/sam")
+    assert not (kg.path / ".git").exists()
+    monkeypatch.setenv("PATH", path)
+    assert _files_naming(kg.path, SAM) == []
+    kg("validate")
+    kg("propose", "repo/api", "caveat", "--value", "after", "-s", "pr:3")
+    assert _git(kg.path, "log", "--format=%s").splitlines()[0].startswith("kg propose")
+
+
+def test_a_forget_refuses_a_history_kept_out_of_the_folder_and_writes_nothing(kg, tmp_path):
+    """A .git that is a link to a history elsewhere: the forget failed midway (rmtree on a link), and
+    every command after it exited 3 with advice that did not help, the old commits kept."""
+    _people(kg, tmp_path)
+    elsewhere = tmp_path / "history"
+    (kg.path / ".git").rename(elsewhere)
+    (kg.path / ".git").symlink_to(elsewhere)
+    before = kg.snapshot()
+    line = one_line(kg("forget", "person/sam", expect=1))
+    assert f"is a link to {elsewhere}" in line and f"mv {elsewhere} {kg.path / '.git'}" in line
+    assert kg.snapshot() == before and not (kg.path / "purging.json").exists()
+    kg("status")
+    (kg.path / ".git").unlink()  # as the hint says
+    elsewhere.rename(kg.path / ".git")
+    kg("forget", "person/sam")
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, SAM) == []
+
+
 def test_kg_tokens_list_after_a_forget_killed_midway_finishes_it_and_shows_no_token_of_theirs(kg, tmp_path):
     """A token reading for a conversation of the person is revoked by the forget: kg tokens list,
     which reads tokens.json alone, finishes a forget cut short first, as every command does."""
