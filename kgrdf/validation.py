@@ -622,7 +622,8 @@ class _Spool:
     def read(self, chunk) -> list[str]:
         if isinstance(chunk, list):
             return chunk
-        return chunk.path.read_text(encoding="utf-8").splitlines()
+        # (at newlines alone: a literal may hold U+2028, or any other character splitlines breaks at)
+        return chunk.path.read_text(encoding="utf-8").split("\n")[:-1]
 
     def remove(self) -> None:
         import shutil

@@ -37,6 +37,34 @@ def test_validate_lays_its_rebuild_out_in_chunk_files_it_removes_and_a_killed_on
     assert not list((demo.path / "cache").glob("validate-*"))
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029"])
+def test_validate_reads_a_value_holding_a_line_or_paragraph_separator_whole(kg, tmp_path, separator):
+    """A value that holds U+2028 is accepted, and kg validate then stopped on every later run (a bug
+    in kgrdf, exit 3): the rebuild it spills was read back split at every character str.splitlines
+    breaks at, the N-Quads line cut in two."""
+    kg("add-entity", "service/api", "--name", "api")
+    kg("propose", "service/api", "caveat", "--value", f"live{separator}ish", "-s", "doc:c")
+    records = tmp_path / "r.jsonl"
+    records.write_text(
+        json.dumps(
+            {
+                "type": "fact",
+                "subject": "service/api",
+                "predicate": "caveat",
+                "value": f"a{separator}b",
+                "sources": ["doc:d"],
+            }
+        )
+        + "\n"
+    )
+    kg("import", records, "--apply")
+    assert _clean(kg.json("validate"))
+    assert sorted(f["value"] for f in kg.json("facts", "service/api")["facts"]) == [
+        f"a{separator}b",
+        f"live{separator}ish",
+    ]
+
+
 def test_validate_reports_a_journal_edited_outside_kgrdf_as_damage(demo):
     segment = next(p for p in patch_files(demo.path / "journal") if b"#deploys" in patch_bytes(p))
     write_patch(segment, patch_bytes(segment).replace(b"#deploys", b"#deploy5"))
