@@ -807,17 +807,30 @@ class KnowledgeBase:
                 _check_index_server(url, ours=self.holds_position)
             else:
                 shutil.rmtree(self.index_path, ignore_errors=True)
+            if url is not None:  # a move cut short leaves part of the index there: a deletion removes it
+                self._note_left(url, (target.seq, target.digest), f"kg index: moving the index to {url}")
             backend = moved.open_index(read_only=False)
             tag = secrets.token_hex(8)
             try:
                 moved._rebuild(backend, target)
                 if url is not None:
                     backend.tag(tag)
+            except Unreachable as exc:
+                raise Unreachable(
+                    exc.message,
+                    hint=f"the index stays where it was; kg index move {url} again once the server answers "
+                    "(kg forget and kg expire remove what the move left there)",
+                ) from None
             finally:
                 moved.close_index(backend)
             settings = files.read_json(self.path / "format.json")
             settings.pop("index", None)
-            write_json(self.path / "format.json", settings if url is None else {**settings, "index": url})
+            if url is not None:  # (the index now: no longer one left)
+                left = settings.pop("index_left", [])
+                if isinstance(left, list):
+                    left = [e for e in left if not (isinstance(e, dict) and e.get("url") == url)]
+                settings = {**settings, "index": url, **({"index_left": left} if left else {})}
+            write_json(self.path / "format.json", settings)
             if url is not None:
                 shutil.rmtree(self.index_path, ignore_errors=True)
             self.git_commit(f"kg index: the index on {url or 'disk'}")
@@ -1042,12 +1055,12 @@ class KnowledgeBase:
             self.git_commit(f"kg: finish a write cut short (transaction {target.seq})")
         return target
 
-    def _note_left(self, url: str, at: tuple) -> None:
+    def _note_left(self, url: str, at: tuple, message: str | None = None) -> None:
         settings = files.read_json(self.path / "format.json")
         left = settings.get("index_left")
         left = [e for e in left if not (isinstance(e, dict) and e.get("url") == url)] if isinstance(left, list) else []
         write_json(self.path / "format.json", {**settings, "index_left": [*left, {"url": url, "at": list(at)}]})
-        self.git_commit(f"kg index: the index left on {url}, which did not answer")
+        self.git_commit(message or f"kg index: the index left on {url}, which did not answer")
 
     def remove_indexes_left(self) -> None:
         """clear_indexes_left under the exclusive lock, when format.json names any (kg expire, which

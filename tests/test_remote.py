@@ -369,6 +369,31 @@ def test_an_index_moved_off_a_server_leaves_nothing_there_for_a_forget_to_miss(k
     assert "Sam" not in _server_dump(server) and kg.json("lookup", "api")["entity"]["id"] == "repo/api"
 
 
+def test_a_move_onto_a_server_killed_midway_leaves_nothing_there_for_a_forget_to_miss(kg, server):
+    """Killed while it filled the server, kg index move left part of the index there, named nowhere:
+    format.json still named the disk, and kg forget and kg expire never looked at the server."""
+    import signal
+
+    from .test_durability import KILL_AT, _finish, _spawn
+
+    kg("add-entity", "person/sam", "--name", "Sam Reyes", "--alias", "Sammy")
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("propose", "Sammy", "reviews", "--object", "api", "-s", "pr:1")
+    target = "kgrdf.store.sparql:SparqlBackend.update"
+    proc = _spawn(kg.path, "-c", KILL_AT, target, "after", "INSERT DATA", "index", "move", server.url)
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    assert "Sam Reyes" in _server_dump(server)  # part of the index, left there
+    assert "index" not in json.loads((kg.path / "format.json").read_text())
+    assert kg.json("lookup", "api")["entity"]["id"] == "repo/api"  # on disk still
+    kg("forget", "person/sam")
+    assert _kgrdf_quads(server) == 0
+    assert "index_left" not in json.loads((kg.path / "format.json").read_text())
+    assert kg.json("index", "move", server.url)["transaction"] == kg.json("status")["journal"]["transactions"]
+    assert "index_left" not in json.loads((kg.path / "format.json").read_text())
+    assert "Sam" not in _server_dump(server) and kg.json("lookup", "api")["entity"]["id"] == "repo/api"
+
+
 def test_a_knowledge_base_moves_back_onto_a_server_that_holds_its_own_older_index(kg, server):
     """A server down when the index moved off it kept the index as it was then; moving back onto it
     later was refused as "the index of another knowledge base"."""
