@@ -54,6 +54,8 @@ HEARING_FIELDS: dict[str, tuple[NamedNode, str]] = {
 _FIELD_BY_IRI = {iri.value: name for name, (iri, _) in {**HEARING_FIELDS, **FIELDS}.items()}
 _HEARING_BY_IRI = {iri.value: name for name, (iri, _) in HEARING_FIELDS.items()}
 SOURCES = "sources"
+# The order a change's fields are told in, whatever order a store gives their records in.
+_FIELD_ORDER = {name: n for n, name in enumerate([*FIELDS, *HEARING_FIELDS, SOURCES])}
 HEARING = kg("Hearing")
 HEARD_IN = kg("heardIn")  # fact -> hearing
 ADDED_HEARING = kg("addedHearing")  # update record -> the hearing it added
@@ -497,7 +499,11 @@ def fold_fact(fact_iri: str, rows: list[dict], schema) -> Fact | None:
             reason=data.get("reason"),
             hearings=tuple(data.get("hearings", ())),
         )
-        for change_node in data.get("change_nodes", []):
+        told = sorted(
+            data.get("change_nodes", []),
+            key=lambda n: (_FIELD_ORDER.get(changes.get(n, {}).get("field", "?"), len(_FIELD_ORDER)), n),
+        )
+        for change_node in told:
             change = changes.get(change_node, {})
             name = change.get("field", "?")
             kind = {**HEARING_FIELDS, **FIELDS}[name][1] if name in _FIELD_NAMES else "iri"

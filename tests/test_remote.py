@@ -207,6 +207,8 @@ def test_the_tour_of_a_demo_knowledge_base_reads_the_same_from_the_server(demo, 
         ("lint",),
         ("batch",),
     ]
+    changed = [f["id"] for f in demo.json("facts", "release", "--all")["facts"] if f["status"] != "proposed"]
+    reads += [("history", fact) for fact in changed]  # (a change's fields, in the order the store gave them)
     local = {read: demo(*read, "--json", expect=_code(read)).stdout for read in reads}
     exported = {fmt: _exported(demo, fmt) for fmt in ("nquads", "turtle")}
     sparql_local = {query: _sparql_lines(demo, query) for query in _SPARQL_READS}
