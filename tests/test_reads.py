@@ -37,7 +37,7 @@ def test_a_listings_sources_are_read_a_few_facts_a_query_and_are_each_facts_own(
             asked.append(len(bindings["fact"]))
         return rows(self, name, **bindings)
 
-    monkeypatch.setattr(fact_reads, "HEARD_AT_ONCE", at_once)
+    monkeypatch.setattr(fact_reads, "AT_ONCE", at_once)
     monkeypatch.setattr(Reading, "rows", counted)
     for args, doc in whole.items():
         asked.clear()

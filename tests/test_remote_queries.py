@@ -104,15 +104,15 @@ def test_a_query_given_as_many_facts_as_a_listing_reads_at_once_agrees_with_the_
 ):
     """A listing reads its facts' sources for up to 500 facts a query (a VALUES block): each server
     takes a query that long and answers it as the embedded store does."""
-    from kgrdf.session.facts import HEARD_AT_ONCE
+    from kgrdf.session.facts import AT_ONCE
 
     store, _ = dataset
     facts = sorted(
         {row[0].value for row in store.query("SELECT ?f WHERE { GRAPH ?f { ?s ?p ?o } }") if _FACT.match(row[0].value)}
     )
-    made_up = [f"https://kgrdf.org/kb/main/fact/f-{n:06d}" for n in range(HEARD_AT_ONCE - len(facts))]
+    made_up = [f"https://kgrdf.org/kb/main/fact/f-{n:06d}" for n in range(AT_ONCE - len(facts))]
     given = [ox.NamedNode(iri) for iri in facts + made_up]
-    assert len(given) == HEARD_AT_ONCE and len(facts) > 20
+    assert len(given) == AT_ONCE and len(facts) > 20
     query = queries.load(name)
     embedded = _oxigraph(store, query, {"fact": given})
     assert {row["fact"] for row in embedded} == set(facts)

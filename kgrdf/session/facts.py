@@ -4,7 +4,7 @@ from pyoxigraph import NamedNode
 
 from kgrdf import clock, model, schema, vocab
 from kgrdf.errors import BadInput
-from kgrdf.session.reading import HEARD_AT_ONCE, MAX_HOPS, Reading, no_fact, now_literal
+from kgrdf.session.reading import AT_ONCE, MAX_HOPS, Reading, no_fact, now_literal
 
 
 class FactReads(Reading):
@@ -31,12 +31,12 @@ class FactReads(Reading):
 
     def facts_heard(self, fact_ids: list[str], history: bool = False) -> dict[str, model.Fact]:
         """The facts ``fact_ids`` without their update records (with them: ``history``), as
-        ``fact`` gives each, by id, read by one query for each ``HEARD_AT_ONCE`` of them. Raises
+        ``fact`` gives each, by id, read by one query for each ``AT_ONCE`` of them. Raises
         NotFound for one that is not there."""
         iris = {self.fact_iri(fact_id.strip()).value: fact_id for fact_id in fact_ids}
         rows_of: dict[str, list[dict]] = {iri: [] for iri in iris}
         name = "fact" if history else "fact-heard"
-        for row in self.rows_for_each(name, "fact", [NamedNode(iri) for iri in iris], HEARD_AT_ONCE):
+        for row in self.rows_for_each(name, "fact", [NamedNode(iri) for iri in iris], AT_ONCE):
             rows_of[row["fact"].value].append(row)
         found = {}
         for iri, rows in rows_of.items():
@@ -392,11 +392,11 @@ class FactReads(Reading):
         frontier = [start]
         for distance in range(1, hops + 1):
             next_frontier = []
-            # The facts of the whole frontier, HEARD_AT_ONCE entities a query (a query each made a
+            # The facts of the whole frontier, AT_ONCE entities a query (a query each made a
             # hub of 2,000 links take 3 s at two hops); each entity's rows in the query's order.
             rows_of: dict[str, list[dict]] = {}
-            for at in range(0, len(frontier), HEARD_AT_ONCE):
-                asked = [NamedNode(node.iri) for node in frontier[at : at + HEARD_AT_ONCE]]
+            for at in range(0, len(frontier), AT_ONCE):
+                asked = [NamedNode(node.iri) for node in frontier[at : at + AT_ONCE]]
                 for row in self.values("neighbors", entity=asked, now=now):
                     rows_of.setdefault(row["entity"], []).append(row)
             for node in frontier:

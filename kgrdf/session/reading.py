@@ -29,7 +29,9 @@ def days_before(now: str, days: int) -> Literal:
 
 
 UNKNOWN_AUDIENCE = "?"  # an audience that did not parse: it may hear nothing
-HEARD_AT_ONCE = 500  # facts whose hearings one query reads (may_hear_many): its text stays under 50 KB
+# Nodes one query is asked about (VALUES): facts whose hearings it reads, the entities of a hop; its
+# text stays under 50 KB.
+AT_ONCE = 500
 
 
 class Reading:
@@ -169,15 +171,15 @@ class Reading:
 
     def may_hear_many(self, facts) -> set[str]:
         """Of the facts ``facts`` (IRIs), those the read's audience may hear, as may_hear decides:
-        the hearings of those not yet asked read HEARD_AT_ONCE facts a query, not one a fact."""
+        the hearings of those not yet asked read AT_ONCE facts a query, not one a fact."""
         from kgrdf import audience
 
         facts = list(facts)
         if self._hearer is None:
             return set(facts)
         asked = [fact for fact in dict.fromkeys(facts) if fact not in self._hearable]
-        for start in range(0, len(asked), HEARD_AT_ONCE):
-            heard_in: dict[str, list] = {fact: [] for fact in asked[start : start + HEARD_AT_ONCE]}
+        for start in range(0, len(asked), AT_ONCE):
+            heard_in: dict[str, list] = {fact: [] for fact in asked[start : start + AT_ONCE]}
             if self._hearer != UNKNOWN_AUDIENCE:
                 given = {"fact": [NamedNode(fact) for fact in heard_in]}
                 for row in self.backend.select(queries.load("fact-audience"), given):
