@@ -256,15 +256,17 @@ def _rename_to_ids(plan: Plan, journal, renamed: dict) -> None:
         for iri, graph in renamed
         for kind in (vocab.ALT_LABEL, vocab.WEAK_ALIAS)
     }
-    shared_alias = set()
+    held: dict[str, bool] = {}  # a shared journal's alias row -> whether it holds it as the journal ends
     for stream in (journal.local, journal.shared):
         for piece in journal_pieces(stream):
-            for row in rows_in(piece.lines, set()):
+            for line in piece.lines:
+                row = line[2:-2]
                 if row in as_ids:
                     if stream is journal.shared:
-                        shared_alias.add(as_ids[row])
+                        held[row] = line.startswith("A ")
                     else:
                         plan.lines.add(digest(row))
+    shared_alias = {as_ids[row] for row, holds in held.items() if holds}
     for (iri, _graph), rows in renamed.items():
         name = vocab.id_of(iri) + (f" {FORGOTTEN_TEXT}" if iri in shared_alias else "")
         for key, quad in rows.items():

@@ -1395,6 +1395,10 @@ def test_a_name_that_becomes_the_id_never_repeats_an_alias(kg):
     kg("add-entity", "process/onboard", "--name", "Zed Quux onboarding", "--alias", "process/onboard", "--alias", "Onb")
     kg("add-entity", "process/intake", "--name", "Intake of Zed Quux", "--weak-alias", "process/intake")
     kg("add-entity", "process/plain", "--name", "Zed Quux plain")
+    kg("add-entity", "process/gone", "--name", "Gone", "--alias", "process/gone")
+    kg("add-entity", "process/gone", "--name", "process/gone")  # renamed to its alias, which goes
+    kg("add-entity", "process/gone", "--name", "Zed Quux gone")
+    assert kg.json("lookup", "process/gone")["entity"]["aliases"] == []
     kg("forget", "person/zed")
     assert kg("validate").stdout.startswith("clean")  # (a violation exits 1, which fails the call)
     names = {e: kg.json("lookup", e)["entity"] for e in ("process/onboard", "process/intake", "process/plain")}
@@ -1402,6 +1406,7 @@ def test_a_name_that_becomes_the_id_never_repeats_an_alias(kg):
     assert sorted(names["process/onboard"]["aliases"]) == ["Onb", "process/onboard"]
     assert names["process/intake"]["name"] == "process/intake [forgotten]"
     assert names["process/plain"]["name"] == "process/plain"
+    assert kg.json("lookup", "process/gone")["entity"]["name"] == "process/gone"  # the alias it no longer has
     assert kg.json("lookup", "process/onboard [forgotten]")["entity"]["id"] == "process/onboard"
 
 
