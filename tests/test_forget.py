@@ -1274,7 +1274,8 @@ def test_property_forget_finds_the_person_in_every_place_and_keeps_everyone_else
                 )
             elif place in ("summary", "alias", "weak alias", "name"):
                 option = {"summary": "--summary", "alias": "--alias", "weak alias": "--weak-alias", "name": "--name"}
-                kg("add-entity", f"service/s{n}", "--name", f"s{n}", option[place], f"run by {named()}")
+                # (each its own text: a name and another entity's alias that fold alike are refused)
+                kg("add-entity", f"service/s{n}", "--name", f"s{n}", option[place], f"s{n} run by {named()}")
             elif place == "span":
                 _propose(
                     kg,
