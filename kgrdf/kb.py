@@ -519,7 +519,9 @@ class KnowledgeBase:
                 from kgrdf import privacy
                 from kgrdf.writer import Writer
 
-                writer = Writer(self, backend, seq=position.seq + 1)
+                # A dry run writes nothing: it may ask what a write would do at any time, the past included
+                # (a write whose clock is behind the journal is refused: recorded time never goes backwards).
+                writer = Writer(self, backend, seq=position.seq + 1, now=clock.iso(clock.now()) if dry_run else None)
                 writer.key = privacy.key(self)
                 try:
                     yield writer
