@@ -112,6 +112,37 @@ def test_importing_again_observes_instead_of_duplicating(kg, tmp_path):
     assert kg.json("stats")["fact_count"] == 4
 
 
+def test_a_name_an_import_takes_from_an_entity_is_no_longer_its_for_the_rest_of_the_import(kg, tmp_path):
+    """An entity renamed early in an import went by its old name to the end of it: the name was then
+    ambiguous with the entity given it, or named the renamed one, where the same records written one
+    by one mean the entity that goes by it now."""
+    from .conftest import copy_of
+
+    kg("add-entity", "repo/api", "--name", "api", "--alias", "the api", "--weak-alias", "backend")
+    one_by_one = copy_of(kg.path, tmp_path / "one-by-one")
+    path = records_file(
+        tmp_path / "renames.jsonl",
+        {"type": "entity", "id": "repo/api", "name": "API v2"},
+        {"type": "entity", "id": "repo/newapi", "name": "api"},
+        {"type": "fact", "subject": "api", "predicate": "caveat", "value": "which api", "sources": ["doc:q"]},
+        {"type": "entity", "id": "repo/other", "name": "Other", "aliases": ["API"]},
+        {"type": "fact", "subject": "the api", "predicate": "caveat", "value": "by alias", "sources": ["doc:r"]},
+    )
+    done = kg.json("import", path, "--apply")
+    one_by_one("add-entity", "repo/api", "--name", "API v2")
+    one_by_one("add-entity", "repo/newapi", "--name", "api")
+    one_by_one("propose", "api", "caveat", "--value", "which api", "-s", "doc:q")
+    refused = one_line(one_by_one("add-entity", "repo/other", "--name", "Other", "--alias", "API", expect=1))
+    one_by_one("propose", "the api", "caveat", "--value", "by alias", "-s", "doc:r")
+    assert len(done["refusals"]) == 1 and refused.startswith(f"kg: {done['refusals'][0]['message']}")
+    assert "repo/newapi" in refused and "repo/api (" not in refused
+    for entity in ("repo/api", "repo/newapi"):
+        values = [f["value"] for f in kg.json("facts", entity)["facts"]]
+        assert values == [f["value"] for f in one_by_one.json("facts", entity)["facts"]]
+    assert [f["value"] for f in kg.json("facts", "repo/newapi")["facts"]] == ["which api"]
+    assert [f["value"] for f in kg.json("facts", "repo/api")["facts"]] == ["by alias"]
+
+
 @pytest.mark.parametrize("order", ["facts first", "reversed", "interleaved"])
 def test_a_fact_may_name_an_entity_a_later_record_makes(kg, tmp_path, order):
     records = ENTITIES + GOOD + BAD

@@ -130,6 +130,9 @@ class Staging(Session):
 
     def identify(self, text: str) -> dict:
         found = super().identify(text)
+        key = model.match_key(text)
+        for kind in ("matches", "suggestions"):  # the index's, less the labels this write took away
+            found[kind] = [m for m in found[kind] if self._still_goes_by(m, key)]
         known = {m["id"] for m in found["matches"]}
         for iri, how, label in self._pending_labels.get(model.match_key(text), ()):
             entity = self._entities.get(iri)
@@ -140,6 +143,17 @@ class Staging(Session):
                 {"id": entity.id, "type": entity.type, "name": entity.name, "matched": how, "label": label}
             )
         return found
+
+    def _still_goes_by(self, match: dict, key: str) -> bool:
+        """Whether an entity the index found by a name, alias or weak alias still goes by it: one this
+        write renamed does not go by its old name (an import that renames an entity and then names
+        another by that name means the other)."""
+        entity = self._entities.get(self.entity_iri(match["id"]).value)
+        if entity is None:
+            return True
+        strong, weak = entity.alias_keys()
+        held = {"name": model.match_key(entity.name) == key, "alias": key in strong, "weak alias": key in weak}
+        return held.get(match["matched"], True)
 
     def resolve(self, text: str, role: str = "entity") -> model.Entity:
         self.check_perspective()  # a name not found in a perspective that does not exist: say that
