@@ -87,8 +87,11 @@ class Report:
     def refuse(self, line: int, reason: str, message: str) -> None:
         """Count the record at ``line`` as refused for ``reason``."""
         self.refused[reason] = self.refused.get(reason, 0) + 1
-        if len(self.refusals) < LISTED_REFUSALS:
+        # The first by line are listed, whenever each was refused (the shapes' refusals come last).
+        if len(self.refusals) < LISTED_REFUSALS or line < self.refusals[-1]["line"]:
             self.refusals.append({"line": line, "reason": reason, "message": _as_fields(message)})
+            self.refusals.sort(key=lambda refusal: refusal["line"])
+            del self.refusals[LISTED_REFUSALS:]
 
     def notes(self) -> list[str]:
         """What the import did otherwise than a record said, though not refused."""
@@ -158,7 +161,7 @@ def read_records(path: Path) -> Records:
     """Records from a JSON array or a JSON-lines file of at most KGRDF_MAX_IMPORT bytes. Raises
     BadInput when the file cannot be read, is too large or (an array) does not parse; a line or an
     item that is not a record becomes a record refused as malformed, never the whole import."""
-    from kgrdf import inputs
+    from kgrdf import inputs, settings
 
     data = inputs.read(path, "KGRDF_MAX_IMPORT", "the import file")
     if _RDF.match(data):  # (each line refused as no JSON, and exit 0, told nothing of why)
@@ -171,7 +174,7 @@ def read_records(path: Path) -> Records:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise BadInput(f"{path} is not UTF-8 text") from None
-        items = _items_alone(text)
+        items = _items_alone(text, settings.get("KGRDF_MAX_LINE"))
         if items is None and not _first_line_parses(data):  # else JSON lines whose first record is a list
             try:
                 inputs.parse_json(text, unique_keys=True)
@@ -192,10 +195,11 @@ _RDF = re.compile(
 )
 
 
-def _items_alone(text: str) -> list | None:
+def _items_alone(text: str, limit: int) -> list | None:
     """(line, item) of each item of the JSON array ``text``, parsed on its own, so that one that is no
-    JSON record (it gives a key twice) is a Record refused as malformed; an item's line is the one
-    it starts on, as a refusal names it. None when ``text`` is no JSON array at all."""
+    JSON record (it gives a key twice, it nests too deep, it is longer than ``limit`` bytes, as a
+    line of JSON lines may not be) is a Record refused as malformed; an item's line is the one it
+    starts on, as a refusal names it. None when ``text`` is no JSON array at all."""
     import json
 
     from kgrdf import inputs
@@ -212,20 +216,50 @@ def _items_alone(text: str) -> list | None:
     while True:
         try:
             _, end = bounds.raw_decode(text, at)
-        except (ValueError, RecursionError):
+        except RecursionError:  # (json's decoder recurses a level at a time: found without it)
+            end = _nested_end(text, at)
+            if end is None:
+                return None
+        except ValueError:
             return None
         line = line + text.count("\n", counted, at)
         counted = at
-        try:
-            items.append((line, inputs.parse_json(text[at:end], unique_keys=True)))
-        except ValueError as exc:
-            items.append((line, Record(line, None, f"not JSON: {exc}")))
+        size = len(text[at:end].encode("utf-8"))
+        if size > limit:
+            items.append(
+                (line, Record(line, None, f"the record is {size} bytes long; the most is {limit} (KGRDF_MAX_LINE)"))
+            )
+        else:
+            try:
+                items.append((line, inputs.parse_json(text[at:end], unique_keys=True)))
+            except ValueError as exc:
+                items.append((line, Record(line, None, f"not JSON: {exc}")))
         at = _SPACE.match(text, end).end()
         if text[at : at + 1] == "]":
             return items if _SPACE.match(text, at + 1).end() == len(text) else None
         if text[at : at + 1] != ",":
             return None
         at = _SPACE.match(text, at + 1).end()
+
+
+def _nested_end(text: str, at: int) -> int | None:
+    """Where the array or object that starts at ``at`` ends (past its closing bracket), read a
+    character at a time, strings skipped; None when it does not end."""
+    depth, i, n = 0, at, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
 
 
 def _first_line_parses(data: bytes) -> bool:

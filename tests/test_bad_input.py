@@ -275,6 +275,22 @@ def test_a_record_nested_beyond_reading_is_refused_alone(seeded, tmp_path):
     assert report["entities"] == {"created": 1}
 
 
+def test_an_item_of_an_array_nested_beyond_reading_is_refused_alone(seeded, tmp_path):
+    """In a JSON array, one item nested too deep refused the whole file, naming another item's fault
+    (a key given twice), and with that fault mended, the file still."""
+    path = tmp_path / "seed.json"
+    twice = '{"type": "entity", "type": "entity", "id": "repo/twice", "name": "twice"}'
+    deep = '{"type": "fact", "value": ' + "[" * 5_000 + "]" * 5_000 + "}"
+    fine = '{"type": "entity", "id": "repo/fine", "name": "fine"}'
+    path.write_text(f"[\n{twice},\n{deep},\n{fine}\n]\n", encoding="utf-8")
+    report = seeded.json("import", path, "--apply")
+    assert report["refused"] == {"malformed": 2} and report["entities"] == {"created": 1}
+    assert [(r["line"], r["message"]) for r in report["refusals"]] == [
+        (2, "not JSON: the key 'type' is given twice"),
+        (3, "not JSON: it nests too deep"),
+    ]
+
+
 def test_a_line_of_bytes_that_are_not_utf8_is_refused_alone(seeded, tmp_path):
     path = tmp_path / "seed.jsonl"
     path.write_bytes(
@@ -304,6 +320,14 @@ def test_a_value_beyond_the_text_limit_is_refused_with_its_size(seeded, tmp_path
     report = seeded.json("import", path, "--apply")
     assert (
         "the line is 200" in report["refusals"][0]["message"] and "KGRDF_MAX_LINE" in report["refusals"][0]["message"]
+    )
+    array = tmp_path / "seed.json"  # a record of an array is bound as a line is (it was taken whole)
+    array.write_text(json.dumps([huge, {"type": "entity", "id": "repo/fine", "name": "fine"}]), encoding="utf-8")
+    report = seeded.json("import", array)
+    assert report["refused"] == {"malformed": 1} and report["entities"] == {"created": 1}
+    assert (
+        report["refusals"][0]["message"].startswith("the record is 200")
+        and "KGRDF_MAX_LINE" in report["refusals"][0]["message"]
     )
     assert seeded.snapshot() == before
 
