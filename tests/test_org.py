@@ -303,6 +303,28 @@ def test_each_hearing_keeps_its_own_audience_and_a_correction_is_heard_where_the
 # --- attribution and extraction ---------------------------------------------------------------------
 
 
+def test_a_hearing_records_only_an_affiliation_its_audience_may_hear(kg):
+    """Pam's organization was heard in a private conversation alone: a public hearing of what Pam
+    said recorded it, and every public read then showed an organization public may not know."""
+    kg("org", "add", "Acme")
+    kg("org", "add", "Hushco")
+    kg("add-entity", "person/pam", "--name", "Pam Lee", "--alias", "Pam")
+    works = kg.json(
+        "propose", "Pam", "affiliated_with", "--object", "Hushco", "-s", "ledger:x", "--audience", "dm:jo,dana"
+    )
+    kg("confirm", works["id"])
+    said = {"-s": "slack:p1", "--said-by": "Pam", "--message": "slack:m1"}
+    heard = [arg for pair in said.items() for arg in pair]
+    public = kg.json("org", "set", "Acme", "founded_year", "1998", *heard, "--audience", "public")
+    private = kg.json("org", "set", "Acme", "industry", "robots", *heard, "--audience", "dm:dana,jo")
+    assert public.get("speaker_affiliation") is None and private["speaker_affiliation"] == "organization/hushco"
+    shown = kg("lookup", "Acme", "--audience", "public").stdout
+    assert "said by Pam Lee in slack:m1" in shown and "Hushco" not in shown
+    assert "hushco" not in kg("export", "--audience", "public", "--format", "nquads").stdout.lower()
+    kg("lookup", "Hushco", "--audience", "public", expect=1)
+    assert "said by Pam Lee (Hushco)" in kg("lookup", "Acme", "--audience", "dm:dana,jo").stdout
+
+
 def test_the_speaker_and_their_organization_then_are_recorded_and_shown_never_trusted(kg):
     kg("org", "add", "Texture")
     kg("org", "add", "Acme Corp")

@@ -194,7 +194,7 @@ class Proposals(Staging):
             if speaker.type not in privacy.PERSON_TYPES:
                 raise Refused(f"{speaker.id} is a {speaker.type}: --said-by names an actor or a person")
             out["said_by"] = speaker.iri
-            out["speaker_affiliation"] = self._affiliation(speaker.iri)
+            out["speaker_affiliation"] = self._affiliation(speaker.iri, out["audience"])
         return out
 
     _FACT_HEARD = ("extracted", "claimed_role", "verified")  # said of the fact, not of one hearing
@@ -231,14 +231,21 @@ class Proposals(Staging):
             step = sum(1 for h in fact.hearings if h.iri and h.iri.startswith(prefix))
         return [model.hearing_iri(fact.iri, self.seq, step + n) for n in range(1, count + 1)]
 
-    def _affiliation(self, speaker: str) -> str | None:
-        """The organization a speaker is affiliated with now: their newest current, confirmed
-        affiliated_with fact (recorded with what they say; never a reason to trust it)."""
+    def _affiliation(self, speaker: str, heard_in: str) -> str | None:
+        """The organization a speaker is affiliated with now, as the audience ``heard_in`` may know it:
+        their newest current, confirmed affiliated_with fact heard where it may hear (recorded with
+        what they say; never a reason to trust it). One heard in a private conversation alone would
+        show its organization to every reader of this hearing (a public one: to anyone)."""
+        from kgrdf import audience
+
         predicate = self.schema.predicate("affiliated_with")
         current = [
             f
             for f in self._facts_for(speaker, predicate.iri)
-            if f.status == "confirmed" and f.current and f.is_entity_target
+            if f.status == "confirmed"
+            and f.current
+            and f.is_entity_target
+            and any(audience.may_hear(h.audience, heard_in) for h in f.hearings)
         ]
         current.sort(key=lambda f: f.recorded_at or "", reverse=True)
         return current[0].target.value if current else None
