@@ -1118,9 +1118,11 @@ def org_add(
     perspective: PerspectiveOption = None,
     json: JsonOption = False,
 ):
-    """Add an organization we deal with, or add aliases to one. Its attributes are value facts
-    (kg propose ORG founded --value 2023; industry, relationship, first_contact_at,
-    last_contact_at) and its relations object facts (customer_of, vendor_of, parent_of)."""
+    """Add an organization we deal with, or add aliases to one: a name an organization goes by
+    already, as its name or an alias in any case or Unicode form, is that organization, whose name
+    stays. Its attributes are value facts (kg propose ORG founded --value 2023; industry,
+    relationship, first_contact_at, last_contact_at) and its relations object facts (customer_of,
+    vendor_of, parent_of)."""
     with _kb(kb, perspective).writing("org add") as writer:
         entity, outcome = writer.add_organization(name, alias or [], org_id)
     render.out(json, {**entity.as_json(), "outcome": outcome}, f"{outcome} {entity.id} ({entity.name})")

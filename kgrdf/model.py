@@ -1064,7 +1064,11 @@ def organization_id(name: str, given: str | None = None) -> str:
     limit = settings.get("KGRDF_MAX_TEXT")
     if len(name) > limit:  # (the name's own bound is said first, as kg add-entity says it)
         raise BadInput(f"the name is {len(name)} characters long; the most is {limit}", hint="KGRDF_MAX_TEXT sets it")
-    slug = re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")
+    import unicodedata
+
+    # (its letters without their marks, in any Unicode form: Café, composed or not, is organization/cafe)
+    bare = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    slug = re.sub(r"[^a-z0-9]+", "-", bare.casefold()).strip("-")
     if not slug:
         raise BadInput(f"cannot make an id from the name {name!r}", hint="give one with --id")
     made = f"organization/{slug}"

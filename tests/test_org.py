@@ -1032,6 +1032,22 @@ def test_an_organization_whose_name_makes_another_s_id_is_refused_not_renamed(kg
     assert kg.snapshot() == before and kg.json("lookup", "organization/mega")["entity"]["name"] == "Mega"
     assert kg.json("org", "add", "Ωmega", "--id", "omega")["id"] == "organization/omega"
     assert kg.json("org", "add", "MEGA", "--alias", "Mega Corp")["outcome"] == "updated"  # the same name, another case
+    assert kg.json("lookup", "organization/mega")["entity"]["name"] == "Mega"  # its name kept, an alias added
+
+
+def test_an_organization_added_by_a_name_or_alias_another_goes_by_is_that_one(kg):
+    """kg org add of an organization's alias (in another case), or of its name in another Unicode
+    form, made a second organization, and the name was then ambiguous in every command."""
+    kg("org", "add", "Texture", "--alias", "Texture HQ", "--alias", "texturehq.com")
+    cafe = "Caf\u00e9"  # composed; "Cafe\u0301" is the same name decomposed
+    assert kg.json("org", "add", cafe)["id"] == "organization/cafe"
+    for name, aliases in [("texture hq", []), ("TEXTUREHQ.COM", ["Texture Inc"]), ("Cafe\u0301", [])]:
+        added = kg.json("org", "add", name, *[arg for a in aliases for arg in ("--alias", a)])
+        assert added["id"] in ("organization/texture", "organization/cafe"), added
+    texture = kg.json("lookup", "Texture HQ")["entity"]
+    assert texture["name"] == "Texture" and sorted(texture["aliases"]) == ["Texture HQ", "Texture Inc", "texturehq.com"]
+    assert kg.json("lookup", "Cafe\u0301")["entity"]["id"] == "organization/cafe"
+    assert kg.json("stats")["entities"] == {"organization": 2}
 
 
 @pytest.mark.parametrize("command", [("org", "add", "Acme"), ("org", "init", "Acme")])

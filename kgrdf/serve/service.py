@@ -589,7 +589,10 @@ class Service:
             org_id = model.organization_id(name)
             held = writer.entity(vocab.entity_iri(writer.perspective, org_id))
             if held is None or caller.audience == "owner":
-                entity, outcome = writer.add_organization(name, list(aliases or []))
+                # (an audience's token is not told which organization a name it gives is already one's)
+                entity, outcome = writer.add_organization(
+                    name, list(aliases or []), join_named=caller.audience == "owner"
+                )
             else:  # its names are shown to every audience that knows it: a token of one does not change them
                 entity, outcome = held, "unchanged"
                 given = {model.clean_label(a) for a in [name, *(aliases or [])] if isinstance(a, str)}

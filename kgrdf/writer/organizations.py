@@ -14,13 +14,20 @@ class Organizations(Staging):
 
     PROMOTED = ("founded", "industry", "relationship", "first_contact_at", "last_contact_at")
 
-    def add_organization(self, name: str, aliases=(), org_id: str | None = None, is_self: bool = False):
+    def add_organization(
+        self, name: str, aliases=(), org_id: str | None = None, is_self: bool = False, join_named: bool = True
+    ):
         """kg org add (and init): the organization ``name``, its id made from the name unless
-        ``org_id`` is given, made or given ``aliases``; as add_entity returns. A name whose id is
+        ``org_id`` is given, made or given ``aliases``; as add_entity returns. With ``join_named``,
+        a name an organization goes by already (its name or a strong alias, in any case or Unicode
+        form: "texturehq.com" of Texture) means that one: ``aliases`` are added to it, and its name
+        stays (a second organization would make the name ambiguous everywhere). A name whose id is
         that of an organization named otherwise is refused: the letters an id keeps are the same
         for Ωmega and Mega, and adding to it would rename Mega."""
         entity_id = model.organization_id(name, org_id)
         held = self.entity(vocab.entity_iri(self.perspective, entity_id)) if org_id is None else None
+        if held is None and org_id is None and join_named:
+            held = self._organization_going_by(name)  # (of another id: Texture, by its alias texturehq.com)
         if held is not None:
             known = {model.match_key(label) for label in (held.name, *held.aliases)}
             if model.match_key(model.clean_label(name)) not in known:
@@ -28,6 +35,7 @@ class Organizations(Staging):
                     f"the id made from {name!r}, {entity_id}, is that of {held.name!r} already",
                     hint=f"give {name!r} an id of its own (--id), or make it a name of {held.name!r} (--alias)",
                 )
+            return self.add_entity(held.id, held.name, list(aliases), is_self=is_self)  # (its name kept)
         return self.add_entity(entity_id, name, list(aliases), is_self=is_self)
 
     def set_attribute(self, org: str, key: str, value: str, sources=(), heard: Heard | None = None) -> Outcome:
@@ -47,6 +55,15 @@ class Organizations(Staging):
                 hint=f"kg propose {entity.id} {normal} --object ENTITY --source KIND:REF",
             )
         return self.propose(entity.id, "attribute", value=f"{key}: {value.strip()}", sources=sources, heard=heard)
+
+    def _organization_going_by(self, name: str) -> model.Entity | None:
+        """The one organization whose name or strong alias ``name`` is, if there is one."""
+        found = [
+            m
+            for m in self.identify(model.clean_label(name))["matches"]
+            if m["type"] == "organization" and m["matched"] in ("name", "alias")
+        ]
+        return self.entity(self.entity_iri(found[0]["id"])) if len(found) == 1 else None
 
     def _organization(self, text: str) -> model.Entity:
         entity = self.resolve(text)
