@@ -698,6 +698,26 @@ def test_a_merge_takes_what_the_survivor_rejected_or_let_expire_as_kg_propose_ta
     kg("validate")
 
 
+def test_conflicting_values_after_a_merge_are_listed_newest_heard_first(kg, monkeypatch):
+    """A merge records the duplicate's facts anew, at the merge: its value heard a month before the
+    other's was listed first, as the newest, and a pack read it first."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T10:00:00Z")
+    kg("org", "init", "Us")
+    kg("org", "add", "Texture")
+    kg("org", "add", "Texture Inc")
+    old = kg.json("propose", "Texture Inc", "founded", "--value", "2021", "-s", "report:x", "-s", "ledger:y")
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-01T10:00:00Z")
+    new = kg.json("propose", "Texture", "founded", "--value", "2023", "-s", "report:p", "-s", "ledger:crm")
+    assert new["status"] == old["status"] == "confirmed"
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T10:00:00Z")
+    kg("org", "merge", "Texture", "Texture Inc")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-04T10:00:00Z")
+    listed = [f["value"] for f in kg.json("facts", "Texture")["facts"] if f["predicate"] == "founded"]
+    assert listed == ["2023", "2021"]
+    pack = kg("context", "--message", "Texture").stdout
+    assert pack.index("founded in 2023") < pack.index("founded in 2021")
+
+
 def test_an_organization_merged_into_another_is_changed_no_more_and_its_dm_name_stays_private(kg):
     """After a merge, kg org add --id (or kg add-entity) renamed the merged organization, and its
     name, heard in a DM alone, was shown to the public among the kept one's aliases: the names the

@@ -292,7 +292,7 @@ class FactReads(Reading):
         group_of: dict[int, list[dict]] = {}  # id(fact) -> its conflicting group, newest first
         for values in groups.values():
             for group in _overlapping(values):
-                group.sort(key=lambda f: f.get("recorded_at") or "", reverse=True)
+                group.sort(key=self._heard_last, reverse=True)
                 for fact in group:
                     fact["conflicting"] = [other["id"] for other in group if other is not fact and _share(fact, other)]
                     group_of[id(fact)] = group
@@ -305,6 +305,17 @@ class FactReads(Reading):
                 placed.add(id(group))
                 out.extend(group)
         return out
+
+    def _heard_last(self, fact: dict) -> str:
+        """When the read's audience last heard a value: its newest hearing it may hear. Not when the
+        fact was recorded: a merge records the duplicate's facts anew, at the merge, with their
+        hearings' own times (a value heard a month before the other was listed as the newer)."""
+        from kgrdf import audience
+
+        hearer = self._hearer or audience.OWNER
+        held = self.fact(fact["id"], history=False)
+        heard = [h.heard_at for h in held.hearings if h.heard_at and audience.may_hear(h.audience, hearer)]
+        return max(heard, default=fact.get("recorded_at") or "")
 
     def lookup(self, text: str, sources: bool = True) -> dict:
         """The entity ``text`` names and its current facts, as subject and as object; without
