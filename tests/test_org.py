@@ -426,6 +426,25 @@ def test_an_extracted_fact_is_always_a_proposal(kg):
 # --- claims -----------------------------------------------------------------------------------------
 
 
+def test_a_claim_carried_over_by_a_merge_is_promoted_by_the_id_it_has_now(kg):
+    """A claim whose organization was merged was refused as "proposed: only a current claim can be
+    promoted", which every claim is, naming nothing of the copy that can be."""
+    kg("org", "init", "Us")
+    kg("org", "add", "Acme")
+    kg("org", "add", "ACME Corp", "--alias", "acme.com")
+    kg("add-entity", "actor/jo", "--name", "Jo Park", "--alias", "Jo")
+    claim = kg.json("org", "affiliate", "acme.com", "--claimed-name", "Jim", "--said-by", "Jo", "--message", "slack:p5")
+    kg("org", "merge", "Acme", "ACME Corp")
+    kg("add-entity", "actor/jim", "--name", "Jim Hale", "--alias", "Jim")
+    before = kg.snapshot()
+    refused = one_line(kg("org", "promote", claim["id"], "Jim", expect=1))
+    now = re.search(r"(f-[a-z0-9]+) replaced it", refused).group(1)
+    assert refused == f"kg: {claim['id']} is no longer current: {now} replaced it (kg org promote {now} Jim)"
+    assert kg.snapshot() == before
+    kg("org", "promote", now, "Jim")
+    assert kg.json("org", "of", "Jim")["actors"][0]["organizations"][0]["id"] == "organization/acme"
+
+
 def test_a_claimed_member_makes_no_actor_and_is_promoted_as_a_separate_step(kg):
     kg("org", "add", "Acme Corp")
     kg("add-entity", "actor/dana", "--name", "Dana Diaz")

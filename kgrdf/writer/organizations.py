@@ -1,5 +1,6 @@
 """Writes about organizations (§9): their attributes, claims of who works there, and a merge of two."""
 
+import shlex
 from dataclasses import replace
 
 from pyoxigraph import NamedNode
@@ -123,6 +124,11 @@ class Organizations(Staging):
             raise Refused(f"{claim.id} is not an affiliation claim (kg org affiliate records one)")
         if claim.promoted_to:
             raise Refused(f"{claim.id} was promoted to {vocab.id_of(claim.promoted_to)} already")
+        if not claim.current and claim.superseded_by:  # (a merge of its organization carries it over)
+            now = vocab.id_of(claim.superseded_by)
+            raise Refused(
+                f"{claim.id} is no longer current: {now} replaced it", hint=f"kg org promote {now} {shlex.quote(actor)}"
+            )
         if not claim.current:
             raise Refused(f"{claim.id} is {claim.status}: only a current claim can be promoted")
         person = self.resolve(actor, role="actor")
