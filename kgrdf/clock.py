@@ -118,18 +118,26 @@ def _time_in(stream, path) -> str | None:
         return None
 
 
-def for_write(journal) -> datetime:
+def for_write(journal, dry_run: bool = False) -> datetime:
     """The time a write records: now, which must not be before the journal's last transaction
     (recorded time never goes backwards: a later transaction recorded at an earlier time would make
-    --known-at answer that the knowledge base held what it learned only after). Raises Refused."""
+    --known-at answer that the knowledge base held what it learned only after). Raises Refused. A
+    dry run is refused too: it answers for the knowledge base as it stands, which holds what was
+    learned after that time (what would expire, what an import would find), so it cannot answer
+    for a time before its last change."""
     moment = now()
     last = last_recorded(journal)
     if last is not None and iso(moment) < last:
         fixed = os.environ.get("KGRDF_NOW")
         where = f"KGRDF_NOW ({fixed.strip()})" if fixed else f"the system clock ({iso(moment)})"
+        why = (
+            "a dry run answers for the knowledge base as it stands, which holds what was learned after it, "
+            "not as it stood then"
+            if dry_run
+            else "recorded time never goes backwards, so nothing is written"
+        )
         raise Refused(
-            f"{where} is before the last recorded time {last}: recorded time never goes backwards, "
-            f"so nothing is written",
+            f"{where} is before the last recorded time {last}: {why}",
             hint=f"set KGRDF_NOW to {last} or later, or unset it"
             if fixed
             else "set the system clock right, or wait until it passes that time",

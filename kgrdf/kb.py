@@ -519,9 +519,9 @@ class KnowledgeBase:
                 from kgrdf import privacy
                 from kgrdf.writer import Writer
 
-                # A dry run writes nothing: it may ask what a write would do at any time, the past included
-                # (a write whose clock is behind the journal is refused: recorded time never goes backwards).
-                writer = Writer(self, backend, seq=position.seq + 1, now=clock.iso(clock.now()) if dry_run else None)
+                # (a clock behind the journal is refused, a dry run's too, in words of its own: clock.for_write)
+                now = clock.iso(clock.for_write(self.journal, dry_run=dry_run))
+                writer = Writer(self, backend, seq=position.seq + 1, now=now)
                 writer.key = privacy.key(self)
                 try:
                     yield writer

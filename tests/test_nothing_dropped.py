@@ -633,24 +633,25 @@ def test_an_import_behind_the_clock_is_refused_too(fixed_now, seeded, tmp_path):
     assert "recorded time never goes backwards" in refused(seeded, "import", path, "--apply")
 
 
-def test_a_dry_run_behind_the_clock_answers_for_that_time_and_writes_nothing(fixed_now, seeded, tmp_path):
-    """What would expire on a past day, or what an import would do: a dry run writes nothing, yet
-    was refused as a write whose clock is behind the journal, so no replay could ask it."""
+def test_a_dry_run_behind_the_clock_is_refused_saying_why_a_dry_run_is(fixed_now, seeded, tmp_path):
+    """A dry run answers for the knowledge base as it stands, which holds what was learned after an
+    earlier clock (a proposal observed again since, an entity made since): asked with that clock, it
+    was refused as a write ("so nothing is written"), which says nothing of why a dry run is."""
     fixed_now("2026-01-01T10:00:00Z")
     propose(seeded, "repo/api", "caveat", "--value", "old", "-s", "pr:0")
     fixed_now("2026-06-01T10:00:00Z")
     seeded("add-entity", "repo/now", "--name", "now")
     before = seeded.snapshot()
-    fixed_now("2026-02-15T10:00:00Z")  # 45 days after the proposal, before the last write
-    assert seeded.json("expire", "--dry-run")["expired"] == 1
-    fixed_now("2026-01-15T10:00:00Z")  # 14 days after it
-    assert seeded.json("expire", "--dry-run")["expired"] == 0
+    fixed_now("2026-02-15T10:00:00Z")
     path = records_file(tmp_path / "one.jsonl", {"type": "entity", "id": "repo/y", "name": "y"})
-    assert seeded.json("import", path)["entities"]["created"] == 1
-    assert seeded.snapshot() == before
+    for args in (["expire", "--dry-run"], ["import", path]):
+        line = refused(seeded, *args)
+        assert "a dry run answers for the knowledge base as it stands" in line, args
+        assert "set KGRDF_NOW to 2026-06-01T10:00:00Z or later" in line
     assert "recorded time never goes backwards" in refused(seeded, "expire")
-    assert "recorded time never goes backwards" in refused(seeded, "import", path, "--apply")
     assert seeded.snapshot() == before
+    fixed_now("2026-06-01T10:00:00Z")
+    assert seeded.json("expire", "--dry-run")["expired"] == 1
 
 
 def test_the_last_recorded_time_is_found_behind_a_large_transaction(fixed_now, kg, tmp_path):
