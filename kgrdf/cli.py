@@ -1119,7 +1119,7 @@ def org_add(
     json: JsonOption = False,
 ):
     """Add an organization we deal with, or add aliases to one: a name an organization goes by
-    already, as its name or an alias in any case or Unicode form, is that organization, whose name
+    already, as its name or an alias in any case, composed or not, is that organization, whose name
     stays. Its attributes are value facts (kg propose ORG founded --value 2023; industry,
     relationship, first_contact_at, last_contact_at) and its relations object facts (customer_of,
     vendor_of, parent_of)."""

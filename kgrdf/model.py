@@ -1066,8 +1066,8 @@ def organization_id(name: str, given: str | None = None) -> str:
         raise BadInput(f"the name is {len(name)} characters long; the most is {limit}", hint="KGRDF_MAX_TEXT sets it")
     import unicodedata
 
-    # (its letters without their marks, in any Unicode form: Café, composed or not, is organization/cafe)
-    bare = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    # (its letters without their marks, composed or not: Café is organization/cafe, as Cafe\u0301 is)
+    bare = "".join(c for c in unicodedata.normalize("NFD", name) if not unicodedata.combining(c))
     slug = re.sub(r"[^a-z0-9]+", "-", bare.casefold()).strip("-")
     if not slug:
         raise BadInput(f"cannot make an id from the name {name!r}", hint="give one with --id")

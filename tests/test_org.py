@@ -737,6 +737,23 @@ def test_conflicting_values_after_a_merge_are_listed_newest_heard_first(kg, monk
     assert pack.index("founded in 2023") < pack.index("founded in 2021")
 
 
+def test_conflicting_values_known_at_a_time_are_ordered_by_what_was_heard_by_then(kg, monkeypatch):
+    """Read as known at February, two values were ordered by a hearing of March, after it."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T10:00:00Z")
+    kg("org", "add", "Texture")
+    kg("propose", "Texture", "founded", "--value", "2020", "-s", "ledger:crm", "-s", "report:a")
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-01T10:00:00Z")
+    kg("propose", "Texture", "founded", "--value", "2021", "-s", "ledger:crm2", "-s", "report:b")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T10:00:00Z")
+    kg("propose", "Texture", "founded", "--value", "2020", "-s", "slack:x")  # heard again in March
+
+    def values(*known_at):
+        return [f["value"] for f in kg.json("facts", "Texture", *known_at)["facts"]]
+
+    assert values() == ["2020", "2021"]
+    assert values("--known-at", "2026-02-15") == ["2021", "2020"]
+
+
 def test_an_organization_merged_into_another_is_changed_no_more_and_its_dm_name_stays_private(kg):
     """After a merge, kg org add --id (or kg add-entity) renamed the merged organization, and its
     name, heard in a DM alone, was shown to the public among the kept one's aliases: the names the

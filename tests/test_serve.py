@@ -1082,10 +1082,15 @@ def test_a_tokens_org_add_never_changes_the_names_of_an_organization_known_alrea
     adding an alias (a codename heard there) or another spelling of its name would tell every other
     audience. The owner changes them; a token's call is unchanged, and says so."""
     kg, writer = served["kg"], served["secrets"]["writer"]
-    kg("org", "add", "Mkvisible")
+    kg("org", "add", "Mkvisible", "--alias", "mkvis.example")
     kg("org", "set", "Mkvisible", "industry", "retail", "-s", "doc:d1", "--audience", "public")
+    kg("org", "add", "Mkhushco", "--alias", "mkhush.example")  # no fact: channel:sales does not know it
     before = _snapshot(served)
-    for body in ({"name": "Mkvisible", "aliases": ["mkcodename"]}, {"name": "MKVISIBLE"}):
+    # A name another organization goes by as its alias made a second organization, and the name was
+    # ambiguous to everyone, the owner too; one the audience does not know is refused, unnamed.
+    status, answer = served["server"].post("org_add", writer, {"name": "MKHUSH.EXAMPLE"})
+    assert status == 409 and "does not know" in answer["message"] and "mkhushco" not in json.dumps(answer).lower()
+    for body in ({"name": "Mkvisible", "aliases": ["mkcodename"]}, {"name": "MKVISIBLE"}, {"name": "MKVIS.EXAMPLE"}):
         status, answer = served["server"].post("org_add", writer, body)
         assert status == 200 and answer["outcome"] == "unchanged", answer
         assert (
@@ -1101,7 +1106,9 @@ def test_a_tokens_org_add_never_changes_the_names_of_an_organization_known_alrea
     status, answer = served["server"].post(
         "org_add", served["secrets"]["boss"], {"name": "Mkvisible", "aliases": ["mkv"]}
     )
-    assert status == 200 and answer["outcome"] == "updated" and answer["aliases"] == ["mkv"]  # the owner's token may
+    assert (
+        status == 200 and answer["outcome"] == "updated" and answer["aliases"] == ["mkv", "mkvis.example"]
+    )  # the owner's token may
 
 
 @given(

@@ -566,6 +566,8 @@ class Service:
                 heard = session.entity(ox.NamedNode(entity.iri))
             if heard is None and outcome == "created":  # made by this call: its names are the ones it gave
                 return {**entity.as_json(), "outcome": outcome}
+            if heard is None and entity.id != model.organization_id(name):  # (its id would tell its name)
+                raise Refused(f"{name!r} is a name of an organization already, one this token's audience does not know")
             if heard is None:  # the name the call gave, and nothing the knowledge base holds: not even
                 # which of the names given are its own (a token could otherwise try guesses at them)
                 return {
@@ -588,6 +590,10 @@ class Service:
         with self._writing(caller, "org add") as writer:
             org_id = model.organization_id(name)
             held = writer.entity(vocab.entity_iri(writer.perspective, org_id))
+            if held is None and caller.audience != "owner":
+                # a name another organization goes by (its alias texturehq.com): that one, which a
+                # token of an audience does not change (a second would make the name ambiguous)
+                held = writer.organization_going_by(name)
             if held is None or caller.audience == "owner":
                 # (an audience's token is not told which organization a name it gives is already one's)
                 entity, outcome = writer.add_organization(

@@ -271,12 +271,13 @@ class FactReads(Reading):
                 shown.setdefault((row["kind"], row["ref"]), {"kind": row["kind"], "ref": row["ref"]})
         return list(shown.values())
 
-    def mark_conflicts(self, facts: list[dict]) -> list[dict]:
+    def mark_conflicts(self, facts: list[dict], known_at: str | None = None) -> list[dict]:
         """Two current, confirmed values of a single-valued predicate (or of one key of a free-text
         attribute) of one subject whose valid times overlap conflict ("postgres 14 until March" and
         "postgres 16 from March" do not): each is marked with the others, and they are listed
         together, newest first, where the first of them was (§9: contradictions coexist until a
-        person resolves them with kg supersede)."""
+        person resolves them with kg supersede). Newest by the hearings heard by ``known_at``, for a
+        read of what the knowledge base held then."""
         groups: dict[tuple, list[dict]] = {}
         for fact in facts:
             predicate = self.schema.predicates.get(fact.get("predicate") or "")
@@ -292,7 +293,7 @@ class FactReads(Reading):
         group_of: dict[int, list[dict]] = {}  # id(fact) -> its conflicting group, newest first
         for values in groups.values():
             for group in _overlapping(values):
-                group.sort(key=self._heard_last, reverse=True)
+                group.sort(key=lambda fact: self._heard_last(fact, known_at), reverse=True)
                 for fact in group:
                     fact["conflicting"] = [other["id"] for other in group if other is not fact and _share(fact, other)]
                     group_of[id(fact)] = group
@@ -306,7 +307,7 @@ class FactReads(Reading):
                 out.extend(group)
         return out
 
-    def _heard_last(self, fact: dict) -> str:
+    def _heard_last(self, fact: dict, known_at: str | None = None) -> str:
         """When the read's audience last heard a value: its newest hearing it may hear. Not when the
         fact was recorded: a merge records the duplicate's facts anew, at the merge, with their
         hearings' own times (a value heard a month before the other was listed as the newer)."""
@@ -314,7 +315,11 @@ class FactReads(Reading):
 
         hearer = self._hearer or audience.OWNER
         held = self.fact(fact["id"], history=False)
-        heard = [h.heard_at for h in held.hearings if h.heard_at and audience.may_hear(h.audience, hearer)]
+        heard = [
+            h.heard_at
+            for h in held.hearings
+            if h.heard_at and audience.may_hear(h.audience, hearer) and (known_at is None or h.heard_at <= known_at)
+        ]
         return max(heard, default=fact.get("recorded_at") or "")
 
     def lookup(self, text: str, sources: bool = True) -> dict:
@@ -360,7 +365,10 @@ class FactReads(Reading):
             facts = self._as_held(facts, clock.iso(known_at), clock.iso(as_of or known_at), everything)
         elif sources:
             facts = self.with_sources(facts)
-        out = {"entity": entity.as_json(), "facts": self.mark_conflicts(facts)}
+        out = {
+            "entity": entity.as_json(),
+            "facts": self.mark_conflicts(facts, clock.iso(known_at) if known_at else None),
+        }
         if as_of:
             out["as_of"] = clock.iso(as_of)
         if known_at:

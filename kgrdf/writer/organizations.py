@@ -20,18 +20,20 @@ class Organizations(Staging):
     ):
         """kg org add (and init): the organization ``name``, its id made from the name unless
         ``org_id`` is given, made or given ``aliases``; as add_entity returns. With ``join_named``,
-        a name an organization goes by already (its name or a strong alias, in any case or Unicode
-        form: "texturehq.com" of Texture) means that one: ``aliases`` are added to it, and its name
+        a name an organization goes by already (its name or a strong alias, in any case, composed
+        or not: "texturehq.com" of Texture) means that one: ``aliases`` are added to it, and its name
         stays (a second organization would make the name ambiguous everywhere). A name whose id is
         that of an organization named otherwise is refused: the letters an id keeps are the same
         for Ωmega and Mega, and adding to it would rename Mega."""
         entity_id = model.organization_id(name, org_id)
         held = self.entity(vocab.entity_iri(self.perspective, entity_id)) if org_id is None else None
-        if held is None and org_id is None and join_named:
-            held = self._organization_going_by(name)  # (of another id: Texture, by its alias texturehq.com)
+        key = model.match_key(model.clean_label(name))
+        if org_id is None and join_named and not (held is not None and key in _keys_of(held)):
+            # (of another id: Texture, by its alias texturehq.com; Nestlé S.A., by its alias Nestlé,
+            # whose letters make the id of Nestle)
+            held = self.organization_going_by(name) or held
         if held is not None:
-            known = {model.match_key(label) for label in (held.name, *held.aliases)}
-            if model.match_key(model.clean_label(name)) not in known:
+            if key not in _keys_of(held):
                 raise Refused(
                     f"the id made from {name!r}, {entity_id}, is that of {held.name!r} already",
                     hint=f"give {name!r} an id of its own (--id), or make it a name of {held.name!r} (--alias)",
@@ -57,7 +59,7 @@ class Organizations(Staging):
             )
         return self.propose(entity.id, "attribute", value=f"{key}: {value.strip()}", sources=sources, heard=heard)
 
-    def _organization_going_by(self, name: str) -> model.Entity | None:
+    def organization_going_by(self, name: str) -> model.Entity | None:
         """The one organization whose name or strong alias ``name`` is, if there is one."""
         found = [
             m
@@ -258,3 +260,8 @@ class Organizations(Staging):
             "retired": retired,
             "aliases": names,
         }
+
+
+def _keys_of(entity: model.Entity) -> set[str]:
+    """The match keys of an entity's name and strong aliases."""
+    return {model.match_key(label) for label in (entity.name, *entity.aliases)}
