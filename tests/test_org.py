@@ -1104,6 +1104,11 @@ def test_an_organization_added_by_a_name_or_alias_another_goes_by_is_that_one(kg
     assert texture["name"] == "Texture" and sorted(texture["aliases"]) == ["Texture HQ", "Texture Inc", "texturehq.com"]
     assert kg.json("lookup", "Cafe\u0301")["entity"]["id"] == "organization/cafe"
     assert kg.json("stats")["entities"] == {"organization": 2}
+    # Nestlé is an alias of Nestlé S.A., and its letters make the id of Nestle: it is Nestlé S.A.'s
+    kg("org", "add", "Nestle")
+    kg("org", "add", "Nestl\u00e9 S.A.", "--alias", "Nestl\u00e9")
+    assert kg.json("org", "add", "Nestl\u00e9", "--alias", "nestle.example")["id"] == "organization/nestle-s-a"
+    assert kg.json("identify", "Nestl\u00e9")["matches"][0]["id"] == "organization/nestle-s-a"
 
 
 @pytest.mark.parametrize("command", [("org", "add", "Acme"), ("org", "init", "Acme")])
