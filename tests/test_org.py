@@ -1109,6 +1109,8 @@ def test_an_organization_added_by_a_name_or_alias_another_goes_by_is_that_one(kg
     kg("org", "add", "Nestl\u00e9 S.A.", "--alias", "Nestl\u00e9")
     assert kg.json("org", "add", "Nestl\u00e9", "--alias", "nestle.example")["id"] == "organization/nestle-s-a"
     assert kg.json("identify", "Nestl\u00e9")["matches"][0]["id"] == "organization/nestle-s-a"
+    # Full-width letters are other letters: they make no id (and so took Texture's, refused)
+    assert "cannot make an id" in one_line(kg("org", "add", "\uff34\uff25\uff38\uff34", expect=2))
 
 
 @pytest.mark.parametrize("command", [("org", "add", "Acme"), ("org", "init", "Acme")])

@@ -416,6 +416,32 @@ def test_a_move_onto_a_server_killed_midway_leaves_nothing_there_for_a_forget_to
     assert "Sam" not in _server_dump(server) and kg.json("lookup", "api")["entity"]["id"] == "repo/api"
 
 
+def test_a_move_whose_server_stops_midway_says_the_index_stays_and_to_move_again(kg, server, monkeypatch):
+    """The server stopped while the move filled it: the move said the index would catch up with the
+    journal when the server was back, but format.json still named the disk, and nothing ever went
+    back to the server."""
+    from kgrdf.store.sparql import SparqlBackend
+
+    kg("add-entity", "repo/api", "--name", "api")
+    filling = SparqlBackend.replace_all
+
+    def stopped_midway(backend, *args, **kwargs):
+        server.kill()  # (the real server, stopped as the move begins to fill it)
+        return filling(backend, *args, **kwargs)
+
+    monkeypatch.setattr(SparqlBackend, "replace_all", stopped_midway)
+    try:
+        line = one_line(kg("index", "move", server.url, expect=3))
+    finally:
+        monkeypatch.undo()
+        server.start()
+    assert "the index stays where it was" in line and f"kg index move {server.url} again" in line, line
+    assert "index" not in json.loads((kg.path / "format.json").read_text())
+    assert kg.json("lookup", "api")["entity"]["id"] == "repo/api"  # on disk still
+    assert kg.json("index", "move", server.url)["index"] == server.url
+    assert "index_left" not in json.loads((kg.path / "format.json").read_text())
+
+
 def test_a_knowledge_base_moves_back_onto_a_server_that_holds_its_own_older_index(kg, server):
     """A server down when the index moved off it kept the index as it was then; moving back onto it
     later was refused as "the index of another knowledge base"."""
