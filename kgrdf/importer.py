@@ -472,6 +472,15 @@ def _as_fields(message: str) -> str:
     return _OPTION.sub(lambda found: _AS_FIELDS[found.group(0)], message)
 
 
+def _said(exc: KgError) -> str:
+    """A record's refusal as the report lists it: the writer's words. Its way out is a command-line
+    one ("kg add-entity makes it"), which an import's record does not take, but a forgotten person's:
+    kg import takes --allow-forgotten too."""
+    if _reason(exc) == "forgotten" and exc.hint:
+        return f"{exc.message} ({exc.hint})"
+    return exc.message
+
+
 def _reason(exc: KgError) -> str:
     if exc.details.get("conflict"):
         return "conflict"  # with what the knowledge base holds: a known fact's times, a name in use
@@ -593,10 +602,10 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
                 if record.data.get("type") == "fact" and not exc.details.get("conflict"):
                     ahead.append((n, record))  # staged again after every other record
                 else:
-                    report.refuse(record.line, _reason(exc), exc.message)
+                    report.refuse(record.line, _reason(exc), _said(exc))
                 continue
             except KgError as exc:
-                report.refuse(record.line, _reason(exc), exc.message)
+                report.refuse(record.line, _reason(exc), _said(exc))
                 continue
             if staged is None:
                 entities[vocab.entity_iri(writer.perspective, record.data["id"].strip()).value] = n
@@ -608,7 +617,7 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
             try:
                 staged = _stage(fresh, record, auto_confirm, report, limit)
             except KgError as exc:
-                report.refuse(record.line, _reason(exc), exc.message)
+                report.refuse(record.line, _reason(exc), _said(exc))
                 continue
             made.setdefault(staged[0], []).append(_Made(record.line, staged[1], staged[2], n))
         if progress:

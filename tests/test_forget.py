@@ -447,6 +447,7 @@ def test_a_forgotten_person_is_not_added_again_without_allow_forgotten(kg, tmp_p
     records.write_text(json.dumps({"type": "entity", "id": "person/sam", "name": "Sam Reyes"}) + "\n")
     report = kg.json("import", records, "--apply")
     assert report["refused"] == {"forgotten": 1}
+    assert report["refusals"][0]["message"].endswith("(add them again knowingly with --allow-forgotten)")
     # the import's --allow-forgotten lets it in (it reached the import's first writer, not the one it staged in)
     copy = type(kg)(tmp_path / "copy")
     shutil.copytree(kg.path, copy.path)
