@@ -293,7 +293,8 @@ class FactReads(Reading):
         group_of: dict[int, list[dict]] = {}  # id(fact) -> its conflicting group, newest first
         for values in groups.values():
             for group in _overlapping(values):
-                group.sort(key=lambda fact: self._heard_last(fact, known_at), reverse=True)
+                heard = self._heard_last(group, known_at)
+                group.sort(key=lambda fact: heard[fact["id"]], reverse=True)
                 for fact in group:
                     fact["conflicting"] = [other["id"] for other in group if other is not fact and _share(fact, other)]
                     group_of[id(fact)] = group
@@ -307,20 +308,24 @@ class FactReads(Reading):
                 out.extend(group)
         return out
 
-    def _heard_last(self, fact: dict, known_at: str | None = None) -> str:
-        """When the read's audience last heard a value: its newest hearing it may hear. Not when the
-        fact was recorded: a merge records the duplicate's facts anew, at the merge, with their
-        hearings' own times (a value heard a month before the other was listed as the newer)."""
+    def _heard_last(self, facts: list[dict], known_at: str | None = None) -> dict[str, str]:
+        """Fact id -> when the read's audience last heard the value: its newest hearing it may hear
+        (by ``known_at``), read for all of ``facts`` at once. Not when the fact was recorded: a merge
+        records the duplicate's facts anew, at the merge, with their hearings' own times (a value
+        heard a month before the other was listed as the newer)."""
         from kgrdf import audience
 
         hearer = self._hearer or audience.OWNER
-        held = self.fact(fact["id"], history=False)
-        heard = [
-            h.heard_at
-            for h in held.hearings
-            if h.heard_at and audience.may_hear(h.audience, hearer) and (known_at is None or h.heard_at <= known_at)
-        ]
-        return max(heard, default=fact.get("recorded_at") or "")
+        read = self.facts_heard([fact["id"] for fact in facts])
+        out = {}
+        for fact in facts:
+            heard = [
+                h.heard_at
+                for h in read[fact["id"]].hearings
+                if h.heard_at and audience.may_hear(h.audience, hearer) and (known_at is None or h.heard_at <= known_at)
+            ]
+            out[fact["id"]] = max(heard, default=fact.get("recorded_at") or "")
+        return out
 
     def lookup(self, text: str, sources: bool = True) -> dict:
         """The entity ``text`` names and its current facts, as subject and as object; without

@@ -264,4 +264,4 @@ class Organizations(Staging):
 
 def _keys_of(entity: model.Entity) -> set[str]:
     """The match keys of an entity's name and strong aliases."""
-    return {model.match_key(label) for label in (entity.name, *entity.aliases)}
+    return {model.match_key(entity.name), *entity.alias_keys()[0]}

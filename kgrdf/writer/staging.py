@@ -134,7 +134,7 @@ class Staging(Session):
         for kind in ("matches", "suggestions"):  # the index's, less the labels this write took away
             found[kind] = [m for m in found[kind] if self._still_goes_by(m, key)]
         known = {m["id"] for m in found["matches"]}
-        for iri, how, label in self._pending_labels.get(model.match_key(text), ()):
+        for iri, how, label in self._pending_labels.get(key, ()):
             entity = self._entities.get(iri)
             if entity is None or entity.id in known or not entity.goes_by(how, label):
                 continue  # (a name it no longer goes by)
