@@ -238,6 +238,11 @@ class Entity:
         """Whether it goes by ``label`` now, as its name (``how`` "name") or a strong alias."""
         return label == self.name if how == "name" else label in self.aliases
 
+    def known_as(self, text: str) -> bool:
+        """Whether ``text`` is its name or a strong alias, in any case, composed or not."""
+        key = match_key(clean_label(text))
+        return key == match_key(self.name) or key in self.alias_keys()[0]
+
     def alias_keys(self) -> tuple[set[str], set[str]]:
         """The match keys of its strong aliases and of its weak ones. Counted once: an entity
         changed by a write (entity_change) is handed its keys by the change, which looked at the
@@ -1078,6 +1083,12 @@ def organization_id(name: str, given: str | None = None) -> str:
             hint="give a shorter one with --id",
         )
     return made
+
+
+def attribute_name(key: str) -> str:
+    """The predicate key an attribute's key would be (``Gated by`` -> ``gated_by``), for the keys that
+    are predicates of their own (an organization's promoted keys, or a high-risk one)."""
+    return key.strip().lower().replace(" ", "_").replace("-", "_")
 
 
 def attribute_key(text: str) -> str:

@@ -1,11 +1,14 @@
 """Capture: the user's own words verified in a transcript, the auto-confirm rules, expiry (§6)."""
 
 import json
+import shlex
 
 import pytest
 
 from kgrdf import transcript
 from kgrdf.errors import BadInput
+
+from .conftest import one_line
 
 
 def write_transcript(path, *records):
@@ -223,6 +226,30 @@ def test_verified_words_bring_back_a_rejected_fact(seeded, tmp_path):
     )
     assert (back["id"], back["status"], back["authority"]) == (fact["id"], "confirmed", "user")
     assert seeded.json("facts", "release")["facts"][0]["authority"] == "user"
+
+
+def test_a_rejected_fact_is_not_confirmed_nor_superseded_into_and_the_hint_brings_it_back(seeded, tmp_path):
+    """kg confirm of a rejected fact was a way round "a rejected fact stays rejected": it confirmed
+    it, closing the value it replaced (and on replicas the rejection came back, the closed value
+    not). It is refused, as a correction to its value is, writing nothing; the way out each names
+    (the user's own words) brings it back."""
+    old = seeded.json("propose", "staging", "status", "--value", "up", "-s", "slack:p0")
+    seeded("confirm", old["id"])
+    fact = seeded.json("propose", "staging", "status", "--value", "Draining", "-s", "slack:p1")
+    seeded("reject", fact["id"])
+    before = seeded.snapshot()
+    for command in (["confirm", fact["id"]], ["supersede", old["id"], "--value", "draining"]):
+        refused = seeded(*command, expect=1)
+        assert "a rejected fact stays rejected" in refused.stderr and fact["id"] in refused.stderr, command
+        assert seeded.snapshot() == before
+    hint = one_line(refused).split("bring it back: ")[1].rstrip(")")
+    assert hint == "kg propose environment/staging status --value Draining --from-user --quote WORDS --transcript FILE"
+    quote = "staging is draining"
+    path = write_transcript(tmp_path / "s.jsonl", user(quote))
+    words = shlex.split(hint)[1:-4] + ["--quote", quote, "--transcript", str(path)]
+    back = seeded.json(*words)
+    assert (back["id"], back["status"]) == (fact["id"], "confirmed")
+    assert fact["id"] in [f["id"] for f in seeded.json("facts", "staging")["facts"]]
 
 
 def test_verified_words_bring_back_an_expired_fact_as_the_users(seeded, tmp_path, monkeypatch):

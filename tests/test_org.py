@@ -513,6 +513,21 @@ def test_an_attribute_key_that_is_a_relation_or_hides_a_character_is_refused_and
     kg("org", "set", "Texture", "status", "active", "-s", "slack:p1")
 
 
+def test_an_attribute_keyed_by_a_high_risk_predicate_is_not_confirmed_by_sources_alone(kg):
+    """README: a high-risk predicate is never confirmed by sources alone. An attribute "status:
+    churned" read as one to a reader was confirmed by a ledger and a report, where kg propose of the
+    predicate would have stayed proposed; in any case or spelling of the key, by kg org set or by a
+    plain attribute fact. A low-risk key is confirmed as before."""
+    kg("org", "add", "Quarry")
+    sources = ["-s", "ledger:crm", "-s", "report:q3"]
+    for key in ("status", "Decided", "rule "):
+        fact = kg.json("org", "set", "Quarry", key, "yes", *sources)
+        assert fact["status"] == "proposed" and f"{key.strip().lower()} is high-risk" in fact["note"], key
+    fact = kg.json("propose", "Quarry", "attribute", "--value", "STATES : the brand", *sources)
+    assert fact["status"] == "proposed" and "states is high-risk" in fact["note"]
+    assert kg.json("org", "set", "Quarry", "colour", "red", *sources)["status"] == "confirmed"
+
+
 # --- contradictions coexist ---------------------------------------------------------------------------
 
 
@@ -671,6 +686,35 @@ def test_what_the_knowledge_base_held_before_a_merge_is_read_back_the_same_after
         held = kg.json("facts", name, "--known-at", "2026-03-06")["facts"]
         assert [(f["id"], f["subject"]) for f in held] == [(carried[0], "organization/mkkeep")], name
         assert [f["id"] for f in kg.json("facts", name)["facts"]] == again, name
+
+
+def test_a_merge_changes_who_a_fact_is_about_never_when_it_was_true(kg, monkeypatch):
+    """A value over before the merge keeps its end, on the duplicate's fact as on the copy carried
+    over (a read of that time finds it on neither after its end); one that begins after the merge
+    is carried over too, its own fact ending where it begins, where the merge was refused as ending
+    it before it began."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T09:00:00Z")
+    kg("org", "add", "Vtkeep")
+    kg("org", "add", "Vtdup Ltd")
+    past = kg.json(
+        "propose", "Vtdup Ltd", "industry", "--value", "rockets", "--valid-from", "2020-01-01",
+        "--valid-to", "2024-01-01", "-s", "doc:a",
+    )["id"]  # fmt: skip
+    later = kg.json(
+        "propose", "Vtdup Ltd", "relationship", "--value", "partner", "--valid-from", "2027-01-01", "-s", "doc:b"
+    )["id"]
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T09:00:00Z")
+    moved = kg.json("org", "merge", "Vtkeep", "Vtdup Ltd")["moved"]
+    assert len(moved) == 2
+    ends = {f: kg.json("history", f)["fact"] for f in (past, later, *moved)}
+    assert ends[past]["valid_to"].startswith("2024-01-01") and ends[past]["superseded_by"] in moved
+    assert ends[later]["valid_to"] == ends[later]["valid_from"] and ends[later]["superseded_by"] in moved
+    assert sorted(ends[f].get("valid_to") or "" for f in moved) == ["", "2024-01-01T00:00:00Z"]
+    assert kg.json("facts", "Vtkeep", "--as-of", "2025-06-01")["facts"] == []
+    assert [f["id"] for f in kg.json("facts", "Vtkeep", "--as-of", "2027-06-01")["facts"]] == [
+        f for f in moved if not ends[f].get("valid_to")
+    ]
+    kg("validate")
 
 
 def test_a_merge_takes_what_the_survivor_rejected_or_let_expire_as_kg_propose_takes_it(kg, monkeypatch):

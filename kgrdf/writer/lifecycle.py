@@ -33,6 +33,8 @@ class Lifecycle(Staging):
         fact = self.fact(fact_id)
         if fact.superseded_by:
             self._refuse_superseded(fact)
+        if fact.status == "rejected":
+            raise Refused(f"{fact.id} was rejected, and a rejected fact stays rejected", hint=self._revival(fact))
         if not fact.current and fact.status == "confirmed":
             raise Refused(f"{fact.id} is closed; only a current fact can be confirmed")
         action = "reconfirm" if fact.status == "confirmed" else "confirm"
@@ -182,6 +184,24 @@ class Lifecycle(Staging):
             return f"{old.id} holds until {after.valid_to}, when {replacement.id} begins"
         return f"{old.id} holds until {after.valid_to}, as it did; {replacement.id} begins at {replacement.valid_from}"
 
+    def _proposing(self, fact: model.Fact) -> str:
+        """The kg propose command that says ``fact``'s value again (without its sources)."""
+        subject = self.entity(NamedNode(fact.subject))
+        predicate = self.schema.predicate_by_iri(fact.predicate)
+        said = (
+            f"--object {vocab.id_of(fact.target.value)}"
+            if fact.is_entity_target
+            else f"--value {shlex.quote(fact.target.value)}"
+        )
+        key = predicate.key if predicate else fact.predicate
+        return f"kg propose {subject.id if subject else vocab.id_of(fact.subject)} {key} {said}"
+
+    def _revival(self, fact: model.Fact) -> str:
+        """The way back for the rejected ``fact``, as a hint."""
+        return (
+            f"the user's own words bring it back: {self._proposing(fact)} --from-user --quote WORDS --transcript FILE"
+        )
+
     def _refuse_superseded(self, fact: model.Fact) -> None:
         """Refuse to confirm a fact a replacement closed, naming the way out: confirm the replacement
         instead, or, when it was rejected since, propose the closed fact's value anew (a closed fact
@@ -194,15 +214,7 @@ class Lifecycle(Staging):
             rejected, gone = False, True
         if not rejected and not gone:
             raise Refused(f"{fact.id} was superseded by {successor}", hint=f"confirm {successor} instead")
-        subject = self.entity(NamedNode(fact.subject))
-        predicate = self.schema.predicate_by_iri(fact.predicate)
-        said = (
-            f"--object {vocab.id_of(fact.target.value)}"
-            if fact.is_entity_target
-            else f"--value {shlex.quote(fact.target.value)}"
-        )
-        key = predicate.key if predicate else fact.predicate
-        command = f"kg propose {subject.id if subject else vocab.id_of(fact.subject)} {key} {said}"
+        command = self._proposing(fact)
         why = "which was deleted since (forgotten, or past retention)" if gone else "which was rejected since"
         raise Refused(
             f"{fact.id} was superseded by {successor}, {why}; {fact.id} stays closed",
@@ -323,6 +335,13 @@ class Lifecycle(Staging):
                 + (f"until {end}" if end else "with no end")
                 + f", as it did before {fact.id} was confirmed"
             )
+        if fact.status == "confirmed":  # a value it closed stays closed (a closed fact is not reopened): its way back
+            notes += [
+                f"{other.id}, which it replaced, stays closed; to hold its value again: {self._proposing(other)} "
+                "--source KIND:REF, then kg confirm the new fact"
+                for other in self._facts_for(fact.subject, fact.predicate)
+                if other.superseded_by == fact.iri and other.status == "confirmed"
+            ]
         return Outcome(after, "rejected", "; ".join(notes) or None)
 
     def _handed_to(self, fact: model.Fact) -> list[tuple[model.Fact, str | None]]:
@@ -420,8 +439,8 @@ class Lifecycle(Staging):
             )
         if outcome.action == "rejected":
             raise Refused(
-                f"the replacement value was rejected before ({new.id})",
-                hint=f"confirm {new.id} first if it is right after all",
+                f"the replacement value was rejected before ({new.id}), and a rejected fact stays rejected",
+                hint=self._revival(new),
             )
         # A value of a predicate that holds several at once, confirmed and held already beside the old
         # one: its own valid time is left as it was (the old one alone ends, now), not rewritten.

@@ -26,14 +26,14 @@ class Organizations(Staging):
         that of an organization named otherwise is refused: the letters an id keeps are the same
         for Ωmega and Mega, and adding to it would rename Mega."""
         entity_id = model.organization_id(name, org_id)
-        held = self.entity(vocab.entity_iri(self.perspective, entity_id)) if org_id is None else None
-        key = model.match_key(model.clean_label(name))
-        if org_id is None and join_named and not (held is not None and key in _keys_of(held)):
-            # (of another id: Texture, by its alias texturehq.com; Nestlé S.A., by its alias Nestlé,
-            # whose letters make the id of Nestle)
-            held = self.organization_going_by(name) or held
+        if org_id is not None:
+            held = None
+        elif join_named:
+            held = self.organization_named(name)
+        else:
+            held = self.entity(vocab.entity_iri(self.perspective, entity_id))
         if held is not None:
-            if key not in _keys_of(held):
+            if not held.known_as(name):
                 raise Refused(
                     f"the id made from {name!r}, {entity_id}, is that of {held.name!r} already",
                     hint=f"give {name!r} an id of its own (--id), or make it a name of {held.name!r} (--alias)",
@@ -48,7 +48,7 @@ class Organizations(Staging):
         if not key or ":" in key:
             raise BadInput(f"an attribute key is a word or a few, without ':', not {key!r}")
         entity = self._organization(org)
-        normal = key.lower().replace(" ", "_").replace("-", "_")
+        normal = model.attribute_name(key)
         if normal in self.PROMOTED:
             return self.propose(entity.id, normal, value=value, sources=sources, heard=heard)
         predicate = self.schema.predicates.get(normal)
@@ -58,6 +58,16 @@ class Organizations(Staging):
                 hint=f"kg propose {entity.id} {normal} --object ENTITY --source KIND:REF",
             )
         return self.propose(entity.id, "attribute", value=f"{key}: {value.strip()}", sources=sources, heard=heard)
+
+    def organization_named(self, name: str) -> model.Entity | None:
+        """The organization ``name`` means already, as kg org add takes it: the one whose id the name
+        makes, when the name is one of its own; else the one organization going by it (Texture, by
+        its alias texturehq.com; Nestlé S.A., by its alias Nestlé, whose letters make the id of
+        Nestle); else the one holding that id (named otherwise: Mega, for Ωmega), or None."""
+        held = self.entity(vocab.entity_iri(self.perspective, model.organization_id(name)))
+        if held is not None and held.known_as(name):
+            return held
+        return self.organization_going_by(name) or held
 
     def organization_going_by(self, name: str) -> model.Entity | None:
         """The one organization whose name or strong alias ``name`` is, if there is one."""
@@ -175,10 +185,9 @@ class Organizations(Staging):
             subject = survivor.iri if old.subject == merged.iri else old.subject
             target = NamedNode(survivor.iri) if old.is_entity_target and old.target.value == merged.iri else old.target
             if isinstance(target, NamedNode) and target.value == subject:  # (between the two: of neither now)
-                ends = max(self.now, old.valid_from or self.now)  # (never before it began)
                 self._change(
                     old,
-                    {"valid_to": min(old.valid_to or ends, ends), "retired_at": self.now},
+                    {"valid_to": self._merged_end(old), "retired_at": self.now},
                     "merge",
                     f"{merged.id} was merged into {survivor.id}: the fact related the two",
                 )
@@ -227,7 +236,7 @@ class Organizations(Staging):
                 moved.append(kept.id)
             self._change(
                 old,
-                {"valid_to": self.now, "superseded_by": kept.iri, "retired_at": self.now},
+                {"valid_to": self._merged_end(old), "superseded_by": kept.iri, "retired_at": self.now},
                 "merge",
                 f"{merged.id} was merged into {survivor.id}",
             )
@@ -261,7 +270,10 @@ class Organizations(Staging):
             "aliases": names,
         }
 
-
-def _keys_of(entity: model.Entity) -> set[str]:
-    """The match keys of an entity's name and strong aliases."""
-    return {model.match_key(entity.name), *entity.alias_keys()[0]}
+    def _merged_end(self, fact: model.Fact):
+        """The end a merge gives the merged organization's ``fact``: now, as the copy that carries it
+        on begins to stand for it, but never before the fact began (one that begins later ends where
+        it begins) nor after the end it had (a value over before the merge keeps its end: a merge
+        changes who the fact is about, never when it was true)."""
+        ends = max(self.now, fact.valid_from or self.now)
+        return min(fact.valid_to or ends, ends)

@@ -147,6 +147,9 @@ class Proposals(Staging):
         if outcome.fact.status != "proposed" or not (auto_confirm or verified):
             return outcome
         pred = self.schema.predicate(predicate)
+        if pred.key == "attribute":  # "status: churned" is as high-risk as a status is
+            named = self.schema.predicates.get(model.attribute_name(outcome.fact.target.value.partition(":")[0]))
+            pred = named if named is not None and named.high_risk else pred
         decision = autoconfirm.decide(
             predicate=pred,
             kinds=outcome.fact.source_kinds(),
