@@ -327,6 +327,21 @@ def test_a_value_whose_correction_was_rejected_is_refused_with_a_way_out_that_wo
     assert [f["value"] for f in seeded.json("facts", "staging")["facts"]] == ["v1 (blue)"]
 
 
+def test_rejecting_a_correction_says_the_value_it_closed_stays_closed_and_how_to_hold_it_again(seeded):
+    """A correction rejected left nothing current, silently: the value it closed is not reopened (a
+    closed fact stays closed, on every replica), and the rejection now says so, with the way back."""
+    old = propose(seeded, "staging", "status", "--value", "green", "--source", "report:r")
+    seeded("confirm", old["id"])
+    new = seeded.json("supersede", old["id"], "--value", "amber")
+    rejected = seeded.json("reject", new["id"])
+    assert f"{old['id']}, which it replaced, stays closed" in rejected["note"], rejected
+    way_out = rejected["note"].split("to hold its value again: ")[1].split(", then")[0]
+    again = seeded.json(*shlex.split(way_out.replace("KIND:REF", "report:r3"))[1:])
+    assert again["id"] != old["id"] and again["value"] == "green"
+    seeded("confirm", again["id"])
+    assert [f["value"] for f in seeded.json("facts", "staging")["facts"]] == ["green"]
+
+
 def test_update_records_keep_what_each_field_held_before(seeded):
     fact = propose(seeded, "repo/api", "caveat", "--value", "needs staging db", "--source", "pr:1")
     propose(seeded, "repo/api", "caveat", "--value", "needs staging db", "--source", "doc:wiki")
