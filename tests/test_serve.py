@@ -1111,6 +1111,39 @@ def test_a_tokens_org_add_never_changes_the_names_of_an_organization_known_alrea
     )  # the owner's token may
 
 
+def test_which_organization_a_tokens_name_means_is_told_only_by_names_its_audience_may_hear(served):
+    """Mknestlé, an alias of Mknestlé S.A. whose letters make Mknestle's id, is Mknestlé S.A. to a
+    token as to kg org add (a token was handed Mknestle, and wrote to it). The alias of a duplicate
+    merged into an organization the audience knows, and the duplicate's id, are names it may not
+    hear: org_add and org_set by them told it which organization they were; refused now as names
+    nobody it knows goes by, writing nothing."""
+    kg, writer = served["kg"], served["secrets"]["writer"]
+    kg("org", "add", "Mknestlé S.A.", "--alias", "Mknestlé")
+    kg("org", "add", "Mknestle")
+    kg("org", "add", "Mkacmeco")
+    kg("org", "add", "Mkacme Secret", "--alias", "mkacmesh")
+    for org in ("Mknestlé S.A.", "Mknestle", "Mkacmeco"):
+        kg("org", "set", org, "industry", "food", "-s", "doc:n1", "--audience", "channel:sales")
+    kg("org", "set", "Mkacme Secret", "revenue", "9M", "-s", "doc:n2", "--audience", "dm:ana,bo")
+    kg("org", "merge", "Mkacmeco", "Mkacme Secret")
+    status, answer = served["server"].post("org_add", writer, {"name": "MKNESTLÉ"})
+    assert status == 200 and (answer["id"], answer["outcome"]) == ("organization/mknestle-s-a", "unchanged"), answer
+    before = _snapshot(served)
+    for route, body in [
+        ("org_add", {"name": "mkacmesh"}),
+        ("org_set", {"org": "mkacmesh", "key": "staff", "value": "50", "sources": ["slack:s20"]}),
+        ("org_set", {"org": "organization/mkacme-secret", "key": "staff", "value": "50", "sources": ["slack:s20"]}),
+        ("propose", {"subject": "organization/mkacme-secret", "predicate": "industry", "value": "x", "sources": ["slack:s21"]}),
+    ]:  # fmt: skip
+        status, answer = served["server"].post(route, writer, body)
+        assert status in (404, 409) and "mkacmeco" not in json.dumps(answer).lower(), (route, answer)
+    assert _snapshot(served) == before
+    status, answer = served["server"].post("org_set", served["secrets"]["boss"], {
+        "org": "mkacmesh", "key": "staff", "value": "50", "sources": ["slack:s20"]
+    })  # fmt: skip
+    assert status == 200 and answer["subject"] == "organization/mkacmeco", answer  # the owner's token resolves it
+
+
 @given(
     kind=st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True),
     slug=st.from_regex(r"[a-z0-9][a-z0-9._-]{0,12}", fullmatch=True),

@@ -130,11 +130,11 @@ def test_a_body_past_the_bound_is_refused_and_writes_nothing(served, path, kind,
 
 
 @pytest.mark.parametrize("chunked", [False, True])
-def test_a_form_field_past_what_the_form_reader_takes_is_a_json_refusal(served, chunked):
-    """A form within the bound whose field passes the form reader's own (1 MiB) is a 400 in one line
-    of JSON, as every refusal, not the reader's line of plain text."""
+def test_a_form_field_past_what_a_query_may_be_is_a_json_refusal(served, chunked):
+    """A form within the bound whose query passes what a query may be (1 MiB) is a 400 in one line
+    of JSON, as every refusal, not a form reader's line of plain text."""
     status, text = _send_large(served, "/sparql", "application/x-www-form-urlencoded", 2 * 1024 * 1024, chunked)
-    assert status == 400 and "form does not parse" in json.loads(text)["message"], text
+    assert status == 400 and "runs queries of at most 1,048,576 bytes" in json.loads(text)["message"], text
 
 
 @pytest.mark.parametrize(
@@ -238,6 +238,25 @@ def test_a_reads_text_is_bounded_as_the_cli_bounds_it(served):
         status, text = served["server"].request(f"/api/{route}?{name}={'a' * 70_000}", served["secrets"]["reader"])
         assert status == 400, (route, text[:200])
         assert "is 70000 characters long; the most is 65536" in json.loads(text)["message"] and len(text) < 1000
+
+
+def test_a_query_string_or_form_that_is_not_utf8_is_refused_not_read_as_another(served):
+    """A byte that is not UTF-8 in a query string or a form was read as U+FFFD: another query or
+    search ran than the one sent. A number takes ASCII digits alone (int() takes 1_0 and ５)."""
+    secret = served["secrets"]["reader"]
+    for path, data, kind in [
+        ("/sparql?query=SELECT%20(%22%FF%22%20AS%20%3Fx)%20%7B%7D", None, None),
+        ("/sparql", b"query=SELECT%20(%22%FF%22%20AS%20%3Fx)%20%7B%7D", "application/x-www-form-urlencoded"),
+        ("/api/search?text=%FFapi", None, None),
+        ("/api/search?te%FFxt=api", None, None),
+    ]:
+        status, text = served["server"].request(path, secret, data, kind)
+        assert status == 400 and json.loads(text)["message"].endswith("is not UTF-8 text"), (path, text)
+    for limit in ("1_0", "%EF%BC%95", "+5", "5.0"):
+        status, text = served["server"].request(f"/api/search?text=api&limit={limit}", secret)
+        assert status == 400 and "limit must be a whole number" in json.loads(text)["message"], (limit, text)
+    status, text = served["server"].request("/api/search?text=%C3%A9api&limit=5", secret)
+    assert status == 200 and json.loads(text)["text"] == "éapi", text
 
 
 def test_a_sparql_query_that_is_not_utf8_or_has_no_content_type_is_refused_saying_what_to_send(served):

@@ -11,6 +11,7 @@ CLI's one-line reason: ``{"error": kind, "message": ..., "hint": ...}``.
 
 import contextvars
 import json
+import re
 import sys
 import threading
 from pathlib import Path
@@ -212,12 +213,15 @@ def _answer(result, accept: str | None):
 def _sparql_endpoint(service: Service):
     async def endpoint(request):
         from starlette.concurrency import run_in_threadpool
-        from starlette.exceptions import HTTPException
 
         caller: Caller = request.scope["state"]["caller"]
-        params = dict(request.query_params)
+        try:
+            pairs = _pairs(request.scope["query_string"], "the query string")
+        except KgError as exc:
+            return _error(exc)
+        params = dict(pairs)
         text = params.get("query")
-        queries = len(request.query_params.getlist("query"))  # (the protocol's: exactly one)
+        queries = sum(1 for key, _ in pairs if key == "query")  # (the protocol's: exactly one)
         if request.method == "POST":
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             try:
@@ -228,10 +232,10 @@ def _sparql_endpoint(service: Service):
                     except UnicodeDecodeError as exc:  # (never read as other text than was sent)
                         return _error(BadInput(f"the query is not UTF-8 text (byte {exc.start + 1})"))
                 elif kind == "application/x-www-form-urlencoded":
-                    form = await request.form()
-                    params.update({k: v for k, v in form.items() if isinstance(v, str)})
+                    form = _pairs(await request.body(), "the form")
+                    params.update(form)
                     text = params.get("query")
-                    queries += len(form.getlist("query"))
+                    queries += sum(1 for key, _ in form if key == "query")
                 elif kind == "application/sparql-update":
                     params["update"] = "1"
                 else:
@@ -240,8 +244,6 @@ def _sparql_endpoint(service: Service):
                     return _json({"error": "bad_input", "message": message, "hint": None}, 415)
             except KgError as exc:
                 return _error(exc)
-            except HTTPException as exc:  # a form starlette does not parse (a field past 1 MiB)
-                return _json({"error": "bad_input", "message": f"the form does not parse: {exc.detail}"}, 400)
         if "update" in params:
             message = "this endpoint is read only: the knowledge base changes through its verbs (MCP tools, kg)"
             return _json({"error": "refused", "message": message}, 403)
@@ -306,6 +308,22 @@ WRITES = (  # POST, JSON
 )
 
 
+def _pairs(raw: bytes, what: str) -> list[tuple[str, str]]:
+    """The name=value pairs of a query string or a form, as sent: a byte that is not UTF-8 is
+    refused (BadInput), never read as U+FFFD, which would run another query or search than was sent."""
+    from urllib.parse import unquote_to_bytes
+
+    from kgrdf.errors import BadInput
+
+    def text(part: bytes) -> str:
+        return unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
+
+    try:
+        return [(text(k), text(v)) for k, _, v in (p.partition(b"=") for p in raw.split(b"&") if p)]
+    except UnicodeDecodeError:
+        raise BadInput(f"{what} is not UTF-8 text") from None
+
+
 def _arguments(params: dict, wanted: dict, method) -> dict:
     """The query parameters as the method's arguments: each known, each of its kind, none missing."""
     from kgrdf.errors import BadInput
@@ -319,10 +337,9 @@ def _arguments(params: dict, wanted: dict, method) -> dict:
     out = {}
     for name, value in params.items():
         if wanted[name] is int:
-            try:
-                value = int(value)
-            except ValueError:
-                raise BadInput(f"{name} must be a whole number, not {value!r}") from None
+            if not re.fullmatch(r"-?[0-9]{1,18}", value):  # (int() takes 1_0 and full-width digits)
+                raise BadInput(f"{name} must be a whole number, not {value!r}")
+            value = int(value)
         out[name] = value
     return out
 
@@ -398,7 +415,9 @@ def _api_endpoint(service: Service, mcp):
                     raise NotFound(f"there is no /api/{route}", hint="routes: " + ", ".join(f"/api/{r}" for r in API))
                 name, wanted = API[route]
                 method = getattr(service, name)
-                args = _arguments(inputs.once(request.query_params.multi_items()), wanted, method)
+                args = _arguments(
+                    inputs.once(_pairs(request.scope["query_string"], "the query string")), wanted, method
+                )
             # written out in the worker thread that made the document, not on the event loop after it
             return await run_in_threadpool(lambda: _json(method(caller, **args)))
         except KgError as exc:

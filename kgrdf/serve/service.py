@@ -439,7 +439,9 @@ class Service:
         """What a name a token gives means, as its audience knows the entities: a function of the
         write's writer that gives the entity's id. One the audience has heard of comes first (another
         of the same name stays out of it), else one it has not, which it may write about now that it
-        names it. A refusal (a name no entity goes by, or several it knows) is its audience's: its
+        names it by its id, name or alias (not by a former id: the answer would tell the token of a
+        merge it may not hear). A name of one it knows that it may not hear (a duplicate's, merged
+        into it) is as unknown as a name nobody goes by. A refusal (a name no entity goes by, or several it knows) is its audience's: its
         hints and candidates name no entity the audience has not heard of. The owner's token
         resolves as kg does. (Read before the write: a read takes the lock a write holds.)"""
         if caller.audience == "owner" or not isinstance(text, str):
@@ -457,9 +459,12 @@ class Service:
 
         def unknown_to_it(writer):
             try:
-                return writer.resolve(text, role=role).id
+                entity = writer.resolve(text, role=role)
             except (NotFound, Refused):
                 raise unheard from None
+            if not (text.strip() == entity.id or entity.known_as(text)) or writer.seen_by(caller.audience, entity.iri):
+                raise unheard  # by a former id, or a name of one it knows that it may not hear: not its to learn
+            return entity.id
 
         return unknown_to_it
 
@@ -563,9 +568,16 @@ class Service:
             raise self._told(caller, exc) from None
         if caller.audience != "owner":
             with self.reading(caller) as session:
-                heard = session.entity(ox.NamedNode(entity.iri))
+                heard = session.entity(ox.NamedNode(entity.iri))  # (with the names its audience may hear)
             if heard is None and outcome == "created":  # made by this call: its names are the ones it gave
                 return {**entity.as_json(), "outcome": outcome}
+            if not entity.known_as(name):  # another's id: as kg org add refuses it, naming it only if heard of
+                raise Refused(
+                    f"the id made from {name!r}, {entity.id}, is that of "
+                    + (f"{heard.name!r} already" if heard is not None else "an organization already")
+                )
+            if heard is not None and not heard.known_as(name):
+                heard = None  # known to it, but not by this name: which one goes by it is not its to learn
             if heard is None and entity.id != model.organization_id(name):  # (its id would tell its name)
                 raise Refused(f"{name!r} is a name of an organization already, one this token's audience does not know")
             if heard is None:  # the name the call gave, and nothing the knowledge base holds: not even
@@ -584,16 +596,13 @@ class Service:
 
     def _org_added(self, caller: Caller, name: str, aliases) -> tuple:
         """The write of org_add: (the organization, the outcome, a note or None)."""
-        from kgrdf import model, vocab
+        from kgrdf import model
 
         note = None
         with self._writing(caller, "org add") as writer:
-            org_id = model.organization_id(name)
-            held = writer.entity(vocab.entity_iri(writer.perspective, org_id))
-            if held is None and caller.audience != "owner":
-                # a name another organization goes by (its alias texturehq.com): that one, which a
-                # token of an audience does not change (a second would make the name ambiguous)
-                held = writer.organization_going_by(name)
+            # the one the name means already (by an alias, texturehq.com of Texture, too), which a
+            # token of an audience does not change (a second would make the name ambiguous)
+            held = writer.organization_named(name) if caller.audience != "owner" else None
             if held is None or caller.audience == "owner":
                 # (an audience's token is not told which organization a name it gives is already one's)
                 entity, outcome = writer.add_organization(

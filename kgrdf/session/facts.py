@@ -407,7 +407,7 @@ class FactReads(Reading):
     def neighbors(self, text: str, hops: int = 1) -> dict:
         """Entities within ``hops`` current facts of an entity, breadth first, and the facts between."""
         if not 1 <= hops <= MAX_HOPS:
-            raise BadInput(f"--hops must be between 1 and {MAX_HOPS}")
+            raise BadInput(f"hops must be between 1 and {MAX_HOPS}, not {hops}")
         start = self.resolve(text)
         now = now_literal()
         seen = {start.id: 0}

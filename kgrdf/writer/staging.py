@@ -483,6 +483,15 @@ class Staging(Session):
         reader.hear_as(audience)
         reader.fact(fact, history=False)
 
+    def seen_by(self, audience: str, entity: str) -> bool:
+        """Whether the entity ``entity`` (an IRI) exists for the audience ``audience``, as this
+        write's index holds it (Session.may_see)."""
+        from kgrdf.session import Session
+
+        reader = Session(self.kb, self.backend)
+        reader.hear_as(audience)
+        return reader.may_see(entity)
+
     # --- a large write (an import) -------------------------------------------------------------------
 
     def prepare_commit(self) -> None:
