@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import typer.testing
 from hypothesis import settings
 from typer.testing import CliRunner
 
@@ -18,6 +19,19 @@ from kgrdf.cli import app
 from .patchlog import journal_bytes
 
 runner = CliRunner()
+
+
+def _built_once(app, build=typer.testing._get_command):
+    """kg's parser, made once for every test's run: typer makes it anew from the functions' signatures
+    on each CliRunner.invoke, a fifth of a small write's time here (the installed kg makes only
+    the one command asked, once a process: kgrdf.cli._only_the_command_asked)."""
+    if app not in _BUILT:
+        _BUILT[app] = build(app)
+    return _BUILT[app]
+
+
+_BUILT: dict = {}
+typer.testing._get_command = _built_once
 
 # Property and fuzz tests draw new cases on every run here, to find what no one thought of; in CI
 # (CI=true) they draw the same cases each time, so that a run's verdict is the code's, not the draw's.
