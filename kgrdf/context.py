@@ -208,7 +208,7 @@ def _footer(pack: dict, shown: int, omitted: int) -> list[str]:
     if shown == 0 and omitted == 0 and "message" in pack and not pack["entities"]:
         lines.append("The message mentions no known name or alias: nothing to pack.")
     elif shown == 0 and omitted == 0:
-        lines.append("No confirmed facts yet (kg lookup shows proposed ones).")
+        lines.append("No confirmed facts hold now (kg lookup shows proposed ones, kg facts --all past ones).")
     if omitted:
         lines.append(f"_{omitted} more fact{'s' if omitted != 1 else ''} left out to fit {pack['budget']} tokens._")
     if pack.get("unread_entities"):

@@ -233,7 +233,7 @@ def test_markdown_has_a_title_sections_and_one_cited_bullet_per_fact():
 def test_a_pack_with_no_facts_says_so():
     pack = context.fit({**HEAD, "budget": 100}, [], 0)
     assert pack["facts"] == [] and pack["omitted"] == 0
-    assert "No confirmed facts yet" in pack["markdown"]
+    assert "No confirmed facts hold now" in pack["markdown"]
 
 
 # --- packs from the example organization ----------------------------------------------------------------
@@ -483,7 +483,7 @@ def test_a_message_that_mentions_no_known_name_gives_a_pack_that_says_so(demo):
     pack = demo.json("context", "--message", "the weather is nice today")
     assert pack["entities"] == [] and pack["facts"] == []
     assert "The message mentions no known name or alias: nothing to pack." in pack["markdown"]
-    assert "No confirmed facts yet" not in pack["markdown"]
+    assert "No confirmed facts hold now" not in pack["markdown"]
     assert "nothing is called" in demo("context", "--for", "the weather", expect=1).stderr
 
 
