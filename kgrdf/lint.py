@@ -20,7 +20,7 @@ The document (``kg lint --json``)::
         }
       ],
       "counts": {"stale": 1, "contradiction": 0, "overlap": 0, "orphan": 0, "alias_collision": 0,
-                 "merge_suggestion": 0, "look_alike": 0, "retention": 0}   # every kind, always
+                 "merge_suggestion": 0, "look_alike": 0, "retention": 0, "lost": 0}   # every kind, always
     }
 
 Findings come in the order of KINDS, then by the ids they name. The kinds:
@@ -58,6 +58,10 @@ Findings come in the order of KINDS, then by the ids they name. The kinds:
   whatever its status: what ``kg expire`` deletes (a person's confirmation renews it, as it keeps a
   fact from being stale). Such a finding names ids only, never a name or a value, and no other
   finding shows the fact (it is left out of stale facts and contradictions).
+- ``lost``: a confirmed value a correction closed, the correction rejected since, with no current
+  fact saying the value again: a rejection does not reopen what it closed (a closed fact stays
+  closed, on every replica), so the subject may be left holding nothing. Fix: propose the value
+  again, for a person to confirm.
 
 "Current" is what ``kg lookup`` shows: proposed or confirmed, not retired, true now.
 """
@@ -81,6 +85,7 @@ KINDS = (
     "merge_suggestion",
     "look_alike",
     "retention",
+    "lost",
 )
 LINT_SOURCE = "user:kg-lint"  # the source a fix proposes with: the person who runs it
 MIN_FUZZY_LENGTH = 6  # shorter names one letter apart are too often different things ("api", "app")
@@ -127,6 +132,7 @@ def lint(
         + check.merge_suggestions()
         + check.look_alikes()
         + retention
+        + check.lost()
     )
     counts = {kind: 0 for kind in KINDS}
     for finding in findings:
@@ -502,6 +508,24 @@ class _Check:
             )
         return out
 
+    def lost(self) -> list[dict]:
+        """Values a correction closed that was rejected since, which nothing current says again: the
+        rejection does not reopen them (a closed fact stays closed), so the subject may hold nothing."""
+        out = []
+        for row in self.session.values("lint-lost", now=self.now):
+            predicate = self.schema.predicate_by_iri(row["predicate"])
+            if predicate is None:
+                continue
+            fact_id, by = vocab.id_of(row["fact"]), vocab.id_of(row["by"])
+            target = self._id(row["object"]) if predicate.takes_entity else row["object"]
+            sentence = predicate.reads(self._shown(row["subject"]), self._shown(row["object"]))
+            ids = [self._id(row["subject"])] + ([target] if predicate.takes_entity else [])
+            said = ["--object" if predicate.takes_entity else "--value", target]
+            fix = _command("kg", "propose", ids[0], predicate.key, *said, "--source", LINT_SOURCE)
+            message = f"{fact_id}: {sentence}; closed by {by}, rejected since, and nothing current says it again"
+            out.append(_finding("lost", message, ids, [fact_id], fix))
+        return sorted(out, key=lambda f: (f["entities"], f["facts"]))
+
     def retention(self, before: datetime, days: int) -> list[dict]:
         ends = {
             vocab.id_of(row["fact"]): [self._id(row[end]) for end in ("subject", "object") if row[end]]
@@ -837,6 +861,7 @@ _HEADINGS = {
     "overlap": "overlaps: two values of a single-valued predicate true at once in the past",
     "look_alike": "look-alikes: names that are not what they look like",
     "retention": "retention: facts naming a person not observed or confirmed again for {retention_days} days",
+    "lost": "lost values: closed by a correction rejected since, said by nothing current",
 }
 
 
@@ -847,7 +872,9 @@ def _counted(kind: str, number: int) -> str:
     """ "1 orphan", "3 orphans", "2 stale": a kind of finding counted, as the summary line says it."""
     from kgrdf.render import counted
 
-    one = {"retention": "past retention", "look_alike": "look-alike"}.get(kind, kind.replace("_", " "))
+    one = {"retention": "past retention", "look_alike": "look-alike", "lost": "lost value"}.get(
+        kind, kind.replace("_", " ")
+    )
     return counted(number, one, _PLURALS.get(kind))
 
 
@@ -876,7 +903,7 @@ def text(result: dict) -> str:
     if not total:
         lines.append(
             "no findings: nothing stale, contradictory, overlapping, orphaned, colliding, duplicated, "
-            "look-alike or past retention"
+            "look-alike, past retention or lost"
         )
     else:
         parts = ", ".join(_counted(kind, n) for kind, n in result["counts"].items() if n)

@@ -19,6 +19,7 @@ KINDS = {
     "merge_suggestion",
     "look_alike",
     "retention",
+    "lost",
 }
 
 
@@ -520,6 +521,13 @@ def test_the_lint_queries_give_the_same_rows_on_oxigraph_and_rdflib(linked, cont
     )["id"]
     linked("confirm", active)
     linked("supersede", active, "--value", "retired", "--valid-from", "2026-01-01")  # two values (lint-overlaps)
+    linked("add-entity", "environment/uat", "--name", "uat")
+    up = json.loads(
+        linked("propose", "environment/uat", "status", "--value", "up", "--source", "report:r", "--json").stdout
+    )["id"]
+    linked("confirm", up)
+    down = json.loads(linked("supersede", up, "--value", "down", "--json").stdout)["id"]
+    linked("reject", down)  # the value it closed is lost (lint-lost)
     store, graph = both_engines(linked.path)
     later = vocab.datetime_literal("2027-06-01T00:00:00Z")
     now = vocab.datetime_literal(clock.iso(clock.now()))
@@ -530,7 +538,7 @@ def test_the_lint_queries_give_the_same_rows_on_oxigraph_and_rdflib(linked, cont
         "entity": vocab.entity_iri("main", "process/release"),
     }
     names = [n for n in queries.names() if n.startswith("lint-")]
-    assert len(names) == 7  # contradictions are summed up from kgrdf.measures (test_measures.py)
+    assert len(names) == 8  # contradictions are summed up from kgrdf.measures (test_measures.py)
     for name in names:
         query = queries.load(name)
         given = {k: v for k, v in bindings.items() if k in query.params}

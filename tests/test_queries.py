@@ -200,6 +200,7 @@ def cases(store):
         ),
         "lint-stale": (dict(before=LATER, now=NOW), lambda rows: len(rows) == 32),
         "lint-retention": (dict(before=LATER), lambda rows: len(rows) == 10),
+        "lint-lost": (dict(now=NOW), lambda rows: rows == []),  # no correction of the example was rejected
         # The hotfix process's two entry points, the old one closed where the new one begins.
         "lint-overlaps": (
             {},

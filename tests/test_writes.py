@@ -328,16 +328,22 @@ def test_a_value_whose_correction_was_rejected_is_refused_with_a_way_out_that_wo
 
 
 def test_rejecting_a_correction_says_the_value_it_closed_stays_closed_and_how_to_hold_it_again(seeded):
-    """A correction rejected left nothing current, silently: the value it closed is not reopened (a
-    closed fact stays closed, on every replica), and the rejection now says so, with the way back."""
+    """A correction rejected left nothing current, silently, kg lint too: the value it closed is not
+    reopened (a closed fact stays closed, on every replica); the rejection now says so, with the way
+    back, and kg lint reports the value lost until a current fact says it again."""
     old = propose(seeded, "staging", "status", "--value", "green", "--source", "report:r")
     seeded("confirm", old["id"])
     new = seeded.json("supersede", old["id"], "--value", "amber")
     rejected = seeded.json("reject", new["id"])
     assert f"{old['id']}, which it replaced, stays closed" in rejected["note"], rejected
+    lost = [f for f in seeded.json("lint", expect=1)["findings"] if f["kind"] == "lost"]
+    assert [(f["facts"], f["fix"]) for f in lost] == [
+        ([old["id"]], "kg propose environment/staging status --value green --source user:kg-lint")
+    ]
     way_out = rejected["note"].split("to hold its value again: ")[1].split(", then")[0]
     again = seeded.json(*shlex.split(way_out.replace("KIND:REF", "report:r3"))[1:])
     assert again["id"] != old["id"] and again["value"] == "green"
+    assert not [f for f in seeded.json("lint", expect=1)["findings"] if f["kind"] == "lost"]  # (orphans)
     seeded("confirm", again["id"])
     assert [f["value"] for f in seeded.json("facts", "staging")["facts"]] == ["green"]
 
