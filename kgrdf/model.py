@@ -1086,9 +1086,13 @@ def organization_id(name: str, given: str | None = None) -> str:
 
 
 def attribute_name(key: str) -> str:
-    """The predicate key an attribute's key would be (``Gated by`` -> ``gated_by``), for the keys that
-    are predicates of their own (an organization's promoted keys, or a high-risk one)."""
-    return key.strip().lower().replace(" ", "_").replace("-", "_")
+    """The predicate key an attribute's key would be (``Gated by`` -> ``gated_by``; full-width letters
+    and other compatibility forms, and case, folded: ``Ｓｔａｔｕｓ`` and ``ſtatus`` -> ``status``), for
+    the keys that are predicates of their own (an organization's promoted keys, or a high-risk one)."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", key).casefold().strip()
+    return re.sub(r"[\s-]+", "_", folded)
 
 
 def attribute_key(text: str) -> str:

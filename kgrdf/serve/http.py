@@ -338,7 +338,7 @@ def _arguments(params: dict, wanted: dict, method) -> dict:
     for name, value in params.items():
         if wanted[name] is int:
             if not re.fullmatch(r"-?[0-9]{1,18}", value):  # (int() takes 1_0 and full-width digits)
-                raise BadInput(f"{name} must be a whole number, not {value!r}")
+                raise BadInput(f"{name} must be a whole number of at most 18 digits, not {value!r}")
             value = int(value)
         out[name] = value
     return out

@@ -65,6 +65,8 @@ class Organizations(Staging):
         its alias texturehq.com; Nestlé S.A., by its alias Nestlé, whose letters make the id of
         Nestle); else the one holding that id (named otherwise: Mega, for Ωmega), or None."""
         held = self.entity(vocab.entity_iri(self.perspective, model.organization_id(name)))
+        if held is not None and held.merged_into:  # its names are the one it was merged into's now
+            held = None
         if held is not None and held.known_as(name):
             return held
         return self.organization_going_by(name) or held
@@ -195,7 +197,7 @@ class Organizations(Staging):
                 continue
             key = target.value if isinstance(target, NamedNode) else model.normalize(target.value)
             held = [f for f in self._facts_for(subject, old.predicate, key) if f.value_key() == key]
-            same = [f for f in held if f.current]
+            same = [f for f in held if f.current and _agrees(old, f)]
             # a proposal meets the survivor's rejected or expired fact as kg propose would: the
             # rejected stays rejected (the proposal is closed into it), the expired is proposed again
             ended = [f for f in held if f.status in ("rejected", "expired") and not f.superseded_by]
@@ -205,8 +207,10 @@ class Organizations(Staging):
             elif same or (ended and old.status == "proposed"):  # observed again, or an expired one revived
                 into = same[0] if same else ended[0]
                 changes = {"observed_at": self.now, "observations": into.observations + old.observations}
-                if not same:
-                    changes |= {"status": "proposed", "retired_at": None}
+                if not same:  # (revived as kg propose revives it: with the times and order the proposal gives)
+                    changes |= {"status": "proposed", "retired_at": None} | {
+                        name: getattr(old, name) for name in _TIMES if getattr(old, name) is not None
+                    }
                 kept = self._change(
                     into,
                     changes,
@@ -277,3 +281,13 @@ class Organizations(Staging):
         changes who the fact is about, never when it was true)."""
         ends = max(self.now, fact.valid_from or self.now)
         return min(fact.valid_to or ends, ends)
+
+
+_TIMES = ("valid_from", "valid_to", "order")
+
+
+def _agrees(fact: model.Fact, held: model.Fact) -> bool:
+    """Whether ``held`` says ``fact``'s valid time and order, where ``fact`` gives them: observing
+    it again then changes no time (kg propose refuses a proposal that gives another one), so a
+    merge observes it; one that says another time is carried over as a fact of its own."""
+    return all(getattr(fact, name) is None or getattr(fact, name) == getattr(held, name) for name in _TIMES)
