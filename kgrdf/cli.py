@@ -293,7 +293,9 @@ def _main(
 KbOption = Annotated[
     Path | None,
     typer.Option(
-        "--kb", help="The knowledge base folder. Default: $KGRDF_HOME, else ~/.local/share/kgrdf.", show_default=False
+        "--kb",
+        help="The knowledge base folder. Default: $KGRDF_HOME, else $XDG_DATA_HOME/kgrdf, else ~/.local/share/kgrdf.",
+        show_default=False,
     ),
 ]
 PerspectiveOption = Annotated[

@@ -12,6 +12,7 @@ import itertools
 import os
 import re
 import secrets
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -50,9 +51,23 @@ def _settings_signature(path: Path) -> tuple | None:
 def default_home() -> Path:
     """``--kb``, else KGRDF_HOME, else the platform's user data folder."""
     if os.environ.get("KGRDF_HOME"):
-        return Path(os.environ["KGRDF_HOME"])
+        return Path(os.path.expanduser(os.environ["KGRDF_HOME"]))  # (~/kb, as a shell would read it)
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(base) / "kgrdf"
+
+
+def _holds_a_journal(path: Path) -> bool:
+    """Whether ``path`` holds what kg init makes beside format.json: its replica.json, or a journal
+    folder of a replica's (local, or r-...); a folder of other files named journal is not one."""
+    if (path / "replica.json").is_file():
+        return True
+    try:
+        return any(
+            entry.is_dir() and (entry.name == "local" or vocab.REPLICA_PATTERN.match(entry.name))
+            for entry in (path / "journal").iterdir()
+        )
+    except OSError:
+        return False
 
 
 def _unparsed(tx, exc: SyntaxError) -> Damaged:
@@ -196,12 +211,17 @@ class KnowledgeBase:
                 raise NotFound(
                     f"{path} is a file, not a knowledge base folder", hint="--kb names the folder kg init made"
                 )
-            if (path / "journal").is_dir() or (path / "replica.json").is_file():
-                restore = f"git -C {path} checkout -- format.json" if (path / ".git").is_dir() else "restore it"
+            said = shlex.quote(str(path))
+            if _holds_a_journal(path):
+                restore = f"git -C {said} checkout -- format.json" if (path / ".git").is_dir() else "restore it"
                 raise Damaged(
                     f"{path} holds a knowledge base's journal but no format.json", hint=f"{restore} (kg init made it)"
                 )
-            raise NotFound(f"no knowledge base at {path}", hint=f"kg init --kb {path} makes one (or set KGRDF_HOME)")
+            if path.exists() and not (path.is_dir() and not any(path.iterdir())):
+                hint = "kg init --kb makes one in a new or empty folder"  # (it refuses one that holds other files)
+            else:
+                hint = f"kg init --kb {said} makes one (or set KGRDF_HOME)"
+            raise NotFound(f"no knowledge base at {path}", hint=hint)
         kb = cls(path, backend, perspective)
         if kb.format > FORMAT:
             raise Damaged(f"{path} has format {kb.format}; this kgrdf reads format {FORMAT}", hint="upgrade kgrdf")

@@ -393,6 +393,31 @@ def test_a_message_on_standard_input_is_bounded_and_utf8(seeded, monkeypatch):
 # --- the knowledge base's folder ------------------------------------------------------------------
 
 
+def test_the_way_to_a_knowledge_base_a_missing_one_names_works_as_pasted(tmp_path, monkeypatch):
+    """ "kg init --kb PATH makes one" failed as pasted for a folder of other files (kg init refuses
+    it), for a path with a space (unquoted) and for KGRDF_HOME=~/kb (~ taken as a folder's name);
+    a folder of notes holding a journal/ was called a damaged knowledge base (exit 3), its advice a
+    git checkout of a file it never had."""
+    import shlex
+
+    from kgrdf.cli import app
+    from tests.conftest import runner
+
+    notes, spaced = tmp_path / "notes", tmp_path / "my kbs" / "team"
+    (notes / "journal").mkdir(parents=True)
+    (notes / "journal" / "a.md").write_text("x")
+    line = one_line(runner.invoke(app, ["stats", "--kb", str(notes)]))
+    assert runner.invoke(app, ["stats", "--kb", str(notes)]).exit_code == 1
+    assert line.endswith("(kg init --kb makes one in a new or empty folder)"), line
+    line = one_line(runner.invoke(app, ["stats", "--kb", str(spaced)]))
+    pasted = shlex.split(line.split("(", 1)[1].split(" makes one")[0])
+    assert runner.invoke(app, pasted[1:]).exit_code == 0 and (spaced / "format.json").is_file()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("KGRDF_HOME", "~/kb")
+    assert runner.invoke(app, ["init"]).exit_code == 0 and (tmp_path / "kb" / "format.json").is_file()
+    assert runner.invoke(app, ["stats"]).exit_code == 0
+
+
 def test_kb_on_a_file_or_under_proc_is_no_knowledge_base(kg, tmp_path):
     a_file = tmp_path / "notes.txt"
     a_file.write_text("x")
