@@ -41,6 +41,8 @@ class _Commands(TyperGroup):
             if parent is not None:
                 raise  # (a group's: kg's own invoke says it, as for any command)
             _drop_answer()
+            if isinstance(exc, BrokenPipeError):  # a reader that went away (kg -h | head): quiet
+                raise SystemExit(PIPE_GONE) from None
             error = Unanswered.of(exc)
             arguments = []  # (said on stderr alone)
         render.error(error, "--json" in arguments)
@@ -78,8 +80,8 @@ class _Commands(TyperGroup):
         except Exception as exc:
             if answer is not None and answer.failed is not None:
                 error = _unanswered(answer)  # whatever the failed write led to
-            elif isinstance(exc, BrokenPipeError):
-                raise  # a reader that went away (kg export | head) without the answer: quiet, as ever
+            elif isinstance(exc, BrokenPipeError):  # a reader that went away (kg export | head): quiet
+                raise SystemExit(PIPE_GONE) from None
             else:
                 error = _error_of(exc, ctx, arguments)
                 if error is None:
@@ -96,6 +98,7 @@ class _Commands(TyperGroup):
 
 
 _ANSWER = "kgrdf.answer"  # (in ctx.meta, which every context of one kg command shares)
+PIPE_GONE = 141  # the exit of a read whose reader went away: as the pipe's signal (128 + SIGPIPE) ends others
 _SAID = "kgrdf.said"  # (in ctx.meta: the command's error was said)
 FORGET_SHOWN = 20  # facts a dry run of kg forget lists (--json lists them all)
 
@@ -202,7 +205,7 @@ def _unanswered(answer: _Answer) -> KgError:
 
     done = made.notes()
     if not done and isinstance(answer.failed, BrokenPipeError):
-        raise answer.failed
+        raise SystemExit(PIPE_GONE)
     return Unanswered.of(answer.failed, done)
 
 
