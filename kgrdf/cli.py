@@ -45,7 +45,7 @@ class _Commands(TyperGroup):
                 raise SystemExit(PIPE_GONE) from None
             error = Unanswered.of(exc)
             arguments = []  # (said on stderr alone)
-        render.error(error, "--json" in arguments)
+        render.error(error, _asks_json(arguments))
         raise typer.Exit(error.exit_code)
 
     def invoke(self, ctx):
@@ -61,7 +61,7 @@ class _Commands(TyperGroup):
     def _invoke(self, ctx):
         # The command's name and what follows it (typer's click keeps the name apart, as _protected_args).
         arguments = [*getattr(ctx, "protected_args", getattr(ctx, "_protected_args", [])), *ctx.args]
-        as_json = "--json" in arguments or bool(ctx.params.get("json"))
+        as_json = _asks_json(arguments) or bool(ctx.params.get("json"))
         answer = ctx.meta.get(_ANSWER)
         try:
             if ctx.parent is None:
@@ -95,6 +95,12 @@ class _Commands(TyperGroup):
         except OSError:
             pass  # the line on stderr is said (or nothing can be); the exit code says the rest
         ctx.exit(error.exit_code)
+
+
+def _asks_json(arguments: list[str]) -> bool:
+    """Whether the command line asks for JSON: --json among its options, not after ``--`` (kg
+    lookup -- --json looks up an entity of that name)."""
+    return "--json" in (arguments[: arguments.index("--")] if "--" in arguments else arguments)
 
 
 _ANSWER = "kgrdf.answer"  # (in ctx.meta, which every context of one kg command shares)

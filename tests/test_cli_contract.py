@@ -320,6 +320,16 @@ def test_a_reader_that_went_away_is_quiet_for_a_read_and_named_for_a_write_made(
     assert kg.json("lookup", "repo/zeta")["entity"]["name"] == "zeta"
 
 
+def test_json_after_a_double_dash_is_an_argument_not_the_option(kg):
+    """kg lookup -- --json looks up an entity named --json: its refusal was a JSON document nobody
+    asked for (the answer to the same command found would have been text)."""
+    kb = ["--kb", str(kg.path)]
+    refused = kg("lookup", *kb, "--", "--json", expect=1, kb=False)
+    assert refused.stdout == "" and "entity '--json' is not known" in one_line(refused)
+    asked = kg("lookup", "--json", *kb, "--", "nothing", expect=1, kb=False)
+    assert json.loads(asked.stdout)["message"] == "entity 'nothing' is not known"
+
+
 # --- usage errors under --json --------------------------------------------------------------------------
 
 USAGE_ERRORS = {
