@@ -19,7 +19,8 @@ holds is found here by what it says (subject, predicate, object or value):
   here, changes nothing;
 - confirmed there, it is confirmed here (without closing another confirmed value of a
   single-valued predicate: both stay current, and ``kg lint`` reports them for a person to decide);
-- rejected there, it is rejected here, and a rejected fact stays rejected whatever comes later:
+- rejected there, it is rejected here (closed here meanwhile too: the value was never right, so it
+  was not the one its replacement followed), and a rejected fact stays rejected whatever comes later:
   a rejection on one replica holds on all; the sources another replica heard it in meanwhile are
   still added to it, as to a fact closed here (Writer.observe_settled), its status unchanged;
 - closed there, replaced by another fact (a person confirmed a rival value, or superseded it), it
@@ -568,6 +569,11 @@ class _Fold:
                 for audience, added in groups:
                     settled = self.writer.observe_settled(settled, added, [Heard(audience)], why)
                 self.counts["observed"] += 1
+            if ours is None and theirs.status == "rejected":  # a rejection holds on all, a closed fact too
+                settled = self.writer.reject(
+                    settled.id, reviewed_by=theirs.reviewed_by or "sync", reason=f"rejected on {replica}", closed=True
+                ).fact
+                self.counts["rejected"] += 1
             if ours is None:
                 self._told(there, replica, number, theirs, settled)
                 return  # closed here, replaced by another value: a closure holds as a rejection does

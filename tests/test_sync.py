@@ -721,6 +721,39 @@ def test_sources_heard_on_one_replica_reach_a_fact_the_other_rejected_or_closed_
         assert kb("validate").exit_code == 0
 
 
+@pytest.mark.parametrize("order", ["ana first", "ben first"])
+def test_a_rejection_holds_on_a_replica_where_a_correction_closed_the_fact_meanwhile(
+    tmp_path, server, clock, monkeypatch, order
+):
+    """Ana corrects a value, Ben rejects it: a third replica held it closed or rejected by the order
+    it synced in, and Ana kept it closed (shown --as-of a time before the correction), where Ben
+    showed nothing. A rejection holds on all, whatever else closed the fact meanwhile."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    cy = replica(tmp_path, "cy", server.url)
+    first = ana.json(
+        "propose", "release", "entry_point", "--object", "#deploys", "-s", "doc:h", "--valid-from", "2026-01-05"
+    )
+    ana("confirm", first["id"])
+    for kb in (ana, ben, cy):
+        kb("sync")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-05T10:00:00Z")
+    ana("supersede", first["id"], "--object", "#releases", "--valid-from", "2026-03-01")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-05T11:00:00Z")
+    ben("reject", ben.json("facts", "release")["facts"][0]["id"])
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-06T09:00:00Z")
+    for kb in (ana, ben, cy, ana, ben, cy) if order == "ana first" else (ben, ana, cy, ben, ana, cy):
+        kb("sync")
+
+    def held(kb: Kg) -> set[tuple]:
+        return {(f["object"], f["status"]) for f in kb.json("facts", "release", "--all")["facts"]}
+
+    assert held(ana) == held(ben) == held(cy)
+    assert ("channel/deploys", "rejected") in held(cy)
+    for kb in (ana, ben, cy):
+        assert kb.json("facts", "release", "--as-of", "2026-02-01")["facts"] == []
+        assert kb("validate").exit_code == 0
+
+
 def test_a_proposal_expired_here_stays_expired_when_another_replica_echoes_it_and_revives_when_heard_there(
     tmp_path, server, clock, monkeypatch
 ):

@@ -315,11 +315,15 @@ class Lifecycle(Staging):
                 conflict=True,
             )
 
-    def reject(self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None) -> Outcome:
+    def reject(
+        self, fact_id: str, reviewed_by: str = DEFAULT_REVIEWER, reason: str | None = None, closed: bool = False
+    ) -> Outcome:
+        """Reject a fact: it leaves current reads, and stays rejected. A closed one is refused, unless
+        ``closed`` (kg sync: a rejection on another replica holds here, on a fact closed meanwhile)."""
         fact = self.fact(fact_id)
         if fact.status == "rejected":
             return Outcome(fact, "unchanged", f"{fact.id} is rejected already")
-        if fact.superseded_by:
+        if fact.superseded_by and not closed:
             raise Refused(f"{fact.id} was superseded by {vocab.id_of(fact.superseded_by)}; it is closed already")
         handed = self._handed_to(fact) if fact.status == "confirmed" else []
         after = self._change(
