@@ -23,6 +23,7 @@ dry run unless applied; every fact is a proposal unless the auto-confirm rules a
 """
 
 import itertools
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -327,7 +328,7 @@ def _checked(data: dict, limit: int | None = None) -> dict:
     kind = data["type"]
     unknown = sorted(set(data) - set(_FIELDS[kind]))
     if unknown:
-        names = ", ".join(f'"{name}"' for name in unknown[:5])
+        names = ", ".join(json.dumps(name) for name in unknown[:5])  # (escaped: a newline, a lone surrogate)
         raise BadInput(
             f"a{'n' if kind == 'entity' else ''} {kind} record has no field {names}; its fields are "
             + ", ".join(f'"{name}"' for name in _FIELDS[kind] if name != "type")

@@ -73,9 +73,27 @@ def text(value, what: str, limit: int | None = None) -> str:
         ) from None
     if value.isascii():
         return value
+    found = NONCHARACTERS.search(value)
+    if found is not None:
+        raise BadInput(
+            f"{what} holds U+{ord(found.group()):04X} at character {found.start() + 1}, a Unicode noncharacter, "
+            "which stands for no character",
+            hint="leave it out",
+        )
     import unicodedata
 
     return unicodedata.normalize("NFC", value)
+
+
+# Unicode's noncharacters (U+FDD0-U+FDEF, and the last two code points of every plane): valid in
+# Python and UTF-8, but they stand for no character. Oxigraph writes U+FFFE and U+FFFF as \uFFFE and
+# \uFFFF, which Raptor's Turtle and N-Quads readers refuse: a value holding one made every export
+# unreadable to it.
+NONCHARACTERS = re.compile(
+    "[\ufdd0-\ufdef"
+    + "".join(f"{chr(plane * 0x10000 + 0xFFFE)}{chr(plane * 0x10000 + 0xFFFF)}" for plane in range(17))
+    + "]"
+)
 
 
 def prose(value, what: str, limit: int | None = None) -> str:

@@ -35,6 +35,42 @@ def seeded(template, tmp_path):
 # --- arguments ------------------------------------------------------------------------------------
 
 
+def test_an_unknown_field_is_named_escaped_in_the_refusal(seeded, tmp_path):
+    """A record's unknown field holding a lone surrogate (a JSON escape) stopped the import as a
+    bug after it was written (exit 3, its report lost); one holding a newline forged lines of the
+    report. Each is named escaped, that record alone refused."""
+    records = tmp_path / "r.jsonl"
+    good = {"type": "entity", "id": "repo/zz", "name": "zz"}
+    bad = [{**good, "id": f"repo/z{n}", key: 1} for n, key in enumerate(["zz\ud800", "x\nall imported"])]
+    records.write_text("".join(json.dumps(r) + "\n" for r in [good, *bad]), encoding="utf-8")
+    result = seeded("import", records, "--apply")
+    assert "Traceback" not in result.stdout + result.stderr and "all imported" not in result.stdout.splitlines()
+    refused = seeded.json("import", records)["refusals"]
+    assert [r["message"].split(";")[0] for r in refused] == [
+        'an entity record has no field "zz\\ud800"',
+        'an entity record has no field "x\\nall imported"',
+    ]
+
+
+@pytest.mark.parametrize("char", ["\ufffe", "\uffff", "\ufdd0", "\U0010ffff"])
+def test_a_noncharacter_is_refused_in_a_value_a_name_or_a_source(seeded, tmp_path, char):
+    """U+FFFE and U+FFFF were kept, and exported as \\uFFFE and \\uFFFF, which Raptor refuses: every
+    export unreadable to it. A noncharacter stands for no character: refused, writing nothing."""
+    before = seeded.snapshot()
+    for argv in (
+        ["propose", "webapp", "caveat", "--value", f"before {char} after", "-s", "slack:p1"],
+        ["add-entity", "repo/x", "--name", f"X{char}"],
+        ["propose", "webapp", "caveat", "--value", "fine", "-s", f"doc:r{char}"],
+    ):
+        line = one_line(seeded(*argv, expect=2))
+        assert f"U+{ord(char):04X}" in line and "noncharacter" in line, argv
+    assert seeded.snapshot() == before
+    records = tmp_path / "r.jsonl"
+    records.write_text(json.dumps({"type": "entity", "id": "repo/y", "name": f"Y{char}"}) + "\n", encoding="utf-8")
+    report = seeded.json("import", records, "--apply")
+    assert report["refusals"][0]["reason"] == "malformed" and "noncharacter" in report["refusals"][0]["message"]
+
+
 @pytest.mark.parametrize(
     "argv",
     [
