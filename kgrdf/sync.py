@@ -25,7 +25,9 @@ holds is found here by what it says (subject, predicate, object or value):
   still added to it, as to a fact closed here (Writer.observe_settled), its status unchanged;
 - closed there, replaced by another fact (a person confirmed a rival value, or superseded it), it
   is closed here, replaced by the fact here that says what its replacement says, once everything
-  else is folded; a fact closed here stays closed, as a rejected one stays rejected;
+  else is folded; a fact closed here stays closed, as a rejected one stays rejected, but for one
+  case: two people who each closed the other's value (each confirmed a rival) chose twice, and the
+  later choice holds on every replica (the value it chose holds again where the earlier closed it);
 - an organization merged there into another is merged here when both are here, before the kept
   one takes the names the merge gave it there;
 - an entity's name or summary, and a current fact's valid time (a retime: kg supersede F
@@ -56,6 +58,9 @@ from kgrdf import clock, files, lock, made, model, nquads, privacy, vocab
 from kgrdf.errors import BadInput, Damaged, KgError, NotFound, Refused
 from kgrdf.journal import Position, Stream, fold, name_of, number_of, parse_patch
 
+_CHOSEN = re.compile(
+    r"as on (?P<on>r-[0-9a-f]{8}), chosen there at (?P<at>[0-9T:.+-]+Z?)(?: on (?P<by>r-[0-9a-f]{8}))?"
+)
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")  # (\Z, not $: $ lets a final newline through)
 REPLICA = vocab.REPLICA_PATTERN  # a replica's id, as kg init mints it: also the name of its folder here
 REPLICAS = "replicas"  # the other replicas' journals, as pulled from the hubs
@@ -366,6 +371,7 @@ class _Fold:
             "told": 0,  # disclosures
         }
         self.closures: list[tuple] = []  # facts another replica closed: closed here once all the rest is folded
+        self.chosen: dict[str, tuple[str, str]] = {}  # a fact this fold closed: the choice it followed (_choice)
         # what kg forget deleted here (keyed digests), read once a sync
         self.deleted = originals.deleted if originals is not None else privacy.forgotten_facts(kb)
         self.originals = originals if originals is not None else _Originals(kb, self.deleted)
@@ -696,11 +702,38 @@ class _Fold:
         replacement = (
             next((f for f in self.writer.saying(successor) if f.current), None) if successor is not None else None
         )
+        if replacement is None and successor is not None:
+            # Each replica closed the other's value (two people chose, each their own): the later
+            # choice holds on both. Here ours closed theirs: when theirs is the later, the value it
+            # chose holds again and ours is closed; else nothing changes here, and their replica,
+            # folding ours, does the same the other way round.
+            mine = next((f for f in self.writer.saying(successor) if f.superseded_by == ours.iri), None)
+            if mine is not None:
+                if self._choice(mine, self.kb.replica) >= self._choice(theirs, replica):
+                    return  # the choice that closed it here is the later: it holds
+                replacement = self.writer.reopen(mine.id, f"chosen again on {replica}, later than here")
         if replacement is None:
             raise Refused(f"it was closed on {replica}, replaced by a fact that is not current here")
         ends = first.valid_from if first is not successor else None
-        self.writer.close_for(ours.id, replacement.id, f"as on {replica}", starts=successor.valid_from, ends=ends)
+        chosen, by = self.chosen[ours.iri] = self._choice(theirs, replica)
+        why = f"as on {replica}, chosen there at {chosen}" + (f" on {by}" if by != replica else "")
+        self.writer.close_for(ours.id, replacement.id, why, starts=successor.valid_from, ends=ends)
         self.counts["closed"] += 1
+
+    def _choice(self, fact, replica: str) -> tuple[str, str]:
+        """When, and on which replica, a person's choice closed the fact (held on ``replica``): the
+        time of its closing, or, for a closing kg sync folded in, the choice it followed, which the
+        closing's reason says (its time is the fold's); for one this fold closed, the choice it
+        followed (its record is not read back until the write ends)."""
+        if fact.iri in self.chosen:
+            return self.chosen[fact.iri]
+        closing = next((u for u in reversed(fact.updates) if "superseded_by" in u.changes), None)
+        if closing is None:
+            return (fact.retired_at or "", replica)
+        said = _CHOSEN.search(closing.reason or "")
+        if said is None:
+            return (closing.at, replica)
+        return (said["at"], said["by"] or said["on"])
 
     @staticmethod
     def _heard_new(theirs, ours) -> list[tuple[str, list]]:

@@ -1279,3 +1279,39 @@ def test_a_forgotten_record_edited_to_odd_fields_never_stops_a_sync(tmp_path, se
     (ben.path / "forgotten.jsonl").write_text("\n" + json.dumps({**base, **record}) + "\n\n")
     assert "folded in" in ben("sync").stdout
     assert [f["predicate"] for f in ben.json("facts", "release")["facts"]] == ["uses"]
+
+
+@pytest.mark.parametrize("order", ["ana first", "ben first"])
+def test_two_people_who_each_chose_another_value_meet_on_the_later_choice_on_every_replica(
+    tmp_path, server, clock, monkeypatch, order
+):
+    """Two confirmed values from two replicas: a person on each follows kg lint's advice, each
+    confirming their own value, which closes the other. Each replica kept its own choice for ever,
+    every sync setting the other's aside. The later choice now holds everywhere, a third replica too."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    cy = replica(tmp_path, "cy", server.url)
+    deploys = ana.json("propose", "release", "entry_point", "--object", "#deploys", "-s", "doc:a")["id"]
+    ana("confirm", deploys)
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-02T10:00:00Z")
+    releases = ben.json("propose", "release", "entry_point", "--object", "#releases", "-s", "doc:b")["id"]
+    ben("confirm", releases)
+    for kb in (ana, ben, ana):
+        kb("sync")
+
+    def entry(kb: Kg, name: str) -> str:
+        return next(f["id"] for f in kb.json("facts", "release", "--all")["facts"] if f["object"] == name)
+
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-05T09:00:00Z")
+    ana("confirm", entry(ana, "channel/deploys"))
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-05T10:00:00Z")
+    ben("confirm", entry(ben, "channel/releases"))  # the later choice
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-06T09:00:00Z")
+    for kb in (ana, ben, cy, ana, ben) if order == "ana first" else (ben, ana, cy, ben, ana):
+        result = kb.json("sync")
+        assert not result.get("set_aside"), result
+    for kb in (ana, ben, cy):
+        assert [f["object"] for f in kb.json("facts", "release")["facts"]] == ["channel/releases"], kb.path
+        assert kb.json("lint", expect=1)["counts"]["contradiction"] == 0
+        assert kb("validate").exit_code == 0
+    for kb in (ana, ben, cy):
+        assert kb.json("sync")["transaction"] is None  # settled: syncing again folds nothing

@@ -238,6 +238,7 @@ class Lifecycle(Staging):
             end = old.valid_to
         if old.valid_from and end < old.valid_from:
             end = old.valid_from
+        self.__dict__.setdefault("_ends_closed", {}).setdefault(old.iri, old.valid_to)
         return self._change(
             old,
             {"valid_to": end, "superseded_by": replacement.iri, "retired_at": self.now},
@@ -264,6 +265,22 @@ class Lifecycle(Staging):
         if starts and not replacement.valid_from:
             replacement = self._change(replacement, {"valid_from": starts}, "retime", why)
         return self._close(old, replacement, why, ends=ends)
+
+    def reopen(self, fact_id: str, why: str) -> model.Fact:
+        """Undo the closing of a confirmed fact (kg sync: the later of two people's choices, made on
+        another replica, chose it): current again, with the end it had before it was closed."""
+        fact = self.fact(fact_id)
+        if fact.status != "confirmed" or not fact.superseded_by:
+            raise Refused(f"{fact.id} is not a closed confirmed fact")
+        ends = self.__dict__.setdefault("_ends_closed", {})  # (the end each fact this write closed had)
+        if fact.iri in ends:
+            end = ends[fact.iri]
+        else:  # closed by an earlier write: the end its closing record says it had
+            held = self.held_fact(fact_id)
+            closing = next((u for u in reversed(held.updates) if "superseded_by" in u.changes), None)
+            before = closing.changes.get("valid_to", [[held.valid_to]])[0] if closing else [held.valid_to]
+            end = str(before[0]) if before and before[0] is not None else None
+        return self._change(fact, {"valid_to": end, "superseded_by": None, "retired_at": None}, "reopen", why)
 
     @staticmethod
     def _closed_note(old: model.Fact, closed: model.Fact) -> str | None:

@@ -164,6 +164,10 @@ class Staging(Session):
         iri = self.fact_iri(fact_id)
         return self._facts.get(iri.value) or super().fact(fact_id, history)
 
+    def held_fact(self, fact_id: str) -> model.Fact:
+        """The fact as the index holds it, with its history: before this write changed it."""
+        return super().fact(fact_id, True)
+
     @cached_property
     def _text_limit(self) -> int:
         """KGRDF_MAX_TEXT, read once a write: an import checks two texts a record against it, and
