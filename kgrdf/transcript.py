@@ -154,9 +154,12 @@ def verify(quote: str, path: Path) -> Verdict:
 def user_words(quote: str | None, path) -> tuple:
     """The user's words as a write takes them: (a user source carrying the quote, the verdict of
     :func:`verify`). Raises BadInput when the quote or the transcript is missing."""
+    from kgrdf import inputs
     from kgrdf.model import Source
 
     if not quote or path is None:
         raise BadInput("the user's words need the quote (--quote TEXT) and the session (--transcript PATH)")
+    quote = inputs.prose(quote, "the quote")  # (kept in the source, as any text is: checked as one)
     verdict = verify(quote, Path(path))
-    return Source("user", f"transcript:{Path(path).resolve()}", quote.strip()), verdict
+    ref = inputs.text(f"transcript:{Path(path).resolve()}", "the transcript's path")
+    return Source("user", ref, quote.strip()), verdict

@@ -65,6 +65,13 @@ def test_a_noncharacter_is_refused_in_a_value_a_name_or_a_source(seeded, tmp_pat
         line = one_line(seeded(*argv, expect=2))
         assert f"U+{ord(char):04X}" in line and "noncharacter" in line, argv
     assert seeded.snapshot() == before
+    talk = tmp_path / f"talk{char}.jsonl"
+    talk.write_text(json.dumps({"role": "user", "content": f"web-app caveat odd{char}"}) + "\n", encoding="utf-8")
+    for quote, path in ((f"caveat odd{char}", tmp_path / "none.jsonl"), ("web-app caveat", talk)):
+        words = ["--from-user", "--quote", quote, "--transcript", path]
+        line = one_line(seeded("propose", "webapp", "caveat", "--value", "odd", *words, expect=2))
+        assert "noncharacter" in line, line
+    assert seeded.snapshot() == before
     records = tmp_path / "r.jsonl"
     records.write_text(json.dumps({"type": "entity", "id": "repo/y", "name": f"Y{char}"}) + "\n", encoding="utf-8")
     report = seeded.json("import", records, "--apply")

@@ -346,6 +346,8 @@ def test_rejecting_a_correction_says_the_value_it_closed_stays_closed_and_how_to
     assert not [f for f in seeded.json("lint", expect=1)["findings"] if f["kind"] == "lost"]  # (orphans)
     seeded("confirm", again["id"])
     assert [f["value"] for f in seeded.json("facts", "staging")["facts"]] == ["green"]
+    seeded("supersede", again["id"], "--value", "red")  # a person moves on: the old loss is no finding
+    assert not [f for f in seeded.json("lint", expect=1)["findings"] if f["kind"] == "lost"]
 
 
 def test_update_records_keep_what_each_field_held_before(seeded):
