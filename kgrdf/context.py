@@ -18,7 +18,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 
-from kgrdf import schema
+from kgrdf import model, schema
 from kgrdf.errors import BadInput, NotFound
 
 TOPIC_ENTITIES = 3  # a topic packs at most this many of the entities that match it
@@ -161,7 +161,8 @@ def _title(pack: dict) -> list[str]:
         named = "; ".join(f"{e['name']} ({e['type']}, {e['id']})" for e in entities) or "no known name"
         lines = [f"# Context for a message that mentions: {named}"]
         if pack.get("ambiguous"):
-            lines.append(f"Left out, as more than one entity has the name: {', '.join(pack['ambiguous'])}.")
+            more = f" and {pack['more_ambiguous']} more" if pack.get("more_ambiguous") else ""
+            lines.append(f"Left out, as more than one entity has the name: {', '.join(pack['ambiguous'])}{more}.")
         if pack.get("more_matches"):
             lines.append(f"{pack['more_matches']} more mentioned entities left out (kg mentions lists them).")
     elif "topic" not in pack:
@@ -315,10 +316,10 @@ def _entities(session, text: str) -> tuple[list, dict]:
     exact matches first. Raises NotFound when nothing matches."""
     entity = session.entity_by_id(text.strip())
     if entity is not None:
-        return [entity], {}
+        return [session.survivor(entity)], {}  # (a merged organization's id leads to the one kept)
     found = session.identify(text)
     if len(found["matches"]) == 1:
-        return [session.entity_by_id(found["matches"][0]["id"])], {}
+        return [session.survivor(session.entity_by_id(found["matches"][0]["id"]))], {}
     hits = session.search(text)
     if not hits:
         raise NotFound(
@@ -459,14 +460,17 @@ def pack_for_message(session, message: str, budget: int) -> dict:
     chosen, ambiguous = [], []
     for mention in session.mentions(message):
         if len(mention["entities"]) > 1:
-            ambiguous.append(mention["text"])
+            if model.match_key(mention["text"]) not in map(model.match_key, ambiguous):  # (each name once)
+                ambiguous.append(mention["text"])
             continue
-        entity = session._survivor(session.entity_by_id(mention["entities"][0]["id"]))
+        entity = session.survivor(session.entity_by_id(mention["entities"][0]["id"]))
         if entity.iri not in {e.iri for e in chosen}:
             chosen.append(entity)
     head = {"message": message, "mentioned": len(chosen)}
     if ambiguous:
-        head["ambiguous"] = ambiguous
+        head["ambiguous"] = ambiguous[:MESSAGE_ENTITIES]  # (the title names a few: a message may repeat many)
+        if len(ambiguous) > MESSAGE_ENTITIES:
+            head["more_ambiguous"] = len(ambiguous) - MESSAGE_ENTITIES
     if len(chosen) > MESSAGE_ENTITIES:
         head["more_matches"] = len(chosen) - MESSAGE_ENTITIES
     return _packed(session, chosen[:MESSAGE_ENTITIES], head, budget)

@@ -534,3 +534,27 @@ def test_the_self_organizations_conflicting_values_open_a_pack_together(kg, monk
         facts = kg.json("context", *asked)["facts"]
         founded = [(f["id"], f.get("conflicting")) for f in facts if f["predicate"] == "founded"]
         assert founded == [(new, [old]), (old, [new])], asked
+
+
+def test_a_merged_organizations_id_packs_the_one_kept(kg):
+    """kg context --for a merged duplicate's id gave an empty pack about the duplicate (exit 0,
+    "no confirmed facts"), while lookup and every other read lead to the organization kept."""
+    kg("org", "add", "Ctkeep")
+    kg("org", "add", "Ctdup Inc")
+    kg("propose", "Ctdup Inc", "founded", "--value", "2023", "-s", "report:a", "-s", "ledger:b")
+    kg("org", "merge", "Ctkeep", "Ctdup Inc")
+    for asked in ("organization/ctdup-inc", "Ctdup Inc"):
+        pack = kg.json("context", "--for", asked)
+        assert [e["id"] for e in pack["entities"]] == ["organization/ctkeep"], asked
+        assert [f["sentence"] for f in pack["facts"]] == ["Ctkeep was founded in 2023"], asked
+
+
+def test_a_name_two_entities_share_repeated_in_a_message_is_left_out_once(kg):
+    """Each repeat of a shared name was listed in the pack's title, which grew with the message
+    until the default budget could not hold it (exit 2)."""
+    kg("add-entity", "repo/orion", "--name", "Orion")
+    kg("add-entity", "channel/orion", "--name", "Orion")
+    kg("add-entity", "repo/api", "--name", "api")
+    pack = kg.json("context", "--message", "Orion, orion and ORION " * 300 + "and the api")
+    assert pack["ambiguous"] == ["Orion"] and [e["id"] for e in pack["entities"]] == ["repo/api"]
+    assert pack["tokens"] <= pack["budget"]

@@ -80,7 +80,7 @@ class EntityReads(Reading):
             return None
         return self.entity(self.entity_iri(entity_id))
 
-    def _survivor(self, entity: model.Entity) -> model.Entity:
+    def survivor(self, entity: model.Entity) -> model.Entity:
         """An organization merged into another resolves to the one that was kept."""
         seen = {entity.iri}
         while entity.merged_into and entity.merged_into not in seen:
@@ -95,7 +95,7 @@ class EntityReads(Reading):
         text = inputs.text(text, "the name")  # (a name no entity can hold is refused, not looked for)
         entity = self.entity_by_id(text.strip())
         if entity is not None:
-            kept = self._survivor(entity)
+            kept = self.survivor(entity)
             how = "id" if kept.iri == entity.iri else f"id of {entity.id}, merged into it"
             match = {"id": kept.id, "type": kept.type, "name": kept.name, "matched": how, "label": text.strip()}
             return {"text": text, "matches": [match], "suggestions": []}
@@ -106,7 +106,7 @@ class EntityReads(Reading):
             if row["how"] != "name" and self._names_hidden(row["entity"], text):
                 continue  # a name of a merged organization it may not know
             if row.get("mergedInto"):
-                survivor = self._survivor(self.entity_by_id(row["id"]))
+                survivor = self.survivor(self.entity_by_id(row["id"]))
                 row = {
                     **row,
                     "id": survivor.id,
@@ -140,10 +140,10 @@ class EntityReads(Reading):
             raise BadInput(f"the {role} is empty: give an entity id, name or alias")
         entity = self.entity_by_id(text.strip())
         if entity is not None:
-            return self._survivor(entity)
+            return self.survivor(entity)
         found = self.identify(text)
         if len(found["matches"]) == 1:
-            return self._survivor(self.entity_by_id(found["matches"][0]["id"]))
+            return self.survivor(self.entity_by_id(found["matches"][0]["id"]))
         if len(found["matches"]) > 1:
             names = ", ".join(f"{m['id']} ({m['matched']} {m['label']!r})" for m in found["matches"])
             raise Refused(

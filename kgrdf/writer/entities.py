@@ -72,7 +72,7 @@ class Entities(Staging):
         iri = vocab.entity_iri(self.perspective, entity_id)
         old = self.entity(iri)
         if old is not None and old.merged_into:  # its names are the kept one's: a new one would show them
-            kept = self._survivor(old)
+            kept = self.survivor(old)
             raise Refused(
                 f"{entity_id} was merged into {kept.id}: a merged organization is not changed",
                 hint=f"change {kept.id} instead, which holds its names and facts",
