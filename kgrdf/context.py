@@ -373,11 +373,11 @@ def _identifiers_masked(session):
     from kgrdf import identifiers, privacy
 
     values = {entry.get("value") for entry in identifiers.read(session.kb) if isinstance(entry, dict)}
-    values = {v for v in values if isinstance(v, str) and v.strip()}
+    values = {privacy.fold(v).strip() for v in values if isinstance(v, str) and v.strip()}
     if not values:
         return lambda text: text
-    whole = privacy.whole_tokens(values, re.IGNORECASE)
-    return lambda text: whole.sub(IDENTIFIER_SHOWN, text) if text else text
+    whole = privacy.whole_tokens(values)
+    return lambda text: privacy.mask_tokens(whole, text, IDENTIFIER_SHOWN) if text else text
 
 
 def _is_anchored(row: dict) -> bool:
@@ -518,12 +518,12 @@ def _packed(session, entities: list, head: dict, budget: int) -> dict:
 
     head = {
         **head,
-        "entities": [{"id": e.id, "type": e.type, "name": e.name} for e in entities],
+        "entities": [{"id": e.id, "type": e.type, "name": masked(e.name)} for e in entities],
         "budget": budget,
         "token_method": TOKEN_METHOD,
     }
     if ours is not None:
-        head["self"] = {"id": ours.id, "name": ours.name}
+        head["self"] = {"id": ours.id, "name": masked(ours.name)}
     if unread:
         head["unread_entities"] = unread
     return fit(head, cited(ranked), len(facts))

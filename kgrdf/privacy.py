@@ -350,6 +350,28 @@ def fold(text: str) -> str:
     return _INVISIBLE.sub("", folded.replace("i\u0307", "i").replace("ı", "i"))
 
 
+def mask_tokens(pattern: re.Pattern, text: str, shown: str) -> str:
+    """``text`` with each token of ``pattern`` (whole_tokens of folded tokens) that stands in it,
+    as the People matcher reads it (folded: in another case or Unicode form, a character that shows
+    as nothing inside it), replaced by ``shown``."""
+    if text.isascii():
+        folded, at = text.lower(), range(len(text) + 1)
+    else:  # folded a character at a time, each folded character knowing the one it came from
+        pieces, places = [], []
+        for index, char in enumerate(text):
+            piece = fold(char)
+            pieces.append(piece)
+            places += [index] * len(piece)
+        folded, at = "".join(pieces), [*places, len(text)]
+    out, done = [], 0
+    for match in pattern.finditer(folded):
+        start = at[match.start()]
+        end = at[match.end() - 1] + 1 if match.end() > match.start() else start
+        out += [text[done:start], shown]
+        done = end
+    return "".join(out) + text[done:] if out else text
+
+
 def words(text: str) -> tuple[str, ...]:
     """The words of a text, folded: runs of letters and digits, whatever separates them."""
     return tuple(word for _start, _end, word in _pieces_at(fold(text)))

@@ -189,6 +189,25 @@ def test_an_identifier_typed_into_a_fact_never_reaches_a_context_pack(known):
     assert SECRET in known.json("history", typed["id"])["fact"]["value"]  # the fact itself is as it was said
 
 
+def test_an_identifier_in_another_form_or_in_a_name_never_reaches_a_context_pack(known):
+    """The pack masked an identifier as typed alone: in full-width letters, another case with a
+    soft hyphen inside, or in an entity's name (the pack's title and headings), it was shown, though
+    the matcher of people reads each as the person's."""
+    import unicodedata
+
+    wide = unicodedata.normalize("NFKC", SECRET).translate({c: c + 0xFEE0 for c in range(0x21, 0x7F)})
+    for value in (f"ask {wide}", f"ask {SECRET[:3].lower()}\u00ad{SECRET[3:].lower()}"):
+        fact = known.json("propose", "web-app", "caveat", "--value", value, "-s", "ledger:a", "-s", "report:b")
+        known("confirm", fact["id"])
+    known("add-entity", "repo/dots", "--name", f"{SECRET.lower()} dotfiles")
+    known("confirm", known.json("propose", "repo/dots", "depends_on", "--object", "web-app", "-s", "ledger:d")["id"])
+    for command in (["context", "--for", "web-app", "--json"], ["context", "--for", "repo/dots"]):
+        shown = _run(known, command)
+        assert "[an identifier]" in shown and wide not in shown, shown
+        assert not {v for v in ("u024be7lh", "u02\u00ad4be7lh") if v in unicodedata.normalize("NFKC", shown).lower()}
+    assert "# Context: [an identifier] dotfiles" in _run(known, ["context", "--for", "repo/dots"])
+
+
 def _run(kg, command):
     from typer.testing import CliRunner
 
