@@ -62,7 +62,9 @@ def record(writer, message: str, audience: str, facts, by: str = OWNER, reader: 
         if not audiences.may_hear_any(heard_in, told_to):
             raise Refused(
                 f"{fact.id} may not be told to {told_to}: none of its hearings may be heard there, so nothing was recorded",
-                hint=f"kg history {fact.id} shows where it was heard",
+                hint=(  # (to the owner: a token is not told where else a fact was heard)
+                    "it was heard in " + ", ".join(sorted({a or "owner" for a in heard_in})) if reader is None else None
+                ),
             )
     shown = []
     for fact in held:

@@ -584,7 +584,9 @@ class _Fold:
                 self._told(there, replica, number, theirs, settled)
                 return  # closed here, replaced by another value: a closure holds as a rejection does
         if ours is None and self._forgotten(there, theirs):
-            raise Refused("a fact kg forget deleted here: it is not folded back (forget the person there too)")
+            raise Refused(
+                "a fact kg forget deleted here: it is never folded back, and kg sync lists it while that replica holds it"
+            )
         if ours is None and self._past_retention(there, theirs):
             return  # deleted here past retention, and neither observed nor confirmed there since
         expired = next((f for f in same if f.status == "expired"), None) if ours is None else None

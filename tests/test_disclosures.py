@@ -97,6 +97,7 @@ def test_a_disclosure_to_an_audience_that_may_not_hear_the_fact_is_refused_and_n
     )
     line = one_line(result)
     assert told["eng"] in line and "channel:sales" in line and "may not be told" in line
+    assert line.endswith("(it was heard in channel:eng)")  # (kg history showed no audience of an owner's fact)
     doc = kg.json("disclose", told["dm"], "--message", "slack:r4", "--audience", "dm:bo,cy,zed", expect=1)
     assert doc["error"] == "refused" and told["dm"] in doc["message"]  # more people than heard it
     assert kg.snapshot() == before
