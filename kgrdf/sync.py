@@ -705,14 +705,16 @@ class _Fold:
             next((f for f in self.writer.saying(successor) if f.current), None) if successor is not None else None
         )
         if replacement is None and successor is not None:
-            # Each replica closed the other's value (two people chose, each their own): the later
-            # choice holds on both. Here ours closed theirs: when theirs is the later, the value it
-            # chose holds again and ours is closed; else nothing changes here, and their replica,
-            # folding ours, does the same the other way round.
-            mine = next((f for f in self.writer.saying(successor) if f.superseded_by == ours.iri), None)
+            # People on two replicas each chose a value, each closing the others': the later choice
+            # holds on both. Here the value theirs chose was closed by a choice (a confirmed fact
+            # closed, not rejected): when that choice is the later, it holds, and nothing changes
+            # here (their replica, folding ours, does the same the other way round); when theirs is
+            # the later and ours made the choice here, the value it chose holds again, ours closed.
+            closed = [f for f in self.writer.saying(successor) if f.superseded_by and f.status == "confirmed"]
+            if closed and max(self._choice(f, self.kb.replica) for f in closed) >= self._choice(theirs, replica):
+                return  # the choice that closed it here is the later: it holds
+            mine = next((f for f in closed if f.superseded_by == ours.iri), None)
             if mine is not None:
-                if self._choice(mine, self.kb.replica) >= self._choice(theirs, replica):
-                    return  # the choice that closed it here is the later: it holds
                 replacement = self.writer.reopen(mine.id, f"chosen again on {replica}, later than here")
         if replacement is None:
             raise Refused(f"it was closed on {replica}, replaced by a fact that is not current here")
