@@ -516,6 +516,8 @@ def _packed(session, entities: list, head: dict, budget: int) -> dict:
                 for fact in unit
             ]
 
+    if head.get("ambiguous"):  # (names the message gave, shown in the title)
+        head = {**head, "ambiguous": [masked(name) for name in head["ambiguous"]]}
     head = {
         **head,
         "entities": [{"id": e.id, "type": e.type, "name": masked(e.name)} for e in entities],

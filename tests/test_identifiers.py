@@ -206,6 +206,9 @@ def test_an_identifier_in_another_form_or_in_a_name_never_reaches_a_context_pack
         assert "[an identifier]" in shown and wide not in shown, shown
         assert not {v for v in ("u024be7lh", "u02\u00ad4be7lh") if v in unicodedata.normalize("NFKC", shown).lower()}
     assert "# Context: [an identifier] dotfiles" in _run(known, ["context", "--for", "repo/dots"])
+    known("add-entity", "repo/dots2", "--name", f"{SECRET.lower()} dotfiles")  # a name two share: left out
+    pack = known.json("context", "--message", f"are the {SECRET} dotfiles broken?")
+    assert pack["ambiguous"] == ["[an identifier] dotfiles"], pack
 
 
 def _run(kg, command):
