@@ -572,10 +572,10 @@ class Service:
             if heard is None and outcome == "created":  # made by this call: its names are the ones it gave
                 return {**entity.as_json(), "outcome": outcome}
             if not entity.known_as(name):  # another's id: as kg org add refuses it, naming it only if heard of
-                raise Refused(
-                    f"the id made from {name!r}, {entity.id}, is that of "
-                    + (f"{heard.name!r} already" if heard is not None else "an organization already")
-                )
+                from kgrdf.writer.organizations import id_taken
+
+                error = id_taken(name, entity.id, heard.name if heard is not None else None)
+                raise Refused(error.message)  # (a token is told no way out that names the owner's commands)
             if heard is not None and not heard.known_as(name):
                 heard = None  # known to it, but not by this name: which one goes by it is not its to learn
             if heard is None and entity.id != model.organization_id(name):  # (its id would tell its name)

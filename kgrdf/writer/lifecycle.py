@@ -278,8 +278,10 @@ class Lifecycle(Staging):
         else:  # closed by an earlier write: the end its closing record says it had
             held = self.held_fact(fact_id)
             closing = next((u for u in reversed(held.updates) if "superseded_by" in u.changes), None)
-            before = closing.changes.get("valid_to", [[held.valid_to]])[0] if closing else [held.valid_to]
-            end = str(before[0]) if before and before[0] is not None else None
+            end = held.valid_to
+            if closing is not None and "valid_to" in closing.changes:
+                before = closing.changes["valid_to"][0]
+                end = str(before[0]) if before else None
         return self._change(fact, {"valid_to": end, "superseded_by": None, "retired_at": None}, "reopen", why)
 
     @staticmethod

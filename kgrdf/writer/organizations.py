@@ -34,10 +34,7 @@ class Organizations(Staging):
             held = self.entity(vocab.entity_iri(self.perspective, entity_id))
         if held is not None:
             if not held.known_as(name):
-                raise Refused(
-                    f"the id made from {name!r}, {entity_id}, is that of {held.name!r} already",
-                    hint=f"give {name!r} an id of its own (--id), or make it a name of {held.name!r} (--alias)",
-                )
+                raise id_taken(name, entity_id, held.name)
             return self.add_entity(held.id, held.name, list(aliases), is_self=is_self)  # (its name kept)
         return self.add_entity(entity_id, name, list(aliases), is_self=is_self)
 
@@ -291,3 +288,14 @@ def _agrees(fact: model.Fact, held: model.Fact) -> bool:
     it again then changes no time (kg propose refuses a proposal that gives another one), so a
     merge observes it; one that says another time is carried over as a fact of its own."""
     return all(getattr(fact, name) is None or getattr(fact, name) == getattr(held, name) for name in _TIMES)
+
+
+def id_taken(name: str, entity_id: str, holder: str | None) -> Refused:
+    """The refusal of ``name``, whose id ``entity_id`` is another organization's: named ``holder``,
+    with the ways out, or (None: to a token whose audience does not know it) unnamed."""
+    if holder is None:
+        return Refused(f"the id made from {name!r}, {entity_id}, is that of an organization already")
+    return Refused(
+        f"the id made from {name!r}, {entity_id}, is that of {holder!r} already",
+        hint=f"give {name!r} an id of its own (--id), or make it a name of {holder!r} (--alias)",
+    )
