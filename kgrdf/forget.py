@@ -361,7 +361,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             label_rows = session.rows("person-labels", entities=vocab.entities_graph(kb.perspective))
         if entity.type not in privacy.PERSON_TYPES:
             raise Refused(
-                f"{entity.id} is a {entity.type}: kg forget is for people and actors",
+                f"{entity.id} is {entity.a_type}: kg forget is for people and actors",
                 hint="retract a fact with kg reject or kg supersede",
             )
         key = privacy.key(kb)

@@ -58,7 +58,7 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
         raise BadInput("the identifier's value is empty")
     entity = session.resolve(entity_text)
     if entity.type not in HOLDERS:
-        raise Refused(f"{entity.id} is a {entity.type}: identifiers are kept for people and actors only")
+        raise Refused(f"{entity.id} is {entity.a_type}: identifiers are kept for people and actors only")
     _refuse_another_persons_name(session, entity, kind, value)
     entries = read(kb)
     here = [entry for entry in entries if privacy.identifier_is_of(entry, session.perspective)]

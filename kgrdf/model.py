@@ -234,6 +234,11 @@ class Entity:
     # the match keys of its aliases and of its weak aliases, once counted (see alias_keys)
     _keys: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
+    @property
+    def a_type(self) -> str:
+        """Its type with its article, as a sentence says it: "a person", "an organization"."""
+        return ("an " if self.type[:1] in "aeio" else "a ") + self.type
+
     def goes_by(self, how: str, label: str) -> bool:
         """Whether it goes by ``label`` now, as its name (``how`` "name") or a strong alias."""
         return label == self.name if how == "name" else label in self.aliases

@@ -71,7 +71,7 @@ def speaker_of(kb_path: Path, perspective: str, text: str) -> str:
     with KnowledgeBase.open(kb_path, perspective=perspective).reading() as session:
         said_by = session.resolve(text, role="speaker")
     if said_by.type not in privacy.PERSON_TYPES:
-        raise Refused(f"{said_by.id} is a {said_by.type}: --speaker names an actor or a person")
+        raise Refused(f"{said_by.id} is {said_by.a_type}: --speaker names an actor or a person")
     return said_by.id
 
 

@@ -40,11 +40,12 @@ def test_adding_one_twice_is_harmless_and_one_value_names_one_person(known):
     "args,code,message",
     [
         (["web-app", "chat", "X1"], 1, "identifiers are kept for people and actors only"),
+        (["fernhill", "chat", "X1"], 1, "organization/fernhill is an organization: identifiers are kept"),
         (["Sam", "email", "sam@example.com"], 2, "unknown identifier kind 'email'"),
         (["Sam", "chat", "  "], 2, "the identifier's value is empty"),
         (["nobody", "chat", "X2"], 1, "'nobody' is not known"),
     ],
-    ids=["not-a-person", "unknown-kind", "empty", "unknown-entity"],
+    ids=["not-a-person", "an-organization", "unknown-kind", "empty", "unknown-entity"],
 )
 def test_bad_identifiers_are_refused_and_nothing_is_written(known, args, code, message):
     before = (known.path / "identifiers.jsonl").read_text()

@@ -423,6 +423,16 @@ def test_update_records_keep_what_each_field_held_before(seeded):
             1,
             "posts_to does not point to a repo",
         ),
+        (  # the type's article as a sentence has it
+            ["environment/staging", "member_of", "--object", "team/web", "--source", "pr:1"],
+            1,
+            "member_of is not about an environment",
+        ),
+        (
+            ["person/dana", "member_of", "--object", "environment/staging", "--source", "pr:1"],
+            1,
+            "member_of does not point to an environment",
+        ),
         (["repo/api", "caveat", "--value", "x", "--source", "pr:1", "--authority", "rumour"], 2, "unknown authority"),
     ],
 )

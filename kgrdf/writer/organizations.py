@@ -80,7 +80,7 @@ class Organizations(Staging):
     def _organization(self, text: str) -> model.Entity:
         entity = self.resolve(text)
         if entity.type != "organization":
-            raise Refused(f"{entity.id} is a {entity.type}, not an organization")
+            raise Refused(f"{entity.id} is {entity.a_type}, not an organization")
         return entity
 
     def claim_member(
@@ -144,7 +144,7 @@ class Organizations(Staging):
             raise Refused(f"{claim.id} is {claim.status}: only a current claim can be promoted")
         person = self.resolve(actor, role="actor")
         if person.type not in privacy.PERSON_TYPES:
-            raise Refused(f"{person.id} is a {person.type}: a claim is promoted to an actor or a person")
+            raise Refused(f"{person.id} is {person.a_type}: a claim is promoted to an actor or a person")
         organization = self.entity(NamedNode(claim.subject))
         link = self.propose(
             person.id,

@@ -195,7 +195,7 @@ class Proposals(Staging):
         if heard.said_by is not None:
             speaker = self.resolve(heard.said_by, role="speaker")
             if speaker.type not in privacy.PERSON_TYPES:
-                raise Refused(f"{speaker.id} is a {speaker.type}: --said-by names an actor or a person")
+                raise Refused(f"{speaker.id} is {speaker.a_type}: --said-by names an actor or a person")
             out["said_by"] = speaker.iri
             out["speaker_affiliation"] = self._affiliation(speaker.iri, out["audience"])
         return out
