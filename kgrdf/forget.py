@@ -218,6 +218,8 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                             search.labels.add((quad.subject.value, quad.object.value))
                     if other and quad.predicate.value in privacy.NAME_PROPERTIES:
                         renamed.setdefault((quad.subject.value, graph), {})[digest(row)] = quad
+                        if shared:  # a name the shared journal holds: the plan changes it, so it is refused
+                            held.append(row)
                     else:
                         plan.lines.add(digest(row))
             if shared:
@@ -418,9 +420,22 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         # its files, unchanged since (the lock is held), need not be read again.
         unchanged = search.stats if not search.named and not search.elsewhere else {}
         checked: list[list[str]] = []  # every file is checked while the index is rebuilt, beside it
-        counts = start(kb, plan, beside=lambda: checked.append(remaining(kb, person, unchanged)))
+        counts = start(kb, plan, beside=lambda: checked.append(remaining(kb, person, unchanged)), say=False)
         made.note(f"{entity.id} was forgotten")
         left = checked[0]
+        if counts["index_left"]:  # (an old index there holds them: this forget cannot remove it now)
+            servers = ", ".join(counts["index_left"])
+            raise Damaged(
+                f"{entity.id} was forgotten from what kgrdf keeps, but the old index this knowledge base left "
+                f"on {servers} still holds them: it did not answer"
+                + (
+                    f"; and {len(left)} file{'s' if len(left) != 1 else ''} still name them: {', '.join(left[:5])}"
+                    if left
+                    else ""
+                ),
+                hint="when it answers, kg expire (or kg index move) removes that index; "
+                "or delete this knowledge base's graphs on it yourself",
+            )
         if left:
             plural = len(left) != 1
             raise Damaged(

@@ -929,7 +929,16 @@ class KnowledgeBase:
             "replica": self.replica,
             "journal": {"transactions": end.seq, **({"gone": True} if gone else {})},
             "index": index,
+            "indexes_left": self.indexes_left(),
         }
+
+    def indexes_left(self) -> list[str]:
+        """The servers this knowledge base's index moved off while they did not answer, each still
+        holding a copy of it (format.json's "index_left"), as kg index move wrote them."""
+        left = files.read_json(self.path / "format.json").get("index_left")
+        if not isinstance(left, list):
+            return []
+        return [entry["url"] for entry in left if _left_entry(entry)]
 
     def _git_commit_for(self, message: str) -> None:
         """A write's commit: now, or by the resident process a moment after its answer."""
@@ -1093,30 +1102,32 @@ class KnowledgeBase:
             with lock.held(self.path / "lock", exclusive=True):
                 self.clear_indexes_left()
 
-    def clear_indexes_left(self) -> None:
+    def clear_indexes_left(self, say: bool = True) -> list[str]:
         """Remove this knowledge base's indexes left on servers it moved off while they did not
         answer (format.json's "index_left": each server and the position it was left at) from those
         that answer now: kg index move and every deletion (kg forget, kg expire) call it, so that no
         copy keeps what they delete. A server that holds another position now holds another's index,
-        left alone; one that still does not answer is said. The caller holds the exclusive lock."""
+        left alone. Returns the servers that still do not answer, each said on stderr if ``say``
+        (kg forget says them in its own refusal). The caller holds the exclusive lock."""
         settings = files.read_json(self.path / "format.json")
         left = settings.get("index_left") or []
         if not left:
-            return
+            return []
         if not isinstance(left, list) or not all(map(_left_entry, left)):
             print(  # (said, never in the way: a deletion stopped by it would stop every command after it)
                 "kg: format.json's index_left is not a list of servers and positions, as kg index move "
                 'writes it ({"url": URL, "at": [TRANSACTION, DIGEST]}): no index left on a server was removed',
                 file=sys.stderr,
             )
-            return
-        kept = [entry for entry in left if not _leave_server(entry["url"], self._left_by(tuple(entry["at"])))]
+            return []
+        kept = [entry for entry in left if not _leave_server(entry["url"], self._left_by(tuple(entry["at"])), say=say)]
         if kept != left:
             write_json(
                 self.path / "format.json",
                 {**settings, "index_left": kept} if kept else {k: v for k, v in settings.items() if k != "index_left"},
             )
             self.git_commit("kg index: the indexes left on servers that answer now are removed")
+        return [entry["url"] for entry in kept]
 
     def _left_by(self, left_at: tuple):
         """Whether an index server's position is of the index this knowledge base left there at
@@ -1417,7 +1428,7 @@ def _left_entry(entry) -> bool:
     return isinstance(at[0], int) and not isinstance(at[0], bool) and isinstance(at[1], str)
 
 
-def _leave_server(url: str, ours, tag: str | None = None) -> bool:
+def _leave_server(url: str, ours, tag: str | None = None, say: bool = True) -> bool:
     """Remove this knowledge base's index from the server at ``url``, as a folder's is removed: a
     copy left there would keep what kg forget deletes. Not when the server holds ``tag`` (the one it
     moved to, under another address), nor when it holds a position not ``ours(at)`` (where it left
@@ -1438,11 +1449,12 @@ def _leave_server(url: str, ours, tag: str | None = None) -> bool:
         finally:
             backend.close()
     except Unreachable as exc:
-        print(
-            f"kg: {exc.message}: this knowledge base's old index is still on it; the next kg index move, "
-            "kg forget or kg expire that finds it answering removes it",
-            file=sys.stderr,
-        )
+        if say:
+            print(
+                f"kg: {exc.message}: this knowledge base's old index is still on it; the next kg index move, "
+                "kg forget or kg expire that finds it answering removes it",
+                file=sys.stderr,
+            )
         return False
     return True
 

@@ -208,9 +208,8 @@ def refuse_if_shared(kb, plan: Plan, what: str, rows: list[str] | None = None) -
                 "shows them: a message, audience or teller naming them)"
             )
         if entities:
-            names += (
-                " and " if names else ""
-            ) + f"the names of {len(entities)} entit{'ies' if len(entities) != 1 else 'y'}"
+            ids = sorted(vocab.id_of(iri) for iri in entities)
+            names += (" and " if names else "") + f"the names of {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}"
         raise Refused(
             f"{what} is refused: the shared journal (journal/{kb.replica}) holds {dropped} record"
             f"{'s' if dropped != 1 else ''} of it: {names}; the shared journal is never rewritten",
@@ -218,18 +217,20 @@ def refuse_if_shared(kb, plan: Plan, what: str, rows: list[str] | None = None) -
         )
 
 
-def start(kb, plan: Plan, beside=None) -> dict:
+def start(kb, plan: Plan, beside=None, say: bool = True) -> dict:
     """Record the plan and carry it out (the caller holds the exclusive lock, no index open);
     ``beside()`` runs at the end, while the rebuilt index compacts, every other file as it is left.
     Refused, before anything is written, when the git history is kept out of the folder."""
     _refuse_history_elsewhere(kb)
     files.write_json(kb.path / MARKER, plan.as_json())
-    return finish(kb, beside)
+    return finish(kb, beside, say)
 
 
-def finish(kb, beside=None) -> dict:
-    """Carry out the plan in ``purging.json`` from wherever it stands; return the counts.
-    ``beside()``: as :func:`start` says."""
+def finish(kb, beside=None, say: bool = True) -> dict:
+    """Carry out the plan in ``purging.json`` from wherever it stands; return the counts, with
+    "index_left" the servers that did not answer, which keep an old index holding what went (said
+    on stderr unless not ``say``: kg forget says them in its own refusal). ``beside()``: as
+    :func:`start` says."""
     plan = Plan.from_json(json.loads((kb.path / MARKER).read_text(encoding="utf-8")))
     leftovers = _delete_leftovers(kb)
     kb.note("rewriting the private journal without what goes ...")
@@ -241,7 +242,7 @@ def finish(kb, beside=None) -> dict:
     if plan.record is not None and not any(r.get("id") == plan.record["id"] for r in privacy.forgotten(kb)):
         privacy.append_forgotten(kb, {**plan.record, **{k: counts[k] for k in ("records", "placeholders")}})
     kb.rebuild_index(beside=lambda: _restart_history(kb), compacting=beside)  # git waits on the disk
-    kb.clear_indexes_left()  # (an index left on a server that did not answer keeps what goes)
+    counts["index_left"] = kb.clear_indexes_left(say)
     (kb.path / MARKER).unlink()
     fsync_dir(kb.path)
     return counts

@@ -357,6 +357,14 @@ def status(as_json: bool, result: dict) -> None:
         )
     else:
         print(f"journal: {result['journal']['transactions']} transactions")
+    for url in result.get("indexes_left", []):
+        print(
+            paint(
+                f"old index: on {url}, which did not answer when the index moved off it: the next kg index move, "
+                "kg forget or kg expire that finds it answering removes it",
+                "warn",
+            )
+        )
     where = f"on {index['url']}" if index["url"] else f"{index['backend']}, on disk"
     if not index["reachable"]:
         print(paint(f"index: {index['problem']}", "error"))

@@ -468,6 +468,37 @@ def test_forget_is_refused_when_the_shared_journal_names_them_and_nothing_change
     assert kg.snapshot() == before and not (kg.path / "forgotten.jsonl").exists()
 
 
+@pytest.mark.parametrize(
+    "named",
+    [
+        [["add-entity", "repo/jo-tools", "--name", "Jo Park tools"]],
+        [["org", "init", "Fernhill"], ["org", "add", "Jo Park LLC"]],
+        [
+            ["org", "init", "Fernhill"],
+            ["org", "add", "Acme"],
+            ["org", "add", "Jo Park LLC"],
+            ["org", "merge", "Acme", "Jo Park LLC"],
+        ],
+    ],
+    ids=["a-repo", "an-organization", "a-merged-organization"],
+)
+def test_forget_is_refused_when_the_shared_journal_holds_a_name_naming_them(kg, named):
+    """Another entity's name naming the person, written before they were known, is in the shared
+    journal: renamed in the index alone, it came back when the index was made again from the journal
+    (and forget exited 3 calling the shared journal a file kgrdf did not write). It is refused, as a
+    fact's text there is, naming the entity, before anything is written; a dry run says so too."""
+    for args in named:
+        kg(*args)
+    kg("add-entity", "person/jo", "--name", "Jo Park")
+    before = kg.snapshot()
+    for dry in ([], ["--dry-run"]):
+        result = kg("forget", "person/jo", *dry, expect=1)
+        assert "the shared journal" in result.stderr and "never rewritten" in result.stderr
+        assert ("repo/jo-tools" if "repo" in named[0][1] else "organization/jo-park-llc") in result.stderr
+        assert "Jo Park" not in result.stderr
+    assert kg.snapshot() == before and not (kg.path / "forgotten.jsonl").exists()
+
+
 def test_forget_refuses_what_is_not_a_person(kg):
     kg("add-entity", "repo/api", "--name", "api")
     assert "for people and actors" in kg("forget", "repo/api", expect=1).stderr
