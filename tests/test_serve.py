@@ -854,6 +854,17 @@ def test_the_api_takes_a_write_as_json_and_refuses_what_the_call_does_not_take(s
     for data in [b"not json", b"[1, 2]", json.dumps({"subject": "repo/web"}).encode()]:
         status, answer = _get(served, "/api/propose", token="writer", data=data, kind="application/json")
         assert status == 400, answer
+    # an argument in the query string was left out, and the write made without it
+    for route, query, data in [
+        ("org_add", "aliases=acme.io", {"name": "Acme"}),
+        ("org_add", "name=Acme", {}),
+        ("propose", "valid_from=2020-01-01", body),
+    ]:
+        status, answer = _get(
+            served, f"/api/{route}?{query}", token="writer", data=json.dumps(data).encode(), kind="application/json"
+        )
+        said = json.loads(answer)["message"]
+        assert status == 400 and "not the query string" in said and query.split("=")[0] in said, answer
     assert _snapshot(served) == before
 
 

@@ -394,7 +394,7 @@ def _api_endpoint(service: Service, mcp):
     async def endpoint(request):
         from starlette.concurrency import run_in_threadpool
 
-        from kgrdf.errors import NotFound
+        from kgrdf.errors import BadInput, NotFound
 
         caller: Caller = request.scope["state"]["caller"]
         route = request.path_params["route"]
@@ -405,6 +405,12 @@ def _api_endpoint(service: Service, mcp):
                 if route not in WRITES:
                     raise NotFound(f"there is no POST /api/{route}", hint="writes: " + ", ".join(WRITES))
                 method = getattr(service, route)
+                named = [name for name, _ in _pairs(request.scope["query_string"], "the query string")]
+                if named:  # a write takes its body alone: left out, they would be a write not asked for
+                    raise BadInput(
+                        f"a write's arguments are its JSON body, not the query string (it names {named[0]!r})",
+                        hint=f"POST /api/{route} with a body such as {{{json.dumps(named[0])}: ...}}",
+                    )
                 if not schemas:
                     schemas.update({tool.name: tool.input_schema for tool in await mcp.list_tools()})
                 args = await _body(request, method, schemas.get(route, {}))
