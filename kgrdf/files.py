@@ -20,6 +20,7 @@ import errno
 import glob
 import json
 import os
+import shlex
 import stat
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +29,7 @@ from kgrdf.errors import BadInput, Damaged
 
 UMASK = 0o077
 PURGING = "purging.json"  # present while a deletion runs (kgrdf.purge); never tracked
+REPLICAS = "replicas"  # the other replicas' journals, as kg sync pulls them from the hubs
 BATCHES = ["batch.json", "batch-*.json"]  # each perspective's saved batch (kgrdf.batch.path)
 PRIVATE = [
     "journal/local",
@@ -43,6 +45,7 @@ PRIVATE = [
     "secret.key.aside-*",
 ]
 LINKS_REFUSED = ["journal/local", "index", "cache"]  # folders kgrdf writes in
+DERIVED = ("index", "cache")  # of those, the ones made again from the journal when missing
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -117,13 +120,36 @@ def tighten(root: Path) -> None:
     walked only while its own mode is loose). Raises Damaged when a folder kgrdf writes in is a link."""
     for name in LINKS_REFUSED:
         if (root / name).is_symlink():
+            target = os.readlink(root / name)
             raise Damaged(
                 f"{name} is a symbolic link: kgrdf never writes through one",
-                hint=f"remove the link ({root / name}); the next command makes the folder again",
+                hint=f"remove the link ({root / name}); the next command makes the folder again"
+                if name in DERIVED
+                else f"move the folder it points to back in its place (rm {shlex.quote(str(root / name))} && "
+                f"mv {shlex.quote(target)} {shlex.quote(str(root / name))}): what it holds is made from nothing else",
+            )
+    for folder in _written_folders(root):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise Damaged(
+                f"the knowledge base at {root} cannot be written here: "
+                f"{'its folder' if folder == root else folder.relative_to(root).as_posix() + '/'} is read-only to kg",
+                hint="writes need to write in its folders (mind their permissions and the disk's mount); reads go on",
             )
     for pattern in PRIVATE:
         for path in root.glob(pattern):
             _tighten(path)
+
+
+def _written_folders(root: Path) -> list[Path]:
+    """The folders a write writes in, those there: the knowledge base's, its index's, and each
+    journal's with the folder of its newest patches."""
+    found = [root, *(root / name for name in ("index", "journal") if (root / name).is_dir())]
+    journals = root / "journal"
+    for stream in sorted(journals.iterdir()) if journals.is_dir() else ():
+        if stream.is_dir():
+            chunks = sorted(c for c in stream.iterdir() if c.is_dir())
+            found += [stream, *chunks[-1:]]
+    return found
 
 
 def _tighten(path: Path) -> None:

@@ -23,7 +23,18 @@ from pathlib import Path
 from kgrdf import clock, identifiers, made, model, privacy, sync, tokens, vocab
 from kgrdf.errors import Damaged, Refused
 from kgrdf.journal import unpacked
-from kgrdf.purge import MARKER, Plan, digest, held_rows, journal_pieces, refuse_if_shared, rows_in, shared_rows, start
+from kgrdf.purge import (
+    MARKER,
+    Plan,
+    digest,
+    held_rows,
+    journal_pieces,
+    refuse_if_shared,
+    refuse_where_it_cannot_finish,
+    rows_in,
+    shared_rows,
+    start,
+)
 
 
 @dataclass
@@ -415,6 +426,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         plan.record["said"] = _said(kb, key, plan.graphs)
         labels = search.labels | _labels_of_replicas(kb, person)
         plan.record["labels"] = sorted({key.digest(privacy.label_key(iri, text)) for iri, text in labels})
+        refuse_where_it_cannot_finish(kb)  # (before anything is written)
         sync.forget_in_state(kb, person.in_text)  # (before the plan: the history it restarts has none)
         # The shared journal is never rewritten: when the search found no row of it naming them,
         # its files, unchanged since (the lock is held), need not be read again.

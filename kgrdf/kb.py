@@ -906,9 +906,12 @@ class KnowledgeBase:
                 index["transaction"] = at[0] if at else None
                 on_chain = at is not None and at[0] <= end.seq and self.holds_position(at)
                 index["behind"] = end.seq - at[0] if on_chain else end.seq
-                if at is not None and not on_chain and self.backend_kind == "oxigraph" and not gone:
+                gone_back = at is not None and at[0] > end.seq and not gone and self._gone_back(at, end)
+                if gone_back:  # (every command refuses it: made again, it would lose what it holds)
+                    index.update(gone_back=True, behind=None, problem=f"{gone_back.message} ({gone_back.hint})")
+                elif at is not None and not on_chain and self.backend_kind == "oxigraph" and not gone:
                     index["stale"] = True  # (of the journal before a migration, or before one started again)
-                if at is not None and at[0] > 0 and not on_chain and self.backend_kind == "sparql":
+                if at is not None and at[0] > 0 and not on_chain and self.backend_kind == "sparql" and not gone_back:
                     foreign = _foreign(self.index_url, at)  # (every command refuses it; nothing catches up)
                     index.update(foreign=True, behind=None, problem=f"{foreign.message} ({foreign.hint})")
                 index["schema_current"] = backend is not None and backend.schema_digest() == schema.digest(self.path)
@@ -1057,6 +1060,8 @@ class KnowledgeBase:
                     file=sys.stderr,
                 )
         index_at = backend.position()
+        if index_at is not None and index_at[0] > target.seq and (gone_back := self._gone_back(index_at, target)):
+            raise gone_back
         if (
             self.backend_kind == "sparql"
             and index_at is not None
@@ -1085,6 +1090,27 @@ class KnowledgeBase:
             self._check_since_commit()
             self.git_commit(f"kg: finish a write cut short (transaction {target.seq})")
         return target
+
+    def _gone_back(self, index_at: tuple, end: Position) -> Damaged | None:
+        """For an index past the journal's end: the folder went back (git checkout or reset, an
+        older journal copied in) while the index kept the newer transactions. Made again from the
+        journal, it would drop them without a word, and the next write would mint their fact ids
+        again for other facts: every command refuses it (Damaged), naming the commit that holds
+        them when the history has one. None for a server's index past the journal that the history
+        never held: another's (the caller's check for that says so)."""
+        commit = vcs.commit_changing(self.path, index_at[1], "view.json")
+        if self.backend_kind == "sparql" and commit is None:
+            return None
+        return Damaged(
+            f"the index holds transaction {index_at[0]}, past where the journal ends ({end.seq}): the journal "
+            "lost its newest transactions (the folder went back: a git checkout or reset, or an older journal "
+            "copied in); made again from it, the index would lose them, and new facts would take their ids",
+            hint=(
+                f"git -C {shlex.quote(str(self.path))} reset --hard {commit} brings them back"
+                if commit
+                else "bring back the journal and view.json the index was written with (from where they were copied)"
+            ),
+        )
 
     def _note_left(self, url: str, at: tuple, message: str | None = None) -> None:
         settings = files.read_json(self.path / "format.json")
@@ -1161,7 +1187,7 @@ class KnowledgeBase:
         from kgrdf import journal as journal_mod
 
         try:
-            changes = vcs.changed_files(self.path, "journal", "replica.json")
+            changes = vcs.changed_files(self.path, "journal", "replica.json", files.REPLICAS)
         except vcs.Unreadable as exc:
             self._check_journal()  # (damage of the journal is said first: its way out differs)
             if ".git/index" in str(exc):  # git's list of staged files alone: the history itself is whole
@@ -1179,6 +1205,19 @@ class KnowledgeBase:
         # A new journal started since the last commit (the old one moved aside) replaces the files git holds.
         started = any(name == "replica.json" for _status, name in changes)
         for status, name in changes:
+            if name.startswith(f"{files.REPLICAS}/") and {"M", "T"} & set(status):
+                # another replica's patch, as pulled, changed: the write's commit would keep it damaged
+                # in the history, where kg validate no longer sees it and every kg sync stops on it
+                # (one removed, or the last one cut short, is pulled again by the next kg sync)
+                replica = name.split("/")[1]
+                pulled = journal_mod.Stream(self.path / files.REPLICAS / replica)
+                if self.path / name == pulled.last() and pulled.read(self.path / name)[0] is None:
+                    continue
+                raise Damaged(
+                    f"another replica's journal, as kg sync pulled it, was changed outside kgrdf since the last commit: {name}",
+                    hint=f"restore it from git (git -C {shlex.quote(str(self.path))} checkout HEAD -- {files.REPLICAS}/), "
+                    f"or remove {files.REPLICAS}/{replica}/: the next kg sync pulls it again",
+                )
             prefix = next((prefix for prefix in streams if name.startswith(prefix)), None)
             if prefix is None or not journal_mod.is_patch_name(name[len(prefix) :]):
                 continue

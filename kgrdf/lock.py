@@ -54,13 +54,7 @@ def held(path: Path, exclusive: bool):
 
     timeout = wait_seconds()
     queued, _HOLDING.queued = getattr(_HOLDING, "queued", None), None  # (Turn: the wait began there)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
-    except OSError as exc:
-        raise Damaged(
-            f"the lock file {path} cannot be opened: {exc.strerror}",
-            hint="it must be a plain file kgrdf can write (remove a link or folder standing there)",
-        ) from None
+    fd = _opened(path, exclusive)
     umask = files.private()
     umask.__enter__()
     counted = None
@@ -90,6 +84,41 @@ def held(path: Path, exclusive: bool):
             mine[counted] -= 1
         umask.__exit__(None, None, None)
         os.close(fd)
+
+
+def _opened(path: Path, exclusive: bool) -> int:
+    """The lock file, open to be locked: read and write, made if missing; for a reader in a folder
+    it may not write (a read-only copy, a read-only mount), read-only, as a shared lock needs no
+    more. Damaged, saying why, when it cannot be."""
+    import errno
+    import stat
+
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o600)
+    except OSError as exc:
+        failed = exc
+    try:
+        plain = stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        plain = False
+    if failed.errno in (errno.EACCES, errno.EPERM, errno.EROFS):  # (a link or a folder there fails otherwise)
+        if not exclusive and plain:
+            try:
+                return os.open(path, os.O_RDONLY | flags)
+            except OSError as exc:
+                failed = exc
+        raise Damaged(
+            f"the knowledge base at {path.parent} cannot be {'written' if exclusive else 'read'} here: "
+            f"its lock file {path.name}: {failed.strerror}",
+            hint="writes need to write in its folders (mind their permissions and the disk's mount); reads go on"
+            if exclusive
+            else "reads need its lock file: a read-only copy is read once it holds one (an empty file named lock)",
+        ) from None
+    raise Damaged(
+        f"the lock file {path} cannot be opened: {failed.strerror}",
+        hint="it must be a plain file kgrdf can write (remove a link or folder standing there)",
+    ) from None
 
 
 class _Turnstile:
@@ -198,12 +227,14 @@ def claim_index(folder: Path, deadline: float):
     index another process keeps changing."""
     import errno
 
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(
-            folder / HELD, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600
-        )
+        try:
+            fd = os.open(folder / HELD, os.O_RDWR | os.O_CREAT | flags, 0o600)
+        except PermissionError:  # a folder this process may read alone: a shared flock needs no more
+            fd = os.open(folder / HELD, os.O_RDONLY | flags)
     except (FileNotFoundError, NotADirectoryError):
-        yield  # no knowledge base there (yet): nothing holds its index
+        yield  # no knowledge base there (yet), or none that ever held its index: nothing holds it
         return
     try:
         asked, delay = 0.0, 0.002

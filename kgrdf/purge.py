@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kgrdf import files, identifiers, model, privacy, tokenfile, vcs, vocab
-from kgrdf.errors import Refused
+from kgrdf.errors import Damaged, Refused
 from kgrdf.journal import LOCAL, Patch, Stream, fsync_dir, packed
 
 MARKER = files.PURGING
@@ -217,11 +217,23 @@ def refuse_if_shared(kb, plan: Plan, what: str, rows: list[str] | None = None) -
         )
 
 
+def refuse_where_it_cannot_finish(kb) -> None:
+    """Refuse a deletion, before anything is written, that a step of it would refuse halfway: the
+    git history kept out of the folder, or a link at the record it appends to (forgotten.jsonl)."""
+    _refuse_history_elsewhere(kb)
+    record = kb.path / privacy.FORGOTTEN
+    if record.is_symlink():
+        raise Damaged(
+            f"{record.name} is a symbolic link: kgrdf never writes through one, and a deletion appends to it",
+            hint=f"remove the link ({record}) and restore the file it replaced; nothing was changed",
+        )
+
+
 def start(kb, plan: Plan, beside=None, say: bool = True) -> dict:
     """Record the plan and carry it out (the caller holds the exclusive lock, no index open);
     ``beside()`` runs at the end, while the rebuilt index compacts, every other file as it is left.
     Refused, before anything is written, when the git history is kept out of the folder."""
-    _refuse_history_elsewhere(kb)
+    refuse_where_it_cannot_finish(kb)
     files.write_json(kb.path / MARKER, plan.as_json())
     return finish(kb, beside, say)
 

@@ -372,7 +372,7 @@ def status(as_json: bool, result: dict) -> None:
             print(f"index: {index['behind']} behind the journal: the next command that reaches the server catches up")
         _sync_state(result.get("sync"))
         return
-    if index.get("foreign"):
+    if index.get("foreign") or index.get("gone_back"):
         print(paint(f"index: {index['problem']}", "error"))
         _sync_state(result.get("sync"))
         return

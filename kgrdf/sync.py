@@ -63,7 +63,7 @@ _CHOSEN = re.compile(
 )
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")  # (\Z, not $: $ lets a final newline through)
 REPLICA = vocab.REPLICA_PATTERN  # a replica's id, as kg init mints it: also the name of its folder here
-REPLICAS = "replicas"  # the other replicas' journals, as pulled from the hubs
+REPLICAS = files.REPLICAS  # the other replicas' journals, as pulled from the hubs
 DISCLOSED_ROW = str(model.DISCLOSED)  # a row of a disclosure (kgrdf.disclosure), as a patch holds it
 STATE = "sync.json"  # each remote's last sync, how far each replica's journal is folded, what was set aside
 PUSH_AT_ONCE = 1000  # patches read from the journal and pushed at a time

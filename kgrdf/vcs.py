@@ -185,6 +185,16 @@ def changed_files(path: Path, *names: str) -> list[tuple[str, str]] | None:
     return [(entry[:2], entry[3:]) for entry in found.stdout.split("\0") if entry]
 
 
+def commit_changing(path: Path, text: str, name: str) -> str | None:
+    """The newest commit, on any branch or in the reflog, whose change to the file ``name`` added
+    or took away ``text`` (a short hash: the file holds it there, or what came after it); None when
+    none did, or there is no history here to ask."""
+    if not (path / ".git").exists() or not available():
+        return None
+    found = _git(path, "log", "--all", "--reflog", "-n", "1", "--format=%h", f"-S{text}", "--", name, check=False)
+    return found.stdout.strip() or None if found.returncode == 0 else None
+
+
 def housekeeping_due(path: Path) -> bool:
     """Whether the history holds more loose objects than git's gc --auto allows, estimated as git
     estimates it: from one of the 256 folders they are spread over."""

@@ -1339,3 +1339,41 @@ def test_with_the_journal_moved_aside_and_no_index_status_and_reads_say_to_move_
     assert "move it back (mv journal.aside journal" in one_line(kg("lookup", "api", expect=3))
     (kg.path / "journal.aside").rename(kg.path / "journal")
     assert kg.json("lookup", "api")["entity"]["id"] == "repo/api"
+
+
+@pytest.mark.parametrize("back", [["checkout", "-q", "HEAD~2"], ["reset", "-q", "--hard", "HEAD~2"]])
+def test_a_folder_gone_back_in_git_is_refused_by_every_command_and_its_commit_named(kg, back):
+    """The folder's git history taken back (a checkout or reset of older commits) while the index
+    kept the newer transactions: every read made the index again from the older journal without a
+    word, the confirmed fact gone, and the next write gave its id to another fact. Every command is
+    refused; the commit it names brings the transactions back, and all goes on as before."""
+    kg("add-entity", "process/release", "--name", "Release process")
+    kept = kg.json("propose", "Release process", "caveat", "--value", "one", "-s", "ledger:a", "-s", "report:a")
+    later = kg.json("propose", "Release process", "caveat", "--value", "two", "-s", "ledger:b", "-s", "report:b")
+    assert later["status"] == "confirmed"
+    _git(kg.path, *back)
+
+    def files() -> dict:
+        return {
+            p: p.read_bytes()
+            for p in sorted(kg.path.rglob("*"))
+            if p.is_file() and not {"index", ".git"} & set(p.parts)
+        }
+
+    before = files()
+    said = ""
+    for command in (
+        ["facts", "Release process"],
+        ["propose", "Release process", "caveat", "--value", "three", "-s", "pr:1"],
+    ):
+        said = kg(*command, expect=3).stderr
+        assert "the index holds transaction 3, past where the journal ends (1)" in said, said
+    assert "past where the journal ends" in kg("status").stdout
+    assert files() == before
+    way = re.search(r"git -C (\S+) reset --hard ([0-9a-f]+) brings them back", said)
+    assert way and Path(way.group(1)) == kg.path
+    _git(kg.path, "reset", "-q", "--hard", way.group(2))
+    held = {f["id"]: f["status"] for f in kg.json("facts", "Release process")["facts"]}
+    assert held == {kept["id"]: kept["status"], later["id"]: "confirmed"}
+    made = kg.json("propose", "Release process", "caveat", "--value", "three", "-s", "pr:1")
+    assert made["id"] not in held and "clean" in kg("validate").stdout

@@ -148,6 +148,10 @@ def test_a_link_where_a_file_is_appended_is_refused(people, tmp_path, name):
     # a journal segment is in git too: the link shows there first as a change made outside kgrdf
     assert "symbolic link" in line or ("journal" in name and "changed outside kgrdf" in line)
     assert target.read_bytes() == kept
+    if name == "forgotten.jsonl":  # refused before anything: it rewrote the journal and stopped halfway
+        assert "nothing was changed" in line and not (people.path / "purging.json").exists()
+        assert [m["id"] for m in people.json("identify", "Ann Lee")["matches"]] == ["person/ann"]
+        assert "clean" in people("validate").stdout
 
 
 @pytest.mark.parametrize(
@@ -222,3 +226,67 @@ def test_a_read_never_writes_or_reads_names_through_a_link_at_cache(people, tmp_
     found = people.json("mentions", "Sam says web-app is slow")
     assert {e["id"] for m in found["mentions"] for e in m["entities"]} == {"person/sam", "repo/web-app"}, found
     assert list(elsewhere.iterdir()) == []
+
+
+def _as_a_user(argv: list[str]) -> list[str]:
+    """The command run without root's right to pass over permissions (as every other user runs it)."""
+    if os.geteuid() != 0:
+        return argv
+    assert shutil.which("setpriv"), "setpriv (util-linux) runs a command as root without its rights over files"
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner,-chown", "--", *argv]
+
+
+def _run_as_a_user(kb, *args: str):
+    import subprocess
+    import sys
+
+    argv = _as_a_user([sys.executable, "-m", "kgrdf", *args, "--kb", str(kb)])
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("made_read_only", ["every file and folder", "the folders"])
+def test_a_read_only_knowledge_base_is_read_and_a_write_says_why_it_cannot(people, made_read_only):
+    """Every read of a read-only copy failed on its lock file ("remove a link or folder standing
+    there": there was none); with only its folders read-only, a write said the index did not open,
+    "rebuilding it", and failed on that. Reads go on under a shared lock; a write is refused before
+    anything, saying it cannot write there."""
+    people("add-entity", "repo/api", "--name", "api")  # (its journal's newest folder as a write leaves it)
+    paths = [people.path, *people.path.rglob("*")]
+    kept = {p: p.read_bytes() for p in paths if p.is_file() and ".git" not in p.parts}
+    modes = {p: stat.S_IMODE(os.lstat(p).st_mode) for p in paths if not p.is_symlink()}
+    try:
+        for p, mode in modes.items():
+            if made_read_only == "every file and folder" or p.is_dir():
+                os.chmod(p, mode & ~0o222)
+        for args, says in [
+            (["lookup", "Sam"], "Sam Reyes"),
+            (["facts", "Sam"], "reviews"),
+            (["validate"], "clean"),
+            (["status"], "up to date"),
+        ]:
+            read = _run_as_a_user(people.path, *args)
+            assert read.returncode == 0 and says in read.stdout, read.stderr
+        write = _run_as_a_user(people.path, "add-entity", "repo/db", "--name", "db")
+        assert write.returncode == 3 and "cannot be written here" in write.stderr, write.stderr
+        assert "reads go on" in write.stderr and "rebuilding" not in write.stderr
+    finally:
+        for p, mode in modes.items():
+            os.chmod(p, mode)
+    assert {p: p.read_bytes() for p in kept} == kept
+    people("add-entity", "repo/db", "--name", "db")
+
+
+def test_the_way_out_of_a_link_at_the_private_journal_brings_it_back(people, tmp_path):
+    """The advice for a link at journal/local was the one for the index (remove it; the next command
+    makes the folder again): followed, the private journal was gone and the knowledge base damaged."""
+    elsewhere = tmp_path / "elsewhere"
+    (people.path / "journal" / "local").rename(elsewhere)
+    (people.path / "journal" / "local").symlink_to(elsewhere)
+    refused = one_line(people("add-entity", "repo/api", "--name", "api", expect=3))
+    assert "journal/local is a symbolic link" in refused and "remove the link" not in refused
+    way = refused[refused.index("(rm ") + 1 : refused.index("): what")]
+    import subprocess
+
+    subprocess.run(way, shell=True, check=True)
+    people("add-entity", "repo/api", "--name", "api")
+    assert "clean" in people("validate").stdout and people.json("lookup", "Sam")["entity"]["id"] == "person/sam"

@@ -1186,12 +1186,18 @@ def test_a_damaged_copy_of_another_replicas_journal_is_named_and_its_way_out_wor
     copies = patch_files(ben.path / "replicas")
     middle = copies[len(copies) // 2]
     middle.write_bytes(middle.read_bytes()[:20])
+    # a write of ben's own committed the damaged copy: kg validate then said clean, and kg sync failed
+    folder = middle.parent.parent.name
+    refused = one_line(ben("add-entity", "team/web", "--name", "Web", expect=3))
+    assert "another replica's journal, as kg sync pulled it, was changed outside kgrdf" in refused
+    assert f"remove replicas/{folder}/: the next kg sync pulls it again" in refused
+    assert "edited outside kgrdf" in ben("validate", expect=3).stdout  # (not committed: still seen)
     ana("add-entity", "team/qa", "--name", "QA")
     ana("sync")
     refused = one_line(ben("sync", expect=3))
-    folder = middle.parent.parent.name
     assert f"replicas/{folder}/" in refused and f"remove replicas/{folder}/" in refused and "mv journal" not in refused
     shutil.rmtree(ben.path / "replicas" / folder)
+    ben("add-entity", "team/web", "--name", "Web")  # (a copy removed is no damage: the next sync pulls it)
     ben("sync")
     assert ben.json("lookup", "team/qa")["entity"]["name"] == "QA"
 
