@@ -681,10 +681,11 @@ def test_what_the_knowledge_base_held_before_a_merge_is_read_back_the_same_after
     kg("org", "add", "Mktop")
     again = kg.json("org", "merge", "Mktop", "Mkkeep")["moved"]
     for name in ("Mkdup Inc", "Mkkeep", "Mktop"):
-        held = kg.json("facts", name, "--known-at", "2026-03-03")["facts"]
-        assert [(f["id"], f["subject"]) for f in held] == [(fact, "organization/mkdup-inc")], name
-        held = kg.json("facts", name, "--known-at", "2026-03-06")["facts"]
-        assert [(f["id"], f["subject"]) for f in held] == [(carried[0], "organization/mkkeep")], name
+        for every in ([], ["--all"]):  # (--all with --known-at read no merged one's facts: none, then)
+            held = kg.json("facts", name, "--known-at", "2026-03-03", *every)["facts"]
+            assert [(f["id"], f["subject"]) for f in held] == [(fact, "organization/mkdup-inc")], (name, every)
+            held = kg.json("facts", name, "--known-at", "2026-03-06", *every)["facts"]
+            assert [(f["id"], f["subject"]) for f in held] == [(carried[0], "organization/mkkeep")], (name, every)
         assert [f["id"] for f in kg.json("facts", name)["facts"]] == again, name
 
 

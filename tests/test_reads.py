@@ -162,6 +162,33 @@ def test_facts_known_at_shows_each_fact_as_it_was_held_then(tmp_path, monkeypatc
     assert "2026-03-02" not in kg("sparql", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }", "--audience", "public").stdout
 
 
+def test_steps_known_at_a_time_come_in_the_order_held_then(kg, monkeypatch):
+    """An order corrected later, and a step flagged later as one that prevents rework, were read
+    as they are now: the steps of a process as known then came in the order learned since."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
+    kg("add-entity", "process/ship", "--name", "Ship it")
+    steps = {}
+    for n, name in enumerate(["build", "test", "deploy"], start=1):
+        kg("add-entity", f"step/{name}", "--name", name.title())
+        steps[name] = kg.json(
+            "propose", "Ship it", "has_step", "--object", f"step/{name}", "--order", str(n), "-s", "ledger:a"
+        )["id"]
+    monkeypatch.setenv("KGRDF_NOW", "2026-02-01T09:00:00Z")
+    kg("supersede", steps["build"], "--order", "4", "--reason", "built last now")
+    kg("propose", "Ship it", "has_step", "--object", "step/deploy", "-s", "doc:c", "--prevents-rework")
+
+    def listed(*when):
+        return [
+            (f["object"], f.get("order"), f.get("prevents_rework")) for f in kg.json("facts", "Ship it", *when)["facts"]
+        ]
+
+    then = [("step/build", 1, None), ("step/test", 2, None), ("step/deploy", 3, None)]
+    assert listed("--known-at", "2026-01-15") == then
+    assert listed("--known-at", "2026-01-15", "--as-of", "2026-01-10") == then
+    assert listed() == [("step/deploy", 3, True), ("step/test", 2, None), ("step/build", 4, None)]
+    assert listed("--known-at", "2026-02-02") == listed()
+
+
 def test_rejected_and_expired_do_not_show_unless_all(kg):
     kg("add-entity", "repo/api", "--name", "api")
     fact = kg.json("propose", "repo/api", "caveat", "--value", "wrong", "--source", "pr:1")

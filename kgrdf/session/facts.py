@@ -257,9 +257,33 @@ class FactReads(Reading):
             )
             if not (current or everything):
                 continue
-            fields = ("status", "authority", "valid_from", "valid_to", "recorded_at", "retired_at", "observations")
+            fields = (
+                "status",
+                "authority",
+                "valid_from",
+                "valid_to",
+                "recorded_at",
+                "retired_at",
+                "observations",
+                "order",
+                "prevents_rework",
+            )
             self._shown_as(listed, held, fields)
+            if not listed.get("prevents_rework"):
+                listed.pop("prevents_rework", None)  # (as a read of now lists a fact without the flag)
             kept.append(listed)
+        if not everything:  # in facts.rq's order, by what was held then (an order or a flag set later was not)
+            kept.sort(
+                key=lambda f: (
+                    not f.get("prevents_rework"),
+                    f["predicate"],
+                    f.get("order") is not None,
+                    f.get("order") or 0,
+                    "object" in f,
+                    f.get("object") or "",
+                    f["id"],
+                )
+            )
         return kept
 
     def sources_heard(self, fact: str) -> list[dict]:
@@ -364,10 +388,14 @@ class FactReads(Reading):
             bindings["knownAt"] = now_literal(known_at or now)
             rows = self.values("facts", **bindings)
         facts = self._group(rows, entity)
-        if known_at and not everything:
-            facts += self._merged_facts_held(entity, bindings, facts)
+        merged = self._merged_facts_held(entity, bindings, facts, everything) if known_at else []
+        facts += merged
         if known_at:
             facts = self._as_held(facts, clock.iso(known_at), clock.iso(as_of or known_at), everything)
+            if merged and everything:  # one whose carried copy was held then too is shown once: as the copy
+                held = {f["id"] for f in facts}
+                carried = {f["id"] for f in merged if f.get("superseded_by") in held}
+                facts = [f for f in facts if f["id"] not in carried]
         elif sources:
             facts = self.with_sources(facts)
         out = {
@@ -380,9 +408,12 @@ class FactReads(Reading):
             out["known_at"] = clock.iso(known_at)
         return out
 
-    def _merged_facts_held(self, entity: model.Entity, bindings: dict, shown: list[dict]) -> list[dict]:
+    def _merged_facts_held(
+        self, entity: model.Entity, bindings: dict, shown: list[dict], everything: bool = False
+    ) -> list[dict]:
         """The facts of each organization merged into ``entity`` that the knowledge base held at
-        ``bindings``' knownAt, each about the one it was about then. A merge carries a duplicate's
+        ``bindings``' knownAt (every one of them, whatever its valid time, with ``everything``; the
+        caller keeps those held then), each about the one it was about then. A merge carries a duplicate's
         facts over as new ones, recorded when it was made: asked what it held before then, the
         knowledge base held them about the duplicate, whose name now leads here. One whose carried
         copy is shown as well (asked after the merge, of a valid time before it) is left out. One
@@ -398,8 +429,9 @@ class FactReads(Reading):
                 duplicate = self.named_entity(NamedNode(merged))
                 if duplicate is None:
                     continue
-                rows = self.values("facts", **{**bindings, "subject": NamedNode(merged)})
-                held = [f for f in self._group(rows, duplicate) if f.get("superseded_by") not in ids]
+                at = {**bindings, "subject": NamedNode(merged)}
+                rows = self.values("facts-all", **at) if everything else self.values("facts", **at)
+                held = [f for f in self._group(rows, duplicate) if everything or f.get("superseded_by") not in ids]
                 ids |= {fact["id"] for fact in held}
                 found += held
         return found
