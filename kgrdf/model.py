@@ -984,10 +984,21 @@ MERGED_NAME = kg("mergedName")  # an alias a merged organization went by, which 
 
 
 def entity_quads(entity: Entity, perspective: str, schema) -> list[Quad]:
+    """The entity's quads in its perspective's entities graph. Refused for an entity of a type the
+    schema does not hold (a site type schema.json no longer declares): its facts are read, not changed."""
     node = NamedNode(entity.iri)
     graph = vocab.entities_graph(perspective)
+    kind = schema.types.get(entity.type)
+    if kind is None:
+        from kgrdf.errors import Refused
+
+        raise Refused(
+            f"{entity.id} is of a type the schema in use does not hold ({entity.id.split('/')[0]}): "
+            "its facts are read, not changed",
+            hint="kg schema says whether schema.json was refused; one that declares the type again lets them change",
+        )
     quads = [
-        Quad(node, vocab.RDF_TYPE, NamedNode(schema.types[entity.type].iri), graph),
+        Quad(node, vocab.RDF_TYPE, NamedNode(kind.iri), graph),
         Quad(node, vocab.IDENTIFIER, Literal(entity.id), graph),
         Quad(node, vocab.PREF_LABEL, Literal(entity.name), graph),
         Quad(node, vocab.kg("perspective"), vocab.perspective_iri(perspective), graph),

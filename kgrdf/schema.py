@@ -149,9 +149,19 @@ def _extension_shapes_hash() -> bytes:
 
 def digest(kb_path=None) -> str:
     """A digest of the ontology files and a knowledge base's schema.json: the index reloads its
-    schema graph when it changes. Every read asks for it, so schema.json alone is read each time."""
+    schema graph when it changes. Every read asks for it, so schema.json alone is read each time,
+    as an extension is read (up to KGRDF_MAX_IMPORT bytes): one it cannot read, refused whatever
+    it holds, is none (the core schema), so that the bound in force decides for the index too."""
+    from kgrdf import extension
+    from kgrdf.errors import BadInput
+
     path = kb_path / "schema.json" if kb_path is not None else None
-    return digest_of(path.read_bytes() if path is not None and path.is_file() else None)
+    if path is None or not path.is_file():
+        return digest_of(None)
+    try:
+        return digest_of(extension.read(path))
+    except BadInput:
+        return digest_of(None)
 
 
 def digest_of(raw: bytes | None) -> str:

@@ -218,6 +218,54 @@ def test_facts_of_a_predicate_the_schema_no_longer_has_are_read_and_reported_not
     assert f"{fact['id']}: the predicate https://kgrdf.org/ns/site#on_call_for is not in the schema" in report.stdout
 
 
+@pytest.mark.parametrize("then", ["refused", "without the type"])
+def test_an_entity_of_a_type_the_schema_no_longer_has_is_read_and_a_change_to_it_refused(seeded, then):
+    """A change to an entity of a site type the schema in use lost (schema.json refused, or without
+    it) crashed as a bug in kgrdf (KeyError '?'), and kg validate said clean: its facts could be
+    neither confirmed nor rejected. The change is refused saying why, validate reports the entity,
+    and reads go on; a schema.json that declares the type again lets the change through."""
+    site = {"types": [_type("playbook")], "predicates": [{**ON_CALL, "name": "covers", "domain": ["playbook"]}]}
+    write(seeded, site)
+    seeded("add-entity", "playbook/deploy", "--name", "Deploy playbook")
+    fact = seeded.json("propose", "playbook/deploy", "covers", "--object", "repo/web-app", "-s", "doc:x")["id"]
+    write(seeded, {**site, "types": [_type("playbook", subclass_of="person")]} if then == "refused" else {})
+    before = seeded.snapshot()
+    lost = "playbook/deploy is of a type the schema in use does not hold (playbook)"
+    for change, says in [
+        (["confirm", fact], lost),
+        (["reject", fact], lost),
+        (["propose", "playbook/deploy", "caveat", "--value", "x", "-s", "doc:y"], lost),
+        (["add-entity", "playbook/deploy", "--name", "Deploy playbook", "--alias", "deploys"], "unknown entity type"),
+    ]:
+        refused = seeded(*change, expect=1)
+        assert says in refused.stderr and "bug" not in refused.stderr, change
+    assert seeded.snapshot() == before
+    report = seeded("validate", expect=1).stdout
+    assert "playbook/deploy is of a type the schema in use does not hold (playbook)" in report
+    assert seeded.json("history", fact)["fact"]["status"] == "proposed"  # read, as it stands
+    write(seeded, site)
+    assert seeded.json("confirm", fact)["status"] == "confirmed"
+    assert "clean" in seeded("validate").stdout
+
+
+def test_a_schema_json_over_the_bound_in_force_is_refused_for_the_index_too(seeded, monkeypatch):
+    """Whether schema.json is taken depends on KGRDF_MAX_IMPORT, and the index kept its schema by the
+    file's bytes alone: refused for its size, its predicate was still written; once it was taken
+    under a smaller bound, its predicate stayed unknown after the bound was lifted."""
+    write(seeded, {"predicates": [ON_CALL]})
+    size = (seeded.path / "schema.json").stat().st_size
+    propose = ["propose", "team/web", "on_call_for", "--object", "repo/web-app", "-s", "ledger:rota"]
+    monkeypatch.setenv("KGRDF_MAX_IMPORT", str(size - 1))
+    before = seeded.snapshot()
+    assert "unknown predicate 'on_call_for'" in seeded(*propose, expect=1).stderr
+    assert seeded.snapshot() == before
+    monkeypatch.delenv("KGRDF_MAX_IMPORT")
+    assert seeded.json(*propose)["predicate"] == "on_call_for"
+    monkeypatch.setenv("KGRDF_MAX_IMPORT", str(size - 1))
+    assert seeded.json("schema")["extension"]["accepted"] is False
+    assert "unknown predicate 'on_call_for'" in seeded(*propose[:4], "repo/api", "-s", "ledger:b", expect=1).stderr
+
+
 def test_an_extension_copied_in_as_the_readme_says_is_no_damage_to_validate(seeded):
     write(seeded, {"predicates": [ON_CALL]})
     seeded("add-entity", "repo/x", "--name", "X")  # (the write commits schema.json)
