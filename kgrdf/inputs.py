@@ -11,6 +11,7 @@ import json
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 
 from kgrdf import settings, vocab
@@ -204,6 +205,11 @@ def parse_json(line: str | bytes, unique_keys: bool = False):
         return json.loads(line, object_pairs_hook=_unique if unique_keys else None)
     except RecursionError:
         raise ValueError("it nests too deep") from None
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc):
+            raise
+        # (Python's own words advise a call to make in Python, which no user of kg can)
+        raise ValueError(f"a number has more than {sys.get_int_max_str_digits()} digits") from None
 
 
 def _unique(pairs: list) -> dict:

@@ -283,6 +283,11 @@ def parse(text: str, groups: list[Group]) -> dict[str, str]:
         elif value[0].isdigit():
             digits = value.rstrip(LETTERS)
             group = by_number.get(int(digits))
+            if group is None and not groups:
+                raise BadInput(
+                    f"this batch has no group {digits}: nothing waited for review when it was made",
+                    hint="kg batch shows what waits now",
+                )
             if group is None:
                 raise BadInput(_where(text, position, f"a group of this batch (1 to {len(groups)})"))
             letter, number = value[len(digits) :], group.number

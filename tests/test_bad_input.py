@@ -318,6 +318,19 @@ def test_a_record_nested_beyond_reading_is_refused_alone(seeded, tmp_path):
     assert report["entities"] == {"created": 1}
 
 
+def test_a_number_longer_than_python_reads_is_refused_in_kgs_words(seeded, tmp_path):
+    """A number of more than 4,300 digits was refused with Python's advice to call
+    sys.set_int_max_str_digits(), which no user of kg can follow."""
+    path = tmp_path / "seed.jsonl"
+    path.write_text('{"type": "entity", "id": "repo/x", "name": "x", "n": ' + "9" * 5000 + "}\n", encoding="utf-8")
+    said = seeded.json("import", path)["refusals"][0]["message"]
+    assert said == "not JSON: a number has more than 4300 digits"
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"types": [], "predicates": [], "n": ' + "9" * 5000 + "}", encoding="utf-8")
+    checked = seeded("schema", "check", schema, expect=1).stdout
+    assert "schema.json is not JSON: a number has more than 4300 digits" in checked and "sys." not in checked
+
+
 def test_an_item_of_an_array_nested_beyond_reading_is_refused_alone(seeded, tmp_path):
     """In a JSON array, one item nested too deep refused the whole file, naming another item's fault
     (a key given twice), and with that fault mended, the file still."""

@@ -268,6 +268,13 @@ def test_a_malformed_decision_says_where_and_changes_nothing(many, decision, whe
     assert many.snapshot() == before and (many.path / "batch.json").read_text() == saved
 
 
+def test_a_group_of_a_batch_with_none_is_refused_as_there_being_none(kg):
+    """An empty batch answered "expected a group of this batch (1 to 0)": a range that cannot be."""
+    assert "Nothing waits for review" in kg("batch").stdout
+    said = kg("batch", "apply", "confirm 1", expect=2).stderr
+    assert "this batch has no group 1: nothing waited for review when it was made" in said and "1 to 0" not in said
+
+
 def test_apply_without_a_printed_batch_is_refused(many):
     assert "there is no batch to answer" in many("batch", "apply", "confirm all", expect=1).stderr
 

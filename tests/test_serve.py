@@ -147,6 +147,20 @@ def test_the_endpoint_answers_construct_as_the_graph_format_asked(served, accept
     assert status == 200 and marker in body and "mksalesvalue" in body
 
 
+def test_an_answer_in_no_format_offered_is_refused_before_the_query_runs(served):
+    """The Accept header was read once the query had run: a runaway read held the index up to its
+    time limit (30 s), then answered 406."""
+    import time
+
+    runaway = "SELECT * WHERE { GRAPH ?a { ?s ?p ?o } GRAPH ?b { ?t ?q ?r } GRAPH ?c { ?u ?w ?x } } ORDER BY ?o ?r ?x"
+    started = time.monotonic()
+    status, body = _sparql(served, runaway, accept="image/png")
+    assert status == 406 and "application/sparql-results+json" in json.loads(body)["message"]
+    assert time.monotonic() - started < 10
+    status, body = _sparql(served, "ASK {}", accept="text/turtle")  # a graph format for a boolean: after it runs
+    assert status == 406 and "results are" in json.loads(body)["message"]
+
+
 def test_a_standard_client_reads_the_endpoint(served):
     from rdflib import Graph
     from rdflib.plugins.stores.sparqlstore import SPARQLStore
@@ -449,6 +463,25 @@ def test_every_read_tool_and_both_resources_answer_for_sales_without_what_it_may
         "mksalesvalue" in out["kgrdf://entity/repo/api"][1] and "mkpublicvalue" in out[f"lookup {TOOL_CALLS[0][1]}"][1]
     )
     assert "mksalesmessage" in out["told channel:sales"][1]  # what it may hear, it is shown
+
+
+def test_a_resource_not_there_is_the_clients_error_not_the_servers(served):
+    """An entity not known read as a resource answered -32603, an internal error: a client may take
+    the server for broken. It is invalid params (-32602), with the CLI's reason."""
+    from mcp.shared.exceptions import MCPError
+
+    async def calls(client):
+        codes = {}
+        for uri in ("kgrdf://entity/repo/nope", "kgrdf://context/repo/nope"):
+            try:
+                await client.read_resource(uri)
+            except MCPError as exc:
+                codes[uri] = (exc.error.code, exc.error.message)
+        return codes
+
+    codes = _mcp(served, "sales", calls)
+    assert sorted(codes) == ["kgrdf://context/repo/nope", "kgrdf://entity/repo/nope"]
+    assert all(code == -32602 and "'repo/nope'" in said for code, said in codes.values()), codes
 
 
 def test_a_malformed_tool_call_is_a_tool_error_with_the_reason_and_writes_nothing(served):

@@ -256,6 +256,10 @@ def _sparql_endpoint(service: Service):
         if not text:
             return _json({"error": "bad_input", "message": "no query (give query=...)"}, 400)
         accept = request.headers.get("accept")
+        if _negotiate(accept, RESULT_TYPES) is None and _negotiate(accept, GRAPH_TYPES) is None:
+            # (said before the query runs: it would hold a read, up to its time limit, for nothing)
+            offered = ", ".join([*RESULT_TYPES, *GRAPH_TYPES])
+            return _json({"error": "not_acceptable", "message": f"answers are {offered}"}, 406)
         gone = threading.Event()
 
         def answer():

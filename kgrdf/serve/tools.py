@@ -56,15 +56,15 @@ def _caller_of(ctx, fixed: Caller | None) -> Caller:
 
 
 async def _run(ctx, fixed, failure, call, *args, **kwargs) -> Any:
-    """Run a blocking library call off the event loop; a KgError becomes ``failure`` (a tool's or a
-    resource's error) with the CLI's one-line reason."""
+    """Run a blocking library call off the event loop; a KgError becomes the error ``failure(exc,
+    reason)`` makes (a tool's or a resource's) with the CLI's one-line reason."""
     import anyio
 
     caller = _caller_of(ctx, fixed)
     try:
         return await anyio.to_thread.run_sync(lambda: call(caller, *args, **kwargs))
     except KgError as exc:
-        raise failure(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
+        raise failure(exc, exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
 
 
 class _Unanswered:
@@ -157,8 +157,9 @@ def server(service: Service, fixed: Caller | None):
     """The MCP server over ``service``: for the caller ``fixed`` (stdio), or for each HTTP request's
     token (as the HTTP guard resolved it)."""
     from mcp.server.mcpserver import Context, MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 
+    from kgrdf.errors import BadInput, NotFound
     from kgrdf.serve import arguments
 
     class Checked(MCPServer):
@@ -221,10 +222,16 @@ def server(service: Service, fixed: Caller | None):
 
     async def run(ctx, call, *args, **kwargs):
         # rendered in the worker thread that made the document, not on the event loop after it
-        return await _run(ctx, fixed, ToolError, lambda *a, **k: _answer(call(*a, **k)), *args, **kwargs)
+        failed = lambda _exc, reason: ToolError(reason)  # noqa: E731
+        return await _run(ctx, fixed, failed, lambda *a, **k: _answer(call(*a, **k)), *args, **kwargs)
+
+    def unread(exc, reason):
+        """A resource not there, or asked for wrongly, is the client's error (invalid params), not
+        the server's (internal error): only the rest is."""
+        return ResourceNotFoundError(reason) if isinstance(exc, NotFound | BadInput) else ResourceError(reason)
 
     def read(ctx, call, *args, **kwargs):
-        return _run(ctx, fixed, ResourceError, call, *args, **kwargs)
+        return _run(ctx, fixed, unread, call, *args, **kwargs)
 
     @mcp.tool()
     async def lookup(entity: EntityArg, ctx: Context, limit: Limit = None, cursor: Cursor = None) -> dict[str, Any]:
