@@ -52,6 +52,8 @@ def kb(demo_template, tmp_path_factory) -> Kg:
         "--audience",
         "channel:sales",
     )
+    for zone in ("Europe/Paris", "America/New_York"):  # two values of one single-valued predicate
+        kg("propose", "team/platform", "timezone", "--value", zone, "-s", "slack:tz-" + zone[:2])
     kg("identifiers", "add", "Dana", "chat", IDENTIFIER)
     for key, name, states in DECISIONS:
         kg("add-entity", key, "--name", name)
@@ -733,6 +735,40 @@ def test_a_decision_made_in_the_page_still_says_so_after_going_back_to_it(page, 
     page.wait_for_selector(f'.item[data-fact="{fact}"].decided')
     assert page.get_attribute(f'.item[data-fact="{fact}"]', "data-outcome") == "rejected"
     assert kb.json("history", fact)["fact"]["status"] == "rejected"
+
+
+def test_a_group_refused_as_two_values_at_once_names_its_rows_and_the_way_out(context, console, kb):
+    """The refusal named the facts by ids the page never shows, and left out its way out."""
+    page = context.new_page()  # (its refusal, a 409, is the browser's console error to expect here)
+    visit(page, console, "/review", "review")
+    rows = page.locator(".item", has_text="timezone")
+    assert rows.count() == 2
+    labels = [rows.nth(n).get_attribute("data-label") for n in range(2)]
+    ids = [rows.nth(n).get_attribute("data-fact") for n in range(2)]
+    before = kb.snapshot()
+    group = page.locator(".card.group", has=rows.first)
+    group.get_by_role("button", name="confirm group").click()
+    said = page.wait_for_selector("p.error").inner_text()
+    assert all(label in said for label in labels) and not any(fact in said for fact in ids), said
+    assert "confirm one of them" in said, said
+    assert kb.snapshot() == before
+    page.close()
+
+
+def test_a_group_answered_after_one_of_its_facts_keeps_that_ones_answer(page, console, kb):
+    """A fact rejected in the page, then its group confirmed, showed as decided elsewhere: the group's
+    answer sent it again, and the server called it changed since the batch was printed."""
+    visit(page, console, "/review", "review")
+    zones = page.locator(".item", has_text="timezone")
+    group = page.locator(".card.group", has=zones.first)
+    fact, other = (zones.nth(n).get_attribute("data-fact") for n in range(2))
+    zones.first.get_by_role("button", name="reject").click()
+    page.wait_for_selector(f'.item[data-fact="{fact}"][data-outcome=rejected]')
+    group.get_by_role("button", name="confirm group").click()
+    page.wait_for_selector(f'.item[data-fact="{other}"][data-outcome=confirmed]')
+    assert page.get_attribute(f'.item[data-fact="{fact}"]', "data-outcome") == "rejected"
+    assert kb.json("history", fact)["fact"]["status"] == "rejected"
+    assert kb.json("history", other)["fact"]["status"] == "confirmed"
 
 
 def test_the_keyboard_alone_answers_the_batch(page, console, kb):

@@ -356,7 +356,9 @@ function reviewQueue(batch, holder) {
   const items = [];
   for (const group of batch.groups) {
     const card = el("section", { class: "card group", "data-group": group.number });
-    const ids = group.facts.map((f) => f.id);
+    const inGroup = group.facts.map((f) => f.id);
+    // a group's answer is for its facts not decided yet: one decided on this page stays as it was
+    const open = () => items.filter((item) => inGroup.includes(item.id) && !item.done).map((item) => item.id);
     put(card, 
       el(
         "h3",
@@ -364,9 +366,9 @@ function reviewQueue(batch, holder) {
         group.number + ". " + group.title + " ",
         el("span", { class: "muted" }, "(" + group.facts.length + (group.facts.length === 1 ? " fact)" : " facts)")),
         " ",
-        el("button", { class: "confirm", onclick: () => decide(ids, "confirm") }, "confirm group"),
+        el("button", { class: "confirm", onclick: () => decide(open(), "confirm") }, "confirm group"),
         " ",
-        el("button", { class: "reject", onclick: () => decide(ids, "reject") }, "reject group"),
+        el("button", { class: "reject", onclick: () => decide(open(), "reject") }, "reject group"),
       ),
     );
     if (group.known && group.known.length) put(card, el("p", { class: "known" }, "Already known: " + group.known.join("; ")));
@@ -413,6 +415,7 @@ function reviewQueue(batch, holder) {
   }
 
   async function decide(ids, decision) {
+    if (!ids.length) return; // (a group whose every fact is decided already)
     const answer = await fetch(href("/review/decide"), {
       method: "POST",
       credentials: "same-origin",
@@ -421,7 +424,10 @@ function reviewQueue(batch, holder) {
     });
     const result = await answer.json();
     if (!answer.ok) {
-      holder.prepend(el("p", { class: "error", role: "alert" }, result.message));
+      // with its way out, and each fact named as the page names it: by its label (1a), not its id
+      let said = result.message + (result.hint ? " (" + result.hint + ")" : "");
+      for (const item of items) said = said.split(item.id).join(item.row.dataset.label);
+      holder.prepend(el("p", { class: "error", role: "alert" }, said));
       return;
     }
     const how = { confirm: "confirmed", reject: "rejected", defer: "deferred" }[decision];
