@@ -27,6 +27,9 @@ class Decision:
     why_not: str | None = None  # for a person: why no rule applied
 
 
+CLAIM = "claimed_member"  # hearsay that a person by a name works somewhere (kg org affiliate)
+
+
 def decide(*, predicate, kinds, source_kinds, names_person: bool, user_verified: bool) -> Decision:
     """Which rule, if any, confirms a fact of ``predicate`` (a schema Predicate) whose sources are
     of ``kinds`` (each kind once: model.Fact.source_kinds). ``source_kinds`` is the schema's kinds,
@@ -41,6 +44,8 @@ def decide(*, predicate, kinds, source_kinds, names_person: bool, user_verified:
         return Decision(
             None, f"a fact naming a person is confirmed automatically only from the user's verified words{also}"
         )
+    if predicate.key == CLAIM:
+        return Decision(None, "an unverified claim: sources do not make it so (kg org promote CLAIM ACTOR verifies it)")
     if predicate.high_risk:
         return Decision(None, f"{predicate.key} is high-risk: a person confirms it")
     if len(trusted) >= 2:

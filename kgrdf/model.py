@@ -1103,11 +1103,13 @@ def organization_id(name: str, given: str | None = None) -> str:
 
 def attribute_name(key: str) -> str:
     """The predicate key an attribute's key would be (``Gated by`` -> ``gated_by``; full-width letters
-    and other compatibility forms, and case, folded: ``Ｓｔａｔｕｓ`` and ``ſtatus`` -> ``status``), for
+    and other compatibility forms, and case, folded: ``Ｓｔａｔｕｓ`` and ``ſtatus`` -> ``status``; a
+    character that shows as nothing dropped: ``sta\u00adtus`` and ``status\u200b`` -> ``status``), for
     the keys that are predicates of their own (an organization's promoted keys, or a high-risk one)."""
     import unicodedata
 
-    folded = unicodedata.normalize("NFKC", key).casefold().strip()
+    shown = "".join(c for c in key if unicodedata.category(c) != "Cf" and not "\ufe00" <= c <= "\ufe0f")
+    folded = unicodedata.normalize("NFKC", shown).casefold().strip()
     return re.sub(r"[\s-]+", "_", folded)
 
 

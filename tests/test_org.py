@@ -445,6 +445,35 @@ def test_a_claim_carried_over_by_a_merge_is_promoted_by_the_id_it_has_now(kg):
     assert kg.json("org", "of", "Jim")["actors"][0]["organizations"][0]["id"] == "organization/acme"
 
 
+def test_a_claim_is_never_confirmed_by_sources_alone_and_always_says_who_said_it(kg, tmp_path):
+    """A claim heard again with two trusted sources was confirmed automatically (kg org affiliate
+    with the same sources kept it proposed), and kg propose or an import made one without a speaker,
+    confirmed too: an agent's context then stated hearsay as a member."""
+    kg("org", "add", "Texture")
+    kg("add-entity", "actor/jo", "--name", "Jo Park")
+    sources = ["-s", "ledger:crm", "-s", "report:r"]
+    claim = kg.json("org", "affiliate", "Texture", "--claimed-name", "Jim", "--said-by", "Jo Park", *sources)
+    assert claim["status"] == "proposed"
+    again = kg.json("propose", "Texture", "claimed_member", "--value", "Jim", "--said-by", "Jo Park", *sources)
+    assert (again["id"], again["status"]) == (claim["id"], "proposed") and "unverified claim" in again["note"]
+    before = kg.snapshot()
+    refused = kg("propose", "Texture", "claimed_member", "--value", "Kim", *sources, expect=2)
+    assert "a claim records who said it" in refused.stderr and kg.snapshot() == before
+    records = tmp_path / "claims.jsonl"
+    record = {
+        "type": "fact",
+        "subject": "Texture",
+        "predicate": "claimed_member",
+        "value": "Lee",
+        "sources": ["ledger:crm", "report:r"],
+    }
+    records.write_text(json.dumps(record) + "\n" + json.dumps({**record, "value": "Ann", "said_by": "Jo Park"}) + "\n")
+    report = kg.json("import", records, "--apply", "--auto-confirm")
+    assert report["refused"] == {"malformed": 1} and "a claim records who said it" in report["refusals"][0]["message"]
+    held = {f["value"]: f["status"] for f in kg.json("facts", "Texture", "--predicate", "claimed_member")["facts"]}
+    assert held == {"Jim": "proposed", "Ann": "proposed"}
+
+
 def test_a_claimed_member_makes_no_actor_and_is_promoted_as_a_separate_step(kg):
     kg("org", "add", "Acme Corp")
     kg("add-entity", "actor/dana", "--name", "Dana Diaz")
@@ -525,6 +554,31 @@ def test_an_attribute_keyed_by_a_high_risk_predicate_is_not_confirmed_by_sources
         assert fact["status"] == "proposed" and "is high-risk" in fact["note"], key
     fact = kg.json("propose", "Quarry", "attribute", "--value", "STATES : the brand", *sources)
     assert fact["status"] == "proposed" and "states is high-risk" in fact["note"]
+    # a character that shows as nothing in the key (kg org set refuses one; a value may hold it)
+    for key, risky in [
+        ("status\u200b", "status"),
+        ("sta\u00adtus", "status"),
+        ("\u2060decided", "decided"),
+        ("rule\u200d", "rule"),
+    ]:
+        fact = kg.json("propose", "Quarry", "attribute", "--value", f"{key}: churned", *sources)
+        assert fact["status"] == "proposed" and f"{risky} is high-risk" in fact["note"], key
+    records = kg.path.parent / "risky.jsonl"
+    records.write_text(
+        json.dumps(
+            {
+                "type": "fact",
+                "subject": "Quarry",
+                "predicate": "attribute",
+                "value": "\u2060status: active",
+                "sources": ["ledger:crm", "report:q3"],
+            }
+        )
+        + "\n"
+    )
+    kg("import", records, "--apply", "--auto-confirm")
+    held = [f for f in kg.json("facts", "Quarry")["facts"] if f.get("value", "").endswith("status: active")]
+    assert [f["status"] for f in held] == ["proposed"]
     assert kg.json("org", "set", "Quarry", "colour", "red", *sources)["status"] == "confirmed"
 
 

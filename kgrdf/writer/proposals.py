@@ -105,6 +105,13 @@ class Proposals(Staging):
         """
         heards = [self._heard(h) for h in (heard if isinstance(heard, list) else [heard or Heard()])]
         heard = heards[0]
+        if (
+            self.schema.predicate(predicate).key == autoconfirm.CLAIM and heard["said_by"] is None
+        ):  # (as kg org affiliate)
+            raise BadInput(
+                "a claim records who said it: give --said-by",
+                hint="kg org affiliate ORG --claimed-name NAME records one",
+            )
         if heard["extracted"] and (user_words is not None or status != "proposed"):
             raise BadInput("an extracted fact is always a proposal: --extracted does not go with --from-user")
         verified = user_words is not None and user_words[1].verified
