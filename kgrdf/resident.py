@@ -21,6 +21,7 @@ commits what is owed. The server commits in a thread of its own, a moment after 
 commit for the writes that came in meanwhile: a write is acknowledged without waiting for git.
 """
 
+import errno
 import fcntl
 import os
 import signal
@@ -139,7 +140,14 @@ class Resident:
             return not self._wanted and self._fd is not None
         if time.monotonic() < self._rested_until:
             return False
-        fd = os.open(self.path / lock.HELD, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fd = os.open(self.path / lock.HELD, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            # a knowledge base this process may read alone: nothing is held, and each request opens
+            # the index as a command does (none can write it, so none waits for the hold to end)
+            return False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -260,6 +268,9 @@ class Resident:
         """Commit the writes owed, in one commit, under the knowledge base's lock."""
         from kgrdf import vcs
 
+        with self._cv:
+            if not self._owed:
+                return  # (nothing to commit: no lock taken, as none can be in a folder only read)
         with self.turn.taken(), lock.held(self.path / "lock", exclusive=True):
             with self._cv:
                 owed, self._owed = self._owed, []

@@ -16,14 +16,15 @@ import pytest
 class Server:
     """kg serve on the knowledge base at ``kb``, running in its own process."""
 
-    def __init__(self, kb: Path, *options: str):
+    def __init__(self, kb: Path, *options: str, prefix: tuple[str, ...] = ()):
+        """``prefix``: the command it runs under (setpriv, to run it as a user without root's rights)."""
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kgrdf", "serve", "--port", str(self.port), "--kb", str(kb), *options],
+            [*prefix, sys.executable, "-m", "kgrdf", "serve", "--port", str(self.port), "--kb", str(kb), *options],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env=env,

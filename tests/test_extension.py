@@ -216,6 +216,10 @@ def test_facts_of_a_predicate_the_schema_no_longer_has_are_read_and_reported_not
     assert f"- {shown} [{fact['id']} · ledger:rota]" in pack["markdown"]
     report = seeded("validate", expect=1)  # reported, as violations are: the knowledge base is not damaged
     assert f"{fact['id']}: the predicate https://kgrdf.org/ns/site#on_call_for is not in the schema" in report.stdout
+    before = seeded.snapshot()  # a correction of it is refused saying so (it stopped as a bug in kgrdf)
+    refused = seeded("supersede", fact["id"], "--object", "repo/api", "-s", "doc:y", expect=1)
+    assert "is a fact of on_call_for, which the schema in use does not hold" in refused.stderr
+    assert seeded.snapshot() == before
 
 
 @pytest.mark.parametrize("then", ["refused", "without the type"])
@@ -235,6 +239,7 @@ def test_an_entity_of_a_type_the_schema_no_longer_has_is_read_and_a_change_to_it
         (["confirm", fact], lost),
         (["reject", fact], lost),
         (["propose", "playbook/deploy", "caveat", "--value", "x", "-s", "doc:y"], lost),
+        (["supersede", fact, "--object", "repo/api", "-s", "doc:y"], "which the schema in use does not hold"),
         (["add-entity", "playbook/deploy", "--name", "Deploy playbook", "--alias", "deploys"], "unknown entity type"),
     ]:
         refused = seeded(*change, expect=1)

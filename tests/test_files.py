@@ -276,6 +276,43 @@ def test_a_read_only_knowledge_base_is_read_and_a_write_says_why_it_cannot(peopl
     people("add-entity", "repo/db", "--name", "db")
 
 
+def test_a_read_only_knowledge_base_is_served_for_reading(people):
+    """kg serve on a read-only copy failed every read (503, and a 500 "bug" with a traceback for
+    /sparql: it held the index by a file it could not write), and its shutdown failed the same way."""
+    import urllib.parse
+
+    from tests.serving import Server
+
+    people("add-entity", "actor/bot", "--name", "Bot")
+    secret = people.json(
+        "tokens", "add", "bot", "--perspective", "main", "--audience", "owner", "--write", "--speaker", "actor/bot"
+    )["secret"]
+    paths = [people.path, *people.path.rglob("*")]
+    modes = {p: stat.S_IMODE(os.lstat(p).st_mode) for p in paths if not p.is_symlink()}
+    prefix = tuple(_as_a_user([]))
+    try:
+        for p, mode in modes.items():
+            os.chmod(p, mode & ~0o222)
+        server = Server(people.path, prefix=prefix)
+        try:
+            status, body = server.request("/api/lookup?entity=Sam", secret)
+            assert status == 200 and json.loads(body)["entity"]["id"] == "person/sam", body
+            query = urllib.parse.urlencode({"query": "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"})
+            status, body = server.request("/sparql?" + query, secret)
+            assert status == 200 and int(json.loads(body)["results"]["bindings"][0]["n"]["value"]) > 0, body
+            status, said = server.post(
+                "propose", secret, {"subject": "Sam", "predicate": "timezone", "value": "UTC", "sources": ["slack:a"]}
+            )
+            assert status >= 400 and "cannot be written here" in said["message"], said
+        finally:
+            server.stop()
+        shown = server.process.stderr.read().decode()
+        assert "Traceback" not in shown and "bug" not in shown, shown
+    finally:
+        for p, mode in modes.items():
+            os.chmod(p, mode)
+
+
 def test_the_way_out_of_a_link_at_the_private_journal_brings_it_back(people, tmp_path):
     """The advice for a link at journal/local was the one for the index (remove it; the next command
     makes the folder again): followed, the private journal was gone and the knowledge base damaged."""

@@ -5,7 +5,7 @@ import shlex
 from pyoxigraph import NamedNode
 
 from kgrdf import audience as audiences
-from kgrdf import clock, model, vocab
+from kgrdf import clock, model, schema, vocab
 from kgrdf.errors import BadInput, NotFound, Refused
 from kgrdf.session.reading import days_before
 from kgrdf.writer.pending import rival_key
@@ -434,6 +434,12 @@ class Lifecycle(Staging):
                 )
             )
         predicate = self.schema.predicate_by_iri(old.predicate)
+        if predicate is None:  # (a site predicate schema.json no longer declares, or one refused)
+            raise Refused(
+                f"{old.id} is a fact of {schema.key_of(old.predicate)}, which the schema in use does not hold: "
+                "it is read, not corrected",
+                hint="kg schema says whether schema.json was refused; one that declares it again lets it change",
+            )
         subject = self.entity(NamedNode(old.subject))
         all_sources = [parse_source(s, self.schema.source_kinds) if isinstance(s, str) else s for s in sources]
         all_sources.append(model.Source("user", "kg supersede"))
