@@ -441,6 +441,23 @@ class KnowledgeBase:
         return True
 
     @contextmanager
+    def _made_up_to_date(self, lock_path: Path):
+        """The exclusive lock a read takes to bring the index up to date with the journal (or to
+        finish a write or a deletion cut short); where it cannot be taken, a read-only folder, the
+        read is refused saying what it needed."""
+        from kgrdf import lock
+
+        try:
+            with lock.held(lock_path, exclusive=True):
+                yield
+        except lock.ReadOnly as exc:
+            raise Damaged(
+                "the index is missing or behind the journal (or a write was cut short), and this read cannot "
+                f"bring it up to date: {exc.message.removeprefix(f'the knowledge base at {self.path} ')}",
+                hint="run any kg command once where the folder can be written; then reads go on read-only",
+            ) from None
+
+    @contextmanager
     def _reading(self):
         from kgrdf import lock
 
@@ -467,7 +484,7 @@ class KnowledgeBase:
                 finally:
                     self.close_index(backend)
             if attempt == 0:
-                with lock.held(lock_path, exclusive=True):
+                with self._made_up_to_date(lock_path):
                     self._finish_purge()
                     backend = self._open_for_writing()
                     try:

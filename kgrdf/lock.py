@@ -86,6 +86,10 @@ def held(path: Path, exclusive: bool):
         os.close(fd)
 
 
+class ReadOnly(Damaged):
+    """The lock file cannot be opened as it must be: the folder is read-only to this process."""
+
+
 def _opened(path: Path, exclusive: bool) -> int:
     """The lock file, open to be locked: read and write, made if missing; for a reader in a folder
     it may not write (a read-only copy, a read-only mount), read-only, as a shared lock needs no
@@ -108,7 +112,7 @@ def _opened(path: Path, exclusive: bool) -> int:
                 return os.open(path, os.O_RDONLY | flags)
             except OSError as exc:
                 failed = exc
-        raise Damaged(
+        raise ReadOnly(
             f"the knowledge base at {path.parent} cannot be {'written' if exclusive else 'read'} here: "
             f"its lock file {path.name}: {failed.strerror}",
             hint="writes need to write in its folders (mind their permissions and the disk's mount); reads go on"

@@ -276,6 +276,24 @@ def test_a_read_only_knowledge_base_is_read_and_a_write_says_why_it_cannot(peopl
     people("add-entity", "repo/db", "--name", "db")
 
 
+def test_a_read_only_knowledge_base_without_its_index_says_what_a_read_needed(people):
+    """Its read, which makes the index from the journal, was refused with a write's words ("cannot be
+    written here ... reads go on")."""
+    shutil.rmtree(people.path / "index")
+    paths = [people.path, *people.path.rglob("*")]
+    modes = {p: stat.S_IMODE(os.lstat(p).st_mode) for p in paths if not p.is_symlink()}
+    try:
+        for p, mode in modes.items():
+            os.chmod(p, mode & ~0o222)
+        read = _run_as_a_user(people.path, "lookup", "Sam")
+        assert read.returncode == 3 and "the index is missing or behind the journal" in read.stderr, read.stderr
+        assert "this read cannot bring it up to date" in read.stderr and "reads go on" in read.stderr
+    finally:
+        for p, mode in modes.items():
+            os.chmod(p, mode)
+    assert people.json("lookup", "Sam")["entity"]["id"] == "person/sam"  # made where it can be written
+
+
 def test_a_read_only_knowledge_base_is_served_for_reading(people):
     """kg serve on a read-only copy failed every read (503, and a 500 "bug" with a traceback for
     /sparql: it held the index by a file it could not write), and its shutdown failed the same way."""
