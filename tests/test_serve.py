@@ -817,7 +817,8 @@ def test_organizations_through_mcp_and_a_bad_write_writes_nothing(served):
     added, attribute, claim = _mcp(served, "writer", calls)
     assert added["id"] == "organization/mkacme-corp" and added["outcome"] == "created"
     # new, so the names it was made with are the call's own, and said so (it said none were added)
-    assert added["aliases"] == ["mkacme.example"] and "note" not in added
+    assert added["aliases"] == ["mkacme.example"] and "names" not in added["note"]
+    assert "once a fact it may hear names it" in added["note"]  # (how its audience comes to know it)
     assert attribute["status"] == "proposed" and attribute["said_by"] == "actor/bot"
     assert claim["outcome"] == "created"
     before = _snapshot(served)
@@ -1153,6 +1154,21 @@ def test_a_tokens_org_add_never_changes_the_names_of_an_organization_known_alrea
     assert (
         status == 200 and answer["outcome"] == "updated" and answer["aliases"] == ["mkv", "mkvis.example"]
     )  # the owner's token may
+
+
+def test_a_tokens_new_organization_says_how_its_audience_comes_to_know_it(served):
+    """An audience token's org_add answered created, and the lookup after it said the organization
+    was not known (an entity is known to an audience by the facts it may hear naming it): the
+    answer says so, and the way it follows works."""
+    writer = served["secrets"]["writer"]
+    status, made = served["server"].post("org_add", writer, {"name": "Mkbarecorp"})
+    assert status == 200 and made["outcome"] == "created" and "once a fact it may hear names it" in made["note"]
+    assert _get(served, "/api/lookup?entity=Mkbarecorp", token="writer")[0] == 404  # not yet, as said
+    body = {"org": made["id"], "key": "industry", "value": "mkbare retail", "sources": ["slack:b1"]}
+    status, answer = served["server"].post("org_set", writer, body)
+    assert status == 200, answer
+    status, found = _get(served, "/api/lookup?entity=Mkbarecorp", token="writer")
+    assert status == 200 and json.loads(found)["entity"]["id"] == made["id"]
 
 
 def test_which_organization_a_tokens_name_means_is_told_only_by_names_its_audience_may_hear(served):

@@ -23,6 +23,11 @@ from kgrdf.errors import BadInput, KgError, NotFound, Refused, Unreachable
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 _NAMES_KEPT = "the names of an organization known already are changed by the owner alone: none added"
+# (an entity is known to an audience by the facts it may hear that name it: one made bare is not yet)
+_KNOWN_ONCE_HEARD = (
+    "this token's audience knows the organization once a fact it may hear names it: give it one "
+    "(org_set with the organization's id, a key, a value and the sources), then lookup and search find it"
+)
 
 
 @dataclass(frozen=True)
@@ -570,7 +575,7 @@ class Service:
             with self.reading(caller) as session:
                 heard = session.entity(ox.NamedNode(entity.iri))  # (with the names its audience may hear)
             if heard is None and outcome == "created":  # made by this call: its names are the ones it gave
-                return {**entity.as_json(), "outcome": outcome}
+                return {**entity.as_json(), "outcome": outcome, "note": _KNOWN_ONCE_HEARD}
             if not entity.known_as(name):  # another's id: as kg org add refuses it, naming it only if heard of
                 from kgrdf.writer.organizations import id_taken
 
