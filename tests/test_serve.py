@@ -817,7 +817,7 @@ def test_organizations_through_mcp_and_a_bad_write_writes_nothing(served):
     added, attribute, claim = _mcp(served, "writer", calls)
     assert added["id"] == "organization/mkacme-corp" and added["outcome"] == "created"
     # new, so the names it was made with are the call's own, and said so (it said none were added)
-    assert added["aliases"] == ["mkacme.example"] and "names" not in added["note"]
+    assert added["aliases"] == ["mkacme.example"] and "none added" not in added["note"]
     assert "once a fact it may hear names it" in added["note"]  # (how its audience comes to know it)
     assert attribute["status"] == "proposed" and attribute["said_by"] == "actor/bot"
     assert claim["outcome"] == "created"
