@@ -574,6 +574,12 @@ def test_a_token_may_not_say_the_user_said_it_without_their_verified_words(serve
 
     for failed, text in _mcp(served, "writer", calls):
         assert failed and "a token does not say the user said it" in text, text
+    # in another case it was an unknown authority, the refusal listing user among those to give
+    for authority, says in [("USER", "a token does not say the user said it"), ("Rumour", "a token gives one of")]:
+        status, doc = served["server"].post(
+            "propose", served["secrets"]["writer"], {**said, "authority": authority, "value": "x"}
+        )
+        assert status in (400, 409) and says in doc["message"] and ", user" not in doc["message"], doc
     status, doc = served["server"].post("propose", served["secrets"]["boss"], {**said, "value": "mkauthority"})
     assert status == 409 and "propose_from_user" in doc["hint"], doc
     assert _snapshot(served) == before

@@ -22,6 +22,7 @@ from kgrdf.errors import BadInput, KgError, NotFound, Refused, Unreachable
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
+TOKEN_AUTHORITIES = ("stakeholder", "observed", "inferred")  # a token's own: "user" is the user's verified words
 _NAMES_KEPT = "the names of an organization known already are changed by the owner alone: none added"
 # (an entity is known to an audience by the facts it may hear that name it: one made bare is not yet)
 _KNOWN_ONCE_HEARD = (
@@ -410,11 +411,13 @@ class Service:
         """Propose a fact (kg propose), heard in the caller's audience and said by its speaker. The
         authority "user" is the user's verified words alone (propose_from_user): a program that says
         so is refused."""
-        if authority == "user":
+        if isinstance(authority, str) and authority.strip().casefold() == "user":
             raise Refused(
                 "a token does not say the user said it: the user's words are verified in the session's transcript",
                 hint="propose_from_user with the quote and the transcript; else stakeholder, observed or inferred",
             )
+        if authority not in TOKEN_AUTHORITIES:  # (the writer's list names user, which a token may not give)
+            raise BadInput(f"unknown authority {authority!r}; a token gives one of {', '.join(TOKEN_AUTHORITIES)}")
         fact = dict(
             object=object,
             value=value,
