@@ -299,12 +299,18 @@ def _main(
     """kgrdf: the working facts of an organization, with sources, two timelines and review, on RDF."""
 
 
+def _tilde(path: Path | None) -> Path | None:
+    """A --kb path with ~ read as a shell reads it (a quoted '~/kb' made a folder named ~)."""
+    return Path(os.path.expanduser(path)) if path is not None and str(path).startswith("~") else path
+
+
 KbOption = Annotated[
     Path | None,
     typer.Option(
         "--kb",
         help="The knowledge base folder. Default: $KGRDF_HOME, else $XDG_DATA_HOME/kgrdf, else ~/.local/share/kgrdf.",
         show_default=False,
+        callback=_tilde,
     ),
 ]
 PerspectiveOption = Annotated[
@@ -1936,6 +1942,7 @@ def schema_check(
         typer.Option(
             "--kb",
             show_default=False,
+            callback=_tilde,
             help="Check it as this knowledge base's next schema.json: it must also keep every site type and "
             "predicate the knowledge base's entities and facts use, and make no fact or entity that conforms "
             "break a shape (the shapes run on all its data: about 20 s at 100k facts). Default: $KGRDF_HOME when it is set; "
@@ -2076,7 +2083,8 @@ def lint(kb: KbOption = None, perspective: PerspectiveOption = None, json: JsonO
 @app.command()
 def demo(
     kb: Annotated[
-        Path | None, typer.Option("--kb", help="Load the example into this folder (default: a temporary one).")
+        Path | None,
+        typer.Option("--kb", callback=_tilde, help="Load the example into this folder (default: a temporary one)."),
     ] = None,
     json: JsonOption = False,
 ):

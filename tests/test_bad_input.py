@@ -472,6 +472,11 @@ def test_the_way_to_a_knowledge_base_a_missing_one_names_works_as_pasted(tmp_pat
     monkeypatch.setenv("KGRDF_HOME", "~/kb")
     assert runner.invoke(app, ["init"]).exit_code == 0 and (tmp_path / "kb" / "format.json").is_file()
     assert runner.invoke(app, ["stats"]).exit_code == 0
+    # --kb '~/...' quoted (or given by a program, which no shell reads) is read as a shell reads ~
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["init", "--kb", "~/quoted"]).exit_code == 0
+    assert (tmp_path / "quoted" / "format.json").is_file() and not (tmp_path / "~").exists()
+    assert runner.invoke(app, ["stats", "--kb", "~/quoted"]).exit_code == 0
 
 
 def test_kb_on_a_file_or_under_proc_is_no_knowledge_base(kg, tmp_path):
