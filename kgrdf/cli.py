@@ -1430,7 +1430,13 @@ def forget(
             text += f"\n  ... and {len(result['going']) - FORGET_SHOWN} more (--json lists them all)"
         text += _others_named(result["others"], "would go")
         text += "".join(
-            f"\n{forgetting.elsewhere_note(result['entity'], other, other not in result['elsewhere_in_text_only'])}"
+            "\n"
+            + forgetting.elsewhere_note(
+                result["entity"],
+                other,
+                other not in result["elsewhere_in_text_only"],
+                other in result["elsewhere_shared"],
+            )
             for other in result["elsewhere"]
         )
     else:

@@ -170,6 +170,7 @@ class Search:
     rows: list[str] = field(default_factory=list)  # its rows the plan may drop (purge.shared_rows)
     others: set[str] = field(default_factory=set)  # other entities whose name, alias or summary names them
     held_by: set[str] = field(default_factory=set)  # the perspectives of elsewhere where the person is an entity
+    shared_elsewhere: set[str] = field(default_factory=set)  # those of elsewhere whose shared journal names them
     labels: set[tuple[str, str]] = field(default_factory=set)  # (entity IRI, text) of other entities' names going
 
 
@@ -211,8 +212,8 @@ def naming(kb, person: Target, search: Search | None = None) -> Plan:
                 if not graph.startswith(base):  # another perspective's records are its own to forget
                     other = vocab.perspective_of(graph)
                     search.elsewhere.add(other)
-                    if quad.subject.value == vocab.entity_iri(other, vocab.id_of(person.iri)).value:
-                        search.held_by.add(other)  # (else it names them in text alone: it knows no such person)
+                    if shared:
+                        search.shared_elsewhere.add(other)  # (its records there no forget rewrites)
                     continue
                 if shared:
                     search.named += 1
@@ -387,6 +388,14 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         search = Search()
         kb.note(f"finding every record that names {entity.id} ...")
         plan = naming(kb, person, search)
+        if search.elsewhere:  # which of the other perspectives that name them hold them as a person
+            with kb.up_to_date() as backend:
+                session = kb.session_on(backend)
+                search.held_by = {
+                    other
+                    for other in search.elsewhere
+                    if session.rows("entity", entity=vocab.entity_iri(other, entity.id), limit=1)
+                }
         # another person's identifier that names them, as the matcher reads it (a login holding a
         # one-word name of theirs), goes too: no file is to name them (kept, forget would exit 3)
         others_naming = [
@@ -417,6 +426,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
             "tokens": len(plan.tokens),
             "elsewhere": sorted(search.elsewhere),
             "elsewhere_in_text_only": sorted(search.elsewhere - search.held_by),
+            "elsewhere_shared": sorted(search.shared_elsewhere),
             "others": sorted(search.others),  # their names, aliases or summary that name them go
             "dry_run": dry_run,
         }
@@ -454,7 +464,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
                 f"{entity.id} was forgotten from what kgrdf keeps, but {len(left)} file"
                 f"{'s' if plural else ''} of the knowledge base still name{'' if plural else 's'} them: "
                 f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}",
-                hint=_way_out(left, entity.id, search.elsewhere, search.held_by),
+                hint=_way_out(left, entity.id, search),
             )
         counts["remaining"] = left
     return {**result, **counts}
@@ -566,14 +576,21 @@ def purge_past_retention(kb, days: int) -> int:
     return len(due)
 
 
-def elsewhere_note(entity_id: str, perspective: str, held: bool = True) -> str:
+def elsewhere_note(entity_id: str, perspective: str, held: bool = True, shared: bool = False) -> str:
     """What to do about another perspective that names the person: a forget there forgets them there,
-    when they are a person there; one that names them in text alone knows no one to forget."""
+    when they are a person there; one that names them in text alone knows no one to forget, until
+    they are added there. Records of it in the shared journal (``shared``) no forget rewrites."""
+    if shared:
+        how = "too" if held else f"in text alone, where it knows no {entity_id},"
+        return (
+            f"perspective {perspective} names them {how} in records of the shared journal, which kgrdf never "
+            "rewrites (other replicas may hold copies of it)"
+        )
     if not held:
         return (
-            f"perspective {perspective} names them in text alone, where it knows no {entity_id}: no forget "
-            "there finds them, and its records of that text went to the journal that may be shared, which "
-            "kgrdf never rewrites (other replicas may hold copies of it)"
+            f"perspective {perspective} names them in text alone, where it knows no {entity_id}: to forget them "
+            f"there too, add them there and forget them (kg add-entity {entity_id} --name NAME --perspective "
+            f"{perspective} --allow-forgotten, then kg forget {entity_id} --perspective {perspective})"
         )
     return (
         f"perspective {perspective} names them too, and keeps its records: forget them there as well "
@@ -581,15 +598,18 @@ def elsewhere_note(entity_id: str, perspective: str, held: bool = True) -> str:
     )
 
 
-def _way_out(left: list[str], entity_id: str, elsewhere: set[str], held_by: set[str] = frozenset()) -> str:
+def _way_out(left: list[str], entity_id: str, search: Search) -> str:
     """What to do about the files a forget left naming the person: another perspective's records
     are forgotten by a forget in it; another replica's patches, which kg sync pulled (replicas/),
     are that replica's words in its shared journal, kept as it wrote them; any other file is not
     one kgrdf wrote that way."""
     from kgrdf.sync import REPLICAS
 
-    if elsewhere:
-        return "; ".join(elsewhere_note(entity_id, other, other in held_by) for other in sorted(elsewhere))
+    if search.elsewhere:
+        return "; ".join(
+            elsewhere_note(entity_id, other, other in search.held_by, other in search.shared_elsewhere)
+            for other in sorted(search.elsewhere)
+        )
     theirs = [name for name in left if Path(name).parts[:1] == (REPLICAS,)]
     if not theirs:
         return "kgrdf did not write them that way: take the name out of them or remove them"

@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import stat
@@ -260,6 +261,7 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
         "entity": "person/sam",
         "elsewhere": [],
         "elsewhere_in_text_only": [],
+        "elsewhere_shared": [],
         "others": [],
         "facts": 5,
         "redacted": 0,
@@ -331,6 +333,40 @@ def test_a_perspective_naming_the_person_in_text_alone_is_not_told_to_forget_the
     refused = kg("forget", "person/nina", expect=3)
     assert "--perspective beta" not in refused.stderr and "knows no person/nina" in refused.stderr
     kg("forget", "person/nina", "--perspective", "beta", expect=1)  # (what it said to do, and would not do)
+
+
+@pytest.mark.parametrize("known_there", [False, True])
+def test_a_perspective_naming_the_person_in_private_records_is_told_the_way_that_forgets_them_there(kg, known_there):
+    """A fact of another perspective heard in a conversation of theirs is in the private journal: the
+    forget said it was in the journal that may be shared, never rewritten, and named no way out;
+    where that perspective holds the person, it said it knew none (it judged by the rows that named
+    them alone). Each way out now named works, and leaves no file naming them."""
+    kg("org", "init", "Acme Corp", "--perspective", "acme")
+    kg("add-entity", "person/dorota", "--name", "Dorota Quell", "--perspective", "acme")
+    if known_there:  # (by another name: the forget in acme judged by rows naming her as acme names her)
+        kg("add-entity", "person/dorota", "--name", "Dorota Vance")
+    kg("add-entity", "repo/web", "--name", "web")
+    kg(
+        "propose",
+        "repo/web",
+        "caveat",
+        "--value",
+        "deploys freeze on fridays",
+        "-s",
+        "slack:x",
+        "--audience",
+        "dm:dorota,jo",
+    )
+    refused = one_line(kg("forget", "person/dorota", "--perspective", "acme", expect=3))
+    assert "journal that may be shared" not in refused and "shared journal" not in refused, refused
+    way = refused[refused.rindex("(") + 1 : -2] if known_there else refused[refused.index("(kg add-entity") + 1 : -2]
+    for command in way.split(", then "):
+        words = shlex.split(command)
+        assert words[0] == "kg", way
+        kg(*[("Dorota Quell" if w == "NAME" else w) for w in words[1:]])
+    assert kg.json("facts", "repo/web", "--all")["facts"] == []
+    _unpack_git(kg.path)
+    assert _files_naming(kg.path, ["person/dorota", "Dorota Quell", "Dorota Vance", "dm:dorota"]) == []
 
 
 def test_a_person_another_perspective_knows_too_is_not_said_forgotten_until_forgotten_there(kg):
