@@ -547,6 +547,21 @@ def _heard(data: dict):
     )
 
 
+def _pinned(writer, record: Record) -> Record:
+    """A fact record that waits for a later entity, each name it gives that means an entity at its
+    line given as that entity's id: staged after the file's later records, it means what it meant
+    where it is (a later record may rename that entity, or give its name to another)."""
+    pinned = dict(record.data)
+    for role in ("subject", "object"):
+        name = pinned.get(role)
+        if isinstance(name, str):
+            try:
+                pinned[role] = writer.resolve(name, role=role).id
+            except KgError:
+                pass  # (not an entity yet: resolved when it is staged, after every other record)
+    return Record(record.line, pinned, record.problem)
+
+
 def _aliases_ahead(writer, records, at_once: int = 500):
     """The records, the aliases of each block of ``at_once`` of them given to the writer before
     any is staged (expect_aliases): the aliases of an import's entities are looked up in the
@@ -595,13 +610,13 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
                 # Once a fact waits for a later entity, every fact after it waits too: the facts are
                 # staged in the file's order, so that a fact's first record is the one that makes it
                 # (its valid time, order and reason), as when the entity comes first.
-                ahead.append((n, record))
+                ahead.append((n, _pinned(fresh, record)))
                 continue
             try:
                 staged = _stage(fresh, record, auto_confirm, report, limit)
             except NotFound as exc:
                 if record.data.get("type") == "fact" and not exc.details.get("conflict"):
-                    ahead.append((n, record))  # staged again after every other record
+                    ahead.append((n, _pinned(fresh, record)))  # staged again after every other record
                 else:
                     report.refuse(record.line, _reason(exc), _said(exc))
                 continue

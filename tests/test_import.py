@@ -156,6 +156,27 @@ def test_a_name_an_import_takes_from_an_entity_is_no_longer_its_for_the_rest_of_
     assert [f["value"] for f in kg.json("facts", "repo/api")["facts"]] == ["by alias"]
 
 
+@pytest.mark.parametrize("then", ["its name given to another", "renamed alone"])
+def test_a_fact_waiting_for_a_later_entity_means_what_its_names_meant_at_its_line(kg, tmp_path, then):
+    """Behind a fact waiting for an entity a later record makes, a fact naming an entity by a name a
+    later record took from it went to the entity given the name at the end of the file (or was
+    refused as unknown), where the records one by one put it on the entity that had the name then."""
+    records = [
+        {"type": "entity", "id": "repo/ylib", "name": "Foolib"},
+        {"type": "fact", "subject": "repo/later", "predicate": "depends_on", "object": "Foolib", "sources": ["doc:a"]},
+        {"type": "fact", "subject": "Foolib", "predicate": "caveat", "value": "flaky tests", "sources": ["doc:a"]},
+        {"type": "entity", "id": "repo/ylib", "name": "Barlib"},
+        *([{"type": "entity", "id": "repo/zlib", "name": "Foolib"}] if then.startswith("its name") else []),
+        {"type": "entity", "id": "repo/later", "name": "Later"},
+    ]
+    report = kg.json("import", records_file(tmp_path / "later.jsonl", *records), "--apply")
+    assert report["refused"] == {} and report["facts"] == {"created": 2}, report
+    assert [f["value"] for f in kg.json("facts", "repo/ylib")["facts"]] == ["flaky tests"]
+    assert [f["object"] for f in kg.json("facts", "repo/later")["facts"]] == ["repo/ylib"]
+    if then.startswith("its name"):
+        assert kg.json("facts", "repo/zlib")["facts"] == []
+
+
 @pytest.mark.parametrize("order", ["facts first", "reversed", "interleaved"])
 def test_a_fact_may_name_an_entity_a_later_record_makes(kg, tmp_path, order):
     records = ENTITIES + GOOD + BAD
