@@ -235,7 +235,9 @@ def claim_index(folder: Path, deadline: float):
     try:
         try:
             fd = os.open(folder / HELD, os.O_RDWR | os.O_CREAT | flags, 0o600)
-        except PermissionError:  # a folder this process may read alone: a shared flock needs no more
+        except OSError as exc:  # a folder this process may read alone: a shared flock needs no more
+            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
             fd = os.open(folder / HELD, os.O_RDONLY | flags)
     except (FileNotFoundError, NotADirectoryError):
         yield  # no knowledge base there (yet), or none that ever held its index: nothing holds it

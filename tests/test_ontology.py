@@ -161,6 +161,8 @@ def _records() -> list[dict]:
                 record["order"] = i + 1
             if key.startswith("stated_"):
                 record["authority"] = "user"
+            if key == "claimed_member":  # (a claim records who said it)
+                record["said_by"] = entity("actor", "claim-speaker")
             facts.append(record)
     return list(entities.values()) + facts
 
