@@ -46,6 +46,7 @@ PRIVATE = [
 ]
 LINKS_REFUSED = ["journal/local", "index", "cache"]  # folders kgrdf writes in
 DERIVED = ("index", "cache")  # of those, the ones made again from the journal when missing
+READ_ONLY_WAY = "writes need to write in its folders (mind their permissions and the disk's mount); reads go on"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -133,7 +134,7 @@ def tighten(root: Path) -> None:
             raise Damaged(
                 f"the knowledge base at {root} cannot be written here: "
                 f"{'its folder' if folder == root else folder.relative_to(root).as_posix() + '/'} is read-only to kg",
-                hint="writes need to write in its folders (mind their permissions and the disk's mount); reads go on",
+                hint=READ_ONLY_WAY,
             )
     for pattern in PRIVATE:
         for path in root.glob(pattern):

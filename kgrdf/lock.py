@@ -97,6 +97,8 @@ def _opened(path: Path, exclusive: bool) -> int:
     import errno
     import stat
 
+    from kgrdf import files
+
     flags = os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         return os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o600)
@@ -115,7 +117,7 @@ def _opened(path: Path, exclusive: bool) -> int:
         raise ReadOnly(
             f"the knowledge base at {path.parent} cannot be {'written' if exclusive else 'read'} here: "
             f"its lock file {path.name}: {failed.strerror}",
-            hint="writes need to write in its folders (mind their permissions and the disk's mount); reads go on"
+            hint=files.READ_ONLY_WAY
             if exclusive
             else "reads need its lock file: a read-only copy is read once it holds one (an empty file named lock)",
         ) from None
