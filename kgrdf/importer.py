@@ -549,10 +549,10 @@ def _heard(data: dict):
 
 def _pinned(writer, record: Record) -> Record:
     """A fact record that waits for a later entity, each name it gives that means an entity at its
-    line given as that entity's id: staged after the file's later records, it means what it meant
+    line (its subject, object and speaker) given as that entity's id: staged after the file's later records, it means what it meant
     where it is (a later record may rename that entity, or give its name to another)."""
     pinned = dict(record.data)
-    for role in ("subject", "object"):
+    for role in ("subject", "object", "said_by"):
         name = pinned.get(role)
         if isinstance(name, str):
             try:

@@ -1101,6 +1101,11 @@ def organization_id(name: str, given: str | None = None) -> str:
     return made
 
 
+_VARIATION = re.compile(
+    "[\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180f\u034f]"
+)  # selectors and joiners that show nothing
+
+
 def attribute_name(key: str) -> str:
     """The predicate key an attribute's key would be (``Gated by`` -> ``gated_by``; full-width letters
     and other compatibility forms, and case, folded: ``Ｓｔａｔｕｓ`` and ``ſtatus`` -> ``status``; a
@@ -1108,7 +1113,7 @@ def attribute_name(key: str) -> str:
     the keys that are predicates of their own (an organization's promoted keys, or a high-risk one)."""
     import unicodedata
 
-    shown = "".join(c for c in key if unicodedata.category(c) != "Cf" and not "\ufe00" <= c <= "\ufe0f")
+    shown = "".join(c for c in key if unicodedata.category(c) != "Cf" and not _VARIATION.fullmatch(c))
     folded = unicodedata.normalize("NFKC", shown).casefold().strip()
     return re.sub(r"[\s-]+", "_", folded)
 

@@ -271,6 +271,23 @@ def test_a_schema_json_over_the_bound_in_force_is_refused_for_the_index_too(seed
     assert "unknown predicate 'on_call_for'" in seeded(*propose[:4], "repo/api", "-s", "ledger:b", expect=1).stderr
 
 
+def test_proposals_expire_beside_one_of_a_predicate_the_schema_lost(seeded, monkeypatch):
+    """A proposal of a site predicate schema.json no longer declares, due to expire, made kg expire and
+    kg batch fail (exit 1, no way out): no proposal expired, and no person fact past retention was
+    deleted. It is left as it is, as kg validate reports it; the others expire."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T09:00:00Z")
+    write(seeded, {"predicates": [ON_CALL]})
+    lost = seeded.json("propose", "team/web", "on_call_for", "--object", "repo/web-app", "-s", "slack:x")["id"]
+    other = seeded.json("propose", "repo/api", "caveat", "--value", "mkstale", "-s", "slack:y")["id"]
+    write(seeded, {})
+    monkeypatch.setenv("KGRDF_NOW", "2026-05-01T09:00:00Z")
+    done = seeded.json("expire")
+    assert done["expired"] == 1, done
+    assert seeded.json("history", other)["fact"]["status"] == "expired"
+    assert seeded.json("history", lost)["fact"]["status"] == "proposed"
+    seeded("batch")  # (which expires first: it failed too)
+
+
 def test_an_extension_copied_in_as_the_readme_says_is_no_damage_to_validate(seeded):
     write(seeded, {"predicates": [ON_CALL]})
     seeded("add-entity", "repo/x", "--name", "X")  # (the write commits schema.json)

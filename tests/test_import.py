@@ -164,14 +164,26 @@ def test_a_fact_waiting_for_a_later_entity_means_what_its_names_meant_at_its_lin
     records = [
         {"type": "entity", "id": "repo/ylib", "name": "Foolib"},
         {"type": "fact", "subject": "repo/later", "predicate": "depends_on", "object": "Foolib", "sources": ["doc:a"]},
-        {"type": "fact", "subject": "Foolib", "predicate": "caveat", "value": "flaky tests", "sources": ["doc:a"]},
+        {"type": "entity", "id": "actor/abot", "name": "Bot A"},
+        {
+            "type": "fact",
+            "subject": "Foolib",
+            "predicate": "caveat",
+            "value": "flaky tests",
+            "sources": ["doc:a"],
+            "said_by": "Bot A",
+        },
         {"type": "entity", "id": "repo/ylib", "name": "Barlib"},
+        {"type": "entity", "id": "actor/abot", "name": "Bot X"},
+        {"type": "entity", "id": "actor/bbot", "name": "Bot A"},
         *([{"type": "entity", "id": "repo/zlib", "name": "Foolib"}] if then.startswith("its name") else []),
         {"type": "entity", "id": "repo/later", "name": "Later"},
     ]
     report = kg.json("import", records_file(tmp_path / "later.jsonl", *records), "--apply")
     assert report["refused"] == {} and report["facts"] == {"created": 2}, report
-    assert [f["value"] for f in kg.json("facts", "repo/ylib")["facts"]] == ["flaky tests"]
+    assert [(f["value"], f["said_by"]) for f in kg.json("facts", "repo/ylib")["facts"]] == [
+        ("flaky tests", "actor/abot")
+    ]
     assert [f["object"] for f in kg.json("facts", "repo/later")["facts"]] == ["repo/ylib"]
     if then.startswith("its name"):
         assert kg.json("facts", "repo/zlib")["facts"] == []

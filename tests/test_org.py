@@ -560,6 +560,8 @@ def test_an_attribute_keyed_by_a_high_risk_predicate_is_not_confirmed_by_sources
         ("sta\u00adtus", "status"),
         ("\u2060decided", "decided"),
         ("rule\u200d", "rule"),
+        ("status\U000e0100", "status"),
+        ("owns\u034f", "owns"),
     ]:
         fact = kg.json("propose", "Quarry", "attribute", "--value", f"{key}: churned", *sources)
         assert fact["status"] == "proposed" and f"{risky} is high-risk" in fact["note"], key
@@ -579,6 +581,8 @@ def test_an_attribute_keyed_by_a_high_risk_predicate_is_not_confirmed_by_sources
     kg("import", records, "--apply", "--auto-confirm")
     held = [f for f in kg.json("facts", "Quarry")["facts"] if f.get("value", "").endswith("status: active")]
     assert [f["status"] for f in held] == ["proposed"]
+    for key in ("status\U000e0100", "claimed_member", "Claimed member"):  # (a variation selector; hearsay)
+        assert kg.json("org", "set", "Quarry", key, "Jim", *sources)["status"] == "proposed", key
     assert kg.json("org", "set", "Quarry", "colour", "red", *sources)["status"] == "confirmed"
 
 

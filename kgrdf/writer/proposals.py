@@ -156,7 +156,8 @@ class Proposals(Staging):
         pred = self.schema.predicate(predicate)
         if pred.key == "attribute":  # "status: churned" is as high-risk as a status is
             named = self.schema.predicates.get(model.attribute_name(outcome.fact.target.value.partition(":")[0]))
-            pred = named if named is not None and named.high_risk else pred
+            # (and "claimed_member: Jim" as hearsay as a claim is)
+            pred = named if named is not None and (named.high_risk or named.key == autoconfirm.CLAIM) else pred
         decision = autoconfirm.decide(
             predicate=pred,
             kinds=outcome.fact.source_kinds(),
