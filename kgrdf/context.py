@@ -158,7 +158,9 @@ def short_source(sources: list[dict]) -> str:
 def _title(pack: dict) -> list[str]:
     entities = pack["entities"]
     if "message" in pack:
-        named = "; ".join(f"{e['name']} ({e['type']}, {e['id']})" for e in entities) or "no known name"
+        named = "; ".join(f"{e['name']} ({e['type']}, {e['id']})" for e in entities) or (
+            "no entity named once" if pack.get("ambiguous") else "no known name"
+        )
         lines = [f"# Context for a message that mentions: {named}"]
         if pack.get("ambiguous"):
             more = f" and {pack['more_ambiguous']} more" if pack.get("more_ambiguous") else ""
@@ -206,7 +208,12 @@ def _bullet(fact: dict) -> str:
 
 def _footer(pack: dict, shown: int, omitted: int) -> list[str]:
     lines = []
-    if shown == 0 and omitted == 0 and "message" in pack and not pack["entities"]:
+    if shown == 0 and omitted == 0 and "message" in pack and not pack["entities"] and pack.get("ambiguous"):
+        lines.append(  # (it named known entities: more than one of each name, and which one is not told)
+            "Each name the message gives is more than one entity's: nothing to pack (kg mentions lists them; "
+            "kg context --for ID packs one)."
+        )
+    elif shown == 0 and omitted == 0 and "message" in pack and not pack["entities"]:
         lines.append("The message mentions no known name or alias: nothing to pack.")
     elif shown == 0 and omitted == 0:
         lines.append("No confirmed facts hold now (kg lookup shows proposed ones, kg facts --all past ones).")

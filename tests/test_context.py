@@ -487,6 +487,17 @@ def test_a_message_that_mentions_no_known_name_gives_a_pack_that_says_so(demo):
     assert "nothing is called" in demo("context", "--for", "the weather", expect=1).stderr
 
 
+def test_a_message_whose_every_name_is_shared_says_so_not_that_it_names_none(kg):
+    """Its pack said the message mentions no known name or alias, below a line listing the name it
+    gave as one more than one entity has."""
+    kg("add-entity", "system/mercury-a", "--name", "Mercury")
+    kg("add-entity", "system/mercury-b", "--name", "Mercury")
+    pack = kg.json("context", "--message", "Mercury is down")
+    assert pack["entities"] == [] and pack["ambiguous"] == ["Mercury"]
+    assert "mentions no known name" not in pack["markdown"] and "no known name" not in pack["markdown"]
+    assert "Each name the message gives is more than one entity's" in pack["markdown"]
+
+
 def test_values_that_conflict_are_packed_marked_newest_first_and_kept_or_cut_together(kg, monkeypatch):
     """Two confirmed values of a single-valued predicate stay, both shown as conflicting, newest
     first, until a person resolves them (§9): a pack listed them unmarked, oldest first, and a
