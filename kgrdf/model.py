@@ -1101,21 +1101,15 @@ def organization_id(name: str, given: str | None = None) -> str:
     return made
 
 
-_VARIATION = re.compile(
-    "[\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180f\u034f]"
-)  # selectors and joiners that show nothing
-
-
 def attribute_name(key: str) -> str:
     """The predicate key an attribute's key would be (``Gated by`` -> ``gated_by``; full-width letters
-    and other compatibility forms, and case, folded: ``Ｓｔａｔｕｓ`` and ``ſtatus`` -> ``status``; a
-    character that shows as nothing dropped: ``sta\u00adtus`` and ``status\u200b`` -> ``status``), for
-    the keys that are predicates of their own (an organization's promoted keys, or a high-risk one)."""
-    import unicodedata
+    and other compatibility forms, and case, folded: ``Ｓｔａｔｕｓ`` and ``ſtatus`` -> ``status``; what
+    shows as nothing dropped: ``sta\u00adtus``, ``status\u200b`` and a variation selector's ``status``
+    -> ``status``), read as the matcher of people reads text (privacy.fold), for the keys that are
+    predicates of their own (an organization's promoted keys, a high-risk one, a claim)."""
+    from kgrdf.privacy import fold
 
-    shown = "".join(c for c in key if unicodedata.category(c) != "Cf" and not _VARIATION.fullmatch(c))
-    folded = unicodedata.normalize("NFKC", shown).casefold().strip()
-    return re.sub(r"[\s-]+", "_", folded)
+    return re.sub(r"[\s-]+", "_", fold(key).strip())
 
 
 def attribute_key(text: str) -> str:
