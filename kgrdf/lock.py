@@ -4,6 +4,7 @@ A writer waits for the readers and writers before it, then goes; it never interl
 Oxigraph's own lock lets only one process open the store for writing, so ours is taken first.
 """
 
+import errno
 import fcntl
 import os
 import signal
@@ -86,6 +87,10 @@ def held(path: Path, exclusive: bool):
         os.close(fd)
 
 
+# what opening a file to write in a folder this process may only read gives: refused, or a read-only mount
+READ_ONLY_ERRNOS = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
 class ReadOnly(Damaged):
     """The lock file cannot be opened as it must be: the folder is read-only to this process."""
 
@@ -94,7 +99,6 @@ def _opened(path: Path, exclusive: bool) -> int:
     """The lock file, open to be locked: read and write, made if missing; for a reader in a folder
     it may not write (a read-only copy, a read-only mount), read-only, as a shared lock needs no
     more. Damaged, saying why, when it cannot be."""
-    import errno
     import stat
 
     from kgrdf import files
@@ -108,7 +112,7 @@ def _opened(path: Path, exclusive: bool) -> int:
         plain = stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         plain = False
-    if failed.errno in (errno.EACCES, errno.EPERM, errno.EROFS):  # (a link or a folder there fails otherwise)
+    if failed.errno in READ_ONLY_ERRNOS:  # (a link or a folder there fails otherwise)
         if not exclusive and plain:
             try:
                 return os.open(path, os.O_RDONLY | flags)
@@ -231,14 +235,12 @@ def claim_index(folder: Path, deadline: float):
     requests uses the index, and waits a moment before it holds it again. So no two processes ever
     have the index open when one of them writes, as Oxigraph requires, and a command never meets an
     index another process keeps changing."""
-    import errno
-
     flags = os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         try:
             fd = os.open(folder / HELD, os.O_RDWR | os.O_CREAT | flags, 0o600)
         except OSError as exc:  # a folder this process may read alone: a shared flock needs no more
-            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            if exc.errno not in READ_ONLY_ERRNOS:
                 raise
             fd = os.open(folder / HELD, os.O_RDONLY | flags)
     except (FileNotFoundError, NotADirectoryError):
@@ -283,7 +285,6 @@ def _take(lock, deadline: float, path: Path) -> None:
     """Call ``lock(flags)`` without blocking, else wait in the kernel's queue (a blocking call), so
     that the holder cannot take the lock back before the waiters get a turn; polling would starve
     them. An alarm ends the wait at ``deadline``."""
-    import errno
 
     try:
         return lock(fcntl.LOCK_NB)

@@ -21,7 +21,6 @@ commits what is owed. The server commits in a thread of its own, a moment after 
 commit for the writes that came in meanwhile: a write is acknowledged without waiting for git.
 """
 
-import errno
 import fcntl
 import os
 import signal
@@ -143,7 +142,7 @@ class Resident:
         try:
             fd = os.open(self.path / lock.HELD, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
         except OSError as exc:
-            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            if exc.errno not in lock.READ_ONLY_ERRNOS:
                 raise
             # a knowledge base this process may read alone: nothing is held, and each request opens
             # the index as a command does (none can write it, so none waits for the hold to end)
