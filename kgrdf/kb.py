@@ -511,8 +511,8 @@ class KnowledgeBase:
                     then = "the next write starts a new journal from it as a new replica"
                 told = (
                     damage.message
-                    if isinstance(damage, HistoryDamaged)
-                    else f"the journal is damaged ({damage.message})"
+                    if isinstance(damage, HistoryDamaged) or damage.details.get("status") is not None
+                    else f"the journal is damaged ({damage.message})"  # (not the server's refusal to take it)
                 )
                 print(f"kg: {told}; reading the index as of transaction {view.seq}; {then}", file=sys.stderr)
                 yield self.session_on(backend)
@@ -794,6 +794,17 @@ class KnowledgeBase:
             print(
                 f"kg: {exc.message}; transaction {tx.seq} is in the journal, and the index catches up with "
                 f"it when the server answers again (kg status)",
+                file=sys.stderr,
+            )
+            return False
+        except Damaged as exc:
+            if exc.details.get("status") is None:  # (an index on disk that fails its checksum is marked so)
+                raise
+            # The server refused the update (a proxy's limit on a request's size, a server out of room):
+            # the journal holds the write all the same, and a retry would make it twice.
+            print(
+                f"kg: {exc.message}; transaction {tx.seq} is in the journal, and the index catches up with "
+                f"it once the server takes it ({exc.hint}; kg status)",
                 file=sys.stderr,
             )
             return False

@@ -564,6 +564,88 @@ def test_a_proxy_that_answers_502_is_a_server_that_does_not_answer(remote_kg, se
     assert [f["value"] for f in remote_kg.json("facts", "api")["facts"]] == ["behind a proxy"]
 
 
+class _Refusing:
+    """A forwarder on loopback before a real SPARQL server that answers 413, as nginx does past its
+    limit on a request's size, to every update while ``refuse`` is set; with ``applied`` it forwards
+    the update first, then answers 500 (a server that took it and failed after)."""
+
+    def __init__(self, upstream: str):
+        import http.server
+        import threading
+        import urllib.error
+        import urllib.request
+
+        forwarder = self
+        self.refuse, self.applied = False, False
+
+        class Forward(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                update = self.path.startswith("/update")
+                if update and forwarder.refuse and not forwarder.applied:
+                    return self._answer(413, b"<html><h1>413 Request Entity Too Large</h1></html>", "text/html")
+                asked = urllib.request.Request(upstream + self.path, data=body, method="POST")
+                for name in ("Content-Type", "Accept"):
+                    if self.headers.get(name):
+                        asked.add_header(name, self.headers[name])
+                try:
+                    with urllib.request.urlopen(asked, timeout=30) as answer:
+                        status, data, kind = answer.status, answer.read(), answer.headers.get("Content-Type")
+                except urllib.error.HTTPError as refused:
+                    status, data, kind = refused.code, refused.read(), refused.headers.get("Content-Type")
+                if update and forwarder.refuse:
+                    status, data, kind = 500, b"Internal error after apply", "text/plain"
+                self._answer(status, data, kind)
+
+            def _answer(self, status, data, kind):
+                self.send_response(status)
+                if kind:
+                    self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("applied", [False, True], ids=["refused", "applied-then-500"])
+def test_a_write_whose_update_the_server_refuses_is_acknowledged_once_and_reads_do_not_blame_the_journal(
+    tmp_path, server, applied
+):
+    """A proxy's 413 (or a server's 500 after it took the update) made a journaled write exit 3 as
+    if it had failed: run again, it was observed twice; and every read after said the journal was
+    damaged, where only the server had refused to take it."""
+    refusing = _Refusing(server.url)
+    try:
+        kg = Kg(tmp_path / "kb")
+        kg("init", "--index", refusing.url)
+        kg("add-entity", "service/billing", "--name", "Billing")
+        refusing.refuse, refusing.applied = True, applied
+        done = kg("propose", "billing", "caveat", "--value", "invoices run nightly", "-s", "ticket:T-9", "--json")
+        said = [line for line in done.stderr.splitlines() if line.startswith("kg: ")]
+        assert len(said) == 1 and "is in the journal" in said[0] and "once the server takes it" in said[0], said
+        fact = json.loads(done.stdout)["id"]
+        read = kg("facts", "billing", "--json")
+        assert "journal is damaged" not in read.stderr
+        if not applied:  # the index stays behind the journal while the server refuses
+            assert "answered 413" in read.stderr and "reading the index as of transaction" in read.stderr
+        refusing.refuse = False
+        facts = kg.json("facts", "billing")["facts"]
+        assert [(f["id"], f["observations"]) for f in facts] == [(fact, 1)]
+        assert kg.json("status")["index"]["behind"] == 0
+    finally:
+        refusing.stop()
+
+
 def test_a_value_that_holds_virtuoso_s_blank_node_prefix_reads_back_as_written(remote_kg):
     """Every answer had '"nodeID://' taken out wherever it stood: such a value read back changed,
     proposing it again made a second fact, and kg validate called the index damaged for good."""
