@@ -157,6 +157,36 @@ def test_a_new_journal_started_from_the_index_keeps_a_disclosure_to_a_dm_private
     assert [d["message"] for d in kg.json("disclosures", told["public"])["disclosures"]] == ["slack:mkdm"]
 
 
+def test_a_new_journal_started_from_the_index_puts_each_fact_where_its_writes_put_it(kg, told):
+    """A fact heard in a private conversation (dm: heard, not told) and one a person said went to
+    the shared journal of a new journal, and the next sync took them to the hub: the split of a new
+    journal is the one every write makes, fact by fact."""
+    kg("propose", "repo/api", "caveat", "--value", "mkheardindm", "-s", "slack:d1", "--audience", "dm:bo,cy")
+    kg("propose", "repo/api", "caveat", "--value", "mksaidbybo", "-s", "slack:d2", "--said-by", "Bo")
+    kg("propose", "repo/api", "caveat", "--value", "mkinchannel", "-s", "slack:d3", "--audience", "channel:eng")
+    kg(
+        "propose",
+        "repo/api",
+        "caveat",
+        "--value",
+        "mkquixaslaptop",
+        "-s",
+        "slack:d4",
+        "--extracted",
+        "--span",
+        "Quixa's laptop",
+    )
+    markers = ["mkheardindm", "mksaidbybo", "mkinchannel", "mkquixaslaptop", "flaky on mondays", "rewrite planned"]
+    before = {marker: _patches_holding(kg, marker) for marker in markers}
+    replica = json.loads((kg.path / "replica.json").read_text())["replica"]
+    assert before == {**dict.fromkeys(markers, ["local"]), "mkinchannel": [replica], "rewrite planned": [replica]}
+    (kg.path / "journal").rename(kg.path / "journal.aside")
+    kg("propose", "repo/api", "caveat", "--value", "after the move", "-s", "pr:9")
+    replica = json.loads((kg.path / "replica.json").read_text())["replica"]
+    after = {marker: _patches_holding(kg, marker) for marker in markers}
+    assert after == {**dict.fromkeys(markers, ["local"]), "mkinchannel": [replica], "rewrite planned": [replica]}
+
+
 def test_after_kg_forget_no_disclosure_names_the_person_and_the_facts_they_did_not_name_stay(kg, told):
     kg("disclose", told["public"], told["public2"], "--message", "slack:mkdm", "--audience", "dm:bo,quixa")
     kg("disclose", told["public"], "--message", "asked by Quixa Vell", "--audience", "public")
