@@ -557,6 +557,36 @@ def test_an_entity_given_an_alias_a_record_costs_each_record_its_own_alias(kg, t
     assert "the index matches the journal" in kg("validate").stdout
 
 
+def test_a_fact_naming_a_person_added_since_is_read_again_when_a_person_confirms_it(seeded):
+    """The person a fact names added after it was proposed: confirming an inference that names them
+    went through (kg validate clean), and a fact naming them stayed internal, so that retention
+    never came for it. A confirmation reads the fact's texts as a proposal would now."""
+    inferred = seeded.json(
+        "propose",
+        "repo/api",
+        "caveat",
+        "--value",
+        "slow when Rui Costa deploys",
+        "-s",
+        "doc:1",
+        "--authority",
+        "inferred",
+    )["id"]
+    observed = seeded.json("propose", "repo/api", "caveat", "--value", "rui costa owns the runbook", "-s", "doc:2")[
+        "id"
+    ]
+    control = seeded.json("propose", "repo/api", "caveat", "--value", "the runbook is old", "-s", "doc:3")["id"]
+    seeded("add-entity", "person/rui", "--name", "Rui Costa")
+    before = seeded.snapshot()
+    refused = one_line(seeded("confirm", inferred, expect=1))
+    assert f"{inferred} names a person known since it was proposed" in refused and f"kg reject {inferred}" in refused
+    assert seeded.snapshot() == before
+    seeded("reject", inferred)  # the way out it names
+    for fact, sensitivity in ((observed, "personal"), (control, "internal")):
+        seeded("confirm", fact)
+        assert seeded.json("history", fact)["fact"]["sensitivity"] == sensitivity
+
+
 def test_an_inferred_fact_observed_with_a_source_naming_a_person_is_observed_no_longer_inferred(seeded):
     """An inference seen since with a source that names a person names a person: kept as inferred,
     it would break the rule that an inferred fact never names one (SPEC §4), so its authority

@@ -5,7 +5,7 @@ import shlex
 from pyoxigraph import NamedNode
 
 from kgrdf import audience as audiences
-from kgrdf import clock, model, schema, vocab
+from kgrdf import clock, model, privacy, schema, vocab
 from kgrdf.errors import BadInput, NotFound, Refused
 from kgrdf.session.reading import days_before
 from kgrdf.writer.pending import rival_key
@@ -41,6 +41,8 @@ class Lifecycle(Staging):
         if action == "reconfirm" and reviewed_by == "auto":
             return Outcome(fact, "unchanged", f"{fact.id} is confirmed already", [])
         changes = {"status": "confirmed", "retired_at": None, "last_confirmed_at": self.now, "reviewed_by": reviewed_by}
+        if reviewed_by != "auto":  # (an automatic confirmation follows the proposal's own reading)
+            changes.update(self._named_since(fact))
         rivals, beside = self._replaced_by(fact)
         coexist = bool(rivals) and self._coexists(fact)
         if close_replaced and rivals and not coexist and fact.valid_from is None:
@@ -71,6 +73,21 @@ class Lifecycle(Staging):
             does = f"ends {ids} where it begins" if later else f"closes {ids}"
             note = f"{ids} stays current beside it until a person confirms the change (kg confirm {after.id} {does})"
         return Outcome(after, action + "ed", note, [])
+
+    def _named_since(self, fact: model.Fact) -> dict:
+        """{"sensitivity": "personal"} when a fact not yet personal names a person added since it was
+        written (its texts read as a proposal's are), else {}: a fact a person confirms is read again,
+        as one heard again is. An inference that names one is refused, as its proposal would be now."""
+        if fact.sensitivity == "personal" or not self._names_a_person(privacy.fact_texts(fact)):
+            return {}
+        if fact.authority == "inferred":
+            raise Refused(
+                f"{fact.id} names a person known since it was proposed, and a fact with authority inferred "
+                "may not name a person: an inference about a person is not kept",
+                hint=f"kg reject {fact.id}; propose what was observed, with its source",
+                whitelist=True,
+            )
+        return {"sensitivity": "personal"}
 
     def ended(self, fact: model.Fact) -> bool:
         """Whether a fact's valid time ended by now: "it was being built until 2021"."""
