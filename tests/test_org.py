@@ -542,6 +542,30 @@ def test_an_attribute_key_that_is_a_relation_or_hides_a_character_is_refused_and
     kg("org", "set", "Texture", "status", "active", "-s", "slack:p1")
 
 
+def test_an_attribute_keyed_by_a_relation_names_a_way_that_works_for_an_organization(kg):
+    """`kg org set Acme owns web-app` advised `kg propose organization/acme owns --object ...`, which
+    failed: owns is not about an organization. The advice to propose is given where the predicate is
+    about one, and followed here; elsewhere the refusal says whom the predicate is about."""
+    kg("org", "init", "Fernhill Labs")
+    kg("org", "add", "Texture")
+    relations = [p for p in kg.json("schema")["predicates"] if p["object"] == "entity"]
+    assert {"owns", "customer_of"} <= {p["key"] for p in relations}
+    before = kg.snapshot()
+    for predicate in relations:
+        line = one_line(kg("org", "set", "Texture", predicate["key"], "Fernhill Labs", "-s", "slack:p1", expect=2))
+        if not predicate["domain"] or "organization" in predicate["domain"]:  # (none: about any type)
+            assert f"kg propose organization/texture {predicate['key']} --object ENTITY" in line, line
+        else:
+            assert "kg propose" not in line and "not an organization, so it is no attribute" in line, line
+            assert " or ".join(sorted(predicate["domain"])) in line
+    assert kg.snapshot() == before
+    advised = one_line(kg("org", "set", "Texture", "customer_of", "Fernhill Labs", "-s", "slack:p1", expect=2))
+    command = advised.split("(kg ", 1)[1].rstrip(")").split()
+    command = [w for w in command if w not in ("--object", "ENTITY", "--source", "KIND:REF")]
+    kg(*command, "--object", "organization/fernhill-labs", "--source", "slack:p1")
+    assert [f["predicate"] for f in kg.json("facts", "organization/texture")["facts"]] == ["customer_of"]
+
+
 def test_an_attribute_keyed_by_a_high_risk_predicate_is_not_confirmed_by_sources_alone(kg):
     """README: a high-risk predicate is never confirmed by sources alone. An attribute "status:
     churned" read as one to a reader was confirmed by a ledger and a report, where kg propose of the

@@ -804,6 +804,35 @@ def test_the_users_words_are_kept_only_where_every_audience_of_the_fact_heard_th
     assert status == 200 and "mksecretplan" not in text
 
 
+def test_a_claim_asked_of_kg_mcp_without_a_speaker_names_the_way_that_gives_it_one(served):
+    """kg mcp with no --speaker answered a claim with "give --said-by", an argument no tool has (one
+    not declared is refused): it names how the claim gets a speaker, and writes nothing."""
+
+    async def calls(client):
+        claim = await client.call_tool(
+            "org_affiliate", {"org": "Lyra Labs", "claimed_name": "Mkzed", "role": "IT", "sources": ["doc:m"]}
+        )
+        proposed = await client.call_tool(
+            "propose", {"subject": "Lyra Labs", "predicate": "claimed_member", "value": "Mkzed", "sources": ["doc:m"]}
+        )
+        return _text(claim), claim.is_error, _text(proposed), proposed.is_error
+
+    before = _snapshot(served)
+    claim, claim_failed, proposed, proposed_failed = _mcp(
+        served, None, calls, stdio_args=["--audience", "owner", "--write", "--perspective", "lyra"]
+    )
+    assert claim_failed and proposed_failed
+    for said in (claim, proposed):
+        assert "this kg mcp has no speaker" in said and "kg mcp with --speaker" in said and "--said-by" not in said, (
+            said
+        )
+    assert _snapshot(served) == before
+    cli = served["kg"](
+        "org", "affiliate", "Lyra Labs", "--claimed-name", "Mkzed", "-s", "doc:m", "--perspective", "lyra", expect=2
+    )
+    assert "give --said-by" in cli.stderr
+
+
 def test_organizations_through_mcp_and_a_bad_write_writes_nothing(served):
     async def calls(client):
         added = await client.call_tool("org_add", {"name": "Mkacme Corp", "aliases": ["mkacme.example"]})

@@ -55,6 +55,22 @@ class Caller:
         return cls(token.name, token.perspective, token.audience, token.write, token.speaker, digest=token.digest)
 
 
+def _speakerless(caller: Caller) -> BadInput:
+    """A claim asked of a caller with no speaker: who says what a caller proposes is fixed when it
+    starts (a token's --speaker, kg mcp's), never given by a call."""
+    if caller.stdio:
+        return BadInput(
+            "a claim records who said it, and this kg mcp has no speaker",
+            hint="its owner starts kg mcp with --speaker ACTOR",
+            needs_speaker=True,
+        )
+    return BadInput(
+        f"a claim records who said it, and the token {caller.name} has no speaker",
+        hint="its owner makes a token with kg tokens add --speaker ACTOR for the program that hears claims",
+        needs_speaker=True,
+    )
+
+
 class Revoked(Refused):
     """The caller's token was revoked while its call waited (a forget, finished first, revoked it):
     answered as a request with no known token is."""
@@ -317,7 +333,7 @@ class Service:
                 outcome = change(writer)
                 shown = writer.describe(outcome.fact)
         except KgError as exc:  # a refusal's reason may name a fact its audience may not hear
-            raise self._told(caller, exc) from None
+            raise self._told(caller, _speakerless(caller) if exc.details.get("needs_speaker") else exc) from None
         if caller.audience == "owner":
             return render.outcome_doc(outcome, shown, writer.warnings)
         try:

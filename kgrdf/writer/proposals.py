@@ -111,6 +111,7 @@ class Proposals(Staging):
             raise BadInput(
                 "a claim records who said it: give --said-by",
                 hint="kg org affiliate ORG --claimed-name NAME records one",
+                needs_speaker=True,
             )
         if heard["extracted"] and (user_words is not None or status != "proposed"):
             raise BadInput("an extracted fact is always a proposal: --extracted does not go with --from-user")
