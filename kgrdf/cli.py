@@ -194,6 +194,11 @@ def _standard_streams() -> None:
         sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)))
     if 2 in closed or sys.stderr is None:
         sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "wb", closefd=False), write_through=True)
+    # A locale whose encoding cannot write every character (ISO-8859-1): a name in Greek or an emoji
+    # is written escaped (\u039a), as standard error writes it, where it failed the answer after
+    # the command's write was made.
+    if not render.takes_all_text(sys.stdout) and isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
 
 
 def _answered(ctx) -> None:

@@ -1,5 +1,6 @@
 """Output: one JSON document for programs (--json), or plain text for a person, in colour on a terminal."""
 
+import codecs
 import functools
 import json as jsonlib
 import re
@@ -69,8 +70,18 @@ def _on_screen(render):
     return shown
 
 
+def takes_all_text(stream) -> bool:
+    """Whether a stream's encoding writes every character (a UTF): a locale's narrower one
+    (ISO-8859-1, ASCII) cannot write a Greek or CJK name, nor an emoji."""
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name.startswith("utf")
+    except LookupError:
+        return False
+
+
 def emit(document) -> None:
-    text = jsonlib.dumps(document, indent=2, ensure_ascii=False, default=str)
+    # (JSON escapes what the output's encoding cannot write: the same document, whatever the locale)
+    text = jsonlib.dumps(document, indent=2, ensure_ascii=not takes_all_text(sys.stdout), default=str)
     if _JSON_CONTROL.search(text):
         text = text.translate(_JSON_CONTROLS)
     sys.stdout.write(text + "\n")

@@ -242,6 +242,33 @@ def test_a_group_s_command_whose_answer_is_not_taken_says_so_once(kg, argv):
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and done.stderr.startswith(NO_ANSWER), done.stderr
 
 
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_a_locale_that_cannot_write_a_name_gets_it_escaped_and_a_write_is_made_once(kg, encoding):
+    """Standard output in ISO-8859-1 (or ASCII) and a name in Greek, CJK or an emoji: a write was
+    made, then called a bug in kgrdf (exit 3, not a word of the write), so that a retry made it
+    twice; a refusal with --json printed a traceback and no document. What the encoding cannot
+    write is escaped: JSON as JSON escapes it, text as standard error does."""
+    name = "Κόσμος 世界 🎉"
+    kg("add-entity", "repo/kosmos", "--name", name)
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    env.pop("KGRDF_HOME", None)
+
+    def run(*argv):
+        command = [sys.executable, "-m", "kgrdf", *argv, "--kb", str(kg.path)]
+        return subprocess.run(command, capture_output=True, env=env, timeout=120)
+
+    made = run("propose", "repo/kosmos", "status", "--value", "live", "-s", "doc:z", "--json")
+    assert made.returncode == 0 and made.stderr == b"", made.stderr
+    assert json.loads(made.stdout)["sentence"].startswith(name)
+    facts = kg.json("facts", "repo/kosmos")["facts"]
+    assert [f["observations"] for f in facts] == [1]  # made once, and said so
+    shown = run("lookup", "repo/kosmos")
+    assert shown.returncode == 0 and b"\\u039a\\u03cc" in shown.stdout and facts[0]["id"].encode() in shown.stdout
+    refused = run("lookup", "kosmo", "--json")
+    assert refused.returncode == 1 and b"Traceback" not in refused.stderr
+    assert json.loads(refused.stdout)["error"] == "not_found" and name in json.loads(refused.stdout)["hint"]
+
+
 def test_kg_mcp_whose_answers_are_not_taken_says_so_and_what_it_made(kg):
     """kg mcp > /dev/full: 'a bug in kgrdf' (the SDK's writer failed in its task group), exit 3,
     and the organization it made was never mentioned."""
