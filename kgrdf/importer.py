@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from kgrdf import batch, clock, review, vocab
+from kgrdf import batch, clock, privacy, review, vocab
 from kgrdf.errors import BadInput, KgError, NotFound
 
 # Where a refusal comes from, in the words of §6.
@@ -562,6 +562,27 @@ def _pinned(writer, record: Record) -> Record:
     return Record(record.line, pinned, record.problem)
 
 
+def _people_ahead(records) -> list[tuple[str, list[str]]]:
+    """(id, names) of every person or actor the import's entity records add or name, wherever they
+    stand in the file (Staging.expect_people): the names given as texts, a record that is not one
+    being refused when it is staged."""
+    people = []
+    for record in records:
+        data = record.data
+        if not isinstance(data, dict) or data.get("type") != "entity" or not isinstance(data.get("id"), str):
+            continue
+        entity_id = data["id"].strip()
+        if entity_id.split("/", 1)[0] not in privacy.PERSON_TYPES:
+            continue
+        given = [data.get("name")] + [
+            name for key in ("aliases", "weak_aliases") if isinstance(data.get(key), list) for name in data[key]
+        ]
+        names = [name for name in given if isinstance(name, str) and name.strip()]
+        if names:
+            people.append((entity_id, names))
+    return people
+
+
 def _aliases_ahead(writer, records, at_once: int = 500):
     """The records, the aliases of each block of ``at_once`` of them given to the writer before
     any is staged (expect_aliases): the aliases of an import's entities are looked up in the
@@ -587,12 +608,14 @@ def stage_all(writer, records: Records, auto_confirm: bool, progress=None) -> Re
 
     writer.check_perspective()  # the whole import is refused in a perspective that does not exist
     limit = settings.get("KGRDF_MAX_TEXT")
+    people = _people_ahead(records)
     skip: dict[int, tuple[str, str]] = {}  # records refused by the shapes, by number: (reason, message)
     for attempt in range(ATTEMPTS):
         report = Report(records=len(records))
         made: dict[str, list[_Made]] = {}  # fact IRI -> the records that made or observed it
         entities: dict[str, int] = {}  # entity IRI -> the number of the record that made it
         fresh = writer.fork()
+        fresh.expect_people(people)
         total = len(records)
         ahead: list[tuple[int, Record]] = []  # facts naming an entity that a later record may make
         for n, record in enumerate(_aliases_ahead(fresh, records)):

@@ -156,6 +156,38 @@ def test_a_name_an_import_takes_from_an_entity_is_no_longer_its_for_the_rest_of_
     assert [f["value"] for f in kg.json("facts", "repo/api")["facts"]] == ["by alias"]
 
 
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_a_fact_naming_a_person_the_import_adds_is_judged_the_same_wherever_the_persons_record_stands(kg, tmp_path, at):
+    """A fact staged before the record of the person it names was judged as naming nobody: with two
+    trusted sources it was confirmed and kept internal, and an inference naming them was taken,
+    where the same records with the person first made a proposal and refused the inference."""
+    kg("add-entity", "service/billing", "--name", "Billing")
+    person = {"type": "entity", "id": "person/ines", "name": "Inés Duarte", "aliases": ["Ducky"]}
+    facts = [
+        {
+            "type": "fact",
+            "subject": "Billing",
+            "predicate": "caveat",
+            "value": "ask ducky first",
+            "sources": ["ledger:a", "report:b"],
+        },
+        {
+            "type": "fact",
+            "subject": "Billing",
+            "predicate": "caveat",
+            "value": "INÉS DUARTE is away",
+            "sources": ["doc:c"],
+            "authority": "inferred",
+        },
+    ]
+    records = facts[:at] + [person] + facts[at:]
+    report = kg.json("import", records_file(tmp_path / "people.jsonl", *records), "--apply", "--auto-confirm")
+    assert [(r["line"], r["reason"]) for r in report["refusals"]] == [(records.index(facts[1]) + 1, "whitelist")]
+    kept = kg.json("facts", "billing", "--all")["facts"]
+    assert [(f["value"], f["status"]) for f in kept] == [("ask ducky first", "proposed")]
+    assert kg.json("history", kept[0]["id"])["fact"]["sensitivity"] == "personal"
+
+
 @pytest.mark.parametrize("then", ["its name given to another", "renamed alone"])
 def test_a_fact_waiting_for_a_later_entity_means_what_its_names_meant_at_its_line(kg, tmp_path, then):
     """Behind a fact waiting for an entity a later record makes, a fact naming an entity by a name a

@@ -173,6 +173,15 @@ class Entities(Staging):
 
     LABELS_AT_ONCE = 500  # match keys a query of expect_aliases reads
 
+    def expect_people(self, people) -> None:
+        """Know the people (id, their names) that later records of this write add, as people this
+        write adds: one write is one transaction, so a fact an import stages before a person's record
+        names them as one staged after it does (it is personal: never an inference, never confirmed
+        by sources alone). A record that is then refused leaves its facts judged the stricter way."""
+        for entity_id, names in people:
+            iri = vocab.entity_iri(self.perspective, entity_id).value
+            self._pending_people.add_person(iri, entity_id, names)
+
     def expect_aliases(self, aliases) -> None:
         """Read ahead, LABELS_AT_ONCE keys a query (labels-taken.rq), which of ``aliases`` an entity
         of the index goes by already: an alias this write then adds whose key none does is refused
