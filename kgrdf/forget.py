@@ -62,8 +62,13 @@ class Target:
         """Whether a row names the person. Another person's own names are theirs, even a name the
         two share: a row of their entity's description never names this person."""
         subject = quad.subject.value
-        if subject != self.iri and subject in self.everyone.iris and privacy.is_entities_graph(quad.graph_name.value):
+        entities = privacy.is_entities_graph(quad.graph_name.value)
+        if subject != self.iri and subject in self.everyone.iris and entities:
             return False
+        if entities and subject != self.iri and quad.predicate.value == vocab.IDENTIFIER.value:
+            # Another entity's id that names them as a text would (organization/sam-reyes): the id is
+            # in every record of it, so a forget that finds it in the shared journal is refused.
+            return self.in_text(quad.object.value.split("/", 1)[-1])
         return self.iri in self.everyone.in_row(quad)
 
     def in_text(self, text: str) -> bool:

@@ -535,6 +535,42 @@ def test_forget_is_refused_when_the_shared_journal_holds_a_name_naming_them(kg, 
     assert kg.snapshot() == before and not (kg.path / "forgotten.jsonl").exists()
 
 
+def test_an_id_naming_a_person_is_refused_when_made_and_a_forget_is_refused_where_one_was_made_before(kg, tmp_path):
+    """`kg org add "Sam Reyes"` beside person/sam made organization/sam-reyes: its id went to the
+    shared journal in every record of it and of its facts, and a forget exited 0 leaving it there
+    (its name made the id, which spells theirs). An id naming a known person is refused, its name
+    may be theirs, and a forget where such an id was made before them is refused, naming it."""
+    kg("add-entity", "repo/jo-park-sync", "--name", "Sync")  # before Jo is known
+    _propose(kg, "repo/jo-park-sync", "caveat", "--value", "runs hourly", "-s", "doc:1")
+    kg("add-entity", "person/jo", "--name", "Jo Park", "--alias", "Jojo")
+    before = kg.snapshot()
+    for dry in ([], ["--dry-run"]):
+        result = kg("forget", "person/jo", *dry, expect=1)
+        assert "the shared journal" in result.stderr and "repo/jo-park-sync" in result.stderr
+    assert kg.snapshot() == before and not (kg.path / "forgotten.jsonl").exists()
+
+    from tests.conftest import Kg
+
+    two = Kg(tmp_path / "two")
+    two("init")
+    two("add-entity", "person/jo", "--name", "Jo Park", "--alias", "Jojo")
+    before = two.snapshot()
+    for made in (["org", "add", "Jo Park"], ["add-entity", "team/jojo-ops", "--name", "Ops"]):
+        refused = two(*made, expect=1).stderr
+        assert "names person/jo" in refused and "an id of its own" in refused, refused
+    records = tmp_path / "org.jsonl"
+    records.write_text(json.dumps({"type": "entity", "id": "organization/jo-park", "name": "Jo Park"}) + "\n")
+    imported = two.json("import", records, "--apply")
+    assert imported["refused"] == {"whitelist": 1} and "names person/jo" in imported["refusals"][0]["message"]
+    assert two.snapshot() == before
+    two("org", "add", "Jo Park", "--id", "organization/jp-holdings")  # the way it names: its name is theirs
+    _propose(two, "organization/jp-holdings", "attribute", "--value", "salary: 250k", "-s", "ledger:a")
+    assert two.json("forget", "person/jo")["remaining"] == []
+    _unpack_git(two.path)
+    assert _files_naming(two.path, ["Jo Park", "jo-park", "Jojo"]) == []
+    assert two.json("lookup", "organization/jp-holdings")["entity"]["name"] == "organization/jp-holdings"
+
+
 def test_forget_refuses_what_is_not_a_person(kg):
     kg("add-entity", "repo/api", "--name", "api")
     assert "for people and actors" in kg("forget", "repo/api", expect=1).stderr

@@ -79,6 +79,8 @@ class Entities(Staging):
             )
         if old is None and type_key in privacy.PERSON_TYPES and not self.allow_forgotten:
             self._refuse_forgotten(entity_id)
+        if old is None and type_key not in privacy.PERSON_TYPES:
+            self._refuse_id_naming_a_person(entity_id)
         if old is None:
             new = model.Entity(
                 entity_id,
@@ -214,6 +216,22 @@ class Entities(Staging):
                 hint="a related term that may be shared is a weak alias: --weak-alias",
                 candidates=[m["id"] for m in others],
                 conflict=True,
+            )
+
+    def _refuse_id_naming_a_person(self, entity_id: str) -> None:
+        """Refuse a new entity whose id names a person as a text would (organization/sam-reyes, where
+        Sam Reyes is a person): an id is in every record of its entity and of its facts, the shared
+        journal's among them, which is never rewritten, so kg forget could not take it. Its name may
+        be theirs: a name naming a person is kept in the private journal, and a forget makes it the id."""
+        named = self.people_named_in(entity_id.split("/", 1)[1])
+        if named:
+            ids = ", ".join(sorted(vocab.id_of(iri) for iri in named))
+            raise Refused(
+                f"the id {entity_id} names {ids}: an id is in every record of its entity, the shared "
+                "journal's too, which is never rewritten, so kg forget could not take it",
+                hint="give the entity an id of its own: kg add-entity TYPE/ID, or kg org add NAME --id ID; "
+                "its name may still be theirs",
+                whitelist=True,
             )
 
     def _refuse_forgotten(self, entity_id: str) -> None:
