@@ -804,6 +804,29 @@ def test_the_users_words_are_kept_only_where_every_audience_of_the_fact_heard_th
     assert status == 200 and "mksecretplan" not in text
 
 
+def test_kg_mcp_refusals_name_its_own_way_and_a_number_is_checked_as_the_api_checks_it(served):
+    """kg mcp for channel:sales, asked to record what it told the public, called itself "the token
+    stdio" and advised a token, which it has none of; and MCP took a budget of 20 digits that /api
+    refuses (400)."""
+    public = served["kg"].json("facts", "api", "--audience", "public")["facts"][0]["id"]
+
+    async def calls(client):
+        told = await client.call_tool("record_disclosure", {"message": "m1", "audience": "public", "facts": [public]})
+        huge = await client.call_tool("context", {"entity": "api", "budget": 10**20})
+        return _text(told), told.is_error, _text(huge), huge.is_error
+
+    before = _snapshot(served)
+    told, told_failed, huge, huge_failed = _mcp(
+        served, None, calls, stdio_args=["--audience", "channel:sales", "--write", "--speaker", "Helper Bot"]
+    )
+    assert told_failed and "this kg mcp records what it told channel:sales" in told
+    assert "kg mcp with --audience public" in told and "token" not in told
+    status, text = _get(served, f"/api/context?entity=api&budget={10**20}")
+    assert status == 400 and huge_failed
+    assert json.loads(text)["message"] in huge and "at most 18 digits" in huge
+    assert _snapshot(served) == before
+
+
 def test_a_claim_asked_of_kg_mcp_without_a_speaker_names_the_way_that_gives_it_one(served):
     """kg mcp with no --speaker answered a claim with "give --said-by", an argument no tool has (one
     not declared is refused): it names how the claim gets a speaker, and writes nothing."""

@@ -21,6 +21,8 @@ def check(given: dict, schema: dict) -> None:
         _check_kind(name, value, takes.get(name, {}))
 
 
+WHOLE = 10**18  # a whole number an argument may be is of at most 18 digits, by every door
+
 KINDS = {  # a JSON schema type, and how a message names it
     "string": (str, "text"),
     "integer": (int, "a whole number"),
@@ -48,6 +50,8 @@ def _check_kind(name: str, value, schema: dict) -> None:
             if kind == "array" and "items" in one:
                 for item in value:
                     _check_kind(f"each of {name}", item, one["items"])
+            if kind == "integer" and not -WHOLE < value < WHOLE:  # (as the API's query parameters are read)
+                raise BadInput(f"{name} must be a whole number of at most 18 digits, not {str(value)!r}")
             return
     words = " or ".join(KINDS[one["type"]][1] for one in allowed if one.get("type") != "null")
     raise BadInput(f"{name} must be {words}, not {inputs.shown(value)}")

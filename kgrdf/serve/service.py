@@ -672,8 +672,12 @@ class Service:
         told_to = audiences.parse(audience)
         if caller.audience != audiences.OWNER and told_to != caller.audience:
             raise Refused(
-                f"the token {caller.name} records what it told {caller.audience}, not {told_to}",
-                hint="record it with a token made for that audience",
+                f"this kg mcp records what it told {caller.audience}, not {told_to}"
+                if caller.stdio
+                else f"the token {caller.name} records what it told {caller.audience}, not {told_to}",
+                hint=f"its owner starts kg mcp with --audience {told_to}"
+                if caller.stdio
+                else "record it with a token made for that audience",
             )
         if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
             raise BadInput('facts is a list of fact ids, e.g. ["f-3k9x2a"]')
