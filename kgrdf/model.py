@@ -923,7 +923,15 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     latest, first = max(times, default=None), min(times, default=None)
     narrowed = first is not None and len(shown) < len(heard_in)
     if narrowed:  # what was done before it first heard the fact is no part of its history
-        hidden |= _done_before(triples, shown)
+        hidden |= _done_before(triples, shown, heard_in)
+    # A change a write made beside a hearing the audience does not hear (a confirmation by sources) is
+    # shown, without its reason: the reason tells of the sources that hearing brought.
+    unheard_writes = {_transaction_of(h) for h in set(heard_in) - shown} - {_transaction_of(h) for h in shown}
+    unsaid = {
+        s.value
+        for s, p, o in triples
+        if unheard_writes and p.value == _P_UPDATE_NUMBER and o.value.isdigit() and int(o.value) in unheard_writes
+    }
     change_of = {}  # change node -> its field
     for s, p, o in triples:
         if p == _FIELD:
@@ -947,19 +955,25 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             kind_ref = o.value.partition(":")
             if kind_ref[2] not in shown_refs:  # (a set: a record may add thousands)
                 continue
-        elif p == _REASON and any(
-            not hears_fact(fact[: fact.rindex("/") + 1] + found) for found in FACT_IDS_IN_TEXT.findall(o.value)
+        elif p == _REASON and (
+            s.value in unsaid
+            or any(not hears_fact(fact[: fact.rindex("/") + 1] + found) for found in FACT_IDS_IN_TEXT.findall(o.value))
         ):
             continue
         out.append((s, p, o))
     return out
 
 
-def _done_before(triples: list[tuple], shown: set[str]) -> set[str]:
+def _done_before(triples: list[tuple], shown: set[str], heard_in: list[str]) -> set[str]:
     """The update records of transactions before the first that recorded a hearing in ``shown``: by
     transaction, not by time (two transactions may share a second, and a record of the earlier one
-    would pass for one of the hearing's own)."""
+    would pass for one of the hearing's own). When the fact was recorded before that, that
+    transaction's own records go too: to the audience it is the one that recorded the fact, said on
+    its first line with the sources it heard, where its record "observe" told of a hearing before, and
+    a confirmation by sources in the same write told of their kinds and the status it had before."""
     first = min(_transaction_of(hearing) for hearing in shown)
+    if first > min(_transaction_of(hearing) for hearing in heard_in):
+        first += 1
     return {
         s.value for s, p, o in triples if p.value == _P_UPDATE_NUMBER and o.value.isdigit() and int(o.value) < first
     }

@@ -5,6 +5,7 @@ command prints tells what leaked."""
 
 import itertools
 import json
+import re
 import shutil
 from dataclasses import dataclass, field
 
@@ -581,7 +582,8 @@ def test_a_successor_the_audience_may_not_hear_leaves_no_trace_in_its_history(kg
 def test_what_was_done_before_an_audience_first_heard_a_fact_is_no_part_of_its_history(kg, monkeypatch):
     """Confirmed on the owner's trusted sources, then heard in #eng: #eng's history showed the
     confirmation of nine days before it heard the fact, with its reason, and last_confirmed_at then,
-    earlier than the fact's recorded_at as #eng is told it."""
+    earlier than the fact's recorded_at as #eng is told it. To #eng the fact was recorded when it
+    heard it: the record of that write is its first line (an "observe" told of a hearing before)."""
     monkeypatch.setenv("KGRDF_NOW", "2027-03-01T00:00:00Z")
     kg("org", "add", "Acme")
     kg("org", "set", "Acme", "budget", "5M", "-s", "ledger:crm", "-s", "report:board")
@@ -589,8 +591,8 @@ def test_what_was_done_before_an_audience_first_heard_a_fact_is_no_part_of_its_h
     kg("org", "set", "Acme", "budget", "5M", "-s", "slack:eng1", "--audience", "channel:eng")
     fact = kg.json("facts", "Acme")["facts"][0]["id"]
     told = kg.json("history", fact, "--audience", "channel:eng")
-    assert [(h["at"], h["action"]) for h in told["history"] if h["action"] != "recorded"] == [
-        ("2027-03-10T00:00:00Z", "observe")
+    assert [(h["at"], h["action"], h.get("changes")) for h in told["history"]] == [
+        ("2027-03-10T00:00:00Z", "recorded", {"sources": {"added": ["slack:eng1"]}})
     ]
     assert told["fact"]["last_confirmed_at"] == told["fact"]["recorded_at"] == "2027-03-10T00:00:00Z"
     text = kg("history", fact, "--audience", "channel:eng").stdout
@@ -599,6 +601,37 @@ def test_what_was_done_before_an_audience_first_heard_a_fact_is_no_part_of_its_h
     assert "confirm" in [h["action"] for h in owner["history"]] and owner["fact"]["last_confirmed_at"].startswith(
         "2027-03-01"
     )
+
+
+def test_an_audience_that_heard_a_fact_after_another_reads_its_first_hearing_as_the_record(kg, monkeypatch):
+    """A fact heard in a DM on a ledger, then in #sales on a report: #sales' history said "observe"
+    (a hearing before its own) and then "confirm, auto-confirmed: two trusted sources of different
+    kinds, status proposed -> confirmed", where it is shown one source: what the DM heard, told by
+    its kind. Its history starts with its own hearing, as the answer to its write said (created)."""
+    monkeypatch.setenv("KGRDF_NOW", "2027-04-01T09:00:00Z")
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("propose", "api", "caveat", "-v", "mkdmfirst", "-s", "ledger:crm", "--audience", "dm:jo,dana")
+    monkeypatch.setenv("KGRDF_NOW", "2027-04-01T09:00:05Z")
+    fact = kg.json("propose", "api", "caveat", "-v", "mkdmfirst", "-s", "report:r1", "--audience", "channel:sales")
+    assert fact["status"] == "confirmed"
+    told = kg.json("history", fact["id"], "--audience", "channel:sales")
+    assert [(h["at"], h["action"], h.get("changes")) for h in told["history"]] == [
+        ("2027-04-01T09:00:05Z", "recorded", {"sources": {"added": ["report:r1"]}})
+    ]
+    text = kg("history", fact["id"], "--audience", "channel:sales").stdout
+    assert not {"observe", "auto-confirmed", "proposed", "ledger"} & set(re.findall(r"[a-z-]+", text)), text
+    owner = [h["action"] for h in kg.json("history", fact["id"])["history"]]
+    assert owner == ["recorded", "observe", "confirm"]
+    # heard first where #sales hears, it keeps every step
+    monkeypatch.setenv("KGRDF_NOW", "2027-04-01T09:00:10Z")
+    own = kg.json("propose", "api", "caveat", "-v", "mksalesfirst", "-s", "report:r2", "--audience", "channel:sales")
+    monkeypatch.setenv("KGRDF_NOW", "2027-04-01T09:00:15Z")
+    kg("propose", "api", "caveat", "-v", "mksalesfirst", "-s", "ledger:l2", "--audience", "dm:jo,dana")
+    # confirmed by the DM's ledger beside its report: the confirmation is shown, not the reason that
+    # tells of the sources it was not shown
+    later = kg.json("history", own["id"], "--audience", "channel:sales")["history"]
+    assert [(h["action"], h.get("reason")) for h in later] == [("recorded", None), ("confirm", None)]
+    assert kg.json("history", own["id"])["history"][-1]["reason"].startswith("auto-confirmed")
 
 
 def test_what_was_done_in_the_same_second_before_an_audience_first_heard_a_fact_is_not_shown_either(kg, monkeypatch):
