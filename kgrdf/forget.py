@@ -48,6 +48,7 @@ class Target:
     own: privacy.People
     everyone: privacy.People
     chosen: tuple | None = field(default=None, repr=False)  # the words, once chosen
+    name: str = ""  # their name, which another entity's id may spell (privacy.id_spells)
 
     def words(self, sample: str) -> list[str] | None:
         """The words that find every row that may name them (``own.candidate_words``), chosen on the
@@ -66,9 +67,9 @@ class Target:
         if subject != self.iri and subject in self.everyone.iris and entities:
             return False
         if entities and subject != self.iri and quad.predicate.value == vocab.IDENTIFIER.value:
-            # Another entity's id that names them as a text would (organization/sam-reyes): the id is
-            # in every record of it, so a forget that finds it in the shared journal is refused.
-            return self.in_text(quad.object.value.split("/", 1)[-1])
+            # Another entity's id that spells their name (organization/sam-reyes): the id is in every
+            # record of it, so a forget that finds it in the shared journal is refused.
+            return privacy.id_spells(quad.object.value, self.name)
         return self.iri in self.everyone.in_row(quad)
 
     def in_text(self, text: str) -> bool:
@@ -86,7 +87,7 @@ def target(entity, values: list[str], label_rows=(), entries=(), base: str = "",
     own = privacy.People()
     own.add_person(entity.iri, entity.id, names, values)
     everyone.add_person(entity.iri, entity.id, names, values)
-    return Target(entity.iri, own, everyone)
+    return Target(entity.iri, own, everyone, name=entity.name)
 
 
 _NAMES_OF_ENTITY = frozenset({vocab.PREF_LABEL.value, vocab.ALT_LABEL.value, vocab.WEAK_ALIAS.value})

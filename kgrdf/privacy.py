@@ -377,6 +377,14 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(word for _start, _end, word in _pieces_at(fold(text)))
 
 
+def id_spells(entity_id: str, name: str) -> bool:
+    """Whether an entity's id (``organization/sam-reyes``) spells a person's name ("Sam Reyes") as
+    its words, in order and whole: such an id is in every record of its entity, where no forget can
+    take it. A name's alias, a related word of it, or a word it shares with the id is no spelling."""
+    said, of = words(entity_id.split("/", 1)[-1]), words(name)
+    return bool(of) and any(said[n : n + len(of)] == of for n in range(len(said) - len(of) + 1))
+
+
 class People:
     """The one matcher of what names a person, for routing a write and for forgetting.
 

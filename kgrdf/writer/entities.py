@@ -3,7 +3,7 @@
 from dataclasses import replace
 from functools import cached_property
 
-from pyoxigraph import Literal
+from pyoxigraph import Literal, NamedNode
 
 from kgrdf import inputs, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
@@ -219,11 +219,17 @@ class Entities(Staging):
             )
 
     def _refuse_id_naming_a_person(self, entity_id: str) -> None:
-        """Refuse a new entity whose id names a person as a text would (organization/sam-reyes, where
-        Sam Reyes is a person): an id is in every record of its entity and of its facts, the shared
-        journal's among them, which is never rewritten, so kg forget could not take it. Its name may
-        be theirs: a name naming a person is kept in the private journal, and a forget makes it the id."""
-        named = self.people_named_in(entity_id.split("/", 1)[1])
+        """Refuse a new entity whose id spells a known person's name (organization/sam-reyes, where
+        Sam Reyes is a person: privacy.id_spells): an id is in every record of its entity and of its
+        facts, the shared journal's among them, which is never rewritten, so kg forget could not take
+        it. Its name may be theirs: a name naming a person is kept in the private journal, and a
+        forget makes it the id. (An alias in an id is no spelling: "process/deploy" stays free of a
+        person whose weak alias is "deploy".)"""
+        named = [
+            iri
+            for iri in self.people_named_in(entity_id.split("/", 1)[1])
+            if (person := self.entity(NamedNode(iri))) is not None and privacy.id_spells(entity_id, person.name)
+        ]
         if named:
             ids = ", ".join(sorted(vocab.id_of(iri) for iri in named))
             raise Refused(
