@@ -595,7 +595,10 @@ def decide(kb, fact_ids: list[str], decision: str, reviewer: str = "console") ->
     if outside:  # (named as no more than a fact id's length, and as text that prints: it may be anything)
         raise Refused(f"{outside[0][:40]!r} is not in the batch being answered", hint="reload the review queue")
     done = {"decision": decision, "facts": list(fact_ids), "decided": [], "changed_since_printed": []}
-    if decision == "defer":
+    if decision == "defer":  # writes nothing: a fact decided elsewhere since is named, as by the others
+        with kb.reading() as session:
+            still = set(_to_decide(session, fact_ids, printed))
+        done["changed_since_printed"] = [fact_id for fact_id in fact_ids if fact_id not in still]
         return {**done, "answered": False}
     verb = "confirmed" if decision == "confirm" else "rejected"
     with kb.writing(f"review {decision}") as writer:

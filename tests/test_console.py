@@ -965,3 +965,67 @@ def test_a_folder_where_the_saved_batch_goes_is_one_line_of_damage_not_a_bug(kg)
     assert status == 503, text
     assert json.loads(text)["message"].startswith(f"cannot use {saved}")
     assert sorted(p.name for p in saved.parent.iterdir() if p.name.startswith(saved.name)) == [saved.name]
+
+
+def _own_console(browser, kg, values):
+    """A console of a knowledge base of its own with ``values`` proposed as caveats of repo/api, and a
+    browser session that opened its address: (console, context, ids)."""
+    kg("add-entity", "repo/api", "--name", "api")
+    ids = [kg.json("propose", "api", "caveat", "--value", v, "-s", "slack:" + v)["id"] for v in values]
+    running = Console(kg.path)
+    made = browser.new_context()
+    opened = made.new_page()
+    opened.goto(running.address)
+    opened.wait_for_selector("body[data-ready=home]")
+    opened.close()
+    return running, made, ids
+
+
+def test_a_fact_deferred_or_decided_here_then_decided_elsewhere_says_so(browser, kg):
+    """A defer of a fact decided elsewhere came back as a plain success (the server named none), and
+    a page loaded again showed what this tab did (deferred, confirmed) over what the fact is now."""
+    running, made, ids = _own_console(browser, kg, ["mkslow", "mkflaky", "mkold", "mkkept"])  # (one left open)
+    try:
+        page = made.new_page()
+        visit(page, running, "/review", "review")
+        kg("confirm", ids[2])  # decided in the terminal while the page shows it open
+        status, _headers, text = _decide(running, {"facts": [ids[2]], "decision": "defer"})
+        assert status == 200 and json.loads(text)["changed_since_printed"] == [ids[2]]
+        page.focus(f'.item[data-fact="{ids[0]}"]')
+        page.keyboard.press("d")
+        page.wait_for_selector(f'.item[data-fact="{ids[0]}"][data-outcome=deferred]')
+        page.locator(f'.item[data-fact="{ids[1]}"]').get_by_role("button", name="confirm", exact=True).click()
+        page.wait_for_selector(f'.item[data-fact="{ids[1]}"][data-outcome=confirmed]')
+        kg("confirm", ids[0])
+        kg("reject", ids[1])
+        visit(page, running, "/review", "review")
+        for fact, now in ((ids[0], "confirmed"), (ids[1], "rejected"), (ids[2], "confirmed")):
+            row = page.locator(f'.item[data-fact="{fact}"]')
+            assert row.get_attribute("data-outcome") == "elsewhere", fact
+            assert row.locator(".outcome").inner_text() == f"decided elsewhere ({now})"
+    finally:
+        made.close()
+        running.stop()
+
+
+def test_a_key_pressed_twice_or_a_double_click_decides_once_and_says_so(browser, kg):
+    """c pressed twice (or c then r), or confirm group clicked twice: each fact was decided once, but
+    the second answer called this tab's own decision "decided elsewhere"."""
+    running, made, ids = _own_console(browser, kg, ["mkone", "mktwo", "mkthree"])
+    try:
+        page = made.new_page()
+        visit(page, running, "/review", "review")
+        page.focus(f'.item[data-fact="{ids[0]}"]')
+        page.keyboard.press("c")
+        page.keyboard.press("r")
+        page.wait_for_selector(f'.item[data-fact="{ids[0]}"].decided')
+        page.locator(".card.group").first.get_by_role("button", name="confirm group").dblclick()
+        for fact in ids:
+            page.wait_for_selector(f'.item[data-fact="{fact}"][data-outcome=confirmed]')
+        page.wait_for_timeout(300)  # (a second answer, had one been asked, would have come by now)
+        assert [page.get_attribute(f'.item[data-fact="{f}"]', "data-outcome") for f in ids] == ["confirmed"] * 3
+        actions = [[h["action"] for h in kg.json("history", f)["history"]] for f in ids]
+        assert actions == [["recorded", "confirm"]] * 3
+    finally:
+        made.close()
+        running.stop()

@@ -388,7 +388,9 @@ function reviewQueue(batch, holder) {
         el("button", { class: "defer", onclick: () => decide([fact.id], "defer") }, "defer"),
       );
       const item = { id: fact.id, row, outcome, done: false };
-      if (fact.status && fact.status !== "proposed") mark(item, decidedHere(fact.id) || "elsewhere", fact.status);
+      // decided on this tab and still so, it says what this tab did; decided otherwise since, elsewhere
+      const here = decidedHere(fact.id);
+      if (fact.status && fact.status !== "proposed") mark(item, here === fact.status ? here : "elsewhere", fact.status);
       row.addEventListener("click", () => select(items.indexOf(item)));
       row.addEventListener("focus", () => select(items.indexOf(item), false)); // the keys act on the row in focus
       items.push(item);
@@ -414,16 +416,35 @@ function reviewQueue(batch, holder) {
     for (const button of item.row.querySelectorAll("button")) button.disabled = true;
   }
 
+  function hold(asked, held) {
+    // a fact asked about waits for its answer: a second key or click on it asks nothing more
+    for (const item of asked) {
+      item.done = held;
+      for (const button of item.row.querySelectorAll("button")) button.disabled = held;
+    }
+  }
+
   async function decide(ids, decision) {
-    if (!ids.length) return; // (a group whose every fact is decided already)
-    const answer = await fetch(href("/review/decide"), {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-KG-CSRF": CSRF },
-      body: JSON.stringify({ facts: ids, decision }),
-    });
-    const result = await answer.json();
+    const asked = items.filter((item) => ids.includes(item.id) && !item.done);
+    if (!asked.length) return; // (a group whose every fact is decided already, or waits for an answer)
+    ids = asked.map((item) => item.id);
+    hold(asked, true);
+    let answer, result;
+    try {
+      answer = await fetch(href("/review/decide"), {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-KG-CSRF": CSRF },
+        body: JSON.stringify({ facts: ids, decision }),
+      });
+      result = await answer.json();
+    } catch (error) {
+      hold(asked, false);
+      holder.prepend(el("p", { class: "error", role: "alert" }, "The console did not answer: " + error.message));
+      return;
+    }
     if (!answer.ok) {
+      hold(asked, false);
       // with its way out, and each fact named as the page names it: by its label (1a), not its id
       let said = result.message + (result.hint ? " (" + result.hint + ")" : "");
       for (const item of items) said = said.split(item.id).join(item.row.dataset.label);
@@ -431,8 +452,7 @@ function reviewQueue(batch, holder) {
       return;
     }
     const how = { confirm: "confirmed", reject: "rejected", defer: "deferred" }[decision];
-    for (const item of items) {
-      if (!ids.includes(item.id)) continue;
+    for (const item of asked) {
       if (result.changed_since_printed.includes(item.id)) mark(item, "elsewhere");
       else {
         mark(item, how);
