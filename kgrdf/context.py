@@ -201,7 +201,17 @@ def _heading(pack: dict, fact: dict) -> str:
 
 
 def _bullet(fact: dict) -> str:
-    mark = f"{fact['order']}." if fact["section"] == "steps" and fact.get("order") is not None else "-"
+    order, section = fact.get("order"), fact["section"]
+    # (a step that prevents rework is listed first, under that heading: its place among the steps with it)
+    mark = (
+        "-"
+        if order is None
+        else f"{order}."
+        if section == "steps"
+        else f"- step {order}:"
+        if section == REWORK
+        else "-"
+    )
     conflict = f" (conflicts with {', '.join(fact['conflicting'])})" if fact.get("conflicting") else ""
     return f"{mark} {fact['sentence']}{conflict} [{fact['id']} · {fact['source']}]"
 

@@ -230,6 +230,30 @@ def test_markdown_has_a_title_sections_and_one_cited_bullet_per_fact():
     assert context.markdown(pack) == pack["markdown"]
 
 
+def test_a_step_that_prevents_rework_keeps_its_place_among_the_steps():
+    """A process's second step, prevents-rework, was listed first without its number, and the steps
+    read 1, 3: an agent could not tell where it goes."""
+    pack = context.fit(
+        {**HEAD, "budget": 1500},
+        context.rank(
+            [
+                fact("f-aaaaa1", "steps", "P has the step A", order=1),
+                fact("f-aaaaa2", "steps", "P has the step B", order=2, prevents_rework=True),
+                fact("f-aaaaa3", "steps", "P has the step C", order=3),
+            ]
+        ),
+        3,
+    )
+    assert pack["markdown"].splitlines()[3:] == [
+        "## Prevents rework",
+        "- step 2: P has the step B [f-aaaaa2 · report:x]",
+        "",
+        "## P: steps, in order",
+        "1. P has the step A [f-aaaaa1 · report:x]",
+        "3. P has the step C [f-aaaaa3 · report:x]",
+    ]
+
+
 def test_a_pack_with_no_facts_says_so():
     pack = context.fit({**HEAD, "budget": 100}, [], 0)
     assert pack["facts"] == [] and pack["omitted"] == 0
