@@ -509,6 +509,67 @@ def test_rejecting_a_planned_value_gives_the_value_it_ended_its_end_back(fixed_n
     assert seeded.json("history", live)["fact"]["valid_to"] == "2027-05-01T00:00:00Z"
 
 
+def _status_at(kg, moment: str) -> list[str]:
+    return [f["value"] for f in kg.json("facts", "staging", "--as-of", moment)["facts"]]
+
+
+@pytest.mark.parametrize("rejected_first", ["the later", "the earlier"])
+@pytest.mark.parametrize("ended", [None, "2027-12-01"])
+def test_a_value_ended_for_two_planned_changes_both_rejected_holds_on_as_it_did(
+    fixed_now, seeded, ended, rejected_first
+):
+    """ "live" ended for "retired from June", then for "frozen in May": both rejected, whatever the
+    order, "live" stayed ended (in May or June) with no word and nothing true after, where README
+    says a planned value rejected gives the value its end back."""
+    until = ["--valid-to", ended] if ended else []
+    live = _confirmed(seeded, "environment/staging", "status", "--value", "live", "-s", "report:r", *until)
+    fixed_now("2026-11-02T09:01:00Z")
+    retired = seeded.json("supersede", live, "--value", "retired", "--valid-from", "2027-06-01")["id"]
+    fixed_now("2026-11-02T09:02:00Z")
+    frozen = seeded.json(
+        "supersede", live, "--value", "frozen", "--valid-from", "2027-05-01", "--valid-to", "2027-06-01"
+    )["id"]
+    assert _status_at(seeded, "2027-05-15") == ["frozen"] and _status_at(seeded, "2027-07-01") == ["retired"]
+    fixed_now("2026-11-02T09:03:00Z")
+    for fact in (retired, frozen) if rejected_first == "the later" else (frozen, retired):
+        seeded("reject", fact)
+    assert seeded.json("history", live)["fact"].get("valid_to") == (f"{ended}T00:00:00Z" if ended else None)
+    assert _status_at(seeded, "2027-05-15") == _status_at(seeded, "2027-07-01") == ["live"]
+    assert lint(seeded)["counts"].get("overlap", 0) == 0
+
+
+@pytest.mark.parametrize("moved", ["2027-08-01", "2027-04-01"])
+def test_a_planned_value_whose_start_is_corrected_takes_the_value_it_follows_along(fixed_now, seeded, moved):
+    """ "retired from June" moved to August left "live" ending in June: nothing was true in July, and
+    rejecting it then never gave "live" its end back (moved to April, it was refused as an overlap).
+    The value ended for it ends where it begins now, and gets its end back when it is rejected."""
+    live = _confirmed(seeded, "environment/staging", "status", "--value", "live", "-s", "report:r")
+    retired = seeded.json("supersede", live, "--value", "retired", "--valid-from", "2027-06-01")["id"]
+    fixed_now("2026-11-02T09:01:00Z")
+    said = seeded("supersede", retired, "--valid-from", moved).stdout
+    assert f"{live} now ends where it begins, at {moved}T00:00:00Z" in said
+    before = "2027-03-15"
+    between = "2027-07-01" if moved > "2027-06-01" else "2027-05-01"
+    assert _status_at(seeded, before) == ["live"]
+    assert _status_at(seeded, between) == (["live"] if moved > "2027-06-01" else ["retired"])
+    assert _status_at(seeded, "2027-09-01") == ["retired"]
+    assert lint(seeded)["counts"].get("overlap", 0) == 0
+    fixed_now("2026-11-02T09:02:00Z")
+    seeded("reject", retired)
+    assert seeded.json("history", live)["fact"].get("valid_to") is None
+    assert _status_at(seeded, "2027-09-01") == ["live"]
+
+
+def test_a_planned_value_moved_past_an_end_a_person_gave_keeps_that_end(fixed_now, seeded):
+    live = _confirmed(seeded, "environment/staging", "status", "--value", "live", "-s", "report:r")
+    retired = seeded.json("supersede", live, "--value", "retired", "--valid-from", "2027-06-01")["id"]
+    seeded("supersede", live, "--valid-to", "2027-05-01")  # a person's end: before it, nothing follows
+    fixed_now("2026-11-02T09:01:00Z")
+    said = seeded("supersede", retired, "--valid-from", "2027-08-01").stdout
+    assert "now ends where it begins" not in said
+    assert seeded.json("history", live)["fact"]["valid_to"] == "2027-05-01T00:00:00Z"
+
+
 def test_a_correction_of_one_of_two_values_held_at_once_already_goes_on(fixed_now, seeded, tmp_path):
     """Two values an import confirmed side by side are a contradiction kg lint shows: correcting one
     of them is how a person resolves it, not a new overlap to refuse."""

@@ -1,6 +1,8 @@
 """A fact's life after it is proposed: confirmed, rejected, superseded, retimed, closed, expired."""
 
+import re
 import shlex
+from dataclasses import replace
 
 from pyoxigraph import NamedNode
 
@@ -387,21 +389,58 @@ class Lifecycle(Staging):
     def _handed_to(self, fact: model.Fact) -> list[tuple[model.Fact, str | None]]:
         """The values confirming ``fact`` ended where it begins (_hand_over), each with the end it
         had before: rejected, ``fact`` was never the value that follows them, and they hold on as
-        they did. One retimed since by a person keeps the end the person gave it."""
+        they did. The end they had before is read back past every handover to a fact rejected since
+        and every end given back so (a planned change corrected twice, then both rejected, gives the
+        value its own end again); one retimed since by a person keeps the end the person gave it."""
         found = []
         for other in self._rivals(fact):
             if not fact.valid_from or other.valid_to != fact.valid_from:
                 continue
-            last = next((u for u in reversed(other.updates) if "valid_to" in u.changes), None)
-            if (
-                last is None
-                or last.action != "retime"
-                or not (last.reason or "").startswith(f"ends where {fact.id} begins")
-            ):
-                continue
-            before = last.changes["valid_to"][0]
-            found.append((other, str(before[0]) if before else None))
+            given_back = self._end_before_handovers(other, fact)
+            if given_back is not None:
+                found.append((other, given_back[0]))
         return found
+
+    _HANDED = re.compile(r"ends where (f-[0-9a-z]+) begins|holds on as before: (f-[0-9a-z]+),")
+
+    def _end_before_handovers(self, other: model.Fact, fact: model.Fact) -> tuple[str | None] | None:
+        """(the end ``other`` had before it was ended for ``fact`` and for facts rejected since,) or
+        None when its end is not theirs: its last change of end is a person's, or a handover to a
+        fact that still holds, or none names ``fact``."""
+        skipped, for_fact = None, False
+        for update in reversed([u for u in other.updates if "valid_to" in u.changes]):
+            named = self._HANDED.match(update.reason or "") if update.action == "retime" else None
+            if named is None:
+                break
+            handed_to, given_back = named.groups()
+            if handed_to is not None and handed_to != fact.id and not self._rejected(handed_to):
+                break  # (ended for a value that still follows it)
+            skipped, for_fact = update, for_fact or handed_to == fact.id or given_back == fact.id
+        if skipped is None or not for_fact:
+            return None
+        before = skipped.changes["valid_to"][0]
+        return (str(before[0]) if before else None,)
+
+    def _rejected(self, fact_id: str) -> bool:
+        try:
+            return self.fact(fact_id).status == "rejected"
+        except NotFound:
+            return False
+
+    def _follow_start(self, fact: model.Fact, after: model.Fact) -> list[str]:
+        """The values ``fact`` was handed over from (ended where it began), ended where it begins now
+        that its start was corrected (never later than they ended before it): a value left ending at
+        the old start would leave nothing true between the two, or overlap the new one."""
+        if not (fact.valid_from and after.valid_from and fact.status == "confirmed"):
+            return []
+        notes = []
+        for other, end in self._handed_to(fact):
+            moved = after.valid_from if end is None or after.valid_from < end else end
+            if other.valid_from and moved <= other.valid_from:
+                continue  # (it would end before it begins: the overlap check says so)
+            self._change(other, {"valid_to": moved}, "retime", f"ends where {fact.id} begins, its start corrected")
+            notes.append(f"{other.id} now ends where it begins, at {moved}")
+        return notes
 
     def supersede(
         self,
@@ -546,12 +585,16 @@ class Lifecycle(Staging):
         if not changes:
             raise Refused(f"{fact.id} already says that; nothing to supersede")
         note = self._times_note(fact, changes)  # said before the change: what it held
+        followed = self._follow_start(fact, after=replace(fact, **changes)) if "valid_from" in changes else []
         after = self._change(fact, changes, "retime", reason or "valid time or order corrected by a person")
         self._refuse_overlap(after, fact)
         return Outcome(
             after,
             "retimed",
-            f"{fact.id} corrected in place" + note + f" (kg history {fact.id} shows what it said before)",
+            f"{fact.id} corrected in place"
+            + note
+            + f" (kg history {fact.id} shows what it said before)"
+            + "".join(f"; {n}" for n in followed),
         )
 
     # --- expiry and retention -------------------------------------------------------------------------
