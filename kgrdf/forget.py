@@ -48,7 +48,7 @@ class Target:
     own: privacy.People
     everyone: privacy.People
     chosen: tuple | None = field(default=None, repr=False)  # the words, once chosen
-    name: str = ""  # their name, which another entity's id may spell (privacy.id_spells)
+    names: tuple[str, ...] = ()  # their name and former names, which another entity's id may spell (privacy.id_spells)
 
     def words(self, sample: str) -> list[str] | None:
         """The words that find every row that may name them (``own.candidate_words``), chosen on the
@@ -69,7 +69,7 @@ class Target:
         if entities and subject != self.iri and quad.predicate.value == vocab.IDENTIFIER.value:
             # Another entity's id that spells their name (organization/sam-reyes): the id is in every
             # record of it, so a forget that finds it in the shared journal is refused.
-            return privacy.id_spells(quad.object.value, self.name)
+            return any(privacy.id_spells(quad.object.value, name) for name in self.names)
         return self.iri in self.everyone.in_row(quad)
 
     def in_text(self, text: str) -> bool:
@@ -78,29 +78,30 @@ class Target:
 
 def target(entity, values: list[str], label_rows=(), entries=(), base: str = "", former=()) -> Target:
     """What names a person: their IRI, id, name, aliases, weak aliases and identifiers' values, and
-    the ``former`` names and aliases they went by (:func:`former_names`) that nobody else goes by
-    now, judged beside the names of everyone else (``label_rows`` of person-labels.rq, identifier
-    ``entries``)."""
+    the ``former`` names and aliases they went by (:func:`former_names`: (text, whether it was their
+    name)) that nobody else goes by now, judged beside the names of everyone else (``label_rows`` of
+    person-labels.rq, identifier ``entries``)."""
     everyone = privacy.people_of(label_rows, entries, base)
     names = [entity.name, *entity.aliases, *entity.weak_aliases]
-    names += [name for name in former if not everyone.holders(name) - {entity.iri}]
+    names += [name for name, _was_name in former if not everyone.holders(name) - {entity.iri}]
     own = privacy.People()
     own.add_person(entity.iri, entity.id, names, values)
     everyone.add_person(entity.iri, entity.id, names, values)
-    return Target(entity.iri, own, everyone, name=entity.name)
+    return Target(entity.iri, own, everyone, names=(entity.name, *(name for name, was_name in former if was_name)))
 
 
 _NAMES_OF_ENTITY = frozenset({vocab.PREF_LABEL.value, vocab.ALT_LABEL.value, vocab.WEAK_ALIAS.value})
 
 
-def former_names(kb, iri: str) -> list[str]:
-    """The names, aliases and weak aliases the person ``iri`` went by and was renamed from: a rename
-    deletes the old name's row, and the private journal, where a person's description is kept,
-    holds that deletion. A fact written while they went by the old name may name them by it."""
+def former_names(kb, iri: str) -> list[tuple[str, bool]]:
+    """The names, aliases and weak aliases the person ``iri`` went by and was renamed from, each
+    with whether it was their name: a rename deletes the old name's row, and the private journal,
+    where a person's description is kept, holds that deletion. A fact written while they went by the
+    old name may name them by it, and an entity's id made then may spell it."""
     entities_graph = vocab.entities_graph(kb.perspective).value
     needle = f"D <{iri}> "
     found = needle.encode("utf-8")
-    names: list[str] = []
+    names: dict[str, bool] = {}
     stream = kb.journal.local
     for path in stream.files():
         data = stream.patch_bytes(path)
@@ -118,10 +119,10 @@ def former_names(kb, iri: str) -> list[str]:
                     quad is not None
                     and quad.predicate.value in _NAMES_OF_ENTITY
                     and quad.graph_name.value == entities_graph
-                    and quad.object.value not in names
                 ):
-                    names.append(quad.object.value)
-    return names
+                    was_name = quad.predicate.value == vocab.PREF_LABEL.value
+                    names[quad.object.value] = names.get(quad.object.value, False) or was_name
+    return list(names.items())
 
 
 def _quad(row: str):

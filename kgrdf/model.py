@@ -1086,6 +1086,16 @@ def entity_change(old: Entity | None, new: Entity, perspective: str, schema) -> 
     return deletes, adds
 
 
+def slug(name: str) -> str:
+    """A name as an id's slug: its letters without their marks, composed or not (Café is cafe, as
+    Cafe\u0301 is), in lower case, and a hyphen for every run of anything else ("José Núñez" is
+    jose-nunez; a letter with no plain form, as Ł, is left out)."""
+    import unicodedata
+
+    bare = "".join(c for c in unicodedata.normalize("NFD", name) if not unicodedata.combining(c))
+    return re.sub(r"[^a-z0-9]+", "-", bare.casefold()).strip("-")
+
+
 def organization_id(name: str, given: str | None = None) -> str:
     """``organization/<slug of the name>``, unless an id is given. Raises BadInput for a name
     with nothing to make a slug of, or an id given empty."""
@@ -1099,14 +1109,10 @@ def organization_id(name: str, given: str | None = None) -> str:
     limit = settings.get("KGRDF_MAX_TEXT")
     if len(name) > limit:  # (the name's own bound is said first, as kg add-entity says it)
         raise BadInput(f"the name is {len(name)} characters long; the most is {limit}", hint="KGRDF_MAX_TEXT sets it")
-    import unicodedata
-
-    # (its letters without their marks, composed or not: Café is organization/cafe, as Cafe\u0301 is)
-    bare = "".join(c for c in unicodedata.normalize("NFD", name) if not unicodedata.combining(c))
-    slug = re.sub(r"[^a-z0-9]+", "-", bare.casefold()).strip("-")
-    if not slug:
+    made_slug = slug(name)
+    if not made_slug:
         raise BadInput(f"cannot make an id from the name {name!r}", hint="give one with --id")
-    made = f"organization/{slug}"
+    made = f"organization/{made_slug}"
     if len(made) > limit:
         raise BadInput(
             f"the id made from the name is {len(made)} characters long; the most is {limit}",

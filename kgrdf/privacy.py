@@ -379,10 +379,16 @@ def words(text: str) -> tuple[str, ...]:
 
 def id_spells(entity_id: str, name: str) -> bool:
     """Whether an entity's id (``organization/sam-reyes``) spells a person's name ("Sam Reyes") as
-    its words, in order and whole: such an id is in every record of its entity, where no forget can
-    take it. A name's alias, a related word of it, or a word it shares with the id is no spelling."""
-    said, of = words(entity_id.split("/", 1)[-1]), words(name)
-    return bool(of) and any(said[n : n + len(of)] == of for n in range(len(said) - len(of) + 1))
+    its words, in order and whole, read as the text's words or as the name's slug (model.slug, which
+    kg org add makes an id of: "José Núñez" is jose-nunez): such an id is in every record of its
+    entity, where no forget can take it. An alias, or a word the name shares with the id, is none."""
+    from kgrdf import model
+
+    said = words(entity_id.split("/", 1)[-1])
+    for of in {words(name), tuple(w for w in model.slug(name).split("-") if w)}:
+        if of and any(said[n : n + len(of)] == of for n in range(len(said) - len(of) + 1)):
+            return True
+    return False
 
 
 class People:

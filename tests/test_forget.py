@@ -572,6 +572,76 @@ def test_an_id_naming_a_person_is_refused_when_made_and_a_forget_is_refused_wher
     assert two.json("lookup", "organization/jp-holdings")["entity"]["name"] == "organization/jp-holdings"
 
 
+def test_an_id_spelling_a_name_is_found_without_its_accents_by_a_former_name_and_before_the_import_adds_them(
+    kg, tmp_path
+):
+    """kg org add "José Núñez" made organization/jose-nunez (the slug drops the marks the name's words
+    keep); an id spelling the name a person went by before a rename let a forget exit 0; an import
+    whose entity record came before the person's took the id (and the person could not be forgotten
+    after); and MCP's org_add advised kg org add --id, which no tool takes."""
+    from tests.conftest import Kg
+
+    kg("add-entity", "person/jose", "--name", "José Núñez")
+    before = kg.snapshot()
+    assert "names person/jose" in kg("org", "add", "José Núñez", expect=1).stderr
+    assert kg.snapshot() == before
+
+    renamed = Kg(tmp_path / "renamed")
+    renamed("init")
+    renamed("add-entity", "repo/mkquill-ortega-tools", "--name", "tools")  # before the person is known
+    renamed("add-entity", "person/mq", "--name", "Mkquill Ortega")
+    renamed("add-entity", "person/mq", "--name", "Pat Lee")
+    kept = renamed.snapshot()
+    for dry in ([], ["--dry-run"]):
+        assert "repo/mkquill-ortega-tools" in renamed("forget", "person/mq", *dry, expect=1).stderr
+    assert renamed.snapshot() == kept
+
+    imported = Kg(tmp_path / "imported")
+    imported("init")
+    records = tmp_path / "order.jsonl"
+    rows = [
+        {"type": "entity", "id": "repo/mkquill-ortega-tools", "name": "tools"},
+        {"type": "entity", "id": "person/mq", "name": "Mkquill Ortega"},
+    ]
+    records.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    report = imported.json("import", records, "--apply")
+    assert [(r["line"], r["reason"]) for r in report["refusals"]] == [(1, "whitelist")]
+    assert imported.json("forget", "person/mq")["remaining"] == []
+
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "org_add", "arguments": {"name": "José Núñez"}},
+        },
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "KGRDF_HOME"}
+    served = subprocess.run(
+        [sys.executable, "-m", "kgrdf", "mcp", "--kb", str(kg.path), "--audience", "owner", "--write"],
+        input="\n".join(json.dumps(line) for line in lines) + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    answer = json.loads(served.stdout.splitlines()[-1])["result"]
+    said = answer["content"][0]["text"]
+    assert answer["isError"] and "its owner adds it with an id of its own (kg org add NAME --id ID)" in said, said
+    assert kg.snapshot() == before
+
+
 def test_forget_refuses_what_is_not_a_person(kg):
     kg("add-entity", "repo/api", "--name", "api")
     assert "for people and actors" in kg("forget", "repo/api", expect=1).stderr

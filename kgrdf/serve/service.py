@@ -55,6 +55,21 @@ class Caller:
         return cls(token.name, token.perspective, token.audience, token.write, token.speaker, digest=token.digest)
 
 
+def _by_the_owner(caller: Caller, exc: KgError) -> KgError:
+    """A write's refusal whose way out is the owner's, as a caller is told it: a claim asked of a
+    caller with no speaker (_speakerless), an organization whose id would spell a person's name
+    (only kg org add --id gives another)."""
+    if exc.details.get("needs_speaker"):
+        return _speakerless(caller)
+    if exc.details.get("id_names_person"):
+        return type(exc)(
+            exc.message,
+            hint="its owner adds it with an id of its own (kg org add NAME --id ID); its name may still be theirs",
+            **exc.details,
+        )
+    return exc
+
+
 def _speakerless(caller: Caller) -> BadInput:
     """A claim asked of a caller with no speaker: who says what a caller proposes is fixed when it
     starts (a token's --speaker, kg mcp's), never given by a call."""
@@ -333,7 +348,7 @@ class Service:
                 outcome = change(writer)
                 shown = writer.describe(outcome.fact)
         except KgError as exc:  # a refusal's reason may name a fact its audience may not hear
-            raise self._told(caller, _speakerless(caller) if exc.details.get("needs_speaker") else exc) from None
+            raise self._told(caller, _by_the_owner(caller, exc)) from None
         if caller.audience == "owner":
             return render.outcome_doc(outcome, shown, writer.warnings)
         try:
@@ -589,7 +604,7 @@ class Service:
         try:
             entity, outcome, note = self._org_added(caller, name, aliases)
         except KgError as exc:  # a name or alias given may be one an entity it does not know goes by
-            raise self._told(caller, exc) from None
+            raise self._told(caller, _by_the_owner(caller, exc)) from None
         if caller.audience != "owner":
             with self.reading(caller) as session:
                 heard = session.entity(ox.NamedNode(entity.iri))  # (with the names its audience may hear)

@@ -80,7 +80,7 @@ class Entities(Staging):
         if old is None and type_key in privacy.PERSON_TYPES and not self.allow_forgotten:
             self._refuse_forgotten(entity_id)
         if old is None and type_key not in privacy.PERSON_TYPES:
-            self._refuse_id_naming_a_person(entity_id)
+            self._refuse_id_naming_a_person(entity_id, name)
         if old is None:
             new = model.Entity(
                 entity_id,
@@ -183,6 +183,7 @@ class Entities(Staging):
         for entity_id, names in people:
             iri = vocab.entity_iri(self.perspective, entity_id).value
             self._pending_people.add_person(iri, entity_id, names)
+            self._expected_names[iri] = names[0]  # (its record's name, or its first alias)
 
     def expect_aliases(self, aliases) -> None:
         """Read ahead, LABELS_AT_ONCE keys a query (labels-taken.rq), which of ``aliases`` an entity
@@ -218,17 +219,17 @@ class Entities(Staging):
                 conflict=True,
             )
 
-    def _refuse_id_naming_a_person(self, entity_id: str) -> None:
+    def _refuse_id_naming_a_person(self, entity_id: str, name: str) -> None:
         """Refuse a new entity whose id spells a known person's name (organization/sam-reyes, where
         Sam Reyes is a person: privacy.id_spells): an id is in every record of its entity and of its
         facts, the shared journal's among them, which is never rewritten, so kg forget could not take
         it. Its name may be theirs: a name naming a person is kept in the private journal, and a
         forget makes it the id. (An alias in an id is no spelling: "process/deploy" stays free of a
         person whose weak alias is "deploy".)"""
+        # (the people its id or its name names: an id made from a name holds it without its marks)
+        asked = self.people_named_in(entity_id.split("/", 1)[1]) | self.people_named_in(name)
         named = [
-            iri
-            for iri in self.people_named_in(entity_id.split("/", 1)[1])
-            if (person := self.entity(NamedNode(iri))) is not None and privacy.id_spells(entity_id, person.name)
+            iri for iri in asked if any(privacy.id_spells(entity_id, theirs) for theirs in self._names_of_person(iri))
         ]
         if named:
             ids = ", ".join(sorted(vocab.id_of(iri) for iri in named))
@@ -238,7 +239,14 @@ class Entities(Staging):
                 hint="give the entity an id of its own: kg add-entity TYPE/ID, or kg org add NAME --id ID; "
                 "its name may still be theirs",
                 whitelist=True,
+                id_names_person=True,
             )
+
+    def _names_of_person(self, iri: str) -> list[str]:
+        """The name of a person known to this write: as the index or the write holds them, or as a
+        later record of an import gives it (expect_people)."""
+        person = self.entity(NamedNode(iri))
+        return [name for name in (person.name if person else None, self._expected_names.get(iri)) if name]
 
     def _refuse_forgotten(self, entity_id: str) -> None:
         if self._forgotten is None:

@@ -109,6 +109,7 @@ class Staging(Session):
         self._people = None  # the people texts may name (kgrdf.people), once a text needs it
         self._person_checks = 0  # texts looked at for people: past BULK, the people's cache is held
         self._pending_people = privacy.People()  # and the people this write adds or renames
+        self._expected_names: dict[str, str] = {}  # person IRI -> the name a later record gives (an import's)
         self._facts_before_person = 0  # the facts staged (self._facts, in order) before the last of them
         self._staged_before_person: set[str] | None = None  # their IRIs, once asked for
         self._private: dict[str, bool] = {}  # fact IRI -> whether its lines go to the private journal
