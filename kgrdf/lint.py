@@ -132,7 +132,7 @@ def lint(
         + check.merge_suggestions()
         + check.look_alikes()
         + retention
-        + check.lost()
+        + check.lost(skip=past_retention)  # (a retention finding names ids alone: no other shows the fact)
     )
     counts = {kind: 0 for kind in KINDS}
     for finding in findings:
@@ -387,7 +387,10 @@ class _Check:
 
     def _overlap_finding(self, subject: str, key: str, a: dict, b: dict, shared: tuple) -> dict:
         """The fixes: end one value where the other begins (``--valid-to``), or begin one where the
-        other ends (``--valid-from``), whichever leave both with some valid time."""
+        other ends (``--valid-from``), whichever leave both with some valid time and take from neither
+        what the other does not hold. Where one holds all the other's time and more on both sides
+        (live from January on, frozen in May), which one fact cannot say, the outer one begins where
+        the inner ends (it keeps what holds now and after), or else ends where the inner begins."""
         ids = {a["fact"]: vocab.id_of(a["fact"]), b["fact"]: vocab.id_of(b["fact"])}
 
         def held(row):
@@ -395,13 +398,21 @@ class _Check:
             span = _span(row["validFrom"], row["validTo"])
             return f"{self._shown(row['object'])!r} ({ids[row['fact']]}, {state}, valid {span})"
 
+        def ends_by(x, y) -> bool:  # x ends when y does, or before
+            return bool(x["validTo"]) and (not y["validTo"] or x["validTo"] <= y["validTo"])
+
         fixes = []
         for x, y in ((a, b), (b, a)):
-            if y["validFrom"] and (x["validFrom"] or "") < y["validFrom"]:
+            if y["validFrom"] and (x["validFrom"] or "") < y["validFrom"] and ends_by(x, y):
                 fixes.append(_command("kg", "supersede", ids[x["fact"]], "--valid-to", y["validFrom"]))
         for x, y in ((a, b), (b, a)):
-            if x["validTo"] and (not y["validTo"] or x["validTo"] < y["validTo"]):
+            if x["validTo"] and not ends_by(y, x) and (x["validFrom"] or "") <= (y["validFrom"] or ""):
                 fixes.append(_command("kg", "supersede", ids[y["fact"]], "--valid-from", x["validTo"]))
+        for outer, inner in ((a, b), (b, a)):
+            if not fixes and inner["validFrom"] and inner["validTo"] and not ends_by(outer, inner):
+                if (outer["validFrom"] or "") < inner["validFrom"]:  # (the later stretch first: it holds now)
+                    fixes.append(_command("kg", "supersede", ids[outer["fact"]], "--valid-from", inner["validTo"]))
+                    fixes.append(_command("kg", "supersede", ids[outer["fact"]], "--valid-to", inner["validFrom"]))
         fixes = list(dict.fromkeys(fixes)) or [_command("kg", "history", ids[a["fact"]])]
         message = (
             f"{self._shown(subject)} held two values of {key}, which takes one, at once "
@@ -508,13 +519,14 @@ class _Check:
             )
         return out
 
-    def lost(self) -> list[dict]:
+    def lost(self, skip: set[str] = frozenset()) -> list[dict]:
         """Values a correction closed that was rejected since, which nothing current says again: the
-        rejection does not reopen them (a closed fact stays closed), so the subject may hold nothing."""
+        rejection does not reopen them (a closed fact stays closed), so the subject may hold nothing.
+        Those in ``skip`` (past retention: kg expire deletes them) are not found."""
         out = []
         for row in self.session.values("lint-lost", now=self.now):
             predicate = self.schema.predicate_by_iri(row["predicate"])
-            if predicate is None:
+            if predicate is None or vocab.id_of(row["fact"]) in skip:
                 continue
             fact_id, by = vocab.id_of(row["fact"]), vocab.id_of(row["by"])
             target = self._id(row["object"]) if predicate.takes_entity else row["object"]

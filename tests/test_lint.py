@@ -452,6 +452,25 @@ def test_retention_a_person_fact_not_observed_for_365_days_names_ids_only(kg, mo
     assert findings(kg, "retention") == []
 
 
+def test_a_lost_value_past_retention_is_named_by_its_id_alone(kg, monkeypatch):
+    """A person's title closed by a correction rejected since, past retention: the retention finding
+    named its id alone, and a lost-values finding beside it showed the name and the value, with a fix
+    that proposed again what kg expire is about to delete."""
+    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:00:00Z")
+    kg("add-entity", "person/dana", "--name", "Dana Okafor")
+    title = fact_id(kg, "person/dana", "title", "--value", "Mkzookeeper", "--source", "profile:dir/dana")
+    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:01:00Z")
+    corrected = kg.json("supersede", title, "--value", "Mkkeeper")["id"]
+    monkeypatch.setenv("KGRDF_NOW", "2025-01-01T09:02:00Z")
+    kg("reject", corrected)
+    assert [f["facts"] for f in findings(kg, "lost")] == [[title]]  # (within retention: a lost value)
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T09:00:00Z")
+    assert sorted(f["facts"][0] for f in findings(kg, "retention")) == sorted([title, corrected])
+    assert findings(kg, "lost") == []
+    everything = lint_run(kg, "--json").stdout + lint_run(kg).stdout
+    assert "Mkzookeeper" not in everything and "Mkkeeper" not in everything  # (Dana is an orphan: by name)
+
+
 def test_retention_follows_kgrdf_retention_days(kg, monkeypatch):
     monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
     kg("add-entity", "person/sam", "--name", "Sam Reyes")
@@ -634,3 +653,44 @@ def test_a_long_history_of_one_value_is_linted_checked_and_warned_of_in_a_few_li
     assert len(warned) == 6 and warned[-1].startswith("kg: warning: and 24 more")
     listed = kg.json("propose", "process/ship", "purpose", "--value", "mkalways", "-s", "doc:2")["warnings"]
     assert len(listed) == 29  # (observed again: the same pairs)
+
+
+@pytest.mark.parametrize("chosen", ["fix", "alternative"])
+def test_an_overlap_inside_a_value_that_holds_now_is_fixed_without_ending_what_holds_now(kg, monkeypatch, chosen):
+    """#a from January on, #b from March to May: the fix said to end #a in March, which left the
+    release with no entry point from then on, and lint with nothing to say of it. Each fix now keeps
+    both values in a time of their own, and the first keeps what holds now."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
+    kg("add-entity", "process/release", "--name", "Release process")
+    for name in ("a", "b"):
+        kg("add-entity", f"channel/{name}", "--name", f"#{name}")
+    outer = fact_id(
+        kg, "process/release", "entry_point", "--object", "channel/a", "--valid-from", "2025-01-01", "-s", "doc:x"
+    )
+    kg("confirm", outer)
+    inner = fact_id(
+        kg,
+        "process/release",
+        "entry_point",
+        "--object",
+        "channel/b",
+        "--valid-from",
+        "2025-03-01",
+        "--valid-to",
+        "2025-05-01",
+        "-s",
+        "doc:y",
+    )
+    kg("confirm", inner)
+    [found] = findings(kg, "overlap")
+    assert found["fix"] == f"kg supersede {outer} --valid-from 2025-05-01T00:00:00Z"
+    assert found["alternatives"] == [f"kg supersede {outer} --valid-to 2025-03-01T00:00:00Z"]
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:05:00Z")
+    run(kg, found["fix"] if chosen == "fix" else found["alternatives"][0])
+    assert findings(kg, "overlap") == []
+
+    def at(moment):
+        return [f["id"] for f in kg.json("facts", "process/release", "--as-of", moment)["facts"]]
+
+    assert at("2025-04-01") == [inner]
+    assert at("2026-01-01") == ([outer] if chosen == "fix" else [])
