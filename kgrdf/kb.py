@@ -261,17 +261,24 @@ class KnowledgeBase:
         """
         from kgrdf import lock, validation
 
+        unfinished = None  # a forget or a migration cut short whose marker cannot be read: no check below sees it
         try:
             with self.reading():
                 pass  # like any command, finish a write cut short first: that is no damage
-        except Damaged:
-            pass  # the checks below say what is wrong
+        except Damaged as exc:
+            if any((self.path / marker).exists() for marker in (files.PURGING, "migrating.json")):
+                unfinished = {
+                    "check": "step cut short",
+                    "message": exc.message + (f" ({exc.hint})" if exc.hint else ""),
+                }
         try:
             compacted = self.compact_index(compacting)
         except Damaged:
             compacted = None  # the checks below say what is wrong
         with lock.held(self.path / "lock", exclusive=False):
             report = validation.validate_kb(self, progress)
+        if unfinished is not None:
+            report = {**report, "damage": [unfinished, *report["damage"]], "findings": []}
         if not report["damage"]:
             return {**report, "compacted": compacted}
         # (how an index that differs is made again: a folder's by deleting it, a server's by a move onto it)
@@ -672,16 +679,16 @@ class KnowledgeBase:
             if not self._apply_or_leave_behind(backend, tx, after):
                 self._git_commit_for(message)  # view.json stays behind: the next command applies it
                 return
-            self._write_view(after)
-            self._after_write(backend, position, after, writer)
+            if self._view_or_leave_behind(tx, after):
+                self._after_write(backend, position, after, writer)
             self._git_commit_for(message)
             return
         # A large write (an import) on an index server or in memory: the git commit runs beside the
         # index update. view.json goes first; an index found behind it is rebuilt from the journal,
         # so a cut here loses nothing.
-        self._write_view(after)
+        viewed = self._view_or_leave_behind(tx, after)
         with self._git_commit_beside(message):
-            if self._apply_or_leave_behind(backend, tx, after):
+            if self._apply_or_leave_behind(backend, tx, after) and viewed:
                 self._after_write(backend, position, after, writer)
 
     def _commit_beside_index(self, backend, writer, tx: Transaction, position: Position, message: str) -> None:
@@ -728,9 +735,10 @@ class KnowledgeBase:
             if compacting is not None:
                 compacting.result()
         backend.set_position(after)
-        self._write_view(after)
+        viewed = self._view_or_leave_behind(tx, after)
         with self._git_commit_beside(message):
-            self._after_write(backend, position, after, writer, read, rows_kept=early)
+            if viewed:
+                self._after_write(backend, position, after, writer, read, rows_kept=early)
 
     @contextmanager
     def _git_commit_beside(self, message: str):
@@ -781,6 +789,23 @@ class KnowledgeBase:
         people.after_write(self.path, position, after, deletes, adds)
         if self.backend_kind != "memory":
             measures.after_write(self.path, backend, position, after, deletes, adds, read)
+
+    def _view_or_leave_behind(self, tx: Transaction, after: Position) -> bool:
+        """Write view.json once a transaction is journaled; False when the folder refuses it (a folder
+        standing at view.json.tmp, a file made immutable, no room): the write is acknowledged all the
+        same, with one line that says so, for the journal holds it and a retry would make it twice.
+        The next command that can write view.json brings it to the journal's end."""
+        try:
+            self._write_view(after)
+            return True
+        except (Damaged, OSError) as exc:
+            said = exc.message if isinstance(exc, Damaged) else one_line(exc)  # (its hint: to run it again)
+            print(
+                f"kg: {said}; transaction {tx.seq} is in the journal all the same (do not make it again): once "
+                "the folder takes view.json, the next command records it there",
+                file=sys.stderr,
+            )
+            return False
 
     def _apply_or_leave_behind(self, backend, tx: Transaction, after: Position) -> bool:
         """Apply a journaled transaction to the index; False when the index's server stopped

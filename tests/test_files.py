@@ -345,3 +345,43 @@ def test_the_way_out_of_a_link_at_the_private_journal_brings_it_back(people, tmp
     subprocess.run(way, shell=True, check=True)
     people("add-entity", "repo/api", "--name", "api")
     assert "clean" in people("validate").stdout and people.json("lookup", "Sam")["entity"]["id"] == "person/sam"
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["a write", "an import"])
+def test_a_write_whose_view_json_the_folder_refuses_is_acknowledged_once(people, tmp_path, large):
+    """A folder left at view.json.tmp: the write was journaled and indexed, then exited 3 as refused,
+    and the retry its message asked for made it twice (3 observations for 2 writes)."""
+    (people.path / "view.json.tmp").mkdir()
+    if large:  # (a large write keeps its rows beside the index: another path to view.json)
+        records = tmp_path / "many.jsonl"
+        rows = [{"type": "entity", "id": f"repo/mk{n}", "name": f"mk{n}"} for n in range(2500)]
+        records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        done = people("import", records, "--apply")
+    else:
+        done = people("propose", "web-app", "caveat", "--value", "mkonce", "-s", "doc:once")
+    said = [line for line in done.stderr.splitlines() if line.startswith("kg: ")]
+    assert len(said) == 1 and "is in the journal all the same (do not make it again)" in said[0], said
+    (people.path / "view.json.tmp").rmdir()
+    status = people.json("status")
+    assert status["index"]["behind"] == 0
+    if large:
+        assert people.json("stats")["entities"]["repo"] >= 2500
+    else:
+        [fact] = [f for f in people.json("facts", "web-app")["facts"] if f["value"] == "mkonce"]
+        assert fact["observations"] == 1
+    assert people("validate").stdout.startswith("clean")
+
+
+@pytest.mark.parametrize("marker, holds", [("purging.json", "a forget"), ("migrating.json", "a migration")])
+@pytest.mark.parametrize(
+    "text", ["{bad", "{}", '{"graphs": 5, "lines": [], "identifiers": [], "format": 3, "view": 7}']
+)
+def test_a_marker_of_a_step_cut_short_that_does_not_read_is_damage_with_its_way_out(people, marker, holds, text):
+    """purging.json or migrating.json broken by hand: every command, kg status and kg validate too,
+    said 'a bug in kgrdf'."""
+    (people.path / marker).write_text(text)
+    for command in (["status"], ["lookup", "web-app"], ["add-entity", "repo/x", "--name", "x"]):
+        line = one_line(people(*command, expect=3))
+        assert f"{marker} holds {holds}" in line and "restore" in line and "bug" not in line, line
+    checked = people("validate", expect=3)  # (a migration is finished as the folder opens: before the checks)
+    assert f"{marker} holds {holds}" in checked.stdout + checked.stderr and "bug" not in checked.stderr
