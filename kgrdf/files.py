@@ -85,6 +85,26 @@ def read_json(path: Path) -> dict:
     return data
 
 
+def read_marker(path: Path, keys: tuple[str, ...], what: str, parse=lambda data: data):
+    """``parse`` of the JSON object of a marker kgrdf writes before a step it finishes from wherever a
+    cut left it (purging.json, migrating.json): Damaged, with the way out, when it does not parse,
+    lacks one of ``keys`` or holds what ``parse`` refuses. What a command must finish is never "a bug
+    in kgrdf"."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and all(key in data for key in keys):
+            return parse(data)
+        problem = f"it lacks what kgrdf writes in it ({', '.join(keys)})"
+    except (ValueError, OSError) as exc:
+        problem = f"it does not parse: {exc}"
+    except (TypeError, KeyError, AttributeError):
+        problem = "it holds what kgrdf does not write in it"
+    raise Damaged(
+        f"{path.name} holds {what} cut short, which every command finishes first, and {problem}",
+        hint=f"restore {path.name} from a backup of the folder",
+    )
+
+
 def settings_damaged(name: str, message: str) -> Damaged:
     """The error for a settings file of the knowledge base's own (format.json, replica.json) that
     holds what kgrdf never writes: no command runs on it, so none commits it, and the history holds

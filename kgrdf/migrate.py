@@ -66,9 +66,16 @@ def migrate(kb) -> None:
         carry_forward(kb, settings)
 
 
+def _as_written(marker: dict) -> dict:
+    """The marker as step 1 writes it (a format number, and a view or none), else TypeError."""
+    if not isinstance(marker["format"], int) or not (marker["view"] is None or isinstance(marker["view"], dict)):
+        raise TypeError("not as written")
+    return marker
+
+
 def carry_forward(kb, settings: dict) -> None:
     """Steps 2 to 4: each done again or skipped as the files show, so a cut anywhere is finished."""
-    marker = json.loads((kb.path / MARKER).read_text(encoding="utf-8"))
+    marker = files.read_marker(kb.path / MARKER, ("format", "view"), "a migration to a newer layout", _as_written)
     (kb.path / vcs.UNCOMMITTED).touch()
     building, current, old = kb.path / BUILDING, kb.path / "journal", kb.path / OLD
     if building.exists() and marker["view"] is None:

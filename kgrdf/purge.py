@@ -29,7 +29,6 @@ the rest, so a deletion cut short at any step is completed by the next command:
 """
 
 import hashlib
-import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -243,7 +242,7 @@ def finish(kb, beside=None, say: bool = True) -> dict:
     "index_left" the servers that did not answer, which keep an old index holding what went (said
     on stderr unless not ``say``: kg forget says them in its own refusal). ``beside()``: as
     :func:`start` says."""
-    plan = Plan.from_json(json.loads((kb.path / MARKER).read_text(encoding="utf-8")))
+    plan = files.read_marker(kb.path / MARKER, ("graphs", "lines", "identifiers"), "a forget", Plan.from_json)
     leftovers = _delete_leftovers(kb)
     kb.note("rewriting the private journal without what goes ...")
     counts = _rewrite_private_journal(kb, plan)
