@@ -261,23 +261,22 @@ class KnowledgeBase:
         """
         from kgrdf import lock, validation
 
-        unfinished = None  # a forget or a migration cut short whose marker cannot be read: no check below sees it
+        # What stops a step cut short being finished (a marker that does not read, a folder at
+        # view.json.tmp): the checks below see its effect, not its cause and its way out.
+        unfinished, marked = None, any((self.path / m).exists() for m in (files.PURGING, "migrating.json"))
         try:
             with self.reading():
                 pass  # like any command, finish a write cut short first: that is no damage
         except Damaged as exc:
-            if any((self.path / marker).exists() for marker in (files.PURGING, "migrating.json")):
-                unfinished = {
-                    "check": "step cut short",
-                    "message": exc.message + (f" ({exc.hint})" if exc.hint else ""),
-                }
+            unfinished = {"check": "step cut short", "message": exc.message + (f" ({exc.hint})" if exc.hint else "")}
         try:
             compacted = self.compact_index(compacting)
         except Damaged:
             compacted = None  # the checks below say what is wrong
         with lock.held(self.path / "lock", exclusive=False):
             report = validation.validate_kb(self, progress)
-        if unfinished is not None:
+        said = {problem["message"] for problem in report["damage"]}
+        if unfinished is not None and (marked or report["damage"]) and unfinished["message"] not in said:
             report = {**report, "damage": [unfinished, *report["damage"]], "findings": []}
         if not report["damage"]:
             return {**report, "compacted": compacted}

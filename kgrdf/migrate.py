@@ -67,9 +67,19 @@ def migrate(kb) -> None:
 
 
 def _as_written(marker: dict) -> dict:
-    """The marker as step 1 writes it (a format number, and a view or none), else TypeError."""
-    if not isinstance(marker["format"], int) or not (marker["view"] is None or isinstance(marker["view"], dict)):
-        raise TypeError("not as written")
+    """The marker as step 1 writes it (the format this kgrdf migrates to, and a journal position or
+    none), else TypeError: one holding another number would be written into format.json."""
+    view = marker["view"]
+    if isinstance(marker["format"], bool) or marker["format"] != journal.FORMAT:
+        raise TypeError("not the format this kgrdf migrates to")
+    if view is not None and not (
+        isinstance(view, dict)
+        and set(view) == set(Position.__dataclass_fields__)
+        and isinstance(view["seq"], int)
+        and not isinstance(view["seq"], bool)
+        and isinstance(view["digest"], str)
+    ):
+        raise TypeError("not a journal position")
     return marker
 
 

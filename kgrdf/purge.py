@@ -90,6 +90,20 @@ class Plan:
 
     @classmethod
     def from_json(cls, data: dict) -> "Plan":
+        """The plan as purging.json holds it; TypeError for one that holds what as_json never writes."""
+
+        def texts(value) -> bool:
+            return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+        written = (
+            all(texts(data[key]) for key in ("graphs", "lines", "identifiers"))
+            and all(texts(data.get(key) or []) for key in ("redacted", "tokens"))
+            and isinstance(data.get("record") or {}, dict)
+            and isinstance(data.get("renames") or {}, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in (data.get("renames") or {}).items())
+        )
+        if not written:
+            raise TypeError("not as kg forget writes it")
         return cls(
             set(data["graphs"]),
             set(data["lines"]),

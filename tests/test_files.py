@@ -361,6 +361,8 @@ def test_a_write_whose_view_json_the_folder_refuses_is_acknowledged_once(people,
         done = people("propose", "web-app", "caveat", "--value", "mkonce", "-s", "doc:once")
     said = [line for line in done.stderr.splitlines() if line.startswith("kg: ")]
     assert len(said) == 1 and "is in the journal all the same (do not make it again)" in said[0], said
+    checked = people("validate", expect=3).stdout  # the cause and its way out, before what it left
+    assert checked.startswith("damaged: step cut short: view.json.tmp cannot be made"), checked
     (people.path / "view.json.tmp").rmdir()
     status = people.json("status")
     assert status["index"]["behind"] == 0
@@ -374,7 +376,14 @@ def test_a_write_whose_view_json_the_folder_refuses_is_acknowledged_once(people,
 
 @pytest.mark.parametrize("marker, holds", [("purging.json", "a forget"), ("migrating.json", "a migration")])
 @pytest.mark.parametrize(
-    "text", ["{bad", "{}", '{"graphs": 5, "lines": [], "identifiers": [], "format": 3, "view": 7}']
+    "text",
+    [
+        "{bad",
+        "{}",
+        '{"graphs": 5, "lines": [], "identifiers": [], "format": 3, "view": 7}',
+        '{"graphs": [], "lines": [], "identifiers": [], "record": 5, "format": 99, "view": null}',
+        '{"graphs": "abc", "lines": [], "identifiers": [], "format": true, "view": {"x": 1}}',
+    ],
 )
 def test_a_marker_of_a_step_cut_short_that_does_not_read_is_damage_with_its_way_out(people, marker, holds, text):
     """purging.json or migrating.json broken by hand: every command, kg status and kg validate too,
@@ -385,3 +394,4 @@ def test_a_marker_of_a_step_cut_short_that_does_not_read_is_damage_with_its_way_
         assert f"{marker} holds {holds}" in line and "restore" in line and "bug" not in line, line
     checked = people("validate", expect=3)  # (a migration is finished as the folder opens: before the checks)
     assert f"{marker} holds {holds}" in checked.stdout + checked.stderr and "bug" not in checked.stderr
+    assert json.loads((people.path / "format.json").read_text())["format"] == 3  # (never another's number)
