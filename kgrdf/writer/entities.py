@@ -227,7 +227,8 @@ class Entities(Staging):
         forget makes it the id. (An alias in an id is no spelling: "process/deploy" stays free of a
         person whose weak alias is "deploy".)"""
         # (the people its id or its name names: an id made from a name holds it without its marks)
-        asked = self.people_named_in(entity_id.split("/", 1)[1]) | self.people_named_in(name)
+        texts = [entity_id.split("/", 1)[1], name]
+        asked = {iri for found in self._matchers(texts) for text in texts for iri in found.in_text(text)}
         named = [
             iri for iri in asked if any(privacy.id_spells(entity_id, theirs) for theirs in self._names_of_person(iri))
         ]
