@@ -201,17 +201,11 @@ def _heading(pack: dict, fact: dict) -> str:
 
 
 def _bullet(fact: dict) -> str:
-    order, section = fact.get("order"), fact["section"]
-    # (a step that prevents rework is listed first, under that heading: its place among the steps with it)
-    mark = (
-        "-"
-        if order is None
-        else f"{order}."
-        if section == "steps"
-        else f"- step {order}:"
-        if section == REWORK
-        else "-"
-    )
+    order, mark = fact.get("order"), "-"
+    if order is not None and fact["section"] == "steps":
+        mark = f"{order}."
+    elif order is not None and fact["section"] == REWORK:  # (listed first: its place among the steps with it)
+        mark = f"- step {order}:"
     conflict = f" (conflicts with {', '.join(fact['conflicting'])})" if fact.get("conflicting") else ""
     return f"{mark} {fact['sentence']}{conflict} [{fact['id']} · {fact['source']}]"
 

@@ -259,11 +259,11 @@ class KnowledgeBase:
         Returns {"damage": [...], "findings": [...], "compacted": compact_index's answer}; the shapes
         run only on an undamaged index.
         """
-        from kgrdf import lock, validation
+        from kgrdf import lock, migrate, validation
 
         # What stops a step cut short being finished (a marker that does not read, a folder at
         # view.json.tmp): the checks below see its effect, not its cause and its way out.
-        unfinished, marked = None, any((self.path / m).exists() for m in (files.PURGING, "migrating.json"))
+        unfinished, marked = None, (self.path / files.PURGING).exists() or migrate.under_way(self.path)
         try:
             with self.reading():
                 pass  # like any command, finish a write cut short first: that is no damage

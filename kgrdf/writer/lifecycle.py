@@ -2,7 +2,6 @@
 
 import re
 import shlex
-from dataclasses import replace
 
 from pyoxigraph import NamedNode
 
@@ -427,15 +426,15 @@ class Lifecycle(Staging):
         except NotFound:
             return False
 
-    def _follow_start(self, fact: model.Fact, after: model.Fact) -> list[str]:
+    def _follow_start(self, fact: model.Fact, start: str | None) -> list[str]:
         """The values ``fact`` was handed over from (ended where it began), ended where it begins now
-        that its start was corrected (never later than they ended before it): a value left ending at
-        the old start would leave nothing true between the two, or overlap the new one."""
-        if not (fact.valid_from and after.valid_from and fact.status == "confirmed"):
+        that its start is corrected to ``start`` (never later than they ended before it): a value left
+        ending at the old start would leave nothing true between the two, or overlap the new one."""
+        if not (fact.valid_from and start and fact.status == "confirmed"):
             return []
         notes = []
         for other, end in self._handed_to(fact):
-            moved = after.valid_from if end is None or after.valid_from < end else end
+            moved = start if end is None or start < end else end
             if other.valid_from and moved <= other.valid_from:
                 continue  # (it would end before it begins: the overlap check says so)
             self._change(other, {"valid_to": moved}, "retime", f"ends where {fact.id} begins, its start corrected")
@@ -585,7 +584,7 @@ class Lifecycle(Staging):
         if not changes:
             raise Refused(f"{fact.id} already says that; nothing to supersede")
         note = self._times_note(fact, changes)  # said before the change: what it held
-        followed = self._follow_start(fact, after=replace(fact, **changes)) if "valid_from" in changes else []
+        followed = self._follow_start(fact, changes["valid_from"]) if "valid_from" in changes else []
         after = self._change(fact, changes, "retime", reason or "valid time or order corrected by a person")
         self._refuse_overlap(after, fact)
         return Outcome(

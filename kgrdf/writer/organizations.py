@@ -7,7 +7,7 @@ from pyoxigraph import NamedNode
 
 from kgrdf import inputs, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
-from kgrdf.writer.staging import Heard, Outcome, Staging
+from kgrdf.writer.staging import Heard, Outcome, Staging, unsaid_claim
 
 
 class Organizations(Staging):
@@ -49,19 +49,14 @@ class Organizations(Staging):
         if normal in self.PROMOTED:
             return self.propose(entity.id, normal, value=value, sources=sources, heard=heard)
         predicate = self.schema.predicates.get(normal)
-        if (
-            predicate is not None
-            and predicate.takes_entity
-            and predicate.domain
-            and entity.type not in predicate.domain
-        ):
-            raise BadInput(
-                f"{normal} relates {' or '.join(sorted(predicate.domain))} to an entity, not {entity.a_type}, "
-                f"so it is no attribute of {entity.id}: an attribute's key is a word or a few of your own, and "
-                f"{normal} is a predicate's",
-                hint="kg schema lists each predicate under the types it is about",
-            )
         if predicate is not None and predicate.takes_entity:  # a relation: text would hide it from kg org relations
+            if predicate.domain and entity.type not in predicate.domain:  # (and none of an organization)
+                raise BadInput(
+                    f"{normal} relates {' or '.join(sorted(predicate.domain))} to an entity, not {entity.a_type}, "
+                    f"so it is no attribute of {entity.id}: an attribute's key is a word or a few of your own, "
+                    f"and {normal} is a predicate's",
+                    hint="kg schema lists each predicate under the types it is about",
+                )
             raise BadInput(
                 f"{normal} relates two entities, so it is no attribute: it is a fact of its own",
                 hint=f"kg propose {entity.id} {normal} --object ENTITY --source KIND:REF",
@@ -107,7 +102,7 @@ class Organizations(Staging):
         entity = self._organization(org)
         facts = self._heard(heard or Heard())
         if facts["said_by"] is None:
-            raise BadInput("a claim records who said it: give --said-by", needs_speaker=True)
+            raise unsaid_claim()
         role = inputs.refuse_controls(model.clean_label(inputs.text(role, "the role")), "the role") if role else None
         facts.update({"claimed_role": role or None, "verified": False})
         sources = list(sources)

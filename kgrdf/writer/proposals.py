@@ -8,7 +8,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from kgrdf import audience as audiences
 from kgrdf import autoconfirm, clock, inputs, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
-from kgrdf.writer.staging import Heard, Outcome, Staging, parse_source
+from kgrdf.writer.staging import Heard, Outcome, Staging, parse_source, unsaid_claim
 
 
 class Proposals(Staging):
@@ -108,11 +108,7 @@ class Proposals(Staging):
         if (
             self.schema.predicate(predicate).key == autoconfirm.CLAIM and heard["said_by"] is None
         ):  # (as kg org affiliate)
-            raise BadInput(
-                "a claim records who said it: give --said-by",
-                hint="kg org affiliate ORG --claimed-name NAME records one",
-                needs_speaker=True,
-            )
+            raise unsaid_claim(hint="kg org affiliate ORG --claimed-name NAME records one")
         if heard["extracted"] and (user_words is not None or status != "proposed"):
             raise BadInput("an extracted fact is always a proposal: --extracted does not go with --from-user")
         verified = user_words is not None and user_words[1].verified

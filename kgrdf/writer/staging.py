@@ -63,6 +63,12 @@ def parse_source(text: str, kinds, limit: int | None = None) -> model.Source:
     return model.Source(kind, model.refuse_unprintable(ref.strip(), "the source reference"))
 
 
+def unsaid_claim(hint: str | None = None) -> BadInput:
+    """The refusal of a claim without a speaker (kg org affiliate, or a claimed_member proposed): a
+    face whose speaker is fixed when it starts says it in its own words (needs_speaker)."""
+    return BadInput("a claim records who said it: give --said-by", hint=hint, needs_speaker=True)
+
+
 class Staging(Session):
     """One command's pending change and the reads that see it (see kgrdf.writer)."""
 
