@@ -243,7 +243,7 @@ def today(kb) -> dict:
     save(kb, document)
     if document.get("groups"):  # (said only if the answer is lost: kg batch apply would answer a batch unseen)
         made.note("the batch was saved for kg batch apply, which would answer it unseen: kg batch prints it again")
-    document["answer_with"] = shlex.join(["kg", "batch", "apply", *kb.perspective_words()])  # (what to paste)
+    document["answer_with"] = shlex.join(["kg", "batch", "apply", *kb.command_words()])  # (what to paste)
     return document
 
 

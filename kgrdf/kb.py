@@ -56,6 +56,14 @@ def default_home() -> Path:
     return Path(base) / "kgrdf"
 
 
+def _folder(path: Path) -> Path:
+    """``path`` as the folder it names, wherever it was said from (links followed)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # (a loop of links: as said)
+        return path.absolute()
+
+
 def _holds_a_journal(path: Path) -> bool:
     """Whether ``path`` holds what kg init makes beside format.json: its replica.json, or a journal
     folder of a replica's (local, or r-...); a folder of other files named journal is not one."""
@@ -126,13 +134,18 @@ class KnowledgeBase:
         # known ones, rather than answered empty: set by a face where the perspective was asked for.
         self.perspective_asked = False
 
-    def perspective_words(self) -> list[str]:
-        """What a command line printed for the user to paste adds to name this perspective:
-        --perspective and its name, but for the default one where KGRDF_PERSPECTIVE is not set (a
-        line without the flag is read in the perspective the environment names)."""
-        if self.perspective == self.default_perspective and not os.environ.get("KGRDF_PERSPECTIVE"):
-            return []
-        return ["--perspective", self.perspective]
+    def command_words(self) -> list[str]:
+        """What a command line printed for the user to paste adds to name this knowledge base and
+        perspective: --kb and the folder, but where it is the one a line without it reaches
+        (KGRDF_HOME, else the user data folder); --perspective and its name, but for the default
+        one where KGRDF_PERSPECTIVE is not set (a line without the flag is read in the perspective
+        the environment names)."""
+        words = []
+        if _folder(self.path) != _folder(default_home()):
+            words += ["--kb", str(self.path.absolute())]
+        if self.perspective != self.default_perspective or os.environ.get("KGRDF_PERSPECTIVE"):
+            words += ["--perspective", self.perspective]
+        return words
 
     # --- making and opening ----------------------------------------------------------------------
 

@@ -137,7 +137,7 @@ def lint(
     counts = {kind: 0 for kind in KINDS}
     for finding in findings:
         counts[finding["kind"]] += 1
-    _in_perspective(findings, session)
+    _as_pasted(findings, session)
     return {
         "now": clock.iso(now),
         "settings": {"stale_days": stale_days, "retention_days": retention_days},
@@ -156,15 +156,15 @@ def contradictions(session, now: datetime | None = None, limit: int | None = Non
     retained = clock.days_before(now, settings.get("KGRDF_RETENTION_DAYS"))
     if limit is None:
         groups = check.contradicting(held=held, retained=retained)
-        return {"count": len(groups), "findings": _in_perspective(check.contradictions(groups=groups), session)}
+        return {"count": len(groups), "findings": _as_pasted(check.contradictions(groups=groups), session)}
     count, groups = check.contradicting(held=held, retained=retained, first=limit)
-    return {"count": count, "findings": _in_perspective(check.contradictions(limit=limit, groups=groups), session)}
+    return {"count": count, "findings": _as_pasted(check.contradictions(limit=limit, groups=groups), session)}
 
 
-def _in_perspective(findings: list[dict], session) -> list[dict]:
-    """Each fix and alternative names the session's perspective where it is not the default one:
-    pasted as printed, a command line without it would change the default perspective instead."""
-    words = session.kb.perspective_words()
+def _as_pasted(findings: list[dict], session) -> list[dict]:
+    """Each fix and alternative names the session's knowledge base and perspective where a line
+    without them reaches another: pasted as printed, it would change the default one instead."""
+    words = session.kb.command_words()
     if words:
         for finding in findings:
             finding["fix"] = _command_for(finding["fix"], words)

@@ -35,7 +35,8 @@ def printed(kg: Kg) -> dict:
     assert document.pop("expired") == 0
     assert document.pop("expired_after_days") == 30
     assert document.pop("perspective") == "main"  # (saved with it: kg batch apply answers it there alone)
-    assert document.pop("answer_with") == "kg batch apply"  # (the line to paste, for the default perspective)
+    # (the line to paste, for the default perspective, naming the folder kg batch was given)
+    assert document.pop("answer_with") == f"kg batch apply --kb {kg.path}"
     return document
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from kgrdf import lint, schema
 from kgrdf.cli import app
-from tests.conftest import runner
+from tests.conftest import Kg, runner
 
 KINDS = {
     "stale",
@@ -21,6 +21,13 @@ KINDS = {
     "retention",
     "lost",
 }
+
+
+@pytest.fixture(autouse=True)
+def at_home(tmp_path, monkeypatch):
+    """The knowledge base the kg fixture makes is the one a command without --kb reaches, so the
+    fixes read as they are printed there (the test of --kb in them sets its own)."""
+    monkeypatch.setenv("KGRDF_HOME", str(tmp_path / "kb"))
 
 
 def lint_run(kg, *args):
@@ -607,6 +614,31 @@ def test_a_fix_printed_for_the_default_perspective_names_it_where_the_environmen
     assert kg.json("batch", "--perspective", "main")["answer_with"] == "kg batch apply --perspective main"
     doc = json.loads(lint_run(kg, "--json", "--perspective", "main").stdout)
     assert doc["findings"] and all(shlex.split(f["fix"])[-2:] == ["--perspective", "main"] for f in doc["findings"])
+
+
+def test_commands_printed_to_paste_name_the_knowledge_base_a_line_without_kb_would_miss(kg, tmp_path, monkeypatch):
+    """kg lint --kb PATH printed its fixes, and kg batch --kb PATH its answer line, without --kb:
+    pasted as printed, each acted on the knowledge base at KGRDF_HOME (or refused there), and the
+    finding stayed. Where --kb names the folder a line reaches without it, none is added."""
+    home = Kg(tmp_path / "home")
+    home("init")
+    monkeypatch.setenv("KGRDF_HOME", str(home.path))
+    kg("add-entity", "repo/a", "--name", "alpha")
+    stale = kg.json("propose", "repo/a", "caveat", "--value", "slow", "-s", "pr:1")["id"]
+    kg("add-entity", "repo/b", "--name", "beta")  # in no fact: an orphan
+    home_before = home.snapshot()
+    (found,) = findings(kg, "orphan")
+    assert shlex.split(found["fix"])[-2:] == ["--kb", str(kg.path)]
+    assert f"fix: {found['fix']}" in lint_run(kg).stdout
+    line = kg.json("batch")["answer_with"]
+    assert shlex.split(line) == ["kg", "batch", "apply", "--kb", str(kg.path)]
+    kg(*shlex.split(line)[1:], "confirm all", kb=False)  # pasted as printed, the answer added
+    assert [(f["id"], f["status"]) for f in kg.json("facts", "repo/a")["facts"]] == [(stale, "confirmed")]
+    assert home.snapshot() == home_before  # the knowledge base at KGRDF_HOME: untouched
+    monkeypatch.setenv("KGRDF_HOME", str(kg.path))
+    (tmp_path / "link").symlink_to(kg.path)
+    doc = json.loads(runner.invoke(app, ["lint", "--json", "--kb", str(tmp_path / "link")]).stdout)
+    assert doc["findings"] and all("--kb" not in f["fix"] for f in doc["findings"])
 
 
 @pytest.mark.parametrize("command", [["lint"], ["batch"], ["expire"], ["org", "customers", "--quiet-days", "400"]])

@@ -338,7 +338,7 @@ def test_rejecting_a_correction_says_the_value_it_closed_stays_closed_and_how_to
     assert f"{old['id']}, which it replaced, stays closed" in rejected["note"], rejected
     lost = [f for f in seeded.json("lint", expect=1)["findings"] if f["kind"] == "lost"]
     assert [(f["facts"], f["fix"]) for f in lost] == [
-        ([old["id"]], "kg propose environment/staging status --value green --source user:kg-lint")
+        ([old["id"]], f"kg propose environment/staging status --value green --source user:kg-lint --kb {seeded.path}")
     ]
     way_out = rejected["note"].split("to hold its value again: ")[1].split(", then")[0]
     again = seeded.json(*shlex.split(way_out.replace("KIND:REF", "report:r3"))[1:])
