@@ -189,10 +189,14 @@ def read_records(path: Path) -> Records:
 
 _SPACE = re.compile(r"[ \t\n\r]*")  # what JSON allows between its tokens
 # RDF where records were asked for: Turtle, TriG, N-Triples or N-Quads by their first statement
-# (a directive, an IRI or a blank node, after any comment lines), JSON-LD by its first key
+# after any comment lines (a directive and its IRI, an IRI or a blank node and what follows it: a
+# line that starts "Base camp" or "<!DOCTYPE" is no RDF, only a line that is not JSON), JSON-LD by
+# its first key
 _RDF = re.compile(
-    rb"\A(?:\xef\xbb\xbf)?(?:\s*#[^\n]*\n)*\s*(?:@prefix\b|@base\b|PREFIX\s|BASE\s|<|_:|[\[{]\s*\{?\s*\"@(?:context|graph|id)\")",
-    re.IGNORECASE,
+    rb"\A(?:\xef\xbb\xbf)?(?:\s*#[^\n]*\n)*\s*(?:"
+    rb"(?i:@?prefix)\s+[^\s:<>]*:\s*<|(?i:@?base)\s+<"  # a directive
+    rb"|(?:<[^\s<>\"{}|^`\\]*>|_:[^\s<>]+)\s+(?:<|_:|\{|a\s|[A-Za-z][\w.-]*:|\[)"  # a statement or a graph
+    rb"|[\[{]\s*\{?\s*\"@(?:context|graph|id)\")"  # JSON-LD
 )
 
 
@@ -205,7 +209,9 @@ def _items_alone(text: str, limit: int) -> list | None:
 
     from kgrdf import inputs
 
-    bounds = json.JSONDecoder()  # (reads a key given twice as json does: only to find where an item ends)
+    # Only to find where an item ends: it takes what the item's own parse refuses (a key given
+    # twice, a control character in a string, a number of more than 4,300 digits)
+    bounds = json.JSONDecoder(strict=False, parse_int=str, parse_float=str, parse_constant=str)
     items = []
     line, counted = 1, 0  # the line of the text up to counted
     at = _SPACE.match(text).end()
@@ -462,6 +468,7 @@ _AS_FIELDS = {
     "--extracted": '"extracted"',
     "--audience": '"audience"',
     "--message": '"message"',
+    "--said-by": '"said_by"',
 }
 _OPTION = re.compile("|".join(re.escape(option) + r"(?![\w-])" for option in _AS_FIELDS))
 

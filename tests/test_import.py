@@ -335,6 +335,39 @@ def test_an_array_item_that_gives_a_key_twice_is_refused_alone_by_its_line(kg, t
     kg("lookup", "repo/k2", expect=1)
 
 
+def test_an_array_item_with_a_raw_control_character_or_a_huge_number_is_refused_alone(kg, tmp_path):
+    """An item holding a raw tab in a string, or a number of 5,000 digits, refused the whole array
+    (exit 2, nothing imported), where the same records as JSON lines were refused alone."""
+    path = tmp_path / "seed.json"
+    path.write_text(
+        '[\n{"type": "entity", "id": "repo/n1", "name": "n1"},\n'
+        '{"type": "entity", "id": "repo/n2", "name": "a\tb"},\n'
+        '{"type": "entity", "id": "repo/n3", "name": "n3", "order": ' + "9" * 5000 + "},\n"
+        '{"type": "entity", "id": "repo/n4", "name": "n4"}\n]\n',
+        encoding="utf-8",
+    )
+    report = kg.json("import", path, "--apply")
+    assert report["entities"] == {"created": 2}
+    assert [(r["line"], r["reason"], r["message"].split(":")[0]) for r in report["refusals"]] == [
+        (3, "malformed", "not JSON"),
+        (4, "malformed", "not JSON"),
+    ]
+    assert "control character" in report["refusals"][0]["message"]
+    assert "4300 digits" in report["refusals"][1]["message"]
+    assert [kg.json("lookup", f"repo/n{n}")["entity"]["name"] for n in (1, 4)] == ["n1", "n4"]
+
+
+@pytest.mark.parametrize("first", ["Base camp notes", "PREFIX of the file", "<!DOCTYPE html>", "<html><body>"])
+def test_a_first_line_that_only_looks_like_rdf_is_refused_alone(kg, tmp_path, first):
+    """A JSON-lines file whose first line began "Base ", "prefix " or "<" was refused whole as RDF
+    "as kg export writes it", its records after that line lost with it."""
+    path = tmp_path / "seed.jsonl"
+    path.write_text(first + '\n{"type": "entity", "id": "repo/n1", "name": "n1"}\n', encoding="utf-8")
+    report = kg.json("import", path, "--apply")
+    assert report["entities"] == {"created": 1}
+    assert [(r["line"], r["reason"]) for r in report["refusals"]] == [(1, "malformed")]
+
+
 def test_a_malformed_file_is_one_line_and_writes_nothing(kg, tmp_path):
     path = tmp_path / "seed.jsonl"
     path.write_text('[{"type": "entity", "id": "repo/x", "name": "x"}, broken', encoding="utf-8")
@@ -1455,3 +1488,24 @@ def test_an_import_refusal_names_the_record_s_fields_not_the_options_of_a_comman
     assert said[1].startswith('a fact needs at least one "sources" (where it came from)')
     assert '"valid_from" 2026-03-01T00:00:00Z is after "valid_to" 2026-02-01T00:00:00Z' in said[2]
     assert not any("--" in message for message in said)
+
+
+def test_an_import_refusal_of_a_claim_names_the_said_by_field(kg, tmp_path):
+    """A claim without its speaker was refused with "give --said-by", one whose speaker is a repo
+    with "--said-by names an actor or a person": an import file has no options."""
+    kg("org", "add", "Acme")
+    kg("add-entity", "repo/api", "--name", "api")
+    path = records_file(
+        tmp_path / "claims.jsonl",
+        {"type": "fact", "subject": "Acme", "predicate": "claimed_member", "value": "Jim", "sources": ["slack:x"]},
+        {
+            "type": "fact",
+            "subject": "Acme",
+            "predicate": "claimed_member",
+            "value": "Jo",
+            "sources": ["slack:y"],
+            "said_by": "repo/api",
+        },
+    )
+    said = [r["message"] for r in kg.json("import", path, "--apply")["refusals"]]
+    assert len(said) == 2 and all('"said_by"' in message and "--said-by" not in message for message in said), said
