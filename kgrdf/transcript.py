@@ -42,6 +42,9 @@ _HARNESS_TAGS = (
     "user-prompt-submit-hook",
     "environment_context",
     "user_instructions",
+    "ide_selection",  # an editor's selection, open file or diagnostics: a file's words, not the user's
+    "ide_opened_file",
+    "ide_diagnostics",
 )
 _HARNESS_OPEN = re.compile(r"<(" + "|".join(map(re.escape, _HARNESS_TAGS)) + r")(?:\s[^>]*)?>", re.IGNORECASE)
 

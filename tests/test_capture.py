@@ -77,6 +77,16 @@ def test_an_assistant_turn_is_not_the_users_words(tmp_path):
         user(f"<user-prompt-submit-hook>{QUOTE}"),  # left open: to the end
         user(f"<bash-input>cat notes.txt</bash-input><bash-stdout>ok\n</bash-stdout>{QUOTE}\n</bash-stdout>"),
         user(f"<system-reminder>a <system-reminder>b</system-reminder> {QUOTE} </system-reminder>"),
+        user(
+            [
+                {
+                    "type": "text",
+                    "text": f"<ide_selection>The user selected the lines 1 to 2:\n{QUOTE}</ide_selection>",
+                },
+                {"type": "text", "text": "what does this mean?"},
+            ]
+        ),
+        user(f"<ide_opened_file>The user opened notes.md: {QUOTE}</ide_opened_file> hi"),
         {
             "type": "response_item",
             "payload": {
@@ -101,6 +111,8 @@ def test_an_assistant_turn_is_not_the_users_words(tmp_path):
         "hook-left-open",
         "output-closing-its-own-tag",
         "nested-blocks",
+        "editor-selection",
+        "editor-open-file",
         "agent-instructions",
     ],
 )
