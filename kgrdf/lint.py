@@ -28,8 +28,11 @@ Findings come in the order of KINDS, then by the ids they name. The kinds:
 - ``stale``: a current confirmed fact last observed and last confirmed more than KGRDF_STALE_DAYS
   ago. Fix: confirm it again (``kg confirm`` on a confirmed fact refreshes last_confirmed_at), or
   reject it.
-- ``contradiction``: two or more current confirmed values of a single-valued predicate on one
-  subject. Fix: confirm the newest (confirming one value closes the others); or confirm another.
+- ``contradiction``: two or more current confirmed values of a single-valued predicate (or of one
+  key of a free-text attribute, ``KEY: VALUE``) on one subject. Fix: confirm the newest (confirming
+  one value closes the others); or confirm another. An organization's attributes stand side by side
+  (§9), and a confirmation closes none of them: the fix rejects the newest's nearest rival, the
+  alternatives another (one at a time, until one is left).
 - ``overlap``: two different confirmed values of a single-valued predicate on one subject whose
   valid times share an instant, at least one of them closed (two values true at once in the past,
   as ``kg facts --as-of`` would show them), however that came about: a supersede or a confirm back
@@ -279,31 +282,39 @@ class _Check:
         from kgrdf import measures
 
         single = {p.iri for p in self.schema.predicates.values() if p.single_valued}
+        keyed = {p.iri for p in self.schema.predicates.values() if p.one_value and not p.single_valued}
         opened = measures.of(self.session) if held is None else None
         try:
             held = held or opened
             if first is None:
-                return self._grouped(held.contradicting(single, self.moment, retained), skip)
+                return self._grouped(held.contradicting(single | keyed, self.moment, retained), skip)
             # The list is ordered by the entities each names, its subject first: the groups whose
             # subject comes no later than the first ``first`` groups' last are read, and no others.
-            keys = held.contradicting_keys(single, self.moment, retained)
+            # (The values of a free-text attribute rival by their key, read from the values alone:
+            # those of a subject that holds two or more are read, and they are few.)
+            by_key = self._grouped(held.contradicting(keyed, self.moment, retained)) if keyed else []
+            keys = held.contradicting_keys(single, self.moment, retained) + [(g[2], g[3]) for g in by_key]
             ranked = sorted(self._id(subject) for subject, _predicate in keys)
             last = ranked[min(first, len(ranked)) - 1] if ranked else ""
             among = sorted({subject for subject, _predicate in keys if self._id(subject) <= last})
-            found = held.contradicting(single, self.moment, retained, among) if among else []
+            found = held.contradicting(single | keyed, self.moment, retained, among) if among else []
             return len(keys), self._grouped(found, skip)[:first]
         finally:
             if opened is not None:
                 opened.close()
 
     def _grouped(self, found: list[dict], skip=frozenset()) -> list[tuple]:
-        groups: dict[tuple[str, str], list[dict]] = {}
+        """The rows of each subject's rival values (of a single-valued predicate, or of one key of a
+        free-text attribute) of which there are two or more."""
+        groups: dict[tuple[str, str, str | None], list[dict]] = {}
         for row in found:
             row["id"] = vocab.id_of(row["fact"])
             if row["id"] not in skip:
-                groups.setdefault((row["subject"], row["predicate"]), []).append(row)
+                predicate = self.schema.predicate_by_iri(row["predicate"])
+                rival = model.attribute_key(str(row["object"])) if predicate and predicate.key == "attribute" else None
+                groups.setdefault((row["subject"], row["predicate"], rival), []).append(row)
         out = []
-        for (subject, predicate_iri), rows in groups.items():
+        for (subject, predicate_iri, _rival), rows in groups.items():
             if len(rows) < 2:
                 continue
             predicate = self.schema.predicate_by_iri(predicate_iri)
@@ -337,18 +348,27 @@ class _Check:
         for entities, ids, subject, predicate_iri, rows in groups:
             predicate = self.schema.predicate_by_iri(predicate_iri)
             key = predicate.key if predicate else vocab.id_of(predicate_iri)
+            if predicate is not None and predicate.key == "attribute":
+                key = str(rows[0]["object"]).partition(":")[0].strip()
             values = ", ".join(
                 f"{shown(r['object'])!r} ({fact_id}{', newest' if i == 0 else ''})"
                 for i, (r, fact_id) in enumerate(zip(rows, ids, strict=True))
             )
+            if predicate is not None and predicate.coexists_on(vocab.id_of(subject).partition("/")[0]):
+                # A confirmation closes none of them (§9): the value that is wrong is rejected, the
+                # nearest rival of the newest first, then the next, one at a time
+                fix, alternatives = ids[1], [ids[0], *ids[2:]]
+                verb = "reject"
+            else:
+                fix, alternatives, verb = ids[0], ids[1:], "confirm"
             out.append(
                 _finding(
                     "contradiction",
                     f"{shown(subject)} has {len(rows)} current values of {key}, which takes one: {values}",
                     entities,
                     ids,
-                    _command("kg", "confirm", ids[0]),
-                    [_command("kg", "confirm", other) for other in ids[1:]],
+                    _command("kg", verb, fix),
+                    [_command("kg", verb, other) for other in alternatives],
                 )
             )
         return out
@@ -866,7 +886,7 @@ def orphan_fix(entity_id: str, type_key: str, schema) -> str:
 
 _HEADINGS = {
     "stale": "stale: confirmed facts not observed or confirmed again for {stale_days} days",
-    "contradiction": "contradictions: more than one current value of a single-valued predicate",
+    "contradiction": "contradictions: more than one current value of a single-valued predicate or an attribute's key",
     "orphan": "orphans: entities in no current fact",
     "alias_collision": "alias collisions: people a name could mean either of",
     "merge_suggestion": "merge suggestions: near-identical names of one type",

@@ -54,6 +54,18 @@ class Predicate:
     def object_kind(self) -> str:
         return "entity" if self.takes_entity else "value"
 
+    @property
+    def one_value(self) -> bool:
+        """Whether its values rival: single-valued, or a free-text attribute whose values of one key
+        (``KEY: VALUE``) do."""
+        return self.single_valued or self.key == "attribute"
+
+    def coexists_on(self, subject_type: str) -> bool:
+        """Whether rival values of it stay side by side on a subject of ``subject_type`` instead of the
+        newer closing the older: an organization's attributes (§9), where two people's accounts both
+        deserve to be seen until a person rejects or corrects the one that is wrong."""
+        return not self.takes_entity and self.axis == "Organizations" and subject_type == "organization"
+
     def reads(self, subject: str, target: str) -> str:
         """The reviewer sentence filled in (see read_out)."""
         return read_out(self.sentence, subject, target)

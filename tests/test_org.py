@@ -2,10 +2,13 @@
 
 import json
 import re
+import shlex
 
 import pytest
 
-from .conftest import one_line
+from kgrdf.cli import app
+
+from .conftest import one_line, runner
 
 # --- kg mentions ----------------------------------------------------------------------------------
 
@@ -640,6 +643,66 @@ def test_two_values_of_an_organization_attribute_coexist_newest_first_until_supe
     kg("supersede", older["id"], "--value", "2021", "-s", "report:registry")
     facts = kg.json("facts", "Texture", "--predicate", "founded")["facts"]
     assert [(f["id"], f.get("conflicting")) for f in facts] == [(newer["id"], None)]
+
+
+def _lint(kg) -> list[dict]:
+    """kg lint's contradictions (its exit code: 1 with findings, 0 without)."""
+    result = runner.invoke(app, ["lint", "--json", "--kb", str(kg.path)])
+    found = json.loads(result.stdout)["findings"]
+    assert result.exit_code == (1 if found else 0)
+    return [f for f in found if f["kind"] == "contradiction"]
+
+
+def test_lint_finds_rival_values_of_an_organization_s_attribute_and_its_fixes_resolve_them(kg, monkeypatch):
+    """kg lint fixed two confirmed values of an organization's founded with kg confirm, which closes
+    none of them there (they stand side by side): the finding came back after its fix, forever; and
+    three values of one key of a free-text attribute (revenue, Revenue) were no finding at all."""
+    monkeypatch.setenv("KGRDF_HOME", str(kg.path))  # (the fixes as printed for it: no --kb)
+    sources = ["-s", "ledger:a", "-s", "report:b"]
+    monkeypatch.setenv("KGRDF_NOW", "2026-11-01T08:00:00Z")
+    kg("org", "add", "Texture")
+    ids = {}
+    for day, (key, value) in enumerate(
+        [
+            ("founded", "2021"),
+            ("revenue", "10M"),
+            ("headcount", "40"),
+            ("founded", "2019"),
+            ("Revenue", "12M"),
+            ("revenue", "14M"),
+        ],
+        start=1,
+    ):
+        monkeypatch.setenv("KGRDF_NOW", f"2026-11-0{day}T09:00:00Z")
+        made = kg.json("org", "set", "Texture", key, value, *sources)
+        assert made["status"] == "confirmed"
+        ids[value] = made["id"]
+    assert "stay beside it, all shown as conflicting" in made["note"]
+    found = {f["message"].split(" current values of ")[1].split(",")[0]: f for f in _lint(kg)}
+    assert set(found) == {"founded", "revenue"}
+    assert found["revenue"]["facts"] == [ids["14M"], ids["12M"], ids["10M"]]  # newest first
+    assert found["founded"]["fix"] == f"kg reject {ids['2021']}"
+    assert found["founded"]["alternatives"] == [f"kg reject {ids['2019']}"]
+    while _lint(kg):
+        (first, *_) = _lint(kg)
+        kg(*shlex.split(first["fix"])[1:])
+    current = {f["value"] for f in kg.json("facts", "Texture")["facts"]}
+    assert current == {"2019", "revenue: 14M", "headcount: 40"}
+
+
+def test_a_correction_of_a_free_text_attribute_keeps_its_key(kg):
+    """kg supersede F --value 12M, as the conflict's note advised, made "Acme has 12M": the
+    attribute lost its key, and the organization held a value of no key beside the others."""
+    kg("org", "add", "Acme")
+    old = kg.json("org", "set", "Acme", "Annual revenue", "10M", "-s", "ledger:a")
+    kg("confirm", old["id"])
+    new = kg.json("supersede", old["id"], "--value", "12M")
+    assert new["value"] == "Annual revenue: 12M"
+    again = kg.json("supersede", new["id"], "--value", "annual  REVENUE: 13M (audited)")  # its key, given
+    assert again["value"] == "annual  REVENUE: 13M (audited)"
+    third = kg.json("supersede", again["id"], "--value", "time: 14:30")  # a colon, not its key
+    assert third["value"] == "annual  REVENUE: time: 14:30"  # (the key as the value before gave it)
+    assert [f["value"] for f in kg.json("facts", "Acme")["facts"]] == [third["value"]]
 
 
 def test_values_of_an_attribute_at_different_times_do_not_conflict_and_one_over_both_conflicts_with_each(kg):

@@ -309,7 +309,7 @@ class FactReads(Reading):
                 predicate is None
                 or fact.get("status") != "confirmed"
                 or fact.get("retired_at")
-                or not (predicate.single_valued or predicate.key == "attribute")
+                or not predicate.one_value
             ):
                 continue
             key = model.attribute_key(fact.get("value") or "") if predicate.key == "attribute" else None

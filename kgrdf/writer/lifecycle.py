@@ -13,6 +13,16 @@ from kgrdf.writer.pending import rival_key
 from kgrdf.writer.staging import DEFAULT_REVIEWER, Heard, Outcome, Staging, parse_source
 
 
+def _keeping_key(old: str, value: str) -> str:
+    """The new value of a free-text attribute (``KEY: VALUE``) whose old value is ``old``: with the
+    old one's key, unless ``value`` gives that key itself (a correction of the value, not the key:
+    "12M" for "revenue: 10M" is "revenue: 12M")."""
+    key = old.partition(":")[0].strip()
+    if ":" in value and model.attribute_key(value) == model.attribute_key(old):
+        return value
+    return f"{key}: {value.strip()}"
+
+
 def _overlap(a: model.Fact, b: model.Fact) -> bool:
     """Whether two facts' valid times share an instant (model.shared_time)."""
     return model.shared_time(a.valid_from, a.valid_to, b.valid_from, b.valid_to) is not None
@@ -53,12 +63,12 @@ class Lifecycle(Staging):
         after = self._change(fact, changes, action, reason)
         if coexist:
             ids = ", ".join(r.id for r in rivals)
+            stay, both = ("stays", "both") if len(rivals) == 1 else ("stay", "all")
             return Outcome(
                 after,
                 action + "ed",
-                f"{ids} stays beside it, both shown as conflicting until a person "
-                f"resolves them (kg supersede {rivals[0].id} ... or kg supersede "
-                f"{after.id} ...)",
+                f"{ids} {stay} beside it, {both} shown as conflicting until a person resolves them "
+                f"(kg reject or kg supersede the one that is wrong: kg reject {rivals[0].id}, or kg reject {after.id})",
                 [],
             )
         if close_replaced:
@@ -133,7 +143,7 @@ class Lifecycle(Staging):
             if self.ended(fact):
                 continue
             predicate = self.schema.predicate_by_iri(fact.predicate)
-            if predicate is None or not (predicate.single_valued or predicate.key == "attribute"):
+            if predicate is None or not predicate.one_value:
                 continue
             if self._coexists(fact):
                 continue
@@ -151,22 +161,15 @@ class Lifecycle(Staging):
         """The other current confirmed values of a single-valued predicate (or of the same key of a
         free-text attribute) that ``fact`` replaces."""
         predicate = self.schema.predicate_by_iri(fact.predicate)
-        if predicate is None or not (predicate.single_valued or predicate.key == "attribute"):
+        if predicate is None or not predicate.one_value:
             return []
         return self.confirmed_rivals(fact)
 
     def _coexists(self, fact: model.Fact) -> bool:
-        """Whether rival values stay side by side instead of the newer closing the older: an
-        organization's attributes (§9), where two people's accounts both deserve to be seen."""
+        """Whether rival values stay side by side instead of the newer closing the older (schema.Predicate.coexists_on)."""
         predicate = self.schema.predicate_by_iri(fact.predicate)
         subject = self.entity(NamedNode(fact.subject))
-        return (
-            predicate is not None
-            and not predicate.takes_entity
-            and predicate.axis == "Organizations"
-            and subject is not None
-            and subject.type == "organization"
-        )
+        return predicate is not None and subject is not None and predicate.coexists_on(subject.type)
 
     def _replace(self, old: model.Fact, replacement: model.Fact, why: str | None = None) -> model.Fact:
         """``old``, replaced by ``replacement`` (a confirmation or a correction): closed (_close),
@@ -496,6 +499,8 @@ class Lifecycle(Staging):
                 hint="kg schema says whether schema.json was refused; one that declares it again lets it change",
             )
         subject = self.entity(NamedNode(old.subject))
+        if value is not None and predicate.key == "attribute":
+            value = _keeping_key(old.target.value, value)
         all_sources = [parse_source(s, self.schema.source_kinds) if isinstance(s, str) else s for s in sources]
         all_sources.append(model.Source("user", "kg supersede"))
         outcome = self.propose(
