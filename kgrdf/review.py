@@ -265,9 +265,9 @@ def parse(text: str, groups: list[Group]) -> dict[str, str]:
         if kind == "sep" or value == "and":  # ("and" separates as a comma does: "and and" is ",,")
             if verb is None:
                 raise BadInput(_where(text, position, "confirm, reject, skip or except first"))
-            if last_kind == "sep":
+            if last_kind == "and" or (last_kind == "sep" and value != "and"):  # (", and" is one, as in English)
                 raise BadInput(_where(text, position, "a verb or a target between two separators"))
-            last_kind = "sep"
+            last_kind = "and" if value == "and" else "sep"
             continue
         if value in VERBS:
             if verb is not None and targets_in_clause == 0:

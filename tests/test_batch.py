@@ -230,6 +230,16 @@ def test_confirm_all_except_and_reject_do_exactly_what_was_printed(many):
     assert label["3a"] not in following and label["1a"] not in following
 
 
+@pytest.mark.parametrize("decision", ["reject 2a, 2b, and 3a", "reject 2a; and 2b and 3a", "reject 2a, 2b, 3a"])
+def test_a_comma_before_and_separates_once_as_in_english(many, decision):
+    """A batch answer "confirm 1a, 1b, and 1c" was refused as two separators with nothing between them, where
+    README says clauses and targets are separated by commas, semicolons or "and"."""
+    label = {f["label"]: f["id"] for g in many.json("batch")["groups"] for f in g["facts"]}
+    result = many.json("batch", "apply", decision)
+    assert result["rejected"] == 3 and result["confirmed"] == 0
+    assert {many.json("history", label[x])["fact"]["status"] for x in ("2a", "2b", "3a")} == {"rejected"}
+
+
 @pytest.mark.parametrize(
     "decision,where",
     [
@@ -240,7 +250,7 @@ def test_confirm_all_except_and_reject_do_exactly_what_was_printed(many):
         ("2b", "'2b' (character 1): expected confirm, reject, skip or except"),
         ("confirm 1a,, 1b", "between two separators"),
         ("confirm 1a and and 1b", "(character 16): expected a verb or a target between two separators"),
-        ("confirm 1a, and 1b", "between two separators"),
+        ("confirm 1a and, 1b", "between two separators"),
         ("and confirm 1a", "'and confirm' (character 1): expected confirm, reject, skip or except first"),
         ("confirm 1a!", "'!' (character 11)"),
         ("", "the decision is empty"),
@@ -253,7 +263,7 @@ def test_confirm_all_except_and_reject_do_exactly_what_was_printed(many):
         "no-verb",
         "double-comma",
         "double-and",
-        "comma-and",
+        "and-comma",
         "leading-and",
         "stray-mark",
         "empty",
