@@ -1242,14 +1242,16 @@ def org_merge(
     json: JsonOption = False,
 ):
     """Make one organization of two duplicates: the second's current facts move to the first, each
-    naming the fact it came from (whose own history stays), its name and aliases become the first's
-    aliases, and its id resolves to the first from now on. The merge is recorded in both."""
+    naming the fact it came from (whose own history stays), and what it had rejected stays rejected
+    there; its name and aliases become the first's aliases, and its id resolves to the first from
+    now on. The merge is recorded in both."""
     with _kb(kb, perspective).writing("org merge") as writer:
         result = writer.merge_organizations(keep, merge)
     also = [
         f"{len(result[key])} {what}"
         for key, what in (
             ("stayed_rejected", "it had rejected stayed rejected"),
+            ("rejections", "rejected carried over"),
             ("revived", "it let expire proposed again"),
             ("retired", "between the two ended"),
         )

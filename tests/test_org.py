@@ -936,6 +936,34 @@ def test_a_merge_takes_what_the_survivor_rejected_or_let_expire_as_kg_propose_ta
     kg("validate")
 
 
+def test_what_the_duplicate_rejected_stays_rejected_after_a_merge(kg, monkeypatch):
+    """A proposal rejected in the daily batch came back into it after kg org merge: said again of
+    the duplicate's name (the kept one's alias now), it was a new proposal, and kg facts --all
+    of that name no longer showed the rejection. It is carried to the kept organization, still
+    rejected, unless the kept one holds the value already (its own status stands)."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-01T09:00:00Z")
+    kg("org", "add", "Acme")
+    kg("org", "add", "Acme Incorporated")
+    no = kg.json("org", "set", "Acme Incorporated", "tier", "gold", "-s", "slack:b")
+    held = kg.json("org", "set", "Acme Incorporated", "region", "EMEA", "-s", "slack:c")
+    ours = kg.json("org", "set", "Acme", "region", "EMEA", "-s", "slack:d")
+    kg("confirm", ours["id"])
+    kg("batch")
+    kg("batch", "apply", "reject all")
+    monkeypatch.setenv("KGRDF_NOW", "2026-01-02T09:00:00Z")
+    result = kg.json("org", "merge", "Acme", "Acme Incorporated")
+    (carried,) = result["rejections"]
+    assert carried == no["id"] and held["id"] not in result["rejections"]
+    again = kg.json("org", "set", "Acme Incorporated", "tier", "Gold", "-s", "slack:e")
+    assert again["status"] == "rejected" and again["id"] != no["id"]
+    assert kg.json("batch")["waiting"] == 0
+    tiers = [f for f in kg.json("facts", "Acme", "--all")["facts"] if "tier" in f["value"]]
+    assert [(f["id"], f["status"], f["merged_from"]) for f in tiers] == [(again["id"], "rejected", no["id"])]
+    regions = [f for f in kg.json("facts", "Acme")["facts"] if "region" in f["value"]]
+    assert [(f["id"], f["status"]) for f in regions] == [(ours["id"], "confirmed")]
+    kg("validate")
+
+
 def test_conflicting_values_after_a_merge_are_listed_newest_heard_first(kg, monkeypatch):
     """A merge records the duplicate's facts anew, at the merge: its value heard a month before the
     other's was listed first, as the newest, and a pack read it first."""

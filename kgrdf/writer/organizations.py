@@ -173,7 +173,7 @@ class Organizations(Staging):
         superseded, its own history intact. A fact ``keep`` holds already is observed again instead;
         a proposal ``keep`` holds as rejected stays rejected, and one it holds as expired is proposed
         again, as kg propose takes them; a fact between the two ends there (it would relate ``keep``
-        to itself). ``keep`` takes ``merge``'s name and aliases as aliases; ``merge`` records that it
+        to itself). What ``merge`` rejected is carried to ``keep``, still rejected (_carry_rejection). ``keep`` takes ``merge``'s name and aliases as aliases; ``merge`` records that it
         was merged into ``keep``, and its id resolves there."""
         survivor, merged = self._organization(keep), self._organization(merge)
         if survivor.iri == merged.iri:
@@ -183,13 +183,17 @@ class Organizations(Staging):
                 f"{merged.id} is the perspective's self organization: merge the other into it",
                 hint=f"kg org merge {merged.id} {survivor.id}",
             )
-        moved, observed, rejected, revived, retired = [], [], [], [], []
+        moved, observed, rejected, revived, retired, refusals = [], [], [], [], [], []
         for row in self.rows("entity-facts", entity=NamedNode(merged.iri)):
             old = self.fact(row["id"].value)
-            if not old.current:
+            if not old.current and old.status != "rejected":
                 continue  # history stays with the merged organization
             subject = survivor.iri if old.subject == merged.iri else old.subject
             target = NamedNode(survivor.iri) if old.is_entity_target and old.target.value == merged.iri else old.target
+            if not old.current:  # a rejection: it stays one, said of the kept organization
+                if self._carry_rejection(old, subject, target):
+                    refusals.append(old.id)
+                continue
             if isinstance(target, NamedNode) and target.value == subject:  # (between the two: of neither now)
                 self._change(
                     old,
@@ -273,10 +277,41 @@ class Organizations(Staging):
             "moved": moved,
             "observed": observed,
             "stayed_rejected": rejected,
+            "rejections": refusals,
             "revived": revived,
             "retired": retired,
             "aliases": names,
         }
+
+    def _carry_rejection(self, old: model.Fact, subject: str, target) -> bool:
+        """Carry the merged organization's rejected ``old`` to the kept one as a fact of its own, still
+        rejected and naming the fact it came from (kg:mergedFrom): a rejected fact stays rejected
+        whatever comes later, and the same proposal made of the kept organization under the
+        duplicate's name (its alias now) meets it there, as kg propose meets a rejection. None is
+        carried where the kept organization holds that value already (its own status stands), or
+        that relates the two."""
+        if isinstance(target, NamedNode) and target.value == subject:
+            return False
+        key = target.value if isinstance(target, NamedNode) else model.normalize(target.value)
+        if any(f.value_key() == key for f in self._facts_for(subject, old.predicate, key)):
+            return False
+        fact_id = self._mint()
+        kept = replace(
+            old,
+            id=fact_id,
+            iri=vocab.fact_iri(self.perspective, fact_id).value,
+            subject=subject,
+            target=target,
+            recorded_at=self.now,
+            merged_from=old.iri,
+            updates=[],
+            sources=list(old.sources),
+            superseded_by=None,
+            hearings=[],
+        )
+        kept.hearings = self._rehomed(kept, old.hearings)
+        self.stage_new_fact(kept, model.fact_lines(kept, self.schema))
+        return True
 
     def _merged_end(self, fact: model.Fact):
         """The end a merge gives the merged organization's ``fact``: now, as the copy that carries it
