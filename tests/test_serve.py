@@ -1263,6 +1263,35 @@ def test_which_organization_a_tokens_name_means_is_told_only_by_names_its_audien
     assert status == 200 and answer["subject"] == "organization/mkacmeco", answer  # the owner's token resolves it
 
 
+def test_a_name_taken_in_a_merge_tells_a_token_nothing_of_an_organization_it_never_heard_of(served):
+    """A token whose audience had heard of neither organization proposed a fact naming the merged
+    duplicate's alias (mkhidden.example): it was taken, and the answer named the organization kept
+    (which the audience had not known to exist), telling it of a merge it may not hear. By the
+    kept one's own name it may still write, as of any entity it names."""
+    kg, writer = served["kg"], served["secrets"]["writer"]
+    kg("org", "add", "Mkzebra")
+    kg("org", "add", "Mkhidden", "--alias", "mkhidden.example")
+    kg("org", "add", "Mkpartner")
+    kg("org", "set", "Mkhidden", "industry", "mining", "-s", "doc:z1", "--audience", "dm:ana,bo")
+    kg("org", "set", "Mkpartner", "industry", "food", "-s", "doc:z2", "--audience", "channel:sales")
+    kg("org", "merge", "Mkzebra", "Mkhidden")
+    before = _snapshot(served)
+    for route, body in [
+        ("propose", {"subject": "Mkpartner", "predicate": "customer_of", "object": "mkhidden.example", "sources": ["slack:z3"]}),
+        ("propose", {"subject": "MKHIDDEN", "predicate": "industry", "value": "x", "sources": ["slack:z4"]}),
+        ("org_set", {"org": "mkhidden.example", "key": "staff", "value": "50", "sources": ["slack:z5"]}),
+    ]:  # fmt: skip
+        status, answer = served["server"].post(route, writer, body)
+        assert status in (404, 409) and "mkzebra" not in json.dumps(answer).lower(), (route, answer)
+    assert _snapshot(served) == before
+    status, answer = served["server"].post(
+        "propose",
+        writer,
+        {"subject": "Mkpartner", "predicate": "customer_of", "object": "Mkzebra", "sources": ["slack:z6"]},
+    )
+    assert status == 200 and answer["object"] == "organization/mkzebra", answer
+
+
 @given(
     kind=st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True),
     slug=st.from_regex(r"[a-z0-9][a-z0-9._-]{0,12}", fullmatch=True),

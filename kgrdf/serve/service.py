@@ -478,8 +478,8 @@ class Service:
         """What a name a token gives means, as its audience knows the entities: a function of the
         write's writer that gives the entity's id. One the audience has heard of comes first (another
         of the same name stays out of it), else one it has not, which it may write about now that it
-        names it by its id, name or alias (not by a former id: the answer would tell the token of a
-        merge it may not hear). A name of one it knows that it may not hear (a duplicate's, merged
+        names it by its id, name or alias (not by a former id, nor by a name it took from a duplicate
+        merged into it: the answer would tell the token of a merge it may not hear). A name of one it knows that it may not hear (a duplicate's, merged
         into it) is as unknown as a name nobody goes by. A refusal (a name no entity goes by, or several it knows) is its audience's: its
         hints and candidates name no entity the audience has not heard of. The owner's token
         resolves as kg does. (Read before the write: a read takes the lock a write holds.)"""
@@ -501,8 +501,14 @@ class Service:
                 entity = writer.resolve(text, role=role)
             except (NotFound, Refused):
                 raise unheard from None
-            if not (text.strip() == entity.id or entity.known_as(text)) or writer.seen_by(caller.audience, entity.iri):
-                raise unheard  # by a former id, or a name of one it knows that it may not hear: not its to learn
+            if (
+                not (text.strip() == entity.id or entity.known_as(text))
+                or writer.seen_by(caller.audience, entity.iri)
+                or writer.took_in_merge(entity.iri, text)
+            ):
+                # by a former id, a name of one it knows that it may not hear, or a name the entity
+                # took from a duplicate merged into it (the answer would tell of the merge): not its to learn
+                raise unheard
             return entity.id
 
         return unknown_to_it

@@ -46,15 +46,27 @@ class EntityReads(Reading):
         of the perspective are read once (merged-names.rq)."""
         if self.hearer is None:
             return set()
-        hidden, seen, todo = set(), {entity}, [entity]
-        while todo:  # (one merged into one merged into it, and so on: the kept one took all their names)
+        return {name for into, names in self._merged_into(entity) if not self.may_see(into) for name in names}
+
+    def took_in_merge(self, entity: str, text: str) -> bool:
+        """Whether ``text`` is a name ``entity`` (an IRI) took from an organization merged into it,
+        and not its own name: a name that tells of the merge, whoever reads."""
+        key = model.match_key(model.clean_label(text))
+        found = self.named_entity(NamedNode(entity))
+        if found is not None and model.match_key(found.name) == key:
+            return False
+        return any(model.match_key(name) == key for _into, names in self._merged_into(entity) for name in names)
+
+    def _merged_into(self, entity: str):
+        """(IRI, the names it went by) of each organization merged into ``entity``, and each merged
+        into one of those, and so on: the kept one took all their names."""
+        seen, todo = {entity}, [entity]
+        while todo:
             for into, names in self.merges().get(todo.pop(), {}).items():
                 if into not in seen:
                     seen.add(into)
                     todo.append(into)
-                    if not self.may_see(into):
-                        hidden |= names
-        return hidden
+                    yield into, names
 
     def merges(self) -> dict[str, dict[str, set[str]]]:
         """Each organization another was merged into -> each one merged into it -> the names that
