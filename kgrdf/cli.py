@@ -360,7 +360,12 @@ HearOption = Annotated[
         "what it may hear is read. Default: the owner, who may hear everything.",
     ),
 ]
-ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why, kept in the fact's history.")]
+ReasonOption = Annotated[
+    str | None,
+    typer.Option(
+        "--reason", help="Why, kept in the fact's history, which every audience that may hear the fact is shown."
+    ),
+]
 
 
 def _group(name: str, help: str, no_args_is_help: bool = False) -> typer.Typer:
