@@ -700,9 +700,30 @@ def test_a_correction_of_a_free_text_attribute_keeps_its_key(kg):
     assert new["value"] == "Annual revenue: 12M"
     again = kg.json("supersede", new["id"], "--value", "annual  REVENUE: 13M (audited)")  # its key, given
     assert again["value"] == "annual  REVENUE: 13M (audited)"
-    third = kg.json("supersede", again["id"], "--value", "time: 14:30")  # a colon, not its key
-    assert third["value"] == "annual  REVENUE: time: 14:30"  # (the key as the value before gave it)
-    assert [f["value"] for f in kg.json("facts", "Acme")["facts"]] == [third["value"]]
+    third = kg.json("supersede", again["id"], "--value", "revenue: 14M")  # a key given: another, corrected
+    assert third["value"] == "revenue: 14M"
+    keyless = kg.json("propose", "Acme", "attribute", "--value", "founded in Ohio", "-s", "report:x")
+    kg("confirm", keyless["id"])
+    moved = kg.json("supersede", keyless["id"], "--value", "founded in Texas")  # no key to keep
+    assert moved["value"] == "founded in Texas"
+    assert sorted(f["value"] for f in kg.json("facts", "Acme")["facts"]) == ["founded in Texas", "revenue: 14M"]
+
+
+def test_a_value_that_ended_is_named_by_no_note_of_values_side_by_side(kg, monkeypatch):
+    """Confirming Carl's ceo beside Bob's named Ann's too, which ended in June, as conflicting, and
+    advised rejecting it: a true past value. kg facts and kg lint name only the two that hold."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-12-01T10:30:00Z")
+    kg("org", "add", "Gamma")
+    sources = ["-s", "report:x", "-s", "ledger:y"]
+    ann = kg.json("propose", "Gamma", "attribute", "--value", "ceo: Ann", "--valid-to", "2026-06-01", *sources)
+    bob = kg.json("propose", "Gamma", "attribute", "--value", "CEO: Bob", *sources)
+    assert bob["status"] == "confirmed" and "conflicting" not in bob["note"]
+    monkeypatch.setenv("KGRDF_NOW", "2026-12-01T10:31:00Z")
+    carl = kg.json("propose", "Gamma", "attribute", "--value", "ceo: Carl", *sources)
+    assert f"; {bob['id']} stays beside it, both shown as conflicting" in carl["note"]
+    assert ann["id"] not in carl["note"]
+    (found,) = _lint(kg)
+    assert found["facts"] == [carl["id"], bob["id"]]
 
 
 def test_values_of_an_attribute_at_different_times_do_not_conflict_and_one_over_both_conflicts_with_each(kg):

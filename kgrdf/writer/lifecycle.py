@@ -14,13 +14,13 @@ from kgrdf.writer.staging import DEFAULT_REVIEWER, Heard, Outcome, Staging, pars
 
 
 def _keeping_key(old: str, value: str) -> str:
-    """The new value of a free-text attribute (``KEY: VALUE``) whose old value is ``old``: with the
-    old one's key, unless ``value`` gives that key itself (a correction of the value, not the key:
-    "12M" for "revenue: 10M" is "revenue: 12M")."""
-    key = old.partition(":")[0].strip()
-    if ":" in value and model.attribute_key(value) == model.attribute_key(old):
+    """The new value of a free-text attribute (``KEY: VALUE``) whose old value is ``old``: a value
+    without a key of its own takes the old one's ("12M" for "revenue: 10M" is "revenue: 12M"); one
+    with a key ("revenue: 12M", "annual revenue: 12M") is taken as given, as is any value for an old
+    one that had no key ("founded in Texas" for "founded in Ohio")."""
+    if ":" in value or ":" not in old:
         return value
-    return f"{key}: {value.strip()}"
+    return f"{old.partition(':')[0].strip()}: {value.strip()}"
 
 
 def _overlap(a: model.Fact, b: model.Fact) -> bool:
@@ -62,13 +62,16 @@ class Lifecycle(Staging):
             changes["valid_from"] = self.now
         after = self._change(fact, changes, action, reason)
         if coexist:
-            ids = ", ".join(r.id for r in rivals)
-            stay, both = ("stays", "both") if len(rivals) == 1 else ("stay", "all")
+            standing = [r for r in rivals if not self.ended(r)]  # (one that ended holds no more: no rival now)
+            if not standing:
+                return Outcome(after, action + "ed", None, [])
+            ids = ", ".join(r.id for r in standing)
+            stay, both = ("stays", "both") if len(standing) == 1 else ("stay", "all")
             return Outcome(
                 after,
                 action + "ed",
                 f"{ids} {stay} beside it, {both} shown as conflicting until a person resolves them "
-                f"(kg reject or kg supersede the one that is wrong: kg reject {rivals[0].id}, or kg reject {after.id})",
+                f"(kg reject or kg supersede the one that is wrong: kg reject {standing[0].id}, or kg reject {after.id})",
                 [],
             )
         if close_replaced:
