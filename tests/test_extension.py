@@ -222,6 +222,40 @@ def test_facts_of_a_predicate_the_schema_no_longer_has_are_read_and_reported_not
     assert seeded.snapshot() == before
 
 
+@pytest.mark.parametrize("then", ["without it", "a value now"])
+def test_a_fact_that_breaks_the_schema_in_use_may_be_taken_out_of_current_reads_never_into_them(
+    seeded, monkeypatch, then
+):
+    """After a schema.json copied in unchecked took away a predicate facts used, or made it take a
+    value, kg reject of such a fact was refused with the shape's message (and kg batch apply with
+    it), kg supersede --value too, though a value was what it asked for, and kg expire skipped the
+    proposal for good: nothing took them out of current reads. A confirmation stays refused,
+    saying the way out."""
+    write(seeded, {"predicates": [ON_CALL]})
+    held = seeded.json("propose", "team/web", "on_call_for", "--object", "repo/web-app", "--source", "ledger:rota")
+    seeded("confirm", held["id"])
+    waiting = seeded.json("propose", "team/web", "on_call_for", "--object", "repo/api", "--source", "ledger:b")
+    seeded("add-entity", "repo/docs", "--name", "docs")
+    wrong = seeded.json("propose", "team/web", "on_call_for", "--object", "repo/docs", "--source", "ledger:c")
+    write(seeded, {} if then == "without it" else {"predicates": [{**ON_CALL, "object": "value", "range": []}]})
+    before = seeded.snapshot()
+    refused = seeded("confirm", waiting["id"], expect=1)
+    assert "kg reject takes it out of current reads, or put back the schema.json" in refused.stderr
+    assert seeded.snapshot() == before
+    assert seeded.json("reject", wrong["id"])["status"] == "rejected"
+    if then == "a value now":
+        assert seeded.json("supersede", held["id"], "--value", "web-app")["value"] == "web-app"
+    else:
+        assert seeded.json("reject", held["id"])["status"] == "rejected"
+    monkeypatch.setenv("KGRDF_NOW", "2099-01-01T00:00:00Z")
+    assert seeded.json("expire")["expired"] == 1
+    statuses = {f["id"]: f["status"] for f in seeded.json("facts", "team/web", "--all")["facts"]}
+    assert statuses[waiting["id"]] == "expired" and statuses[wrong["id"]] == "rejected"
+    assert not [
+        f for f in seeded.json("facts", "team/web")["facts"] if f["predicate"] == "on_call_for" and "object" in f
+    ]
+
+
 @pytest.mark.parametrize("then", ["refused", "without the type"])
 def test_an_entity_of_a_type_the_schema_no_longer_has_is_read_and_a_change_to_it_refused(seeded, then):
     """A change to an entity of a site type the schema in use lost (schema.json refused, or without
@@ -274,7 +308,7 @@ def test_a_schema_json_over_the_bound_in_force_is_refused_for_the_index_too(seed
 def test_proposals_expire_beside_one_of_a_predicate_the_schema_lost(seeded, monkeypatch):
     """A proposal of a site predicate schema.json no longer declares, due to expire, made kg expire and
     kg batch fail (exit 1, no way out): no proposal expired, and no person fact past retention was
-    deleted. It is left as it is, as kg validate reports it; the others expire."""
+    deleted. It expires with the others (a write may take it out of current reads)."""
     monkeypatch.setenv("KGRDF_NOW", "2026-03-01T09:00:00Z")
     write(seeded, {"predicates": [ON_CALL]})
     lost = seeded.json("propose", "team/web", "on_call_for", "--object", "repo/web-app", "-s", "slack:x")["id"]
@@ -282,9 +316,9 @@ def test_proposals_expire_beside_one_of_a_predicate_the_schema_lost(seeded, monk
     write(seeded, {})
     monkeypatch.setenv("KGRDF_NOW", "2026-05-01T09:00:00Z")
     done = seeded.json("expire")
-    assert done["expired"] == 1, done
+    assert done["expired"] == 2, done
     assert seeded.json("history", other)["fact"]["status"] == "expired"
-    assert seeded.json("history", lost)["fact"]["status"] == "proposed"
+    assert seeded.json("history", lost)["fact"]["status"] == "expired"
     seeded("batch")  # (which expires first: it failed too)
 
 

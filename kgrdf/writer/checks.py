@@ -4,7 +4,7 @@ nodes, a large one's in chunks while it goes on staging (Staging holds what they
 from pyoxigraph import NamedNode
 
 from kgrdf import model, vocab
-from kgrdf.errors import Refused
+from kgrdf.errors import NotFound, Refused
 from kgrdf.writer.staging import PACKED, Staging
 
 
@@ -224,13 +224,49 @@ class Checks(Staging):
         if self.validated:
             return self.warnings
         findings = self.findings()
+        before = self._broken_before([f for f in findings if f.severity == "violation"])
+        # a write may take a fact that broke the shapes before it out of current reads (see _broken_before)
+        findings = [f for f in findings if not (_key(f) in before and not self._facts[_fact_of(f.focus)].current)]
         try:
             self.warnings = validation.refuse_violations(findings)
         except Refused as exc:
             exc.details["findings"] = [self._shown_finding(f) for f in findings if f.severity == "violation"]
+            if all(_key(f) in before for f in findings if f.severity == "violation"):
+                exc.hint = (
+                    "the fact broke the schema in use before this write (a schema.json copied in unchecked): "
+                    "kg reject takes it out of current reads, or put back the schema.json it was written under"
+                )
             raise
         self.validated = True
         return self.warnings
+
+    def _broken_before(self, violations: list) -> set[tuple[str, str]]:
+        """(focus, message) of each of ``violations`` found as well on its fact as the index held it
+        before this write. A schema.json copied in unchecked can make facts break the shapes in use
+        (a predicate taken away, a range narrowed): a write may take such a fact out of current
+        reads (a rejection, a correction that closes it, an expiry), as kg validate asks, never
+        confirm or change one into them."""
+        from kgrdf import validation
+
+        held: dict[str, model.Fact] = {}
+        for finding in violations:
+            iri = _fact_of(finding.focus)
+            if iri in held or iri not in self._facts:
+                continue
+            try:
+                held[iri] = self.held_fact(vocab.id_of(iri))
+            except NotFound:  # (made by this write: what it breaks is its own)
+                continue
+        if not held:
+            return set()
+        named = {f.subject for f in held.values()} | {f.target.value for f in held.values() if f.is_entity_target}
+        entities = [self.held_entity(NamedNode(iri)) for iri in named]
+        entity_lines = [
+            str(q) for e in entities if e is not None for q in model.entity_quads(e, self.perspective, self.schema)
+        ]
+        fact_lines = [line for fact in held.values() for line in model.fact_lines(fact, self.schema)]
+        data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
+        return {_key(f) for f in validation.check(data, list(held), self.kb.path) if f.severity == "violation"}
 
     def _shown_finding(self, finding) -> dict:
         """A finding for a refusal's JSON. A fact this write would have made is refused with it, so
@@ -252,3 +288,12 @@ class Checks(Staging):
             "message": finding.message,
             "severity": finding.severity,
         }
+
+
+def _fact_of(node: str) -> str:
+    """The fact a finding's focus node is, or is a part of (a source, a hearing, an update)."""
+    return node.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
+
+
+def _key(finding) -> tuple[str, str]:
+    return finding.focus, finding.message

@@ -608,15 +608,12 @@ class Lifecycle(Staging):
 
     def expire_proposals(self, days: int) -> list[model.Fact]:
         """Proposals not observed again for ``days`` days become expired (kept, with their history);
-        proposing one again revives it. One of a predicate the schema in use does not hold (a site
-        predicate schema.json dropped) is left as it is, as kg validate reports it: its change would
-        be refused by the shapes, and with it every other expiry (and the retention after them)."""
+        proposing one again revives it. One that breaks the schema in use (a site predicate
+        schema.json dropped) expires too: a write may take it out of current reads (_left_broken)."""
         self.check_perspective()  # (a typo in --perspective would expire nothing, and say so as a success)
         expired = []
         for row in self.rows("proposals-due", before=days_before(self.now, days)):
             fact = self.fact(row["id"].value)
-            if self.schema.predicate_by_iri(fact.predicate) is None:
-                continue
             expired.append(
                 self._change(
                     fact, {"status": "expired", "retired_at": self.now}, "expire", f"not observed again for {days} days"

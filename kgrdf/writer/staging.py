@@ -131,6 +131,10 @@ class Staging(Session):
         pending = self._entities.get(iri.value)
         if pending is not None:
             return pending
+        return self.held_entity(iri)
+
+    def held_entity(self, iri: NamedNode):
+        """The entity as the index holds it: before this write changed it."""
         if iri.value not in self._held:
             self._held[iri.value] = super().entity(iri)
         return self._held[iri.value]
