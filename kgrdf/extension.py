@@ -55,7 +55,8 @@ from kgrdf.errors import BadInput
 SITE = "https://kgrdf.org/ns/site#"
 AXES = {"People": "People", "Process": "ProcessAxis", "Product": "ProductAxis", "Organizations": "Organizations"}
 MAX_NAME = 64
-QUADS_FORMAT = "3"  # of to_quads: 2, a subproperty takes its parent's high risk and single value; 3, its bounds
+# of to_quads: 2, a subproperty takes its parent's high risk and single value; 3, its bounds; 4, its value type
+QUADS_FORMAT = "4"
 TYPE_FIELDS = ("name", "axis", "label", "subclass_of")
 PREDICATE_FIELDS = ("name", "axis", "object", "sentence", "label", "domain", "range", "single_valued", "subproperty_of")
 _PREDICATE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
@@ -357,9 +358,11 @@ def to_quads(data: dict, core) -> list:
         ]
         if entry.get("sentence"):
             quads.append(Quad(node, vocab.kg("sentence"), Literal(entry["sentence"]), graph))
-        if entry["object"] == "value":
-            quads.append(Quad(node, vocab.kg("valueType"), vocab.XSD_STRING, graph))
         parents = [core.predicates[parent] for parent in _names(entry.get("subproperty_of"))]
+        if entry["object"] == "value":  # (a value of a date's subproperty is a date: its parent's is)
+            kinds = sorted({parent.value_type for parent in parents if parent.value_type})
+            kind = NamedNode(kinds[0]) if len(kinds) == 1 else vocab.XSD_STRING
+            quads.append(Quad(node, vocab.kg("valueType"), kind, graph))
         # What it says, its parents say too: a value of theirs is one of its own, so their bounds are its own
         if entry.get("single_valued") or any(parent.single_valued for parent in parents):
             quads.append(Quad(node, rdf_type, vocab.kg("SingleValuedPredicate"), graph))

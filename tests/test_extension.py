@@ -66,6 +66,23 @@ def test_a_subproperty_of_a_high_risk_or_single_valued_predicate_is_one_too(seed
     assert [f["id"] for f in current if f["predicate"] == "lifecycle"] == [other]
 
 
+def test_a_subproperty_of_a_date_takes_dates_alone(seeded):
+    """ratified, a subproperty of decided (a date), took "sometime last spring", and kg validate
+    said clean: a value of it is one of its parent's, which takes a date."""
+    ratified = {**_predicate("ratified", axis="Product"), "subproperty_of": "decided"}
+    met = {**_predicate("met_at", axis="Organizations"), "subproperty_of": "last_contact_at"}
+    write(seeded, {"predicates": [ratified, met]})
+    seeded("add-entity", "decision/d1", "--name", "D1")
+    seeded("add-entity", "organization/acme", "--name", "Acme")
+    before = seeded.snapshot()
+    for subject, key in (("decision/d1", "ratified"), ("organization/acme", "met_at")):
+        refused = seeded("propose", subject, key, "--value", "sometime last spring", "-s", "ledger:1", expect=2)
+        assert f"{key} value 'sometime last spring' is not a date" in refused.stderr
+    assert seeded.snapshot() == before
+    assert seeded.json("propose", "decision/d1", "ratified", "--value", "2026-03-01", "-s", "ledger:1")["value"]
+    assert "clean" in seeded("validate").stdout
+
+
 def test_a_subproperty_that_names_no_domain_or_range_takes_its_parents_and_propose_keeps_to_it(seeded):
     unbounded = {k: v for k, v in ON_CALL.items() if k not in ("domain", "range")}
     hard = unbounded | {"name": "hard_dep", "axis": "Product", "subproperty_of": "depends_on"}
