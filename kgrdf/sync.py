@@ -493,12 +493,15 @@ class _Fold:
         ours = self.writer.entity(NamedNode(iri))
         if ours is not None and ours.merged_into:
             return  # merged here: its names are the kept one's (a replica that has not merged echoes them)
-        # The organizations merged into it there that are here, not merged: merged here too (they
-        # hold the names it took from them, so the merge comes before its aliases).
+        # The organizations merged into it there: merged here too (they hold the names it took from
+        # them, so the merge comes before its aliases), those not here made first, as they were when
+        # merged. Left unmade, one echoed later by a replica that had not merged it (folded after,
+        # in this sync or a later one) would be made apart, its name then naming two organizations,
+        # and its facts set aside for good, of an entity never made here.
         merging = [
             mine
             for into in _merged_into(there, iri)
-            for mine in [self.writer.entity(NamedNode(into))]
+            for mine in [self.writer.entity(NamedNode(into)) or self._unmerged(there, into)]
             if mine is not None and not mine.merged_into
         ]
         if ours is None:
@@ -524,6 +527,20 @@ class _Fold:
         if aliases or weak:
             self.writer.add_entity(ours.id, ours.name, aliases, weak)
             self.counts["entities"] += 1
+
+    def _unmerged(self, there, iri: str):
+        """The organization ``iri``, merged into another there, made here as it stood when merged
+        (its name, and the names it went by then), for this fold to merge it; None when it is
+        gone there or not of this perspective."""
+        theirs = there.entity(NamedNode(iri))
+        if theirs is None or not self._mine(iri, "an organization"):
+            return None
+        names = [n for n in self._kept(iri, theirs.merged_names) if n != theirs.name]
+        self.writer.add_entity(
+            theirs.id, (self._kept(iri, [theirs.name]) or [theirs.id])[0], names, check_aliases=False
+        )
+        self.counts["entities"] += 1
+        return self.writer.entity(NamedNode(iri))
 
     def _rename(self, ours):
         """An entity whose name or summary differs there: each takes the latest a person gave it on
@@ -566,7 +583,11 @@ class _Fold:
         if predicate is None:
             raise Refused(f"the predicate {theirs.predicate} is not in this knowledge base's schema")
         same = self.writer.saying(theirs)
-        ours = next((f for f in same if f.current), None) or next((f for f in same if f.status == "rejected"), None)
+        ours = (
+            next((f for f in same if f.current), None)
+            or next((f for f in same if f.status == "rejected"), None)
+            or self._carried(same)
+        )
         why = f"from replica {replica}"
         closed = sorted((f for f in same if f.superseded_by), key=lambda f: (f.valid_to or "", f.iri))
         settled = ours if ours is not None and not ours.current else closed[-1] if ours is None and closed else None
@@ -644,6 +665,25 @@ class _Fold:
         if ours.current and theirs.current:
             self._retime(ours, theirs)
         self._told(there, replica, number, theirs, ours)
+
+    def _carried(self, same: list) -> object | None:
+        """Of the facts ``same`` (closed here), the copy an organization merge here carried one of
+        them to (kg:mergedFrom), as it stands, when current or rejected: what a review made there
+        before the merge reached that replica is a review of, here."""
+        for fact in same:
+            seen = set()
+            while fact.superseded_by and fact.superseded_by not in seen:
+                seen.add(fact.superseded_by)
+                try:
+                    after = self.writer.fact(vocab.id_of(fact.superseded_by), history=False)
+                except NotFound:
+                    break
+                if after.merged_from != fact.iri:
+                    break  # closed by a correction or a confirmation: the closure holds (see _close)
+                if after.current or after.status == "rejected":
+                    return after
+                fact = after
+        return None
 
     def _told(self, there, replica: str, number: int, theirs, ours) -> None:
         """What that replica recorded telling of its fact (kg disclose), recorded of ours too: which

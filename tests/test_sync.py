@@ -530,6 +530,56 @@ def test_a_merged_organization_echoed_back_by_a_replica_that_had_not_merged_is_n
         assert kb.json("lookup", "texinc")["entity"]["id"] == "organization/tex"
 
 
+@pytest.mark.parametrize("review", ["reject", "confirm"])
+def test_a_review_made_before_a_merge_was_seen_reaches_the_fact_the_merge_carried(tmp_path, server, clock, review):
+    """Ben rejects (confirms) a proposal of Rho Ltd before he sees Ana merge Rho Ltd into Rho: Ana's
+    fold reviewed the fact the merge had closed, and the copy it carried to Rho stayed proposed on
+    Ana, and on Cy, who synced after both, until Ben synced twice more."""
+    ana, ben, cy = (replica(tmp_path, name, server.url) for name in ("ana", "ben", "cy"))
+    ana("org", "add", "Rho")
+    ana("org", "add", "Rho Ltd")
+    ana("org", "set", "Rho Ltd", "industry", "fishing", "-s", "slack:r1")
+    ana("sync")
+    ben("sync")
+    (held,) = ben.json("facts", "Rho Ltd")["facts"]  # (his fold's own fact, of his own id)
+    ben(review, held["id"])
+    ben("sync")
+    ana("org", "merge", "Rho", "Rho Ltd")
+    ana("sync")
+    ana("sync")
+    cy("sync")
+    status = "rejected" if review == "reject" else "confirmed"
+    for kb in (ana, cy):
+        held = [f for f in kb.json("facts", "Rho", "--all")["facts"] if f["predicate"] == "industry"]
+        assert [f["status"] for f in held] == [status], (kb.path.name, held)
+        assert kb.json("batch")["waiting"] == 0
+
+
+def test_a_replica_that_first_syncs_after_a_merge_holds_the_duplicate_merged_whatever_order(tmp_path, server, clock):
+    """Ben echoed Umbra Labs into his journal before Ana merged it into Umbra; Cy, syncing after,
+    folded Ana's merged duplicate first (nothing to merge: not here yet), then Ben's echo, which made
+    it anew: Umbra Labs named two organizations there, for good. And a rejected fact of a merged
+    duplicate was set aside on every sync, its subject never made."""
+    ana, ben, cy = (replica(tmp_path, name, server.url) for name in ("ana", "ben", "cy"))
+    ana("org", "add", "Umbra")
+    ana("org", "add", "Umbra Labs")
+    ana("org", "set", "Umbra Labs", "industry", "optics", "-s", "slack:u1")
+    no = ana.json("org", "set", "Umbra Labs", "region", "EMEA", "-s", "slack:u2")
+    ana("reject", no["id"])
+    ana("sync")
+    ben("sync")
+    ben("sync")  # his fold, pushed
+    ana("org", "merge", "Umbra", "Umbra Labs")
+    ana("sync")
+    for _ in range(2):
+        synced = cy("sync")
+        assert "set aside" not in synced.stdout + synced.stderr, synced.stdout
+    assert "set aside" not in cy("status").stdout
+    assert cy.json("lookup", "Umbra Labs")["entity"]["id"] == "organization/umbra"
+    held = {(f["value"], f["status"]) for f in cy.json("facts", "Umbra", "--all")["facts"] if "value" in f}
+    assert {("optics", "proposed"), ("region: EMEA", "rejected")} <= held, held
+
+
 def test_a_patch_altered_on_the_hub_holds_back_its_replica_alone_until_it_pushes_it_again(tmp_path, server, clock):
     """One altered patch on the hub made every other replica's sync fail, for ever: the replica that
     made it never pushed it again, as the error's hint said it would."""
