@@ -555,7 +555,9 @@ def test_a_review_made_before_a_merge_was_seen_reaches_the_fact_the_merge_carrie
         assert kb.json("batch")["waiting"] == 0
 
 
-def test_a_replica_that_first_syncs_after_a_merge_holds_the_duplicate_merged_whatever_order(tmp_path, server, clock):
+def test_a_replica_that_first_syncs_after_a_merge_holds_the_duplicate_merged_whatever_order(
+    tmp_path, server, clock, monkeypatch
+):
     """Ben echoed Umbra Labs into his journal before Ana merged it into Umbra; Cy, syncing after,
     folded Ana's merged duplicate first (nothing to merge: not here yet), then Ben's echo, which made
     it anew: Umbra Labs named two organizations there, for good. And a rejected fact of a merged
@@ -567,8 +569,10 @@ def test_a_replica_that_first_syncs_after_a_merge_holds_the_duplicate_merged_wha
     no = ana.json("org", "set", "Umbra Labs", "region", "EMEA", "-s", "slack:u2")
     ana("reject", no["id"])
     ana("sync")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T09:00:00Z")  # (his echo is later than her patches)
     ben("sync")
     ben("sync")  # his fold, pushed
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-04T09:00:00Z")
     ana("org", "merge", "Umbra", "Umbra Labs")
     ana("sync")
     for _ in range(2):
