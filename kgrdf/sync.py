@@ -800,15 +800,23 @@ class _Fold:
     def _drop_refused(self) -> None:
         """The shapes over what the fold staged: a fact that fails is taken out and set aside; an
         entity that fails refuses the sync (its facts may name it), and nothing is folded."""
-        for finding in self.writer.findings():
+        findings, _inherited = self.writer.refusable(self.writer.findings())
+        pending = self.writer.pending_facts()
+        for finding in findings:
             if finding.severity != "violation":
                 continue
             focus = finding.focus.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
-            if focus in self.writer.pending_facts():
-                self.writer.drop_fact(focus)
-                self._aside(*self.origin.get(focus, ("", 0)), focus, finding.message)
-            else:
+            if focus not in pending:
                 raise Refused(f"a pulled entity fails the shapes here: {finding.message}", hint="tell the hub's keeper")
+            origin = self.origin.get(focus) or self.origin.get(pending[focus].merged_from or "")
+            if origin is None:  # (a fact a merge this fold makes carries here: set aside, it would never be retried)
+                raise Refused(
+                    f"a merge this sync makes here carries {vocab.id_of(pending[focus].merged_from or focus)}, which "
+                    f"fails the shapes here: {finding.message}",
+                    hint="kg reject it (or put back the schema.json it was written under), then kg sync again",
+                )
+            self.writer.drop_fact(focus)
+            self._aside(*origin, focus, finding.message)
 
 
 _LABELS = {vocab.PREF_LABEL.value: "name", vocab.SUMMARY.value: "summary"}

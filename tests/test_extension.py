@@ -83,6 +83,25 @@ def test_a_subproperty_of_a_date_takes_dates_alone(seeded):
     assert "clean" in seeded("validate").stdout
 
 
+def test_values_written_before_their_predicate_took_dates_are_found_by_every_check(seeded, tmp_path):
+    """met_at, text until a schema.json made it a subproperty of last_contact_at (a date): kg schema
+    check --kb accepted the change over "last tuesday", kg confirm put it into current reads, and
+    kg validate said clean."""
+    met = {**_predicate("met_at", axis="Organizations", domain=["organization"])}
+    write(seeded, {"predicates": [met]})
+    seeded("add-entity", "organization/acme", "--name", "Acme")
+    text = seeded.json("propose", "organization/acme", "met_at", "--value", "last tuesday", "-s", "slack:a")
+    dated = {"predicates": [{**met, "subproperty_of": "last_contact_at"}]}
+    (tmp_path / "next.json").write_text(json.dumps(dated))
+    checked = seeded("schema", "check", tmp_path / "next.json", expect=1)
+    assert "met_at takes a date (YYYY-MM-DD)" in checked.stdout + checked.stderr
+    write(seeded, dated)  # copied in unchecked
+    assert f"{text['id']}: met_at takes a date (YYYY-MM-DD)" in seeded("validate", expect=1).stdout
+    refused = seeded("confirm", text["id"], expect=1)
+    assert "met_at takes a date" in refused.stderr and "kg reject takes it out of current reads" in refused.stderr
+    assert seeded.json("reject", text["id"])["status"] == "rejected"
+
+
 def test_a_subproperty_that_names_no_domain_or_range_takes_its_parents_and_propose_keeps_to_it(seeded):
     unbounded = {k: v for k, v in ON_CALL.items() if k not in ("domain", "range")}
     hard = unbounded | {"name": "hard_dep", "axis": "Product", "subproperty_of": "depends_on"}
@@ -271,6 +290,32 @@ def test_a_fact_that_breaks_the_schema_in_use_may_be_taken_out_of_current_reads_
     assert not [
         f for f in seeded.json("facts", "team/web")["facts"] if f["predicate"] == "on_call_for" and "object" in f
     ]
+
+
+def test_an_organization_merge_carries_rejected_facts_that_break_the_schema_in_use(seeded):
+    """A duplicate's facts of a predicate a schema.json copied in unchecked made take an entity: the
+    merge was refused with no way out, and still so after each was rejected (the copies it carries
+    are rejected too, but new). It is refused saying the way out, then takes them, rejected."""
+    city = {"name": "hq_city", "axis": "Organizations", "object": "value", "domain": ["organization"]}
+    city["sentence"] = "{subject} is based in {target}"
+    write(seeded, {"predicates": [city]})
+    seeded("org", "add", "Texture")
+    seeded("org", "add", "Texture Inc")
+    made = [
+        seeded.json("propose", "Texture Inc", "hq_city", "--value", v, "-s", "slack:a")["id"]
+        for v in ("Berlin", "Paris")
+    ]
+    write(seeded, {"predicates": [{**city, "object": "entity"}]})
+    before = seeded.snapshot()
+    refused = seeded("org", "merge", "Texture", "Texture Inc", expect=1)
+    assert "hq_city takes an entity, not a value" in refused.stderr and "kg reject takes it out" in refused.stderr
+    assert seeded.snapshot() == before
+    for fact in made:
+        seeded("reject", fact)
+    merged = seeded.json("org", "merge", "Texture", "Texture Inc")
+    assert sorted(merged["rejections"]) == sorted(made)
+    carried = [f for f in seeded.json("facts", "Texture", "--all")["facts"] if f["predicate"] == "hq_city"]
+    assert sorted((f["merged_from"], f["status"]) for f in carried) == sorted((f, "rejected") for f in made)
 
 
 @pytest.mark.parametrize("then", ["refused", "without the type"])

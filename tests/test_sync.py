@@ -584,6 +584,30 @@ def test_a_replica_that_first_syncs_after_a_merge_holds_the_duplicate_merged_wha
     assert {("optics", "proposed"), ("region: EMEA", "rejected")} <= held, held
 
 
+def test_a_rejection_from_another_replica_folds_into_a_fact_that_breaks_the_schema_here(tmp_path, server, clock):
+    """Ben's schema.json, copied in unchecked, made hq_city take an entity; Ana rejected her value of
+    it. Ben's fold set the rejection aside (the fact failed the shapes here, as it did before): the
+    value stayed current on Ben, for good. A fold, as a write, may take it out of current reads."""
+    import json
+
+    city = {"name": "hq_city", "axis": "Organizations", "object": "value", "domain": ["organization"]}
+    city["sentence"] = "{subject} is based in {target}"
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    for kb in (ana, ben):
+        (kb.path / "schema.json").write_text(json.dumps({"predicates": [city]}))
+    ana("org", "add", "Texture")
+    fact = ana.json("propose", "Texture", "hq_city", "--value", "Berlin", "-s", "slack:a")
+    ana("sync")
+    ben("sync")
+    (ben.path / "schema.json").write_text(json.dumps({"predicates": [{**city, "object": "entity"}]}))
+    ana("reject", fact["id"])
+    ana("sync")
+    synced = ben("sync")
+    assert "set aside" not in synced.stdout + synced.stderr, synced.stdout
+    held = [f for f in ben.json("facts", "Texture", "--all")["facts"] if f["predicate"] == "hq_city"]
+    assert [f["status"] for f in held] == ["rejected"]
+
+
 def test_a_patch_altered_on_the_hub_holds_back_its_replica_alone_until_it_pushes_it_again(tmp_path, server, clock):
     """One altered patch on the hub made every other replica's sync fail, for ever: the replica that
     made it never pushed it again, as the error's hint said it would."""

@@ -661,7 +661,7 @@ def test_the_shipped_shapes_join_their_target_once_a_query():
     from kgrdf import shacl, validation
 
     selects = list(validation.shapes_graph().objects(None, rdflib.URIRef(shacl.SH + "select")))
-    assert len(selects) == 18
+    assert len(selects) == 19
     for select in selects:
         assert shacl.prebound(str(select), "?this a <urn:target> .").count("<urn:target>") == 1, select
 

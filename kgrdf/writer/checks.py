@@ -224,14 +224,12 @@ class Checks(Staging):
         if self.validated:
             return self.warnings
         findings = self.findings()
-        before = self._broken_before([f for f in findings if f.severity == "violation"])
-        # a write may take a fact that broke the shapes before it out of current reads (see _broken_before)
-        findings = [f for f in findings if not (_key(f) in before and not self._facts[_fact_of(f.focus)].current)]
+        findings, inherited = self.refusable(findings)
         try:
             self.warnings = validation.refuse_violations(findings)
         except Refused as exc:
             exc.details["findings"] = [self._shown_finding(f) for f in findings if f.severity == "violation"]
-            if all(_key(f) in before for f in findings if f.severity == "violation"):
+            if all(inherited(f) for f in findings if f.severity == "violation"):
                 exc.hint = (
                     "the fact broke the schema in use before this write (a schema.json copied in unchecked): "
                     "kg reject takes it out of current reads, or put back the schema.json it was written under"
@@ -240,23 +238,48 @@ class Checks(Staging):
         self.validated = True
         return self.warnings
 
-    def _broken_before(self, violations: list) -> set[tuple[str, str]]:
-        """(focus, message) of each of ``violations`` found as well on its fact as the index held it
-        before this write. A schema.json copied in unchecked can make facts break the shapes in use
-        (a predicate taken away, a range narrowed): a write may take such a fact out of current
-        reads (a rejection, a correction that closes it, an expiry), as kg validate asks, never
-        confirm or change one into them."""
-        from kgrdf import validation
+    def refusable(self, findings: list) -> tuple[list, object]:
+        """``findings`` less the violations a write may leave (see _broken_before), and a test of
+        whether a finding was there before this write, on its fact or the one it came from."""
+        origins = self._origins([f for f in findings if f.severity == "violation"])
+        before = self._broken_before(origins)
 
-        held: dict[str, model.Fact] = {}
+        def inherited(finding) -> bool:
+            origin = origins.get(_fact_of(finding.focus))
+            return origin is not None and (origin.iri, finding.message) in before
+
+        kept = [f for f in findings if not (inherited(f) and not self._facts[_fact_of(f.focus)].current)]
+        return kept, inherited
+
+    def _origins(self, violations: list) -> dict[str, model.Fact]:
+        """The fact of this write each of ``violations`` is on -> that fact as the index held it
+        before the write, or, for one the write made from another (an organization merge's copy,
+        kg:mergedFrom), the fact it came from as held."""
+        origins: dict[str, model.Fact] = {}
         for finding in violations:
             iri = _fact_of(finding.focus)
-            if iri in held or iri not in self._facts:
+            fact = self._facts.get(iri)
+            if iri in origins or fact is None:
                 continue
-            try:
-                held[iri] = self.held_fact(vocab.id_of(iri))
-            except NotFound:  # (made by this write: what it breaks is its own)
-                continue
+            for held in (iri, fact.merged_from):
+                try:
+                    origins[iri] = self.held_fact(vocab.id_of(held)) if held else None
+                except NotFound:  # (made by this write, of nothing held: what it breaks is its own)
+                    continue
+                break
+            if origins.get(iri) is None:
+                origins.pop(iri, None)
+        return origins
+
+    def _broken_before(self, origins: dict[str, model.Fact]) -> set[tuple[str, str]]:
+        """(fact IRI, message) of each violation found on the facts ``origins`` gives as the index
+        held them. A schema.json copied in unchecked can make facts break the shapes in use (a
+        predicate taken away, a range narrowed, text where dates are now asked): a write may take
+        such a fact out of current reads (a rejection, a correction that closes it, an expiry, a
+        merge's rejected copy), as kg validate asks, never confirm or change one into them."""
+        from kgrdf import validation
+
+        held = {fact.iri: fact for fact in origins.values()}
         if not held:
             return set()
         named = {f.subject for f in held.values()} | {f.target.value for f in held.values() if f.is_entity_target}
@@ -266,7 +289,8 @@ class Checks(Staging):
         ]
         fact_lines = [line for fact in held.values() for line in model.fact_lines(fact, self.schema)]
         data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
-        return {_key(f) for f in validation.check(data, list(held), self.kb.path) if f.severity == "violation"}
+        found = validation.check(data, list(held), self.kb.path)
+        return {(_fact_of(f.focus), f.message) for f in found if f.severity == "violation"}
 
     def _shown_finding(self, finding) -> dict:
         """A finding for a refusal's JSON. A fact this write would have made is refused with it, so
@@ -293,7 +317,3 @@ class Checks(Staging):
 def _fact_of(node: str) -> str:
     """The fact a finding's focus node is, or is a part of (a source, a hearing, an update)."""
     return node.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
-
-
-def _key(finding) -> tuple[str, str]:
-    return finding.focus, finding.message
