@@ -1170,8 +1170,8 @@ def org_set(
     key: Annotated[
         str,
         typer.Argument(
-            help="founded, industry, relationship, first_contact_at, last_contact_at, "
-            "or any other key (a free-text attribute)."
+            help="founded, industry, relationship, first_contact_at, last_contact_at, a predicate "
+            "schema.json adds for an organization's value, or any other key (a free-text attribute)."
         ),
     ],
     value: Annotated[str, typer.Argument(help="The value.")],

@@ -306,9 +306,19 @@ def name_problems(data, core, label: str = "schema.json") -> list[str]:
                                 "type nor one the schema adds"
                             )
             if kind == "predicate" and isinstance(entry.get("subproperty_of"), (str, list)):
-                for ref in _names(entry["subproperty_of"]):
+                parents = _names(entry["subproperty_of"])
+                for ref in parents:
                     if isinstance(ref, str) and ref not in core.predicates:
                         problems.append(f"{what}: subproperty_of {ref[:40]!r} is not a core predicate")
+                kinds = {
+                    core.predicates[ref].value_type
+                    for ref in parents
+                    if isinstance(ref, str) and ref in core.predicates and core.predicates[ref].value_type
+                }
+                if len(kinds) > 1:  # (a value of it is one of each parent's: a date and a text at once)
+                    problems.append(
+                        f"{what}: its parents in subproperty_of take values of different kinds (dates and text)"
+                    )
     return problems
 
 

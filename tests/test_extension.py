@@ -81,6 +81,30 @@ def test_a_subproperty_of_a_date_takes_dates_alone(seeded):
     assert seeded.snapshot() == before
     assert seeded.json("propose", "decision/d1", "ratified", "--value", "2026-03-01", "-s", "ledger:1")["value"]
     assert "clean" in seeded("validate").stdout
+    both = {**_predicate("settled", axis="Product"), "subproperty_of": ["decided", "status"]}  # a date and a text
+    (seeded.path / "next.json").write_text(json.dumps({"predicates": [both]}))
+    checked = seeded("schema", "check", seeded.path / "next.json", expect=1).stdout
+    assert "settled: its parents in subproperty_of take values of different kinds" in checked
+
+
+def test_kg_org_set_of_a_key_the_site_schema_declares_for_organizations_writes_that_predicate(seeded):
+    """kg org set Acme met_at yesterday, met_at a site predicate of organizations taking dates,
+    wrote a free-text attribute "met_at: yesterday" beside the predicate, past its date check."""
+    met = {**_predicate("met_at", axis="Organizations", domain=["organization"]), "subproperty_of": "last_contact_at"}
+    worth = _predicate("contract_value", axis="Organizations", domain=["organization"])
+    write(seeded, {"predicates": [met, worth]})
+    seeded("org", "add", "Acme")
+    before = seeded.snapshot()
+    refused = seeded("org", "set", "Acme", "met_at", "yesterday", "-s", "slack:q", expect=2)
+    assert "met_at value 'yesterday' is not a date" in refused.stderr
+    assert seeded.snapshot() == before
+    made = [seeded.json("org", "set", "Acme", key, value, "-s", "slack:q") for key, value in
+            (("Met at", "2026-03-01"), ("contract value", "30k"), ("colour", "red"))]  # fmt: skip
+    assert [(f["predicate"], f["value"]) for f in made] == [
+        ("met_at", "2026-03-01"),
+        ("contract_value", "30k"),
+        ("attribute", "colour: red"),
+    ]
 
 
 def test_values_written_before_their_predicate_took_dates_are_found_by_every_check(seeded, tmp_path):

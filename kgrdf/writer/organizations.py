@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from pyoxigraph import NamedNode
 
-from kgrdf import inputs, model, privacy, vocab
+from kgrdf import extension, inputs, model, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.writer.staging import Heard, Outcome, Staging, unsaid_claim
 
@@ -49,6 +49,13 @@ class Organizations(Staging):
         if normal in self.PROMOTED:
             return self.propose(entity.id, normal, value=value, sources=sources, heard=heard)
         predicate = self.schema.predicates.get(normal)
+        if (  # a site's own predicate of an organization's value (a date's subproperty takes dates alone)
+            predicate is not None
+            and not predicate.takes_entity
+            and predicate.iri.startswith(extension.SITE)
+            and (not predicate.domain or "organization" in predicate.domain)
+        ):
+            return self.propose(entity.id, normal, value=value, sources=sources, heard=heard)
         if predicate is not None and predicate.takes_entity:  # a relation: text would hide it from kg org relations
             if predicate.domain and entity.type not in predicate.domain:  # (and none of an organization)
                 raise BadInput(
