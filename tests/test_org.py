@@ -985,6 +985,23 @@ def test_what_the_duplicate_rejected_stays_rejected_after_a_merge(kg, monkeypatc
     kg("validate")
 
 
+def test_a_merged_duplicate_is_no_match_of_its_own_in_search_or_a_topic_pack(kg):
+    """kg context --for Acm took two of its three topic entities from duplicates merged into Acme
+    (no facts, ids that no longer stand for an entity), and Acme Tools, a real match with a confirmed
+    fact, was cut; kg search listed them beside Acme, which goes by their names."""
+    kg("org", "add", "Acme")
+    for name in ("Acme Beta", "Acme Gamma", "Acme Tools"):
+        kg("org", "add", name)
+    tools = kg.json("propose", "Acme Tools", "founded", "--value", "1999", "-s", "report:a", "-s", "ledger:b")
+    kg("org", "merge", "Acme", "Acme Beta")
+    kg("org", "merge", "Acme", "Acme Gamma")
+    assert [h["id"] for h in kg.json("search", "Acm")["results"]] == ["organization/acme", "organization/acme-tools"]
+    assert [h["id"] for h in kg.json("search", "acme gamma")["results"]] == ["organization/acme"]
+    pack = kg.json("context", "--for", "Acm")
+    assert [e["id"] for e in pack["entities"]] == ["organization/acme", "organization/acme-tools"]
+    assert tools["id"] in [f["id"] for f in pack["facts"]] and "more entities match" not in pack["markdown"]
+
+
 def test_conflicting_values_after_a_merge_are_listed_newest_heard_first(kg, monkeypatch):
     """A merge records the duplicate's facts anew, at the merge: its value heard a month before the
     other's was listed first, as the newest, and a pack read it first."""

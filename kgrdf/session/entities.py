@@ -193,7 +193,10 @@ class EntityReads(Reading):
         if not needle:
             raise BadInput("search needs some text")
         found: dict[str, dict] = {}
+        merged = {into for survivor in self.merges().values() for into in survivor}
         for row in self.values("search", text=Literal(needle), entities=self.entities_graph):
+            if row["entity"] in merged:
+                continue  # merged into another, which goes by its names (kg identify leads to it)
             if row["id"] not in found and not self.may_see(row["entity"]):
                 continue  # it does not exist for this audience
             if row["labelProperty"] != vocab.PREF_LABEL.value and row["label"] in self.hidden_names(row["entity"]):
