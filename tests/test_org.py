@@ -997,9 +997,29 @@ def test_a_merged_duplicate_is_no_match_of_its_own_in_search_or_a_topic_pack(kg)
     kg("org", "merge", "Acme", "Acme Gamma")
     assert [h["id"] for h in kg.json("search", "Acm")["results"]] == ["organization/acme", "organization/acme-tools"]
     assert [h["id"] for h in kg.json("search", "acme gamma")["results"]] == ["organization/acme"]
+    (hit,) = kg.json("search", "acme-beta")["results"]  # by its id, as kg lookup leads there
+    assert hit["id"] == "organization/acme" and {"how": "id", "label": "organization/acme-beta"} in hit["matched"]
     pack = kg.json("context", "--for", "Acm")
     assert [e["id"] for e in pack["entities"]] == ["organization/acme", "organization/acme-tools"]
     assert tools["id"] in [f["id"] for f in pack["facts"]] and "more entities match" not in pack["markdown"]
+
+
+def test_a_merged_duplicate_an_audience_knew_is_found_there_as_it_knew_it(kg, monkeypatch):
+    """Where the organization kept does not exist for an audience (no fact it may hear names it),
+    the duplicate it knew is found by its name and id there, as kg lookup finds it; the kept one is
+    never shown to it by the duplicate's names or id."""
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T10:00:00Z")
+    kg("org", "add", "Acme")
+    kg("org", "add", "Acme Beta")
+    kg("propose", "Acme", "industry", "--value", "energy", "-s", "report:a")  # heard by the owner alone
+    said = kg.json("propose", "Acme Beta", "founded", "--value", "1999", "-s", "report:a", "--audience", "channel:z")
+    kg("supersede", said["id"], "--value", "2000", "-s", "report:b", "--audience", "owner")  # (the value it moves)
+    kg("org", "merge", "Acme", "Acme Beta")
+    for text in ("acme beta", "organization/acme-beta"):
+        found = kg.json("search", text, "--audience", "channel:z")["results"]
+        assert [h["id"] for h in found] == ["organization/acme-beta"], text
+    assert kg.json("lookup", "Acme Beta", "--audience", "channel:z")["entity"]["id"] == "organization/acme-beta"
+    assert kg.json("search", "acme beta", "--audience", "public")["results"] == []
 
 
 def test_conflicting_values_after_a_merge_are_listed_newest_heard_first(kg, monkeypatch):

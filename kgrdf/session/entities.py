@@ -195,10 +195,18 @@ class EntityReads(Reading):
         found: dict[str, dict] = {}
         merged = {into for survivor in self.merges().values() for into in survivor}
         for row in self.values("search", text=Literal(needle), entities=self.entities_graph):
-            if row["entity"] in merged:
-                continue  # merged into another, which goes by its names (kg identify leads to it)
             if row["id"] not in found and not self.may_see(row["entity"]):
                 continue  # it does not exist for this audience
+            if row["entity"] in merged:  # merged into another: found as the one kept, where it exists for the read
+                duplicate = self.named_entity(NamedNode(row["entity"]))
+                kept = self.survivor(duplicate) if duplicate is not None else None
+                if kept is not None and kept.iri != row["entity"]:
+                    if row["labelProperty"] == vocab.IDENTIFIER.value:  # (its names are the kept one's aliases)
+                        hit = found.setdefault(
+                            kept.id, {"id": kept.id, "type": kept.type, "name": kept.name, "matched": []}
+                        )
+                        hit["matched"].append({"how": "id", "label": row["label"]})
+                    continue
             if row["labelProperty"] != vocab.PREF_LABEL.value and row["label"] in self.hidden_names(row["entity"]):
                 continue  # a name of a merged organization it may not know
             hit = found.setdefault(
