@@ -552,7 +552,9 @@ def fold_entity(entity_iri: str, rows: list[dict]) -> Entity | None:
         id=data[vocab.IDENTIFIER.value][0],
         iri=entity_iri,
         type=type_key,
-        name=data.get(vocab.PREF_LABEL.value, ["?"])[0],
+        # (no name where it was kept apart, in a private journal another replica's read lacks: its id,
+        # as a forget leaves it)
+        name=(data.get(vocab.PREF_LABEL.value) or data[vocab.IDENTIFIER.value])[0],
         aliases=sorted(data.get(vocab.ALT_LABEL.value, [])),
         weak_aliases=sorted(data.get(vocab.WEAK_ALIAS.value, [])),
         summary=(data.get(vocab.SUMMARY.value) or [None])[0],

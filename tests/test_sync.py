@@ -608,6 +608,25 @@ def test_a_rejection_from_another_replica_folds_into_a_fact_that_breaks_the_sche
     assert [f["status"] for f in held] == ["rejected"]
 
 
+def test_an_organization_whose_name_stayed_private_there_is_named_by_its_id_not_by_a_question_mark(
+    tmp_path, server, clock
+):
+    """Ben's organization "Ann Lee Studio" names a person he knows, so its name stays in his private
+    journal: Ana's fold named it "?", wrote that name into her shared journal, and a merge made "?"
+    an alias of Acme, on every replica. It goes by its id, as a forget leaves an entity."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ben("add-entity", "person/ann", "--name", "Ann Lee")
+    ben("org", "add", "Ann Lee Studio", "--id", "organization/als")
+    ben("sync")
+    ana("sync")
+    assert ana.json("lookup", "organization/als")["entity"]["name"] == "organization/als"
+    ana("org", "add", "Acme")
+    merged = ana.json("org", "merge", "Acme", "organization/als")
+    assert "?" not in merged["aliases"] and "organization/als" not in merged["aliases"]
+    assert "?" not in ana.json("lookup", "Acme")["entity"].get("aliases", [])
+    assert ana.json("search", "?")["results"] == []
+
+
 def test_a_patch_altered_on_the_hub_holds_back_its_replica_alone_until_it_pushes_it_again(tmp_path, server, clock):
     """One altered patch on the hub made every other replica's sync fail, for ever: the replica that
     made it never pushed it again, as the error's hint said it would."""

@@ -259,7 +259,7 @@ class Organizations(Staging):
                 "merge",
                 f"{merged.id} was merged into {survivor.id}",
             )
-        names = [merged.name, *merged.aliases]
+        names = [name for name in (merged.name, *merged.aliases) if name != merged.id]  # (an id is no alias)
         self.add_entity(
             survivor.id,
             survivor.name,
