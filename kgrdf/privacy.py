@@ -597,6 +597,20 @@ def said_key(fact, subject: str | None = None, value: str | None = None) -> str:
     return f"{subject or fact.subject} {fact.predicate} {value or fact.value_key()}"
 
 
+def said_with_key(fact, text: str, subject: str | None = None, value: str | None = None) -> str:
+    """What a fact says beside one text of it (its speaker, a source, a message: naming_texts): the
+    keyed digest of each that named a person forget deleted the fact for, so that kg sync folds back
+    no copy of that fact that still names them, and folds the same triple heard without them."""
+    return f"{said_key(fact, subject, value)} with {text}"
+
+
+def naming_texts(fact) -> list[str]:
+    """The texts of a fact that may name a person beside its triple (fact_texts, less its value),
+    and each hearing's speaker (an id)."""
+    value = None if fact.is_entity_target else fact.target.value
+    return [t for t in dict.fromkeys([*fact_texts(fact), *(h.said_by for h in fact.hearings)]) if t and t != value]
+
+
 def label_key(iri: str, text: str) -> str:
     """A name, alias, weak alias or summary of the entity ``iri``: forgotten.jsonl keeps the keyed
     digest of each that forget took from another entity (it named the person), never the text."""
@@ -613,18 +627,23 @@ class Forgotten:
     said: frozenset[str]
     labels: frozenset[str]
     retired: dict = field(default_factory=dict)  # said digest -> when what kg expire deleted was last renewed
+    said_with: frozenset[str] = frozenset()  # said_with_key digests: a fact deleted for a text beside its triple
 
     def fact(self, fact, merged=lambda iri: (iri,)) -> bool:
         """Whether forget deleted a fact that said what ``fact`` says, of its subject or object or
         of one ``merged(iri)`` gives for them (the organizations merged into it: a merge carries a
-        fact over to the one kept)."""
-        if not self.said:
+        fact over to the one kept): one whose triple named the person, or one that said it with a
+        text ``fact`` holds too (its speaker, a source, a message that named them)."""
+        if not self.said and not self.said_with:
             return False
         values = merged(fact.target.value) if fact.is_entity_target else (fact.value_key(),)
-        return any(
-            self.key.digest(said_key(fact, subject, value)) in self.said
-            for subject in merged(fact.subject)
-            for value in values
+        pairs = [(subject, value) for subject in merged(fact.subject) for value in values]
+        if any(self.key.digest(said_key(fact, subject, value)) in self.said for subject, value in pairs):
+            return True
+        return bool(self.said_with) and any(
+            self.key.digest(said_with_key(fact, text, subject, value)) in self.said_with
+            for text in naming_texts(fact)
+            for subject, value in pairs
         )
 
     def label(self, iri: str, text: str | None) -> bool:
@@ -658,13 +677,16 @@ def forgotten_facts(kb) -> "Forgotten | None":
     forget kept any."""
     records = forgotten(kb)
     said = frozenset(digest for record in records for digest in _listed(record, "said"))
+    said_with = frozenset(digest for record in records for digest in _listed(record, "said_with"))
     labels = frozenset(digest for record in records for digest in _listed(record, "labels"))
     retired: dict[str, str] = {}
     for record in records:  # (each time an ISO time of UTC, compared as text)
         kept = record.get("past_retention")
         for digest, renewed in kept.items() if isinstance(kept, dict) else ():
             retired[digest] = max(retired.get(digest, ""), str(renewed))
-    return Forgotten(key(kb, make=False), said, labels, retired) if said or labels or retired else None
+    if not (said or said_with or labels or retired):
+        return None
+    return Forgotten(key(kb, make=False), said, labels, retired, said_with)
 
 
 def _listed(record: dict, name: str) -> list[str]:

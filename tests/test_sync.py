@@ -233,6 +233,36 @@ def test_a_fact_forget_deleted_is_not_folded_back_from_a_replica_that_holds_it(t
     assert "the shared journal" in one_line(ana("forget", "person/dscully", expect=1))
 
 
+def test_after_a_forget_the_same_triple_heard_elsewhere_without_them_folds_and_with_them_does_not(
+    tmp_path, server, clock, monkeypatch
+):
+    """Ben forgot Jim, who had said that Acme works in energy: when Ana proposed the same on her own,
+    from two ledgers, Ben's sync set it aside for good as "a fact kg forget deleted here" (telling
+    him what the forgotten person had said). A copy that still names the person by a text beside its
+    triple (a source) stays out."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ana("org", "add", "Acme")
+    ana("sync")
+    ben("sync")
+    ben("add-entity", "person/jim", "--name", "Jim Smith")
+    ben("add-entity", "person/dscully", "--name", "Dana Scully")
+    ben("propose", "Acme", "industry", "--value", "energy", "-s", "slack:p6", "--said-by", "Jim Smith")
+    named = ana.json("propose", "release", "posts_to", "--object", "channel/releases", "-s", "doc:Dana Scully notes")
+    ana("sync")
+    ben("sync")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T09:00:00Z")
+    ben("forget", "person/jim")
+    ben("forget", "person/dscully", expect=3)  # Ana's pulled journal names her: documented, exit 3
+    ana("propose", "Acme", "industry", "--value", "energy", "-s", "ledger:q", "-s", "report:r")
+    ana("confirm", named["id"])
+    ana("sync")
+    synced = ben("sync")
+    said = synced.stdout + synced.stderr
+    assert said.count("kg forget deleted here") == 1 and "Dana" not in said and "Jim" not in said
+    assert [f["value"] for f in ben.json("facts", "Acme")["facts"]] == ["energy"]
+    assert [f["predicate"] for f in ben.json("facts", "release")["facts"]] == []
+
+
 def _shared_text(kb: Kg) -> str:
     return "".join(patch_bytes(p).decode() for p in patch_files(kb.path / "journal") if "/local/" not in str(p))
 
