@@ -440,7 +440,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         if dry_run:  # what the owner would see go: each fact, and whether it is about them or only names them
             going = _going(kb, person, sorted(plan.graphs))
             return {**result, "token_names": [t.name for t in naming_them], "going": going}
-        plan.record["said"], plan.record["said_with"] = _said(kb, key, plan.graphs, person)
+        plan.record["said"], plan.record["said_with"] = _said(kb, key, plan.graphs, person, plan.redacted)
         labels = search.labels | _labels_of_replicas(kb, person)
         plan.record["labels"] = sorted({key.digest(privacy.label_key(iri, text)) for iri, text in labels})
         refuse_where_it_cannot_finish(kb)  # (before anything is written)
@@ -537,23 +537,25 @@ def _labels_of_replicas(kb, person: Target) -> set[tuple[str, str]]:
     return found
 
 
-def _said(kb, key, graphs, person: Target) -> tuple[list[str], list[str]]:
+def _said(kb, key, graphs, person: Target, kept=frozenset()) -> tuple[list[str], list[str]]:
     """The keyed digests kg sync reads not to fold back what this forget deletes, of the facts in
     ``graphs`` as the index holds them (the caller holds the lock; the index is at the journal's
     end): of what each fact whose triple names ``person`` says (its subject, object or value:
     privacy.said_key), and of what each other says beside each text of it that names them (its
-    speaker, a source, a message: privacy.said_with_key). The same triple heard on another replica
-    without them is a fact of its own, and is folded."""
+    speaker, a source, a message: privacy.said_with_key), and the same of the texts taken out of
+    the facts ``kept`` (a source a fact first heard where it may be shared was heard with later).
+    The same triple heard on another replica without them is a fact of its own, and is folded."""
     from kgrdf.session import Session
 
-    if not graphs:
+    if not graphs and not kept:
         return [], []
     with kb.up_to_date() as backend:
-        held = Session(kb, backend).facts_heard([vocab.id_of(graph) for graph in sorted(graphs)])
+        held = Session(kb, backend).facts_heard([vocab.id_of(graph) for graph in sorted({*graphs, *kept})])
     said, said_with = set(), set()
     for fact in held.values():
-        if person.iri in (fact.subject, fact.target.value) or (
-            not fact.is_entity_target and person.in_text(fact.target.value)
+        if fact.iri not in kept and (
+            person.iri in (fact.subject, fact.target.value)
+            or (not fact.is_entity_target and person.in_text(fact.target.value))
         ):
             said.add(key.digest(privacy.said_key(fact)))
             continue

@@ -646,6 +646,18 @@ class Forgotten:
             for subject, value in pairs
         )
 
+    def said_with_text(self, fact, text: str, merged=lambda iri: (iri,)) -> bool:
+        """Whether forget took ``text`` (a source's ref or quote, a speaker, a message) out of a fact
+        that said what ``fact`` says, or deleted one for it (:meth:`fact` reads the subjects)."""
+        if not self.said_with or not text:
+            return False
+        values = merged(fact.target.value) if fact.is_entity_target else (fact.value_key(),)
+        return any(
+            self.key.digest(said_with_key(fact, text, subject, value)) in self.said_with
+            for subject in merged(fact.subject)
+            for value in values
+        )
+
     def label(self, iri: str, text: str | None) -> bool:
         return bool(text) and bool(self.labels) and self.key.digest(label_key(iri, text)) in self.labels
 

@@ -592,7 +592,7 @@ class _Fold:
         closed = sorted((f for f in same if f.superseded_by), key=lambda f: (f.valid_to or "", f.iri))
         settled = ours if ours is not None and not ours.current else closed[-1] if ours is None and closed else None
         if settled is not None:  # rejected or closed here: it stays so, with the sources heard there
-            if groups := self._heard_new(theirs, settled):
+            if groups := self._sources_new(there, theirs, settled):
                 for audience, added in groups:
                     settled = self.writer.observe_settled(settled, added, [Heard(audience)], why)
                 self.counts["observed"] += 1
@@ -614,11 +614,11 @@ class _Fold:
         if (
             expired is not None
             and theirs.status == "proposed"
-            and not self._heard_new(theirs, expired)
+            and not self._sources_new(there, theirs, expired)
             and (theirs.observed_at or "") <= (expired.observed_at or "")
         ):
             return  # expired here, and echoed there as it was heard before: nobody observed it again
-        groups = self._heard_new(theirs, ours)
+        groups = self._sources_new(there, theirs, ours)
         if ours is None or (ours.current and groups):
             target = (
                 {"object": vocab.id_of(theirs.target.value)}
@@ -778,6 +778,29 @@ class _Fold:
         if said is None:
             return (closing.at, replica)
         return (said["at"], said["by"] or said["on"])
+
+    def _sources_new(self, there, theirs, ours) -> list[tuple[str, list]]:
+        """:meth:`_heard_new`, less each source kg forget took out of a fact that says what
+        ``theirs`` says here (its ref or quote named the person: forgotten.jsonl keeps the keyed
+        digest of what the fact said with it): another replica that still holds it never brings it
+        back."""
+        groups = self._heard_new(theirs, ours)
+        if self.deleted is None or not groups:
+            return groups
+
+        def merged(iri):
+            return [iri, *_merged_into(there, iri)]
+
+        kept = []
+        for audience, sources in groups:
+            left = [
+                source
+                for source in sources
+                if not any(self.deleted.said_with_text(theirs, text, merged) for text in (source.ref, source.quote))
+            ]
+            if left:
+                kept.append((audience, left))
+        return kept
 
     @staticmethod
     def _heard_new(theirs, ours) -> list[tuple[str, list]]:

@@ -263,6 +263,36 @@ def test_after_a_forget_the_same_triple_heard_elsewhere_without_them_folds_and_w
     assert [f["predicate"] for f in ben.json("facts", "release")["facts"]] == []
 
 
+@pytest.mark.parametrize("then", ["confirm", "reject"])
+def test_a_source_forget_took_out_of_a_kept_fact_is_never_folded_back(tmp_path, server, clock, monkeypatch, then):
+    """Globex works in mining was first heard where it may be shared, then with a source naming
+    Dana: Ben's forget kept the fact and took the source out. When Ana confirmed her copy (or, as
+    the forget's own message advises, rejected it there), Ben's fold wrote the source back, her name
+    with it, into his private journal and his index."""
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    ben("add-entity", "person/dana", "--name", "Dana Scully")
+    ana("org", "add", "Globex")
+    ana("propose", "Globex", "industry", "--value", "mining", "-s", "doc:plain-note")
+    ana("sync")
+    ben("sync")
+    ana("propose", "Globex", "industry", "--value", "mining", "-s", "doc:Dana Scully notes")
+    ana("sync")
+    ben("sync")
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-03T09:00:00Z")
+    ben("forget", "person/dana", expect=3)  # Ana's pulled journal names her: documented, exit 3
+    (fact,) = ana.json("facts", "Globex")["facts"]
+    ana(then, fact["id"])
+    ana("sync")
+    ben("sync")
+    (held,) = ben.json("facts", "Globex", "--all")["facts"]
+    assert held["status"] == ("confirmed" if then == "confirm" else "rejected")
+    assert "Dana" not in json.dumps(held)
+    private = "".join(patch_bytes(p).decode() for p in patch_files(ben.path / "journal") if "/local/" in str(p))
+    assert "Dana Scully" not in private
+    found = ben.json("sparql", 'SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o FILTER(CONTAINS(STR(?o), "Scully")) } }')
+    assert found["results"]["bindings"] == []
+
+
 def _shared_text(kb: Kg) -> str:
     return "".join(patch_bytes(p).decode() for p in patch_files(kb.path / "journal") if "/local/" not in str(p))
 
