@@ -236,22 +236,7 @@ class Organizations(Staging):
                 )
                 (observed if same else revived).append(kept.id)
             else:
-                fact_id = self._mint()
-                kept = replace(
-                    old,
-                    id=fact_id,
-                    iri=vocab.fact_iri(self.perspective, fact_id).value,
-                    subject=subject,
-                    target=target,
-                    recorded_at=self.now,
-                    merged_from=old.iri,
-                    updates=[],
-                    sources=list(old.sources),
-                    superseded_by=None,
-                    hearings=[],
-                )
-                kept.hearings = self._rehomed(kept, old.hearings)
-                self.stage_new_fact(kept, model.fact_lines(kept, self.schema))
+                kept = self._carry(old, subject, target)
                 moved.append(kept.id)
             self._change(
                 old,
@@ -302,6 +287,12 @@ class Organizations(Staging):
         key = target.value if isinstance(target, NamedNode) else model.normalize(target.value)
         if any(f.value_key() == key for f in self._facts_for(subject, old.predicate, key)):
             return False
+        self._carry(old, subject, target)
+        return True
+
+    def _carry(self, old: model.Fact, subject: str, target) -> model.Fact:
+        """A new fact of ``subject`` and ``target`` that carries ``old`` on, as it stands (its status,
+        times and each of its hearings), naming it (kg:mergedFrom), staged."""
         fact_id = self._mint()
         kept = replace(
             old,
@@ -318,7 +309,7 @@ class Organizations(Staging):
         )
         kept.hearings = self._rehomed(kept, old.hearings)
         self.stage_new_fact(kept, model.fact_lines(kept, self.schema))
-        return True
+        return kept
 
     def _merged_end(self, fact: model.Fact):
         """The end a merge gives the merged organization's ``fact``: now, as the copy that carries it
