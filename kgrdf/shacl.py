@@ -28,6 +28,11 @@ class Finding:
     def as_json(self) -> dict:
         return {"focus": vocab.id_of(self.focus), "message": self.message, "severity": self.severity}
 
+    @property
+    def fact(self) -> str:
+        """The fact its focus is, or is a part of (a source, a hearing, an update); else the focus."""
+        return self.focus.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
+
 
 @cache
 def shapes_graph(name: str = "facts.ttl"):

@@ -828,7 +828,7 @@ class _Fold:
         for finding in findings:
             if finding.severity != "violation":
                 continue
-            focus = finding.focus.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
+            focus = finding.fact
             if focus not in pending:
                 raise Refused(f"a pulled entity fails the shapes here: {finding.message}", hint="tell the hub's keeper")
             origin = self.origin.get(focus) or self.origin.get(pending[focus].merged_from or "")

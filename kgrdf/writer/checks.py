@@ -245,10 +245,10 @@ class Checks(Staging):
         before = self._broken_before(origins)
 
         def inherited(finding) -> bool:
-            origin = origins.get(_fact_of(finding.focus))
+            origin = origins.get(finding.fact)
             return origin is not None and (origin.iri, finding.message) in before
 
-        kept = [f for f in findings if not (inherited(f) and not self._facts[_fact_of(f.focus)].current)]
+        kept = [f for f in findings if not (inherited(f) and not self._facts[f.fact].current)]
         return kept, inherited
 
     def _origins(self, violations: list) -> dict[str, model.Fact]:
@@ -256,19 +256,14 @@ class Checks(Staging):
         before the write, or, for one the write made from another (an organization merge's copy,
         kg:mergedFrom), the fact it came from as held."""
         origins: dict[str, model.Fact] = {}
-        for finding in violations:
-            iri = _fact_of(finding.focus)
+        for iri in dict.fromkeys(finding.fact for finding in violations):
             fact = self._facts.get(iri)
-            if iri in origins or fact is None:
-                continue
-            for held in (iri, fact.merged_from):
+            for held in [h for h in (iri, fact.merged_from) if h] if fact is not None else ():
                 try:
-                    origins[iri] = self.held_fact(vocab.id_of(held)) if held else None
+                    origins[iri] = self.held_fact(vocab.id_of(held))
+                    break
                 except NotFound:  # (made by this write, of nothing held: what it breaks is its own)
                     continue
-                break
-            if origins.get(iri) is None:
-                origins.pop(iri, None)
         return origins
 
     def _broken_before(self, origins: dict[str, model.Fact]) -> set[tuple[str, str]]:
@@ -290,14 +285,13 @@ class Checks(Staging):
         fact_lines = [line for fact in held.values() for line in model.fact_lines(fact, self.schema)]
         data = validation.view_from_lines(fact_lines, entity_lines, self.backend.schema_quads())
         found = validation.check(data, list(held), self.kb.path)
-        return {(_fact_of(f.focus), f.message) for f in found if f.severity == "violation"}
+        return {(f.fact, f.message) for f in found if f.severity == "violation"}
 
     def _shown_finding(self, finding) -> dict:
         """A finding for a refusal's JSON. A fact this write would have made is refused with it, so
         its id was never given out (the next write mints it again for another fact): the finding
         describes the fact instead, marked as not created."""
-        node = finding.focus
-        fact_iri = node.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
+        fact_iri = finding.fact
         if fact_iri not in self._minted_iris or fact_iri not in self._facts:
             return finding.as_json()
         fact = self._facts[fact_iri]
@@ -312,8 +306,3 @@ class Checks(Staging):
             "message": finding.message,
             "severity": finding.severity,
         }
-
-
-def _fact_of(node: str) -> str:
-    """The fact a finding's focus node is, or is a part of (a source, a hearing, an update)."""
-    return node.split("/source/")[0].split("/hearing/")[0].split("/update/")[0]
