@@ -149,11 +149,24 @@ def most_connected(session, held, valid_at, known_at, limit: int) -> list[dict]:
     with, as true at ``valid_at`` and held at ``known_at``), most first (then by id), with names and
     types."""
     out = []
-    for iri, degree in held.most_linked(set(_link_keys(session)), valid_at, known_at, limit):
+    true_then = _true_as_held(session, valid_at, known_at)
+    for iri, degree in held.most_linked(set(_link_keys(session)), valid_at, known_at, limit, true_then):
         entity = _linked_entity(session, iri)
         if entity is not None:
             out.append({"id": entity.id, "name": entity.name, "type": entity.type, "degree": degree, "iri": iri})
     return out
+
+
+def _true_as_held(session, valid_at, known_at):
+    """Of the IRIs of facts given it, those that as held at ``known_at`` were current and true at
+    ``valid_at`` (a link whose valid time changed since, read as kg facts --known-at reads it)."""
+
+    def true_then(iris: list[str]) -> set[str]:
+        ids = {vocab.id_of(iri): iri for iri in iris}
+        kept = session.true_as_held(list(ids), clock.iso(known_at), clock.iso(valid_at))
+        return {ids[fact_id] for fact_id in kept}
+
+    return true_then
 
 
 def _linked_entity(session, iri: str):
@@ -283,7 +296,7 @@ def constellation(session, stars: int = 150, valid_at=None, known_at=None) -> di
     try:
         top = most_connected(session, held, valid_at, known_at, stars)
         kept = {node.pop("iri"): node["id"] for node in top}
-        found = held.links(set(keys), valid_at, known_at, sorted(kept))
+        found = held.links(set(keys), valid_at, known_at, sorted(kept), _true_as_held(session, valid_at, known_at))
         stats = counts(session, held)
     finally:
         held.close()

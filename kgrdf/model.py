@@ -413,6 +413,14 @@ def held_at(fact: Fact, at: str) -> Fact | None:
     return held
 
 
+def true_at(fact: Fact, valid_at: str) -> bool:
+    """Whether ``fact`` is current (proposed or confirmed) and true at ``valid_at`` (an xsd:dateTime
+    string, UTC), by the status and valid time it holds (as held at a time: held_at). Pure."""
+    return fact.status in ("proposed", "confirmed") and not (
+        (fact.valid_from and fact.valid_from > valid_at) or (fact.valid_to and fact.valid_to <= valid_at)
+    )
+
+
 def _default(name: str):
     """What a field of Fact holds when no record gave it a value."""
     value = Fact.__dataclass_fields__[name].default

@@ -108,6 +108,56 @@ def test_the_constellation_known_at_a_date_shows_what_the_knowledge_base_held_th
     assert "repo/mobile" in _owns(demo.path, "2027-03-02")
 
 
+def test_the_constellation_at_a_time_links_what_kg_facts_lists_then_after_valid_times_are_corrected(kg, monkeypatch):
+    """A link whose start or end was corrected after the known-at time is read as held then, as kg
+    facts reads it: whatever dates it holds now, at every pair of times."""
+
+    def at(day: str) -> None:
+        monkeypatch.setenv("KGRDF_NOW", f"2026-{day}T09:00:00Z")
+
+    def link(target: str, valid_from: str) -> str:
+        fact = kg.json("propose", "web", "depends_on", "--object", target, "--valid-from", valid_from, "-s", "ledger:a")
+        kg("confirm", fact["id"])
+        return fact["id"]
+
+    at("03-02")
+    for name in ("web", "api", "db", "cache"):
+        kg("add-entity", f"repo/{name}", "--name", name)
+    later = link("api", "2026-02-01")
+    ended = link("db", "2026-02-01")
+    earlier = link("cache", "2026-03-01")
+    at("03-08")
+    kg("supersede", later, "--valid-from", "2026-02-20")  # its start corrected later
+    at("03-12")
+    kg("supersede", ended, "--valid-to", "2026-03-10")  # closed, then its end corrected earlier
+    at("03-16")
+    kg("supersede", ended, "--valid-to", "2026-02-25")
+    at("03-20")
+    kg("supersede", earlier, "--valid-from", "2026-02-05")  # its start corrected earlier
+    monkeypatch.delenv("KGRDF_NOW")
+
+    def drawn(known_at: str, as_of: str) -> set[str]:
+        from kgrdf import briefing, clock
+
+        with KnowledgeBase.open(kg.path).reading() as session:
+            shown = briefing.constellation(
+                session, briefing.MAX_STARS, valid_at=clock.parse_time(as_of), known_at=clock.parse_time(known_at)
+            )
+        return {e["to"] for e in shown["edges"] if e["from"] == "repo/web"}
+
+    def listed(known_at: str, as_of: str) -> set[str]:
+        facts = kg.json("facts", "web", "--known-at", known_at, "--as-of", as_of)["facts"]
+        return {f["object"] for f in facts if f["predicate"] == "depends_on"}
+
+    seen = set()
+    for known_at in ("2026-03-05", "2026-03-10", "2026-03-14", "2026-03-18", "2026-03-25"):
+        for as_of in ("2026-02-03", "2026-02-10", "2026-02-22", "2026-02-27", "2026-03-04", "2026-03-12"):
+            told = listed(known_at, as_of)
+            assert drawn(known_at, as_of) == told, (known_at, as_of)
+            seen.add(frozenset(told))
+    assert len(seen) >= 5  # (the times asked read the links in many ways)
+
+
 def _briefed(path) -> dict:
     """The Briefing's contradictions, and the facts the measures find past retention, read now."""
     from datetime import timedelta
@@ -263,7 +313,7 @@ def test_a_write_that_closes_many_facts_reads_every_closing_once_and_keeps_what_
     select = OxigraphBackend.select
 
     def counted(self, query, bindings=None, **kw):
-        if query.name == "briefing-closings":
+        if query.name == "briefing-retimings":
             asked.append(bindings)
         return select(self, query, bindings, **kw)
 
@@ -327,3 +377,16 @@ def test_what_a_reader_killed_while_making_the_cache_left_is_removed_by_the_next
     with kb.reading() as session:
         measures.of(session).close()
     assert [file.exists() for file in left] == [False, False, False] and running.exists()
+
+
+def test_the_briefing_counts_the_days_up_to_the_last_day_there_is(kg, monkeypatch):
+    """A clock on 9999-12-31: the days the Briefing counts end on it (the day after is no date)."""
+    from kgrdf import briefing
+
+    monkeypatch.setenv("KGRDF_NOW", "9999-12-31T08:00:00Z")
+    kg("add-entity", "repo/web", "--name", "web")
+    kg("propose", "web", "status", "--value", "live", "-s", "ledger:a")
+    with KnowledgeBase.open(kg.path).reading() as session:
+        days = briefing.briefing(session)["captured"]
+    assert days["days"][-1] == {"day": "9999-12-31", "captured": 1, "total": 1}
+    assert days["captured"] == 1

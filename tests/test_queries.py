@@ -318,7 +318,7 @@ def cases(store):
             ),
         ),
         # The example closed one fact after recording it: the hotfix process's old entry point.
-        "briefing-closings": ({}, lambda rows: len(rows) == 1 and all(r["closedAt"] for r in rows)),
+        "briefing-retimings": ({}, lambda rows: len(rows) == 1 and all(r["retimedAt"] for r in rows)),
         "raw-entities": (
             dict(entities=ENTITIES, **{"class": vocab.kg("Person")}),
             lambda rows: sorted(r["id"] for r in rows) == ["person/dana", "person/priya", "person/sam"],
@@ -478,7 +478,7 @@ def test_a_bound_parameter_is_a_constant_to_the_planner():
             ox.Quad(change, ox.NamedNode(kg + "field"), ox.NamedNode(kg + "validTo"), graph),
         ]
     backend.store.extend(quads)
-    query, one = queries.load("briefing-closings"), ox.NamedNode("https://kgrdf.org/fact/777")
+    query, one = queries.load("briefing-retimings"), ox.NamedNode("https://kgrdf.org/fact/777")
 
     def best(bindings):
         times = []
@@ -491,7 +491,7 @@ def test_a_bound_parameter_is_a_constant_to_the_planner():
     every, rows = best({})
     alone, [row] = best({"fact": one})
     assert len(rows) == 20_000
-    assert row["fact"] == one and row["closedAt"] == at
+    assert row["fact"] == one and row["retimedAt"] == at
     assert alone * 20 < every, f"one fact's closing took {alone:.4f} s, every closing {every:.4f} s"
 
 

@@ -250,12 +250,7 @@ class FactReads(Reading):
         read = self.facts_heard([listed["id"] for listed in facts], history=True)
         for listed in facts:
             held = model.held_at(read[listed["id"]], known_at)
-            if held is None:
-                continue
-            current = held.status in ("proposed", "confirmed") and not (
-                (held.valid_from and held.valid_from > valid_at) or (held.valid_to and held.valid_to <= valid_at)
-            )
-            if not (current or everything):
+            if held is None or not (everything or model.true_at(held, valid_at)):
                 continue
             fields = (
                 "status",
@@ -285,6 +280,16 @@ class FactReads(Reading):
                 )
             )
         return kept
+
+    def true_as_held(self, fact_ids: list[str], known_at: str, valid_at: str) -> set[str]:
+        """Those of the facts ``fact_ids`` that, as the knowledge base held them at ``known_at``
+        (model.held_at), were current and true at ``valid_at`` (xsd:dateTime strings, UTC)."""
+        read = self.facts_heard(fact_ids, history=True)
+        return {
+            fact_id
+            for fact_id, fact in read.items()
+            if (held := model.held_at(fact, known_at)) is not None and model.true_at(held, valid_at)
+        }
 
     def sources_heard(self, fact: str) -> list[dict]:
         """The sources of the fact ``fact`` (an IRI) the read's audience is shown (those of the
