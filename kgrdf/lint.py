@@ -34,9 +34,9 @@ Findings come in the order of KINDS, then by the ids they name. The kinds:
   (§9), and a confirmation closes none of them: the fix rejects the newest's nearest rival, the
   alternatives another (one at a time, until one is left).
 - ``overlap``: two different confirmed values of a single-valued predicate on one subject whose
-  valid times share an instant, at least one of them closed (two values true at once in the past,
-  as ``kg facts --as-of`` would show them), however that came about: a supersede or a confirm back
-  in time, an import. Fix: end the earlier where the later begins (``kg supersede F --valid-to``),
+  valid times share an instant other than now, one of them closed or not begun yet (two values true
+  at once in the past or to come, as ``kg facts --as-of`` would show them), however that came about:
+  a supersede or a confirm back in time, a value confirmed ahead of its start, an import. Fix: end the earlier where the later begins (``kg supersede F --valid-to``),
   or begin the later where the earlier ends (``kg supersede F --valid-from``).
 - ``orphan``: an entity in no current fact, proposed or confirmed, as subject or object. Fix: a
   ``kg propose`` template with a predicate the schema allows for its type (placeholders in capitals).
@@ -375,7 +375,8 @@ class _Check:
 
     def overlaps(self, skip=frozenset()) -> list[dict]:
         """Two different confirmed values of a single-valued predicate whose valid times overlap,
-        one of them closed (two current ones true now are a contradiction, reported as such)."""
+        one of them closed or not begun yet (two current ones true now are a contradiction, reported
+        as such)."""
         groups: dict[tuple[str, str], list[dict]] = {}
         for row in self.session.values("lint-overlaps"):
             if vocab.id_of(row["fact"]) not in skip:
@@ -410,7 +411,7 @@ class _Check:
         other ends (``--valid-from``), whichever leave both with some valid time and take from neither
         what the other does not hold. Where one holds all the other's time and more on both sides
         (live from January on, frozen in May), which one fact cannot say, the outer one begins where
-        the inner ends (it keeps what holds now and after), or else ends where the inner begins."""
+        the inner ends, or else ends where the inner begins: first the one that keeps what holds now."""
         ids = {a["fact"]: vocab.id_of(a["fact"]), b["fact"]: vocab.id_of(b["fact"])}
 
         def held(row):
@@ -418,8 +419,8 @@ class _Check:
             span = _span(row["validFrom"], row["validTo"])
             return f"{self._shown(row['object'])!r} ({ids[row['fact']]}, {state}, valid {span})"
 
-        def ends_by(x, y) -> bool:  # x ends when y does, or before
-            return bool(x["validTo"]) and (not y["validTo"] or x["validTo"] <= y["validTo"])
+        def ends_by(x, y) -> bool:  # x ends when y does, or before (one without an end never does)
+            return not y["validTo"] or (bool(x["validTo"]) and x["validTo"] <= y["validTo"])
 
         fixes = []
         for x, y in ((a, b), (b, a)):
@@ -430,9 +431,11 @@ class _Check:
                 fixes.append(_command("kg", "supersede", ids[y["fact"]], "--valid-from", x["validTo"]))
         for outer, inner in ((a, b), (b, a)):
             if not fixes and inner["validFrom"] and inner["validTo"] and not ends_by(outer, inner):
-                if (outer["validFrom"] or "") < inner["validFrom"]:  # (the later stretch first: it holds now)
-                    fixes.append(_command("kg", "supersede", ids[outer["fact"]], "--valid-from", inner["validTo"]))
-                    fixes.append(_command("kg", "supersede", ids[outer["fact"]], "--valid-to", inner["validFrom"]))
+                if (outer["validFrom"] or "") < inner["validFrom"]:
+                    later = _command("kg", "supersede", ids[outer["fact"]], "--valid-from", inner["validTo"])
+                    earlier = _command("kg", "supersede", ids[outer["fact"]], "--valid-to", inner["validFrom"])
+                    # the stretch that holds now first (the later, unless the inner value is to come)
+                    fixes += [earlier, later] if clock.iso(self.moment) < inner["validFrom"] else [later, earlier]
         fixes = list(dict.fromkeys(fixes)) or [_command("kg", "history", ids[a["fact"]])]
         message = (
             f"{self._shown(subject)} held two values of {key}, which takes one, at once "
@@ -890,7 +893,7 @@ _HEADINGS = {
     "orphan": "orphans: entities in no current fact",
     "alias_collision": "alias collisions: people a name could mean either of",
     "merge_suggestion": "merge suggestions: near-identical names of one type",
-    "overlap": "overlaps: two values of a single-valued predicate true at once in the past",
+    "overlap": "overlaps: two values of a single-valued predicate true at once, in the past or to come",
     "look_alike": "look-alikes: names that are not what they look like",
     "retention": "retention: facts naming a person not observed or confirmed again for {retention_days} days",
     "lost": "lost values: closed by a correction rejected since, said by nothing current",

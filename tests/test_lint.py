@@ -726,3 +726,73 @@ def test_an_overlap_inside_a_value_that_holds_now_is_fixed_without_ending_what_h
 
     assert at("2025-04-01") == [inner]
     assert at("2026-01-01") == ([outer] if chosen == "fix" else [])
+
+
+_SPANS = {  # two values of entry_point, each from .. to (None: no start, or no end), on a clock of March 1st
+    "the later to come, neither ending": ((None, None), ("2026-04-01", None)),
+    "both to come, neither ending": (("2026-04-01", None), ("2026-05-01", None)),
+    "the earlier closed inside the later": (("2026-01-01", "2026-02-15"), ("2026-02-01", None)),
+    "one to come over the end of one true now": (("2026-01-01", "2026-05-01"), ("2026-04-01", "2026-06-01")),
+    "one to come over the start of another to come": (("2026-04-01", "2026-06-01"), ("2026-05-01", None)),
+    # one holding all the other's time and more on both sides: one fact cannot keep both of its stretches
+    "one to come inside one always true": ((None, None), ("2026-04-01", "2026-05-01")),
+    "one closed inside one true now": (("2026-01-01", None), ("2026-01-10", "2026-02-01")),
+}
+
+
+@pytest.mark.parametrize("spans", list(_SPANS.values()), ids=list(_SPANS))
+def test_every_fix_of_an_overlap_clears_it_and_keeps_each_value_some_time_of_its_own(kg, tmp_path, monkeypatch, spans):
+    """An overlap's fix and each alternative, run as printed: the finding is gone, the two values
+    are true at no instant together, each is true at some instant, and every instant either was true
+    at one of them still is (but where one holds the other and more on both sides: the first fix
+    keeps what holds now). Two values that never end, the later to come, were fixed by kg history,
+    which changes nothing; one to come inside one true now, by ending what holds now."""
+    from datetime import date, timedelta
+
+    from tests.conftest import copy_of
+
+    monkeypatch.setenv("KGRDF_NOW", "2026-03-01T09:00:00Z")
+    records = [{"type": "entity", "id": "process/release", "name": "Release"}]
+    records += [{"type": "entity", "id": f"channel/{n}", "name": f"#{n}"} for n in ("a", "b")]
+    for n, (start, end) in zip(("a", "b"), spans, strict=True):
+        times = {"valid_from": start} if start else {}
+        times |= {"valid_to": end} if end else {}
+        records.append(
+            {"type": "fact", "subject": "process/release", "predicate": "entry_point", "object": f"channel/{n}"}
+            | times
+            | {"sources": [f"ledger:{n}", f"report:{n}"]}
+        )
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    kg("import", str(path), "--apply", "--auto-confirm")
+    (found,) = findings(kg, "overlap")
+    commands = [found["fix"], *found.get("alternatives", [])]
+    assert all(shlex.split(c)[:2] == ["kg", "supersede"] for c in commands), commands
+    days = [date(2025, 12, 1) + timedelta(days=n) for n in range(0, 240, 3)]
+
+    def true_on(k) -> list[set[str]]:
+        held = [f for f in k.json("facts", "process/release", "--all")["facts"] if f["status"] == "confirmed"]
+        return [
+            {f["object"] for f in held if (f.get("valid_from") or "") <= d.isoformat() < (f.get("valid_to") or "~")}
+            for d in days
+        ]
+
+    before = true_on(kg)
+    nested = any(
+        (x_start or "") < y_start and (not x_end or y_end < x_end)
+        for (x_start, x_end), (y_start, y_end) in (spans, spans[::-1])
+        if y_start and y_end
+    )
+    today = days.index(date(2026, 3, 1))
+    for n, command in enumerate(commands):
+        fixed = copy_of(kg.path, tmp_path / f"fixed-{n}")
+        fixed(*shlex.split(command)[1:])
+        assert not findings(fixed, "overlap"), command
+        after = true_on(fixed)
+        assert all(len(now) <= 1 for now in after), command
+        assert all(now <= then for now, then in zip(after, before, strict=True)), command
+        assert {"channel/a", "channel/b"} == set().union(*after), command
+        if not nested:
+            assert [bool(now) for now in after] == [bool(then) for then in before], command
+        elif n == 0:
+            assert after[today] == before[today], command
