@@ -310,6 +310,7 @@ class KnowledgeBase:
         compact: an index on a server or in memory, or no index yet. Raises Damaged, with the way
         out, when the store does not open or fails to read its own files."""
         from kgrdf import lock
+        from kgrdf.store import oxigraph
 
         if self.backend_kind != "oxigraph" or not self.index_path.exists():
             return None
@@ -324,13 +325,13 @@ class KnowledgeBase:
                     backend.compact()
                 except (OSError, RuntimeError) as exc:  # the store's word for a file it cannot read
                     raise Damaged(f"the index could not be compacted: {exc}", hint=INDEX_WAY_OUT) from None
-                return {
-                    "files_before": before,
-                    "files_after": backend.table_files(),
-                    "seconds": round(time.monotonic() - started, 3),
-                }
+                seconds = round(time.monotonic() - started, 3)
             finally:
                 self.close_index(backend)
+            # counted closed: the store deletes the files a compaction replaced in its background,
+            # and by the time it is closed
+            after = oxigraph.table_files(self.index_path)
+        return {"files_before": before, "files_after": after, "seconds": seconds}
 
     # --- the index -------------------------------------------------------------------------------
 
@@ -733,9 +734,9 @@ class KnowledgeBase:
             deletes, adds = writer.delete_lines(), writer.add_lines()
             read = measures.read_ahead(self.path, position, deletes, adds, ready=writer.prepared())
             # The caches kept from the rows alone are kept before the index has its position, unless
-            # the write closes a fact (the measures then read its closing from the index): cut before
-            # then, they stand at the journal's end, where the rebuilt index will.
-            early = read is not None and not read.closed
+            # the write changes a fact's valid time (the measures then read when from the index): cut
+            # before then, they stand at the journal's end, where the rebuilt index will.
+            early = read is not None and not read.retimed
             if early and not compact:
                 self._keep_row_caches(backend, position, after, writer, read)
             loaded.result()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import typer.testing
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
 
 from kgrdf.cli import app
@@ -35,9 +35,11 @@ typer.testing._get_command = _built_once
 
 # Property and fuzz tests draw new cases on every run here, to find what no one thought of; in CI
 # (CI=true) they draw the same cases each time, so that a run's verdict is the code's, not the draw's.
-# Neither has a deadline for one case: on two shared cores a case's time is the machine's, not the code's.
-settings.register_profile("here", deadline=None)
-settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+# Neither has a deadline for one case, nor fails when drawing cases is slow: on two shared cores a
+# case's time is the machine's, not the code's.
+_UNTIMED = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("here", **_UNTIMED)
+settings.register_profile("ci", derandomize=True, database=None, **_UNTIMED)
 settings.load_profile("ci" if os.environ.get("CI") else "here")
 
 

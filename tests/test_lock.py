@@ -61,7 +61,8 @@ def test_a_writer_thread_waits_only_for_the_reads_before_it_and_later_reads_queu
 
     assert "refused" not in wrote, f"the writer gave up after {wrote['refused'][0] - wrote['asked']:.1f} s"
     waited = wrote["got"] - wrote["asked"]
-    assert waited < READ + 0.5, f"the writer waited {waited:.2f} s for reads of {READ} s"
+    # (starved, it would wait out its timeout of 4 s; the margin is a loaded machine's scheduling)
+    assert waited < READ + 1.5, f"the writer waited {waited:.2f} s for reads of {READ} s"
     # a read that asked once the writer waited came in after it, never beside it
     later = [got for asked, got, _ in reads if asked > wrote["asked"] + 0.05]
     assert later and all(got >= wrote["let go"] for got in later)
@@ -110,13 +111,13 @@ def test_a_thread_waiting_its_turn_gives_up_at_its_timeout_and_the_writer_before
     with lock.held(path, exclusive=False):
         writer = threading.Thread(target=attempt, args=(True,))
         writer.start()
-        time.sleep(0.2)  # the writer waits
+        time.sleep(0.5)  # the writer waits
         monkeypatch.setenv("KGRDF_LOCK_TIMEOUT", "0.5")
         reader = threading.Thread(target=attempt, args=(False,))
         started = time.monotonic()
         reader.start()
         reader.join()
-        assert 0.4 < time.monotonic() - started < 1.0
+        assert 0.4 < time.monotonic() - started < 2.0  # (behind the writer, it would wait out its 3 s)
         assert done == [("read", f"the knowledge base is locked by another kg command ({path})")]
     writer.join()
     assert done[1:] == [("write", "held")]
@@ -161,7 +162,7 @@ def test_a_write_queued_behind_another_in_kg_serve_is_refused_once_its_own_timeo
     for n in (1, 2):
         message, waited = done[n]
         assert message.startswith("the knowledge base is locked by another kg command"), message
-        assert 2.5 < waited < 3 + 1.2, f"write {n} was refused after {waited:.1f} s"
+        assert 2.5 < waited < 3 + 2, f"write {n} was refused after {waited:.1f} s"  # (behind the first: 6 s)
     assert "queued" not in " ".join(str(f.get("value")) for f in kg.json("facts", "repo/api")["facts"])
 
 

@@ -308,7 +308,8 @@ def test_a_write_lands_within_the_limit_of_a_slow_read(small):
     started = time.monotonic()
     writer = _kg("add-entity", "repo/api", "--name", "api", "--kb", kb, KGRDF_LOCK_TIMEOUT="30")
     assert writer.wait(timeout=30) == 0, writer.stderr.read()
-    assert time.monotonic() - started < 2 + 5  # the limit, then the write's own work on busy cores
+    assert time.monotonic() - started < 2 + 10  # the limit, then the write's own work on busy cores (without
+    # the limit: the write's own 30 s)
     assert reader.wait(timeout=10) == 1
     assert "time limit" in reader.stderr.read()
     assert "api" in small("lookup", "repo/api").stdout
@@ -323,7 +324,7 @@ def test_a_killed_reader_takes_its_query_with_it(small):
     started = time.monotonic()
     writer = _kg("add-entity", "repo/api", "--name", "api", "--kb", kb, KGRDF_LOCK_TIMEOUT="20")
     assert writer.wait(timeout=30) == 0, writer.stderr.read()
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 15  # (the query left running: the write's own 20 s)
     assert not _running(child)
 
 
@@ -354,7 +355,7 @@ def test_a_stream_of_overlapping_reads_never_starves_a_write(small):
         assert reader.wait(timeout=30) in (0, 1)
     # the read's 3 s, then the write's own work (about a second, more on busy cores); without the
     # turnstile the readers keep the lock shared and the write waits the whole 12 s
-    assert landed < 3 + 4, f"the write landed {landed:.1f} s after a read of 3 s began"
+    assert landed < 3 + 6, f"the write landed {landed:.1f} s after a read of 3 s began"  # (starved: 12 s)
     assert "api" in small("lookup", "repo/api").stdout
 
 

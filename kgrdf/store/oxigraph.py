@@ -146,6 +146,11 @@ class _Runaways:
 _runaways = _Runaways()
 
 
+def table_files(path) -> int:
+    """How many table files a store on disk at ``path`` is in (see OxigraphBackend.table_files)."""
+    return sum(1 for entry in os.scandir(path) if entry.name.endswith(".sst"))
+
+
 class OxigraphBackend(Backend):
     name = "oxigraph"
     dataset_scoping = True
@@ -421,9 +426,7 @@ class OxigraphBackend(Backend):
     def table_files(self) -> int:
         """How many table files the store is in (0 in memory): each bulk load adds its own, each
         spanning every key, and a scan of every quad reads through all of them (see compact)."""
-        if not self.persistent:
-            return 0
-        return sum(1 for entry in os.scandir(self.path) if entry.name.endswith(".sst"))
+        return table_files(self.path) if self.persistent else 0
 
     def compact(self) -> None:
         """Compact the store after a bulk load as large as what it held (a first import, a rebuild).
