@@ -64,6 +64,22 @@ def _folder(path: Path) -> Path:
         return path.absolute()
 
 
+_NO_REPLICA = "kg init made it; restore it from git (git checkout replica.json)"
+_INIT_LEFT = {"format.json", "replica.json", "format.json.tmp", "replica.json.tmp", "journal"}
+
+
+def _init_cut_short(path: Path) -> bool:
+    """Whether the folder ``path`` holds what a kg init killed before it was whole left, and nothing
+    else: no format.json or no replica.json, of those it writes, and an empty journal folder."""
+    try:
+        names = {entry.name for entry in os.scandir(path)}
+        if not names or not names <= _INIT_LEFT or ({"format.json", "replica.json"} <= names):
+            return False
+        return "journal" not in names or not any(os.scandir(path / "journal"))
+    except OSError:
+        return False
+
+
 def _holds_a_journal(path: Path) -> bool:
     """Whether ``path`` holds what kg init makes beside format.json: its replica.json, or a journal
     folder of a replica's (local, or r-...); a folder of other files named journal is not one."""
@@ -165,21 +181,25 @@ class KnowledgeBase:
         if index is not None:
             _check_index_server(index)
         try:
-            if (path / "format.json").exists():
+            if (path / "format.json").exists() and not _init_cut_short(path):
                 raise Refused(f"{path} is a knowledge base already", hint="use it with --kb, or pick another folder")
             if path.exists() and not path.is_dir():
                 raise BadInput(f"{path} is a file, not a folder", hint="kg init needs an empty or new folder")
-            if path.exists() and any(path.iterdir()):
+            if path.exists() and any(path.iterdir()) and not _init_cut_short(path):
                 raise Refused(f"{path} is not empty", hint="kg init needs an empty or new folder")
         except OSError as exc:
             raise BadInput(f"cannot make a knowledge base at {path}: {exc.strerror}") from None
         new_folder = not path.exists()
         try:
             path.mkdir(parents=True, exist_ok=True)
+            _undo_create(path, made=False)  # what a kg init cut short there left
             settings = {"format": FORMAT, "perspective": perspective}
-            write_json(path / "format.json", settings if index is None else {**settings, "index": index})
+            # format.json last: it makes the folder a knowledge base, whole from then on (a kill
+            # before it leaves what the next kg init takes away; one after, what the next write
+            # commits to git)
             write_json(path / "replica.json", {"replica": "r-" + secrets.token_hex(4)})
             (path / "journal").mkdir(exist_ok=True)
+            write_json(path / "format.json", settings if index is None else {**settings, "index": index})
             if vcs.available():
                 vcs.init(path)
                 vcs.commit(path, "kg init")
@@ -219,7 +239,12 @@ class KnowledgeBase:
             found = (path / "format.json").is_file()
         except OSError:
             found = False
-        if not found:
+        if not found or _init_cut_short(path):
+            if _init_cut_short(path):
+                said = shlex.quote(str(path))
+                raise NotFound(
+                    f"no knowledge base at {path}: a kg init was cut short there", hint=f"kg init --kb {said} makes it"
+                )
             if path.is_file():
                 raise NotFound(
                     f"{path} is a file, not a knowledge base folder", hint="--kb names the folder kg init made"
@@ -236,6 +261,8 @@ class KnowledgeBase:
                 hint = f"kg init --kb {said} makes one (or set KGRDF_HOME)"
             raise NotFound(f"no knowledge base at {path}", hint=hint)
         kb = cls(path, backend, perspective)
+        if kb.replica is None:
+            raise Damaged("replica.json is missing", hint=_NO_REPLICA)
         if kb.format > FORMAT:
             raise Damaged(f"{path} has format {kb.format}; this kgrdf reads format {FORMAT}", hint="upgrade kgrdf")
         from kgrdf import migrate
@@ -553,9 +580,7 @@ class KnowledgeBase:
         from kgrdf import lock
 
         if self.replica is None:
-            raise Damaged(
-                "replica.json is missing", hint="kg init made it; restore it from git (git checkout replica.json)"
-            )
+            raise Damaged("replica.json is missing", hint=_NO_REPLICA)
         with lock.held(self.path / "lock", exclusive=True):
             self._finish_purge()
             self._standby = None
@@ -918,10 +943,10 @@ class KnowledgeBase:
                 if isinstance(left, list):
                     left = [e for e in left if not (isinstance(e, dict) and e.get("url") == url)]
                 settings = {**settings, "index": url, **({"index_left": left} if left else {})}
-            write_json(self.path / "format.json", settings)
-            if url is not None:
-                shutil.rmtree(self.index_path, ignore_errors=True)
-            self.git_commit(f"kg index: the index on {url or 'disk'}")
+            with self.committing(f"kg index: the index on {url or 'disk'}"):
+                write_json(self.path / "format.json", settings)
+                if url is not None:
+                    shutil.rmtree(self.index_path, ignore_errors=True)
             if self.backend_kind == "sparql" and not _leave_server(self.index_url, self._left_by(left_at), tag):
                 self._note_left(self.index_url, left_at)
         self.index_url, self.backend_kind = url, moved.backend_kind
@@ -1016,6 +1041,16 @@ class KnowledgeBase:
         else:
             self.git_commit(message)
 
+    @contextmanager
+    def committing(self, message: str):
+        """Write settings files (format.json, sync.json) in the body, then commit them to git with
+        ``message``; the caller holds the exclusive lock. From before the first is written,
+        ``uncommitted`` says a commit is owed, so that one cut short (a kill, git busy) is made by
+        the next command, as a write's is, and no one takes kgrdf's own file for an edit by hand."""
+        (self.path / UNCOMMITTED).touch()
+        yield
+        self.git_commit(message)
+
     def git_commit(self, message: str) -> None:
         """Commit to the git history. When git cannot commit now, say so and go on: the journal
         holds the change, and the next command commits it."""
@@ -1023,7 +1058,7 @@ class KnowledgeBase:
             vcs.commit(self.path, message)
         except vcs.Busy as exc:
             print(
-                f"kg: git did not commit ({exc}); the change is in the journal and the next command commits it",
+                f"kg: git did not commit ({exc}); the change is made, and the next command commits it",
                 file=sys.stderr,
             )
             return
@@ -1182,8 +1217,8 @@ class KnowledgeBase:
         settings = files.read_json(self.path / "format.json")
         left = settings.get("index_left")
         left = [e for e in left if not (isinstance(e, dict) and e.get("url") == url)] if isinstance(left, list) else []
-        write_json(self.path / "format.json", {**settings, "index_left": [*left, {"url": url, "at": list(at)}]})
-        self.git_commit(message or f"kg index: the index left on {url}, which did not answer")
+        with self.committing(message or f"kg index: the index left on {url}, which did not answer"):
+            write_json(self.path / "format.json", {**settings, "index_left": [*left, {"url": url, "at": list(at)}]})
 
     def remove_indexes_left(self) -> None:
         """clear_indexes_left under the exclusive lock, when format.json names any (kg expire, which
@@ -1214,11 +1249,13 @@ class KnowledgeBase:
             return []
         kept = [entry for entry in left if not _leave_server(entry["url"], self._left_by(tuple(entry["at"])), say=say)]
         if kept != left:
-            write_json(
-                self.path / "format.json",
-                {**settings, "index_left": kept} if kept else {k: v for k, v in settings.items() if k != "index_left"},
-            )
-            self.git_commit("kg index: the indexes left on servers that answer now are removed")
+            with self.committing("kg index: the indexes left on servers that answer now are removed"):
+                write_json(
+                    self.path / "format.json",
+                    {**settings, "index_left": kept}
+                    if kept
+                    else {k: v for k, v in settings.items() if k != "index_left"},
+                )
         return [entry["url"] for entry in kept]
 
     def _left_by(self, left_at: tuple):

@@ -95,8 +95,8 @@ def add_remote(kb, name: str, url: str) -> dict:
         known = settings.get("remotes", {})
         if name in known:
             raise Refused(f"the remote {name} is there already ({known[name]})", hint=f"kg remote remove {name} first")
-        files.write_json(kb.path / "format.json", {**settings, "remotes": {**known, name: url}})
-        kb.git_commit(f"kg remote add {name}")
+        with kb.committing(f"kg remote add {name}"):
+            files.write_json(kb.path / "format.json", {**settings, "remotes": {**known, name: url}})
     made.note(f"the remote {name} was added")
     return {"remote": name, "url": url}
 
@@ -109,11 +109,11 @@ def remove_remote(kb, name: str) -> dict:
         if name not in known:
             raise _no_remote(name, known)
         url = known.pop(name)
-        files.write_json(kb.path / "format.json", {**settings, "remotes": known})
         state = _state(kb)
         state["remotes"].pop(name, None)
-        files.write_json(kb.path / STATE, state)
-        kb.git_commit(f"kg remote remove {name}")
+        with kb.committing(f"kg remote remove {name}"):
+            files.write_json(kb.path / "format.json", {**settings, "remotes": known})
+            files.write_json(kb.path / STATE, state)
     made.note(f"the remote {name} was removed")
     return {"remote": name, "url": url}
 
@@ -238,8 +238,8 @@ def sync(kb, name: str | None = None) -> dict:
         [item for item in state["held_back"] if item["replica"] not in now_held] if failed else []
     )
     with lock.held(kb.path / "lock", exclusive=True):
-        files.write_json(kb.path / STATE, state)
-        kb.git_commit(f"kg sync: {', '.join(done['name'] for done in synced)}")
+        with kb.committing(f"kg sync: {', '.join(done['name'] for done in synced)}"):
+            files.write_json(kb.path / STATE, state)
     if failed:
         raise _passed_over(failed, report, synced=[done["name"] for done in synced])
     return report

@@ -658,7 +658,8 @@ def _files_checks(kb) -> list[dict]:
             problems.append({"check": "git history", "message": f"the git history in .git does not read (git: {said})"})
         edited = [line[3:] for line in done.stdout.split("\n") if line.strip()]
         if (kb.path / vcs.UNCOMMITTED).exists():  # a write whose commit git refused (busy): the next one makes it
-            edited = [name for name in edited if name != "view.json" and not name.startswith("journal/")]
+            owed = ("view.json", "format.json", "replica.json", "sync.json")  # (and kb.committing's settings)
+            edited = [name for name in edited if name not in owed and not name.startswith("journal/")]
         edited = [name for name in edited if name != "schema.json"]  # the site's own, copied in by hand (README)
         if edited:
             problems.append(

@@ -24,11 +24,12 @@ import pytest
 from pyoxigraph import NamedNode
 
 from kgrdf import validation
+from kgrdf.cli import app
 from kgrdf.journal import Position
 from kgrdf.kb import KnowledgeBase
 from kgrdf.store.oxigraph import OxigraphBackend
 
-from .conftest import Kg, one_line
+from .conftest import Kg, one_line, runner
 from .patchlog import check_journals, patch_bytes, patch_files, write_patch
 
 SEED = int(os.environ.get("KGRDF_FAULT_SEED") or 20261130)
@@ -908,6 +909,94 @@ def test_a_damaged_git_index_is_made_again_from_the_last_commit_and_the_history_
     assert _git(kg.path, "status", "--porcelain") == ""
     assert {f["value"] for f in kg.json("facts", "repo/api")["facts"]} == {"one", "two"}
     assert kg.json("validate")["damage"] == []
+
+
+def _after_init_cut_short(path: Path) -> None:
+    """What a user meets after a kg init that did not end: a read says there is no knowledge base,
+    or reads it, never 'damaged' or 'a bug'; kg init makes it, or says it is made; then a write
+    lands and the knowledge base validates clean, all its files committed."""
+    kg = Kg(path)
+    status = runner.invoke(app, ["status", "--kb", str(path)])
+    assert status.exit_code in (0, 1), status.stdout + status.stderr
+    if status.exit_code == 1:
+        assert f"kg init --kb {path}" in status.stderr and "cut short" in status.stderr, status.stderr
+        kg("init")
+    else:
+        assert "a knowledge base already" in kg("init", expect=1).stderr
+    kg("add-entity", "repo/api", "--name", "api")
+    report = kg.json("validate")
+    assert report["damage"] == [] and report["findings"] == []
+    assert kg.json("lookup", "api")["entity"]["id"] == "repo/api"
+
+
+@pytest.mark.parametrize(
+    "target, when, match",
+    [
+        pytest.param("kgrdf.files:replace", "after", "replica.json", id="replica.json written"),
+        pytest.param("kgrdf.files:replace", "before", "format.json", id="the journal folder made"),
+        pytest.param("kgrdf.files:replace", "after", "format.json", id="format.json written"),
+        pytest.param("kgrdf.vcs:init", "after", "", id="git made"),
+        pytest.param("kgrdf.vcs:commit", "after", "", id="committed"),
+    ],
+)
+def test_a_kg_init_killed_at_any_step_leaves_a_folder_the_next_commands_make_whole(tmp_path, target, when, match):
+    """A kg init killed after it wrote format.json and before replica.json left a folder every read
+    called 'a bug', kg init called a knowledge base already, and a write sent to a git history
+    that was not there. Now the folder is a knowledge base from format.json on, written last."""
+    path = tmp_path / "kb"
+    proc = _spawn(path, "-c", KILL_AT, target, when, match, "init")
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    _after_init_cut_short(path)
+
+
+def test_a_folder_an_older_kg_init_left_with_format_json_alone_is_made_by_the_next_kg_init(tmp_path):
+    path = tmp_path / "kb"
+    path.mkdir()
+    (path / "format.json").write_text('{"format": 3, "perspective": "main"}\n')
+    (path / "replica.json.tmp").write_text('{"replica": "r-0')
+    _after_init_cut_short(path)
+
+
+def _committed_by_the_next_read(kg: Kg) -> None:
+    """A read commits what a write cut short before its commit left (format.json, sync.json): kg
+    validate then finds nothing edited outside kgrdf, and git holds every file as it is."""
+    kg("status")
+    assert kg.json("validate")["damage"] == []
+    git = subprocess.run(["git", "status", "--porcelain"], cwd=kg.path, capture_output=True, text=True, check=True)
+    assert git.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "command", [["remote", "add", "team", "http://127.0.0.1:9"], ["remote", "remove", "old"]], ids=" ".join
+)
+@pytest.mark.parametrize("cut", ["killed before the commit", "git busy"])
+def test_a_settings_write_cut_short_before_its_commit_is_committed_by_the_next_command(kg, command, cut):
+    """kg remote add killed between writing format.json and its git commit (or with git busy, when
+    it said the next command commits it): every read went on, and kg validate said the folder was
+    damaged, edited outside kgrdf, until some later write committed it."""
+    kg("remote", "add", "old", "http://127.0.0.1:8")
+    if cut == "git busy":
+        (kg.path / ".git" / "index.lock").touch()
+        said = kg(*command).stderr
+        assert "the next command commits it" in said
+        (kg.path / ".git" / "index.lock").unlink()
+    else:
+        proc = _spawn(kg.path, "-c", KILL_AT, "kgrdf.vcs:commit", "before", "", *command)
+        _finish(proc)
+        assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    _committed_by_the_next_read(kg)
+
+
+def test_a_sync_killed_before_it_commits_what_it_synced_is_committed_by_the_next_command(kg, server):
+    """The same of sync.json, which kg sync writes after its fold, then commits."""
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("remote", "add", "team", server.url)
+    proc = _spawn(kg.path, "-c", KILL_AT, "kgrdf.vcs:commit", "before", "kg sync: team", "sync")
+    _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    _committed_by_the_next_read(kg)
+    assert "nothing new" in kg("sync").stdout
 
 
 @pytest.mark.parametrize(
