@@ -50,6 +50,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgrdf.autoconfirm import CLAIM
 from kgrdf.errors import BadInput
 
 SITE = "https://kgrdf.org/ns/site#"
@@ -318,6 +319,11 @@ def name_problems(data, core, label: str = "schema.json") -> list[str]:
                 if len(kinds) > 1:  # (a value of it is one of each parent's: a date and a text at once)
                     problems.append(
                         f"{what}: its parents in subproperty_of take values of different kinds (dates and text)"
+                    )
+                if CLAIM in parents:  # (its facts would be claims kg org affiliate did not record)
+                    problems.append(
+                        f"{what}: {CLAIM} takes no subproperty: a claim is hearsay, recorded with its speaker by "
+                        "kg org affiliate and never confirmed by its sources"
                     )
     return problems
 

@@ -87,6 +87,27 @@ def test_a_subproperty_of_a_date_takes_dates_alone(seeded):
     assert "settled: its parents in subproperty_of take values of different kinds" in checked
 
 
+def test_a_subproperty_of_a_claim_is_refused_and_takes_no_claim_confirmed_by_its_sources(seeded):
+    """rumored_member under claimed_member was accepted, and a fact of it, said by no one, was
+    confirmed by two sources: hearsay in agents' context packs as a confirmed fact, where a claim is
+    recorded with its speaker and confirmed by no source."""
+    rumored = {
+        **_predicate("rumored_member", axis="Organizations", domain=["organization"]),
+        "subproperty_of": ["claimed_member"],
+    }
+    (seeded.path / "next.json").write_text(json.dumps({"predicates": [rumored]}))
+    checked = seeded("schema", "check", seeded.path / "next.json", expect=1).stdout
+    assert "rumored_member: claimed_member takes no subproperty: a claim is hearsay" in checked
+    write(seeded, {"predicates": [rumored]})  # copied in all the same
+    seeded("org", "add", "Acme")
+    before = seeded.snapshot()
+    refused = seeded(
+        "propose", "Acme", "rumored_member", "--value", "Jim", "-s", "ledger:a", "-s", "report:b", expect=1
+    )
+    assert "unknown predicate 'rumored_member'" in refused.stderr
+    assert seeded.snapshot() == before
+
+
 def test_kg_org_set_of_a_key_the_site_schema_declares_for_organizations_writes_that_predicate(seeded):
     """kg org set Acme met_at yesterday, met_at a site predicate of organizations taking dates,
     wrote a free-text attribute "met_at: yesterday" beside the predicate, past its date check."""
