@@ -796,3 +796,34 @@ def test_every_fix_of_an_overlap_clears_it_and_keeps_each_value_some_time_of_its
             assert [bool(now) for now in after] == [bool(then) for then in before], command
         elif n == 0:
             assert after[today] == before[today], command
+
+
+def test_overlaps_among_four_values_are_each_fixed_by_the_command_printed_for_them(kg, tmp_path, monkeypatch):
+    """Four values of status, each confirmed in turn (live from January, frozen March to May, paused
+    February to mid-March, retired from mid-April): three overlaps, and three of the four fixes
+    printed were refused ("status takes one value at a time, so nothing was written"), as each
+    shortened a value still overlapping a third. A fix that only takes time away is never refused:
+    every fix and alternative printed runs, and fixing the first finding again and again ends them."""
+    from tests.conftest import copy_of
+
+    monkeypatch.setenv("KGRDF_NOW", "2026-06-01T00:00:00Z")
+    kg("add-entity", "environment/stg", "--name", "staging")
+    for value, *times in (
+        ("live", "--valid-from", "2026-01-01"),
+        ("frozen", "--valid-from", "2026-03-01", "--valid-to", "2026-05-01"),
+        ("paused", "--valid-from", "2026-02-01", "--valid-to", "2026-03-15"),
+        ("retired", "--valid-from", "2026-04-15"),
+    ):
+        kg("confirm", fact_id(kg, "environment/stg", "status", "--value", value, *times, "-s", "ledger:x"))
+    found = findings(kg, "overlap")
+    assert len(found) >= 2
+    commands = [c for f in found for c in (f["fix"], *f.get("alternatives", []))]
+    for n, command in enumerate(commands):
+        copy_of(kg.path, tmp_path / f"fixed-{n}")(*shlex.split(command)[1:])  # (each exits 0)
+    for _ in range(2 * len(found)):
+        left = findings(kg, "overlap")
+        if not left:
+            break
+        run(kg, left[0]["fix"])
+    assert findings(kg, "overlap") == []
+    kg("validate")

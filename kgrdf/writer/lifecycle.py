@@ -28,6 +28,14 @@ def _overlap(a: model.Fact, b: model.Fact) -> bool:
     return model.shared_time(a.valid_from, a.valid_to, b.valid_from, b.valid_to) is not None
 
 
+def _narrowed(fact: model.Fact, before: model.Fact) -> bool:
+    """Whether ``fact`` is ``before`` retimed to a valid time inside the one it held: it takes time
+    away and adds none."""
+    starts = before.valid_from is None or (fact.valid_from is not None and fact.valid_from >= before.valid_from)
+    ends = before.valid_to is None or (fact.valid_to is not None and fact.valid_to <= before.valid_to)
+    return fact.iri == before.iri and starts and ends
+
+
 class Lifecycle(Staging):
     """A person's review (confirm, reject, supersede) and the closing, retiming and expiry it brings."""
 
@@ -325,6 +333,8 @@ class Lifecycle(Staging):
         that overlapped it already is a contradiction a person has yet to resolve (kg lint shows
         it), which a correction of one of the two may carry on, not one it makes; a current value
         it did not overlap (a planned change, "live from June") is one it would make, and refused.
+        A retime that only takes time away makes no overlap, and carries on any other (a value
+        overlapping two others, its overlap with each fixed one at a time as kg lint advises).
         Reads the subject's facts of that predicate (one index lookup)."""
         predicate = self.schema.predicate_by_iri(fact.predicate)
         if predicate is None or not predicate.single_valued:
@@ -334,6 +344,7 @@ class Lifecycle(Staging):
                 other.iri in (fact.iri, before.iri)
                 or other.status != "confirmed"
                 or (other.current and fact.current and _overlap(before, other))
+                or (_narrowed(fact, before) and _overlap(before, other))
                 or other.value_key() == fact.value_key()
                 or not _overlap(fact, other)
             ):
