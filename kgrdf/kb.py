@@ -70,13 +70,24 @@ _INIT_LEFT = {"format.json", "replica.json", "format.json.tmp", "replica.json.tm
 
 def _init_cut_short(path: Path) -> bool:
     """Whether the folder ``path`` holds what a kg init killed before it was whole left, and nothing
-    else: no format.json or no replica.json, of those it writes, and an empty journal folder."""
+    else: no format.json or no replica.json, each there as kg init writes it (no one's own file of
+    that name), and an empty journal folder."""
+    import json
+
     try:
         names = {entry.name for entry in os.scandir(path)}
         if not names or not names <= _INIT_LEFT or ({"format.json", "replica.json"} <= names):
             return False
-        return "journal" not in names or not any(os.scandir(path / "journal"))
-    except OSError:
+        if "journal" in names and any(os.scandir(path / "journal")):
+            return False
+        made = {"format.json": ("format", "perspective", "index"), "replica.json": ("replica",)}
+        for name, keys in made.items():
+            if name in names:
+                held = json.loads((path / name).read_text(encoding="utf-8"))
+                if not isinstance(held, dict) or not held.keys() <= set(keys) or keys[0] not in held:
+                    return False
+        return True
+    except (OSError, ValueError):
         return False
 
 

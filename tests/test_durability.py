@@ -950,6 +950,30 @@ def test_a_kg_init_killed_at_any_step_leaves_a_folder_the_next_commands_make_who
     _after_init_cut_short(path)
 
 
+@pytest.mark.parametrize(
+    "left",
+    [
+        {"format.json": '{"my": "own settings"}\n'},
+        {"format.json": '{"format": 3, "perspective": "main", "remotes": {"team": "http://hub:7878"}}\n'},
+        {"replica.json": '{"replica": "r-1234abcd", "note": "mine"}\n', "journal/": ""},
+        {"replica.json": "not json\n"},
+    ],
+    ids=["a format.json of its own", "settings past an init's", "a replica.json of its own", "not json"],
+)
+def test_kg_init_never_takes_a_file_of_a_name_it_writes_that_it_did_not_write_for_a_leftover(tmp_path, left):
+    path = tmp_path / "kb"
+    path.mkdir()
+    for name, text in left.items():
+        if name.endswith("/"):
+            (path / name).mkdir()
+        else:
+            (path / name).write_text(text)
+    before = {p.name: p.read_bytes() for p in path.iterdir() if p.is_file()}
+    refused = runner.invoke(app, ["init", "--kb", str(path)])
+    assert refused.exit_code == 1 and ("already" in refused.stderr or "not empty" in refused.stderr)
+    assert {p.name: p.read_bytes() for p in path.iterdir() if p.is_file()} == before
+
+
 def test_a_folder_an_older_kg_init_left_with_format_json_alone_is_made_by_the_next_kg_init(tmp_path):
     path = tmp_path / "kb"
     path.mkdir()
