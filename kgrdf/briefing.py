@@ -159,7 +159,7 @@ def most_connected(session, held, valid_at, known_at, limit: int) -> list[dict]:
 
 def _true_as_held(session, valid_at, known_at):
     """Of the IRIs of facts given it, those that as held at ``known_at`` were current and true at
-    ``valid_at`` (a link whose valid time changed since, read as kg facts --known-at reads it)."""
+    ``valid_at`` (a link revised since, read as kg facts --known-at reads it)."""
 
     def true_then(iris: list[str]) -> set[str]:
         ids = {vocab.id_of(iri): iri for iri in iris}

@@ -772,7 +772,7 @@ class KnowledgeBase:
             # The caches kept from the rows alone are kept before the index has its position, unless
             # the write changes a fact's valid time (the measures then read when from the index): cut
             # before then, they stand at the journal's end, where the rebuilt index will.
-            early = read is not None and not read.retimed
+            early = read is not None and not read.revised
             if early and not compact:
                 self._keep_row_caches(backend, position, after, writer, read)
             loaded.result()

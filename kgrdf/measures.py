@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from kgrdf import files, nquads, queries, vocab
 
-FORMAT = "7"  # the tables below: a cache of another format is made again
+FORMAT = "8"  # the tables below: a cache of another format is made again
 NAME = "measures.sqlite"
 _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Measures._hear)
     "facts_recorded": "(perspective, is_fact, recorded)",
@@ -42,7 +42,7 @@ _INDEXES = {  # of the facts table, and of its copy an audience's read makes (Me
 _SCHEMA = """
 CREATE TABLE facts (fact TEXT PRIMARY KEY, perspective TEXT, is_fact INTEGER, status TEXT, recorded REAL,
     retired REAL, valid_from REAL, valid_to REAL, successor TEXT, subject TEXT, predicate TEXT, object TEXT,
-    datatype TEXT, retimed REAL, sensitivity TEXT, observed REAL, heard_in TEXT, confirmed REAL);
+    datatype TEXT, revised REAL, sensitivity TEXT, observed REAL, heard_in TEXT, confirmed REAL);
 CREATE TABLE heard (fact TEXT, hearing TEXT, audience TEXT, heard_at REAL, PRIMARY KEY (fact, hearing));
 CREATE INDEX heard_audience ON heard (audience);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT);
@@ -64,18 +64,20 @@ _TIMES = {"recorded", "retired", "valid_from", "valid_to", "observed", "confirme
 _REPEATED = {"perspective", "status", "sensitivity", "recorded", "observed"}  # the same in most rows of a write
 _TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _FACT_CLASS = vocab.kg("Fact").value
-_FIELD, _VALID_TO, _VALID_FROM = vocab.kg("field").value, vocab.kg("validTo").value, vocab.kg("validFrom").value
+_FIELD = vocab.kg("field").value
+# the fields of a fact whose change revises what a read at a past time makes of it (see _LINKS)
+_REVISING = tuple(vocab.kg(name).value for name in ("validTo", "validFrom", "factStatus", "retiredAt"))
 _AUDIENCE, _HEARD_AT = vocab.kg("audience").value, vocab.kg("heardAt").value
 _READ = {*_COLUMNS, _AUDIENCE, _HEARD_AT}  # the predicates of the records after_write reads (see _read)
 _FACT_TYPE_OBJECT = f" <{_FACT_CLASS}> "
-_VALID_TIME_OBJECTS = (f" <{_VALID_TO}> ", f" <{_VALID_FROM}> ")
+_REVISING_OBJECTS = tuple(f" <{field}> " for field in _REVISING)
 _MINE = "is_fact = 1 AND perspective = :perspective"  # what {mine} stands for in a query of Measures
 # The same, read through the index of a few predicates: the unary + keeps SQLite from reading every
 # fact recorded since a time by perspective, when a week holds most of them.
 _MINE_BY_PREDICATE = "is_fact = 1 AND +perspective = :perspective"
 _KEPT = (
     "fact, perspective, is_fact, status, recorded, retired, valid_from, valid_to, successor, subject, predicate, "
-    "object, datatype, retimed, sensitivity, observed, confirmed, heard_in"
+    "object, datatype, revised, sensitivity, observed, confirmed, heard_in"
 )
 _CURRENT = "retired IS NULL AND (valid_from IS NULL OR valid_from <= :now) AND (valid_to IS NULL OR valid_to > :now)"
 PERSONAL = vocab.kg("Personal").value
@@ -115,19 +117,22 @@ def _stamp(backend) -> str:
     return f"{at[0]}:{at[1]}" if at else ""
 
 
-RETIMINGS_ONE_BY_ONE = 8  # a write retiming more facts reads every retiming at once
+# A write revising more facts reads every revision at once. One fact's read takes well under a
+# millisecond (its IRI written in place), every revision's grows with the knowledge base: a day's
+# batch of confirmations is read fact by fact, a merge or an expiry of thousands at once.
+REVISIONS_ONE_BY_ONE = 1000
 
 
-def _retimings(backend, fact: str | None = None) -> dict[str, float | None]:
-    """Fact IRI -> when its valid time's start or end was last changed (briefing-retimings.rq): of every fact,
+def _revisions(backend, fact: str | None = None) -> dict[str, float | None]:
+    """Fact IRI -> when its status or valid time was last revised (briefing-revisions.rq): of every fact,
     or of ``fact`` alone."""
     from pyoxigraph import NamedNode
 
     bindings = {"fact": NamedNode(fact)} if fact is not None else {}
     return {
-        row["fact"].value: _epoch(row.get("retimedAt"))
-        for row in backend.select(queries.load("briefing-retimings"), bindings)
-        if row.get("fact") is not None and row.get("retimedAt") is not None
+        row["fact"].value: _epoch(row.get("revisedAt"))
+        for row in backend.select(queries.load("briefing-revisions"), bindings)
+        if row.get("fact") is not None and row.get("revisedAt") is not None
     }
 
 
@@ -160,9 +165,9 @@ def _hearings(backend) -> list[tuple[str, str, str, float | None]]:
 
 
 def _rows(backend) -> list[tuple]:
-    """The cache's rows from the index (briefing-facts.rq, briefing-retimings.rq): one a fact of
+    """The cache's rows from the index (briefing-facts.rq, briefing-revisions.rq): one a fact of
     every perspective."""
-    retimings = _retimings(backend)
+    revisions = _revisions(backend)
     out = []
     for row in backend.select(queries.load("briefing-facts"), {}):
         target = row.get("object")
@@ -184,7 +189,7 @@ def _rows(backend) -> list[tuple]:
                 predicate.value if predicate is not None else None,
                 target.value if target is not None else None,
                 datatype.value if datatype is not None else None,
-                retimings.get(row["fact"].value),
+                revisions.get(row["fact"].value),
                 sensitivity.value if sensitivity is not None else None,
                 _epoch(row.get("observedAt")),
                 _epoch(row.get("lastConfirmedAt")),
@@ -416,21 +421,20 @@ class Measures:
 
     # A link as kg facts --as-of --known-at reads facts (facts.rq): a fact of one of the object
     # properties between two entities, held at :known (recorded by then, and not rejected or expired
-    # by then) and true at :valid by what was known then. A fact whose valid time changed after
-    # :known (a closing, a corrected start or end) may have been true then whatever it says now: it
-    # is read as held then (``unsure``, see most_linked).
+    # by then) and true at :valid by what was known then. A fact whose status or valid time was
+    # revised after :known (a review, an expiry, a closing, a corrected start or end) may have been
+    # held otherwise then, whatever it says now: it is read as held then (``unsure``, see most_linked).
     _LINKS = (
-        "SELECT fact, subject, predicate, object, COALESCE(retimed > :known, 0) AS unsure FROM facts "
+        "SELECT fact, subject, predicate, object, COALESCE(revised > :known, 0) AS unsure FROM facts "
         "WHERE {mine} AND datatype IS NULL AND object IS NOT NULL "
-        "AND predicate IN (SELECT value FROM json_each(:predicates)) AND subject != object "
-        "AND recorded <= :known AND (retired IS NULL OR retired > :known OR status IN (:proposed, :confirmed)) "
-        "AND (retimed > :known OR ((valid_from IS NULL OR valid_from <= :valid) "
-        "AND (valid_to IS NULL OR valid_to > :valid)))"
+        "AND predicate IN (SELECT value FROM json_each(:predicates)) AND subject != object AND recorded <= :known "
+        "AND (revised > :known OR ((retired IS NULL OR retired > :known OR status IN (:proposed, :confirmed)) "
+        "AND (valid_from IS NULL OR valid_from <= :valid) AND (valid_to IS NULL OR valid_to > :valid)))"
     )
 
     def _links(self, sql: str, predicates: set[str], valid_at, known_at, held_then, **params) -> list[tuple]:
-        """(subject, predicate, object) of each link ``sql`` reads; of those whose valid time changed
-        after ``known_at``, those ``held_then`` keeps (it is given their fact IRIs)."""
+        """(subject, predicate, object) of each link ``sql`` reads; of those revised after
+        ``known_at``, those ``held_then`` keeps (it is given their fact IRIs)."""
         rows = self._select(
             sql,
             known=known_at.timestamp(),
@@ -466,9 +470,9 @@ class Measures:
         """(subject, predicate, object) IRIs of each link between two of the entities ``among``:
         a fact of one of ``predicates`` (the object properties), held at ``known_at`` (recorded by
         then, and not rejected or expired by then) and true at ``valid_at`` by what was known then,
-        as kg facts --as-of --known-at reads facts: one whose valid time changed after ``known_at``
-        is kept when ``held_then`` (given the IRIs of such facts, returns those that as held then
-        were current and true at ``valid_at``) keeps it."""
+        as kg facts --as-of --known-at reads facts: one whose status or valid time was revised after
+        ``known_at`` is kept when ``held_then`` (given the IRIs of such facts, returns those that as
+        held then were current and true at ``valid_at``) keeps it."""
         return self._links(
             f"{self._LINKS} AND subject IN (SELECT value FROM json_each(:among)) "
             "AND object IN (SELECT value FROM json_each(:among))",
@@ -595,7 +599,7 @@ def _moment(seconds: float | None):
 
 def _read(line: str) -> bool:
     """Whether after_write reads a write's row: a fact's own triple, a record of one of the columns,
-    of its type, of a hearing's audience, or of a change of its valid time's start or end. Told from the
+    of its type, of a hearing's audience, or of a change that revises its status or valid time. Told from the
     row's text, so that of an import's twenty rows a fact only these are parsed. (Asked of every
     row: nquads.predicate_of and graph_of written out, and a provenance row, most of them, told by
     its end.)"""
@@ -604,7 +608,7 @@ def _read(line: str) -> bool:
     if (
         predicate in _READ
         or (predicate == _TYPE and _FACT_TYPE_OBJECT in line)
-        or (predicate == _FIELD and any(field in line for field in _VALID_TIME_OBJECTS))
+        or (predicate == _FIELD and any(field in line for field in _REVISING_OBJECTS))
     ):
         return True
     return not line.endswith("/provenance>") and _FACT.match(line[line.rindex(" <") + 2 : -1]) is not None
@@ -631,14 +635,14 @@ def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
     changed: dict[str, dict[str, object]] = {}
     heard: dict[tuple[str, str], str | None] = {}
     heard_at: dict[tuple[str, str], float] = {}
-    retimed: set[str] = set()
+    revised: set[str] = set()
     is_fact: dict[str, bool] = {}
     for lines, gone in ((delete_lines, True), (add_lines, False)):
         for subject, predicate, value, datatype, graph_iri in nquads.fields(lines, keep=_read):
-            if predicate == _FIELD and value in (_VALID_TO, _VALID_FROM):
+            if predicate == _FIELD and value in _REVISING:
                 fact = graph_iri.removesuffix("/provenance")
                 if fact != graph_iri and _FACT.match(fact):
-                    retimed.add(fact)
+                    revised.add(fact)
             fact_graph = is_fact.get(graph_iri)
             if fact_graph is None:
                 fact_graph = is_fact[graph_iri] = _FACT.match(graph_iri) is not None
@@ -684,7 +688,7 @@ def _changes(delete_lines, add_lines) -> tuple[dict, dict, set]:
                 value = one(value)
             changed.setdefault(fact, {})[column] = value
     heard = {key: None if audience is None else (audience, heard_at.get(key)) for key, audience in heard.items()}
-    return changed, heard, retimed
+    return changed, heard, revised
 
 
 def _heard_keys(db: sqlite3.Connection, facts: set[str]) -> dict[str, str]:
@@ -737,7 +741,7 @@ class Changes(NamedTuple):
 
     changed: dict
     heard: dict
-    retimed: set
+    revised: set
 
 
 def _kept_for(db: sqlite3.Connection, before) -> bool:
@@ -749,7 +753,7 @@ def _kept_for(db: sqlite3.Connection, before) -> bool:
 def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines, read: Changes | None = None) -> None:
     """Keep the cache made for ``before`` (a journal Position) current with a write that moved the
     index ``backend`` to ``after``: each column its rows (``delete_lines`` and ``add_lines``) name, set, and
-    the time each fact whose valid time it changed was last retimed read again from the index. A
+    the time each fact whose status or valid time it changed was last revised read again from the index. A
     cache made for another position is left: the next read makes it again. ``read`` is what
     :func:`read_ahead` read of those rows already."""
     path = cache_path(kb_path)
@@ -765,14 +769,13 @@ def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines, 
     try:
         if not _kept_for(db, before):
             return
-        changed, heard, retimed = read if read is not None else _changes(delete_lines, add_lines)
-        # One fact's retiming is read by itself; many at once, every retiming in one read: the read of
-        # one costs as much as the knowledge base holds retimings (a merge closing 1,000 facts
-        # asked 1,000 times, 10 of its 12 s).
-        every = _retimings(backend) if len(retimed) > RETIMINGS_ONE_BY_ONE else None
-        for fact in retimed:
-            retimings = every if every is not None else _retimings(backend, fact)
-            changed.setdefault(fact, {})["retimed"] = retimings.get(fact)
+        changed, heard, revised = read if read is not None else _changes(delete_lines, add_lines)
+        # One fact's revision is read by itself; many at once, every revision in one read
+        # (REVISIONS_ONE_BY_ONE).
+        every = _revisions(backend) if len(revised) > REVISIONS_ONE_BY_ONE else None
+        for fact in revised:
+            revisions = every if every is not None else _revisions(backend, fact)
+            changed.setdefault(fact, {})["revised"] = revisions.get(fact)
         db.execute("BEGIN")
         db.executemany(
             "DELETE FROM heard WHERE fact = ? AND hearing = ?", [key for key, to in heard.items() if to is None]
@@ -798,7 +801,7 @@ def after_write(kb_path: Path, backend, before, after, delete_lines, add_lines, 
         db.executemany("UPDATE facts SET heard_in = ? WHERE fact = ?", [(key, fact) for fact, key in heard_in.items()])
         db.executemany(
             "DELETE FROM facts WHERE fact = ? AND COALESCE(perspective, is_fact, status, recorded, retired, "
-            "valid_from, valid_to, successor, subject, retimed, sensitivity, observed, confirmed) IS NULL",
+            "valid_from, valid_to, successor, subject, revised, sensitivity, observed, confirmed) IS NULL",
             [(fact,) for fact in changed],
         )
         db.execute("UPDATE meta SET value = ? WHERE name = 'at'", (f"{after.seq}:{after.digest}",))

@@ -317,8 +317,13 @@ def cases(store):
                 and all(r["graph"] == r["node"].split("/hearing/")[0] + "/provenance" for r in rows)
             ),
         ),
-        # The example closed one fact after recording it: the hotfix process's old entry point.
-        "briefing-retimings": ({}, lambda rows: len(rows) == 1 and all(r["retimedAt"] for r in rows)),
+        # The example confirmed facts after recording them, and closed one: the hotfix process's old entry point.
+        "briefing-revisions": (
+            {},
+            lambda rows: (
+                hotfix_entry.value in {r["fact"] for r in rows} and len(rows) > 1 and all(r["revisedAt"] for r in rows)
+            ),
+        ),
         "raw-entities": (
             dict(entities=ENTITIES, **{"class": vocab.kg("Person")}),
             lambda rows: sorted(r["id"] for r in rows) == ["person/dana", "person/priya", "person/sam"],
@@ -478,7 +483,7 @@ def test_a_bound_parameter_is_a_constant_to_the_planner():
             ox.Quad(change, ox.NamedNode(kg + "field"), ox.NamedNode(kg + "validTo"), graph),
         ]
     backend.store.extend(quads)
-    query, one = queries.load("briefing-retimings"), ox.NamedNode("https://kgrdf.org/fact/777")
+    query, one = queries.load("briefing-revisions"), ox.NamedNode("https://kgrdf.org/fact/777")
 
     def best(bindings):
         times = []
@@ -491,7 +496,7 @@ def test_a_bound_parameter_is_a_constant_to_the_planner():
     every, rows = best({})
     alone, [row] = best({"fact": one})
     assert len(rows) == 20_000
-    assert row["fact"] == one and row["retimedAt"] == at
+    assert row["fact"] == one and row["revisedAt"] == at
     assert alone * 20 < every, f"one fact's closing took {alone:.4f} s, every closing {every:.4f} s"
 
 
