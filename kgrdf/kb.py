@@ -81,11 +81,14 @@ def _init_cut_short(path: Path) -> bool:
         if "journal" in names and any(os.scandir(path / "journal")):
             return False
         made = {"format.json": ("format", "perspective", "index"), "replica.json": ("replica",)}
-        for name, keys in made.items():
-            if name in names:
-                held = json.loads((path / name).read_text(encoding="utf-8"))
-                if not isinstance(held, dict) or not held.keys() <= set(keys) or keys[0] not in held:
-                    return False
+        for name in names - {"journal"}:
+            keys = made[name.removesuffix(".tmp")]
+            text = (path / name).read_text(encoding="utf-8")
+            if name.endswith(".tmp") and not text:
+                continue  # (one killed before it was written)
+            held = json.loads(text)
+            if not isinstance(held, dict) or not held.keys() <= set(keys) or keys[0] not in held:
+                return False
         return True
     except (OSError, ValueError):
         return False

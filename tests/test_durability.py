@@ -957,8 +957,17 @@ def test_a_kg_init_killed_at_any_step_leaves_a_folder_the_next_commands_make_who
         {"format.json": '{"format": 3, "perspective": "main", "remotes": {"team": "http://hub:7878"}}\n'},
         {"replica.json": '{"replica": "r-1234abcd", "note": "mine"}\n', "journal/": ""},
         {"replica.json": "not json\n"},
+        {"replica.json.tmp": "my notes\n"},
+        {"format.json.tmp": '{"my": "own"}\n', "journal/": ""},
     ],
-    ids=["a format.json of its own", "settings past an init's", "a replica.json of its own", "not json"],
+    ids=[
+        "a format.json of its own",
+        "settings past an init's",
+        "a replica.json of its own",
+        "not json",
+        "a .tmp of its own",
+        "a .tmp of json",
+    ],
 )
 def test_kg_init_never_takes_a_file_of_a_name_it_writes_that_it_did_not_write_for_a_leftover(tmp_path, left):
     path = tmp_path / "kb"
@@ -978,7 +987,7 @@ def test_a_folder_an_older_kg_init_left_with_format_json_alone_is_made_by_the_ne
     path = tmp_path / "kb"
     path.mkdir()
     (path / "format.json").write_text('{"format": 3, "perspective": "main"}\n')
-    (path / "replica.json.tmp").write_text('{"replica": "r-0')
+    (path / "replica.json.tmp").write_text("")  # (killed after it made the file, before it wrote it)
     _after_init_cut_short(path)
 
 
