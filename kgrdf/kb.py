@@ -253,12 +253,12 @@ class KnowledgeBase:
             found = (path / "format.json").is_file()
         except OSError:
             found = False
-        if not found or _init_cut_short(path):
-            if _init_cut_short(path):
-                said = shlex.quote(str(path))
-                raise NotFound(
-                    f"no knowledge base at {path}: a kg init was cut short there", hint=f"kg init --kb {said} makes it"
-                )
+        if _init_cut_short(path):
+            said = shlex.quote(str(path))
+            raise NotFound(
+                f"no knowledge base at {path}: a kg init was cut short there", hint=f"kg init --kb {said} makes it"
+            )
+        if not found:
             if path.is_file():
                 raise NotFound(
                     f"{path} is a file, not a knowledge base folder", hint="--kb names the folder kg init made"
@@ -773,8 +773,8 @@ class KnowledgeBase:
             deletes, adds = writer.delete_lines(), writer.add_lines()
             read = measures.read_ahead(self.path, position, deletes, adds, ready=writer.prepared())
             # The caches kept from the rows alone are kept before the index has its position, unless
-            # the write changes a fact's valid time (the measures then read when from the index): cut
-            # before then, they stand at the journal's end, where the rebuilt index will.
+            # the write revises a fact's status or valid time (the measures then read when from the
+            # index): cut before then, they stand at the journal's end, where the rebuilt index will.
             early = read is not None and not read.revised
             if early and not compact:
                 self._keep_row_caches(backend, position, after, writer, read)
@@ -833,7 +833,7 @@ class KnowledgeBase:
 
     def _keep_row_caches(self, backend, position: Position, after: Position, writer, read=None) -> None:
         """Keep the caches made from a write's rows current with it: the people's, and the measures
-        (which read the index only for the facts whose valid time's end it changed). ``read``: what
+        (which read the index only for the facts whose status or valid time it revised). ``read``: what
         measures.read_ahead read of the write."""
         from kgrdf import measures, people
 

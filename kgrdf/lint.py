@@ -36,8 +36,9 @@ Findings come in the order of KINDS, then by the ids they name. The kinds:
 - ``overlap``: two different confirmed values of a single-valued predicate on one subject whose
   valid times share an instant other than now, one of them closed or not begun yet (two values true
   at once in the past or to come, as ``kg facts --as-of`` would show them), however that came about:
-  a supersede or a confirm back in time, a value confirmed ahead of its start, an import. Fix: end the earlier where the later begins (``kg supersede F --valid-to``),
-  or begin the later where the earlier ends (``kg supersede F --valid-from``).
+  a supersede or a confirm back in time, a value confirmed ahead of its start, an import. Fix: end
+  the earlier where the later begins (``kg supersede F --valid-to``), or begin the later where the
+  earlier ends (``kg supersede F --valid-from``).
 - ``orphan``: an entity in no current fact, proposed or confirmed, as subject or object. Fix: a
   ``kg propose`` template with a predicate the schema allows for its type (placeholders in capitals).
 - ``alias_collision``: two people (person or actor) sharing a name or strong alias, or one's first
