@@ -144,12 +144,12 @@ def _link_keys(session) -> dict[str, str]:
     return {p.iri: p.key for p in session.schema.predicates.values() if p.takes_entity}
 
 
-def most_connected(session, held, valid_at, known_at, limit: int) -> list[dict]:
+def most_connected(session, held, valid_at, known_at, limit: int, true_then=None) -> list[dict]:
     """The ``limit`` entities with the highest degree (how many distinct entities each shares a link
     with, as true at ``valid_at`` and held at ``known_at``), most first (then by id), with names and
     types."""
     out = []
-    true_then = _true_as_held(session, valid_at, known_at)
+    true_then = true_then or _true_as_held(session, valid_at, known_at)
     for iri, degree in held.most_linked(set(_link_keys(session)), valid_at, known_at, limit, true_then):
         entity = _linked_entity(session, iri)
         if entity is not None:
@@ -159,12 +159,16 @@ def most_connected(session, held, valid_at, known_at, limit: int) -> list[dict]:
 
 def _true_as_held(session, valid_at, known_at):
     """Of the IRIs of facts given it, those that as held at ``known_at`` were current and true at
-    ``valid_at`` (a link revised since, read as kg facts --known-at reads it)."""
+    ``valid_at`` (a link revised since, read as kg facts --known-at reads it); each fact's history
+    read once, however often it is asked of."""
+    decided: dict[str, bool] = {}
 
     def true_then(iris: list[str]) -> set[str]:
-        ids = {vocab.id_of(iri): iri for iri in iris}
-        kept = session.true_as_held(list(ids), clock.iso(known_at), clock.iso(valid_at))
-        return {ids[fact_id] for fact_id in kept}
+        ids = {vocab.id_of(iri): iri for iri in iris if iri not in decided}
+        if ids:
+            kept = session.true_as_held(list(ids), clock.iso(known_at), clock.iso(valid_at))
+            decided.update({iri: fact_id in kept for fact_id, iri in ids.items()})
+        return {iri for iri in iris if decided[iri]}
 
     return true_then
 
@@ -294,9 +298,10 @@ def constellation(session, stars: int = 150, valid_at=None, known_at=None) -> di
     keys = _link_keys(session)
     held = measures.of(session)
     try:
-        top = most_connected(session, held, valid_at, known_at, stars)
+        true_then = _true_as_held(session, valid_at, known_at)  # (the links of the top read again)
+        top = most_connected(session, held, valid_at, known_at, stars, true_then)
         kept = {node.pop("iri"): node["id"] for node in top}
-        found = held.links(set(keys), valid_at, known_at, sorted(kept), _true_as_held(session, valid_at, known_at))
+        found = held.links(set(keys), valid_at, known_at, sorted(kept), true_then)
         stats = counts(session, held)
     finally:
         held.close()
