@@ -560,6 +560,26 @@ def test_a_planned_value_whose_start_is_corrected_takes_the_value_it_follows_alo
     assert _status_at(seeded, "2027-09-01") == ["live"]
 
 
+def test_a_planned_value_moved_past_another_value_takes_the_one_it_follows_no_further_than_that(fixed_now, seeded):
+    """ "live from 2027" moved past "paused in 2028" took "running", which it follows, along to its
+    new start: "running" and "paused" true at once in 2028, written without a word, where a
+    correction that makes an overlap is refused. The value followed ends where the next begins."""
+    running = _confirmed(seeded, "environment/staging", "status", "--value", "running", "-s", "report:r")
+    live = seeded.json("supersede", running, "--value", "live", "--valid-from", "2027-01-01")["id"]
+    seeded("supersede", live, "--valid-to", "2028-01-01")
+    paused = _confirmed(
+        *(seeded, "environment/staging", "status", "--value", "paused", "-s", "report:p"),
+        *("--valid-from", "2028-01-01", "--valid-to", "2029-01-01"),
+    )
+    fixed_now("2026-11-02T09:01:00Z")
+    note = seeded("supersede", live, "--valid-from", "2029-06-01", "--valid-to", "2030-01-01").stdout
+    assert f"{running} now ends where {paused} begins, at 2028-01-01T00:00:00Z" in note
+    assert seeded.json("history", running)["fact"]["valid_to"] == "2028-01-01T00:00:00Z"
+    assert lint(seeded)["counts"].get("overlap", 0) == 0
+    at = ("2027-06-01", "2028-06-01", "2029-03-01", "2029-09-01")
+    assert [_status_at(seeded, moment) for moment in at] == [["running"], ["paused"], [], ["live"]]
+
+
 def test_a_planned_value_moved_past_an_end_a_person_gave_keeps_that_end(fixed_now, seeded):
     live = _confirmed(seeded, "environment/staging", "status", "--value", "live", "-s", "report:r")
     retired = seeded.json("supersede", live, "--value", "retired", "--valid-from", "2027-06-01")["id"]

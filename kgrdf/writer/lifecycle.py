@@ -445,18 +445,38 @@ class Lifecycle(Staging):
 
     def _follow_start(self, fact: model.Fact, start: str | None) -> list[str]:
         """The values ``fact`` was handed over from (ended where it began), ended where it begins now
-        that its start is corrected to ``start`` (never later than they ended before it): a value left
-        ending at the old start would leave nothing true between the two, or overlap the new one."""
+        that its start is corrected to ``start`` (never later than they ended before it, nor into a
+        value the subject holds after them): a value left ending at the old start would leave nothing
+        true between the two, or overlap the new one."""
         if not (fact.valid_from and start and fact.status == "confirmed"):
             return []
         notes = []
         for other, end in self._handed_to(fact):
-            moved = start if end is None or start < end else end
+            moved, by = (start, fact) if end is None or start < end else (end, None)
+            if moved > other.valid_to:  # lengthened: up to the next value held after it, if one begins before
+                moved, by = min([(moved, by)] + self._held_after(other, fact), key=lambda pair: pair[0])
+                if moved == other.valid_to:
+                    continue
             if other.valid_from and moved <= other.valid_from:
                 continue  # (it would end before it begins: the overlap check says so)
             self._change(other, {"valid_to": moved}, "retime", f"ends where {fact.id} begins, its start corrected")
-            notes.append(f"{other.id} now ends where it begins, at {moved}")
+            ends = "it begins" if by is fact else f"{by.id} begins" if by else "it ended before"
+            notes.append(f"{other.id} now ends where {ends}, at {moved}")
         return notes
+
+    def _held_after(self, other: model.Fact, fact: model.Fact) -> list[tuple[str, model.Fact]]:
+        """(start, value) of the confirmed values rival to ``other`` (its subject, predicate and, for
+        an attribute, key), but ``fact``, that begin where ``other`` ends or later."""
+        key = rival_key(self.schema, other.predicate, other.target)
+        return [
+            (held.valid_from, held)
+            for held in self._facts_for(other.subject, other.predicate)
+            if held.iri not in (other.iri, fact.iri)
+            and rival_key(self.schema, other.predicate, held.target) == key
+            and held.status == "confirmed"
+            and held.valid_from
+            and held.valid_from >= other.valid_to
+        ]
 
     def supersede(
         self,
