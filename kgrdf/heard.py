@@ -33,7 +33,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgrdf import files, model, nquads, queries, vocab
-from kgrdf.errors import Damaged, KgError, Refused
+from kgrdf.errors import Damaged, KgError, Refused, one_line
 from kgrdf.journal import Position
 from kgrdf.store import open_backend
 
@@ -81,8 +81,14 @@ class HeardSet:
         else:
             try:
                 self.backend = open_backend("oxigraph", self.folder, read_only=not writable)
-            except KgError as exc:  # its message and hint are the index's: this is a cache of its own
-                why = exc.message.removeprefix(f"cannot open the index at {self.folder}: ")
+            except (KgError, RuntimeError) as exc:  # its message and hint are the index's: this is a cache of its own
+                # (a RuntimeError is the store's own word for a corrupt folder, "Corruption: CURRENT file
+                # corrupted", naming no table: left to the command, it would be taken for the index's)
+                why = (
+                    exc.message.removeprefix(f"cannot open the index at {self.folder}: ")
+                    if isinstance(exc, KgError)
+                    else one_line(exc)
+                )
                 raise Damaged(
                     f"cannot open the kept dataset of an audience at {self.folder}: {why}",
                     hint="remove the cache/ folder (rm -r cache): it is derived, and made again at the next read",

@@ -1379,6 +1379,33 @@ def test_a_damaged_table_of_an_audiences_kept_dataset_is_made_again_and_leaves_t
     assert again.returncode == 0 and "rebuilding" not in again.stderr and again.stdout == whole
 
 
+def test_an_audiences_kept_dataset_that_does_not_open_is_made_again_and_leaves_the_index_alone(demo_template, tmp_path):
+    """A kept dataset whose CURRENT file is not the store's ("Corruption: CURRENT file corrupted",
+    naming no table) was taken for the index's damage: every command after rebuilt the index, and
+    every read for that audience failed (exit 3) on the same folder, for ever."""
+    import shutil
+
+    shutil.copytree(demo_template, tmp_path / "kb", symlinks=True)
+    kb = tmp_path / "kb"
+    query = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+
+    def sparql() -> subprocess.CompletedProcess:
+        command = ["sparql", query, "--audience", "public", "--json", "--kb", str(kb)]
+        return subprocess.run([sys.executable, "-m", "kgrdf", *command], capture_output=True, text=True, timeout=300)
+
+    whole = sparql()
+    assert whole.returncode == 0, whole.stderr
+    kept = list((kb / "cache" / "heard").glob("*/CURRENT"))
+    assert kept
+    for current in kept:
+        current.write_text("junk\n")
+    index = sorted(p.name for p in (kb / "index").iterdir())
+    for _ in range(2):
+        again = sparql()
+        assert (again.returncode, again.stderr, again.stdout) == (0, "", whole.stdout)
+    assert sorted(p.name for p in (kb / "index").iterdir()) == index
+
+
 RUNAWAY_READ = """
 import sys
 from pathlib import Path
