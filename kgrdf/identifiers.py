@@ -85,16 +85,24 @@ def add(kb, session, entity_text: str, kind: str, value: str) -> tuple[dict, str
 
 
 def _refuse_another_persons_name(session, entity, kind: str, value: str) -> None:
-    """Refuse an identifier that is another person's id, name or alias (weak ones too): a person's
-    identifiers are among what kg forget looks for, so forgetting this one would take facts that
-    name the other, and forgetting the other would find it left here, in this one's identifiers."""
+    """Refuse an identifier that is another person's id, name or alias (weak ones too), or another
+    entity's: a person's identifiers are among what kg forget looks for, so forgetting this one would
+    take facts that name the other, and forgetting the other would find it left here, in this one's
+    identifiers; and every later fact naming the other entity ("calls the api") would be taken for
+    one naming this person, kept in the private journal alone."""
     found = session.identify(value)
     others = [m for m in found["matches"] + found["suggestions"] if m["type"] in HOLDERS and m["id"] != entity.id]
+    others += [m for m in found["matches"] if m["type"] not in HOLDERS]
     if others:
         other = others[0]
+        whose = (
+            "a person's identifiers are theirs alone"
+            if other["type"] in HOLDERS
+            else f"every fact naming {other['id']} would be taken for one naming {entity.id}"
+        )
         raise Refused(
             f"the {kind} identifier {value!r} of {entity.id} is the {other['matched']} of {other['id']} "
-            f"({other['name']!r}): a person's identifiers are theirs alone",
+            f"({other['name']!r}): {whose}",
             hint="give the identifier as the chat, tracker or code host shows it",
         )
 

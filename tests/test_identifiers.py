@@ -72,6 +72,23 @@ def test_an_identifier_that_is_another_persons_name_or_id_is_refused_and_forget_
 
 
 @pytest.mark.parametrize(
+    "value, matched",
+    [("hotfix", "alias"), ("HOTFIXES", "alias"), ("process/hotfix", "id"), ("web-app", "name")],
+)
+def test_an_identifier_that_is_another_entitys_name_or_id_is_refused_and_its_facts_stay_shared(known, value, matched):
+    """A chat identifier "hotfix" of Sam was taken: every later fact naming the hotfix process was
+    then taken for one naming Sam (kept in the private journal alone, never confirmed on its
+    sources), and forgetting Sam was refused over the shared journal holding the process's names."""
+    before = (known.path / "identifiers.jsonl").read_text()
+    line = known("identifiers", "add", "Sam", "chat", value, expect=1).stderr
+    assert f"is the {matched} of " in line and "would be taken for one naming person/sam" in line
+    assert (known.path / "identifiers.jsonl").read_text() == before
+    said = known.json("propose", "process/hotfix", "caveat", "--value", f"the {value} steps skip review", "-s", "doc:x")
+    assert "naming a person" not in (said.get("note") or "")
+    known("forget", "person/sam")
+
+
+@pytest.mark.parametrize(
     "owner, value, other",
     [
         ("Sam", "ＤＡＮＡ", "person/dana"),  # her alias, in fullwidth letters
