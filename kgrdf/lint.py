@@ -453,9 +453,13 @@ class _Check:
             if other is not None:
                 # Written in one script, it would be the other's label: say whether the two are one
                 # (or the name is a spoof) or two, which a current alias_of or distinct_from settles.
+                # Two of other kinds are never one (alias_of relates names of one kind).
                 if self._linked(entity, other):
                     continue
-                fix, alternatives = self._alias_fix(entity, other), [self._distinct_fix(entity, other)]
+                if entity.type == other.type:
+                    fix, alternatives = self._alias_fix(entity, other), [self._distinct_fix(entity, other)]
+                else:
+                    fix = self._distinct_fix(entity, other)
             elif label == entity.name:
                 fix = _command("kg", "add-entity", entity.id, "--name", fold(label, keep_case=True))
             else:

@@ -592,6 +592,28 @@ def test_a_fix_printed_for_another_perspective_names_it_and_pasted_fixes_the_fin
     assert all("--perspective" not in f["fix"] for f in findings(kg))  # the default's own: as before
 
 
+def test_a_look_alike_of_another_kind_is_settled_by_distinct_from_never_by_an_alias(kg):
+    """A repo named "Аcme" (a Cyrillic А) beside the organization Acme: lint's fix said the repo
+    was another name of the organization, which kg propose refuses (alias_of relates names of one
+    kind). Its fix says the two are distinct, and pasted, it settles the finding."""
+
+    def looking_like():
+        return [f for f in findings(kg, "look_alike") if "looks like" in f["message"]]
+
+    kg("org", "add", "Acme")
+    kg("add-entity", "repo/acme", "--name", "\u0410cme")
+    (found,) = looking_like()
+    assert "distinct_from" in found["fix"] and found["alternatives"] == []
+    run(kg, found["fix"])
+    assert looking_like() == []
+    kg("org", "add", "Acm\u0435 Labs")  # (a Cyrillic е: two of one kind may be one)
+    kg("org", "add", "Acme Labs")
+    (found,) = looking_like()
+    assert "alias_of" in found["fix"] and "distinct_from" in found["alternatives"][0]
+    run(kg, found["fix"])
+    assert looking_like() == []
+
+
 def test_the_batch_of_another_perspective_says_how_to_answer_it_there(kg):
     kg("org", "init", "Acme", "--perspective", "acme")
     kg("add-entity", "repo/a", "--name", "alpha", "--perspective", "acme")

@@ -262,6 +262,14 @@ def test_the_shapes_conform_to_the_shapes_for_shacl():
             ["propose", "Dana", "reviews", "--object", "person/dan", "--source", "pr:1"],
             "reviews does not point to a person",
         ),
+        (
+            ["propose", "repo/api", "alias_of", "--object", "person/dan", "--source", "pr:1"],
+            "alias_of says another name of one thing, of one kind: not a repo and a person",
+        ),
+        (
+            ["propose", "person/dan", "alias_of", "--object", "web-app", "--source", "pr:1"],
+            "alias_of says another name of one thing, of one kind: not a person and a repo",
+        ),
     ],
 )
 def test_shapes_refuse_on_the_write_path_and_nothing_is_written(seeded, args, reason):
@@ -661,7 +669,7 @@ def test_the_shipped_shapes_join_their_target_once_a_query():
     from kgrdf import shacl, validation
 
     selects = list(validation.shapes_graph().objects(None, rdflib.URIRef(shacl.SH + "select")))
-    assert len(selects) == 19
+    assert len(selects) == 20
     for select in selects:
         assert shacl.prebound(str(select), "?this a <urn:target> .").count("<urn:target>") == 1, select
 
