@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
-from kgrdf import render
+from kgrdf import pasted, render
 from kgrdf.errors import KgError, Unanswered
 from kgrdf.errors import of as errors_of
 
@@ -52,6 +52,7 @@ class _Commands(TyperGroup):
         if ctx.parent is not None:  # a group's command (kg batch apply): kg's own invoke answers
             return self._invoke(ctx)
         answer = ctx.meta[_ANSWER] = _Answer.over_stdout()
+        pasted.here(())  # (until this command opens its knowledge base)
         try:
             return self._invoke(ctx)
         finally:
@@ -391,6 +392,7 @@ def _kb(path: Path | None, perspective: str | None = None, backend: str = "oxigr
     if sys.stderr.isatty():
         base.notice = _tell
     base.perspective_asked = perspective is not None  # (a typo is refused, not read as an empty perspective)
+    pasted.here(base.command_words())  # (the commands its hints print name it)
     return base
 
 

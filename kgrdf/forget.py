@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgrdf import clock, identifiers, made, model, privacy, sync, tokens, vocab
+from kgrdf import clock, identifiers, made, model, pasted, privacy, sync, tokens, vocab
 from kgrdf.errors import Damaged, Refused
 from kgrdf.journal import unpacked
 from kgrdf.purge import (
@@ -612,12 +612,13 @@ def elsewhere_note(entity_id: str, perspective: str, held: bool = True, shared: 
     if not held:
         return (
             f"perspective {perspective} names them in text alone, where it knows no {entity_id}: to forget them "
-            f"there too, add them there and forget them (kg add-entity {entity_id} --name NAME --perspective "
-            f"{perspective} --allow-forgotten, then kg forget {entity_id} --perspective {perspective})"
+            f"there too, add them there and forget them ("
+            + pasted.kg("add-entity", entity_id, "--name", "NAME", "--perspective", perspective, "--allow-forgotten")
+            + f", then {pasted.kg('forget', entity_id, '--perspective', perspective)})"
         )
     return (
         f"perspective {perspective} names them too, and keeps its records: forget them there as well "
-        f"(kg forget {entity_id} --perspective {perspective})"
+        f"({pasted.kg('forget', entity_id, '--perspective', perspective)})"
     )
 
 

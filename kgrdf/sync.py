@@ -54,7 +54,7 @@ import re
 
 from pyoxigraph import NamedNode
 
-from kgrdf import clock, files, lock, made, model, nquads, privacy, vocab
+from kgrdf import clock, files, lock, made, model, nquads, pasted, privacy, vocab
 from kgrdf.errors import BadInput, Damaged, KgError, NotFound, Refused
 from kgrdf.journal import Position, Stream, fold, name_of, number_of, parse_patch
 
@@ -94,7 +94,10 @@ def add_remote(kb, name: str, url: str) -> dict:
         settings = files.read_json(kb.path / "format.json")
         known = settings.get("remotes", {})
         if name in known:
-            raise Refused(f"the remote {name} is there already ({known[name]})", hint=f"kg remote remove {name} first")
+            raise Refused(
+                f"the remote {name} is there already ({known[name]})",
+                hint=f"{pasted.kg('remote', 'remove', name)} first",
+            )
         with kb.committing(f"kg remote add {name}"):
             files.write_json(kb.path / "format.json", {**settings, "remotes": {**known, name: url}})
     made.note(f"the remote {name} was added")

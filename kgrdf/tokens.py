@@ -17,7 +17,7 @@ import secrets
 from pathlib import Path
 
 from kgrdf import audience as audience_mod
-from kgrdf import clock, inputs, lock, made
+from kgrdf import clock, inputs, lock, made, pasted
 from kgrdf.errors import BadInput, NotFound, Refused
 from kgrdf.tokenfile import FILE, PREFIX, Token, digest, drop, listed, resolve
 from kgrdf.tokenfile import read as _read
@@ -52,12 +52,15 @@ def add(
     with lock.held(kb.path / "lock", exclusive=True):
         tokens = _read(kb.path)
         if any(t.name == name for t in tokens):
-            raise Refused(f"there is a token named {name!r} already", hint=f"kg tokens revoke {name} first")
+            raise Refused(
+                f"there is a token named {name!r} already", hint=f"{pasted.kg('tokens', 'revoke', name)} first"
+            )
         secret = PREFIX + secrets.token_urlsafe(32)
         token = Token(name, perspective, heard_by, bool(write), clock.iso(clock.now()), digest(secret), speaker)
         _write(kb.path, [*tokens, token])
     made.note(
-        f"the token {name} was made, but its secret, shown once, is lost: kg tokens revoke {name}, then add it again"
+        f"the token {name} was made, but its secret, shown once, is lost: {pasted.kg('tokens', 'revoke', name)}, "
+        "then add it again"
     )
     return token, secret
 

@@ -255,7 +255,8 @@ def test_a_rejected_fact_is_not_confirmed_nor_superseded_into_and_the_hint_bring
         assert "a rejected fact stays rejected" in refused.stderr and fact["id"] in refused.stderr, command
         assert seeded.snapshot() == before
     hint = one_line(refused).split("bring it back: ")[1].rstrip(")")
-    assert hint == "kg propose environment/staging status --value Draining --from-user --quote WORDS --transcript FILE"
+    said = "kg propose environment/staging status --value Draining --from-user --quote WORDS --transcript FILE"
+    assert hint == f"{said} --kb {shlex.quote(str(seeded.path))}"
     quote = "staging is draining"
     path = write_transcript(tmp_path / "s.jsonl", user(quote))
     words = shlex.split(hint)[1:-4] + ["--quote", quote, "--transcript", str(path)]

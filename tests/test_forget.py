@@ -787,8 +787,8 @@ FORGET_POINTS = [
 def test_a_forget_killed_at_any_step_is_finished_by_the_next_command(kg, tmp_path, target, when, match):
     facts = _people(kg, tmp_path)
     proc = _spawn(kg.path, "-c", KILL_AT, target, when, match, "forget", "person/sam")
-    _finish(proc)
-    assert proc.returncode == -signal.SIGKILL, "the kill point is gone from the library"
+    _out, err = _finish(proc)
+    assert proc.returncode == -signal.SIGKILL, f"the kill point is gone from the library: {err}"
     read = kg("facts", "person/priya", "--all", "--json")  # a read finishes it first
     assert "finished a deletion cut short" in read.stderr
     assert {f["id"] for f in json.loads(read.stdout)["facts"]} == {facts["priya_member"]}

@@ -1,12 +1,11 @@
 """A fact's life after it is proposed: confirmed, rejected, superseded, retimed, closed, expired."""
 
 import re
-import shlex
 
 from pyoxigraph import NamedNode
 
 from kgrdf import audience as audiences
-from kgrdf import clock, model, privacy, schema, vocab
+from kgrdf import clock, model, pasted, privacy, schema, vocab
 from kgrdf.errors import BadInput, NotFound, Refused
 from kgrdf.session.reading import days_before
 from kgrdf.writer.pending import rival_key
@@ -216,22 +215,18 @@ class Lifecycle(Staging):
             return f"{old.id} holds until {after.valid_to}, when {replacement.id} begins"
         return f"{old.id} holds until {after.valid_to}, as it did; {replacement.id} begins at {replacement.valid_from}"
 
-    def _proposing(self, fact: model.Fact) -> str:
-        """The kg propose command that says ``fact``'s value again (without its sources)."""
+    def _proposing(self, fact: model.Fact, *more: str) -> str:
+        """The kg propose command that says ``fact``'s value again (without its sources), then ``more``."""
         subject = self.entity(NamedNode(fact.subject))
         predicate = self.schema.predicate_by_iri(fact.predicate)
-        said = (
-            f"--object {vocab.id_of(fact.target.value)}"
-            if fact.is_entity_target
-            else f"--value {shlex.quote(fact.target.value)}"
-        )
+        said = ["--object", vocab.id_of(fact.target.value)] if fact.is_entity_target else ["--value", fact.target.value]
         key = predicate.key if predicate else fact.predicate
-        return f"kg propose {subject.id if subject else vocab.id_of(fact.subject)} {key} {said}"
+        return pasted.kg("propose", subject.id if subject else vocab.id_of(fact.subject), key, *said, *more)
 
     def _revival(self, fact: model.Fact) -> str:
         """The way back for the rejected ``fact``, as a hint."""
-        return (
-            f"the user's own words bring it back: {self._proposing(fact)} --from-user --quote WORDS --transcript FILE"
+        return "the user's own words bring it back: " + self._proposing(
+            fact, "--from-user", "--quote", "WORDS", "--transcript", "FILE"
         )
 
     def _refuse_superseded(self, fact: model.Fact) -> None:
@@ -246,11 +241,11 @@ class Lifecycle(Staging):
             rejected, gone = False, True
         if not rejected and not gone:
             raise Refused(f"{fact.id} was superseded by {successor}", hint=f"confirm {successor} instead")
-        command = self._proposing(fact)
+        command = self._proposing(fact, "--source", "KIND:REF")
         why = "which was deleted since (forgotten, or past retention)" if gone else "which was rejected since"
         raise Refused(
             f"{fact.id} was superseded by {successor}, {why}; {fact.id} stays closed",
-            hint=f"to hold its value again, propose it anew: {command} --source KIND:REF, then kg confirm the new fact",
+            hint=f"to hold its value again, propose it anew: {command}, then kg confirm the new fact",
         )
 
     def _close(
@@ -395,8 +390,8 @@ class Lifecycle(Staging):
             )
         if fact.status == "confirmed":  # a value it closed stays closed (a closed fact is not reopened): its way back
             notes += [
-                f"{other.id}, which it replaced, stays closed; to hold its value again: {self._proposing(other)} "
-                "--source KIND:REF, then kg confirm the new fact"
+                f"{other.id}, which it replaced, stays closed; to hold its value again: "
+                f"{self._proposing(other, '--source', 'KIND:REF')}, then kg confirm the new fact"
                 for other in self._facts_for(fact.subject, fact.predicate)
                 if other.superseded_by == fact.iri and other.status == "confirmed"
             ]

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from pyoxigraph import NamedNode
 
-from kgrdf import extension, inputs, model, privacy, vocab
+from kgrdf import extension, inputs, model, pasted, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.writer.staging import Heard, Outcome, Staging, unsaid_claim
 
@@ -188,7 +188,7 @@ class Organizations(Staging):
         if merged.is_self:
             raise Refused(
                 f"{merged.id} is the perspective's self organization: merge the other into it",
-                hint=f"kg org merge {merged.id} {survivor.id}",
+                hint=pasted.kg("org", "merge", merged.id, survivor.id),
             )
         moved, observed, rejected, revived, retired, refusals = [], [], [], [], [], []
         for row in self.rows("entity-facts", entity=NamedNode(merged.iri)):

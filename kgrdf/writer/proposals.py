@@ -6,7 +6,7 @@ from functools import cached_property
 from pyoxigraph import Literal, NamedNode, Quad
 
 from kgrdf import audience as audiences
-from kgrdf import autoconfirm, clock, inputs, model, privacy, vocab
+from kgrdf import autoconfirm, clock, inputs, model, pasted, privacy, vocab
 from kgrdf.errors import BadInput, Refused
 from kgrdf.writer.staging import Heard, Outcome, Staging, parse_source, unsaid_claim
 
@@ -539,11 +539,13 @@ class Proposals(Staging):
                 f"{name} {getattr(fact, name) if getattr(fact, name) is not None else 'none'} (proposed: {given})"
                 for name, given in changes.items()
             )
-            command = " ".join(f"{self._TIME_OPTIONS[name]} {given}" for name, given in changes.items())
+            command = pasted.kg(
+                "supersede", fact.id, *(w for n, g in changes.items() for w in (self._TIME_OPTIONS[n], str(g)))
+            )
             raise Refused(
                 f"{fact.id} says this already with {held}: proposing it again observes it, and an "
                 f"observation does not change a fact's valid time or order, so nothing was written",
-                hint=f"kg supersede {fact.id} {command} corrects it: a person's correction, kept in its history",
+                hint=f"{command} corrects it: a person's correction, kept in its history",
                 conflict=True,
             )
         return changes
