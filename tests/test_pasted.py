@@ -75,3 +75,14 @@ def test_a_fact_proposed_again_with_other_dates_names_the_correction_of_this_kno
     )["hint"]
     pasted(kg, hint, "", " corrects it")
     assert kg.json("history", fact)["fact"]["valid_from"] == "2020-01-01T00:00:00Z"
+
+
+def test_a_supersede_saying_what_the_fact_says_names_the_retime_of_this_knowledge_base(kg, elsewhere):
+    for base in (kg, elsewhere):
+        base("add-entity", "repo/api", "--name", "api")
+    fact = kg.json("propose", "repo/api", "caveat", "--value", "slow tests", "-s", "doc:a")["id"]
+    kg("confirm", fact)
+    hint = kg.json("supersede", fact, "--value", "slow tests", expect=1)["hint"]
+    line = re.search(r"(kg supersede .+)$", hint).group(1).replace("DATE", "2021-03-01")
+    kg(*shlex.split(line)[1:], kb=False)
+    assert kg.json("history", fact)["fact"]["valid_from"] == "2021-03-01T00:00:00Z"

@@ -78,7 +78,8 @@ class Lifecycle(Staging):
                 after,
                 action + "ed",
                 f"{ids} {stay} beside it, {both} shown as conflicting until a person resolves them "
-                f"(kg reject or kg supersede the one that is wrong: kg reject {standing[0].id}, or kg reject {after.id})",
+                f"(kg reject or kg supersede the one that is wrong: {pasted.kg('reject', standing[0].id)}, "
+                f"or {pasted.kg('reject', after.id)})",
                 [],
             )
         if close_replaced:
@@ -105,7 +106,7 @@ class Lifecycle(Staging):
             raise Refused(
                 f"{fact.id} names a person known since it was proposed, and a fact with authority inferred "
                 "may not name a person: an inference about a person is not kept",
-                hint=f"kg reject {fact.id}; propose what was observed, with its source",
+                hint=f"{pasted.kg('reject', fact.id)}; propose what was observed, with its source",
                 whitelist=True,
             )
         return {"sensitivity": "personal"}
@@ -354,7 +355,7 @@ class Lifecycle(Staging):
                 hint = (
                     f"give --valid-from {other.valid_to} or later"
                     if other.valid_to
-                    else f"correct {other.id}, which holds then, instead: kg supersede {other.id} ..."
+                    else f"correct {other.id}, which holds then, instead: {pasted.kg('supersede', other.id)} ..."
                 )
             raise Refused(
                 f"{which} would hold from {fact.valid_from or 'the beginning'} while {other.id} ({shown!r}) "
@@ -553,7 +554,7 @@ class Lifecycle(Staging):
         if new.iri == old.iri:
             raise Refused(
                 f"{old.id} already says that; nothing to supersede",
-                hint=f"to correct only its valid time or order: kg supersede {old.id} --valid-from DATE",
+                hint=f"to correct only its valid time or order: {pasted.kg('supersede', old.id, '--valid-from', 'DATE')}",
             )
         if outcome.action == "rejected":
             raise Refused(
