@@ -89,6 +89,27 @@ def test_an_identifier_that_is_another_entitys_name_or_id_is_refused_and_its_fac
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        ["add-entity", "repo/atlas", "--name", "Atlas"],
+        ["add-entity", "repo/big", "--name", "Big service", "--alias", "ATLAS"],
+        ["add-entity", "repo/web-app", "--name", "web-app", "--alias", "atlas"],
+        ["org", "add", "Atlas"],
+    ],
+    ids=["name", "alias", "alias-added", "organization"],
+)
+def test_an_entity_named_as_a_persons_identifier_is_refused_and_a_weak_alias_is_not(known, command):
+    """The other side of the rule above: Sam's chat identifier "atlas" was there first, and a repo
+    named Atlas was added after it; every fact naming the repo was then taken for one naming Sam."""
+    known("identifiers", "add", "Sam", "code-host", "atlas")
+    before = known.snapshot()
+    line = known(*command, expect=1).stderr
+    assert "is the code-host identifier of person/sam" in line
+    assert known.snapshot() == before
+    known("add-entity", "repo/big", "--name", "Big service", "--weak-alias", "atlas")
+
+
+@pytest.mark.parametrize(
     "owner, value, other",
     [
         ("Sam", "ＤＡＮＡ", "person/dana"),  # her alias, in fullwidth letters

@@ -120,6 +120,8 @@ class Entities(Staging):
                 held_weak = set(old.weak_aliases) if old is not None else set()
                 weak_added = [("weak alias", a) for a in new.weak_aliases if a not in held_weak]
                 self._refuse_in_identifier(new, labels + weak_added, created=old is None)
+            else:
+                self._refuse_identifier_as_label(new, labels)
             self._replace_entity(old, new)
             if old is None:
                 self._created.add(iri.value)
@@ -161,6 +163,25 @@ class Entities(Staging):
                         if how != "id"
                         else "give the person another id",
                     )
+
+    def _refuse_identifier_as_label(self, entity: model.Entity, labels: list[tuple[str, str]]) -> None:
+        """Refuse a name or strong alias of an entity not a person that is a person's identifier (a
+        repo named Atlas, where atlas is person/ana's chat id): every fact whose words name the entity
+        so would be taken for one naming the person, and kept in the private journal alone. kg
+        identifiers add refuses the same from the other side."""
+        for how, label in labels:
+            entry = self._identifiers_by_key.get(model.match_key(label))
+            if entry is not None:
+                raise Refused(
+                    f"the {how} {label!r} of {entity.id} is the {entry['kind']} identifier of {entry['entity']}: "
+                    f"every fact naming {entity.id} so would be taken for one naming {entry['entity']}",
+                    hint="give it another name; a weak alias (--weak-alias) may keep this one",
+                )
+
+    @cached_property
+    def _identifiers_by_key(self) -> dict[str, dict]:
+        """The perspective's identifiers by their values' match keys (model.match_key)."""
+        return {model.match_key(entry["value"]): entry for entry, _words in self._identifier_words}
 
     @cached_property
     def _identifier_words(self) -> list[tuple[dict, set[str]]]:
