@@ -383,16 +383,18 @@ def _group(name: str, help: str, no_args_is_help: bool = False) -> typer.Typer:
     return group
 
 
-def _kb(path: Path | None, perspective: str | None = None, backend: str = "oxigraph"):
+def _kb(path: Path | None, perspective: str | None = None, backend: str = "oxigraph", face: bool = False):
     """The knowledge base at ``path``; on a terminal, it tells each step of a long piece of work on
-    stderr (an index rebuilt, a person forgotten), which would otherwise run for minutes unheard."""
+    stderr (an index rebuilt, a person forgotten), which would otherwise run for minutes unheard.
+    The commands its hints print name it, but for a ``face`` (kg serve, kg console, kg mcp): their
+    answers go to programs and pages, which are never to learn where the knowledge base lives."""
     from kgrdf.kb import KnowledgeBase, default_home
 
     base = KnowledgeBase.open(path or default_home(), backend=backend, perspective=perspective)
     if sys.stderr.isatty():
         base.notice = _tell
     base.perspective_asked = perspective is not None  # (a typo is refused, not read as an empty perspective)
-    pasted.here(base.command_words())  # (the commands its hints print name it)
+    pasted.here(() if face else base.command_words())
     return base
 
 
@@ -980,7 +982,7 @@ def serve(
     from kgrdf.resident import Resident
     from kgrdf.serve import http
 
-    base = _kb(kb, None)
+    base = _kb(kb, None, face=True)
     if host not in ("127.0.0.1", "::1", "localhost"):
         print(
             f"kg: warning: listening on {host}: tokens cross the network in clear unless a TLS proxy stands in front",
@@ -1017,7 +1019,7 @@ def console(
     this start: whoever opens it is taken to be you, as whoever runs kg confirm is. Ctrl-C stops it."""
     from kgrdf.console import web
 
-    base = _kb(kb, perspective)
+    base = _kb(kb, perspective, face=True)
     if base.perspective_asked:
         with base.reading():  # a typo in --perspective is refused here, not served as pages that all refuse
             pass
@@ -1076,7 +1078,7 @@ def mcp(
     from kgrdf.resident import Resident
     from kgrdf.serve import service, tools
 
-    base = _kb(kb, perspective)
+    base = _kb(kb, perspective, face=True)
     if base.perspective_asked:
         with base.reading():  # a typo in --perspective is refused here, not served as an empty perspective
             pass

@@ -1306,3 +1306,21 @@ def test_every_entity_id_a_refusal_names_is_found_to_be_hidden(kind, slug, befor
     entity = f"{kind}/{slug}"
     assert vocab.ID_PATTERN.match(entity)
     assert entity in model.entity_ids_in(f"refused: {before}{entity}{after}")
+
+
+def test_a_servers_hints_never_name_the_folder_of_its_knowledge_base(kg):
+    """kg serve opened its knowledge base as the command line does, and every hint it answered after
+    that named the folder (kg supersede F ... --kb /srv/...): a public token's caller learned where
+    the knowledge base lives."""
+    kg("add-entity", "environment/staging", "--name", "Staging")
+    kg("propose", "environment/staging", "status", "--value", "running", "-s", "report:r", "--valid-from", "2026-01-01")
+    kg("propose", "environment/staging", "status", "--value", "running", "-s", "report:s", "--audience", "public")
+    secret = kg.json("tokens", "add", "w", "--perspective", "main", "--audience", "public", "--write")["secret"]
+    server = Server(kg.path)
+    try:
+        said = {"subject": "environment/staging", "predicate": "status", "value": "running"}
+        status, answer = server.post("propose", secret, {**said, "sources": ["report:r"], "valid_from": "2026-02-01"})
+        assert status == 409 and "kg supersede" in answer["hint"], answer
+        assert str(kg.path) not in json.dumps(answer) and "--kb" not in json.dumps(answer), answer
+    finally:
+        server.stop()
