@@ -1406,7 +1406,8 @@ def forget(
         bool,
         typer.Option(
             "--dry-run",
-            help="List what would be deleted, each fact about them or only naming them; change nothing.",
+            help="List what would be deleted, each fact about them or only naming them; change nothing. "
+            "One the shared journal refuses is listed all the same, then refused (exit 1).",
         ),
     ] = False,
     kb: KbOption = None,
@@ -1466,6 +1467,11 @@ def forget(
         )
         text += _others_named(result["others"], "went")
     render.out(json, result, text)
+    if dry_run and result["refused"]:  # said as the forget itself would say it, after what it would delete
+        from kgrdf.errors import Refused
+
+        render.error(Refused(result["refused"]["message"], hint=result["refused"]["hint"]), as_json=False)
+        raise typer.Exit(1)
 
 
 def _others_named(others: list[str], went: str) -> str:

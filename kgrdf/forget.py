@@ -416,7 +416,13 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         )
         naming_them = _tokens_naming(kb, person)
         plan.tokens = [t.digest for t in naming_them]
-        refuse_if_shared(kb, plan, f"forgetting {entity.id}", search.rows)
+        refused = None
+        try:
+            refuse_if_shared(kb, plan, f"forgetting {entity.id}", search.rows)
+        except Refused as exc:
+            if not dry_run:
+                raise
+            refused = {"message": exc.message, "hint": exc.hint}  # (a dry run lists what it would delete all the same)
         plan.record = {
             "id": str(uuid.uuid4()),
             "hash": hashed,
@@ -439,7 +445,7 @@ def forget(kb, text: str, dry_run: bool = False) -> dict:
         }
         if dry_run:  # what the owner would see go: each fact, and whether it is about them or only names them
             going = _going(kb, person, sorted(plan.graphs))
-            return {**result, "token_names": [t.name for t in naming_them], "going": going}
+            return {**result, "token_names": [t.name for t in naming_them], "going": going, "refused": refused}
         plan.record["said"], plan.record["said_with"] = _said(kb, key, plan.graphs, person, plan.redacted)
         labels = search.labels | _labels_of_replicas(kb, person)
         plan.record["labels"] = sorted({key.digest(privacy.label_key(iri, text)) for iri, text in labels})

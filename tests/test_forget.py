@@ -269,6 +269,7 @@ def test_forget_leaves_no_trace_in_any_file_and_keeps_everyone_else(kg, tmp_path
         "tokens": 0,
         "dry_run": True,
         "token_names": [],
+        "refused": None,
     }
     result = kg.json("forget", "person/sam")
     assert result["facts"] == 5 and result["identifiers"] == 1 and result["remaining"] == []
@@ -532,6 +533,10 @@ def test_forget_is_refused_when_the_shared_journal_holds_a_name_naming_them(kg, 
         assert "the shared journal" in result.stderr and "never rewritten" in result.stderr
         assert ("repo/jo-tools" if "repo" in named[0][1] else "organization/jo-park-llc") in result.stderr
         assert "Jo Park" not in result.stderr
+        # a dry run lists what the forget would delete all the same, as README promises
+        assert result.stdout.startswith("would forget person/jo: ") == bool(dry), result.stdout
+    planned = kg.json("forget", "person/jo", "--dry-run", expect=1)
+    assert "the shared journal" in planned["refused"]["message"] and planned["dry_run"] is True
     assert kg.snapshot() == before and not (kg.path / "forgotten.jsonl").exists()
 
 
