@@ -580,6 +580,29 @@ def test_a_planned_value_moved_past_another_value_takes_the_one_it_follows_no_fu
     assert [_status_at(seeded, moment) for moment in at] == [["running"], ["paused"], [], ["live"]]
 
 
+def test_a_planned_value_moved_past_a_value_that_never_held_takes_the_one_it_follows_past_it(fixed_now, seeded):
+    """A value closed at its start (replaced from its first day, the replacement rejected) never
+    held: the value followed stopped at its start all the same, and nothing was true for 18 months."""
+    running = _confirmed(seeded, "environment/staging", "status", "--value", "running", "-s", "report:r")
+    live = seeded.json("supersede", running, "--value", "live", "--valid-from", "2027-01-01")["id"]
+    seeded("supersede", live, "--valid-to", "2028-01-01")
+    paused = _confirmed(
+        *(seeded, "environment/staging", "status", "--value", "paused", "-s", "report:p"),
+        *("--valid-from", "2028-01-01", "--valid-to", "2029-01-01"),
+    )
+    fixed_now("2026-11-02T09:01:00Z")
+    stopped = seeded.json(
+        "supersede", paused, "--value", "stopped", "--valid-from", "2028-01-01", "--valid-to", "2029-01-01"
+    )["id"]
+    seeded("reject", stopped)
+    fixed_now("2026-11-02T09:02:00Z")
+    note = seeded("supersede", live, "--valid-from", "2029-06-01", "--valid-to", "2030-01-01").stdout
+    assert f"{running} now ends where it begins, at 2029-06-01T00:00:00Z" in note
+    at = ("2028-06-01", "2029-03-01", "2029-09-01")
+    assert [_status_at(seeded, moment) for moment in at] == [["running"], ["running"], ["live"]]
+    assert lint(seeded)["counts"].get("overlap", 0) == 0
+
+
 def test_a_planned_value_moved_past_an_end_a_person_gave_keeps_that_end(fixed_now, seeded):
     live = _confirmed(seeded, "environment/staging", "status", "--value", "live", "-s", "report:r")
     retired = seeded.json("supersede", live, "--value", "retired", "--valid-from", "2027-06-01")["id"]

@@ -462,7 +462,8 @@ class Lifecycle(Staging):
 
     def _held_after(self, other: model.Fact, fact: model.Fact) -> list[tuple[str, model.Fact]]:
         """(start, value) of the confirmed values rival to ``other`` (its subject, predicate and, for
-        an attribute, key), but ``fact``, that begin where ``other`` ends or later."""
+        an attribute, key), but ``fact``, that begin where ``other`` ends or later: held for a while
+        (one closed at its start never held)."""
         key = rival_key(self.schema, other.predicate, other.target)
         return [
             (held.valid_from, held)
@@ -472,6 +473,7 @@ class Lifecycle(Staging):
             and held.status == "confirmed"
             and held.valid_from
             and held.valid_from >= other.valid_to
+            and not (held.valid_to and held.valid_to <= held.valid_from)
         ]
 
     def supersede(
