@@ -10,6 +10,7 @@ there alone. One written before identifiers had a perspective is taken as every 
 person of that id: routing then errs to the private journal, and a forget in any of them takes it.
 """
 
+import unicodedata
 from pathlib import Path
 
 from kgrdf import clock, files, inputs, made, model, privacy, vocab
@@ -92,7 +93,10 @@ def _refuse_another_persons_name(session, entity, kind: str, value: str) -> None
     one naming this person, kept in the private journal alone."""
     found = session.identify(value)
     others = [m for m in found["matches"] + found["suggestions"] if m["type"] in HOLDERS and m["id"] != entity.id]
-    others += [m for m in found["matches"] if m["type"] not in HOLDERS]
+    for form in dict.fromkeys([value, unicodedata.normalize("NFKC", value)]):  # (ＡＰＩ reads as API)
+        others += [
+            m for m in (found if form == value else session.identify(form))["matches"] if m["type"] not in HOLDERS
+        ]
     if others:
         other = others[0]
         whose = (

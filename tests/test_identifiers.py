@@ -73,7 +73,13 @@ def test_an_identifier_that_is_another_persons_name_or_id_is_refused_and_forget_
 
 @pytest.mark.parametrize(
     "value, matched",
-    [("hotfix", "alias"), ("HOTFIXES", "alias"), ("process/hotfix", "id"), ("web-app", "name")],
+    [
+        ("hotfix", "alias"),
+        ("HOTFIXES", "alias"),
+        ("process/hotfix", "id"),
+        ("web-app", "name"),
+        ("ｗｅｂ-ａｐｐ", "name"),
+    ],
 )
 def test_an_identifier_that_is_another_entitys_name_or_id_is_refused_and_its_facts_stay_shared(known, value, matched):
     """A chat identifier "hotfix" of Sam was taken: every later fact naming the hotfix process was
@@ -95,8 +101,9 @@ def test_an_identifier_that_is_another_entitys_name_or_id_is_refused_and_its_fac
         ["add-entity", "repo/big", "--name", "Big service", "--alias", "ATLAS"],
         ["add-entity", "repo/web-app", "--name", "web-app", "--alias", "atlas"],
         ["org", "add", "Atlas"],
+        ["add-entity", "repo/atlas", "--name", "ＡＴＬＡＳ"],
     ],
-    ids=["name", "alias", "alias-added", "organization"],
+    ids=["name", "alias", "alias-added", "organization", "fullwidth"],
 )
 def test_an_entity_named_as_a_persons_identifier_is_refused_and_a_weak_alias_is_not(known, command):
     """The other side of the rule above: Sam's chat identifier "atlas" was there first, and a repo

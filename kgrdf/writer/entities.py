@@ -170,7 +170,7 @@ class Entities(Staging):
         so would be taken for one naming the person, and kept in the private journal alone. kg
         identifiers add refuses the same from the other side."""
         for how, label in labels:
-            entry = self._identifiers_by_key.get(model.match_key(label))
+            entry = self._identifiers_by_key.get(privacy.fold(model.match_key(label)))
             if entry is not None:
                 raise Refused(
                     f"the {how} {label!r} of {entity.id} is the {entry['kind']} identifier of {entry['entity']}: "
@@ -180,8 +180,9 @@ class Entities(Staging):
 
     @cached_property
     def _identifiers_by_key(self) -> dict[str, dict]:
-        """The perspective's identifiers by their values' match keys (model.match_key)."""
-        return {model.match_key(entry["value"]): entry for entry, _words in self._identifier_words}
+        """The perspective's identifiers by their values' match keys, folded as the matcher reads them
+        (model.match_key, privacy.fold: ＡＴＬＡＳ is atlas)."""
+        return {privacy.fold(model.match_key(entry["value"])): entry for entry, _words in self._identifier_words}
 
     @cached_property
     def _identifier_words(self) -> list[tuple[dict, set[str]]]:
