@@ -93,10 +93,10 @@ def _refuse_another_persons_name(session, entity, kind: str, value: str) -> None
     one naming this person, kept in the private journal alone."""
     found = session.identify(value)
     others = [m for m in found["matches"] + found["suggestions"] if m["type"] in HOLDERS and m["id"] != entity.id]
-    for form in dict.fromkeys([value, unicodedata.normalize("NFKC", value)]):  # (ＡＰＩ reads as API)
-        others += [
-            m for m in (found if form == value else session.identify(form))["matches"] if m["type"] not in HOLDERS
-        ]
+    others += [m for m in found["matches"] if m["type"] not in HOLDERS]
+    compatible = unicodedata.normalize("NFKC", value)
+    if compatible != value:  # (ＡＰＩ is API, as the matcher reads it)
+        others += [m for m in session.identify(compatible)["matches"] if m["type"] not in HOLDERS]
     if others:
         other = others[0]
         whose = (
