@@ -373,6 +373,7 @@ class _Fold:
             "retimed": 0,
             "told": 0,  # disclosures
         }
+        self.counted: dict[str, list[str]] = {}  # a fact this fold made or changed -> what it counted of it
         self.closures: list[tuple] = []  # facts another replica closed: closed here once all the rest is folded
         self.chosen: dict[str, tuple[str, str]] = {}  # a fact this fold closed: the choice it followed (_choice)
         # what kg forget deleted here (keyed digests), read once a sync
@@ -567,7 +568,12 @@ class _Fold:
         if not changes:
             return
         self.writer.retime(ours, **changes, reason="valid time as given on another replica")
-        self.counts["retimed"] += 1
+        self._count("retimed", ours)
+
+    def _count(self, what: str, fact) -> None:
+        """Count ``what`` the fold did to ``fact``, taken back if the fact is set aside (_drop_refused)."""
+        self.counts[what] += 1
+        self.counted.setdefault(fact.iri, []).append(what)
 
     def _fact(self, there, replica: str, number: int, iri: str) -> None:
         from kgrdf.writer import Heard
@@ -653,10 +659,10 @@ class _Fold:
                 )
             ours = outcome.fact
             self.origin[ours.iri] = (replica, number)
-            self.counts["created" if made else "observed"] += 1
+            self._count("created" if made else "observed", ours)
         if theirs.status == "rejected" and ours.status != "rejected":
             self.writer.reject(ours.id, reviewed_by=theirs.reviewed_by or "sync", reason=f"rejected on {replica}")
-            self.counts["rejected"] += 1
+            self._count("rejected", ours)
         elif theirs.status == "confirmed" and ours.status == "proposed":
             ours = self.writer.confirm(
                 ours.id,
@@ -664,7 +670,7 @@ class _Fold:
                 reason=f"confirmed on {replica}",
                 close_replaced=False,
             ).fact
-            self.counts["confirmed"] += 1
+            self._count("confirmed", ours)
         if ours.current and theirs.current:
             self._retime(ours, theirs)
         self._told(there, replica, number, theirs, ours)
@@ -843,6 +849,8 @@ class _Fold:
                 )
             self.writer.drop_fact(focus)
             self._aside(*origin, focus, finding.message)
+            for what in self.counted.pop(focus, []):  # (set aside: not folded in)
+                self.counts[what] -= 1
 
 
 _LABELS = {vocab.PREF_LABEL.value: "name", vocab.SUMMARY.value: "summary"}

@@ -668,6 +668,27 @@ def test_a_rejection_from_another_replica_folds_into_a_fact_that_breaks_the_sche
     assert [f["status"] for f in held] == ["rejected"]
 
 
+def test_a_fact_set_aside_for_failing_the_shapes_here_is_not_counted_as_folded_in(tmp_path, server, clock):
+    """Ana's value of hq_city for a repo failed Ben's shapes (his schema.json keeps it to organizations)
+    and was set aside, while the sync also said it was folded in: "facts 1 created, 1 confirmed", for
+    a fact no read of Ben's shows."""
+    import json
+
+    city = {"name": "hq_city", "axis": "Organizations", "object": "value", "domain": ["organization"]}
+    city["sentence"] = "{subject} is based in {target}"
+    ana, ben = replica(tmp_path, "ana", server.url), replica(tmp_path, "ben", server.url)
+    (ana.path / "schema.json").write_text(json.dumps({"predicates": [{**city, "domain": ["organization", "repo"]}]}))
+    (ben.path / "schema.json").write_text(json.dumps({"predicates": [city]}))
+    ana("add-entity", "repo/tx", "--name", "tx")
+    fact = ana.json("propose", "repo/tx", "hq_city", "--value", "Berlin", "-s", "slack:a")
+    ana("confirm", fact["id"])
+    ana("sync")
+    result = ben.json("sync")
+    assert [item["reason"] for item in result["set_aside"]] == ["hq_city is not about a repo"], result["set_aside"]
+    assert {k: v for k, v in result["folded"].items() if v and k != "entities"} == {}, result["folded"]
+    assert [f for f in ben.json("facts", "repo/tx", "--all")["facts"] if f["predicate"] == "hq_city"] == []
+
+
 def test_an_organization_whose_name_stayed_private_there_is_named_by_its_id_not_by_a_question_mark(
     tmp_path, server, clock
 ):
