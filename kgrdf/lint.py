@@ -77,7 +77,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import unquote
 
-from kgrdf import clock, model, settings, vocab
+from kgrdf import clock, model, privacy, settings, vocab
 from kgrdf.privacy import PERSON_TYPES
 
 KINDS = (
@@ -453,10 +453,11 @@ class _Check:
             if other is not None:
                 # Written in one script, it would be the other's label: say whether the two are one
                 # (or the name is a spoof) or two, which a current alias_of or distinct_from settles.
-                # Two of other kinds are never one (alias_of relates names of one kind).
+                # Two of other kinds are never one (alias_of relates names of one kind; a person and
+                # an actor, someone of another organization, may be one person).
                 if self._linked(entity, other):
                     continue
-                if entity.type == other.type:
+                if entity.type == other.type or {entity.type, other.type} <= privacy.PERSON_TYPES:
                     fix, alternatives = self._alias_fix(entity, other), [self._distinct_fix(entity, other)]
                 else:
                     fix = self._distinct_fix(entity, other)

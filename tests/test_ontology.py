@@ -131,6 +131,7 @@ def _records() -> list[dict]:
     no single-valued predicate meets a second value."""
     core = schema_module.core()
     people = {"person", "actor"}
+    one_kind = {str(p) for p in ontology().subjects(RDF.type, URIRef(vocab.kg("OneKindPredicate").value))}
     entities: dict[str, dict] = {}
     facts = []
 
@@ -142,6 +143,8 @@ def _records() -> list[dict]:
     for key, predicate in sorted(core.predicates.items()):
         subjects = sorted(predicate.domain) or ["system"]
         objects = (sorted(predicate.range) or ["service"]) if predicate.takes_entity else [None]
+        if predicate.iri in one_kind:  # (another name of one thing: of its kind)
+            objects = subjects
         if not predicate.person_ok:
             subjects = [t for t in subjects if t not in people]
             objects = [t for t in objects if t not in people]
