@@ -7,6 +7,7 @@ import inspect
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -312,7 +313,7 @@ def test_what_a_command_makes_outside_the_journal_is_named_when_its_answer_is_lo
     its name), and how to get another; a new knowledge base, a remote, likewise. A read made nothing."""
     done = _into_full(["tokens", "add", "bot1", "--perspective", "main", "--audience", "public", "--kb", kg.path], True)
     assert done.returncode == 2 and "the token bot1 was made" in done.stderr
-    assert "kg tokens revoke bot1, then add it again" in done.stderr
+    assert f"kg tokens revoke bot1 --kb {shlex.quote(str(kg.path))}, then add it again" in done.stderr
     assert "do not make it again" not in done.stderr  # (it said both)
     assert [t["name"] for t in kg.json("tokens", "list")["tokens"]] == ["bot1"]
     done = _into_full(["init", "--kb", tmp_path / "new"], True)
