@@ -1418,7 +1418,7 @@ def forget(
     private journal (each of their changes becomes a placeholder keeping its sequence number), the
     git history (restarted), leftovers and journals moved aside. Only a keyed hash of the id is kept
     (forgotten.jsonl), so adding them again needs --allow-forgotten. Refused when the shared journal
-    names them: it is never rewritten."""
+    names them: it is never rewritten. Exits 1 then, the dry run too, after listing what it would delete."""
     from kgrdf import forget as forgetting
 
     result = forgetting.forget(_kb(kb, perspective), person, dry_run=dry_run)
