@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode
 
-from kgrdf import clock, model, vocab
+from kgrdf import autoconfirm, clock, model, vocab
 from kgrdf import schema as schema_mod
 from kgrdf.kb import KnowledgeBase
 
@@ -79,6 +79,8 @@ def synthetic_facts(pool, n_facts: int, rng: random.Random, schema):
         if pred.takes_entity:
             targets = sorted(pred.range) or [t for t in TYPE_SHARE if t not in person_types]
             target_type = rng.choice(targets)
+            if pred.key == "alias_of":  # one thing's two names: two entities of one kind (kg:OneKindPredicate)
+                target_type = subject_type
             target_entity = rng.choice(pool[target_type])
             if target_entity.id == subject.id:
                 continue
@@ -190,6 +192,8 @@ def records(path: Path, n_facts: int, seed: int = 7) -> None:
             }
             if pred.key.startswith("stated_"):
                 record["authority"] = "user"
+            if pred.key == autoconfirm.CLAIM:  # a claim records who said it
+                record["said_by"] = pool["actor"][len(record["sources"][0]) % len(pool["actor"])].id
             if target_entity:
                 record["object"] = target_entity.id
             else:
