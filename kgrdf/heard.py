@@ -45,7 +45,7 @@ from kgrdf.store import open_backend
 FOLLOWED = 100
 KEPT = 4  # audiences whose sets are kept
 BATCH = 100_000  # quads a bulk write of a set made whole takes at once (60 ms a call at 256 facts a call)
-FORMAT = "6"  # what a kept set holds and how: a set of another format is made again
+FORMAT = "7"  # what a kept set holds and how: a set of another format is made again
 _AT = vocab.kg("heardSetAt")  # <index node> _AT "JSON": the journal position it reflects, and the schema's digest
 _SIZE = vocab.kg("heardSetFacts")  # <index node> _SIZE n: the facts it holds (none said: unknown)
 _NAMES = vocab.kg("heardSetNames")  # <fact> _NAMES <entity>: a heard fact and an entity it names

@@ -949,10 +949,15 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     owner_of = {o.value: s.value for s, p, o in triples if p == _CHANGE}
     hidden |= {c for c, u in owner_of.items() if u in hidden or change_of.get(c) in _HIDDEN_CHANGES}
     hidden |= {s.value for s, p, o in triples if s.value in change_of and _names_unheard_fact(p, o, hears_fact)}
+    as_heard = _fields_as_heard(triples, change_of, owner_of, {u for u, hs in added.items() if not hs & shown})
     out = []
     for s, p, o in triples:
         if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING) and o.value in hidden):
             continue
+        if s.value == fact and p.value in as_heard:
+            o = as_heard[p.value]
+            if o is None:
+                continue  # (a flag the hearings it hears never set)
         if s.value == fact and p == _OBSERVATIONS:
             o = vocab.integer(len(shown))
         elif s.value == fact and p == _OBSERVED_AT and latest is not None:
@@ -972,6 +977,32 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
             continue
         out.append((s, p, o))
     return out
+
+
+# A fact's own fields a hearing may change (kg propose heard again with --authority, --prevents-rework, or a
+# text naming a person): an audience is shown them as the hearings it hears left them.
+_SET_BY_HEARINGS = {kg("authority").value, kg("preventsRework").value, kg("sensitivity").value}
+
+
+def _fields_as_heard(triples: list[tuple], change_of: dict, owner_of: dict, unheard: set[str]) -> dict:
+    """Field IRI -> the value an audience is shown of it (None: none), for each of the fact's fields
+    in _SET_BY_HEARINGS that an update adding only hearings it does not hear (``unheard``) changed
+    after the last change it may see: the value before the first such change. ``change_of`` is a
+    change node's field, ``owner_of`` its update's node."""
+    number = {s.value: int(o.value) for s, p, o in triples if p.value == _P_UPDATE_NUMBER and o.value.isdigit()}
+    before = {s.value: o for s, p, o in triples if p == _BEFORE and s.value in change_of}
+    changes: dict[str, list[tuple[int, bool, str]]] = {}
+    for change, of in change_of.items():
+        update = owner_of.get(change)
+        if of in _SET_BY_HEARINGS and update in number:
+            changes.setdefault(of, []).append((number[update], update in unheard, change))
+    shown = {}
+    for of, made in changes.items():
+        made.sort()
+        last_seen = max((at for at, (_n, unheard_one, _c) in enumerate(made) if not unheard_one), default=-1)
+        if last_seen < len(made) - 1:  # a change only an unheard hearing made is the latest
+            shown[of] = before.get(made[last_seen + 1][2])
+    return shown
 
 
 def _done_before(triples: list[tuple], shown: set[str], heard_in: list[str]) -> set[str]:

@@ -851,3 +851,41 @@ def test_a_gathering_cut_short_by_its_limit_is_kept_and_the_next_query_goes_on_f
     assert any(row[3] == "written between" for row in after)
     shutil.rmtree(kg.path / "cache" / "heard")
     assert after == rows("--timeout", "60")
+
+
+def test_a_hearing_an_audience_does_not_hear_changes_nothing_it_is_shown_of_the_fact(kg):
+    """A fact heard in a channel, then again in a DM that raised its authority (the user's words),
+    set its prevents-rework flag and named a person (personal): the channel was shown the authority,
+    the flag and the sensitivity the DM gave it in every read, though the history hid the change."""
+    kg("add-entity", "repo/web", "--name", "web")
+    kg("add-entity", "person/kim", "--name", "Kim Lee")
+    fact = kg.json("propose", "web", "caveat", "--value", "no staging", "-s", "slack:S1", "--audience", "channel:c1")[
+        "id"
+    ]
+    kg("propose", "web", "caveat", "--value", "no staging", "-s", "user:Q1", "--authority", "user", "--prevents-rework",
+       "--message", "Kim Lee said it", "--audience", "dm:kim")  # fmt: skip
+    kg("propose", "web", "caveat", "--value", "no staging", "-s", "slack:S2", "--audience", "channel:c1")
+
+    def shown(reader: list[str]) -> dict:
+        listed = [f for f in kg.json("facts", "web", *reader)["facts"] if f["id"] == fact]
+        looked = [f for f in kg.json("lookup", "web", *reader)["facts"] if f["id"] == fact]
+        held = kg.json("facts", "web", "--known-at", "2100-01-01", *reader)["facts"]
+        one = kg.json("history", fact, *reader)["fact"]
+        iri = vocab.fact_iri("main", fact).value
+        asked = f"SELECT ?p ?o WHERE {{ GRAPH ?g {{ <{iri}> ?p ?o }} }}"
+        fields = kg("sparql", asked, *reader).stdout  # (the set kept for the audience, as kg export reads it)
+        return {
+            "listed": [(f["authority"], f.get("prevents_rework", False)) for f in listed + looked + held],
+            "one": (one["authority"], one.get("prevents_rework", False), one["sensitivity"]),
+            "exported": ("#UserSaid>" in fields, "#preventsRework>" in fields, "#Personal>" in fields),
+        }
+
+    channel = {
+        "listed": [("observed", False)] * 3,
+        "one": ("observed", False, "internal"),
+        "exported": (False, False, False),
+    }
+    said = {"listed": [("user", True)] * 3, "one": ("user", True, "personal"), "exported": (True, True, True)}
+    assert shown(["--audience", "channel:c1"]) == channel
+    assert shown(["--audience", "dm:kim"]) == said
+    assert shown([]) == said

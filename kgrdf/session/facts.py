@@ -1,10 +1,14 @@
 """Reads of facts: one fact and where it was heard, a subject's facts, neighbors, history, stats."""
 
+import dataclasses
+
 from pyoxigraph import NamedNode
 
 from kgrdf import clock, model, schema, vocab
 from kgrdf.errors import BadInput
 from kgrdf.session.reading import AT_ONCE, MAX_HOPS, Reading, no_fact, now_literal
+
+_AUDIENCE = vocab.kg("audience")
 
 
 class FactReads(Reading):
@@ -23,11 +27,13 @@ class FactReads(Reading):
         iri = self.fact_iri(fact_id)
         rows = self.rows("fact" if history else "fact-heard", fact=iri)
         if self._hearer is not None and rows:
+            if not history and self._partly_heard(iri.value, rows):
+                rows = self.rows("fact", fact=iri)
             rows = self._heard_rows(iri.value, rows)
         fact = model.fold_fact(iri.value, rows, self.schema)
         if fact is None:
             raise no_fact(fact_id)
-        return fact
+        return fact if history else dataclasses.replace(fact, updates=[])
 
     def facts_heard(self, fact_ids: list[str], history: bool = False) -> dict[str, model.Fact]:
         """The facts ``fact_ids`` without their update records (with them: ``history``), as
@@ -38,6 +44,12 @@ class FactReads(Reading):
         name = "fact" if history else "fact-heard"
         for row in self.rows_for_each(name, "fact", [NamedNode(iri) for iri in iris], AT_ONCE):
             rows_of[row["fact"].value].append(row)
+        if self._hearer is not None and not history:
+            partly = [iri for iri, rows in rows_of.items() if rows and self._partly_heard(iri, rows)]
+            for iri in partly:
+                rows_of[iri] = []
+            for row in self.rows_for_each("fact", "fact", [NamedNode(iri) for iri in partly], AT_ONCE):
+                rows_of[row["fact"].value].append(row)
         found = {}
         for iri, rows in rows_of.items():
             if self._hearer is not None and rows:
@@ -45,8 +57,18 @@ class FactReads(Reading):
             fact = model.fold_fact(iri, rows, self.schema)
             if fact is None:
                 raise no_fact(iris[iri])
-            found[iris[iri]] = fact
+            found[iris[iri]] = fact if history else dataclasses.replace(fact, updates=[])
         return found
+
+    def _partly_heard(self, fact: str, rows: list[dict]) -> bool:
+        """Whether the read's audience does not hear one of a fact's hearings (of fact-heard.rq's
+        rows): then what the fact shows it (its authority, its flags) is read from its update
+        records (model.heard_triples), which that light read leaves out."""
+        hearings = {row["o"].value for row in rows if row["s"].value == fact and row["p"] == model.HEARD_IN}
+        audiences = {
+            row["s"].value: row["o"].value for row in rows if row["p"] == _AUDIENCE and row["s"].value in hearings
+        }
+        return any(not self.may_hear_in(audiences.get(hearing, "owner")) for hearing in hearings)
 
     def _heard_rows(self, fact: str, rows: list[dict]) -> list[dict]:
         """fact.rq's rows as the read's audience is shown them (heard.provenance_shown)."""
@@ -219,10 +241,14 @@ class FactReads(Reading):
         """Each listed fact's sources and hearings, as the read's audience is shown them (read by
         facts_heard, the facts given as values: joined into the listing, Oxigraph would plan the
         path from fact to source as a scan of every source). The count of observations is the
-        number of hearings shown; a successor the audience may not hear is not named."""
+        number of hearings shown; a successor the audience may not hear is not named; its authority
+        and its prevents-rework flag are as the hearings the audience hears left them."""
         heard = self.facts_heard([listed["id"] for listed in facts])
+        fields = ("recorded_at", "observations") + (() if self._hearer is None else ("authority", "prevents_rework"))
         for listed in facts:
-            self._shown_as(listed, heard[listed["id"]], ("recorded_at", "observations"))
+            self._shown_as(listed, heard[listed["id"]], fields)
+            if not listed.get("prevents_rework"):
+                listed.pop("prevents_rework", None)  # (a fact without the flag is listed without it)
         return facts
 
     def _shown_as(self, listed: dict, fact: model.Fact, fields: tuple) -> None:
