@@ -512,6 +512,7 @@ def _packed(session, entities: list, head: dict, budget: int) -> dict:
     ours = session.own_organization()
     if ours is not None and ours.iri not in {e.iri for e in entities}:
         facts = own_facts(session, ours, now, {f["id"] for f in facts}) + facts
+    facts = session.rework_as_heard(facts)  # (before they rank: a flag puts a fact first)
     ranked = rank(facts, session.mark_conflicts)
 
     masked = _identifiers_masked(session)

@@ -949,7 +949,9 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     owner_of = {o.value: s.value for s, p, o in triples if p == _CHANGE}
     hidden |= {c for c, u in owner_of.items() if u in hidden or change_of.get(c) in _HIDDEN_CHANGES}
     hidden |= {s.value for s, p, o in triples if s.value in change_of and _names_unheard_fact(p, o, hears_fact)}
-    as_heard = _fields_as_heard(triples, change_of, owner_of, {u for u, hs in added.items() if not hs & shown})
+    unheard = {u for u, hs in added.items() if not hs & shown}
+    unrecorded = bool(shown) and min(map(_transaction_of, shown)) > min(map(_transaction_of, heard_in))
+    as_heard = _fields_as_heard(fact, triples, change_of, owner_of, unheard, unrecorded, used)
     out = []
     for s, p, o in triples:
         if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING) and o.value in hidden):
@@ -981,27 +983,49 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
 
 # A fact's own fields a hearing may change (kg propose heard again with --authority, --prevents-rework, or a
 # text naming a person): an audience is shown them as the hearings it hears left them.
-_SET_BY_HEARINGS = {kg("authority").value, kg("preventsRework").value, kg("sensitivity").value}
+_AUTHORITY, _PREVENTS_REWORK = kg("authority").value, kg("preventsRework").value
+_SET_BY_HEARINGS = {_AUTHORITY, _PREVENTS_REWORK, kg("sensitivity").value}
+_USER_SAID, _OBSERVED, _USER_SOURCE, _SOURCE_KIND = kg("UserSaid"), kg("Observed"), kg("UserSource"), kg("sourceKind")
 
 
-def _fields_as_heard(triples: list[tuple], change_of: dict, owner_of: dict, unheard: set[str]) -> dict:
-    """Field IRI -> the value an audience is shown of it (None: none), for each of the fact's fields
-    in _SET_BY_HEARINGS that an update adding only hearings it does not hear (``unheard``) changed
-    after the last change it may see: the value before the first such change. ``change_of`` is a
-    change node's field, ``owner_of`` its update's node."""
+def _fields_as_heard(
+    fact: str,
+    triples: list[tuple],
+    change_of: dict,
+    owner_of: dict,
+    unheard: set[str],
+    unrecorded: bool,
+    used: set[str],
+) -> dict:
+    """Field IRI -> the value an audience is shown of it (None: none), where that is not the fact's:
+    of each field in _SET_BY_HEARINGS, the value the last change it may see left (a change an update
+    adding only hearings it does not hear made, ``unheard``, is not one), or before any, the value the
+    fact was recorded with. Where the fact was recorded in a hearing it does not hear
+    (``unrecorded``), what that hearing alone may have said is not: the user's authority (unless a
+    source of the user's came in a hearing it hears, ``used``) and the prevents-rework flag.
+    ``change_of`` is a change node's field, ``owner_of`` its update's node."""
     number = {s.value: int(o.value) for s, p, o in triples if p.value == _P_UPDATE_NUMBER and o.value.isdigit()}
     before = {s.value: o for s, p, o in triples if p == _BEFORE and s.value in change_of}
+    after = {s.value: o for s, p, o in triples if p == _AFTER and s.value in change_of}
+    now = {p.value: o for s, p, o in triples if s.value == fact and p.value in _SET_BY_HEARINGS}
     changes: dict[str, list[tuple[int, bool, str]]] = {}
     for change, of in change_of.items():
         update = owner_of.get(change)
         if of in _SET_BY_HEARINGS and update in number:
             changes.setdefault(of, []).append((number[update], update in unheard, change))
+    user_words = any(s.value in used and p == _SOURCE_KIND and o == _USER_SOURCE for s, p, o in triples)
     shown = {}
-    for of, made in changes.items():
-        made.sort()
-        last_seen = max((at for at, (_n, unheard_one, _c) in enumerate(made) if not unheard_one), default=-1)
-        if last_seen < len(made) - 1:  # a change only an unheard hearing made is the latest
-            shown[of] = before.get(made[last_seen + 1][2])
+    for of in _SET_BY_HEARINGS:
+        made = sorted(changes.get(of, ()))
+        recorded = before.get(made[0][2]) if made else now.get(of)
+        if unrecorded and of == _AUTHORITY and recorded == _USER_SAID and not user_words:
+            recorded = _OBSERVED
+        elif unrecorded and of == _PREVENTS_REWORK:
+            recorded = None
+        seen = [change for _n, unheard_one, change in made if not unheard_one]
+        value = after.get(seen[-1]) if seen else recorded
+        if value != now.get(of):
+            shown[of] = value
     return shown
 
 

@@ -889,3 +889,35 @@ def test_a_hearing_an_audience_does_not_hear_changes_nothing_it_is_shown_of_the_
     assert shown(["--audience", "channel:c1"]) == channel
     assert shown(["--audience", "dm:kim"]) == said
     assert shown([]) == said
+
+
+def test_a_fact_recorded_in_a_hearing_an_audience_does_not_hear_shows_it_nothing_only_that_hearing_said(kg):
+    """Recorded in a DM with the user's words and --prevents-rework, then heard in a channel: the
+    channel was shown the user's authority and the flag, and its context pack put the fact first,
+    as one that prevents rework."""
+    kg("add-entity", "repo/web", "--name", "web")
+    said = ("-s", "user:Q1", "--authority", "user", "--prevents-rework", "--audience", "dm:kim")
+    fact = kg.json("propose", "web", "caveat", "--value", "no staging", *said)["id"]
+    kg("propose", "web", "caveat", "--value", "no staging", "-s", "slack:S1", "--audience", "channel:c1")
+    kg("confirm", fact)
+    other = kg.json("propose", "web", "caveat", "--value", "slow CI", "-s", "slack:S2", "--audience", "channel:c1")[
+        "id"
+    ]
+    kg("confirm", other)
+
+    def shown(*reader: str) -> tuple:
+        listed = {
+            f["id"]: (f["authority"], f.get("prevents_rework", False))
+            for f in kg.json("facts", "web", *reader)["facts"]
+        }
+        one = kg.json("history", fact, *reader)["fact"]
+        packed = [(f["id"], f["prevents_rework"]) for f in kg.json("context", "--for", "web", *reader)["facts"]]
+        return listed[fact], (one["authority"], one["prevents_rework"]), packed
+
+    assert shown("--audience", "channel:c1") == (
+        ("observed", False),
+        ("observed", False),
+        [(fact, False), (other, False)],
+    )
+    assert shown("--audience", "dm:kim") == (("user", True), ("user", True), [(fact, True)])
+    assert shown() == (("user", True), ("user", True), [(fact, True), (other, False)])

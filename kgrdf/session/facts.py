@@ -251,6 +251,19 @@ class FactReads(Reading):
                 listed.pop("prevents_rework", None)  # (a fact without the flag is listed without it)
         return facts
 
+    def rework_as_heard(self, facts: list[dict]) -> list[dict]:
+        """The listed facts (of a read that does not read their sources: a context pack) with their
+        prevents-rework flag as the read's audience is shown it: a flag set by a hearing it does not
+        hear is taken off (with_sources does it, and more, for a listing with its sources)."""
+        flagged = [listed["id"] for listed in facts if listed.get("prevents_rework")]
+        if self._hearer is None or not flagged:
+            return facts
+        heard = self.facts_heard(flagged)
+        for listed in facts:
+            if listed["id"] in heard and not heard[listed["id"]].prevents_rework:
+                listed["prevents_rework"] = False
+        return facts
+
     def _shown_as(self, listed: dict, fact: model.Fact, fields: tuple) -> None:
         """A listed fact given ``fields``, its successor, sources and hearings as the read's audience
         is shown ``fact`` (for an audience, recorded when it first heard it: model.heard_triples)."""
