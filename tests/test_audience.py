@@ -921,3 +921,48 @@ def test_a_fact_recorded_in_a_hearing_an_audience_does_not_hear_shows_it_nothing
     )
     assert shown("--audience", "dm:kim") == (("user", True), ("user", True), [(fact, True)])
     assert shown() == (("user", True), ("user", True), [(fact, True), (other, False)])
+
+
+def test_a_listing_for_an_audience_keeps_its_queries_order_with_the_flags_it_is_shown(kg):
+    """kg facts and kg lookup list what prevents rework first: a fact flagged only in a DM was
+    listed first to a channel that is not shown the flag. Re-ordered for an audience, a listing
+    it hears whole is in the owner's order, and the DM's flag moves nothing for the channel."""
+    entities = [("process/release", "release"), ("step/a", "build"), ("step/b", "ship"), ("repo/web", "web")]
+    for entity, name in entities + [("team/t", "core"), ("repo/api", "api")]:
+        kg("add-entity", entity, "--name", name)
+    heard = ("-s", "slack:S1", "--audience", "channel:c1")
+    listed = [
+        ("release", "has_step", "--object", "step/b", "--order", "2"),
+        ("release", "has_step", "--object", "step/a", "--order", "1", "--prevents-rework"),
+        ("release", "uses", "--object", "repo/web"),
+        ("release", "uses", "--object", "repo/api", "--prevents-rework"),
+        ("release", "caveat", "--value", "zz last"),
+        ("release", "caveat", "--value", "aa first"),
+        ("core", "owns", "--object", "release"),
+    ]
+    ids = [kg.json("propose", *words, *heard)["id"] for words in listed]
+    late = kg.json("propose", "release", "caveat", "--value", "mm middle", *heard)["id"]
+    kg(
+        "propose",
+        "release",
+        "caveat",
+        "--value",
+        "mm middle",
+        "-s",
+        "slack:S2",
+        "--prevents-rework",
+        "--audience",
+        "dm:kim",
+    )
+
+    def order(verb: str, *reader: str) -> list:
+        found = kg.json(verb, "release", *reader)
+        return [(f["id"], f.get("prevents_rework", False)) for f in found["facts"] + found.get("backlinks", [])]
+
+    for verb in ("facts", "lookup"):
+        owner, channel = order(verb), order(verb, "--audience", "channel:c1")
+        assert owner[0] in [(late, True)] + owner[1:3] and (late, True) in owner
+        assert [f for f in owner if f[0] != late] == [f for f in channel if f[0] != late]
+        assert channel[:2] == [(ids[1], True), (ids[3], True)]  # what prevents rework first, as the channel is shown it
+        caveats = [fact for fact, _flag in channel if fact in (ids[4], ids[5], late)]
+        assert caveats == sorted([ids[4], ids[5], late])  # (values are in the order of their ids)

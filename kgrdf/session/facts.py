@@ -264,6 +264,28 @@ class FactReads(Reading):
                 listed["prevents_rework"] = False
         return facts
 
+    def _rework_first(self, facts: list[dict]) -> list[dict]:
+        """A listing in its query's order (facts.rq, lookup.rq: by direction, what prevents rework
+        first, predicate, order, the entity at the other end, id; what a query leaves unbound
+        first) once the read's audience is shown their flags (with_sources): one a hearing it does
+        not hear flagged does not come first."""
+
+        def key(listed: dict) -> tuple:
+            peer = listed.get("subject") if listed.get("direction") == "in" else listed.get("object")
+            order = listed.get("order")
+            return (
+                listed.get("direction") or "",
+                not listed.get("prevents_rework"),
+                listed["predicate"],
+                (order is not None, order or 0),
+                (peer is not None, peer or ""),
+                listed["id"],
+            )
+
+        if self._hearer is not None:
+            facts.sort(key=key)
+        return facts
+
     def _shown_as(self, listed: dict, fact: model.Fact, fields: tuple) -> None:
         """A listed fact given ``fields``, its successor, sources and hearings as the read's audience
         is shown ``fact`` (for an audience, recorded when it first heard it: model.heard_triples)."""
@@ -402,7 +424,7 @@ class FactReads(Reading):
         rows = self.values("lookup", entity=NamedNode(entity.iri), now=now_literal())
         facts = self._group(rows, entity)
         if sources:
-            facts = self.with_sources(facts)
+            facts = self._rework_first(self.with_sources(facts))
         return {
             "entity": entity.as_json(),
             "facts": self.mark_conflicts([f for f in facts if f["direction"] == "out"]),
@@ -441,7 +463,7 @@ class FactReads(Reading):
                 carried = {f["id"] for f in merged if f.get("superseded_by") in held}
                 facts = [f for f in facts if f["id"] not in carried]
         elif sources:
-            facts = self.with_sources(facts)
+            facts = self._rework_first(self.with_sources(facts))
         out = {
             "entity": entity.as_json(),
             "facts": self.mark_conflicts(facts, clock.iso(known_at) if known_at else None),
