@@ -950,8 +950,10 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     hidden |= {c for c, u in owner_of.items() if u in hidden or change_of.get(c) in _HIDDEN_CHANGES}
     hidden |= {s.value for s, p, o in triples if s.value in change_of and _names_unheard_fact(p, o, hears_fact)}
     unheard = {u for u, hs in added.items() if not hs & shown}
-    unrecorded = bool(shown) and min(map(_transaction_of, shown)) > min(map(_transaction_of, heard_in))
-    as_heard = _fields_as_heard(fact, triples, change_of, owner_of, unheard, unrecorded, used)
+    # Recorded with a hearing it does not hear (one write may record several: an import, a merge)
+    recording = min(map(_transaction_of, heard_in))
+    unrecorded = any(_transaction_of(h) == recording and h not in shown for h in heard_in)
+    as_heard = _fields_as_heard(fact, triples, change_of, owner_of, unheard, unrecorded, used, shown)
     out = []
     for s, p, o in triples:
         if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING) and o.value in hidden):
@@ -985,7 +987,8 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
 # text naming a person): an audience is shown them as the hearings it hears left them.
 _AUTHORITY, _PREVENTS_REWORK = kg("authority").value, kg("preventsRework").value
 _SET_BY_HEARINGS = {_AUTHORITY, _PREVENTS_REWORK, kg("sensitivity").value}
-_USER_SAID, _OBSERVED, _USER_SOURCE, _SOURCE_KIND = kg("UserSaid"), kg("Observed"), kg("UserSource"), kg("sourceKind")
+_USER_SAID, _STAKEHOLDER_SAID, _OBSERVED = kg("UserSaid"), kg("StakeholderSaid"), kg("Observed")
+_USER_SOURCE, _SOURCE_KIND, _SAID_BY = kg("UserSource"), kg("sourceKind"), kg("saidBy")
 
 
 def _fields_as_heard(
@@ -996,13 +999,15 @@ def _fields_as_heard(
     unheard: set[str],
     unrecorded: bool,
     used: set[str],
+    shown_hearings: set[str],
 ) -> dict:
     """Field IRI -> the value an audience is shown of it (None: none), where that is not the fact's:
     of each field in _SET_BY_HEARINGS, the value the last change it may see left (a change an update
     adding only hearings it does not hear made, ``unheard``, is not one), or before any, the value the
-    fact was recorded with. Where the fact was recorded in a hearing it does not hear
+    fact was recorded with. Where the fact was recorded with a hearing it does not hear
     (``unrecorded``), what that hearing alone may have said is not: the user's authority (unless a
-    source of the user's came in a hearing it hears, ``used``) and the prevents-rework flag.
+    source of the user's came in a hearing it hears, ``used``), a stakeholder's (unless a hearing
+    it hears, ``shown_hearings``, names a speaker), the prevents-rework flag.
     ``change_of`` is a change node's field, ``owner_of`` its update's node."""
     number = {s.value: int(o.value) for s, p, o in triples if p.value == _P_UPDATE_NUMBER and o.value.isdigit()}
     before = {s.value: o for s, p, o in triples if p == _BEFORE and s.value in change_of}
@@ -1013,12 +1018,16 @@ def _fields_as_heard(
         update = owner_of.get(change)
         if of in _SET_BY_HEARINGS and update in number:
             changes.setdefault(of, []).append((number[update], update in unheard, change))
-    user_words = any(s.value in used and p == _SOURCE_KIND and o == _USER_SOURCE for s, p, o in triples)
+    # what a hearing it hears may have given: the user's words (a source of the user's), a speaker
+    heard_said = {
+        _USER_SAID: any(s.value in used and p == _SOURCE_KIND and o == _USER_SOURCE for s, p, o in triples),
+        _STAKEHOLDER_SAID: any(s.value in shown_hearings and p == _SAID_BY for s, p, o in triples),
+    }
     shown = {}
     for of in _SET_BY_HEARINGS:
         made = sorted(changes.get(of, ()))
         recorded = before.get(made[0][2]) if made else now.get(of)
-        if unrecorded and of == _AUTHORITY and recorded == _USER_SAID and not user_words:
+        if unrecorded and of == _AUTHORITY and heard_said.get(recorded) is False:
             recorded = _OBSERVED
         elif unrecorded and of == _PREVENTS_REWORK:
             recorded = None

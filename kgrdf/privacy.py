@@ -112,17 +112,30 @@ def fact_is_private(fact) -> bool:
     )
 
 
-def fact_texts(fact) -> list[str]:
+def audience_place(audience: str | None) -> str | None:
+    """The name of the place an audience is (a channel's, a workspace's) as a text that may name a
+    person; None for a private conversation (its people are who it is, not a text) and the rest."""
+    kind, _, name = (audience or "").partition(":")
+    return name if kind in ("channel", "workspace") else None
+
+
+def fact_texts(fact, places: bool = False) -> list[str]:
     """Every text a fact holds that may name someone: its value, its sources' refs and quotes, the
     words it was extracted from, the message it was said in and the audience that heard it (each
-    hearing's: a channel may be named after a person, as forget reads it), a claim's role and its
-    changes' reasons. Each once: a fact heard a thousand times in one channel reads its name once."""
+    hearing's: a channel may be named after a person, as forget reads it; with ``places``, the name
+    of a channel or a workspace alone, as a proposal's are read for its sensitivity), a claim's
+    role and its changes' reasons. Each once: a fact heard a thousand times in one channel reads
+    its name once."""
     value = None if fact.is_entity_target else fact.target.value
     texts = (
         value,
         *(s.ref for s in fact.sources),
         *(s.quote for s in fact.sources),
-        *(text for h in fact.hearings for text in (h.span, h.message, h.audience)),
+        *(
+            text
+            for h in fact.hearings
+            for text in (h.span, h.message, audience_place(h.audience) if places else h.audience)
+        ),
         fact.claimed_role,
         *(u.reason for u in fact.updates),
     )

@@ -966,3 +966,91 @@ def test_a_listing_for_an_audience_keeps_its_queries_order_with_the_flags_it_is_
         assert channel[:2] == [(ids[1], True), (ids[3], True)]  # what prevents rework first, as the channel is shown it
         caveats = [fact for fact, _flag in channel if fact in (ids[4], ids[5], late)]
         assert caveats == sorted([ids[4], ids[5], late])  # (values are in the order of their ids)
+
+
+def _as_shown(kg, subject: str, *reader: str) -> list[tuple]:
+    return [(f["authority"], f.get("prevents_rework", False)) for f in kg.json("facts", subject, *reader)["facts"]]
+
+
+SAID_IN_DM = ("-s", "user:Q1", "--authority", "user", "--prevents-rework", "--audience", "dm:kim")
+
+
+@pytest.mark.parametrize("dm_first", [True, False])
+def test_one_import_that_hears_a_fact_in_a_dm_and_a_channel_shows_the_channel_nothing_the_dm_said(
+    kg, tmp_path, dm_first
+):
+    kg("add-entity", "repo/web", "--name", "web")
+    dm = {"sources": ["user:Q1"], "authority": "user", "prevents_rework": True, "audience": "dm:kim"}
+    channel = {"sources": ["slack:S1"], "audience": "channel:c1"}
+    fact = {"type": "fact", "subject": "repo/web", "predicate": "caveat", "value": "no staging"}
+    records = [{**fact, **dm}, {**fact, **channel}]
+    path = tmp_path / "heard.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (records if dm_first else records[::-1])) + "\n")
+    kg("import", path, "--apply")
+    assert _as_shown(kg, "web", "--audience", "channel:c1") == [("observed", False)]
+    assert _as_shown(kg, "web") == [("user", True)]
+
+
+@pytest.mark.parametrize("dm_side", ["kept", "merged"])
+def test_a_merge_keeps_what_each_copy_of_a_fact_said_to_the_audiences_that_heard_it(kg, dm_side):
+    """A fact both organizations held, one copy heard in a DM with the user's words and the flag: the
+    merge lost them for everyone when the DM's copy was the merged one's, and showed them to the
+    channel when it was carried over whole."""
+    kg("add-entity", "organization/texture", "--name", "Texture")
+    kg("add-entity", "organization/texture-inc", "--name", "Texture Inc")
+    dm, channel = ("texture", "texture-inc") if dm_side == "kept" else ("texture-inc", "texture")
+    kg(
+        "propose",
+        f"organization/{channel}",
+        "caveat",
+        "--value",
+        "no nda",
+        "-s",
+        "slack:S2",
+        "--audience",
+        "channel:c1",
+    )
+    kg("propose", f"organization/{dm}", "caveat", "--value", "no nda", *SAID_IN_DM)
+    kg("org", "merge", "organization/texture", "organization/texture-inc")
+    assert _as_shown(kg, "organization/texture", "--audience", "channel:c1") == [("observed", False)]
+    assert _as_shown(kg, "organization/texture", "--audience", "dm:kim") == [("user", True)]
+    assert _as_shown(kg, "organization/texture") == [("user", True)]
+
+
+def test_an_expired_fact_heard_again_takes_what_the_hearing_says_of_it(kg, monkeypatch):
+    """kg propose of an expired fact revived it without the --prevents-rework it was given."""
+    kg("add-entity", "repo/web", "--name", "web")
+    monkeypatch.setenv("KGRDF_NOW", "2027-01-01T00:00:00Z")
+    kg("propose", "web", "caveat", "--value", "x", "-s", "slack:S1", "--audience", "channel:c1")
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-01T00:00:00Z")
+    kg("expire")
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-02T00:00:00Z")
+    revived = kg.json("propose", "web", "caveat", "--value", "x", *SAID_IN_DM)
+    assert (revived["outcome"], revived["authority"], revived["prevents_rework"]) == ("revived", "user", True)
+    assert _as_shown(kg, "web", "--audience", "dm:kim") == _as_shown(kg, "web") == [("user", True)]
+
+
+def test_a_fact_recorded_in_a_dm_with_a_stakeholders_word_is_the_channels_observation(kg):
+    kg("add-entity", "repo/web", "--name", "web")
+    kg("add-entity", "actor/jo", "--name", "Jo Partner")
+    said = ("--authority", "stakeholder", "--said-by", "actor/jo")
+    kg("propose", "web", "caveat", "--value", "x", "-s", "slack:S1", *said, "--audience", "dm:kim")
+    kg("propose", "web", "caveat", "--value", "x", "-s", "slack:S2", "--audience", "channel:c1")
+    kg("propose", "web", "caveat", "--value", "y", "-s", "slack:S3", *said, "--audience", "dm:kim")
+    kg("propose", "web", "caveat", "--value", "y", "-s", "slack:S4", *said, "--audience", "channel:c1")
+    channel = {f["value"]: f["authority"] for f in kg.json("facts", "web", "--audience", "channel:c1")["facts"]}
+    assert channel == {"x": "observed", "y": "stakeholder"}  # (y: a speaker in the channel said it too)
+
+
+def test_confirming_a_fact_heard_in_a_dm_does_not_make_it_personal_for_the_dms_name(kg):
+    """A proposal heard in dm:kim is not personal for that (a private conversation is private by its
+    audience, not by a text naming its people); its confirmation read the DM's audience as a text
+    naming Kim, and made it personal for every audience."""
+    kg("add-entity", "repo/web", "--name", "web")
+    kg("add-entity", "person/kim", "--name", "Kim Lee", "--alias", "kim")
+    fact = kg.json("propose", "web", "caveat", "--value", "y", "-s", "slack:S1", "--audience", "channel:c1")["id"]
+    kg("propose", "web", "caveat", "--value", "y", "-s", "slack:D1", "--audience", "dm:kim")
+    kg("confirm", fact)
+    assert kg.json("history", fact)["fact"]["sensitivity"] == "internal"
+    named = kg.json("propose", "web", "caveat", "--value", "z", "-s", "slack:S2", "--audience", "channel:kim")["id"]
+    assert kg.json("history", named)["fact"]["sensitivity"] == "personal"  # (a channel named after her)

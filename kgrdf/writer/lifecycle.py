@@ -100,7 +100,7 @@ class Lifecycle(Staging):
         """{"sensitivity": "personal"} when a fact not yet personal names a person added since it was
         written (its texts read as a proposal's are), else {}: a fact a person confirms is read again,
         as one heard again is. An inference that names one is refused, as its proposal would be now."""
-        if fact.sensitivity == "personal" or not self._names_a_person(privacy.fact_texts(fact)):
+        if fact.sensitivity == "personal" or not self._names_a_person(privacy.fact_texts(fact, places=True)):
             return {}
         if fact.authority == "inferred":
             raise Refused(

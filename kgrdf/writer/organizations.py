@@ -7,6 +7,7 @@ from pyoxigraph import NamedNode
 
 from kgrdf import extension, inputs, model, pasted, privacy, vocab
 from kgrdf.errors import BadInput, Refused
+from kgrdf.writer.proposals import said_again
 from kgrdf.writer.staging import Heard, Outcome, Staging, unsaid_claim
 
 
@@ -222,6 +223,9 @@ class Organizations(Staging):
             elif same or (ended and old.status == "proposed"):  # observed again, or an expired one revived
                 into = same[0] if same else ended[0]
                 changes = {"observed_at": self.now, "observations": into.observations + old.observations}
+                changes |= said_again(into, old.authority, old.sources, old.prevents_rework)  # (what its copy said)
+                if old.sensitivity == "personal" and into.sensitivity != "personal":
+                    changes["sensitivity"] = "personal"
                 if not same:  # (revived as kg propose revives it: with the times and order the proposal gives)
                     changes |= {"status": "proposed", "retired_at": None} | {
                         name: getattr(old, name) for name in _TIMES if getattr(old, name) is not None

@@ -333,9 +333,7 @@ class Proposals(Staging):
             hearings = self._hearings(fact, heards, sources)
             changes = {"observed_at": self.now, "observations": fact.observations + len(hearings), **times}
             changes.update(self._made_personal(fact, heards, sources, reason))
-            changes.update(self._authority_heard(fact, authority, sources))
-            if prevents_rework and not fact.prevents_rework:
-                changes["prevents_rework"] = True
+            changes.update(said_again(fact, authority, sources, prevents_rework))
             after = self._change(fact, changes, "observe", reason, sources, hearings)
             return Outcome(
                 after,
@@ -349,7 +347,7 @@ class Proposals(Staging):
                 asked,
                 heards,
                 sources,
-                authority,
+                (authority, prevents_rework),
                 reason or "the user's verified words bring it back",
                 "had been rejected: the user's own words bring it back",
             )
@@ -362,7 +360,8 @@ class Proposals(Staging):
             )
         expired = [f for f in same if f.status == "expired"]
         if expired:
-            return self._revive(expired[0], asked, heards, sources, authority, reason, "had expired: proposed again")
+            said = (authority, prevents_rework)
+            return self._revive(expired[0], asked, heards, sources, said, reason, "had expired: proposed again")
 
         names_person = self._names_person(subject_entity, target, target_term, heards, sources, reason)
         if authority == "inferred" and (names_person or _heard_from_people(heards)):
@@ -419,11 +418,12 @@ class Proposals(Staging):
         return self._change(fact, changes, "observe", reason, sources, hearings)
 
     def _revive(
-        self, fact: model.Fact, asked: dict, heards: list[dict], sources, authority: str, reason, why: str
+        self, fact: model.Fact, asked: dict, heards: list[dict], sources, said: tuple[str, bool], reason, why: str
     ) -> Outcome:
         """Bring a rejected or expired fact back as a proposal, heard again: its valid time and order
-        as now said (they were not held), one more observation a hearing, and the authority the
-        hearing brings, as a fact observed again takes it."""
+        as now said (they were not held), one more observation a hearing, and what the hearing
+        says of it (``said``: its authority and whether it prevents rework), as a fact observed
+        again takes them (said_again)."""
         times = self._retimed(fact, asked, allowed=True)
         times_note = self._times_note(fact, times)  # said before the change: what it held
         hearings = self._hearings(fact, heards, sources)
@@ -434,21 +434,10 @@ class Proposals(Staging):
             "observations": fact.observations + len(hearings),
             **times,
             **self._made_personal(fact, heards, sources, reason),
-            **self._authority_heard(fact, authority, sources),
+            **said_again(fact, said[0], sources, said[1]),
         }
         after = self._change(fact, changes, "revive", reason, sources, hearings)
         return Outcome(after, "revived", f"{fact.id} {why}" + times_note)
-
-    @staticmethod
-    def _authority_heard(fact: model.Fact, authority: str, sources) -> dict:
-        """{"authority": ...} when hearing a known fact again raises its authority, else {}: the
-        user's own words (a source of kind user) make it the user's; a fact only inferred, heard
-        now, is observed (or a stakeholder's)."""
-        if authority == "user" and any(s.kind == "user" for s in sources):
-            return {"authority": "user"}
-        if fact.authority == "inferred" and authority != "inferred":  # seen now, no longer only inferred
-            return {"authority": authority if authority == "stakeholder" else "observed"}
-        return {}
 
     @staticmethod
     def _is_about_person(subject_entity: model.Entity, target) -> bool:
@@ -475,7 +464,12 @@ class Proposals(Staging):
             *(
                 text
                 for heard in heards
-                for text in (_place(heard.get("audience")), heard["span"], heard["message"], heard.get("claimed_role"))
+                for text in (
+                    privacy.audience_place(heard.get("audience")),
+                    heard["span"],
+                    heard["message"],
+                    heard.get("claimed_role"),
+                )
             ),
             reason,
             *(text for s in sources for text in (s.ref, s.quote)),
@@ -563,8 +557,16 @@ def _heard_from_people(heards: list[dict]) -> bool:
     return any(h["said_by"] is not None or (h["audience"] or "").startswith("dm:") for h in heards)
 
 
-def _place(audience: str | None) -> str | None:
-    """The name of the place an audience is (a channel's, a workspace's) as a text that may name a
-    person; None for a private conversation (its people are who it is, not a text) and the rest."""
-    kind, _, name = (audience or "").partition(":")
-    return name if kind in ("channel", "workspace") else None
+def said_again(fact: model.Fact, authority: str, sources, prevents_rework: bool) -> dict:
+    """What hearing a known fact again changes of its own fields (kg propose of it again, a merge
+    bringing another organization's copy of it): the user's own words (a source of kind user,
+    authority user) make it the user's; a fact only inferred, heard now, is observed (or a
+    stakeholder's); a hearing that says it prevents rework flags it."""
+    changes = {}
+    if authority == "user" and any(s.kind == "user" for s in sources):
+        changes["authority"] = "user"
+    elif fact.authority == "inferred" and authority != "inferred":  # seen now, no longer only inferred
+        changes["authority"] = authority if authority == "stakeholder" else "observed"
+    if prevents_rework and not fact.prevents_rework:
+        changes["prevents_rework"] = True
+    return changes
