@@ -5,6 +5,7 @@ command prints tells what leaked."""
 
 import itertools
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -1054,3 +1055,59 @@ def test_confirming_a_fact_heard_in_a_dm_does_not_make_it_personal_for_the_dms_n
     assert kg.json("history", fact)["fact"]["sensitivity"] == "internal"
     named = kg.json("propose", "web", "caveat", "--value", "z", "-s", "slack:S2", "--audience", "channel:kim")["id"]
     assert kg.json("history", named)["fact"]["sensitivity"] == "personal"  # (a channel named after her)
+
+
+HEARD_IN = ["public", "channel:c1", "channel:c2", "dm:kim", "dm:jo,kim"]
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)  # a CLI run a read: no slow shrinking
+@given(
+    heard=st.lists(
+        st.tuples(st.sampled_from(HEARD_IN), st.booleans(), st.booleans(), st.sampled_from(["observed", "inferred"])),
+        min_size=1,
+        max_size=5,
+    ),
+    expire_at=st.integers(min_value=0, max_value=5),
+)
+def test_no_audience_is_shown_a_flag_or_the_users_authority_that_no_hearing_it_hears_gave(
+    tmp_path_factory, heard, expire_at
+):
+    """Whatever the audiences a fact is heard in, in whatever order, each giving the user's words or
+    not, the prevents-rework flag or not (and the fact expiring and coming back between them): an
+    audience is shown the user's authority only where a hearing it hears brought the user's words,
+    and the flag only where a hearing it hears gave it; the owner, where any did."""
+    kg = Kg(tmp_path_factory.mktemp("said") / "kb")
+    kg("init")
+    kg("add-entity", "repo/web", "--name", "web")
+    fact = None
+    try:
+        for n, (where, user_words, flag, authority) in enumerate(heard):
+            os.environ["KGRDF_NOW"] = f"2027-{n + 1:02d}-20T00:00:00Z"  # (a month and more between hearings)
+            if n == expire_at and fact is not None:
+                kg("expire")  # (not observed for 30 days: it expires, and the next hearing brings it back)
+            if where.startswith("dm:"):
+                authority = "observed"  # (what people said to each other is no inference: refused)
+            said = (
+                ["-s", f"user:Q{n}", "--authority", "user"]
+                if user_words
+                else ["-s", f"slack:S{n}", "--authority", authority]
+            )
+            said += ["--prevents-rework"] if flag else []
+            fact = kg.json("propose", "web", "caveat", "--value", "x", *said, "--audience", where)["id"]
+    finally:
+        os.environ.pop("KGRDF_NOW", None)
+    for reader in [*HEARD_IN, "workspace:w", "owner"]:
+        hears = [(user_words, flag) for where, user_words, flag, _a in heard if audience.may_hear(where, reader)]
+        shown = kg.json("history", fact, "--audience", reader)["fact"] if hears else None
+        listed = [f for f in kg.json("facts", "web", "--all", "--audience", reader)["facts"]] if hears else []
+        for one in ([shown] if shown else []) + listed:
+            if one["authority"] == "user":
+                assert any(user_words for user_words, _flag in hears), (reader, one)
+            if one.get("prevents_rework"):
+                assert any(flag for _user_words, flag in hears), (reader, one)
