@@ -960,6 +960,8 @@ def test_a_listing_for_an_audience_keeps_its_queries_order_with_the_flags_it_is_
         found = kg.json(verb, "release", *reader)
         return [(f["id"], f.get("prevents_rework", False)) for f in found["facts"] + found.get("backlinks", [])]
 
+    everything = [f["id"] for f in kg.json("facts", "release", "--all")["facts"]]
+    assert [f["id"] for f in kg.json("facts", "release", "--all", "--audience", "channel:c1")["facts"]] == everything
     for verb in ("facts", "lookup"):
         owner, channel = order(verb), order(verb, "--audience", "channel:c1")
         assert owner[0] in [(late, True)] + owner[1:3] and (late, True) in owner

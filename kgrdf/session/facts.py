@@ -463,7 +463,8 @@ class FactReads(Reading):
                 carried = {f["id"] for f in merged if f.get("superseded_by") in held}
                 facts = [f for f in facts if f["id"] not in carried]
         elif sources:
-            facts = self._rework_first(self.with_sources(facts))
+            facts = self.with_sources(facts)
+            facts = facts if everything else self._rework_first(facts)  # (facts-all.rq: by predicate and time)
         out = {
             "entity": entity.as_json(),
             "facts": self.mark_conflicts(facts, clock.iso(known_at) if known_at else None),
