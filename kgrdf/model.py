@@ -953,7 +953,7 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     # Recorded with a hearing it does not hear (one write may record several: an import, a merge)
     recording = min(map(_transaction_of, heard_in))
     unrecorded = any(_transaction_of(h) == recording and h not in shown for h in heard_in)
-    as_heard = _fields_as_heard(fact, triples, change_of, owner_of, unheard, unrecorded, used, shown)
+    as_heard = _fields_as_heard(fact, triples, change_of, owner_of, unheard, unrecorded)
     out = []
     for s, p, o in triples:
         if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING) and o.value in hidden):
@@ -988,7 +988,6 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
 _AUTHORITY, _PREVENTS_REWORK = kg("authority").value, kg("preventsRework").value
 _SET_BY_HEARINGS = {_AUTHORITY, _PREVENTS_REWORK, kg("sensitivity").value}
 _USER_SAID, _STAKEHOLDER_SAID, _OBSERVED = kg("UserSaid"), kg("StakeholderSaid"), kg("Observed")
-_USER_SOURCE, _SOURCE_KIND, _SAID_BY = kg("UserSource"), kg("sourceKind"), kg("saidBy")
 
 
 def _fields_as_heard(
@@ -998,16 +997,15 @@ def _fields_as_heard(
     owner_of: dict,
     unheard: set[str],
     unrecorded: bool,
-    used: set[str],
-    shown_hearings: set[str],
 ) -> dict:
     """Field IRI -> the value an audience is shown of it (None: none), where that is not the fact's:
     of each field in _SET_BY_HEARINGS, the value the last change it may see left (a change an update
     adding only hearings it does not hear made, ``unheard``, is not one), or before any, the value the
     fact was recorded with. Where the fact was recorded with a hearing it does not hear
-    (``unrecorded``), what that hearing alone may have said is not: the user's authority (unless a
-    source of the user's came in a hearing it hears, ``used``), a stakeholder's (unless a hearing
-    it hears, ``shown_hearings``, names a speaker), the prevents-rework flag.
+    (``unrecorded``), what that hearing may have said is not shown: the user's authority, a
+    stakeholder's (it is observed), the prevents-rework flag. What each hearing said of them is
+    not kept apart, and a write may record a fact with several (an import, a merge, a sync): then
+    an audience that heard one of them is shown less than it said, never what another said.
     ``change_of`` is a change node's field, ``owner_of`` its update's node."""
     number = {s.value: int(o.value) for s, p, o in triples if p.value == _P_UPDATE_NUMBER and o.value.isdigit()}
     before = {s.value: o for s, p, o in triples if p == _BEFORE and s.value in change_of}
@@ -1018,16 +1016,11 @@ def _fields_as_heard(
         update = owner_of.get(change)
         if of in _SET_BY_HEARINGS and update in number:
             changes.setdefault(of, []).append((number[update], update in unheard, change))
-    # what a hearing it hears may have given: the user's words (a source of the user's), a speaker
-    heard_said = {
-        _USER_SAID: any(s.value in used and p == _SOURCE_KIND and o == _USER_SOURCE for s, p, o in triples),
-        _STAKEHOLDER_SAID: any(s.value in shown_hearings and p == _SAID_BY for s, p, o in triples),
-    }
     shown = {}
     for of in _SET_BY_HEARINGS:
         made = sorted(changes.get(of, ()))
         recorded = before.get(made[0][2]) if made else now.get(of)
-        if unrecorded and of == _AUTHORITY and heard_said.get(recorded) is False:
+        if unrecorded and of == _AUTHORITY and recorded in (_USER_SAID, _STAKEHOLDER_SAID):
             recorded = _OBSERVED
         elif unrecorded and of == _PREVENTS_REWORK:
             recorded = None

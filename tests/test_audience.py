@@ -1034,15 +1034,19 @@ def test_an_expired_fact_heard_again_takes_what_the_hearing_says_of_it(kg, monke
 
 
 def test_a_fact_recorded_in_a_dm_with_a_stakeholders_word_is_the_channels_observation(kg):
+    """A DM's stakeholder authority reached a channel that heard the fact later, with or without a
+    speaker of its own (a speaker does not make a stakeholder's word: --authority does)."""
     kg("add-entity", "repo/web", "--name", "web")
     kg("add-entity", "actor/jo", "--name", "Jo Partner")
+    kg("add-entity", "actor/bo", "--name", "Bo Partner")
     said = ("--authority", "stakeholder", "--said-by", "actor/jo")
-    kg("propose", "web", "caveat", "--value", "x", "-s", "slack:S1", *said, "--audience", "dm:kim")
-    kg("propose", "web", "caveat", "--value", "x", "-s", "slack:S2", "--audience", "channel:c1")
-    kg("propose", "web", "caveat", "--value", "y", "-s", "slack:S3", *said, "--audience", "dm:kim")
-    kg("propose", "web", "caveat", "--value", "y", "-s", "slack:S4", *said, "--audience", "channel:c1")
+    for value, speaker in (("x", ()), ("y", ("--said-by", "actor/bo"))):
+        kg("propose", "web", "caveat", "--value", value, "-s", "slack:S1", *said, "--audience", "dm:kim")
+        kg("propose", "web", "caveat", "--value", value, "-s", "slack:S2", *speaker, "--audience", "channel:c1")
+    kg("propose", "web", "caveat", "--value", "z", "-s", "slack:S3", *said, "--audience", "channel:c1")
     channel = {f["value"]: f["authority"] for f in kg.json("facts", "web", "--audience", "channel:c1")["facts"]}
-    assert channel == {"x": "observed", "y": "stakeholder"}  # (y: a speaker in the channel said it too)
+    assert channel == {"x": "observed", "y": "observed", "z": "stakeholder"}
+    assert {f["authority"] for f in kg.json("facts", "web", "--audience", "dm:kim")["facts"]} == {"stakeholder"}
 
 
 def test_confirming_a_fact_heard_in_a_dm_does_not_make_it_personal_for_the_dms_name(kg):
@@ -1113,3 +1117,23 @@ def test_no_audience_is_shown_a_flag_or_the_users_authority_that_no_hearing_it_h
                 assert any(user_words for user_words, _flag in hears), (reader, one)
             if one.get("prevents_rework"):
                 assert any(flag for _user_words, flag in hears), (reader, one)
+
+
+def test_a_servers_page_for_an_audience_is_cut_from_its_listing_as_that_audience_is_shown_it(kg):
+    """kg serve's lookup and facts (/api, MCP) read a listing without its sources, cut a page, then
+    read the page's sources: the page was cut in the order of the flags as the owner holds them, so
+    a channel token's first page held the fact a DM alone flagged."""
+    from kgrdf.serve.service import Caller, Service
+
+    for entity, name in (("process/release", "release"), ("repo/web", "web"), ("repo/aaa", "aaa")):
+        kg("add-entity", entity, "--name", name)
+    flagged = kg.json("propose", "release", "uses", "--object", "web", "-s", "slack:S1", "--audience", "channel:c1")[
+        "id"
+    ]
+    kg("propose", "release", "uses", "--object", "web", "-s", "slack:D1", "--prevents-rework", "--audience", "dm:kim")
+    plain = kg.json("propose", "release", "uses", "--object", "aaa", "-s", "slack:S2", "--audience", "channel:c1")["id"]
+    service, channel = Service(kg.path), Caller("sales", "main", "channel:c1")
+    for read in (service.facts(channel, "release", limit=1), service.lookup(channel, "release", limit=1)):
+        assert [(f["id"], f.get("prevents_rework", False)) for f in read["facts"]] == [(plain, False)]
+    owner = Caller("owner", "main", "owner")
+    assert [f["id"] for f in service.facts(owner, "release", limit=1)["facts"]] == [flagged]

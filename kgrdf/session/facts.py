@@ -423,8 +423,7 @@ class FactReads(Reading):
         entity = self.resolve(text)
         rows = self.values("lookup", entity=NamedNode(entity.iri), now=now_literal())
         facts = self._group(rows, entity)
-        if sources:
-            facts = self._rework_first(self.with_sources(facts))
+        facts = self._rework_first(self.with_sources(facts) if sources else self.rework_as_heard(facts))
         return {
             "entity": entity.as_json(),
             "facts": self.mark_conflicts([f for f in facts if f["direction"] == "out"]),
@@ -462,8 +461,8 @@ class FactReads(Reading):
                 held = {f["id"] for f in facts}
                 carried = {f["id"] for f in merged if f.get("superseded_by") in held}
                 facts = [f for f in facts if f["id"] not in carried]
-        elif sources:
-            facts = self.with_sources(facts)
+        else:  # (without sources, a page of them is read later: its flags and order are the audience's now)
+            facts = self.with_sources(facts) if sources else self.rework_as_heard(facts)
             facts = facts if everything else self._rework_first(facts)  # (facts-all.rq: by predicate and time)
         out = {
             "entity": entity.as_json(),
