@@ -1427,3 +1427,26 @@ def test_an_empty_id_is_refused_not_taken_as_none(kg, command, given):
     before = kg.snapshot()
     assert one_line(kg(*command, "--id", given, expect=2)).startswith("kg: the id given is empty")
     assert kg.snapshot() == before
+
+
+def test_a_merge_onto_a_proposal_of_a_fact_the_merged_organization_had_confirmed_keeps_it_confirmed(kg):
+    """The kept organization held a fact as a proposal, the merged one had it confirmed: the merge
+    observed the proposal again and left it proposed, to be reviewed again and to expire, the
+    confirmation lost."""
+    kg("org", "add", "Acme")
+    kg("org", "add", "Acme Inc")
+    kept = kg.json("propose", "Acme", "industry", "--value", "retail", "-s", "slack:p1")["id"]
+    theirs = kg.json("propose", "Acme Inc", "industry", "--value", "retail", "-s", "slack:p2")["id"]
+    kg("confirm", theirs)
+    merged = kg.json("org", "merge", "Acme", "Acme Inc")
+    assert merged["observed"] == [kept]
+    fact = kg.json("history", kept)["fact"]
+    assert (fact["status"], fact["reviewed_by"]) == ("confirmed", "cli")
+    # the other way round it stays as it was: a confirmed fact meeting a proposal is not made one
+    kg("org", "add", "Beta")
+    kg("org", "add", "Beta Inc")
+    held = kg.json("propose", "Beta", "industry", "--value", "retail", "-s", "slack:p3")["id"]
+    kg("confirm", held)
+    kg("propose", "Beta Inc", "industry", "--value", "retail", "-s", "slack:p4")
+    kg("org", "merge", "Beta", "Beta Inc")
+    assert kg.json("history", held)["fact"]["status"] == "confirmed"

@@ -654,3 +654,27 @@ def test_who_said_a_fact_and_where_it_was_heard_make_its_records_private_not_a_f
     shared = b"".join(journal_bytes(folder) for folder in journals if folder.name != "local")
     assert made["id"].encode() in journal_bytes(seeded.path / "journal" / "local")
     assert made["id"].encode() not in shared
+
+
+@pytest.mark.parametrize(
+    "heard",
+    [["--audience", "dm:kim,owner"], ["--said-by", "Kim"], ["-s", "doc:kim-lee-notes"]],
+    ids=["dm", "speaker", "source"],
+)
+def test_an_inference_naming_a_person_does_not_bring_an_expired_fact_back(kg, monkeypatch, heard):
+    """An expired fact proposed again as an inference heard from a person (in a DM, said by them)
+    was revived, inferred, and could be confirmed so: the refusal a new fact meets came after the
+    revival. It is refused the same, and nothing is written."""
+    monkeypatch.setenv("KGRDF_NOW", "2027-03-02T09:00:00Z")
+    kg("add-entity", "repo/api", "--name", "api")
+    kg("add-entity", "person/kim", "--name", "Kim Lee", "--alias", "Kim")
+    fact = kg.json("propose", "api", "caveat", "--value", "slow", "--authority", "inferred", "-s", "doc:notes")["id"]
+    monkeypatch.setenv("KGRDF_NOW", "2027-04-15T09:00:00Z")
+    kg("expire")
+    before = kg.snapshot()
+    again = kg(
+        "propose", "api", "caveat", "--value", "slow", "--authority", "inferred", "-s", "doc:n2", *heard, expect=1
+    )
+    assert "may not name a person" in one_line(again)
+    assert kg.snapshot() == before
+    assert kg.json("history", fact)["fact"]["status"] == "expired"

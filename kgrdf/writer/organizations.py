@@ -226,6 +226,9 @@ class Organizations(Staging):
                 changes |= said_again(into, old.authority, old.sources, old.prevents_rework)  # (what its copy said)
                 if old.sensitivity == "personal" and into.sensitivity != "personal":
                     changes["sensitivity"] = "personal"
+                if same and old.status == "confirmed" and into.status == "proposed":  # (its status comes along)
+                    changes |= {"status": "confirmed", "last_confirmed_at": old.last_confirmed_at or self.now}
+                    changes |= {"reviewed_by": old.reviewed_by} if old.reviewed_by else {}
                 if not same:  # (revived as kg propose revives it: with the times and order the proposal gives)
                     changes |= {"status": "proposed", "retired_at": None} | {
                         name: getattr(old, name) for name in _TIMES if getattr(old, name) is not None

@@ -358,11 +358,7 @@ class Proposals(Staging):
                 "rejected",
                 f"{fact.id} was rejected; it stays rejected, and nothing of this proposal was recorded",
             )
-        expired = [f for f in same if f.status == "expired"]
-        if expired:
-            said = (authority, prevents_rework)
-            return self._revive(expired[0], asked, heards, sources, said, reason, "had expired: proposed again")
-
+        # (an inference that names a person is refused, whether it makes a fact or brings an expired one back)
         names_person = self._names_person(subject_entity, target, target_term, heards, sources, reason)
         if authority == "inferred" and (names_person or _heard_from_people(heards)):
             raise Refused(
@@ -377,6 +373,10 @@ class Proposals(Staging):
                 hint="an inference about a person is not kept: give what was observed (--authority observed) and its source",
                 whitelist=True,
             )
+        expired = [f for f in same if f.status == "expired"]
+        if expired:
+            said = (authority, prevents_rework)
+            return self._revive(expired[0], asked, heards, sources, said, reason, "had expired: proposed again")
         start = start or default_start
         if start and end and start > end:
             raise BadInput(f"--valid-to {end} is before {start}, when it would begin")
