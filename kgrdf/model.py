@@ -953,7 +953,10 @@ def heard_triples(fact_iri: str, triples: list[tuple], hears, hears_fact) -> lis
     # Recorded with a hearing it does not hear (one write may record several: an import, a merge)
     recording = min(map(_transaction_of, heard_in))
     unrecorded = any(_transaction_of(h) == recording and h not in shown for h in heard_in)
-    as_heard = _fields_as_heard(fact, triples, change_of, owner_of, unheard, unrecorded)
+    # (every hearing it hears, the record's too: the fact's fields are as they stand)
+    as_heard = (
+        _fields_as_heard(fact, triples, change_of, owner_of, unheard, unrecorded) if unheard or unrecorded else {}
+    )
     out = []
     for s, p, o in triples:
         if s.value in hidden or (p in (HEARD_IN, vocab.WAS_DERIVED_FROM, _CHANGE, ADDED_HEARING) and o.value in hidden):
